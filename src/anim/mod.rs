@@ -1,0 +1,21 @@
+//! The animation clip codec, with no UI.
+//!
+//! Offline side (raw data, importers, the compressor and its optimiser): [`skeleton`], [`clip`],
+//! [`formats`], [`compress`]. Runtime side (the compact format and the small, validated
+//! operations that sample it): [`runtime`]. Shared: [`pose`] (SoA poses, local → object pass)
+//! and [`error`] (the virtual-vertex error metric).
+
+pub mod clip;
+pub mod compress;
+pub mod error;
+pub mod formats;
+pub mod pose;
+pub mod runtime;
+pub mod skeleton;
+
+pub use clip::RawClip;
+pub use compress::{CompressedClip, CompressionSettings, CompressionStats, compress};
+pub use error::ErrorStats;
+pub use pose::Pose;
+pub use runtime::{ClipReader, Looping};
+pub use skeleton::{BoneDesc, NO_PARENT, Skeleton};

@@ -1,0 +1,221 @@
+//! Skeleton: data-oriented hierarchy (parent index per bone, parents before children),
+//! bind pose and per-bone shell distance.
+
+use glam::{Quat, Vec3};
+use std::fmt;
+
+/// Parent index of a root bone.
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// A validated skeleton. Bones are stored so that `parents[b] < b` for every non-root bone,
+/// which lets local → object space run as one linear pass. Several roots are allowed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skeleton {
+    pub names: Vec<String>,
+    /// Parent bone index, or [`NO_PARENT`].
+    pub parents: Vec<u32>,
+    /// Virtual vertex distance used by the error metric, in clip units (cm for our data).
+    pub shell_distances: Vec<f32>,
+    pub bind_rotations: Vec<Quat>,
+    pub bind_translations: Vec<Vec3>,
+    pub bind_scales: Vec<Vec3>,
+}
+
+/// One bone as described by an importer, in any order; parents are referenced by index into the same list.
+#[derive(Clone, Debug)]
+pub struct BoneDesc {
+    pub name: String,
+    pub parent: Option<usize>,
+    pub shell_distance: f32,
+    pub bind_rotation: Quat,
+    pub bind_translation: Vec3,
+    pub bind_scale: Vec3,
+}
+
+impl BoneDesc {
+    pub fn new(name: impl Into<String>, parent: Option<usize>) -> Self {
+        Self {
+            name: name.into(),
+            parent,
+            shell_distance: 3.0,
+            bind_rotation: Quat::IDENTITY,
+            bind_translation: Vec3::ZERO,
+            bind_scale: Vec3::ONE,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkeletonError {
+    DanglingParent { bone: String, parent: usize },
+    Cycle { bone: String },
+    DuplicateName { name: String },
+    ParentAfterChild { bone: String },
+    TooManyBones(usize),
+}
+
+impl fmt::Display for SkeletonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkeletonError::DanglingParent { bone, parent } => {
+                write!(f, "bone '{bone}' has parent index {parent}, which is not a bone")
+            }
+            SkeletonError::Cycle { bone } => write!(f, "bone '{bone}' is part of a parent cycle"),
+            SkeletonError::DuplicateName { name } => write!(f, "bone name '{name}' is used twice"),
+            SkeletonError::ParentAfterChild { bone } => {
+                write!(f, "bone '{bone}' is listed before its parent")
+            }
+            SkeletonError::TooManyBones(n) => write!(f, "{n} bones is more than the 65535 supported"),
+        }
+    }
+}
+
+impl std::error::Error for SkeletonError {}
+
+impl Skeleton {
+    pub fn num_bones(&self) -> usize {
+        self.parents.len()
+    }
+
+    pub fn parent(&self, bone: usize) -> Option<usize> {
+        let p = self.parents[bone];
+        (p != NO_PARENT).then_some(p as usize)
+    }
+
+    /// Builds a skeleton from bones that must already be in parent-before-child order
+    /// (ACL's clip format and BVH guarantee it).
+    pub fn from_ordered(bones: Vec<BoneDesc>) -> Result<Self, SkeletonError> {
+        for (i, b) in bones.iter().enumerate() {
+            if let Some(p) = b.parent {
+                if p >= bones.len() {
+                    return Err(SkeletonError::DanglingParent { bone: b.name.clone(), parent: p });
+                }
+                if p >= i {
+                    return Err(SkeletonError::ParentAfterChild { bone: b.name.clone() });
+                }
+            }
+        }
+        Self::build(bones)
+    }
+
+    /// Builds a skeleton from bones in any order (glTF nodes), sorting them parent-first.
+    /// Returns the skeleton and, for each new bone index, the index it had in `bones`.
+    pub fn from_unordered(bones: Vec<BoneDesc>) -> Result<(Self, Vec<usize>), SkeletonError> {
+        let n = bones.len();
+        for b in &bones {
+            if let Some(p) = b.parent
+                && p >= n
+            {
+                return Err(SkeletonError::DanglingParent { bone: b.name.clone(), parent: p });
+            }
+        }
+        // Depth-first order from every root; anything never reached is on a cycle.
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, b) in bones.iter().enumerate() {
+            if let Some(p) = b.parent {
+                children[p].push(i);
+            }
+        }
+        let mut order = Vec::with_capacity(n);
+        let mut stack: Vec<usize> = (0..n).filter(|&i| bones[i].parent.is_none()).rev().collect();
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            stack.extend(children[i].iter().rev());
+        }
+        if order.len() != n {
+            let mut seen = vec![false; n];
+            for &i in &order {
+                seen[i] = true;
+            }
+            let bone = (0..n).find(|&i| !seen[i]).map(|i| bones[i].name.clone()).unwrap_or_default();
+            return Err(SkeletonError::Cycle { bone });
+        }
+        let mut new_index = vec![0usize; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old] = new;
+        }
+        let sorted: Vec<BoneDesc> = order
+            .iter()
+            .map(|&old| {
+                let mut b = bones[old].clone();
+                b.parent = b.parent.map(|p| new_index[p]);
+                b
+            })
+            .collect();
+        Ok((Self::build(sorted)?, order))
+    }
+
+    fn build(bones: Vec<BoneDesc>) -> Result<Self, SkeletonError> {
+        if bones.len() > u16::MAX as usize {
+            return Err(SkeletonError::TooManyBones(bones.len()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for b in &bones {
+            if !seen.insert(b.name.as_str()) {
+                return Err(SkeletonError::DuplicateName { name: b.name.clone() });
+            }
+        }
+        Ok(Self {
+            names: bones.iter().map(|b| b.name.clone()).collect(),
+            parents: bones.iter().map(|b| b.parent.map_or(NO_PARENT, |p| p as u32)).collect(),
+            shell_distances: bones.iter().map(|b| b.shell_distance).collect(),
+            bind_rotations: bones.iter().map(|b| b.bind_rotation.normalize()).collect(),
+            bind_translations: bones.iter().map(|b| b.bind_translation).collect(),
+            bind_scales: bones.iter().map(|b| b.bind_scale).collect(),
+        })
+    }
+
+    /// Length of the longest root → leaf chain, in bones.
+    pub fn longest_chain(&self) -> usize {
+        let mut depth = vec![0usize; self.num_bones()];
+        for b in 0..self.num_bones() {
+            depth[b] = self.parent(b).map_or(1, |p| depth[p] + 1);
+        }
+        depth.into_iter().max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unordered_bones_are_sorted_parent_first() {
+        let bones = vec![
+            BoneDesc::new("hand", Some(2)),
+            BoneDesc::new("root", None),
+            BoneDesc::new("arm", Some(1)),
+        ];
+        let (s, order) = Skeleton::from_unordered(bones).unwrap();
+        assert_eq!(s.names, ["root", "arm", "hand"]);
+        assert_eq!(order, [1, 2, 0]);
+        for b in 0..s.num_bones() {
+            if let Some(p) = s.parent(b) {
+                assert!(p < b);
+            }
+        }
+    }
+
+    #[test]
+    fn cycles_and_dangling_parents_are_refused() {
+        let cyc = vec![BoneDesc::new("a", Some(1)), BoneDesc::new("b", Some(0)), BoneDesc::new("r", None)];
+        assert!(matches!(Skeleton::from_unordered(cyc), Err(SkeletonError::Cycle { .. })));
+        let dangling = vec![BoneDesc::new("a", Some(7))];
+        assert!(matches!(Skeleton::from_ordered(dangling), Err(SkeletonError::DanglingParent { .. })));
+        let late = vec![BoneDesc::new("a", Some(1)), BoneDesc::new("b", None)];
+        assert!(matches!(Skeleton::from_ordered(late), Err(SkeletonError::ParentAfterChild { .. })));
+        let dup = vec![BoneDesc::new("a", None), BoneDesc::new("a", None)];
+        assert!(matches!(Skeleton::from_ordered(dup), Err(SkeletonError::DuplicateName { .. })));
+    }
+
+    #[test]
+    fn several_roots_are_allowed() {
+        let s = Skeleton::from_ordered(vec![
+            BoneDesc::new("r1", None),
+            BoneDesc::new("r2", None),
+            BoneDesc::new("c", Some(1)),
+        ])
+        .unwrap();
+        assert_eq!(s.longest_chain(), 2);
+    }
+}

@@ -1,0 +1,14 @@
+//! ClipForge: an asset-pipeline workbench for game teams.
+//!
+//! Layers, dependencies pointing downward only:
+//! - [`gui`] (feature `gui`): the egui desktop app, one file per view.
+//! - [`pipeline`]: batch jobs, progress, cancellation, the skip cache, folder watching, reports.
+//! - [`anim`]: the animation clip codec (raw data, importers, compression, runtime format, error metric).
+//! - [`headers`]: the C/C++ header profiler.
+
+pub mod anim;
+pub mod headers;
+pub mod pipeline;
+
+#[cfg(feature = "gui")]
+pub mod gui;
