@@ -9,6 +9,7 @@ pub mod clip;
 pub mod compress;
 pub mod error;
 pub mod formats;
+pub mod generate;
 pub mod pose;
 pub mod runtime;
 pub mod skeleton;
