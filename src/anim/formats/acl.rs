@@ -24,9 +24,9 @@
 //! f64 bits in hex with [`AclWriteOptions::binary_exact`]).
 
 use super::sjson::{self, Node, Value};
-use super::{ImportError, build_clip, file_stem, quat_from_f64};
+use super::{ImportError, build_clip, file_stem, quat_from_f64, skeleton_ordered};
 use crate::anim::clip::RawClip;
-use crate::anim::skeleton::{BoneDesc, Skeleton, SkeletonError};
+use crate::anim::skeleton::{BoneDesc, SkeletonError};
 use glam::{Quat, Vec3};
 use std::path::Path;
 
@@ -393,7 +393,7 @@ fn read_clip<'a>(rd: &mut Reader<'_>, top: &[sjson::Entry<'a>], clip: &Node<'a>)
         index.insert(name, descs.len());
         descs.push(desc);
     }
-    let skeleton = Skeleton::from_ordered(descs).map_err(|e| skeleton_error(rd, bones_node, e))?;
+    let skeleton = skeleton_ordered(descs).map_err(|e| skeleton_error(rd, bones_node, e))?;
     let nb = skeleton.num_bones();
 
     // Tracks.
@@ -582,7 +582,7 @@ fn read_track_list<'a>(
         }
     }
     let list_node = get(top, "tracks").unwrap_or(list);
-    let skeleton = Skeleton::from_ordered(descs).map_err(|e| skeleton_error(rd, list_node, e))?;
+    let skeleton = skeleton_ordered(descs).map_err(|e| skeleton_error(rd, list_node, e))?;
     let line_of = |bone: usize, sample: usize, _what: &str| -> Option<usize> {
         track_nodes
             .get(bone)?

@@ -21,9 +21,9 @@
 //! - Wrong value counts, bad or non-finite numbers, unknown channels and malformed hierarchies are
 //!   errors naming the line.
 
-use super::{ImportError, ImportWarning, build_clip, file_stem, quat_from_f64};
+use super::{ImportError, ImportWarning, build_clip, file_stem, quat_from_f64, skeleton_ordered};
 use crate::anim::clip::RawClip;
-use crate::anim::skeleton::{BoneDesc, Skeleton};
+use crate::anim::skeleton::BoneDesc;
 use glam::{Quat, Vec3};
 use std::borrow::Cow;
 use std::path::Path;
@@ -444,7 +444,7 @@ fn convert(bvh: &Bvh, path: &Path) -> Result<RawClip, ImportError> {
             d
         })
         .collect();
-    let skeleton = Skeleton::from_ordered(descs)
+    let skeleton = skeleton_ordered(descs)
         .map_err(|e| ImportError::new(path, None, format!("invalid hierarchy: {e}")))?;
     let mut rotations = vec![Quat::IDENTITY; nb * n];
     let mut translations = vec![Vec3::ZERO; nb * n];

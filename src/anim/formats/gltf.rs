@@ -21,9 +21,9 @@
 //! - Morph-target weight channels, and channels on nodes outside the chosen skeleton, are ignored
 //!   with a warning. Animations with nothing to import are skipped with a warning.
 
-use super::{ImportError, ImportWarning, build_clip, quat_from_f64};
+use super::{ImportError, ImportWarning, build_clip, quat_from_f64, skeleton_unordered};
 use crate::anim::clip::RawClip;
-use crate::anim::skeleton::{BoneDesc, Skeleton};
+use crate::anim::skeleton::BoneDesc;
 use glam::Vec3;
 use gltf::animation::util::ReadOutputs;
 use gltf::animation::{Interpolation, Property};
@@ -320,7 +320,7 @@ fn load_inner(
                 d
             })
             .collect();
-        let (skeleton, order) = Skeleton::from_unordered(descs).map_err(|e| {
+        let (skeleton, order) = skeleton_unordered(descs).map_err(|e| {
             gerr(
                 path,
                 format!("animation '{clip_name}': invalid node hierarchy: {e}"),

@@ -21,7 +21,7 @@ pub mod sjson;
 pub use acl::{AclWriteOptions, write_acl_clip_with};
 
 use super::clip::{ClipError, RawClip};
-use super::skeleton::Skeleton;
+use super::skeleton::{BoneDesc, Skeleton, SkeletonError};
 use glam::{Quat, Vec3};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -254,6 +254,33 @@ pub(crate) fn build_clip(
                 line,
                 format!("invalid clip data: {e}"),
             ))
+        }
+    }
+}
+
+/// [`Skeleton::from_ordered`], keeping the importer's bind rotations bit for bit when they are
+/// already unit length (the skeleton renormalizes with f32 arithmetic, which is not idempotent
+/// and would break exact write → read round trips).
+pub(crate) fn skeleton_ordered(descs: Vec<BoneDesc>) -> Result<Skeleton, SkeletonError> {
+    let kept: Vec<Quat> = descs.iter().map(|d| d.bind_rotation).collect();
+    let mut s = Skeleton::from_ordered(descs)?;
+    restore_bind_rotations(&mut s, |b| kept[b]);
+    Ok(s)
+}
+
+/// [`Skeleton::from_unordered`] with the same bind-rotation rule as [`skeleton_ordered`].
+pub(crate) fn skeleton_unordered(descs: Vec<BoneDesc>) -> Result<(Skeleton, Vec<usize>), SkeletonError> {
+    let kept: Vec<Quat> = descs.iter().map(|d| d.bind_rotation).collect();
+    let (mut s, order) = Skeleton::from_unordered(descs)?;
+    restore_bind_rotations(&mut s, |b| kept[order[b]]);
+    Ok((s, order))
+}
+
+fn restore_bind_rotations(s: &mut Skeleton, original: impl Fn(usize) -> Quat) {
+    for (b, r) in s.bind_rotations.iter_mut().enumerate() {
+        let q = original(b);
+        if q.is_finite() && (q.as_dquat().length() - 1.0).abs() <= 1e-6 {
+            *r = q;
         }
     }
 }
