@@ -11,8 +11,9 @@
 //!   every sample; so do the paths (translation/rotation/scale) of a node without a channel.
 //! - Sampling: from the animation's first keyframe time to its last, at a uniform rate. When the
 //!   keyframe times of the animation (all channels together) lie on a uniform grid (at least three
-//!   distinct times, 1–1000 Hz) that grid's rate is used (rounded when within 0.01 of an
-//!   integer), else 30 Hz. Interpolation per the glTF spec: STEP; LINEAR (slerp, shortest path,
+//!   distinct times, 1–1000 Hz) that grid's rate is used, multiplied by the smallest integer
+//!   that brings it to 24 Hz or more (2 Hz keys → 24 Hz: keys stay on samples, and curves
+//!   between sparse keys are captured), rounded when within 0.01 of an integer; else 30 Hz. Interpolation per the glTF spec: STEP; LINEAR (slerp, shortest path,
 //!   for rotations; lerp otherwise); CUBICSPLINE (Hermite with the in/out tangents scaled by the
 //!   key interval, rotations normalized). Before the first / after the last key: clamped.
 //! - Units: glTF is in metres, while our error threshold is in centimetres (as ACL assumes), so
@@ -34,6 +35,8 @@ use std::path::Path;
 pub const GLTF_TO_CM: f64 = 100.0;
 /// Resampling rate when keyframes are not uniformly spaced.
 pub const FALLBACK_RATE: f64 = 30.0;
+/// Uniform key grids slower than this are upsampled by an integer factor to reach it.
+pub const MIN_GRID_RATE: f64 = 24.0;
 
 /// Loads every animation of a glTF/GLB file; external buffers resolve next to the file.
 pub fn load_gltf_file(path: &Path) -> Result<Vec<RawClip>, ImportError> {
@@ -436,14 +439,22 @@ fn detect_rate(tracks: &[Track], start: f64, end: f64) -> f64 {
     if min_dt > 0.0 && 1.0 / min_dt <= 1000.0 {
         rate = rate.max(1.0 / min_dt);
     }
-    if (rate - rate.round()).abs() <= 0.01 {
-        rate = rate.round();
-    }
     let on_grid = times.iter().all(|&t| {
         let f = (t - start) * rate;
         (f - f.round()).abs() <= 0.01
     });
-    if on_grid { rate } else { FALLBACK_RATE }
+    if !on_grid {
+        return FALLBACK_RATE;
+    }
+    // Sparse keys (e.g. 2 Hz): upsample by the smallest integer factor reaching MIN_GRID_RATE, so
+    // every key stays on a sample and the slerp / cubic curves between keys are captured too
+    // (our runtime interpolates linearly between samples).
+    let factor = (MIN_GRID_RATE / rate).ceil().max(1.0);
+    rate *= factor;
+    if (rate - rate.round()).abs() <= 0.01 {
+        rate = rate.round();
+    }
+    rate
 }
 
 /// Samples one channel at `time` (clamped to its keys); returns `width` components.
@@ -624,24 +635,34 @@ mod tests {
         let c = &clips[0];
         assert_eq!(c.name, "mix");
         assert_eq!(clips[1].name, "anim1");
-        assert_eq!((c.sample_rate, c.num_samples), (2.0, 3));
+        // 2 Hz key grid, upsampled ×12 to 24 Hz.
+        assert_eq!((c.sample_rate, c.num_samples), (24.0, 25));
         // Node animation without skin: the animated node (root) and its ancestors only.
         assert_eq!(c.skeleton.names, ["root"]);
         assert_eq!(clips[1].skeleton.names, ["root", "child"]);
         assert_eq!(clips[1].skeleton.parents, [crate::anim::NO_PARENT, 0]);
         // Second animation: the root is not animated and keeps its rest pose; child translation ×100.
         assert_eq!(
-            clips[1].translations[clips[1].index(1, 2)],
+            clips[1].translations[clips[1].index(1, 24)],
             Vec3::new(200.0, 0.0, 0.0)
+        );
+        assert_eq!(
+            clips[1].translations[clips[1].index(1, 6)],
+            Vec3::new(50.0, 0.0, 0.0)
         );
         assert_eq!(
             clips[1].skeleton.bind_translations[1],
             Vec3::new(0.0, 50.0, 0.0)
         );
         for k in 0..3 {
-            assert_eq!(c.translations[k], Vec3::new(100.0 * k as f32, 0.0, 0.0));
-            assert!((c.scales[k].x - (k as f32 + 1.0)).abs() < 1e-6);
+            assert_eq!(
+                c.translations[12 * k],
+                Vec3::new(100.0 * k as f32, 0.0, 0.0)
+            );
+            assert!((c.scales[12 * k].x - (k as f32 + 1.0)).abs() < 1e-6);
         }
+        // STEP holds between keys.
+        assert_eq!(c.translations[11], Vec3::ZERO);
     }
 
     #[test]
@@ -689,9 +710,11 @@ mod tests {
 
     #[test]
     fn keys_on_a_grid_with_gaps_keep_the_grid_rate() {
+        // Keys 0, 0.1, 1.0 lie on a 10 Hz grid; ×3 → 30 Hz; key 1 is sample 3 exactly.
         let (clips, _) = load_text(&tiny_gltf(&[0.0, 0.1, 1.0])).unwrap();
-        assert_eq!((clips[0].sample_rate, clips[0].num_samples), (10.0, 11));
-        assert_eq!(clips[0].translations[1], Vec3::new(100.0, 0.0, 0.0));
+        assert_eq!((clips[0].sample_rate, clips[0].num_samples), (30.0, 31));
+        assert_eq!(clips[0].translations[3], Vec3::new(100.0, 0.0, 0.0));
+        assert_eq!(clips[0].translations[2], Vec3::ZERO);
     }
 
     #[test]

@@ -269,7 +269,9 @@ pub(crate) fn skeleton_ordered(descs: Vec<BoneDesc>) -> Result<Skeleton, Skeleto
 }
 
 /// [`Skeleton::from_unordered`] with the same bind-rotation rule as [`skeleton_ordered`].
-pub(crate) fn skeleton_unordered(descs: Vec<BoneDesc>) -> Result<(Skeleton, Vec<usize>), SkeletonError> {
+pub(crate) fn skeleton_unordered(
+    descs: Vec<BoneDesc>,
+) -> Result<(Skeleton, Vec<usize>), SkeletonError> {
     let kept: Vec<Quat> = descs.iter().map(|d| d.bind_rotation).collect();
     let (mut s, order) = Skeleton::from_unordered(descs)?;
     restore_bind_rotations(&mut s, |b| kept[order[b]]);
