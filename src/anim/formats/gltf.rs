@@ -13,9 +13,11 @@
 //!   keyframe times of the animation (all channels together) lie on a uniform grid (at least three
 //!   distinct times, 1–1000 Hz) that grid's rate is used, multiplied by the smallest integer
 //!   that brings it to 24 Hz or more (2 Hz keys → 24 Hz: keys stay on samples, and curves
-//!   between sparse keys are captured), rounded when within 0.01 of an integer; else 30 Hz. Interpolation per the glTF spec: STEP; LINEAR (slerp, shortest path,
-//!   for rotations; lerp otherwise); CUBICSPLINE (Hermite with the in/out tangents scaled by the
-//!   key interval, rotations normalized). Before the first / after the last key: clamped.
+//!   between sparse keys are captured), rounded when within 0.01 of an integer; else 30 Hz.
+//!   Interpolation per the glTF spec: STEP; LINEAR (slerp, shortest path, for rotations; lerp
+//!   otherwise); CUBICSPLINE (Hermite with the in/out tangents scaled by the key interval,
+//!   rotations normalized). Before the first / after the last key: clamped. A sample within
+//!   1e-6 s (relative) of a key takes that key's value exactly.
 //! - Units: glTF is in metres, while our error threshold is in centimetres (as ACL assumes), so
 //!   **translations (animated and bind pose) are multiplied by 100 on import**. Shell distance 3 cm.
 //! - Clip name: the animation's name, or `anim{index}` when it has none.
