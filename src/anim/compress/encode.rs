@@ -76,6 +76,9 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
                 out.extend_from_slice(r);
             }
         }
+        for t in p.tracks.iter().filter(|t| t.per_segment_dropped) {
+            out.push(t.dropped[s]);
+        }
         pad4(&mut out);
         let data_off = out.len();
         let bits: u32 = choice.widths.iter().map(|w| w[0] + w[1] + w[2]).sum();
