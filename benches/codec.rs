@@ -31,7 +31,11 @@ fn clips() -> Vec<(String, RawClip)> {
     } else {
         (1..=4)
             .map(|seed| {
-                let c = generate(&GenerateOptions { seed, num_samples: 100 * seed as usize, ..Default::default() });
+                let c = generate(&GenerateOptions {
+                    seed,
+                    num_samples: 100 * seed as usize,
+                    ..Default::default()
+                });
                 (format!("generated_{seed}"), c)
             })
             .collect()
@@ -81,7 +85,11 @@ fn bench_decompress(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("bone_warm", name), |b| {
             b.iter(|| {
                 k = (k + 1) % times.len();
-                black_box(reader.sample_bone(black_box(k % reader.num_bones()), times[k], Looping::Clamp))
+                black_box(reader.sample_bone(
+                    black_box(k % reader.num_bones()),
+                    times[k],
+                    Looping::Clamp,
+                ))
             })
         });
         group.bench_function(BenchmarkId::new("pose_cold", name), |b| {
@@ -90,7 +98,11 @@ fn bench_decompress(c: &mut Criterion) {
                 for i in 0..iters {
                     flush_cache(&mut scratch);
                     let t = std::time::Instant::now();
-                    reader.sample_pose(black_box(times[i as usize % times.len()]), Looping::Clamp, &mut pose);
+                    reader.sample_pose(
+                        black_box(times[i as usize % times.len()]),
+                        Looping::Clamp,
+                        &mut pose,
+                    );
                     total += t.elapsed();
                 }
                 total

@@ -20,7 +20,7 @@ pub const SEARCH_SAFETY: f32 = 0.99;
 const BUCKETS: usize = 48;
 const INF: u32 = u32::MAX / 4;
 /// The largest chain budget tried, as a multiple of the target.
-const MAX_BUDGET_MULTIPLIER: f32 = 64.0;
+const MAX_BUDGET_MULTIPLIER: f32 = 8.0;
 
 /// The segment's decisions for every animated sub-track.
 pub struct SegmentChoice {
