@@ -138,8 +138,6 @@ pub struct ClipReader<'a> {
     clip_range_off: usize,
     seg_header_off: usize,
     num_animated: usize,
-    /// Animated rotations whose dropped component is stored per segment.
-    num_seg_dropped: usize,
     runtime_size: usize,
     qbox_off: usize,
     qconst_off: usize,
@@ -387,7 +385,6 @@ impl<'a> ClipReader<'a> {
             clip_range_off,
             seg_header_off,
             num_animated,
-            num_seg_dropped,
             runtime_size,
             qbox_off,
             qconst_off,
