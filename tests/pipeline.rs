@@ -285,6 +285,7 @@ fn json_and_csv_reports_have_stable_keys() {
         "compressed_bytes", "file_bytes", "ratio", "max_error_cm", "mean_error_cm", "worst_bone", "worst_sample",
         "compress_ms", "bit_rate_histogram", "default_subtracks", "constant_subtracks", "animated_subtracks",
         "segments", "looping", "per_bone_max_error_cm", "per_sample_max_error_cm", "skipped", "error", "cancelled",
+        "warnings",
     ];
     for c in v["clips"].as_array().unwrap() {
         assert_eq!(keys(c), clip_keys.iter().map(|s| s.to_string()).collect());

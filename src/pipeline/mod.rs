@@ -485,10 +485,11 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         };
     }
 
-    let clips = match formats::load_clips(&file.path) {
+    let (clips, warnings) = match formats::load_clips_with_warnings(&file.path) {
         Ok(c) => c,
         Err(e) => return single_error(e.to_string(), true),
     };
+    let warnings: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
     if clips.is_empty() {
         return single_error(
             format!("{}: the file holds no animation clip", file.path.display()),
@@ -510,11 +511,12 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
             clip.name.clone()
         };
         let rel_out = clip_output_path(&job.base, index, count, &name);
-        let row = if job.cancel.is_cancelled() {
+        let mut row = if job.cancel.is_cancelled() {
             cancelled_row(file, &name)
         } else {
             compress_one(job, clip, &name, &rel_out)
         };
+        row.warnings = warnings.clone();
         job.progress.record(&row);
         if row.error.is_none() {
             let len = std::fs::metadata(out_root.join(&rel_out))
