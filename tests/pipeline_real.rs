@@ -23,7 +23,11 @@ fn run(data: &Path, out: &Path, jobs: usize) -> BatchReport {
 /// ACL's commented format reference (a clip and a track list in one file: refused by the importer
 /// at the repeated `settings` key).
 fn expected_failure(input: &str) -> bool {
-    let name = Path::new(input).file_name().unwrap().to_string_lossy().into_owned();
+    let name = Path::new(input)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     name.starts_with("track_list_")
         || name == "no_output_scalar_tracks.acl.sjson"
         || name == "09_02_with_inf_error.acl.sjson"
@@ -32,7 +36,9 @@ fn expected_failure(input: &str) -> bool {
 
 #[test]
 fn batch_over_all_real_data() {
-    let Some(data) = real_data_or_skip!() else { return };
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let files = scan(&data);
     assert!(files.len() >= 80, "only {} files found", files.len());
@@ -47,7 +53,11 @@ fn batch_over_all_real_data() {
                 assert!(Path::new(c.output.as_ref().unwrap()).is_file());
             }
             (Some(e), true) => {
-                let name = Path::new(&c.input).file_name().unwrap().to_string_lossy().into_owned();
+                let name = Path::new(&c.input)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
                 assert!(e.contains(&name), "the error should name the file: {e}");
             }
             (Some(e), false) => unexpected.push(format!("FAILED {e}")),
@@ -56,32 +66,56 @@ fn batch_over_all_real_data() {
     }
     assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
     // glTF files with several animations give one row and one output per animation.
-    let robot: Vec<_> = report.clips.iter().filter(|c| c.input.ends_with("robot.glb")).collect();
+    let robot: Vec<_> = report
+        .clips
+        .iter()
+        .filter(|c| c.input.ends_with("robot.glb"))
+        .collect();
     assert_eq!(robot.len(), 14);
-    assert!(robot.iter().any(|c| c.output.as_deref().is_some_and(|o| o.ends_with("robot.3_Robot_Jump.cfa"))));
+    assert!(robot.iter().any(|c| {
+        c.output
+            .as_deref()
+            .is_some_and(|o| o.ends_with("robot.3_Robot_Jump.cfa"))
+    }));
     assert!(report.totals.ratio > 0.0);
     eprintln!(
         "{} clips, {} failed, ratio {:.2}, worst {:.4} cm, wall {:.0} ms",
-        report.totals.clips, report.totals.failed, report.totals.ratio, report.totals.max_error_cm, report.totals.wall_ms
+        report.totals.clips,
+        report.totals.failed,
+        report.totals.ratio,
+        report.totals.max_error_cm,
+        report.totals.wall_ms
     );
 }
 
 #[test]
 fn one_job_and_all_cores_give_the_same_sizes() {
-    let Some(data) = real_data_or_skip!() else { return };
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     let sizes = |r: &BatchReport| -> BTreeMap<String, (u64, u64, Option<String>)> {
         r.clips
             .iter()
-            .map(|c| (format!("{}#{}", c.input, c.clip), (c.compressed_bytes, c.file_bytes, c.error.clone())))
+            .map(|c| {
+                (
+                    format!("{}#{}", c.input, c.clip),
+                    (c.compressed_bytes, c.file_bytes, c.error.clone()),
+                )
+            })
             .collect()
     };
     let one = run(&data, a.path(), 1);
     let all = run(&data, b.path(), 0);
     assert_eq!(sizes(&one), sizes(&all));
     for c in one.clips.iter().filter(|c| c.error.is_none()) {
-        let rel = Path::new(c.output.as_ref().unwrap()).strip_prefix(a.path()).unwrap();
-        assert_eq!(std::fs::read(a.path().join(rel)).unwrap(), std::fs::read(b.path().join(rel)).unwrap());
+        let rel = Path::new(c.output.as_ref().unwrap())
+            .strip_prefix(a.path())
+            .unwrap();
+        assert_eq!(
+            std::fs::read(a.path().join(rel)).unwrap(),
+            std::fs::read(b.path().join(rel)).unwrap()
+        );
     }
 }

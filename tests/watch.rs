@@ -4,7 +4,9 @@
 use clipforge::anim::CompressionSettings;
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::pipeline::watch::{WatchEvent, WatchEventKind, WatchHandle, WatchOptions, start_watch};
+use clipforge::pipeline::watch::{
+    WatchEvent, WatchEventKind, WatchHandle, WatchOptions, start_watch,
+};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,14 +36,21 @@ fn start(input: &Path, out: &Path) -> WatchHandle {
 }
 
 /// Collects events until `done` says so; panics with what arrived after `limit`.
-fn collect_until(h: &WatchHandle, limit: Duration, mut done: impl FnMut(&[WatchEvent]) -> bool) -> Vec<WatchEvent> {
+fn collect_until(
+    h: &WatchHandle,
+    limit: Duration,
+    mut done: impl FnMut(&[WatchEvent]) -> bool,
+) -> Vec<WatchEvent> {
     let deadline = Instant::now() + limit;
     let mut got = Vec::new();
     while !done(&got) {
         let left = deadline.saturating_duration_since(Instant::now());
         match h.events().recv_timeout(left) {
             Ok(ev) => got.push(ev),
-            Err(_) => panic!("timed out after {limit:?}; events so far: {:#?}", got.iter().map(|e| (&e.path, &e.kind)).collect::<Vec<_>>()),
+            Err(_) => panic!(
+                "timed out after {limit:?}; events so far: {:#?}",
+                got.iter().map(|e| (&e.path, &e.kind)).collect::<Vec<_>>()
+            ),
         }
     }
     got
@@ -61,13 +70,26 @@ fn cfa_files(dir: &Path) -> BTreeSet<String> {
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "cfa"))
-        .map(|e| e.path().strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/"))
+        .map(|e| {
+            e.path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
         .collect()
 }
 
 fn no_temp_files(dir: &Path) {
-    for e in walkdir::WalkDir::new(dir).into_iter().filter_map(Result::ok) {
-        assert!(!e.file_name().to_string_lossy().contains(".cf-tmp-"), "temp file left: {}", e.path().display());
+    for e in walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        assert!(
+            !e.file_name().to_string_lossy().contains(".cf-tmp-"),
+            "temp file left: {}",
+            e.path().display()
+        );
     }
 }
 
@@ -99,7 +121,13 @@ fn a_file_written_in_chunks_is_compressed_once_complete() {
     }
     drop(f);
     let events = collect_until(&h, Duration::from_secs(30), |evs| {
-        evs.iter().any(|e| e.path == path && matches!(e.kind, WatchEventKind::Compressed | WatchEventKind::Failed(_)))
+        evs.iter().any(|e| {
+            e.path == path
+                && matches!(
+                    e.kind,
+                    WatchEventKind::Compressed | WatchEventKind::Failed(_)
+                )
+        })
     });
     let mine: Vec<&WatchEvent> = events.iter().filter(|e| e.path == path).collect();
     assert!(
@@ -144,11 +172,22 @@ fn a_burst_of_1000_files_is_compressed_exactly_once_each() {
     let late = drain(&h, Duration::from_millis(1500));
     for e in events.iter().chain(&late) {
         if e.kind == WatchEventKind::Compressed {
-            assert!(expected.contains(&e.path), "unexpected {}", e.path.display());
+            assert!(
+                expected.contains(&e.path),
+                "unexpected {}",
+                e.path.display()
+            );
         }
     }
-    let twice: Vec<_> = late.iter().filter(|e| e.kind == WatchEventKind::Compressed).collect();
-    assert!(twice.is_empty(), "compressed again: {:?}", twice.iter().map(|e| &e.path).collect::<Vec<_>>());
+    let twice: Vec<_> = late
+        .iter()
+        .filter(|e| e.kind == WatchEventKind::Compressed)
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "compressed again: {:?}",
+        twice.iter().map(|e| &e.path).collect::<Vec<_>>()
+    );
     assert!(compressed.values().all(|&n| n == 1));
     assert_eq!(cfa_files(&out).len(), 1000);
     h.stop();
@@ -167,15 +206,25 @@ fn files_created_right_after_their_new_folder_are_found() {
     }
     std::fs::write(input.join("new/top.acl.sjson"), &text).unwrap();
     collect_until(&h, Duration::from_secs(30), |evs| {
-        evs.iter().filter(|e| e.kind == WatchEventKind::Compressed).count() == 6
+        evs.iter()
+            .filter(|e| e.kind == WatchEventKind::Compressed)
+            .count()
+            == 6
     });
     let outs = cfa_files(&out);
     assert_eq!(
         outs,
-        ["new/deeper/x0.cfa", "new/deeper/x1.cfa", "new/deeper/x2.cfa", "new/deeper/x3.cfa", "new/deeper/x4.cfa", "new/top.cfa"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        [
+            "new/deeper/x0.cfa",
+            "new/deeper/x1.cfa",
+            "new/deeper/x2.cfa",
+            "new/deeper/x3.cfa",
+            "new/deeper/x4.cfa",
+            "new/top.cfa"
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     );
     h.stop();
 }
@@ -186,40 +235,59 @@ fn renamed_and_deleted_inputs_lose_their_outputs() {
     let mut h = start(&input, &out);
     let a = input.join("a.acl.sjson");
     std::fs::write(&a, clip_text(1, 10)).unwrap();
-    collect_until(&h, Duration::from_secs(20), |evs| evs.iter().any(|e| is(&WatchEventKind::Compressed, &a, e)));
+    collect_until(&h, Duration::from_secs(20), |evs| {
+        evs.iter().any(|e| is(&WatchEventKind::Compressed, &a, e))
+    });
     assert!(out.join("a.cfa").is_file());
 
     // Rename: the old output goes, the new name is compressed.
     let b = input.join("b.acl.sjson");
     std::fs::rename(&a, &b).unwrap();
     let evs = collect_until(&h, Duration::from_secs(20), |evs| {
-        evs.iter().any(|e| is(&WatchEventKind::Removed, &a, e)) && evs.iter().any(|e| is(&WatchEventKind::Compressed, &b, e))
+        evs.iter().any(|e| is(&WatchEventKind::Removed, &a, e))
+            && evs.iter().any(|e| is(&WatchEventKind::Compressed, &b, e))
     });
-    let removed = evs.iter().find(|e| is(&WatchEventKind::Removed, &a, e)).unwrap();
+    let removed = evs
+        .iter()
+        .find(|e| is(&WatchEventKind::Removed, &a, e))
+        .unwrap();
     assert_eq!(removed.outputs, [out.join("a.cfa")]);
     assert!(!out.join("a.cfa").exists());
     assert!(out.join("b.cfa").is_file());
 
     // Delete: its output goes.
     std::fs::remove_file(&b).unwrap();
-    collect_until(&h, Duration::from_secs(20), |evs| evs.iter().any(|e| is(&WatchEventKind::Removed, &b, e)));
+    collect_until(&h, Duration::from_secs(20), |evs| {
+        evs.iter().any(|e| is(&WatchEventKind::Removed, &b, e))
+    });
     assert!(!out.join("b.cfa").exists());
 
     // A folder renamed away and deleted.
     let sub = input.join("sub");
     std::fs::create_dir_all(&sub).unwrap();
     std::fs::write(sub.join("c.acl.sjson"), clip_text(2, 10)).unwrap();
-    collect_until(&h, Duration::from_secs(20), |evs| evs.iter().any(|e| e.kind == WatchEventKind::Compressed));
+    collect_until(&h, Duration::from_secs(20), |evs| {
+        evs.iter().any(|e| e.kind == WatchEventKind::Compressed)
+    });
     assert!(out.join("sub/c.cfa").is_file());
     std::fs::rename(&sub, input.join("moved")).unwrap();
     collect_until(&h, Duration::from_secs(20), |evs| {
-        evs.iter().any(|e| is(&WatchEventKind::Removed, &sub.join("c.acl.sjson"), e))
-            && evs.iter().any(|e| is(&WatchEventKind::Compressed, &input.join("moved/c.acl.sjson"), e))
+        evs.iter()
+            .any(|e| is(&WatchEventKind::Removed, &sub.join("c.acl.sjson"), e))
+            && evs.iter().any(|e| {
+                is(
+                    &WatchEventKind::Compressed,
+                    &input.join("moved/c.acl.sjson"),
+                    e,
+                )
+            })
     });
     assert!(!out.join("sub/c.cfa").exists());
     assert!(out.join("moved/c.cfa").is_file());
     std::fs::remove_dir_all(input.join("moved")).unwrap();
-    collect_until(&h, Duration::from_secs(20), |evs| evs.iter().any(|e| e.kind == WatchEventKind::Removed));
+    collect_until(&h, Duration::from_secs(20), |evs| {
+        evs.iter().any(|e| e.kind == WatchEventKind::Removed)
+    });
     assert!(cfa_files(&out).is_empty());
     h.stop();
     assert!(!h.is_running());
@@ -230,9 +298,13 @@ fn existing_files_are_compressed_at_start_and_skipped_next_time() {
     let (_d, input, out) = dirs();
     std::fs::write(input.join("x.acl.sjson"), clip_text(4, 10)).unwrap();
     let mut h = start(&input, &out);
-    collect_until(&h, Duration::from_secs(20), |evs| evs.iter().any(|e| e.kind == WatchEventKind::Compressed));
+    collect_until(&h, Duration::from_secs(20), |evs| {
+        evs.iter().any(|e| e.kind == WatchEventKind::Compressed)
+    });
     h.stop();
     let mut h = start(&input, &out);
-    collect_until(&h, Duration::from_secs(20), |evs| evs.iter().any(|e| e.kind == WatchEventKind::Skipped));
+    collect_until(&h, Duration::from_secs(20), |evs| {
+        evs.iter().any(|e| e.kind == WatchEventKind::Skipped)
+    });
     h.stop();
 }

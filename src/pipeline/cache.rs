@@ -156,7 +156,11 @@ impl SkipCache {
     pub fn keys_under(&self, key: &str) -> Vec<String> {
         self.lock()
             .keys()
-            .filter(|k| key.is_empty() || *k == key || (k.starts_with(key) && k[key.len()..].starts_with('/')))
+            .filter(|k| {
+                key.is_empty()
+                    || *k == key
+                    || (k.starts_with(key) && k[key.len()..].starts_with('/'))
+            })
             .cloned()
             .collect()
     }

@@ -366,7 +366,9 @@ impl Worker {
         if self.ignored_parent(dir) && dir != self.root {
             return;
         }
-        let Ok(rel) = dir.strip_prefix(&self.root) else { return };
+        let Ok(rel) = dir.strip_prefix(&self.root) else {
+            return;
+        };
         let key = cache_key(rel);
         let skip = if key.is_empty() { 0 } else { key.len() + 1 };
         let children: std::collections::BTreeSet<String> = self
