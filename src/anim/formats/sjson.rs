@@ -347,10 +347,12 @@ impl<'a> Parser<'a> {
                             || first == b'-'
                             || first == b'+'
                             || first == b'.';
-                        let special = ["inf", "infinity", "nan"]
-                            .iter()
-                            .any(|s| word.eq_ignore_ascii_case(s));
-                        if numeric_start || special {
+                        let special = || {
+                            ["inf", "infinity", "nan"]
+                                .iter()
+                                .any(|s| word.eq_ignore_ascii_case(s))
+                        };
+                        if numeric_start || special() {
                             // Cheap syntactic check only; the value is parsed (once) by `as_f64`,
                             // whose `None` callers report as a bad number at this node's line.
                             if !plausible_number(word) {
