@@ -308,3 +308,47 @@ fn existing_files_are_compressed_at_start_and_skipped_next_time() {
     });
     h.stop();
 }
+
+#[test]
+fn cli_watch_compresses_new_files() {
+    let (_d, input, out) = dirs();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_clipforge"))
+        .args([
+            "watch",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--jobs",
+            "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    // The watcher is up once the output folder exists.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !out.is_dir() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(input.join("w.acl.sjson"), clip_text(5, 10)).unwrap();
+    let line = rx.recv_timeout(Duration::from_secs(20));
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = line.expect("no event line from `clipforge watch`");
+    assert!(
+        line.starts_with("compressed") && line.contains("w.acl.sjson"),
+        "{line}"
+    );
+    assert!(out.join("w.cfa").is_file());
+}

@@ -447,7 +447,6 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         Err(e) => return single_error(format!("{}: cannot read: {e}", file.path.display()), true),
     };
     let hash = cache::content_hash(&content);
-    drop(content);
     let key = cache::cache_key(&file.relative);
     let previous = job.cache.get(&key);
 
@@ -485,7 +484,20 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         };
     }
 
-    let (clips, warnings) = match formats::load_clips_with_warnings(&file.path) {
+    // Parse the very bytes that were hashed (one read, and the cache entry matches what was
+    // compressed); a `.gltf` may reference external buffers, which only the path-based loader finds.
+    let is_text_gltf = file
+        .path
+        .to_string_lossy()
+        .to_ascii_lowercase()
+        .ends_with(".gltf");
+    let loaded = if is_text_gltf {
+        formats::load_clips_with_warnings(&file.path)
+    } else {
+        formats::load_clips_from_bytes_with_warnings(&content, &file.path)
+    };
+    drop(content);
+    let (clips, warnings) = match loaded {
         Ok(c) => c,
         Err(e) => return single_error(e.to_string(), true),
     };
