@@ -20,6 +20,8 @@
 //!   1e-6 s (relative) of a key takes that key's value exactly.
 //! - Units: glTF is in metres, while our error threshold is in centimetres (as ACL assumes), so
 //!   **translations (animated and bind pose) are multiplied by 100 on import**. Shell distance 3 cm.
+//! - Object space is the space of the skeleton's roots' parent: transforms of non-joint nodes
+//!   above the skin (an armature node, the scene root) are not part of the clip.
 //! - Clip name: the animation's name, or `anim{index}` when it has none.
 //! - Morph-target weight channels, and channels on nodes outside the chosen skeleton, are ignored
 //!   with a warning. Animations with nothing to import are skipped with a warning.

@@ -389,6 +389,18 @@ mod tests {
                 let _ = load_clips_from_bytes(&text.as_bytes()[..cut], p);
             }
         }
+        // Random byte mutations of valid files.
+        const ALPHABET: &[u8] = b" 0123456789.-e{}[]=,\"\n\rxXjJ/*";
+        for (name, text) in [("m.bvh", valid_bvh), ("m.acl.sjson", valid_acl.as_str())] {
+            for _ in 0..300 {
+                let mut bytes = text.as_bytes().to_vec();
+                for _ in 0..1 + next() % 4 {
+                    let at = next() as usize % bytes.len();
+                    bytes[at] = ALPHABET[next() as usize % ALPHABET.len()];
+                }
+                let _ = load_clips_from_bytes(&bytes, Path::new(name));
+            }
+        }
         assert_eq!(
             load_clips_from_bytes(valid_bvh.as_bytes(), Path::new("x.bvh"))
                 .unwrap()
