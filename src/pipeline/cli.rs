@@ -336,26 +336,61 @@ fn print_summary(report: &BatchReport) {
 // ---------------------------------------------------------------------------------------------
 // inspect
 
-/// Finds the batch report row of a `.cfa` in the skip cache of a folder above it (same size).
-pub fn find_cached_report(cfa: &Path) -> Option<ClipReport> {
-    let abs = cfa.canonicalize().ok()?;
-    let len = std::fs::metadata(&abs).ok()?.len();
-    let mut dir = abs.parent();
-    while let Some(d) = dir {
-        let cache = super::cache::SkipCache::load(d);
-        if !cache.is_empty() {
-            let rel = super::cache::cache_key(abs.strip_prefix(d).ok()?);
-            for (_, e) in cache.remove_under("") {
-                for (o, r) in e.outputs.iter().zip(&e.reports) {
-                    if o.path == rel && o.file_bytes == len {
-                        return Some(r.clone());
-                    }
+/// What a `.cfa` file says about its own compression.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CfaStats {
+    pub runtime_bytes: usize,
+    pub file_bytes: usize,
+    pub ratio: f64,
+    /// Index = bits per component; value = number of animated sub-track components × segments.
+    pub bit_rate_histogram: Vec<u32>,
+    pub default_subtracks: u32,
+    pub constant_subtracks: u32,
+    pub animated_subtracks: u32,
+    pub segments: u32,
+    pub looping: bool,
+}
+
+/// Reads the compression figures out of a validated buffer.
+pub fn cfa_stats(reader: &ClipReader) -> CfaStats {
+    use crate::anim::runtime::format::{
+        KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
+    };
+    let mut st = CfaStats {
+        runtime_bytes: reader.runtime_size(),
+        file_bytes: reader.total_size(),
+        segments: reader.num_segments() as u32,
+        looping: reader.is_wrapping(),
+        ..Default::default()
+    };
+    for b in 0..reader.num_bones() {
+        for k in reader.subtrack_kinds(b) {
+            match k {
+                KIND_DEFAULT => st.default_subtracks += 1,
+                KIND_CONSTANT | KIND_CONSTANT_Q => st.constant_subtracks += 1,
+                KIND_ANIMATED => st.animated_subtracks += 1,
+                _ => {}
+            }
+        }
+    }
+    let mut hist = vec![0u32; crate::anim::runtime::quant::MAX_BITS as usize + 1];
+    for seg in 0..reader.num_segments() {
+        for w in reader.segment_widths(seg) {
+            for x in w {
+                if let Some(h) = hist.get_mut(x as usize) {
+                    *h += 1;
                 }
             }
         }
-        dir = d.parent();
     }
-    None
+    st.bit_rate_histogram = hist;
+    let raw = reader.num_bones() * reader.num_samples() * 40;
+    st.ratio = if st.runtime_bytes > 0 {
+        raw as f64 / st.runtime_bytes as f64
+    } else {
+        0.0
+    };
+    st
 }
 
 /// Picks a clip out of a file's clips by name or index.
@@ -400,7 +435,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         }
     };
     let decoded = reader.to_raw_clip();
-    let stats = find_cached_report(&args.file);
+    let stats = cfa_stats(&reader);
 
     let mut measured = None;
     if let Some(raw_path) = &args.raw {
@@ -473,19 +508,8 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
             "raw_bytes": decoded.raw_size_bytes(),
             "has_scale": decoded.has_scale(),
             "skeleton": bones,
-            "compression": stats.as_ref().map(|r| serde_json::json!({
-                "compressed_bytes": r.compressed_bytes,
-                "ratio": r.ratio,
-                "bit_rate_histogram": r.bit_rate_histogram,
-                "default_subtracks": r.default_subtracks,
-                "constant_subtracks": r.constant_subtracks,
-                "animated_subtracks": r.animated_subtracks,
-                "segments": r.segments,
-                "looping": r.looping,
-                "max_error_cm": r.max_error_cm,
-                "compress_ms": r.compress_ms,
-                "source": r.input,
-            })),
+            "clip": reader.clip_name(),
+            "compression": stats,
             "error": err,
         });
         out!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
@@ -508,47 +532,43 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         "raw size:    {} bytes (10 float32 per bone per sample)",
         decoded.raw_size_bytes()
     );
-    match &stats {
-        Some(r) => {
-            out!(
-                "compressed:  {} bytes runtime data, {:.2}:1 (from the batch cache; source {})",
-                r.compressed_bytes,
-                r.ratio,
-                r.input
-            );
-            out!(
-                "sub-tracks:  {} default, {} constant, {} animated; {} segment(s){}",
-                r.default_subtracks,
-                r.constant_subtracks,
-                r.animated_subtracks,
-                r.segments,
-                if r.looping { "; looping" } else { "" }
-            );
-            let hist: Vec<String> = r
-                .bit_rate_histogram
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| **n > 0)
-                .map(|(bits, n)| format!("{bits} bits: {n}"))
-                .collect();
-            out!(
-                "bit rates:   {}",
-                if hist.is_empty() {
-                    "-".into()
-                } else {
-                    hist.join(", ")
-                }
-            );
-            out!(
-                "batch error: {:.4} cm max, compressed in {:.2} ms",
-                r.max_error_cm,
-                r.compress_ms
-            );
+    let r = &stats;
+    out!(
+        "clip:        '{}'{}",
+        reader.clip_name(),
+        if r.looping {
+            " (looping: last sample dropped)"
+        } else {
+            ""
         }
-        None => out!(
-            "compression statistics: not recorded (the .cfa has no batch cache above it; see docs/CLI.md)"
-        ),
-    }
+    );
+    out!(
+        "compressed:  {} bytes runtime data, {:.2}:1",
+        r.runtime_bytes,
+        r.ratio
+    );
+    out!(
+        "sub-tracks:  {} default, {} constant, {} animated; {} segment(s)",
+        r.default_subtracks,
+        r.constant_subtracks,
+        r.animated_subtracks,
+        r.segments
+    );
+    let hist: Vec<String> = r
+        .bit_rate_histogram
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(bits, n)| format!("{bits} bits: {n}"))
+        .collect();
+    out!(
+        "bit rates:   {}",
+        if hist.is_empty() {
+            "-".into()
+        } else {
+            hist.join(", ")
+        }
+    );
     if let Some((raw, s)) = &measured {
         out!(
             "error:       {:.4} cm max (bone '{}', sample {}), {:.4} cm mean",
