@@ -543,6 +543,8 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         rows.push(row);
     }
 
+    let input_root = input_root_of(file);
+
     // Outputs the previous run made for this input that this run did not remake (a renamed or
     // removed glTF animation) are stale: delete them.
     if let Some(prev) = &previous {
@@ -562,6 +564,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
                 base: cache::cache_key(&job.base),
                 outputs: written,
                 reports: rows.clone(),
+                input_root,
             },
         );
     } else if rows.iter().any(|r| r.error.is_some() && !r.cancelled) {
@@ -574,6 +577,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
                 base: cache::cache_key(&job.base),
                 outputs: written,
                 reports: Vec::new(),
+                input_root,
             },
         );
     } else if !written.is_empty() || previous.is_some() {
@@ -586,6 +590,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
                 base: cache::cache_key(&job.base),
                 outputs: written,
                 reports: Vec::new(),
+                input_root,
             },
         );
     }
@@ -594,6 +599,17 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         import_failed: false,
         outputs,
     }
+}
+
+/// The canonical root folder `file.relative` is relative to.
+pub(crate) fn input_root_of(file: &ClipFile) -> String {
+    let n = file.relative.components().count();
+    file.path
+        .ancestors()
+        .nth(n)
+        .and_then(|r| r.canonicalize().ok())
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Applies the shell distance override, as the compressor does, so the measured error matches
