@@ -750,6 +750,10 @@ pub fn run_batch_with(
         owner.push(*first_owner.entry(b.as_path()).or_insert(i));
     }
 
+    // A panicking callback must not take the batch down with it.
+    let on_row = |r: &ClipReport| {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_row(r)));
+    };
     let work = |i: usize| -> Vec<ClipReport> {
         let file = &files[i];
         if owner[i] != i {
@@ -796,7 +800,9 @@ pub fn run_batch_with(
 
     let clips: Vec<ClipReport> = per_file.into_iter().flatten().collect();
     if let Err(e) = cache.save(&options.output_root) {
-        eprintln!(
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
             "clipforge: could not save the skip cache in {}: {e}",
             options.output_root.display()
         );

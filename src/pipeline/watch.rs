@@ -542,8 +542,10 @@ impl Worker {
                 continue;
             }
             if p.sig != cur {
+                // Still changing: wait again, and a later import failure starts a fresh count.
                 p.sig = cur;
                 p.due = now + self.opts.settle;
+                p.attempts = 0;
                 continue;
             }
             let attempts = p.attempts;
