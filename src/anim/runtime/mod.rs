@@ -141,8 +141,9 @@ pub struct ClipReader<'a> {
     runtime_size: usize,
     qbox_off: usize,
     qconst_off: usize,
-    /// Index of each bone's first constant, 16-bit constant and animated sub-track (single-bone path).
-    bone_first: Vec<[u32; 3]>,
+    /// Index of each bone's first constant, 16-bit constant, animated sub-track and per-segment
+    /// dropped component (single-bone path).
+    bone_first: Vec<[u32; 4]>,
     bind_rotations: Vec<Quat>,
     bind_translations: Vec<Vec3A>,
     bind_scales: Vec<Vec3A>,
@@ -154,6 +155,7 @@ pub struct ClipReader<'a> {
 struct SampleCursor {
     widths_off: usize,
     ranges_off: Option<usize>,
+    dropped_off: usize,
     bitpos: usize,
 }
 
@@ -242,14 +244,19 @@ impl<'a> ClipReader<'a> {
         let mut counted_q = 0usize;
         let mut counted_qtrans = 0usize;
         let mut counted_animated = 0usize;
+        let mut num_seg_dropped = 0usize;
         let mut bone_first = Vec::with_capacity(num_bones);
         for b in 0..num_bones {
             bone_first.push([
                 counted_constant as u32,
                 counted_q as u32,
                 counted_animated as u32,
+                num_seg_dropped as u32,
             ]);
-            let (kinds, _) = unpack_descriptor(buf[desc_off + b]);
+            let (kinds, dropped) = unpack_descriptor(buf[desc_off + b]);
+            if kinds[0] == KIND_ANIMATED && dropped == DROPPED_PER_SEGMENT {
+                num_seg_dropped += 1;
+            }
             for (i, k) in kinds.into_iter().enumerate() {
                 match k {
                     KIND_DEFAULT => {}
@@ -315,7 +322,7 @@ impl<'a> ClipReader<'a> {
                 u32_at(buf, h + 8) as usize,
             );
             let per_seg = if num_segs > 1 { 8 } else { 2 };
-            let meta_end = widths_off.checked_add(num_animated * per_seg);
+            let meta_end = widths_off.checked_add(num_animated * per_seg + num_seg_dropped);
             if widths_off < seg_header_off + 12 * num_segs || meta_end.is_none_or(|e| e > data_off)
             {
                 return corrupt(format!(
@@ -339,6 +346,13 @@ impl<'a> ClipReader<'a> {
                         }
                     }
                 }
+            }
+            let dropped_off = widths_off + num_animated * per_seg;
+            if buf[dropped_off..dropped_off + num_seg_dropped]
+                .iter()
+                .any(|&d| d > 3)
+            {
+                return corrupt(format!("segment {s}: dropped rotation component above 3"));
             }
             if sum != bits {
                 return corrupt(format!(
@@ -502,9 +516,11 @@ impl<'a> ClipReader<'a> {
         let data_off = u32_at(self.buf, h + 4) as usize;
         let bits = u32_at(self.buf, h + 8) as usize;
         let in_seg = sample - seg * self.segment_size;
+        let multi = self.num_segments > 1;
         SampleCursor {
             widths_off,
-            ranges_off: (self.num_segments > 1).then_some(widths_off + 2 * self.num_animated),
+            ranges_off: multi.then_some(widths_off + 2 * self.num_animated),
+            dropped_off: widths_off + self.num_animated * if multi { 8 } else { 2 },
             bitpos: data_off * 8 + in_seg * bits,
         }
     }
@@ -597,7 +613,7 @@ impl<'a> ClipReader<'a> {
         }
         let mut c0 = self.cursor(i0);
         let mut c1 = self.cursor(i1);
-        let mut idx = [0usize; 3];
+        let mut idx = [0usize; 4];
         for b in 0..self.num_bones {
             let (r, t, sc) = self.decode_bone(b, &mut idx, &mut c0, &mut c1, alpha);
             pose.rotations[b] = r;
@@ -612,7 +628,7 @@ impl<'a> ClipReader<'a> {
     fn decode_bone(
         &self,
         b: usize,
-        idx: &mut [usize; 3],
+        idx: &mut [usize; 4],
         c0: &mut SampleCursor,
         c1: &mut SampleCursor,
         alpha: f32,
@@ -630,8 +646,17 @@ impl<'a> ClipReader<'a> {
                 rebuild_rotation(k, dropped)
             }
             KIND_ANIMATED => {
-                let q0 = rebuild_rotation(self.decode3(c0, idx[2]), dropped);
-                let q1 = rebuild_rotation(self.decode3(c1, idx[2]), dropped);
+                let (d0, d1) = if dropped == DROPPED_PER_SEGMENT {
+                    idx[3] += 1;
+                    (
+                        self.buf[c0.dropped_off + idx[3] - 1],
+                        self.buf[c1.dropped_off + idx[3] - 1],
+                    )
+                } else {
+                    (dropped, dropped)
+                };
+                let q0 = rebuild_rotation(self.decode3(c0, idx[2]), d0);
+                let q1 = rebuild_rotation(self.decode3(c1, idx[2]), d1);
                 idx[2] += 1;
                 nlerp(q0, q1, alpha)
             }
@@ -689,7 +714,7 @@ impl<'a> ClipReader<'a> {
         }
         let (i0, i1, alpha) = self.locate(t, looping);
         let first = self.bone_first[bone];
-        let mut idx = [first[0] as usize, first[1] as usize, first[2] as usize];
+        let mut idx = first.map(|v| v as usize);
         let (mut c0, mut c1) = (self.cursor(i0), self.cursor(i1));
         // Skip the bits of the animated sub-tracks stored before this bone's.
         for c in [&mut c0, &mut c1] {
