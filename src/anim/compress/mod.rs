@@ -114,11 +114,32 @@ pub fn compress(
         )));
     }
     let target = (t - INPUT_ROUNDING_MARGIN).max(t * 0.5);
-    let prepared = prepare::prepare(clip, settings, target);
-    let mut segment_targets = vec![target * search::SEARCH_SAFETY; prepared.num_segments];
+    // Normal search first; if a segment still fails the float64 check after tightening, one
+    // near-lossless attempt (exact constants only, a far lower target so the finest widths win).
+    for (prepare_target, attempts) in [(target, 6), (target * 1e-3, 1)] {
+        if let Some(done) = attempt(clip, settings, target, prepare_target, attempts)? {
+            return Ok(done);
+        }
+    }
+    Err(CompressError::Verification(format!(
+        "could not meet {t} after tightening the search; please report this clip"
+    )))
+}
+
+/// One search of the whole clip with `prepare_target` driving classification and the search;
+/// `Ok(None)` when the float64 check still fails after `attempts` tightenings.
+fn attempt(
+    clip: &RawClip,
+    settings: &CompressionSettings,
+    target: f32,
+    prepare_target: f32,
+    attempts: usize,
+) -> Result<Option<CompressedClip>, CompressError> {
+    let prepared = prepare::prepare(clip, settings, prepare_target);
+    let mut segment_targets = vec![prepare_target * search::SEARCH_SAFETY; prepared.num_segments];
     // The search measures in float32; the final check decodes the real buffer and measures in
     // float64. A segment that fails it (rare) is searched again with a tighter target.
-    for _attempt in 0..6 {
+    for _attempt in 0..attempts {
         let mut start = 2.0f32;
         let choices: Vec<search::SegmentChoice> = (0..prepared.num_segments)
             .map(|s| {
@@ -151,7 +172,7 @@ pub fn compress(
             .collect();
         if failing.is_empty() {
             let histogram = encode::histogram(&choices);
-            return Ok(CompressedClip {
+            return Ok(Some(CompressedClip {
                 bytes,
                 runtime_bytes,
                 stats: CompressionStats {
@@ -166,7 +187,7 @@ pub fn compress(
                     looping: prepared.wrap,
                     verified_max_error: stats.max,
                 },
-            });
+            }));
         }
         if std::env::var_os("CLIPFORGE_DEBUG_VERIFY").is_some() {
             for &s in &failing {
@@ -205,7 +226,5 @@ pub fn compress(
             segment_targets[s] *= 0.7;
         }
     }
-    Err(CompressError::Verification(format!(
-        "could not meet {t} after tightening the search; please report this clip"
-    )))
+    Ok(None)
 }

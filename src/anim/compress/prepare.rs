@@ -82,6 +82,9 @@ pub struct Track {
 
 pub struct Prepared<'a> {
     pub clip: &'a RawClip,
+    /// The clip's rotations normalized in float64 (importers may keep rotations a few 1e-7 off
+    /// unit length for exact round trips; the error metric normalizes, so the codec must too).
+    pub rotations: Vec<Quat>,
     pub num_bones: usize,
     /// Samples of the original clip.
     pub num_samples: usize,
@@ -177,6 +180,11 @@ pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f3
     }
     let mut p = Prepared {
         clip,
+        rotations: clip
+            .rotations
+            .iter()
+            .map(|q| q.as_dquat().normalize().as_quat())
+            .collect(),
         num_bones: nb,
         num_samples: n,
         num_stored: n,
@@ -293,7 +301,8 @@ fn classify(p: &mut Prepared, target: f32) {
     let mut fixed = Vec::with_capacity(nb);
     let mut const_rot = vec![([0.0f32; 3], 3u8); nb];
     for b in 0..nb {
-        let (rots, trans, scales) = p.clip.track(b);
+        let (_, trans, scales) = p.clip.track(b);
+        let rots = &p.rotations[b * n..(b + 1) * n];
         let sk = &p.clip.skeleton;
         let mut x = Xf {
             r: sk.bind_rotations[b],
@@ -378,9 +387,9 @@ fn classify(p: &mut Prepared, target: f32) {
         }
     }
     let qbox = (lo[0] <= hi[0]).then(|| (lo, std::array::from_fn::<f32, 3, _>(|c| hi[c] - lo[c])));
-    let mut any_qtrans = false;
     for b in 0..nb {
-        let (rots, trans, _) = p.clip.track(b);
+        let (_, trans, _) = p.clip.track(b);
+        let rots = &p.rotations[b * n..(b + 1) * n];
         if p.kinds[b][0] == KIND_CONSTANT {
             let (kept, dropped) = const_rot[b];
             let q = kept.map(|v| q16_encode(v, -QROT_RANGE, 2.0 * QROT_RANGE));
@@ -415,12 +424,8 @@ fn classify(p: &mut Prepared, target: f32) {
                 sub_err[b][1] = e;
                 fixed[b].t = dec;
                 qvals[b][1] = q;
-                any_qtrans = true;
             }
         }
-    }
-    if any_qtrans {
-        p.qbox = qbox;
     }
     // Chain guard: fixed errors add up along a chain; demote the largest until every chain fits.
     loop {
@@ -466,9 +471,15 @@ fn classify(p: &mut Prepared, target: f32) {
         }
         p.kinds[best.1][best.2] = KIND_ANIMATED;
     }
+    // The box is stored only when a 16-bit translation survived the chain guard (the reader
+    // expects it exactly then).
+    if (0..nb).any(|b| p.kinds[b][1] == KIND_CONSTANT_Q) {
+        p.qbox = qbox;
+    }
     // Constants in encoding order, dropped components, animated tracks.
     for b in 0..nb {
-        let (rots, trans, scales) = p.clip.track(b);
+        let (_, trans, scales) = p.clip.track(b);
+        let rots = &p.rotations[b * n..(b + 1) * n];
         for k in 0..3 {
             match p.kinds[b][k] {
                 KIND_CONSTANT => {
@@ -567,7 +578,7 @@ fn rotation_track_values(
     let keep = |v: Vec4, j: u8| kept_components(if v[j as usize] < 0.0 { -v } else { v }, j);
     // At clip level the per-segment marker value is not a component choice.
     let (dropped, min_abs) = best_of(&aligned, &[0, 1, 3]);
-    if min_abs >= MIN_CLIP_DROPPED || p.num_segments <= 1 && min_abs > 0.0 {
+    if min_abs >= MIN_CLIP_DROPPED {
         seg_dropped.iter_mut().for_each(|d| *d = dropped);
         return (dropped, aligned.iter().map(|&v| keep(v, dropped)).collect());
     }

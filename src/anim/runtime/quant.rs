@@ -60,9 +60,11 @@ impl Dequant {
         if bits == 0 || self.step <= 0.0 {
             return 0;
         }
-        let max = ((1u32 << bits) - 1) as f32;
-        // Non-negative after the clamp, so +0.5 and truncation rounds (faster than `round`).
-        (((v - self.base) / self.step).clamp(0.0, max) + 0.5) as u32
+        let max = (1u32 << bits) - 1;
+        // Non-negative after the clamp, so +0.5 and truncation rounds (faster than `round`); the
+        // final `min` matters at 24 bits, where 2^24 − 0.5 rounds up to 2^24 in float32.
+        let x = ((v - self.base) / self.step).clamp(0.0, max as f32);
+        ((x + 0.5) as u32).min(max)
     }
 }
 
@@ -189,5 +191,21 @@ mod tests {
         assert_eq!(num_segments(574, 16), 36);
         assert_eq!(segment_span(35, 36, 574, 16), (560, 14));
         assert_eq!(segment_span(0, 1, 23, 16), (0, 23));
+    }
+}
+
+#[cfg(test)]
+mod top_of_range {
+    use super::*;
+
+    /// At 24 bits the top of the range must stay 2^24 − 1 (float32 rounding once wrapped it to 0).
+    #[test]
+    fn top_value_does_not_wrap_at_any_width() {
+        for bits in 1..=MAX_BITS {
+            let d = Dequant::new(0.0, 0.733, 0, 255, bits);
+            let q = d.quantize(0.733, bits);
+            assert_eq!(q, (1u32 << bits) - 1, "bits {bits}");
+            assert!((d.value(q) - 0.733).abs() < 1e-6);
+        }
     }
 }
