@@ -4,7 +4,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "clipforge", version, about = "Animation clip compression and C/C++ header profiling")]
+#[command(
+    name = "clipforge",
+    version,
+    about = "Animation clip compression and C/C++ header profiling"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -37,6 +41,8 @@ fn open_app() -> ExitCode {
 
 #[cfg(not(feature = "gui"))]
 fn open_app() -> ExitCode {
-    eprintln!("clipforge: built without the desktop app (feature `gui`); see `clipforge --help` for the CLI");
+    eprintln!(
+        "clipforge: built without the desktop app (feature `gui`); see `clipforge --help` for the CLI"
+    );
     ExitCode::FAILURE
 }

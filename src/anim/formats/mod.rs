@@ -59,7 +59,11 @@ impl ClipFormat {
 
 /// Loads every clip in a file (glTF files may hold several animations; the others hold one).
 pub fn load_clips(path: &Path) -> Result<Vec<RawClip>, ImportError> {
-    Err(ImportError { path: path.to_path_buf(), line: None, message: "importers not built yet".into() })
+    Err(ImportError {
+        path: path.to_path_buf(),
+        line: None,
+        message: "importers not built yet".into(),
+    })
 }
 
 /// Writes a clip in ACL's clip format (version 5, binary exact so values round-trip bit for bit).
