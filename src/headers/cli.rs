@@ -50,6 +50,9 @@ pub struct HeadersArgs {
     /// Ignore the cache (clean rescan).
     #[arg(long)]
     pub clean: bool,
+    /// Disable cross-TU memoisation (slower; for checking it).
+    #[arg(long, hide = true)]
+    pub no_memo: bool,
     /// Neither read nor write the cache.
     #[arg(long)]
     pub no_cache: bool,
@@ -130,6 +133,7 @@ impl HeadersArgs {
             clean: self.clean,
             count_system: self.count_system,
             use_disk_cache: !self.no_cache,
+            no_memo: self.no_memo,
         }
     }
 }

@@ -4,10 +4,55 @@
 //! decides which files a TU opens. Missing files are recorded and not descended, as `-MG` does.
 
 use super::lex::{DKind, IncSpec, Lexed};
-use super::pp::{self, Ctx, HeaderName, Host, Macros, Syms};
+use super::pp::{self, Ctx, Effect, Entry, HeaderName, Host, Macros, Rec, Syms};
 use super::store::{FileId, SearchPath, Store};
-use super::util::{FxSet, Sym};
-use std::sync::Arc;
+use super::util::{FxMap, FxSet, Sym, fx_hash};
+use std::sync::{Arc, RwLock};
+
+/// Key of a memoised inclusion: (file, chain index it was found at, search path, base macros).
+type MemoKey = (FileId, u32, u32, usize);
+
+const MEMO_SHARDS: usize = 32;
+const MAX_VARIANTS: usize = 16;
+
+/// Inclusions recorded across all translation units of a scan. Including `<vector>` or a project
+/// header with the same relevant macros as a previous TU replays the recorded effects instead of
+/// re-evaluating every directive: that is what makes per-TU preprocessing cost close to a scan.
+pub struct Memo {
+    shards: Vec<RwLock<FxMap<MemoKey, Vec<Arc<Entry>>>>>,
+}
+
+impl Default for Memo {
+    fn default() -> Self {
+        Memo {
+            shards: (0..MEMO_SHARDS)
+                .map(|_| RwLock::new(FxMap::default()))
+                .collect(),
+        }
+    }
+}
+
+impl Memo {
+    fn shard(&self, k: &MemoKey) -> &RwLock<FxMap<MemoKey, Vec<Arc<Entry>>>> {
+        &self.shards[fx_hash(k) as usize % MEMO_SHARDS]
+    }
+    fn find(&self, k: &MemoKey, ok: impl Fn(&Entry) -> bool) -> Option<Arc<Entry>> {
+        self.shard(k)
+            .read()
+            .unwrap()
+            .get(k)?
+            .iter()
+            .find(|e| ok(e))
+            .cloned()
+    }
+    fn insert(&self, k: MemoKey, e: Arc<Entry>) {
+        let mut g = self.shard(&k).write().unwrap();
+        let v = g.entry(k).or_default();
+        if v.len() < MAX_VARIANTS {
+            v.push(e);
+        }
+    }
+}
 
 /// GCC's limit (`#include nested depth 200 exceeds maximum of 200`).
 const MAX_DEPTH: u32 = 200;
@@ -34,6 +79,7 @@ pub struct TuInput<'a> {
     pub forced: &'a [FileId],
     pub clang: bool,
     pub cplusplus: bool,
+    pub memo: Option<&'a Memo>,
 }
 
 struct HostState<'a> {
@@ -106,6 +152,7 @@ impl Host for HostState<'_> {
 }
 
 struct Run<'a> {
+    // Shared across TUs; None disables memoisation.
     h: HostState<'a>,
     syms: &'a Syms,
     macros: Macros,
@@ -115,6 +162,8 @@ struct Run<'a> {
     clang: bool,
     cplusplus: bool,
     out: TuResult,
+    memo: Option<&'a Memo>,
+    base_id: usize,
 }
 
 pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
@@ -140,6 +189,8 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
             tu: input.tu,
             ..Default::default()
         },
+        memo: input.memo,
+        base_id: input.base as *const Macros as usize,
     };
     r.seen.insert(input.tu);
     r.out.closure.push(input.tu);
@@ -161,18 +212,114 @@ struct Cond {
 
 impl Run<'_> {
     fn err(&mut self, file: FileId, line: u32, msg: String) {
+        if !self.macros.rec.is_empty() {
+            self.effect(Effect::Error(file, line, msg.clone()));
+        }
         self.out.errors.push((file, line, msg));
+    }
+
+    fn effect(&mut self, e: Effect) {
+        if let Some(r) = self.macros.rec.last_mut() {
+            r.effects.push(e);
+        }
+    }
+
+    fn once_has(&mut self, f: FileId) -> bool {
+        let b = self.once.contains(&f);
+        if let Some(r) = self.macros.rec.last_mut() {
+            if r.once_seen.insert(f) {
+                r.once_reads.push((f, b));
+            }
+        }
+        b
+    }
+
+    fn once_add(&mut self, f: FileId) {
+        self.once.insert(f);
+        if let Some(r) = self.macros.rec.last_mut() {
+            r.once_seen.insert(f);
+            r.once_written.insert(f);
+            r.effects.push(Effect::Once(f));
+        }
+    }
+
+    fn add_closure(&mut self, f: FileId) {
+        if self.seen.insert(f) {
+            self.out.closure.push(f);
+        }
+    }
+
+    fn add_edge(&mut self, a: FileId, l: u32, b: FileId) {
+        if self.edge_seen.insert((a, b)) {
+            self.out.edges.push((a, l, b));
+        }
+    }
+
+    /// Records a finished (or replayed) inclusion in the enclosing recorder, if any.
+    fn merge_into_parent(&mut self, e: &Arc<Entry>) {
+        let Some(p) = self.macros.rec.last_mut() else {
+            return;
+        };
+        for &(s, v) in &e.reads {
+            if p.seen.insert(s) {
+                p.reads.push((s, v));
+            }
+        }
+        for &(f, b) in &e.once_reads {
+            if p.once_seen.insert(f) {
+                p.once_reads.push((f, b));
+            }
+        }
+        for &s in &e.written {
+            p.seen.insert(s);
+            p.written.insert(s);
+        }
+        for &f in &e.once_written {
+            p.once_seen.insert(f);
+            p.once_written.insert(f);
+        }
+        p.effects.push(Effect::Sub(e.clone()));
+    }
+
+    fn valid(&self, e: &Entry) -> bool {
+        e.reads
+            .iter()
+            .all(|&(s, v)| pp::def_ptr(self.macros.map.get(&s)) == v)
+            && e.once_reads
+                .iter()
+                .all(|&(f, b)| self.once.contains(&f) == b)
+    }
+
+    /// Applies recorded effects to the TU state (no recording: the caller records the entry).
+    fn apply(&mut self, e: &Entry) {
+        for eff in &e.effects {
+            match eff {
+                Effect::Define(m) => {
+                    self.macros.map.insert(m.name, m.clone());
+                }
+                Effect::Undef(s) => {
+                    self.macros.map.remove(s);
+                }
+                Effect::Once(f) => {
+                    self.once.insert(*f);
+                }
+                Effect::Closure(f) => self.add_closure(*f),
+                Effect::Edge(a, l, b) => self.add_edge(*a, *l, *b),
+                Effect::Missing(a, l, n, ang) => self.out.missing.push((*a, *l, n.clone(), *ang)),
+                Effect::Error(a, l, m) => self.out.errors.push((*a, *l, m.clone())),
+                Effect::Sub(x) => self.apply(x),
+            }
+        }
     }
 
     /// Records the edge and the file, then preprocesses it unless a guard / once skips it.
     fn enter(&mut self, from: FileId, line: u32, to: FileId, found: Option<u32>, import: bool) {
-        if self.edge_seen.insert((from, to)) {
-            self.out.edges.push((from, line, to));
-        }
-        if self.seen.insert(to) {
-            self.out.closure.push(to);
-        }
+        self.add_edge(from, line, to);
+        self.effect(Effect::Edge(from, line, to));
+        self.add_closure(to);
+        self.effect(Effect::Closure(to));
         if self.h.depth + 1 > MAX_DEPTH {
+            self.macros.poison();
             self.err(
                 from,
                 line,
@@ -181,16 +328,30 @@ impl Run<'_> {
             return;
         }
         let data = self.h.store.data(to);
-        if self.once.contains(&to) {
+        if self.once_has(to) {
             return;
         }
         if import {
-            self.once.insert(to);
+            self.once_add(to);
         }
         if let Some(g) = data.lex.guard {
-            if self.macros.map.contains_key(&g) {
+            if self.macros.contains(g) {
                 return;
             }
+        }
+        let key: MemoKey = (
+            to,
+            found.unwrap_or(u32::MAX - 1),
+            self.h.sp_id,
+            self.base_id,
+        );
+        if let Some(memo) = self.memo {
+            if let Some(e) = memo.find(&key, |e| self.valid(e)) {
+                self.apply(&e);
+                self.merge_into_parent(&e);
+                return;
+            }
+            self.macros.rec.push(Rec::default());
         }
         let (pc, pf, pl) = (self.h.cur, self.h.cur_found, self.h.line);
         self.h.depth += 1;
@@ -199,6 +360,26 @@ impl Run<'_> {
         self.h.cur = pc;
         self.h.cur_found = pf;
         self.h.line = pl;
+        if let Some(memo) = self.memo {
+            let rec = self.macros.rec.pop().expect("recorder");
+            if rec.poisoned {
+                self.macros.poison();
+                if let Some(p) = self.macros.rec.last_mut() {
+                    // The parent saw these effects happen; it cannot be replayed either.
+                    p.effects.extend(rec.effects);
+                }
+                return;
+            }
+            let e = Arc::new(Entry {
+                reads: rec.reads,
+                once_reads: rec.once_reads,
+                written: rec.written.into_iter().collect(),
+                once_written: rec.once_written.into_iter().collect(),
+                effects: rec.effects,
+            });
+            memo.insert(key, e.clone());
+            self.merge_into_parent(&e);
+        }
     }
 
     fn file(&mut self, fid: FileId, found: Option<u32>, _depth: u32) {
@@ -291,9 +472,7 @@ impl Run<'_> {
                 DKind::Undef(s) => self.macros.undef(*s),
                 DKind::PushMacro(s) => self.macros.push(*s),
                 DKind::PopMacro(s) => self.macros.pop(*s),
-                DKind::PragmaOnce => {
-                    self.once.insert(fid);
-                }
+                DKind::PragmaOnce => self.once_add(fid),
                 DKind::Error(m) => self.err(fid, d.line, format!("#error {m}")),
                 DKind::Bad(m) => {
                     if !m.is_empty() {
@@ -335,6 +514,9 @@ impl Run<'_> {
                         Some((to, found)) => self.enter(fid, d.line, to, found, *import),
                         None => {
                             let n = self.h.store.interner.string(name);
+                            if !self.macros.rec.is_empty() {
+                                self.effect(Effect::Missing(fid, d.line, n.clone(), angle));
+                            }
                             self.out.missing.push((fid, d.line, n, angle));
                         }
                     }
@@ -348,8 +530,8 @@ impl Run<'_> {
         }
     }
 
-    fn is_defined(&self, s: Sym) -> bool {
-        pp::is_defined(&self.macros, self.syms, self.clang, s)
+    fn is_defined(&mut self, s: Sym) -> bool {
+        pp::is_defined(&mut self.macros, self.syms, self.clang, s)
     }
 
     fn eval(&mut self, fid: FileId, line: u32, t: &[super::lex::Tok]) -> bool {

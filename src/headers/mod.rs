@@ -106,6 +106,8 @@ pub struct ScanOptions {
     pub count_system: bool,
     /// Load/save the on-disk cache (the free function [`scan`] only).
     pub use_disk_cache: bool,
+    /// Disable cross-TU memoisation of inclusions (for testing it: results must not change).
+    pub no_memo: bool,
 }
 
 impl Default for ScanOptions {
@@ -116,6 +118,7 @@ impl Default for ScanOptions {
             clean: false,
             count_system: false,
             use_disk_cache: true,
+            no_memo: false,
         }
     }
 }
@@ -128,6 +131,7 @@ pub struct Progress {
     pub tus_done: AtomicUsize,
     cancel: AtomicBool,
     phase: Mutex<String>,
+    phase_start: Mutex<Option<std::time::Instant>>,
 }
 
 impl Progress {
@@ -141,7 +145,20 @@ impl Progress {
         self.phase.lock().unwrap().clone()
     }
     pub fn set_phase(&self, p: &str) {
-        *self.phase.lock().unwrap() = p.to_string();
+        let mut g = self.phase.lock().unwrap();
+        // CLIPFORGE_HEADERS_TIMING=1 prints how long each phase took (for benchmarking).
+        if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
+            let mut t = self.phase_start.lock().unwrap();
+            if let Some(start) = *t {
+                eprintln!(
+                    "[headers] {:<34} {:>8.3} s",
+                    *g,
+                    start.elapsed().as_secs_f64()
+                );
+            }
+            *t = Some(std::time::Instant::now());
+        }
+        *g = p.to_string();
     }
 }
 

@@ -8,7 +8,7 @@
 //! expanded (the compiler's answer for `-M` does not depend on them).
 
 use super::lex::{MacroDef, P, PUNCTS, TK, Tok, spell};
-use super::util::{FxMap, Interner, Sym};
+use super::util::{FxMap, FxSet, Interner, Sym};
 use std::sync::Arc;
 
 /// Interned names the evaluator compares against.
@@ -62,26 +62,123 @@ impl Syms {
     }
 }
 
-/// The macro table of one translation unit.
-#[derive(Clone, Default)]
+/// A side effect of preprocessing a header, recorded so the same inclusion can be replayed in
+/// another translation unit without re-evaluating it (see `eval`'s memo).
+#[derive(Clone, Debug)]
+pub enum Effect {
+    Define(Arc<MacroDef>),
+    Undef(Sym),
+    Once(u32),
+    Closure(u32),
+    Edge(u32, u32, u32),
+    Missing(u32, u32, String, bool),
+    Error(u32, u32, String),
+    /// A nested inclusion's recorded effects.
+    Sub(Arc<Entry>),
+}
+
+/// A recorded inclusion: valid wherever the macros it read (and the `#pragma once` files it
+/// checked) have the same values; then its effects are the same too.
+#[derive(Debug, Default)]
+pub struct Entry {
+    /// (macro, definition pointer or 0 when undefined) as first read from outside the header.
+    pub reads: Vec<(Sym, usize)>,
+    pub once_reads: Vec<(u32, bool)>,
+    pub written: Vec<Sym>,
+    pub once_written: Vec<u32>,
+    pub effects: Vec<Effect>,
+}
+
+/// The recorder of one inclusion in progress.
+#[derive(Default)]
+pub struct Rec {
+    pub reads: Vec<(Sym, usize)>,
+    pub seen: FxSet<Sym>,
+    pub written: FxSet<Sym>,
+    pub once_reads: Vec<(u32, bool)>,
+    pub once_seen: FxSet<u32>,
+    pub once_written: FxSet<u32>,
+    pub effects: Vec<Effect>,
+    /// Depends on something beyond macros (`__COUNTER__`, `__INCLUDE_LEVEL__`, push/pop_macro...).
+    pub poisoned: bool,
+}
+
+pub fn def_ptr(m: Option<&Arc<MacroDef>>) -> usize {
+    m.map_or(0, |m| Arc::as_ptr(m) as usize)
+}
+
+/// The macro table of one translation unit, with the recorder stack used for memoisation.
+#[derive(Default)]
 pub struct Macros {
     pub map: FxMap<Sym, Arc<MacroDef>>,
     pub pushed: FxMap<Sym, Vec<Option<Arc<MacroDef>>>>,
     pub counter: u64,
+    pub rec: Vec<Rec>,
+}
+
+impl Clone for Macros {
+    fn clone(&self) -> Self {
+        Macros {
+            map: self.map.clone(),
+            pushed: self.pushed.clone(),
+            counter: self.counter,
+            rec: Vec::new(),
+        }
+    }
 }
 
 impl Macros {
+    #[inline]
+    fn note_read(&mut self, s: Sym, p: usize) {
+        if let Some(r) = self.rec.last_mut() {
+            if r.seen.insert(s) {
+                r.reads.push((s, p));
+            }
+        }
+    }
+    /// Looks a macro up (recorded).
+    pub fn lookup(&mut self, s: Sym) -> Option<Arc<MacroDef>> {
+        let m = self.map.get(&s).cloned();
+        self.note_read(s, def_ptr(m.as_ref()));
+        m
+    }
+    /// Is it defined (recorded)?
+    pub fn contains(&mut self, s: Sym) -> bool {
+        let p = def_ptr(self.map.get(&s));
+        self.note_read(s, p);
+        p != 0
+    }
+    fn note_write(&mut self, s: Sym, e: Effect) {
+        if let Some(r) = self.rec.last_mut() {
+            r.seen.insert(s);
+            r.written.insert(s);
+            r.effects.push(e);
+        }
+    }
     pub fn define(&mut self, m: Arc<MacroDef>) {
+        if !self.rec.is_empty() {
+            self.note_write(m.name, Effect::Define(m.clone()));
+        }
         self.map.insert(m.name, m);
     }
     pub fn undef(&mut self, s: Sym) {
+        if !self.rec.is_empty() {
+            self.note_write(s, Effect::Undef(s));
+        }
         self.map.remove(&s);
     }
+    pub fn poison(&mut self) {
+        if let Some(r) = self.rec.last_mut() {
+            r.poisoned = true;
+        }
+    }
     pub fn push(&mut self, s: Sym) {
+        self.poison();
         let cur = self.map.get(&s).cloned();
         self.pushed.entry(s).or_default().push(cur);
     }
     pub fn pop(&mut self, s: Sym) {
+        self.poison();
         if let Some(Some(m)) = self.pushed.get_mut(&s).and_then(|v| v.pop()) {
             self.map.insert(s, m);
         } else if self.pushed.contains_key(&s) {
@@ -312,7 +409,7 @@ impl<H: Host> Exp<'_, '_, H> {
                 out.push(v);
                 continue;
             }
-            let m = self.c.macros.map.get(&name).cloned();
+            let m = self.c.macros.lookup(name);
             let Some(m) = m else {
                 if let Some(v) = self.builtin(name, &mut stack, t.t.ws) {
                     out.push(v);
@@ -375,15 +472,20 @@ impl<H: Host> Exp<'_, '_, H> {
             return Some(self.num_tok(l, ws));
         }
         if name == s.counter {
+            self.c.macros.poison();
             let v = self.c.macros.counter;
             self.c.macros.counter += 1;
             return Some(self.num_tok(v, ws));
         }
         if name == s.include_level {
+            self.c.macros.poison();
             let l = self.c.host.include_level() as u64;
             return Some(self.num_tok(l, ws));
         }
         if name == s.file || name == s.base_file {
+            if name == s.base_file {
+                self.c.macros.poison();
+            }
             let f = if name == s.file {
                 self.c.host.file_name()
             } else {
@@ -793,8 +895,8 @@ impl<H: Host> Exp<'_, '_, H> {
 
 /// `defined(X)` / `#ifdef X`: a macro, or one of the compiler's built-in operators and dynamic
 /// macros (`#ifdef __has_builtin` is true on GCC 10+).
-pub fn is_defined(macros: &Macros, s: &Syms, clang: bool, n: Sym) -> bool {
-    macros.map.contains_key(&n)
+pub fn is_defined(macros: &mut Macros, s: &Syms, clang: bool, n: Sym) -> bool {
+    macros.contains(n)
         || n == s.has_include
         || n == s.has_include_next
         || n == s.has_attribute

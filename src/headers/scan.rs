@@ -444,6 +444,7 @@ impl Scanner {
             }
             Some(r.clone())
         };
+        let memo = eval::Memo::default();
         let results: Vec<(TuResult, bool)> = prepared
             .par_iter()
             .map(|p| {
@@ -461,6 +462,7 @@ impl Scanner {
                             forced: &p.forced,
                             clang: p.clang,
                             cplusplus: p.cplusplus,
+                            memo: if opts.no_memo { None } else { Some(&memo) },
                         };
                         (eval::run_tu(&store, &syms, &input), false)
                     }
