@@ -507,7 +507,7 @@ fn disk_cache_roundtrip() {
     assert_eq!(a.total_parsed, b.total_parsed);
     assert_eq!(a.to_csv(), b.to_csv());
     // A corrupt cache is ignored with a note, never an error.
-    fs::write(r.join("proj.cache"), b"CFHDRC04garbage").unwrap();
+    fs::write(r.join("proj.cache"), b"CFHDRC05garbage").unwrap();
     let c = headers::scan(&p, &o, &Progress::default()).unwrap().primary;
     assert_eq!(c.total_parsed, a.total_parsed);
     assert!(c.notes.iter().any(|n| n.contains("cache not used")));

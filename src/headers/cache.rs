@@ -14,7 +14,7 @@ use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"CFHDRC04";
+const MAGIC: &[u8; 8] = b"CFHDRC05";
 
 /// Where the cache of a project lives: next to the project file when one is given, else in the
 /// user cache dir (`$XDG_CACHE_HOME` or `~/.cache`) under a name derived from the inputs.
@@ -406,6 +406,11 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
             }
         }
     }
+    w.u32(p.exists.len() as u32);
+    for (d, b) in &p.exists {
+        w.path(d);
+        w.u8(*b as u8);
+    }
     let mut comps: Vec<(&String, &CompilerEnv)> = p.compilers.iter().collect();
     comps.sort_by_key(|c| c.0);
     w.u32(comps.len() as u32);
@@ -524,6 +529,12 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 None
             };
             prev.dir_stamps.push((d, m));
+        }
+        let n = r.len()?;
+        for _ in 0..n {
+            let d = r.path()?;
+            let b = r.u8()? != 0;
+            prev.exists.push((d, b));
         }
         let n = r.len()?;
         for _ in 0..n {

@@ -285,7 +285,10 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
         });
     }
     let progress = Progress::default();
-    let res = super::scan(&project, &opts, &progress).map_err(|e| e.to_string())?;
+    let mut scanner = super::Scanner::new();
+    let res = super::scan_cached(&mut scanner, &project, &opts, &progress).map_err(|e| e.to_string())?;
+    // The process ends right after: skip freeing the scan's many small allocations.
+    std::mem::forget(scanner);
     let r = &res.primary;
     print_summary(r, res.secondary.as_ref());
     if !args.quiet {
@@ -343,5 +346,6 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     if let Some(p) = &args.closures {
         write_out(p, &r.closures_json())?;
     }
+    std::mem::forget(res);
     Ok(())
 }

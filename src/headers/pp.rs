@@ -33,6 +33,8 @@ pub struct Syms {
     pub false_: Sym,
     pub clang: Sym,
     pub cplusplus: Sym,
+    pub zero: Sym,
+    pub one: Sym,
 }
 
 impl Syms {
@@ -58,6 +60,8 @@ impl Syms {
             false_: i.intern(b"false"),
             clang: i.intern(b"__clang__"),
             cplusplus: i.intern(b"__cplusplus"),
+            zero: i.intern(b"0"),
+            one: i.intern(b"1"),
         }
     }
 }
@@ -373,7 +377,12 @@ impl<H: Host> Exp<'_, '_, H> {
     }
 
     fn num_tok(&self, v: u64, ws: bool) -> ET {
-        let sym = self.c.interner.intern(v.to_string().as_bytes());
+        // `defined` and `__has_include` produce 0/1 all the time: skip the interner for those.
+        let sym = match v {
+            0 => self.c.syms.zero,
+            1 => self.c.syms.one,
+            _ => self.c.interner.intern(v.to_string().as_bytes()),
+        };
         ET {
             t: Tok {
                 kind: TK::Num,
@@ -1120,8 +1129,14 @@ impl<H: Host> Eval<'_, '_, '_, H> {
                 )),
             },
             TK::Num => {
-                let s = self.c.interner.bytes(e.t.sym);
-                match parse_number(&s) {
+                let r = if e.t.sym == self.c.syms.zero {
+                    Ok(V::s(0))
+                } else if e.t.sym == self.c.syms.one {
+                    Ok(V::s(1))
+                } else {
+                    self.c.interner.with(e.t.sym, parse_number)
+                };
+                match r {
                     Ok(v) => v,
                     Err(m) => self.fail(m),
                 }
@@ -1168,7 +1183,13 @@ fn prec_of(op: u32) -> Option<u8> {
 }
 
 fn parse_number(s: &[u8]) -> Result<V, String> {
-    let s: Vec<u8> = s.iter().copied().filter(|&c| c != b'\'').collect();
+    let owned;
+    let s: &[u8] = if s.contains(&b'\'') {
+        owned = s.iter().copied().filter(|&c| c != b'\'').collect::<Vec<u8>>();
+        &owned
+    } else {
+        s
+    };
     let mut end = s.len();
     let mut uns = false;
     while end > 0 && matches!(s[end - 1], b'u' | b'U' | b'l' | b'L' | b'z' | b'Z') {

@@ -63,12 +63,16 @@ pub struct Prev {
     /// Directories whose listings the previous scan depended on, with their mtime (None = absent).
     pub dir_stamps: Vec<(PathBuf, Option<i64>)>,
     pub compilers: FxMap<String, CompilerEnv>,
+    /// File existence checks of the previous scan, reused while no probed directory changed.
+    pub exists: Vec<(PathBuf, bool)>,
 }
 
 /// A scanning session: reuse it for rescans (the GUI keeps one; the CLI loads it from the cache).
 pub struct Scanner {
     pub interner: Arc<Interner>,
     pub prev: Prev,
+    /// The last scan changed something worth saving to the disk cache.
+    pub dirty: bool,
 }
 
 impl Default for Scanner {
@@ -187,6 +191,7 @@ impl Scanner {
         Scanner {
             interner: Arc::new(Interner::new()),
             prev: Prev::default(),
+            dirty: true,
         }
     }
 
@@ -293,6 +298,10 @@ impl Scanner {
         // Re-stat (and re-read if changed) every previously known file, in parallel.
         progress.set_phase("checking files");
         let changed_dirs: bool = prev.dir_stamps.par_iter().any(|(d, m)| dir_mtime(d) != *m);
+        if !changed_dirs && !opts.clean {
+            // Same directory listings: every earlier "is there a file X?" answer still holds.
+            store.seed_exists(&prev.exists);
+        }
         let directive_changed: Vec<bool> = (0..prev.paths.len() as FileId)
             .into_par_iter()
             .map(|id| {
@@ -557,6 +566,7 @@ impl Scanner {
             tus: FxMap::default(),
             dir_stamps: Vec::new(),
             compilers,
+            exists: store.exists_snapshot(),
         };
         for (p, (r, _)) in prepared.iter().zip(&results) {
             new_prev.tus.insert(p.tu, (p.key, r.clone()));
@@ -566,6 +576,11 @@ impl Scanner {
             .into_par_iter()
             .map(|d| (d.clone(), dir_mtime(&d)))
             .collect();
+        self.dirty = stats.files_read > 0
+            || stats.tus_evaluated > 0
+            || changed_dirs
+            || new_prev.paths.len() != prev.paths.len()
+            || new_prev.tus.len() != prev.tus.len();
         self.prev = new_prev;
 
         let secs = t0.elapsed().as_secs_f64();

@@ -221,6 +221,9 @@ impl Store {
             Err(e) => return err(format!("cannot read: {e}")),
         };
         self.files_read.fetch_add(1, Ordering::Relaxed);
+        if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() && prev.is_some() {
+            eprintln!("[headers] re-read changed file {}", path.display());
+        }
         let hash = crc32fast::hash(&bytes);
         if let Some(p) = prev {
             if p.error.is_none() && p.hash == hash && p.size == bytes.len() as u64 {
@@ -307,6 +310,21 @@ impl Store {
     /// All slots (for the cache and reports).
     pub fn all_slots(&self) -> Vec<Arc<Slot>> {
         self.slots.read().unwrap().clone()
+    }
+
+    /// Known existence results (kept between scans while no probed directory changed).
+    pub fn exists_snapshot(&self) -> Vec<(PathBuf, bool)> {
+        let mut v = Vec::new();
+        for sh in &self.exists {
+            v.extend(sh.read().unwrap().iter().map(|(p, b)| (p.clone(), *b)));
+        }
+        v
+    }
+
+    pub fn seed_exists(&self, v: &[(PathBuf, bool)]) {
+        for (p, b) in v {
+            self.exists[(fx_hash(p.as_path()) as usize) % SHARDS].write().unwrap().insert(p.clone(), *b);
+        }
     }
 
     /// Directories probed so far (for change detection): each with whether it existed.
