@@ -286,7 +286,8 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     }
     let progress = Progress::default();
     let mut scanner = super::Scanner::new();
-    let res = super::scan_cached(&mut scanner, &project, &opts, &progress).map_err(|e| e.to_string())?;
+    let res =
+        super::scan_cached(&mut scanner, &project, &opts, &progress).map_err(|e| e.to_string())?;
     // The process ends right after: skip freeing the scan's many small allocations.
     std::mem::forget(scanner);
     let r = &res.primary;

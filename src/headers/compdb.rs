@@ -153,12 +153,12 @@ pub fn shell_split(s: &str) -> Vec<String> {
                     match n {
                         '"' => break,
                         '\\' => {
-                            if let Some(&m) = chars.peek() {
-                                if matches!(m, '"' | '\\' | '$' | '`') {
-                                    cur.push(m);
-                                    chars.next();
-                                    continue;
-                                }
+                            if let Some(&m) = chars.peek()
+                                && matches!(m, '"' | '\\' | '$' | '`')
+                            {
+                                cur.push(m);
+                                chars.next();
+                                continue;
                             }
                             cur.push('\\');
                         }

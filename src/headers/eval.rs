@@ -226,10 +226,10 @@ impl Run<'_> {
 
     fn once_has(&mut self, f: FileId) -> bool {
         let b = self.once.contains(&f);
-        if let Some(r) = self.macros.rec.last_mut() {
-            if r.once_seen.insert(f) {
-                r.once_reads.push((f, b));
-            }
+        if let Some(r) = self.macros.rec.last_mut()
+            && r.once_seen.insert(f)
+        {
+            r.once_reads.push((f, b));
         }
         b
     }
@@ -334,10 +334,10 @@ impl Run<'_> {
         if import {
             self.once_add(to);
         }
-        if let Some(g) = data.lex.guard {
-            if self.macros.contains(g) {
-                return;
-            }
+        if let Some(g) = data.lex.guard
+            && self.macros.contains(g)
+        {
+            return;
         }
         let key: MemoKey = (
             to,

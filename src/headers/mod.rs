@@ -164,31 +164,41 @@ impl Progress {
 
 /// One-shot scan with the on-disk cache: loads it (unless `opts.clean` or disabled), scans,
 /// saves it back. Cache problems never fail the scan; they are added to the report's notes.
-pub fn scan(project: &Project, opts: &ScanOptions, progress: &Progress) -> Result<ScanResult, ScanError> {
+pub fn scan(
+    project: &Project,
+    opts: &ScanOptions,
+    progress: &Progress,
+) -> Result<ScanResult, ScanError> {
     let mut scanner = Scanner::new();
     scan_cached(&mut scanner, project, opts, progress)
 }
 
 /// [`scan`] with a caller-owned session (which then holds everything the scan read; the CLI
 /// leaks it at exit instead of freeing hundreds of thousands of small allocations).
-pub fn scan_cached(scanner: &mut Scanner, project: &Project, opts: &ScanOptions, progress: &Progress) -> Result<ScanResult, ScanError> {
+pub fn scan_cached(
+    scanner: &mut Scanner,
+    project: &Project,
+    opts: &ScanOptions,
+    progress: &Progress,
+) -> Result<ScanResult, ScanError> {
     let cache_path = cache::cache_path(project);
     let mut cache_note = None;
-    if opts.use_disk_cache && !opts.clean {
-        if let Some(p) = &cache_path {
-            match cache::load(p, scanner) {
-                Ok(()) => {}
-                Err(e) => cache_note = Some(format!("cache not used: {e}")),
-            }
+    if opts.use_disk_cache
+        && !opts.clean
+        && let Some(p) = &cache_path
+    {
+        match cache::load(p, scanner) {
+            Ok(()) => {}
+            Err(e) => cache_note = Some(format!("cache not used: {e}")),
         }
     }
     let mut res = scanner.scan(project, opts, progress)?;
-    if opts.use_disk_cache && scanner.dirty {
-        if let Some(p) = &cache_path {
-            if let Err(e) = cache::save(p, scanner) {
-                cache_note = Some(format!("cache not saved: {e}"));
-            }
-        }
+    if opts.use_disk_cache
+        && scanner.dirty
+        && let Some(p) = &cache_path
+        && let Err(e) = cache::save(p, scanner)
+    {
+        cache_note = Some(format!("cache not saved: {e}"));
     }
     if let Some(n) = cache_note {
         res.primary.notes.push(n.clone());

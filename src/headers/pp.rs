@@ -134,10 +134,10 @@ impl Clone for Macros {
 impl Macros {
     #[inline]
     fn note_read(&mut self, s: Sym, p: usize) {
-        if let Some(r) = self.rec.last_mut() {
-            if r.seen.insert(s) {
-                r.reads.push((s, p));
-            }
+        if let Some(r) = self.rec.last_mut()
+            && r.seen.insert(s)
+        {
+            r.reads.push((s, p));
         }
     }
     /// Looks a macro up (recorded).
@@ -588,9 +588,7 @@ impl<H: Host> Exp<'_, '_, H> {
                     || sp.starts_with("__atomic_")
                     || sp.starts_with("__is_")
                     || sp.starts_with("__has_")) as u64
-            } else if name == s.has_attribute {
-                1
-            } else if name == s.is_identifier {
+            } else if name == s.has_attribute || name == s.is_identifier {
                 1
             } else {
                 0 // clang __has_feature/__has_extension: conservatively "no"
@@ -761,13 +759,15 @@ impl<H: Host> Exp<'_, '_, H> {
         let mut i = 0;
         while i < body.len() {
             let t = body[i];
-            if fnlike && is_punct(&t, P::HASH) && i + 1 < body.len() {
-                if let Some(p) = pidx(&body[i + 1]) {
-                    let st = self.stringize(&args[p], t.ws);
-                    os.push(st);
-                    i += 2;
-                    continue;
-                }
+            if fnlike
+                && is_punct(&t, P::HASH)
+                && i + 1 < body.len()
+                && let Some(p) = pidx(&body[i + 1])
+            {
+                let st = self.stringize(&args[p], t.ws);
+                os.push(st);
+                i += 2;
+                continue;
             }
             if is_punct(&t, P::HASHHASH) && i + 1 < body.len() && !os.is_empty() {
                 let rhs = body[i + 1];
@@ -1000,8 +1000,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
     }
     fn binary(&mut self, min_prec: u8, skip: bool) -> V {
         let mut lhs = self.unary(skip);
-        loop {
-            let Some(op) = self.peek_punct() else { break };
+        while let Some(op) = self.peek_punct() {
             let Some(prec) = prec_of(op) else { break };
             if prec < min_prec {
                 break;
@@ -1029,7 +1028,8 @@ impl<H: Host> Eval<'_, '_, '_, H> {
         let p = PUNCTS[op as usize];
         let (x, y) = (a.v, b.v);
         let (sx, sy) = (a.v as i64, b.v as i64);
-        let r = match p {
+
+        match p {
             "*" => V {
                 v: if uns {
                     x.wrapping_mul(y)
@@ -1085,13 +1085,10 @@ impl<H: Host> Eval<'_, '_, '_, H> {
             "&" => V { v: x & y, uns },
             "^" => V { v: x ^ y, uns },
             "|" => V { v: x | y, uns },
-            _ => {
-                return self.fail(format!(
-                    "token \"{p}\" is not valid in preprocessor expressions"
-                ));
-            }
-        };
-        r
+            _ => self.fail(format!(
+                "token \"{p}\" is not valid in preprocessor expressions"
+            )),
+        }
     }
     fn unary(&mut self, skip: bool) -> V {
         let Some(e) = self.t.get(self.i).copied() else {
@@ -1185,7 +1182,11 @@ fn prec_of(op: u32) -> Option<u8> {
 fn parse_number(s: &[u8]) -> Result<V, String> {
     let owned;
     let s: &[u8] = if s.contains(&b'\'') {
-        owned = s.iter().copied().filter(|&c| c != b'\'').collect::<Vec<u8>>();
+        owned = s
+            .iter()
+            .copied()
+            .filter(|&c| c != b'\'')
+            .collect::<Vec<u8>>();
         &owned
     } else {
         s
@@ -1202,7 +1203,7 @@ fn parse_number(s: &[u8]) -> Result<V, String> {
     let bad = || {
         format!(
             "invalid integer constant \"{}\" in #if",
-            String::from_utf8_lossy(&s)
+            String::from_utf8_lossy(s)
         )
     };
     let (digits, radix) = if body.len() > 2 && (body.starts_with(b"0x") || body.starts_with(b"0X"))

@@ -622,10 +622,10 @@ impl Report {
                     &adj_owned
                 }
             };
-            if let Some(p) = bfs_path(adj, t.node, h) {
-                if best.as_ref().is_none_or(|b| p.len() < b.len()) {
-                    best = Some(p);
-                }
+            if let Some(p) = bfs_path(adj, t.node, h)
+                && best.as_ref().is_none_or(|b| p.len() < b.len())
+            {
+                best = Some(p);
             }
         }
         let best = best.map(|p| {

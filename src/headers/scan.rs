@@ -744,10 +744,10 @@ pub fn hh_graph(
 
 fn display_path(p: &Path, roots: &[PathBuf]) -> String {
     for r in roots {
-        if let Ok(rel) = p.strip_prefix(r) {
-            if !rel.as_os_str().is_empty() {
-                return rel.to_string_lossy().into_owned();
-            }
+        if let Ok(rel) = p.strip_prefix(r)
+            && !rel.as_os_str().is_empty()
+        {
+            return rel.to_string_lossy().into_owned();
         }
     }
     p.to_string_lossy().into_owned()

@@ -49,6 +49,9 @@ const SHARDS: usize = 16;
 
 type Shard<K, V> = RwLock<FxMap<K, V>>;
 
+/// (search path id, start index, include name).
+type ChainKey = (u32, u32, Sym);
+
 fn shards<K, V>() -> Vec<Shard<K, V>> {
     (0..SHARDS).map(|_| RwLock::new(FxMap::default())).collect()
 }
@@ -60,7 +63,7 @@ pub struct Store {
     dirs: Mutex<(FxMap<PathBuf, u32>, Vec<PathBuf>)>,
     exists: Vec<Shard<PathBuf, bool>>,
     rel_cache: Vec<Shard<(u32, Sym), Option<FileId>>>,
-    chain_cache: Vec<Shard<(u32, u32, Sym), Option<(FileId, u32)>>>,
+    chain_cache: Vec<Shard<ChainKey, Option<(FileId, u32)>>>,
     search_paths: Mutex<Vec<SearchPath>>,
     /// Previous content by path, reused when size + mtime (or the hash) match.
     pub prev: FxMap<PathBuf, Arc<FileData>>,
@@ -210,11 +213,13 @@ impl Store {
         };
         let mtime = mtime_ns(&meta);
         let prev = self.prev.get(path);
-        if let Some(p) = prev {
-            if p.error.is_none() && p.size == meta.len() && p.mtime == mtime {
-                self.files_reused.fetch_add(1, Ordering::Relaxed);
-                return (**p).clone();
-            }
+        if let Some(p) = prev
+            && p.error.is_none()
+            && p.size == meta.len()
+            && p.mtime == mtime
+        {
+            self.files_reused.fetch_add(1, Ordering::Relaxed);
+            return (**p).clone();
         }
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
@@ -225,16 +230,18 @@ impl Store {
             eprintln!("[headers] re-read changed file {}", path.display());
         }
         let hash = crc32fast::hash(&bytes);
-        if let Some(p) = prev {
-            if p.error.is_none() && p.hash == hash && p.size == bytes.len() as u64 {
-                return FileData {
-                    size: p.size,
-                    mtime,
-                    hash,
-                    lex: p.lex.clone(),
-                    error: None,
-                };
-            }
+        if let Some(p) = prev
+            && p.error.is_none()
+            && p.hash == hash
+            && p.size == bytes.len() as u64
+        {
+            return FileData {
+                size: p.size,
+                mtime,
+                hash,
+                lex: p.lex.clone(),
+                error: None,
+            };
         }
         let lex = lex::lex(&bytes, &self.interner);
         FileData {
@@ -291,12 +298,11 @@ impl Store {
                     let mut p = normalize(&joined);
                     // GCC's -fcanonical-system-headers (on by default): a system header's path is
                     // replaced by its realpath when that is shorter (`ncurses.h` -> `curses.h`).
-                    if i >= sp.system_start {
-                        if let Ok(c) = std::fs::canonicalize(&joined) {
-                            if c.as_os_str().len() < joined.as_os_str().len() {
-                                p = c;
-                            }
-                        }
+                    if i >= sp.system_start
+                        && let Ok(c) = std::fs::canonicalize(&joined)
+                        && c.as_os_str().len() < joined.as_os_str().len()
+                    {
+                        p = c;
                     }
                     r = Some((self.id_of(&p), i as u32));
                     break;
@@ -323,7 +329,10 @@ impl Store {
 
     pub fn seed_exists(&self, v: &[(PathBuf, bool)]) {
         for (p, b) in v {
-            self.exists[(fx_hash(p.as_path()) as usize) % SHARDS].write().unwrap().insert(p.clone(), *b);
+            self.exists[(fx_hash(p.as_path()) as usize) % SHARDS]
+                .write()
+                .unwrap()
+                .insert(p.clone(), *b);
         }
     }
 
