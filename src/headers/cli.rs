@@ -295,6 +295,18 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     if !args.quiet {
         print_tables(r, args.top);
     }
+    if let Some(p) = &args.json {
+        write_out(p, &r.to_json())?;
+    }
+    if let Some(p) = &args.csv {
+        write_out(p, &r.to_csv())?;
+    }
+    if let Some(p) = &args.dot {
+        write_out(p, &r.to_dot())?;
+    }
+    if let Some(p) = &args.closures {
+        write_out(p, &r.closures_json())?;
+    }
     if let Some(h) = &args.why {
         let chain = r.why_chain(h, args.from.as_deref())?;
         println!("\nWhy is {h} included ({}):", r.mode);
@@ -334,18 +346,6 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
             w.tus_affected,
             w.note
         );
-    }
-    if let Some(p) = &args.json {
-        write_out(p, &r.to_json())?;
-    }
-    if let Some(p) = &args.csv {
-        write_out(p, &r.to_csv())?;
-    }
-    if let Some(p) = &args.dot {
-        write_out(p, &r.to_dot())?;
-    }
-    if let Some(p) = &args.closures {
-        write_out(p, &r.closures_json())?;
     }
     std::mem::forget(res);
     Ok(())

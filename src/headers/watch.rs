@@ -43,7 +43,14 @@ pub fn watch(
                 return Ok(());
             }
             match rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(Ok(events)) if !events.is_empty() => break,
+                // Our own reads show up as access events: only changes count.
+                Ok(Ok(events))
+                    if events
+                        .iter()
+                        .any(|e| !matches!(e.event.kind, notify::EventKind::Access(_))) =>
+                {
+                    break;
+                }
                 Ok(_) => {}
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
