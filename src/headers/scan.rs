@@ -308,17 +308,17 @@ impl Scanner {
                 if progress.cancelled() {
                     return true;
                 }
+                // Files the previous scan only probed (e.g. `__has_include`) were never read:
+                // they are in no closure, so there is nothing to compare.
+                let Some(old) = &prev.files[id as usize] else {
+                    return false;
+                };
                 let new = store.data(id);
-                match &prev.files[id as usize] {
-                    Some(old) => {
-                        !(Arc::ptr_eq(&old.lex, &new.lex)
-                            || (old.error == new.error
-                                && old.lex.directives == new.lex.directives
-                                && old.lex.guard == new.lex.guard
-                                && old.lex.pragma_once == new.lex.pragma_once))
-                    }
-                    None => true,
-                }
+                !(Arc::ptr_eq(&old.lex, &new.lex)
+                    || (old.error == new.error
+                        && old.lex.directives == new.lex.directives
+                        && old.lex.guard == new.lex.guard
+                        && old.lex.pragma_once == new.lex.pragma_once))
             })
             .collect();
         if progress.cancelled() {
