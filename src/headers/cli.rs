@@ -1,14 +1,352 @@
-//! `clipforge headers` command-line arguments and entry point.
+//! `clipforge headers` command-line arguments and entry point: builds a [`Project`] from compiler-
+//! style flags, runs the scan (with the on-disk cache), prints both modes side by side plus the
+//! top of the tables, and writes the JSON / CSV / dot exports, why-chains and what-if answers.
 
+use super::report::{Report, WhatIf};
+use super::{CompilerChoice, MacroOpt, Mode, Progress, Project, ScanOptions};
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CliMode {
+    AllBranches,
+    Preprocessed,
+}
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct HeadersArgs {
-    /// Source roots to scan.
-    pub roots: Vec<std::path::PathBuf>,
+    /// Source roots to scan (recursively; dot-directories skipped).
+    pub roots: Vec<PathBuf>,
+    /// Include directory, searched in the order given (relative to the current directory).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a macro (preprocessed mode): NAME or NAME=VALUE.
+    #[arg(short = 'D', value_name = "NAME[=VAL]")]
+    pub define: Vec<String>,
+    /// Undefine a macro (applied after all -D).
+    #[arg(short = 'U', value_name = "NAME")]
+    pub undef: Vec<String>,
+    /// Quote-only include directory (-iquote).
+    #[arg(long = "iquote", value_name = "DIR")]
+    pub iquote: Vec<PathBuf>,
+    /// System include directory (-isystem).
+    #[arg(long = "isystem", value_name = "DIR")]
+    pub isystem: Vec<PathBuf>,
+    /// Take translation units, include dirs and defines from a compilation database.
+    #[arg(long, value_name = "FILE")]
+    pub compile_commands: Option<PathBuf>,
+    /// Mode whose tables are printed and exported (both modes' totals are always shown).
+    #[arg(long, value_enum, default_value = "preprocessed")]
+    pub mode: CliMode,
+    /// C++ standard passed to the compiler query (e.g. c++20).
+    #[arg(long)]
+    pub std: Option<String>,
+    /// C standard for .c files (e.g. gnu11).
+    #[arg(long)]
+    pub cstd: Option<String>,
+    /// Compiler asked for predefined macros and system dirs; `none` = built-in GCC set.
+    #[arg(long, value_name = "NAME")]
+    pub compiler: Option<String>,
+    /// Ignore the cache (clean rescan).
+    #[arg(long)]
+    pub clean: bool,
+    /// Disable cross-TU memoisation (slower; for checking it).
+    #[arg(long, hide = true)]
+    pub no_memo: bool,
+    /// Neither read nor write the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Cache file (default: the user cache dir).
+    #[arg(long, value_name = "FILE")]
+    pub cache: Option<PathBuf>,
+    /// Count system headers too (compare whole closures with the compiler).
+    #[arg(long)]
+    pub count_system: bool,
+    /// Write the JSON report ("-" for stdout).
+    #[arg(long, value_name = "OUT")]
+    pub json: Option<PathBuf>,
+    /// Write the per-file table as CSV.
+    #[arg(long, value_name = "OUT")]
+    pub csv: Option<PathBuf>,
+    /// Write the include graph as GraphViz dot.
+    #[arg(long, value_name = "OUT")]
+    pub dot: Option<PathBuf>,
+    /// Write per-TU closures as JSON (TU -> files), for comparisons with `g++ -M`.
+    #[arg(long, value_name = "OUT")]
+    pub closures: Option<PathBuf>,
+    /// Print the shortest include chain to HEADER.
+    #[arg(long, value_name = "HEADER")]
+    pub why: Option<String>,
+    /// With --why: start from this translation unit.
+    #[arg(long, value_name = "TU", requires = "why")]
+    pub from: Option<String>,
+    /// What-if: remove the include edge FROM -> TO and print the new Total Parsed.
+    #[arg(long, num_args = 2, value_names = ["FROM", "TO"])]
+    pub remove_include: Option<Vec<String>>,
+    /// What-if: make HEADER empty and print the new Total Parsed.
+    #[arg(long, value_name = "HEADER")]
+    pub empty: Option<String>,
+    /// Rows printed per table.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Rescan whenever files under the roots change (Ctrl-C to stop).
+    #[arg(long)]
+    pub watch: bool,
+    /// Print only the summary lines.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
-pub fn run(_args: &HeadersArgs) -> ExitCode {
-    eprintln!("clipforge headers: not built yet");
-    ExitCode::FAILURE
+impl HeadersArgs {
+    pub fn project(&self) -> Project {
+        let mut defines: Vec<MacroOpt> = self
+            .define
+            .iter()
+            .map(|d| MacroOpt::parse_define(d))
+            .collect();
+        defines.extend(self.undef.iter().map(|u| MacroOpt::Undef(u.clone())));
+        Project {
+            roots: self.roots.clone(),
+            include_dirs: self.include.clone(),
+            quote_dirs: self.iquote.clone(),
+            system_dirs: self.isystem.clone(),
+            defines,
+            compile_commands: self.compile_commands.clone(),
+            std: self.std.clone(),
+            cstd: self.cstd.clone(),
+            compiler: match self.compiler.as_deref() {
+                None => CompilerChoice::Auto,
+                Some("none") => CompilerChoice::None,
+                Some(n) => CompilerChoice::Named(n.to_string()),
+            },
+            cache_file: self.cache.clone(),
+        }
+    }
+
+    pub fn options(&self) -> ScanOptions {
+        ScanOptions {
+            mode: match self.mode {
+                CliMode::AllBranches => Mode::AllBranches,
+                CliMode::Preprocessed => Mode::Preprocessed,
+            },
+            both_modes: true,
+            clean: self.clean,
+            count_system: self.count_system,
+            use_disk_cache: !self.no_cache,
+            no_memo: self.no_memo,
+        }
+    }
+}
+
+fn write_out(path: &PathBuf, text: &str) -> Result<(), String> {
+    if path.as_os_str() == "-" {
+        print!("{text}");
+        return Ok(());
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+fn print_summary(r: &Report, other: Option<&Report>) {
+    println!(
+        "{:<22} {:>18} {:>18}",
+        "",
+        r.mode.to_string(),
+        other.map(|o| o.mode.to_string()).unwrap_or_default()
+    );
+    let row = |name: &str, a: String, b: Option<String>| {
+        println!("{name:<22} {a:>18} {:>18}", b.unwrap_or_default())
+    };
+    row(
+        "Files",
+        r.files.to_string(),
+        other.map(|o| o.files.to_string()),
+    );
+    row(
+        "Translation units",
+        r.translation_units.to_string(),
+        other.map(|o| o.translation_units.to_string()),
+    );
+    row(
+        "Total Lines",
+        r.total_lines.to_string(),
+        other.map(|o| o.total_lines.to_string()),
+    );
+    row(
+        "Total Parsed",
+        r.total_parsed.to_string(),
+        other.map(|o| o.total_parsed.to_string()),
+    );
+    row(
+        "Blowup Factor",
+        format!("{:.2}", r.blowup),
+        other.map(|o| format!("{:.2}", o.blowup)),
+    );
+    row(
+        "Missing includes",
+        r.missing.len().to_string(),
+        other.map(|o| o.missing.len().to_string()),
+    );
+    row(
+        "Include cycles",
+        r.cycles.len().to_string(),
+        other.map(|o| o.cycles.len().to_string()),
+    );
+    row(
+        "Errors",
+        r.errors.len().to_string(),
+        other.map(|o| o.errors.len().to_string()),
+    );
+    println!(
+        "scan {:.3} s (files read {}, reused {}; TUs evaluated {}, reused {})",
+        r.scan_seconds,
+        r.stats.files_read,
+        r.stats.files_reused,
+        r.stats.tus_evaluated,
+        r.stats.tus_reused
+    );
+}
+
+fn print_tables(r: &Report, top: usize) {
+    println!("\nBiggest contributors ({}; lines x TUs):", r.mode);
+    println!("{:>12} {:>8} {:>6}  path", "contributed", "lines", "TUs");
+    for h in r.headers.iter().filter(|h| h.contributed > 0).take(top) {
+        println!(
+            "{:>12} {:>8} {:>6}  {}",
+            h.contributed, h.lines, h.tu_count, h.path
+        );
+    }
+    println!("\nHeader hubs (transitive includes x TUs):");
+    for h in r.hubs.iter().take(top) {
+        println!(
+            "{:>12} {:>8} {:>6}  {}",
+            h.score, h.transitive_includes, h.tu_count, h.path
+        );
+    }
+    if !r.missing.is_empty() {
+        println!("\nMissing includes ({}):", r.missing.len());
+        for m in r.missing.iter().take(top) {
+            let first = m
+                .tried_by
+                .first()
+                .map(|s| format!("{}:{}", s.file, s.line))
+                .unwrap_or_default();
+            let q = if m.angle {
+                format!("<{}>", m.include)
+            } else {
+                format!("\"{}\"", m.include)
+            };
+            println!("  {q:<40} {:>5} TUs, e.g. {first}", m.tu_count);
+        }
+    }
+    if !r.cycles.is_empty() {
+        println!("\nInclude cycles ({}):", r.cycles.len());
+        for c in r.cycles.iter().take(top) {
+            println!("  {}", c.join(" <-> "));
+        }
+    }
+    if !r.errors.is_empty() {
+        println!("\nErrors ({}):", r.errors.len());
+        for e in r.errors.iter().take(top) {
+            println!("  {}:{}: {}", e.file, e.line, e.message);
+        }
+    }
+    for n in &r.notes {
+        println!("note: {n}");
+    }
+}
+
+/// Runs `clipforge headers`.
+pub fn run(args: &HeadersArgs) -> ExitCode {
+    match run_inner(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("clipforge headers: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_inner(args: &HeadersArgs) -> Result<(), String> {
+    if args.roots.is_empty() && args.compile_commands.is_none() {
+        return Err("give at least one source root (or --compile-commands FILE)".into());
+    }
+    let project = args.project();
+    let opts = args.options();
+    if args.watch {
+        let mut scanner = super::Scanner::new();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        return super::watch::watch(&project, &opts, &mut scanner, &stop, |res| {
+            match res {
+                Ok(r) => print_summary(&r.primary, r.secondary.as_ref()),
+                Err(e) => eprintln!("clipforge headers: {e}"),
+            }
+            println!("-- watching for changes (Ctrl-C to stop)");
+            true
+        });
+    }
+    let progress = Progress::default();
+    let mut scanner = super::Scanner::new();
+    let res =
+        super::scan_cached(&mut scanner, &project, &opts, &progress).map_err(|e| e.to_string())?;
+    // The process ends right after: skip freeing the scan's many small allocations.
+    std::mem::forget(scanner);
+    let r = &res.primary;
+    print_summary(r, res.secondary.as_ref());
+    if !args.quiet {
+        print_tables(r, args.top);
+    }
+    if let Some(p) = &args.json {
+        write_out(p, &r.to_json())?;
+    }
+    if let Some(p) = &args.csv {
+        write_out(p, &r.to_csv())?;
+    }
+    if let Some(p) = &args.dot {
+        write_out(p, &r.to_dot())?;
+    }
+    if let Some(p) = &args.closures {
+        write_out(p, &r.closures_json())?;
+    }
+    if let Some(h) = &args.why {
+        let chain = r.why_chain(h, args.from.as_deref())?;
+        println!("\nWhy is {h} included ({}):", r.mode);
+        for (i, s) in chain.iter().enumerate() {
+            if s.line > 0 {
+                println!("  {}{}:{}  #include", "  ".repeat(i), s.file, s.line);
+            } else {
+                println!("  {}{}", "  ".repeat(i), s.file);
+            }
+        }
+    }
+    if let Some(v) = &args.remove_include {
+        let w = r.what_if(&WhatIf::RemoveInclude {
+            from: v[0].clone(),
+            to: v[1].clone(),
+        })?;
+        println!(
+            "\nWhat if {} did not include {}: Total Parsed {} -> {} (-{}, {:.2}%), {} TUs affected ({})",
+            v[0],
+            v[1],
+            w.total_parsed_before,
+            w.total_parsed_after,
+            w.saved,
+            w.saved_percent,
+            w.tus_affected,
+            w.note
+        );
+    }
+    if let Some(h) = &args.empty {
+        let w = r.what_if(&WhatIf::EmptyFile(h.clone()))?;
+        println!(
+            "\nWhat if {h} were empty: Total Parsed {} -> {} (-{}, {:.2}%), {} TUs affected ({})",
+            w.total_parsed_before,
+            w.total_parsed_after,
+            w.saved,
+            w.saved_percent,
+            w.tus_affected,
+            w.note
+        );
+    }
+    std::mem::forget(res);
+    Ok(())
 }

@@ -1,6 +1,210 @@
-//! The C/C++ header profiler, with no UI: scanning, directives, include resolution, the graph,
-//! the report and the cache.
+//! The C/C++ header profiler, with no UI: Header Hero's report ("which headers get parsed over
+//! and over"), computed two ways side by side:
 //!
-//! PLACEHOLDER: lands with the header profiler change.
+//! - **all branches**: Header Hero 2011's exact definition (every `#include` line, every `#if`
+//!   branch, no macros), with true reachability instead of its include-cycle artefact;
+//! - **preprocessed**: each translation unit preprocessed for real (conditionals, macros,
+//!   guards, `#pragma once`, `#include_next`, `#include MACRO`, `__has_include`), using the
+//!   compiler's predefined macros and system dirs, aiming at the closure `g++ -M` reports.
+//!
+//! Layout: [`lex`] (directive extraction), [`pp`] (macros and `#if`), [`store`] (files and
+//! resolution), [`eval`] (per-TU preprocessing), [`scan`] (orchestration, the [`Scanner`]
+//! session), [`report`] (numbers, detail view, why-chains, what-if, JSON/CSV/dot), [`cache`]
+//! (on-disk cache), [`watch`] (rescan on change), [`compiler`], [`compdb`], [`cli`].
+//!
+//! For a UI: build a [`Project`] and [`ScanOptions`], run [`scan`] (or keep a [`Scanner`] for
+//! cheap rescans) on a worker thread while polling the shared [`Progress`] (set its cancel flag
+//! to stop), then read the [`Report`]: `headers`, `hubs`, `cycles`, `missing`, `errors`,
+//! [`Report::detail`], [`Report::why_chain`], [`Report::what_if`].
+//!
+//! JSON keys (stable, scripts read them): `mode`, `files`, `translation_units`, `total_lines`,
+//! `total_parsed`, `blowup`, `scan_seconds`, `headers[]` (`path`, `lines`, `tu`, `tu_count`,
+//! `contributed`, `transitive_includes`, `transitive_lines`, `included_by_count`, `hub_score`,
+//! `includes`, `included_by`), `hubs`, `cycles`, `missing`, `errors`, `notes`, `other_mode`,
+//! `stats`.
 
+pub mod cache;
 pub mod cli;
+pub mod compdb;
+pub mod compiler;
+pub mod eval;
+pub mod lex;
+pub mod pp;
+pub mod report;
+pub mod scan;
+pub mod store;
+pub mod util;
+pub mod watch;
+
+pub use compdb::MacroOpt;
+pub use report::{ChainStep, Detail, FileEntry, Report, WhatIf, WhatIfResult};
+pub use scan::{ScanError, ScanResult, Scanner};
+
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    AllBranches,
+    Preprocessed,
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::AllBranches => "all-branches",
+            Mode::Preprocessed => "preprocessed",
+        })
+    }
+}
+
+/// Which compiler to ask for predefined macros and system include dirs.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum CompilerChoice {
+    /// `c++`, `g++`, then `clang++` on PATH.
+    #[default]
+    Auto,
+    Named(String),
+    /// Built-in GCC x86-64 Linux macro set, no system dirs.
+    None,
+}
+
+/// What to scan.
+#[derive(Clone, Debug, Default)]
+pub struct Project {
+    /// Scanned recursively for translation units (dot-directories skipped).
+    pub roots: Vec<PathBuf>,
+    /// `-I` dirs, in order (relative paths are relative to the current directory).
+    pub include_dirs: Vec<PathBuf>,
+    /// `-iquote` dirs.
+    pub quote_dirs: Vec<PathBuf>,
+    /// `-isystem` dirs.
+    pub system_dirs: Vec<PathBuf>,
+    /// `-D` / `-U`, in order.
+    pub defines: Vec<MacroOpt>,
+    /// When set, TUs and their flags come from this compilation database.
+    pub compile_commands: Option<PathBuf>,
+    /// C++ standard (`-std=` value) for C++ TUs; C TUs use `cstd`.
+    pub std: Option<String>,
+    pub cstd: Option<String>,
+    pub compiler: CompilerChoice,
+    /// Where the cache lives; `None`: the user cache dir, keyed by the roots.
+    pub cache_file: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ScanOptions {
+    /// The primary mode (the other one is computed too when `both_modes`).
+    pub mode: Mode,
+    pub both_modes: bool,
+    /// Ignore the cache and the previous scan ("Clean rescan").
+    pub clean: bool,
+    /// Count system headers too (compiler-agreement tests compare whole closures).
+    pub count_system: bool,
+    /// Load/save the on-disk cache (the free function [`scan`] only).
+    pub use_disk_cache: bool,
+    /// Disable cross-TU memoisation of inclusions (for testing it: results must not change).
+    pub no_memo: bool,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            mode: Mode::Preprocessed,
+            both_modes: true,
+            clean: false,
+            count_system: false,
+            use_disk_cache: true,
+            no_memo: false,
+        }
+    }
+}
+
+/// Live progress a UI polls while a scan runs on another thread; `cancel()` stops the scan at the
+/// next translation unit.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub tus_total: AtomicUsize,
+    pub tus_done: AtomicUsize,
+    cancel: AtomicBool,
+    phase: Mutex<String>,
+    phase_start: Mutex<Option<std::time::Instant>>,
+}
+
+impl Progress {
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed)
+    }
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+    pub fn phase(&self) -> String {
+        self.phase.lock().unwrap().clone()
+    }
+    pub fn set_phase(&self, p: &str) {
+        let mut g = self.phase.lock().unwrap();
+        // CLIPFORGE_HEADERS_TIMING=1 prints how long each phase took (for benchmarking).
+        if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
+            let mut t = self.phase_start.lock().unwrap();
+            if let Some(start) = *t {
+                eprintln!(
+                    "[headers] {:<34} {:>8.3} s",
+                    *g,
+                    start.elapsed().as_secs_f64()
+                );
+            }
+            *t = Some(std::time::Instant::now());
+        }
+        *g = p.to_string();
+    }
+}
+
+/// One-shot scan with the on-disk cache: loads it (unless `opts.clean` or disabled), scans,
+/// saves it back. Cache problems never fail the scan; they are added to the report's notes.
+pub fn scan(
+    project: &Project,
+    opts: &ScanOptions,
+    progress: &Progress,
+) -> Result<ScanResult, ScanError> {
+    let mut scanner = Scanner::new();
+    scan_cached(&mut scanner, project, opts, progress)
+}
+
+/// [`scan`] with a caller-owned session (which then holds everything the scan read; the CLI
+/// leaks it at exit instead of freeing hundreds of thousands of small allocations).
+pub fn scan_cached(
+    scanner: &mut Scanner,
+    project: &Project,
+    opts: &ScanOptions,
+    progress: &Progress,
+) -> Result<ScanResult, ScanError> {
+    let cache_path = cache::cache_path(project);
+    let mut cache_note = None;
+    if opts.use_disk_cache
+        && !opts.clean
+        && let Some(p) = &cache_path
+    {
+        match cache::load(p, scanner) {
+            Ok(()) => {}
+            Err(e) => cache_note = Some(format!("cache not used: {e}")),
+        }
+    }
+    let mut res = scanner.scan(project, opts, progress)?;
+    if opts.use_disk_cache
+        && scanner.dirty
+        && let Some(p) = &cache_path
+        && let Err(e) = cache::save(p, scanner)
+    {
+        cache_note = Some(format!("cache not saved: {e}"));
+    }
+    if let Some(n) = cache_note {
+        res.primary.notes.push(n.clone());
+        if let Some(s) = &mut res.secondary {
+            s.notes.push(n);
+        }
+    }
+    Ok(res)
+}

@@ -1,0 +1,573 @@
+//! The on-disk cache: per file size + mtime + content hash (CRC-32) + extracted directives, per
+//! TU its last result, the directory stamps that guard resolution, and the compiler queries. A
+//! compact hand-rolled binary format: the warm-rescan budget (≤ 10% of a cold scan) leaves no
+//! room for JSON parsing of hundreds of thousands of tokens. Any mismatch or corruption simply
+//! discards the cache.
+
+use super::Project;
+use super::compiler::CompilerEnv;
+use super::eval::TuResult;
+use super::lex::{DKind, Directive, HhInclude, IncSpec, Lexed, MacroDef, TK, Tok};
+use super::scan::{Prev, Scanner};
+use super::store::FileData;
+use super::util::{FxMap, Interner, absolutize, fx_hash};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const MAGIC: &[u8; 8] = b"CFHDRC05";
+
+/// Where the cache of a project lives: next to the project file when one is given, else in the
+/// user cache dir (`$XDG_CACHE_HOME` or `~/.cache`) under a name derived from the inputs.
+pub fn cache_path(p: &Project) -> Option<PathBuf> {
+    if let Some(c) = &p.cache_file {
+        return Some(c.clone());
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let key = fx_hash(&(
+        p.roots.iter().map(|r| absolutize(r)).collect::<Vec<_>>(),
+        p.include_dirs
+            .iter()
+            .map(|r| absolutize(r))
+            .collect::<Vec<_>>(),
+        p.compile_commands.as_ref().map(|c| absolutize(c)),
+    ));
+    Some(
+        base.join("clipforge")
+            .join("headers")
+            .join(format!("{key:016x}.cache")),
+    )
+}
+
+struct W(Vec<u8>);
+
+impl W {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v)
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes())
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes())
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.0.extend_from_slice(b)
+    }
+    fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes())
+    }
+    fn path(&mut self, p: &Path) {
+        self.str(&p.to_string_lossy())
+    }
+    fn toks(&mut self, t: &[Tok]) {
+        self.u32(t.len() as u32);
+        for k in t {
+            self.u8(k.kind as u8 | if k.ws { 0x80 } else { 0 });
+            self.u32(k.sym);
+        }
+    }
+    fn lexed(&mut self, l: &Lexed) {
+        self.u32(l.lines);
+        self.u32(l.directives.len() as u32);
+        for d in &l.directives {
+            self.u32(d.line);
+            match &d.kind {
+                DKind::Include { next, import, spec } => {
+                    self.u8(0);
+                    self.u8(*next as u8 | (*import as u8) << 1);
+                    match spec {
+                        IncSpec::Quoted(s) => {
+                            self.u8(0);
+                            self.u32(*s)
+                        }
+                        IncSpec::Angle(s) => {
+                            self.u8(1);
+                            self.u32(*s)
+                        }
+                        IncSpec::Macro(t) => {
+                            self.u8(2);
+                            self.toks(t)
+                        }
+                    }
+                }
+                DKind::If(t) => {
+                    self.u8(1);
+                    self.toks(t)
+                }
+                DKind::Ifdef(s) => {
+                    self.u8(2);
+                    self.u32(*s)
+                }
+                DKind::Ifndef(s) => {
+                    self.u8(3);
+                    self.u32(*s)
+                }
+                DKind::Elif(t) => {
+                    self.u8(4);
+                    self.toks(t)
+                }
+                DKind::Elifdef(s) => {
+                    self.u8(5);
+                    self.u32(*s)
+                }
+                DKind::Elifndef(s) => {
+                    self.u8(6);
+                    self.u32(*s)
+                }
+                DKind::Else => self.u8(7),
+                DKind::Endif => self.u8(8),
+                DKind::Define(m) => {
+                    self.u8(9);
+                    self.u32(m.name);
+                    match &m.params {
+                        None => self.u32(u32::MAX),
+                        Some(p) => {
+                            self.u32(p.len() as u32);
+                            for s in p {
+                                self.u32(*s);
+                            }
+                        }
+                    }
+                    self.u8(m.variadic as u8);
+                    self.toks(&m.body);
+                }
+                DKind::Undef(s) => {
+                    self.u8(10);
+                    self.u32(*s)
+                }
+                DKind::PragmaOnce => self.u8(11),
+                DKind::PushMacro(s) => {
+                    self.u8(12);
+                    self.u32(*s)
+                }
+                DKind::PopMacro(s) => {
+                    self.u8(13);
+                    self.u32(*s)
+                }
+                DKind::Error(m) => {
+                    self.u8(14);
+                    self.str(m)
+                }
+                DKind::Bad(m) => {
+                    self.u8(15);
+                    self.str(m)
+                }
+            }
+        }
+        self.u32(l.hh_includes.len() as u32);
+        for h in &l.hh_includes {
+            self.u32(h.line);
+            self.u8(h.quoted as u8);
+            self.str(&h.name);
+        }
+        self.u32(l.hh_errors.len() as u32);
+        for &e in &l.hh_errors {
+            self.u32(e);
+        }
+        self.u32(l.errors.len() as u32);
+        for (line, m) in &l.errors {
+            self.u32(*line);
+            self.str(m);
+        }
+        self.u32(l.guard.unwrap_or(u32::MAX));
+        self.u8(l.pragma_once as u8);
+    }
+}
+
+struct R<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+type Res<T> = Result<T, String>;
+
+impl R<'_> {
+    fn take(&mut self, n: usize) -> Res<&[u8]> {
+        if self.i + n > self.b.len() {
+            return Err("truncated cache file".into());
+        }
+        let s = &self.b[self.i..self.i + n];
+        self.i += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Res<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Res<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn u64(&mut self) -> Res<u64> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    fn bytes(&mut self) -> Res<Vec<u8>> {
+        let n = self.u32()? as usize;
+        Ok(self.take(n)?.to_vec())
+    }
+    fn str(&mut self) -> Res<String> {
+        Ok(String::from_utf8_lossy(&self.bytes()?).into_owned())
+    }
+    fn path(&mut self) -> Res<PathBuf> {
+        Ok(PathBuf::from(self.str()?))
+    }
+    fn len(&mut self) -> Res<usize> {
+        let n = self.u32()? as usize;
+        if n > self.b.len() {
+            return Err("corrupt cache file (bad length)".into());
+        }
+        Ok(n)
+    }
+    fn toks(&mut self) -> Res<Vec<Tok>> {
+        let n = self.len()?;
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            let k = self.u8()?;
+            let sym = self.u32()?;
+            let kind = match k & 0x7f {
+                0 => TK::Ident,
+                1 => TK::Num,
+                2 => TK::Str,
+                3 => TK::Chr,
+                4 => TK::Punct,
+                5 => TK::Other,
+                _ => return Err("corrupt cache file (token)".into()),
+            };
+            v.push(Tok {
+                kind,
+                ws: k & 0x80 != 0,
+                sym,
+            });
+        }
+        Ok(v)
+    }
+    fn lexed(&mut self) -> Res<Lexed> {
+        let lines = self.u32()?;
+        let n = self.len()?;
+        let mut directives = Vec::with_capacity(n);
+        for _ in 0..n {
+            let line = self.u32()?;
+            let kind = match self.u8()? {
+                0 => {
+                    let f = self.u8()?;
+                    let spec = match self.u8()? {
+                        0 => IncSpec::Quoted(self.u32()?),
+                        1 => IncSpec::Angle(self.u32()?),
+                        _ => IncSpec::Macro(self.toks()?),
+                    };
+                    DKind::Include {
+                        next: f & 1 != 0,
+                        import: f & 2 != 0,
+                        spec,
+                    }
+                }
+                1 => DKind::If(self.toks()?),
+                2 => DKind::Ifdef(self.u32()?),
+                3 => DKind::Ifndef(self.u32()?),
+                4 => DKind::Elif(self.toks()?),
+                5 => DKind::Elifdef(self.u32()?),
+                6 => DKind::Elifndef(self.u32()?),
+                7 => DKind::Else,
+                8 => DKind::Endif,
+                9 => {
+                    let name = self.u32()?;
+                    let np = self.u32()?;
+                    let params = if np == u32::MAX {
+                        None
+                    } else {
+                        let mut p = Vec::with_capacity(np as usize);
+                        for _ in 0..np {
+                            p.push(self.u32()?);
+                        }
+                        Some(p)
+                    };
+                    let variadic = self.u8()? != 0;
+                    let body = self.toks()?;
+                    DKind::Define(Arc::new(MacroDef {
+                        name,
+                        params,
+                        variadic,
+                        body,
+                    }))
+                }
+                10 => DKind::Undef(self.u32()?),
+                11 => DKind::PragmaOnce,
+                12 => DKind::PushMacro(self.u32()?),
+                13 => DKind::PopMacro(self.u32()?),
+                14 => DKind::Error(self.str()?),
+                15 => DKind::Bad(self.str()?),
+                _ => return Err("corrupt cache file (directive)".into()),
+            };
+            directives.push(Directive { line, kind });
+        }
+        let n = self.len()?;
+        let mut hh_includes = Vec::with_capacity(n);
+        for _ in 0..n {
+            let line = self.u32()?;
+            let quoted = self.u8()? != 0;
+            let name = self.str()?;
+            hh_includes.push(HhInclude { line, quoted, name });
+        }
+        let n = self.len()?;
+        let mut hh_errors = Vec::with_capacity(n);
+        for _ in 0..n {
+            hh_errors.push(self.u32()?);
+        }
+        let n = self.len()?;
+        let mut errors = Vec::with_capacity(n);
+        for _ in 0..n {
+            let l = self.u32()?;
+            errors.push((l, self.str()?));
+        }
+        let g = self.u32()?;
+        let pragma_once = self.u8()? != 0;
+        Ok(Lexed {
+            lines,
+            directives,
+            hh_includes,
+            hh_errors,
+            errors,
+            guard: (g != u32::MAX).then_some(g),
+            pragma_once,
+        })
+    }
+}
+
+/// Writes the session's previous-scan state.
+pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
+    let mut w = W(Vec::with_capacity(1 << 20));
+    w.0.extend_from_slice(MAGIC);
+    let strs = s.interner.snapshot();
+    w.u32(strs.len() as u32);
+    for x in &strs {
+        w.bytes(x);
+    }
+    let p = &s.prev;
+    w.u32(p.paths.len() as u32);
+    for (path, f) in p.paths.iter().zip(&p.files) {
+        w.path(path);
+        match f {
+            None => w.u8(0),
+            Some(f) => {
+                w.u8(1);
+                w.u64(f.size);
+                w.u64(f.mtime as u64);
+                w.u32(f.hash);
+                match &f.error {
+                    None => w.u8(0),
+                    Some(e) => {
+                        w.u8(1);
+                        w.str(e)
+                    }
+                }
+                w.lexed(&f.lex);
+            }
+        }
+    }
+    let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
+    tus.sort_by_key(|t| *t.0);
+    w.u32(tus.len() as u32);
+    for (id, (key, r)) in tus {
+        w.u32(*id);
+        w.u64(*key);
+        w.u32(r.closure.len() as u32);
+        for &c in &r.closure {
+            w.u32(c);
+        }
+        w.u32(r.edges.len() as u32);
+        for &(a, l, b) in &r.edges {
+            w.u32(a);
+            w.u32(l);
+            w.u32(b);
+        }
+        w.u32(r.missing.len() as u32);
+        for (a, l, n, ang) in &r.missing {
+            w.u32(*a);
+            w.u32(*l);
+            w.str(n);
+            w.u8(*ang as u8);
+        }
+        w.u32(r.errors.len() as u32);
+        for (a, l, m) in &r.errors {
+            w.u32(*a);
+            w.u32(*l);
+            w.str(m);
+        }
+    }
+    w.u32(p.dir_stamps.len() as u32);
+    for (d, m) in &p.dir_stamps {
+        w.path(d);
+        match m {
+            None => w.u8(0),
+            Some(t) => {
+                w.u8(1);
+                w.u64(*t as u64)
+            }
+        }
+    }
+    w.u32(p.exists.len() as u32);
+    for (d, b) in &p.exists {
+        w.path(d);
+        w.u8(*b as u8);
+    }
+    let mut comps: Vec<(&String, &CompilerEnv)> = p.compilers.iter().collect();
+    comps.sort_by_key(|c| c.0);
+    w.u32(comps.len() as u32);
+    for (k, e) in comps {
+        w.str(k);
+        w.str(&e.predefined);
+        w.u32(e.quote_dirs.len() as u32);
+        for d in &e.quote_dirs {
+            w.path(d);
+        }
+        w.u32(e.system_dirs.len() as u32);
+        for d in &e.system_dirs {
+            w.path(d);
+        }
+        w.u32(e.preincludes.len() as u32);
+        for d in &e.preincludes {
+            w.path(d);
+        }
+        w.str(&e.origin);
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
+    }
+    // Write then rename, so a crash never leaves a half-written cache behind.
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, &w.0).map_err(|e| format!("{}: cannot write: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    Ok(())
+}
+
+/// Loads a cache into a fresh session (its interner must be empty apart from the initial entry).
+pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
+    let b = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+    };
+    let mut r = R { b: &b, i: 0 };
+    if r.take(8).ok() != Some(MAGIC.as_slice()) {
+        return Err(format!(
+            "{}: not a cache file of this version",
+            path.display()
+        ));
+    }
+    let decode = |r: &mut R| -> Res<(Interner, Prev)> {
+        let interner = Interner::new();
+        let n = r.len()?;
+        for i in 0..n {
+            let x = r.bytes()?;
+            if interner.intern(&x) as usize != i {
+                return Err("corrupt cache file (string table)".into());
+            }
+        }
+        let mut prev = Prev::default();
+        let n = r.len()?;
+        for _ in 0..n {
+            prev.paths.push(r.path()?);
+            if r.u8()? == 0 {
+                prev.files.push(None);
+                continue;
+            }
+            let size = r.u64()?;
+            let mtime = r.u64()? as i64;
+            let hash = r.u32()?;
+            let error = if r.u8()? != 0 { Some(r.str()?) } else { None };
+            let lex = r.lexed()?;
+            prev.files.push(Some(Arc::new(FileData {
+                size,
+                mtime,
+                hash,
+                lex: Arc::new(lex),
+                error,
+            })));
+        }
+        let n = r.len()?;
+        let mut tus = FxMap::default();
+        for _ in 0..n {
+            let id = r.u32()?;
+            let key = r.u64()?;
+            let mut t = TuResult {
+                tu: id,
+                ..Default::default()
+            };
+            let k = r.len()?;
+            for _ in 0..k {
+                t.closure.push(r.u32()?);
+            }
+            let k = r.len()?;
+            for _ in 0..k {
+                t.edges.push((r.u32()?, r.u32()?, r.u32()?));
+            }
+            let k = r.len()?;
+            for _ in 0..k {
+                let a = r.u32()?;
+                let l = r.u32()?;
+                let nm = r.str()?;
+                let ang = r.u8()? != 0;
+                t.missing.push((a, l, nm, ang));
+            }
+            let k = r.len()?;
+            for _ in 0..k {
+                let a = r.u32()?;
+                let l = r.u32()?;
+                t.errors.push((a, l, r.str()?));
+            }
+            tus.insert(id, (key, t));
+        }
+        prev.tus = tus;
+        let n = r.len()?;
+        for _ in 0..n {
+            let d = r.path()?;
+            let m = if r.u8()? != 0 {
+                Some(r.u64()? as i64)
+            } else {
+                None
+            };
+            prev.dir_stamps.push((d, m));
+        }
+        let n = r.len()?;
+        for _ in 0..n {
+            let d = r.path()?;
+            let b = r.u8()? != 0;
+            prev.exists.push((d, b));
+        }
+        let n = r.len()?;
+        for _ in 0..n {
+            let k = r.str()?;
+            let predefined = r.str()?;
+            let mut quote_dirs = Vec::new();
+            for _ in 0..r.len()? {
+                quote_dirs.push(r.path()?);
+            }
+            let mut system_dirs = Vec::new();
+            for _ in 0..r.len()? {
+                system_dirs.push(r.path()?);
+            }
+            let mut preincludes = Vec::new();
+            for _ in 0..r.len()? {
+                preincludes.push(r.path()?);
+            }
+            let origin = r.str()?;
+            prev.compilers.insert(
+                k,
+                CompilerEnv {
+                    predefined,
+                    quote_dirs,
+                    system_dirs,
+                    preincludes,
+                    origin,
+                },
+            );
+        }
+        Ok((interner, prev))
+    };
+    let (interner, prev) = decode(&mut r).map_err(|e| format!("{}: {e}", path.display()))?;
+    s.interner = Arc::new(interner);
+    s.prev = prev;
+    Ok(())
+}

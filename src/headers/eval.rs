@@ -1,0 +1,554 @@
+//! Per-translation-unit preprocessing ("preprocessed" mode): walks the TU's directives in order,
+//! keeps the macro table, evaluates conditionals, follows active `#include`s (guards, `#pragma
+//! once`, `#import`, `#include_next`, `#include MACRO`, `__has_include`) exactly like `g++ -M -MG`
+//! decides which files a TU opens. Missing files are recorded and not descended, as `-MG` does.
+
+use super::lex::{DKind, IncSpec, Lexed};
+use super::pp::{self, Ctx, Effect, Entry, HeaderName, Host, Macros, Rec, Syms};
+use super::store::{FileId, SearchPath, Store};
+use super::util::{FxMap, FxSet, Sym, fx_hash};
+use std::sync::{Arc, RwLock};
+
+/// Key of a memoised inclusion: (file, chain index it was found at, search path, base macros).
+type MemoKey = (FileId, u32, u32, usize);
+
+const MEMO_SHARDS: usize = 32;
+const MAX_VARIANTS: usize = 16;
+
+/// Inclusions recorded across all translation units of a scan. Including `<vector>` or a project
+/// header with the same relevant macros as a previous TU replays the recorded effects instead of
+/// re-evaluating every directive: that is what makes per-TU preprocessing cost close to a scan.
+pub struct Memo {
+    shards: Vec<RwLock<FxMap<MemoKey, Vec<Arc<Entry>>>>>,
+}
+
+impl Default for Memo {
+    fn default() -> Self {
+        Memo {
+            shards: (0..MEMO_SHARDS)
+                .map(|_| RwLock::new(FxMap::default()))
+                .collect(),
+        }
+    }
+}
+
+impl Memo {
+    fn shard(&self, k: &MemoKey) -> &RwLock<FxMap<MemoKey, Vec<Arc<Entry>>>> {
+        &self.shards[fx_hash(k) as usize % MEMO_SHARDS]
+    }
+    fn find(&self, k: &MemoKey, ok: impl Fn(&Entry) -> bool) -> Option<Arc<Entry>> {
+        self.shard(k)
+            .read()
+            .unwrap()
+            .get(k)?
+            .iter()
+            .find(|e| ok(e))
+            .cloned()
+    }
+    fn insert(&self, k: MemoKey, e: Arc<Entry>) {
+        let mut g = self.shard(&k).write().unwrap();
+        let v = g.entry(k).or_default();
+        if v.len() < MAX_VARIANTS {
+            v.push(e);
+        }
+    }
+}
+
+/// GCC's limit (`#include nested depth 200 exceeds maximum of 200`).
+const MAX_DEPTH: u32 = 200;
+
+/// What one TU reached. Every list uses store file ids; `closure` includes the TU itself and every
+/// file it opened (system headers too; the report decides what is counted).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TuResult {
+    pub tu: FileId,
+    pub closure: Vec<FileId>,
+    /// Active include edges, in encounter order: (includer, line, included). Deduplicated.
+    pub edges: Vec<(FileId, u32, FileId)>,
+    /// Unresolved includes: (includer, line, name as written, angle?).
+    pub missing: Vec<(FileId, u32, String, bool)>,
+    /// Errors met while preprocessing: (file, line, message).
+    pub errors: Vec<(FileId, u32, String)>,
+}
+
+pub struct TuInput<'a> {
+    pub tu: FileId,
+    pub sp: &'a SearchPath,
+    pub sp_id: u32,
+    pub base: &'a Macros,
+    pub forced: &'a [FileId],
+    pub clang: bool,
+    pub cplusplus: bool,
+    pub memo: Option<&'a Memo>,
+}
+
+struct HostState<'a> {
+    store: &'a Store,
+    sp: &'a SearchPath,
+    sp_id: u32,
+    tu: FileId,
+    cur: FileId,
+    cur_found: Option<u32>,
+    line: u32,
+    depth: u32,
+}
+
+impl HostState<'_> {
+    /// Resolution per libcpp `search_path_head`. Returns the file and the chain index it was
+    /// found at (`None`: the includer's directory or an absolute path).
+    fn resolve(&self, name: Sym, angle: bool, next: bool) -> Option<(FileId, Option<u32>)> {
+        let primary = self.cur == self.tu && self.depth == 0;
+        if next && !primary {
+            let start = match self.cur_found {
+                Some(i) if i != u32::MAX => i as usize + 1,
+                _ => 0,
+            };
+            return self
+                .store
+                .resolve_chain(self.sp_id, self.sp, start, name)
+                .map(|(f, i)| (f, Some(i)));
+        }
+        if !angle {
+            let dir = self.store.slot(self.cur).dir;
+            if let Some(f) = self.store.resolve_relative(dir, name) {
+                return Some((f, None));
+            }
+            return self
+                .store
+                .resolve_chain(self.sp_id, self.sp, 0, name)
+                .map(|(f, i)| (f, Some(i)));
+        }
+        self.store
+            .resolve_chain(self.sp_id, self.sp, self.sp.bracket_start, name)
+            .map(|(f, i)| (f, Some(i)))
+    }
+}
+
+impl Host for HostState<'_> {
+    fn has_include(&mut self, name: &[u8], angle: bool, next: bool) -> bool {
+        let s = self.store.interner.intern(name);
+        self.resolve(s, angle, next).is_some()
+    }
+    fn line(&self) -> u32 {
+        self.line
+    }
+    fn file_name(&self) -> Vec<u8> {
+        self.store
+            .path(self.cur)
+            .to_string_lossy()
+            .as_bytes()
+            .to_vec()
+    }
+    fn base_file(&self) -> Vec<u8> {
+        self.store
+            .path(self.tu)
+            .to_string_lossy()
+            .as_bytes()
+            .to_vec()
+    }
+    fn include_level(&self) -> u32 {
+        self.depth
+    }
+}
+
+struct Run<'a> {
+    // Shared across TUs; None disables memoisation.
+    h: HostState<'a>,
+    syms: &'a Syms,
+    macros: Macros,
+    once: FxSet<FileId>,
+    seen: FxSet<FileId>,
+    edge_seen: FxSet<(FileId, FileId)>,
+    clang: bool,
+    cplusplus: bool,
+    out: TuResult,
+    memo: Option<&'a Memo>,
+    base_id: usize,
+}
+
+pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
+    let mut r = Run {
+        h: HostState {
+            store,
+            sp: input.sp,
+            sp_id: input.sp_id,
+            tu: input.tu,
+            cur: input.tu,
+            cur_found: None,
+            line: 0,
+            depth: 0,
+        },
+        syms,
+        macros: input.base.clone(),
+        once: FxSet::default(),
+        seen: FxSet::default(),
+        edge_seen: FxSet::default(),
+        clang: input.clang,
+        cplusplus: input.cplusplus,
+        out: TuResult {
+            tu: input.tu,
+            ..Default::default()
+        },
+        memo: input.memo,
+        base_id: input.base as *const Macros as usize,
+    };
+    r.seen.insert(input.tu);
+    r.out.closure.push(input.tu);
+    for &f in input.forced {
+        r.enter(input.tu, 0, f, None, false);
+    }
+    r.file(input.tu, None, 0);
+    r.out
+}
+
+#[derive(Clone, Copy)]
+struct Cond {
+    parent_active: bool,
+    taken: bool,
+    active: bool,
+    line: u32,
+    else_seen: bool,
+}
+
+impl Run<'_> {
+    fn err(&mut self, file: FileId, line: u32, msg: String) {
+        if !self.macros.rec.is_empty() {
+            self.effect(Effect::Error(file, line, msg.clone()));
+        }
+        self.out.errors.push((file, line, msg));
+    }
+
+    fn effect(&mut self, e: Effect) {
+        if let Some(r) = self.macros.rec.last_mut() {
+            r.effects.push(e);
+        }
+    }
+
+    fn once_has(&mut self, f: FileId) -> bool {
+        let b = self.once.contains(&f);
+        if let Some(r) = self.macros.rec.last_mut()
+            && r.once_seen.insert(f)
+        {
+            r.once_reads.push((f, b));
+        }
+        b
+    }
+
+    fn once_add(&mut self, f: FileId) {
+        self.once.insert(f);
+        if let Some(r) = self.macros.rec.last_mut() {
+            r.once_seen.insert(f);
+            r.once_written.insert(f);
+            r.effects.push(Effect::Once(f));
+        }
+    }
+
+    fn add_closure(&mut self, f: FileId) {
+        if self.seen.insert(f) {
+            self.out.closure.push(f);
+        }
+    }
+
+    fn add_edge(&mut self, a: FileId, l: u32, b: FileId) {
+        if self.edge_seen.insert((a, b)) {
+            self.out.edges.push((a, l, b));
+        }
+    }
+
+    /// Records a finished (or replayed) inclusion in the enclosing recorder, if any.
+    fn merge_into_parent(&mut self, e: &Arc<Entry>) {
+        let Some(p) = self.macros.rec.last_mut() else {
+            return;
+        };
+        for &(s, v) in &e.reads {
+            if p.seen.insert(s) {
+                p.reads.push((s, v));
+            }
+        }
+        for &(f, b) in &e.once_reads {
+            if p.once_seen.insert(f) {
+                p.once_reads.push((f, b));
+            }
+        }
+        for &s in &e.written {
+            p.seen.insert(s);
+            p.written.insert(s);
+        }
+        for &f in &e.once_written {
+            p.once_seen.insert(f);
+            p.once_written.insert(f);
+        }
+        p.effects.push(Effect::Sub(e.clone()));
+    }
+
+    fn valid(&self, e: &Entry) -> bool {
+        e.reads
+            .iter()
+            .all(|&(s, v)| pp::def_ptr(self.macros.map.get(&s)) == v)
+            && e.once_reads
+                .iter()
+                .all(|&(f, b)| self.once.contains(&f) == b)
+    }
+
+    /// Applies recorded effects to the TU state (no recording: the caller records the entry).
+    fn apply(&mut self, e: &Entry) {
+        for eff in &e.effects {
+            match eff {
+                Effect::Define(m) => {
+                    self.macros.map.insert(m.name, m.clone());
+                }
+                Effect::Undef(s) => {
+                    self.macros.map.remove(s);
+                }
+                Effect::Once(f) => {
+                    self.once.insert(*f);
+                }
+                Effect::Closure(f) => self.add_closure(*f),
+                Effect::Edge(a, l, b) => self.add_edge(*a, *l, *b),
+                Effect::Missing(a, l, n, ang) => self.out.missing.push((*a, *l, n.clone(), *ang)),
+                Effect::Error(a, l, m) => self.out.errors.push((*a, *l, m.clone())),
+                Effect::Sub(x) => self.apply(x),
+            }
+        }
+    }
+
+    /// Records the edge and the file, then preprocesses it unless a guard / once skips it.
+    fn enter(&mut self, from: FileId, line: u32, to: FileId, found: Option<u32>, import: bool) {
+        self.add_edge(from, line, to);
+        self.effect(Effect::Edge(from, line, to));
+        self.add_closure(to);
+        self.effect(Effect::Closure(to));
+        if self.h.depth + 1 > MAX_DEPTH {
+            self.macros.poison();
+            self.err(
+                from,
+                line,
+                format!("#include nested depth {MAX_DEPTH} exceeds maximum of {MAX_DEPTH}"),
+            );
+            return;
+        }
+        let data = self.h.store.data(to);
+        if self.once_has(to) {
+            return;
+        }
+        if import {
+            self.once_add(to);
+        }
+        if let Some(g) = data.lex.guard
+            && self.macros.contains(g)
+        {
+            return;
+        }
+        let key: MemoKey = (
+            to,
+            found.unwrap_or(u32::MAX - 1),
+            self.h.sp_id,
+            self.base_id,
+        );
+        if let Some(memo) = self.memo {
+            if let Some(e) = memo.find(&key, |e| self.valid(e)) {
+                self.apply(&e);
+                self.merge_into_parent(&e);
+                return;
+            }
+            self.macros.rec.push(Rec::default());
+        }
+        let (pc, pf, pl) = (self.h.cur, self.h.cur_found, self.h.line);
+        self.h.depth += 1;
+        self.file(to, found, self.h.depth);
+        self.h.depth -= 1;
+        self.h.cur = pc;
+        self.h.cur_found = pf;
+        self.h.line = pl;
+        if let Some(memo) = self.memo {
+            let rec = self.macros.rec.pop().expect("recorder");
+            if rec.poisoned {
+                self.macros.poison();
+                if let Some(p) = self.macros.rec.last_mut() {
+                    // The parent saw these effects happen; it cannot be replayed either.
+                    p.effects.extend(rec.effects);
+                }
+                return;
+            }
+            let e = Arc::new(Entry {
+                reads: rec.reads,
+                once_reads: rec.once_reads,
+                written: rec.written.into_iter().collect(),
+                once_written: rec.once_written.into_iter().collect(),
+                effects: rec.effects,
+            });
+            memo.insert(key, e.clone());
+            self.merge_into_parent(&e);
+        }
+    }
+
+    fn file(&mut self, fid: FileId, found: Option<u32>, _depth: u32) {
+        let data = self.h.store.data(fid);
+        if let Some(e) = &data.error {
+            self.err(fid, 0, e.clone());
+            return;
+        }
+        let lex: Arc<Lexed> = data.lex.clone();
+        self.h.cur = fid;
+        self.h.cur_found = found;
+        let mut conds: Vec<Cond> = Vec::new();
+        for d in &lex.directives {
+            let active = conds.last().is_none_or(|c| c.active);
+            self.h.line = d.line;
+            match &d.kind {
+                DKind::If(t) => {
+                    if active {
+                        let v = self.eval(fid, d.line, t);
+                        conds.push(Cond {
+                            parent_active: true,
+                            taken: v,
+                            active: v,
+                            line: d.line,
+                            else_seen: false,
+                        });
+                    } else {
+                        conds.push(Cond {
+                            parent_active: false,
+                            taken: true,
+                            active: false,
+                            line: d.line,
+                            else_seen: false,
+                        });
+                    }
+                }
+                DKind::Ifdef(s) | DKind::Ifndef(s) => {
+                    let v = active && (self.is_defined(*s) == matches!(d.kind, DKind::Ifdef(_)));
+                    conds.push(Cond {
+                        parent_active: active,
+                        taken: v || !active,
+                        active: v,
+                        line: d.line,
+                        else_seen: false,
+                    });
+                }
+                DKind::Elif(_) | DKind::Elifdef(_) | DKind::Elifndef(_) => {
+                    let Some(c) = conds.last().copied() else {
+                        self.err(fid, d.line, "#elif without #if".into());
+                        continue;
+                    };
+                    if c.else_seen {
+                        self.err(fid, d.line, "#elif after #else".into());
+                    }
+                    let v = if c.parent_active && !c.taken {
+                        match &d.kind {
+                            DKind::Elif(t) => self.eval(fid, d.line, t),
+                            DKind::Elifdef(s) => self.is_defined(*s),
+                            DKind::Elifndef(s) => !self.is_defined(*s),
+                            _ => unreachable!(),
+                        }
+                    } else {
+                        false
+                    };
+                    let c = conds.last_mut().unwrap();
+                    c.active = v;
+                    c.taken |= v;
+                }
+                DKind::Else => {
+                    let Some(c) = conds.last_mut() else {
+                        self.err(fid, d.line, "#else without #if".into());
+                        continue;
+                    };
+                    if c.else_seen {
+                        let l = d.line;
+                        self.err(fid, l, "#else after #else".into());
+                        continue;
+                    }
+                    c.else_seen = true;
+                    c.active = c.parent_active && !c.taken;
+                    c.taken = true;
+                }
+                DKind::Endif => {
+                    if conds.pop().is_none() {
+                        self.err(fid, d.line, "#endif without #if".into());
+                    }
+                }
+                _ if !active => {}
+                DKind::Define(m) => self.macros.define(m.clone()),
+                DKind::Undef(s) => self.macros.undef(*s),
+                DKind::PushMacro(s) => self.macros.push(*s),
+                DKind::PopMacro(s) => self.macros.pop(*s),
+                DKind::PragmaOnce => self.once_add(fid),
+                DKind::Error(m) => self.err(fid, d.line, format!("#error {m}")),
+                DKind::Bad(m) => {
+                    if !m.is_empty() {
+                        self.err(fid, d.line, m.clone())
+                    }
+                }
+                DKind::Include { next, import, spec } => {
+                    let (name, angle) = match spec {
+                        IncSpec::Quoted(s) => (*s, false),
+                        IncSpec::Angle(s) => (*s, true),
+                        IncSpec::Macro(t) => {
+                            let mut ctx = Ctx {
+                                macros: &mut self.macros,
+                                syms: self.syms,
+                                interner: &self.h.store.interner,
+                                host: &mut self.h,
+                                clang: self.clang,
+                                cplusplus: self.cplusplus,
+                            };
+                            match pp::include_name(&mut ctx, t) {
+                                Ok(HeaderName::Quoted(n)) => {
+                                    (self.h.store.interner.intern(&n), false)
+                                }
+                                Ok(HeaderName::Angle(n)) => {
+                                    (self.h.store.interner.intern(&n), true)
+                                }
+                                Err(e) => {
+                                    self.err(fid, d.line, e);
+                                    continue;
+                                }
+                            }
+                        }
+                    };
+                    if name == 0 {
+                        self.err(fid, d.line, "empty filename in #include".into());
+                        continue;
+                    }
+                    match self.h.resolve(name, angle, *next) {
+                        Some((to, found)) => self.enter(fid, d.line, to, found, *import),
+                        None => {
+                            let n = self.h.store.interner.string(name);
+                            if !self.macros.rec.is_empty() {
+                                self.effect(Effect::Missing(fid, d.line, n.clone(), angle));
+                            }
+                            self.out.missing.push((fid, d.line, n, angle));
+                        }
+                    }
+                    self.h.cur = fid;
+                    self.h.cur_found = found;
+                }
+            }
+        }
+        if let Some(c) = conds.first() {
+            self.err(fid, c.line, "unterminated conditional directive".into());
+        }
+    }
+
+    fn is_defined(&mut self, s: Sym) -> bool {
+        pp::is_defined(&mut self.macros, self.syms, self.clang, s)
+    }
+
+    fn eval(&mut self, fid: FileId, line: u32, t: &[super::lex::Tok]) -> bool {
+        let mut ctx = Ctx {
+            macros: &mut self.macros,
+            syms: self.syms,
+            interner: &self.h.store.interner,
+            host: &mut self.h,
+            clang: self.clang,
+            cplusplus: self.cplusplus,
+        };
+        match pp::eval_if(&mut ctx, t) {
+            Ok(v) => v,
+            Err(e) => {
+                self.err(fid, line, e);
+                false
+            }
+        }
+    }
+}

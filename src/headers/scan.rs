@@ -1,0 +1,981 @@
+//! Scan orchestration: find translation units, set up per-TU search paths and macro tables,
+//! preprocess TUs in parallel (rayon) with progress and cancellation, build the Header Hero
+//! "all branches" graph, and turn both into reports. A [`Scanner`] keeps the previous scan in
+//! memory (and on disk through `cache`) so a rescan re-reads only changed files and re-evaluates
+//! only TUs whose files changed their directives.
+
+use super::compdb::{self, MacroOpt, TuFlags};
+use super::compiler::{self, CompilerEnv, Lang};
+use super::eval::{self, TuInput, TuResult};
+use super::lex::{self, DKind, Lexed};
+use super::pp::{Macros, Syms};
+use super::report::{Graph, ModeData, Node, Report, ScanStats, TuReach};
+use super::store::{FileData, FileId, SearchPath, Store};
+use super::util::{FxMap, FxSet, Interner, absolutize, fx_hash, normalize};
+use super::{CompilerChoice, Mode, Progress, Project, ScanOptions};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Both modes' reports, side by side. `primary` is the mode asked for.
+pub struct ScanResult {
+    pub primary: Report,
+    pub secondary: Option<Report>,
+}
+
+/// Errors that stop a scan (bad input); problems inside the tree are report entries instead.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScanError {
+    Input(String),
+    Cancelled,
+}
+
+impl std::fmt::Display for ScanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScanError::Input(s) => write!(f, "{s}"),
+            ScanError::Cancelled => write!(f, "scan cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for ScanError {}
+
+pub const TU_EXTS: &[&str] = &["c", "cc", "cpp", "cxx", "m", "mm"];
+
+/// A translation unit with everything that decides what it includes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TuSpec {
+    pub file: PathBuf,
+    pub lang: Lang,
+    pub flags: TuFlags,
+}
+
+/// State kept between scans.
+#[derive(Default)]
+pub struct Prev {
+    pub paths: Vec<PathBuf>,
+    pub files: Vec<Option<Arc<FileData>>>,
+    /// TU file id -> (spec hash, result).
+    pub tus: FxMap<FileId, (u64, TuResult)>,
+    /// Directories whose listings the previous scan depended on, with their mtime (None = absent).
+    pub dir_stamps: Vec<(PathBuf, Option<i64>)>,
+    pub compilers: FxMap<String, CompilerEnv>,
+    /// File existence checks of the previous scan, reused while no probed directory changed.
+    pub exists: Vec<(PathBuf, bool)>,
+}
+
+/// A scanning session: reuse it for rescans (the GUI keeps one; the CLI loads it from the cache).
+pub struct Scanner {
+    pub interner: Arc<Interner>,
+    pub prev: Prev,
+    /// The last scan changed something worth saving to the disk cache.
+    pub dirty: bool,
+}
+
+impl Default for Scanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn dir_mtime(p: &Path) -> Option<i64> {
+    let m = std::fs::metadata(p).ok()?;
+    if !m.is_dir() {
+        return None;
+    }
+    m.modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_nanos() as i64)
+}
+
+/// Finds translation units under the roots (dot-directories skipped, as Header Hero does).
+/// Unreadable directories become error entries.
+pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+    let mut out = Vec::new();
+    let mut errs = Vec::new();
+    for r in roots {
+        if r.is_file() {
+            out.push(r.clone());
+            continue;
+        }
+        let walker = walkdir::WalkDir::new(r)
+            .follow_links(false)
+            .sort_by_file_name()
+            .into_iter();
+        for e in walker
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        {
+            let e = match e {
+                Ok(e) => e,
+                Err(err) => {
+                    let p = err
+                        .path()
+                        .map(|p| p.to_path_buf())
+                        .unwrap_or_else(|| r.clone());
+                    errs.push((p, format!("cannot read directory: {err}")));
+                    continue;
+                }
+            };
+            let ft = e.file_type();
+            if ft.is_dir() {
+                continue;
+            }
+            let p = e.path();
+            let Some(ext) = p.extension().and_then(|x| x.to_str()) else {
+                continue;
+            };
+            if !TU_EXTS.contains(&ext) {
+                continue;
+            }
+            if ft.is_symlink() {
+                // A symlinked TU counts if it leads to a file; a loop is kept so it becomes an error entry.
+                match std::fs::metadata(p) {
+                    Ok(m) if m.is_file() => {}
+                    Err(er) if er.raw_os_error() == Some(40) => {}
+                    _ => continue,
+                }
+            }
+            out.push(normalize(p));
+        }
+    }
+    out.sort();
+    out.dedup();
+    (out, errs)
+}
+
+fn lang_of(p: &Path) -> Lang {
+    match p.extension().and_then(|x| x.to_str()) {
+        Some("c") | Some("m") => Lang::C,
+        _ => Lang::Cxx,
+    }
+}
+
+/// `-D`/`-U` options as a directive text, lexed like a file.
+fn macro_text(opts: &[MacroOpt]) -> String {
+    let mut s = String::new();
+    for o in opts {
+        match o {
+            MacroOpt::Define(n, v) => {
+                let (name, params) = match n.find('(') {
+                    Some(i) => (&n[..i], &n[i..]),
+                    None => (n.as_str(), ""),
+                };
+                s.push_str(&format!(
+                    "#define {name}{params} {}\n",
+                    v.as_deref().unwrap_or("1")
+                ));
+            }
+            MacroOpt::Undef(n) => s.push_str(&format!("#undef {n}\n")),
+        }
+    }
+    s
+}
+
+fn apply_defines(m: &mut Macros, lx: &Lexed) {
+    for d in &lx.directives {
+        match &d.kind {
+            DKind::Define(md) => m.define(md.clone()),
+            DKind::Undef(s) => m.undef(*s),
+            _ => {}
+        }
+    }
+}
+
+impl Scanner {
+    pub fn new() -> Self {
+        Scanner {
+            interner: Arc::new(Interner::new()),
+            prev: Prev::default(),
+            dirty: true,
+        }
+    }
+
+    /// Runs a scan. Reuses the previous scan held by this session unless `opts.clean`.
+    pub fn scan(
+        &mut self,
+        project: &Project,
+        opts: &ScanOptions,
+        progress: &Progress,
+    ) -> Result<ScanResult, ScanError> {
+        let t0 = Instant::now();
+        if opts.clean {
+            self.prev = Prev::default();
+        }
+        progress.set_phase("finding translation units");
+        let roots: Vec<PathBuf> = project.roots.iter().map(|r| absolutize(r)).collect();
+        for r in &roots {
+            if !r.exists() {
+                return Err(ScanError::Input(format!(
+                    "{}: source root does not exist",
+                    r.display()
+                )));
+            }
+        }
+        let user_dirs =
+            |v: &[PathBuf]| -> Vec<PathBuf> { v.iter().map(|d| absolutize(d)).collect() };
+        let g_inc = user_dirs(&project.include_dirs);
+        let g_quote = user_dirs(&project.quote_dirs);
+        let g_sys = user_dirs(&project.system_dirs);
+        let mut notes = Vec::new();
+        let mut walk_errors = Vec::new();
+        // TUs: from the compilation database or by walking the roots.
+        let specs: Vec<TuSpec> = if let Some(cc) = &project.compile_commands {
+            let entries = compdb::load(&absolutize(cc)).map_err(ScanError::Input)?;
+            let mut seen = FxSet::default();
+            let mut v = Vec::new();
+            for e in entries {
+                if !TU_EXTS.contains(&e.file.extension().and_then(|x| x.to_str()).unwrap_or(""))
+                    || !seen.insert(e.file.clone())
+                {
+                    continue;
+                }
+                let mut flags = e.flags;
+                flags.include_dirs.extend(g_inc.iter().cloned());
+                flags.macros.splice(0..0, project.defines.iter().cloned());
+                if flags.std.is_none() {
+                    flags.std = if lang_of(&e.file) == Lang::Cxx {
+                        project.std.clone()
+                    } else {
+                        project.cstd.clone()
+                    };
+                }
+                v.push(TuSpec {
+                    lang: lang_of(&e.file),
+                    file: e.file,
+                    flags,
+                });
+            }
+            notes.push(format!(
+                "translation units, include dirs and defines taken per TU from {}",
+                cc.display()
+            ));
+            v
+        } else {
+            let (tus, errs) = find_tus(&roots);
+            walk_errors = errs;
+            tus.into_iter()
+                .map(|f| {
+                    let lang = lang_of(&f);
+                    TuSpec {
+                        flags: TuFlags {
+                            quote_dirs: g_quote.clone(),
+                            include_dirs: g_inc.clone(),
+                            system_dirs: g_sys.clone(),
+                            after_dirs: Vec::new(),
+                            macros: project.defines.clone(),
+                            forced_includes: Vec::new(),
+                            std: if lang == Lang::Cxx {
+                                project.std.clone()
+                            } else {
+                                project.cstd.clone()
+                            },
+                        },
+                        lang,
+                        file: f,
+                    }
+                })
+                .collect()
+        };
+        progress.tus_total.store(specs.len(), Ordering::Relaxed);
+
+        // Store, with previous content for reuse and stable ids.
+        let prev = std::mem::take(&mut self.prev);
+        let mut prev_map = FxMap::default();
+        for (p, f) in prev.paths.iter().zip(&prev.files) {
+            if let Some(f) = f {
+                prev_map.insert(p.clone(), f.clone());
+            }
+        }
+        let store = Store::new(self.interner.clone(), prev_map);
+        for p in &prev.paths {
+            store.id_of(p);
+        }
+        // Re-stat (and re-read if changed) every previously known file, in parallel.
+        progress.set_phase("checking files");
+        let changed_dirs: bool = prev.dir_stamps.par_iter().any(|(d, m)| dir_mtime(d) != *m);
+        if !changed_dirs && !opts.clean {
+            // Same directory listings: every earlier "is there a file X?" answer still holds.
+            store.seed_exists(&prev.exists);
+        }
+        let directive_changed: Vec<bool> = (0..prev.paths.len() as FileId)
+            .into_par_iter()
+            .map(|id| {
+                if progress.cancelled() {
+                    return true;
+                }
+                // Files the previous scan only probed (e.g. `__has_include`) were never read:
+                // they are in no closure, so there is nothing to compare.
+                let Some(old) = &prev.files[id as usize] else {
+                    return false;
+                };
+                let new = store.data(id);
+                !(Arc::ptr_eq(&old.lex, &new.lex)
+                    || (old.error == new.error
+                        && old.lex.directives == new.lex.directives
+                        && old.lex.guard == new.lex.guard
+                        && old.lex.pragma_once == new.lex.pragma_once))
+            })
+            .collect();
+        if progress.cancelled() {
+            return Err(ScanError::Cancelled);
+        }
+
+        // Compiler environments per (lang, std).
+        let syms = Syms::new(&self.interner);
+        let mut compilers = prev.compilers;
+        let mut envs: FxMap<(Lang, Option<String>), CompilerEnv> = FxMap::default();
+        let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
+        let compiler_name = match &project.compiler {
+            CompilerChoice::Auto => compiler::detect(),
+            CompilerChoice::Named(n) => Some(n.clone()),
+            CompilerChoice::None => None,
+        };
+        if want_pre {
+            progress.set_phase("asking the compiler");
+            let mut keys: Vec<(Lang, Option<String>)> = specs
+                .iter()
+                .map(|s| (s.lang, s.flags.std.clone()))
+                .collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let env = match &compiler_name {
+                    Some(c) => {
+                        let ck = format!("{c}|{:?}|{:?}", k.0, k.1);
+                        match compilers.get(&ck) {
+                            Some(e) => e.clone(),
+                            None => {
+                                let e = compiler::query(c, k.0, k.1.as_deref())
+                                    .map_err(ScanError::Input)?;
+                                compilers.insert(ck, e.clone());
+                                e
+                            }
+                        }
+                    }
+                    None => compiler::builtin(k.0, k.1.as_deref()),
+                };
+                envs.insert(k, env);
+            }
+            match (&project.compiler, &compiler_name) {
+                (CompilerChoice::None, _) => notes.push(
+                    "predefined macros: built-in GCC 12 x86-64 Linux set (--compiler none); no system include dirs, so system headers are unresolved".into(),
+                ),
+                (_, Some(c)) => notes.push(format!(
+                    "predefined macros and system include dirs from `{c}` ({}); system headers are followed for their macros, only files under the roots and the given include dirs are counted",
+                    envs.values().map(|e| e.origin.clone()).collect::<Vec<_>>().join(", ")
+                )),
+                (_, None) => notes.push("no C++ compiler found on PATH: built-in GCC macro set, no system include dirs".into()),
+            }
+        }
+
+        // Search paths, base macro tables and forced includes per TU.
+        let mut sp_ids: FxMap<SearchPath, u32> = FxMap::default();
+        let mut bases: FxMap<u64, Arc<Macros>> = FxMap::default();
+        struct Prepared {
+            tu: FileId,
+            sp: Arc<SearchPath>,
+            sp_id: u32,
+            base: Arc<Macros>,
+            forced: Vec<FileId>,
+            clang: bool,
+            cplusplus: bool,
+            key: u64,
+        }
+        let mut sps: Vec<Arc<SearchPath>> = Vec::new();
+        let mut prepared: Vec<Prepared> = Vec::new();
+        if want_pre {
+            for s in &specs {
+                let env = &envs[&(s.lang, s.flags.std.clone())];
+                let sp = build_search_path(&s.flags, env);
+                let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
+                    let id = store.search_path_id(&sp);
+                    sps.push(Arc::new(sp.clone()));
+                    id
+                });
+                let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
+                let base = bases
+                    .entry(bkey)
+                    .or_insert_with(|| {
+                        let mut m = Macros::default();
+                        apply_defines(&mut m, &lex::lex(env.predefined.as_bytes(), &self.interner));
+                        apply_defines(
+                            &mut m,
+                            &lex::lex(macro_text(&s.flags.macros).as_bytes(), &self.interner),
+                        );
+                        Arc::new(m)
+                    })
+                    .clone();
+                let clang = base.map.contains_key(&syms.clang);
+                let cplusplus = base.map.contains_key(&syms.cplusplus);
+                // The driver's implicit pre-includes, then `-include` files, as GCC orders them.
+                let forced: Vec<FileId> = env
+                    .preincludes
+                    .iter()
+                    .chain(s.flags.forced_includes.iter())
+                    .filter(|f| f.is_file())
+                    .map(|f| store.id_of(&normalize(f)))
+                    .collect();
+                let tu = store.id_of(&s.file);
+                let key = fx_hash(&(&sp, bkey, &forced));
+                prepared.push(Prepared {
+                    tu,
+                    sp: sps[sp_id as usize].clone(),
+                    sp_id,
+                    base,
+                    forced,
+                    clang,
+                    cplusplus,
+                    key,
+                });
+            }
+        }
+
+        // Preprocess TUs (reusing unchanged ones).
+        progress.set_phase("preprocessing translation units");
+        let reuse = |p: &Prepared| -> Option<TuResult> {
+            if changed_dirs || opts.clean {
+                return None;
+            }
+            let (k, r) = prev.tus.get(&p.tu)?;
+            if *k != p.key {
+                return None;
+            }
+            if r.closure
+                .iter()
+                .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
+            {
+                return None;
+            }
+            Some(r.clone())
+        };
+        let memo = eval::Memo::default();
+        let results: Vec<(TuResult, bool)> = prepared
+            .par_iter()
+            .map(|p| {
+                if progress.cancelled() {
+                    return (TuResult::default(), false);
+                }
+                let r = match reuse(p) {
+                    Some(r) => (r, true),
+                    None => {
+                        let input = TuInput {
+                            tu: p.tu,
+                            sp: &p.sp,
+                            sp_id: p.sp_id,
+                            base: &p.base,
+                            forced: &p.forced,
+                            clang: p.clang,
+                            cplusplus: p.cplusplus,
+                            memo: if opts.no_memo { None } else { Some(&memo) },
+                        };
+                        (eval::run_tu(&store, &syms, &input), false)
+                    }
+                };
+                progress.tus_done.fetch_add(1, Ordering::Relaxed);
+                r
+            })
+            .collect();
+        if progress.cancelled() {
+            return Err(ScanError::Cancelled);
+        }
+
+        // All-branches graph (Header Hero): global include dirs only, HH's line parser.
+        progress.set_phase("all-branches graph");
+        let tu_ids: Vec<FileId> = specs.iter().map(|s| store.id_of(&s.file)).collect();
+        let want_hh = opts.mode == Mode::AllBranches || opts.both_modes;
+        let hh = if want_hh {
+            let mut hh_dirs: Vec<PathBuf> = Vec::new();
+            for s in &specs {
+                for d in s.flags.include_dirs.iter() {
+                    if !hh_dirs.contains(d) {
+                        hh_dirs.push(d.clone());
+                    }
+                }
+            }
+            Some(hh_graph(&store, &tu_ids, &hh_dirs, progress))
+        } else {
+            None
+        };
+        if progress.cancelled() {
+            return Err(ScanError::Cancelled);
+        }
+
+        // Make sure every file in a graph is loaded (line counts), then build reports.
+        progress.set_phase("building report");
+        let counted_prefixes: Vec<PathBuf> = roots
+            .iter()
+            .cloned()
+            .chain(specs.iter().flat_map(|s| {
+                s.flags
+                    .include_dirs
+                    .iter()
+                    .chain(s.flags.quote_dirs.iter())
+                    .cloned()
+            }))
+            .collect::<FxSet<_>>()
+            .into_iter()
+            .collect();
+        let n_files = store.len();
+        (0..n_files as FileId).into_par_iter().for_each(|id| {
+            let _ = store.loaded(id);
+        });
+        let stats = ScanStats {
+            files_read: store.files_read.load(Ordering::Relaxed),
+            files_reused: store.files_reused.load(Ordering::Relaxed),
+            tus_evaluated: results.iter().filter(|r| !r.1).count(),
+            tus_reused: results.iter().filter(|r| r.1).count(),
+            cache_used: !prev.paths.is_empty(),
+        };
+        let secs = t0.elapsed().as_secs_f64();
+        let pre_report = if want_pre {
+            let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
+            let md = mode_data_pre(
+                &store,
+                &trs,
+                &roots,
+                &counted_prefixes,
+                opts.count_system,
+                &walk_errors,
+            );
+            let mut notes = notes.clone();
+            notes.push("preprocessed: conditionals, macros, include guards, #pragma once, #include_next and #include MACRO evaluated per translation unit (the closure `g++ -M` reports)".into());
+            Some(Report::build(md, secs, notes, stats.clone()))
+        } else {
+            None
+        };
+        let hh_report = hh.map(|h| {
+            let mut notes = vec![
+                "all branches: Header Hero's definition (every #include line, all #if branches, no macros, no #include_next), with true reachability".into(),
+            ];
+            if !h.missing.is_empty() {
+                notes.push("system headers are unresolved unless their directories are given with -I".into());
+            }
+            Report::build(mode_data_hh(&store, &h, &tu_ids, &roots, &walk_errors), secs, notes, stats.clone())
+        });
+
+        // Remember this scan.
+        let slots = store.all_slots();
+        let mut new_prev = Prev {
+            paths: slots.iter().map(|s| s.path.clone()).collect(),
+            files: slots.iter().map(|s| s.data.get().cloned()).collect(),
+            tus: FxMap::default(),
+            dir_stamps: Vec::new(),
+            compilers,
+            exists: store.exists_snapshot(),
+        };
+        for (p, (r, _)) in prepared.iter().zip(&results) {
+            new_prev.tus.insert(p.tu, (p.key, r.clone()));
+        }
+        let dirs = store.probed_parent_dirs();
+        new_prev.dir_stamps = dirs
+            .into_par_iter()
+            .map(|d| (d.clone(), dir_mtime(&d)))
+            .collect();
+        self.dirty = stats.files_read > 0
+            || stats.tus_evaluated > 0
+            || changed_dirs
+            || new_prev.paths.len() != prev.paths.len()
+            || new_prev.tus.len() != prev.tus.len();
+        self.prev = new_prev;
+
+        let secs = t0.elapsed().as_secs_f64();
+        let (mut primary, mut secondary) = match opts.mode {
+            Mode::Preprocessed => (pre_report.expect("pre"), hh_report),
+            Mode::AllBranches => (hh_report.expect("hh"), pre_report),
+        };
+        primary.scan_seconds = secs;
+        if let Some(s) = &mut secondary {
+            s.scan_seconds = secs;
+            primary.other_mode = Some(s.summary());
+            s.other_mode = Some(primary.summary());
+        }
+        progress.set_phase("done");
+        Ok(ScanResult { primary, secondary })
+    }
+}
+
+/// GCC's chain: quote dirs, then -I, -isystem, the compiler's system dirs, -idirafter. Like GCC,
+/// a non-system dir that duplicates a system dir is dropped (the system one keeps its place),
+/// later duplicates are dropped, and nonexistent dirs are ignored.
+pub fn build_search_path(f: &TuFlags, env: &CompilerEnv) -> SearchPath {
+    let exists = |d: &PathBuf| d.is_dir();
+    let sys: Vec<PathBuf> = f
+        .system_dirs
+        .iter()
+        .chain(env.system_dirs.iter())
+        .cloned()
+        .collect();
+    let mut bracket: Vec<PathBuf> = Vec::new();
+    for d in f.include_dirs.iter() {
+        if exists(d) && !sys.contains(d) && !bracket.contains(d) {
+            bracket.push(d.clone());
+        }
+    }
+    let n_user = bracket.len();
+    for d in sys.iter().chain(f.after_dirs.iter()) {
+        if exists(d) && !bracket.contains(d) {
+            bracket.push(d.clone());
+        }
+    }
+    let mut quote: Vec<PathBuf> = Vec::new();
+    for d in f.quote_dirs.iter().chain(env.quote_dirs.iter()) {
+        if exists(d) && !quote.contains(d) {
+            quote.push(d.clone());
+        }
+    }
+    let bracket_start = quote.len();
+    quote.extend(bracket);
+    SearchPath {
+        dirs: quote,
+        bracket_start,
+        system_start: bracket_start + n_user,
+    }
+}
+
+/// Header Hero's include graph.
+pub struct HhGraph {
+    /// Resolved includes per file: (line, target), in source order, duplicates kept.
+    pub edges: FxMap<FileId, Vec<(u32, FileId)>>,
+    /// (includer, line, name, angle)
+    pub missing: Vec<(FileId, u32, String, bool)>,
+    /// (file, line) of lines HH 2011 could not parse.
+    pub errors: Vec<(FileId, u32, String)>,
+}
+
+/// Breadth-first scan from the TUs, exactly as `Scanner.cs` resolves (see notes §2): `"x"` tries
+/// the includer's directory, then the include dirs in order; `<x>` only the include dirs; results
+/// cached per include string. Files are read in parallel per wave.
+pub fn hh_graph(
+    store: &Store,
+    tus: &[FileId],
+    inc_dirs: &[PathBuf],
+    progress: &Progress,
+) -> HhGraph {
+    let mut g = HhGraph {
+        edges: FxMap::default(),
+        missing: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut queued: FxSet<FileId> = tus.iter().copied().collect();
+    let mut wave: Vec<FileId> = tus.to_vec();
+    wave.sort();
+    wave.dedup();
+    let mut sys_cache: FxMap<String, Option<FileId>> = FxMap::default();
+    let resolve_angle = |s: &str, cache: &mut FxMap<String, Option<FileId>>| -> Option<FileId> {
+        if let Some(r) = cache.get(s) {
+            return *r;
+        }
+        let mut r = None;
+        for d in inc_dirs {
+            let q = normalize(&d.join(s));
+            if store.is_file(&q) {
+                r = Some(store.id_of(&q));
+                break;
+            }
+        }
+        if r.is_some() {
+            cache.insert(s.to_string(), r);
+        }
+        r
+    };
+    while !wave.is_empty() && !progress.cancelled() {
+        let datas: Vec<Arc<FileData>> = wave.par_iter().map(|&f| store.data(f)).collect();
+        let mut next = Vec::new();
+        for (&f, data) in wave.iter().zip(&datas) {
+            let dir = store
+                .path(f)
+                .parent()
+                .map(|p| p.to_path_buf())
+                .unwrap_or_default();
+            let mut out: Vec<(u32, FileId)> = Vec::new();
+            let mut sysi: Vec<(u32, String)> = Vec::new();
+            for l in &data.lex.hh_errors {
+                g.errors
+                    .push((f, *l, "could not parse line (Header Hero 2011 rule)".into()));
+            }
+            for inc in &data.lex.hh_includes {
+                if inc.quoted {
+                    let q = normalize(&dir.join(&inc.name));
+                    if store.is_file(&q) {
+                        out.push((inc.line, store.id_of(&q)));
+                    } else if !sysi.iter().any(|s| s.1 == inc.name) {
+                        sysi.push((inc.line, inc.name.clone()));
+                    }
+                }
+            }
+            for inc in &data.lex.hh_includes {
+                if !inc.quoted {
+                    sysi.push((inc.line, inc.name.clone()));
+                }
+            }
+            // HH resolves quoted fallbacks and angle includes in that list order.
+            let mut ordered = sysi;
+            ordered.sort_by_key(|s| s.0);
+            for (line, name) in ordered {
+                match resolve_angle(&name, &mut sys_cache) {
+                    Some(t) => out.push((line, t)),
+                    None => {
+                        let angle = !data
+                            .lex
+                            .hh_includes
+                            .iter()
+                            .any(|i| i.line == line && i.quoted);
+                        g.missing.push((f, line, name, angle));
+                    }
+                }
+            }
+            for &(_, t) in &out {
+                if queued.insert(t) {
+                    next.push(t);
+                }
+            }
+            out.sort();
+            g.edges.insert(f, out);
+        }
+        wave = next;
+    }
+    g
+}
+
+fn display_path(p: &Path, roots: &[PathBuf]) -> String {
+    for r in roots {
+        if let Ok(rel) = p.strip_prefix(r)
+            && !rel.as_os_str().is_empty()
+        {
+            return rel.to_string_lossy().into_owned();
+        }
+    }
+    p.to_string_lossy().into_owned()
+}
+
+struct NodeMap<'a> {
+    store: &'a Store,
+    roots: &'a [PathBuf],
+    idx: FxMap<FileId, u32>,
+    nodes: Vec<Node>,
+    ids: Vec<FileId>,
+}
+
+impl NodeMap<'_> {
+    fn get(&mut self, f: FileId, counted: &dyn Fn(&Path) -> bool) -> u32 {
+        if let Some(&i) = self.idx.get(&f) {
+            return i;
+        }
+        let path = self.store.path(f);
+        let data = self.store.data(f);
+        let i = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            path: display_path(&path, self.roots),
+            counted: counted(&path),
+            lines: data.lex.lines,
+            is_tu: false,
+            abs: path,
+        });
+        self.ids.push(f);
+        self.idx.insert(f, i);
+        i
+    }
+}
+
+fn finish_graph(nodes: Vec<Node>, edges: Vec<(u32, u32, u32)>, tus: Vec<TuReach>) -> Graph {
+    let n = nodes.len();
+    let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+    let mut inc: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+    for (a, l, b) in edges {
+        out[a as usize].push((b, l));
+    }
+    for (a, o) in out.iter_mut().enumerate() {
+        // Keep the first (lowest-line) edge per target.
+        o.sort_by_key(|e| (e.0, e.1));
+        o.dedup_by_key(|e| e.0);
+        for &(b, l) in o.iter() {
+            inc[b as usize].push((a as u32, l));
+        }
+    }
+    Graph {
+        nodes,
+        out,
+        inc,
+        tus,
+    }
+}
+
+fn mode_data_pre(
+    store: &Store,
+    results: &[&TuResult],
+    roots: &[PathBuf],
+    counted_prefixes: &[PathBuf],
+    count_system: bool,
+    walk_errors: &[(PathBuf, String)],
+) -> ModeData {
+    let counted = |p: &Path| count_system || counted_prefixes.iter().any(|r| p.starts_with(r));
+    let mut nm = NodeMap {
+        store,
+        roots,
+        idx: FxMap::default(),
+        nodes: Vec::new(),
+        ids: Vec::new(),
+    };
+    let mut edges = Vec::new();
+    let mut tus = Vec::new();
+    let mut missing = Vec::new();
+    let mut missing_tus: FxMap<(String, bool), u32> = FxMap::default();
+    let mut errors = Vec::new();
+    for r in results {
+        let tn = nm.get(r.tu, &counted);
+        nm.nodes[tn as usize].is_tu = true;
+        let closure: Vec<u32> = r.closure.iter().map(|&f| nm.get(f, &counted)).collect();
+        let te: Vec<(u32, u32, u32)> = r
+            .edges
+            .iter()
+            .map(|&(a, l, b)| (nm.get(a, &counted), l, nm.get(b, &counted)))
+            .collect();
+        edges.extend(te.iter().copied());
+        tus.push(TuReach {
+            node: tn,
+            closure,
+            edges: Some(te),
+        });
+        let mut hit: FxSet<(String, bool)> = FxSet::default();
+        for (f, l, n, a) in &r.missing {
+            let fi = nm.get(*f, &counted);
+            missing.push((fi, *l, n.clone(), *a));
+            hit.insert((n.clone(), *a));
+        }
+        for k in hit {
+            *missing_tus.entry(k).or_default() += 1;
+        }
+        for (f, l, m) in &r.errors {
+            let fi = nm.get(*f, &counted);
+            errors.push((fi, *l, m.clone()));
+        }
+    }
+    // Lexical errors of files that were read (unterminated comments etc.).
+    for i in 0..nm.nodes.len() {
+        let d = store.data(nm.ids[i]);
+        for (l, m) in &d.lex.errors {
+            errors.push((i as u32, *l, m.clone()));
+        }
+    }
+    add_walk_errors(&mut nm, walk_errors, &mut errors, &counted);
+    missing.sort();
+    missing.dedup();
+    let graph = finish_graph(nm.nodes, edges, tus);
+    ModeData {
+        mode: Mode::Preprocessed,
+        graph,
+        missing,
+        missing_tus,
+        errors,
+    }
+}
+
+fn add_walk_errors(
+    nm: &mut NodeMap,
+    walk_errors: &[(PathBuf, String)],
+    errors: &mut Vec<(u32, u32, String)>,
+    counted: &dyn Fn(&Path) -> bool,
+) {
+    for (p, m) in walk_errors {
+        let id = nm.store.id_of(p);
+        let i = nm.get(id, counted);
+        errors.push((i, 0, m.clone()));
+    }
+}
+
+fn mode_data_hh(
+    store: &Store,
+    h: &HhGraph,
+    tus: &[FileId],
+    roots: &[PathBuf],
+    walk_errors: &[(PathBuf, String)],
+) -> ModeData {
+    let counted = |_: &Path| true;
+    let mut nm = NodeMap {
+        store,
+        roots,
+        idx: FxMap::default(),
+        nodes: Vec::new(),
+        ids: Vec::new(),
+    };
+    let mut edges = Vec::new();
+    let mut keys: Vec<&FileId> = h.edges.keys().collect();
+    keys.sort();
+    for &f in keys {
+        let a = nm.get(f, &counted);
+        for &(l, t) in &h.edges[&f] {
+            if t == f {
+                continue; // HH skips self-includes in its analytics
+            }
+            let b = nm.get(t, &counted);
+            edges.push((a, l, b));
+        }
+    }
+    let mut errors = Vec::new();
+    for (f, l, m) in &h.errors {
+        let a = nm.get(*f, &counted);
+        errors.push((a, *l, m.clone()));
+    }
+    for (i, &id) in nm.ids.clone().iter().enumerate() {
+        if let Some(e) = &store.data(id).error {
+            errors.push((i as u32, 0, e.clone()));
+        }
+    }
+    add_walk_errors(&mut nm, walk_errors, &mut errors, &counted);
+    let missing: Vec<(u32, u32, String, bool)> = h
+        .missing
+        .iter()
+        .map(|(f, l, n, a)| (nm.get(*f, &counted), *l, n.clone(), *a))
+        .collect();
+    let tun: Vec<u32> = tus.iter().map(|&t| nm.get(t, &counted)).collect();
+    let mut graph = finish_graph(nm.nodes, edges, Vec::new());
+    // True reachability per TU (BFS over the union graph).
+    let n = graph.nodes.len();
+    let mut mark = vec![u32::MAX; n];
+    let mut tus_r = Vec::new();
+    let mut missing_tus: FxMap<(String, bool), u32> = FxMap::default();
+    let mut miss_by: FxMap<u32, Vec<(String, bool)>> = FxMap::default();
+    for (f, _, nmx, a) in &missing {
+        miss_by.entry(*f).or_default().push((nmx.clone(), *a));
+    }
+    for (k, &t) in tun.iter().enumerate() {
+        graph.nodes[t as usize].is_tu = true;
+        let mut st = vec![t];
+        mark[t as usize] = k as u32;
+        let mut closure = Vec::new();
+        let mut hit: FxSet<(String, bool)> = FxSet::default();
+        while let Some(v) = st.pop() {
+            closure.push(v);
+            if let Some(ms) = miss_by.get(&v) {
+                hit.extend(ms.iter().cloned());
+            }
+            for &(w, _) in &graph.out[v as usize] {
+                if mark[w as usize] != k as u32 {
+                    mark[w as usize] = k as u32;
+                    st.push(w);
+                }
+            }
+        }
+        for x in hit {
+            *missing_tus.entry(x).or_default() += 1;
+        }
+        tus_r.push(TuReach {
+            node: t,
+            closure,
+            edges: None,
+        });
+    }
+    graph.tus = tus_r;
+    ModeData {
+        mode: Mode::AllBranches,
+        graph,
+        missing,
+        missing_tus,
+        errors,
+    }
+}

@@ -1,0 +1,353 @@
+//! The file store and include resolution. Files get a dense [`FileId`] on first sight and are
+//! read + lexed lazily, at most once per scan, from any thread (a `OnceLock` per slot). A file
+//! whose size and modification time match the previous scan (in memory or from the cache) is not
+//! read at all; one whose content hash matches keeps its extracted directives.
+//!
+//! Resolution follows GCC (libcpp `search_path_head` / `find_file`): `"x"` tries the includer's
+//! own directory, then the quote chain (`-iquote`), then the bracket chain (`-I`, `-isystem`,
+//! system dirs); `<x>` starts at the bracket chain; `#include_next` continues after the directory
+//! the current file was found in. Existence checks and lookups are memoised.
+
+use super::lex::{self, Lexed};
+use super::util::{FxMap, Interner, Sym, fx_hash, normalize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::UNIX_EPOCH;
+
+pub type FileId = u32;
+
+/// What we know about one file's content.
+#[derive(Debug, Clone)]
+pub struct FileData {
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime: i64,
+    pub hash: u32,
+    pub lex: Arc<Lexed>,
+    /// Unreadable file, symlink loop, directory...: the message (the file then has no content).
+    pub error: Option<String>,
+}
+
+pub struct Slot {
+    pub path: PathBuf,
+    pub dir: u32,
+    pub data: OnceLock<Arc<FileData>>,
+}
+
+/// An ordered include search path: `dirs[..bracket_start]` is the quote-only chain (`-iquote`),
+/// `dirs[bracket_start..]` the bracket chain.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SearchPath {
+    pub dirs: Vec<PathBuf>,
+    pub bracket_start: usize,
+    /// `dirs[system_start..]` are system dirs (`-isystem`, the compiler's, `-idirafter`).
+    pub system_start: usize,
+}
+
+const SHARDS: usize = 16;
+
+type Shard<K, V> = RwLock<FxMap<K, V>>;
+
+/// (search path id, start index, include name).
+type ChainKey = (u32, u32, Sym);
+
+fn shards<K, V>() -> Vec<Shard<K, V>> {
+    (0..SHARDS).map(|_| RwLock::new(FxMap::default())).collect()
+}
+
+pub struct Store {
+    pub interner: Arc<Interner>,
+    index: Mutex<FxMap<PathBuf, FileId>>,
+    slots: RwLock<Vec<Arc<Slot>>>,
+    dirs: Mutex<(FxMap<PathBuf, u32>, Vec<PathBuf>)>,
+    exists: Vec<Shard<PathBuf, bool>>,
+    rel_cache: Vec<Shard<(u32, Sym), Option<FileId>>>,
+    chain_cache: Vec<Shard<ChainKey, Option<(FileId, u32)>>>,
+    search_paths: Mutex<Vec<SearchPath>>,
+    /// Previous content by path, reused when size + mtime (or the hash) match.
+    pub prev: FxMap<PathBuf, Arc<FileData>>,
+    pub files_read: AtomicUsize,
+    pub files_reused: AtomicUsize,
+    pub files_stat: AtomicUsize,
+}
+
+fn mtime_ns(m: &std::fs::Metadata) -> i64 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+impl Store {
+    pub fn new(interner: Arc<Interner>, prev: FxMap<PathBuf, Arc<FileData>>) -> Self {
+        Store {
+            interner,
+            index: Mutex::new(FxMap::default()),
+            slots: RwLock::new(Vec::new()),
+            dirs: Mutex::new((FxMap::default(), Vec::new())),
+            exists: shards(),
+            rel_cache: shards(),
+            chain_cache: shards(),
+            search_paths: Mutex::new(Vec::new()),
+            prev,
+            files_read: AtomicUsize::new(0),
+            files_reused: AtomicUsize::new(0),
+            files_stat: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.read().unwrap().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn slot(&self, id: FileId) -> Arc<Slot> {
+        self.slots.read().unwrap()[id as usize].clone()
+    }
+
+    pub fn path(&self, id: FileId) -> PathBuf {
+        self.slots.read().unwrap()[id as usize].path.clone()
+    }
+
+    /// Id of a (normalised, absolute) path, creating the slot if needed.
+    pub fn id_of(&self, path: &Path) -> FileId {
+        let mut idx = self.index.lock().unwrap();
+        if let Some(&id) = idx.get(path) {
+            return id;
+        }
+        let dir = self.dir_id(path.parent().unwrap_or(Path::new("/")));
+        let mut slots = self.slots.write().unwrap();
+        let id = slots.len() as FileId;
+        slots.push(Arc::new(Slot {
+            path: path.to_path_buf(),
+            dir,
+            data: OnceLock::new(),
+        }));
+        idx.insert(path.to_path_buf(), id);
+        id
+    }
+
+    pub fn dir_id(&self, d: &Path) -> u32 {
+        let mut g = self.dirs.lock().unwrap();
+        if let Some(&i) = g.0.get(d) {
+            return i;
+        }
+        let i = g.1.len() as u32;
+        g.1.push(d.to_path_buf());
+        g.0.insert(d.to_path_buf(), i);
+        i
+    }
+
+    fn dir_path(&self, i: u32) -> PathBuf {
+        self.dirs.lock().unwrap().1[i as usize].clone()
+    }
+
+    pub fn search_path_id(&self, sp: &SearchPath) -> u32 {
+        let mut g = self.search_paths.lock().unwrap();
+        if let Some(i) = g.iter().position(|s| s == sp) {
+            return i as u32;
+        }
+        g.push(sp.clone());
+        (g.len() - 1) as u32
+    }
+
+    pub fn search_path(&self, i: u32) -> SearchPath {
+        self.search_paths.lock().unwrap()[i as usize].clone()
+    }
+
+    /// Regular file (after following symlinks)? Directories do not count, as in GCC.
+    pub fn is_file(&self, p: &Path) -> bool {
+        let sh = &self.exists[(fx_hash(p) as usize) % SHARDS];
+        if let Some(&b) = sh.read().unwrap().get(p) {
+            return b;
+        }
+        self.files_stat.fetch_add(1, Ordering::Relaxed);
+        // A symlink loop or unreadable entry makes `metadata` fail; if the name exists at all we
+        // still report it as found so the loop becomes an error entry instead of a silent miss.
+        let b = match std::fs::metadata(p) {
+            Ok(m) => m.is_file(),
+            Err(e) => {
+                e.raw_os_error() == Some(40) /* ELOOP */ || e.kind() == std::io::ErrorKind::PermissionDenied
+            }
+        };
+        sh.write().unwrap().insert(p.to_path_buf(), b);
+        b
+    }
+
+    /// The file's data, reading and lexing it on first use.
+    pub fn data(&self, id: FileId) -> Arc<FileData> {
+        let slot = self.slot(id);
+        slot.data
+            .get_or_init(|| Arc::new(self.load(&slot.path)))
+            .clone()
+    }
+
+    /// Data if already loaded.
+    pub fn loaded(&self, id: FileId) -> Option<Arc<FileData>> {
+        self.slot(id).data.get().cloned()
+    }
+
+    fn load(&self, path: &Path) -> FileData {
+        let err = |msg: String| FileData {
+            size: 0,
+            mtime: 0,
+            hash: 0,
+            lex: Arc::new(Lexed::default()),
+            error: Some(msg),
+        };
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) => {
+                let msg = if e.raw_os_error() == Some(40) {
+                    "symlink loop (too many levels of symbolic links)".to_string()
+                } else {
+                    format!("cannot stat: {e}")
+                };
+                return err(msg);
+            }
+        };
+        let mtime = mtime_ns(&meta);
+        let prev = self.prev.get(path);
+        if let Some(p) = prev
+            && p.error.is_none()
+            && p.size == meta.len()
+            && p.mtime == mtime
+        {
+            self.files_reused.fetch_add(1, Ordering::Relaxed);
+            return (**p).clone();
+        }
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => return err(format!("cannot read: {e}")),
+        };
+        self.files_read.fetch_add(1, Ordering::Relaxed);
+        if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() && prev.is_some() {
+            eprintln!("[headers] re-read changed file {}", path.display());
+        }
+        let hash = crc32fast::hash(&bytes);
+        if let Some(p) = prev
+            && p.error.is_none()
+            && p.hash == hash
+            && p.size == bytes.len() as u64
+        {
+            return FileData {
+                size: p.size,
+                mtime,
+                hash,
+                lex: p.lex.clone(),
+                error: None,
+            };
+        }
+        let lex = lex::lex(&bytes, &self.interner);
+        FileData {
+            size: bytes.len() as u64,
+            mtime,
+            hash,
+            lex: Arc::new(lex),
+            error: None,
+        }
+    }
+
+    /// `"name"` relative to the includer's directory.
+    pub fn resolve_relative(&self, dir: u32, name: Sym) -> Option<FileId> {
+        let key = (dir, name);
+        let sh = &self.rel_cache[(fx_hash(&key) as usize) % SHARDS];
+        if let Some(&r) = sh.read().unwrap().get(&key) {
+            return r;
+        }
+        let n = self.interner.string(name);
+        let joined = self.dir_path(dir).join(&n);
+        let r = if self.is_file(&joined) {
+            Some(self.id_of(&normalize(&joined)))
+        } else {
+            None
+        };
+        sh.write().unwrap().insert(key, r);
+        r
+    }
+
+    /// Searches `sp.dirs[start..]` in order; returns the file and the index of its directory.
+    pub fn resolve_chain(
+        &self,
+        sp_id: u32,
+        sp: &SearchPath,
+        start: usize,
+        name: Sym,
+    ) -> Option<(FileId, u32)> {
+        let key = (sp_id, start as u32, name);
+        let sh = &self.chain_cache[(fx_hash(&key) as usize) % SHARDS];
+        if let Some(&r) = sh.read().unwrap().get(&key) {
+            return r;
+        }
+        let n = self.interner.string(name);
+        let mut r = None;
+        if Path::new(&n).is_absolute() {
+            let p = PathBuf::from(&n);
+            if self.is_file(&p) {
+                r = Some((self.id_of(&normalize(&p)), u32::MAX));
+            }
+        } else {
+            for (i, d) in sp.dirs.iter().enumerate().skip(start) {
+                let joined = d.join(&n);
+                if self.is_file(&joined) {
+                    let mut p = normalize(&joined);
+                    // GCC's -fcanonical-system-headers (on by default): a system header's path is
+                    // replaced by its realpath when that is shorter (`ncurses.h` -> `curses.h`).
+                    if i >= sp.system_start
+                        && let Ok(c) = std::fs::canonicalize(&joined)
+                        && c.as_os_str().len() < joined.as_os_str().len()
+                    {
+                        p = c;
+                    }
+                    r = Some((self.id_of(&p), i as u32));
+                    break;
+                }
+            }
+        }
+        sh.write().unwrap().insert(key, r);
+        r
+    }
+
+    /// All slots (for the cache and reports).
+    pub fn all_slots(&self) -> Vec<Arc<Slot>> {
+        self.slots.read().unwrap().clone()
+    }
+
+    /// Known existence results (kept between scans while no probed directory changed).
+    pub fn exists_snapshot(&self) -> Vec<(PathBuf, bool)> {
+        let mut v = Vec::new();
+        for sh in &self.exists {
+            v.extend(sh.read().unwrap().iter().map(|(p, b)| (p.clone(), *b)));
+        }
+        v
+    }
+
+    pub fn seed_exists(&self, v: &[(PathBuf, bool)]) {
+        for (p, b) in v {
+            self.exists[(fx_hash(p.as_path()) as usize) % SHARDS]
+                .write()
+                .unwrap()
+                .insert(p.clone(), *b);
+        }
+    }
+
+    /// Directories probed so far (for change detection): each with whether it existed.
+    pub fn probed_parent_dirs(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = Vec::new();
+        for sh in &self.exists {
+            for p in sh.read().unwrap().keys() {
+                if let Some(d) = p.parent() {
+                    v.push(d.to_path_buf());
+                }
+            }
+        }
+        v.sort();
+        v.dedup();
+        v
+    }
+}
