@@ -1,10 +1,15 @@
 //! The `clipforge` command line. With no arguments it opens the desktop app.
 
 use clap::{Parser, Subcommand};
+use clipforge::pipeline::cli;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "clipforge", version, about = "Animation clip compression and C/C++ header profiling")]
+#[command(
+    name = "clipforge",
+    version,
+    about = "Animation clip compression and C/C++ header profiling"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -14,12 +19,27 @@ struct Cli {
 enum Command {
     /// Profile #include usage of a C/C++ tree (Header Hero's report, compiler-accurate).
     Headers(clipforge::headers::cli::HeadersArgs),
+    /// Compress clip files or folders (recursively) into OUTDIR, one .cfa per clip, with a report.
+    Compress(cli::CompressArgs),
+    /// Describe a compressed clip (.cfa); with --raw, measure its error against the original.
+    Inspect(cli::InspectArgs),
+    /// Decompress a .cfa back to an ACL clip file (.acl.sjson).
+    Decompress(cli::DecompressArgs),
+    /// Convert a BVH, glTF/GLB or ACL clip file to ACL's .acl.sjson clip format.
+    Convert(cli::ConvertArgs),
+    /// Watch a folder and compress clips as they appear or change (runs until killed).
+    Watch(cli::WatchArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Headers(args)) => clipforge::headers::cli::run(&args),
+        Some(Command::Compress(args)) => cli::run_compress(&args),
+        Some(Command::Inspect(args)) => cli::run_inspect(&args),
+        Some(Command::Decompress(args)) => cli::run_decompress(&args),
+        Some(Command::Convert(args)) => cli::run_convert(&args),
+        Some(Command::Watch(args)) => cli::run_watch(&args),
         None => open_app(),
     }
 }
@@ -37,6 +57,8 @@ fn open_app() -> ExitCode {
 
 #[cfg(not(feature = "gui"))]
 fn open_app() -> ExitCode {
-    eprintln!("clipforge: built without the desktop app (feature `gui`); see `clipforge --help` for the CLI");
+    eprintln!(
+        "clipforge: built without the desktop app (feature `gui`); see `clipforge --help` for the CLI"
+    );
     ExitCode::FAILURE
 }

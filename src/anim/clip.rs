@@ -21,16 +21,33 @@ pub struct RawClip {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClipError {
     BadSampleRate(f32),
-    WrongLength { what: &'static str, expected: usize, got: usize },
-    NonFinite { bone: String, sample: usize, what: &'static str },
-    ZeroRotation { bone: String, sample: usize },
+    WrongLength {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
+    NonFinite {
+        bone: String,
+        sample: usize,
+        what: &'static str,
+    },
+    ZeroRotation {
+        bone: String,
+        sample: usize,
+    },
 }
 
 impl fmt::Display for ClipError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ClipError::BadSampleRate(r) => write!(f, "sample rate {r} is not a positive finite number"),
-            ClipError::WrongLength { what, expected, got } => {
+            ClipError::BadSampleRate(r) => {
+                write!(f, "sample rate {r} is not a positive finite number")
+            }
+            ClipError::WrongLength {
+                what,
+                expected,
+                got,
+            } => {
                 write!(f, "{what}: expected {expected} values, got {got}")
             }
             ClipError::NonFinite { bone, sample, what } => {
@@ -71,7 +88,11 @@ impl RawClip {
             ("scales", scales.len()),
         ] {
             if got != expected {
-                return Err(ClipError::WrongLength { what, expected, got });
+                return Err(ClipError::WrongLength {
+                    what,
+                    expected,
+                    got,
+                });
             }
         }
         for i in 0..expected {
@@ -79,11 +100,18 @@ impl RawClip {
             let name = || skeleton.names[bone].clone();
             let q = rotations[i];
             if !q.is_finite() {
-                return Err(ClipError::NonFinite { bone: name(), sample, what: "rotation" });
+                return Err(ClipError::NonFinite {
+                    bone: name(),
+                    sample,
+                    what: "rotation",
+                });
             }
             let len = q.length();
             if len < 1e-6 {
-                return Err(ClipError::ZeroRotation { bone: name(), sample });
+                return Err(ClipError::ZeroRotation {
+                    bone: name(),
+                    sample,
+                });
             }
             rotations[i] = q / len;
             let big = |v: Vec3| !v.is_finite() || v.abs().max_element() > MAX_COMPONENT_MAGNITUDE;
@@ -95,10 +123,22 @@ impl RawClip {
                 });
             }
             if big(scales[i]) {
-                return Err(ClipError::NonFinite { bone: name(), sample, what: "scale (or larger than 1e7)" });
+                return Err(ClipError::NonFinite {
+                    bone: name(),
+                    sample,
+                    what: "scale (or larger than 1e7)",
+                });
             }
         }
-        Ok(Self { name: name.into(), skeleton, sample_rate, num_samples, rotations, translations, scales })
+        Ok(Self {
+            name: name.into(),
+            skeleton,
+            sample_rate,
+            num_samples,
+            rotations,
+            translations,
+            scales,
+        })
     }
 
     pub fn num_bones(&self) -> usize {
@@ -107,7 +147,11 @@ impl RawClip {
 
     /// Duration in seconds: `(num_samples - 1) / sample_rate`, 0 for one sample.
     pub fn duration(&self) -> f32 {
-        if self.num_samples <= 1 { 0.0 } else { (self.num_samples - 1) as f32 / self.sample_rate }
+        if self.num_samples <= 1 {
+            0.0
+        } else {
+            (self.num_samples - 1) as f32 / self.sample_rate
+        }
     }
 
     /// Raw size as ACL counts it: 10 float32 per bone per sample.
@@ -116,7 +160,9 @@ impl RawClip {
     }
 
     pub fn has_scale(&self) -> bool {
-        self.scales.iter().any(|s| (*s - Vec3::ONE).abs().max_element() > 1e-6)
+        self.scales
+            .iter()
+            .any(|s| (*s - Vec3::ONE).abs().max_element() > 1e-6)
     }
 
     #[inline]
@@ -127,7 +173,11 @@ impl RawClip {
     /// The track of one bone: (rotations, translations, scales) over all samples.
     pub fn track(&self, bone: usize) -> (&[Quat], &[Vec3], &[Vec3]) {
         let r = bone * self.num_samples..(bone + 1) * self.num_samples;
-        (&self.rotations[r.clone()], &self.translations[r.clone()], &self.scales[r])
+        (
+            &self.rotations[r.clone()],
+            &self.translations[r.clone()],
+            &self.scales[r],
+        )
     }
 
     /// Copies one sample of every bone into a pose.

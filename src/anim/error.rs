@@ -75,10 +75,17 @@ pub fn vertex_error(raw: &DTransform, lossy: &DTransform, shell_distance: f64) -
 /// Measures `lossy` against `raw` (same skeleton and sample count) on every sample.
 pub fn measure(raw: &RawClip, lossy: &RawClip) -> Result<ErrorStats, String> {
     if raw.num_bones() != lossy.num_bones() {
-        return Err(format!("bone counts differ: {} vs {}", raw.num_bones(), lossy.num_bones()));
+        return Err(format!(
+            "bone counts differ: {} vs {}",
+            raw.num_bones(),
+            lossy.num_bones()
+        ));
     }
     if raw.num_samples != lossy.num_samples {
-        return Err(format!("sample counts differ: {} vs {}", raw.num_samples, lossy.num_samples));
+        return Err(format!(
+            "sample counts differ: {} vs {}",
+            raw.num_samples, lossy.num_samples
+        ));
     }
     let nb = raw.num_bones();
     let ns = raw.num_samples;

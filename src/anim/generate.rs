@@ -19,7 +19,13 @@ pub struct GenerateOptions {
 
 impl Default for GenerateOptions {
     fn default() -> Self {
-        Self { name: "walk".into(), num_samples: 60, sample_rate: 30.0, seed: 1, with_scale: false }
+        Self {
+            name: "walk".into(),
+            num_samples: 60,
+            sample_rate: 30.0,
+            seed: 1,
+            with_scale: false,
+        }
     }
 }
 
@@ -94,7 +100,11 @@ pub fn generate(opts: &GenerateOptions) -> RawClip {
         for s in 0..ns {
             let t = s as f32 / opts.sample_rate;
             let phase = std::f32::consts::TAU * t / cycle;
-            let side = if name.starts_with("r_") { std::f32::consts::PI } else { 0.0 };
+            let side = if name.starts_with("r_") {
+                std::f32::consts::PI
+            } else {
+                0.0
+            };
             let amp = 0.15 + 0.5 * p[0];
             let rot = if name.ends_with("finger") {
                 Quat::from_rotation_z(0.2 * p[1])
@@ -109,7 +119,11 @@ pub fn generate(opts: &GenerateOptions) -> RawClip {
             rotations.push(rot);
             let mut tr = Vec3::from(BONES[b].2);
             if b == 0 {
-                tr += Vec3::new(2.0 * (phase).sin(), 3.0 * (2.0 * phase).sin().abs(), 110.0 * t);
+                tr += Vec3::new(
+                    2.0 * (phase).sin(),
+                    3.0 * (2.0 * phase).sin().abs(),
+                    110.0 * t,
+                );
             }
             translations.push(tr);
             let sc = if opts.with_scale && (name == "chest" || name.ends_with("forearm")) {
@@ -120,8 +134,16 @@ pub fn generate(opts: &GenerateOptions) -> RawClip {
             scales.push(sc);
         }
     }
-    RawClip::new(opts.name.clone(), skeleton, opts.sample_rate, ns, rotations, translations, scales)
-        .expect("generated values are finite")
+    RawClip::new(
+        opts.name.clone(),
+        skeleton,
+        opts.sample_rate,
+        ns,
+        rotations,
+        translations,
+        scales,
+    )
+    .expect("generated values are finite")
 }
 
 #[cfg(test)]
@@ -131,11 +153,20 @@ mod tests {
     #[test]
     fn generated_clip_is_valid_and_seed_dependent() {
         let a = generate(&GenerateOptions::default());
-        let b = generate(&GenerateOptions { seed: 2, ..Default::default() });
+        let b = generate(&GenerateOptions {
+            seed: 2,
+            ..Default::default()
+        });
         assert_eq!(a.num_bones(), BONES.len());
         assert_eq!(a.num_samples, 60);
         assert_ne!(a.rotations, b.rotations);
         assert!(!a.has_scale());
-        assert!(generate(&GenerateOptions { with_scale: true, ..Default::default() }).has_scale());
+        assert!(
+            generate(&GenerateOptions {
+                with_scale: true,
+                ..Default::default()
+            })
+            .has_scale()
+        );
     }
 }

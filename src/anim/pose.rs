@@ -47,7 +47,11 @@ pub fn local_to_object(parents: &[u32], local: &Pose, object: &mut Pose) {
             object.scales[b] = local.scales[b];
         } else {
             let p = p as usize;
-            let (pr, pt, ps) = (object.rotations[p], object.translations[p], object.scales[p]);
+            let (pr, pt, ps) = (
+                object.rotations[p],
+                object.translations[p],
+                object.scales[p],
+            );
             object.rotations[b] = (pr * local.rotations[b]).normalize();
             object.translations[b] = pr * (local.translations[b] * ps) + pt;
             object.scales[b] = local.scales[b] * ps;

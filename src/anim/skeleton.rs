@@ -58,14 +58,19 @@ impl fmt::Display for SkeletonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SkeletonError::DanglingParent { bone, parent } => {
-                write!(f, "bone '{bone}' has parent index {parent}, which is not a bone")
+                write!(
+                    f,
+                    "bone '{bone}' has parent index {parent}, which is not a bone"
+                )
             }
             SkeletonError::Cycle { bone } => write!(f, "bone '{bone}' is part of a parent cycle"),
             SkeletonError::DuplicateName { name } => write!(f, "bone name '{name}' is used twice"),
             SkeletonError::ParentAfterChild { bone } => {
                 write!(f, "bone '{bone}' is listed before its parent")
             }
-            SkeletonError::TooManyBones(n) => write!(f, "{n} bones is more than the 65535 supported"),
+            SkeletonError::TooManyBones(n) => {
+                write!(f, "{n} bones is more than the 65535 supported")
+            }
         }
     }
 }
@@ -88,10 +93,15 @@ impl Skeleton {
         for (i, b) in bones.iter().enumerate() {
             if let Some(p) = b.parent {
                 if p >= bones.len() {
-                    return Err(SkeletonError::DanglingParent { bone: b.name.clone(), parent: p });
+                    return Err(SkeletonError::DanglingParent {
+                        bone: b.name.clone(),
+                        parent: p,
+                    });
                 }
                 if p >= i {
-                    return Err(SkeletonError::ParentAfterChild { bone: b.name.clone() });
+                    return Err(SkeletonError::ParentAfterChild {
+                        bone: b.name.clone(),
+                    });
                 }
             }
         }
@@ -106,7 +116,10 @@ impl Skeleton {
             if let Some(p) = b.parent
                 && p >= n
             {
-                return Err(SkeletonError::DanglingParent { bone: b.name.clone(), parent: p });
+                return Err(SkeletonError::DanglingParent {
+                    bone: b.name.clone(),
+                    parent: p,
+                });
             }
         }
         // Depth-first order from every root; anything never reached is on a cycle.
@@ -117,7 +130,10 @@ impl Skeleton {
             }
         }
         let mut order = Vec::with_capacity(n);
-        let mut stack: Vec<usize> = (0..n).filter(|&i| bones[i].parent.is_none()).rev().collect();
+        let mut stack: Vec<usize> = (0..n)
+            .filter(|&i| bones[i].parent.is_none())
+            .rev()
+            .collect();
         while let Some(i) = stack.pop() {
             order.push(i);
             stack.extend(children[i].iter().rev());
@@ -127,7 +143,10 @@ impl Skeleton {
             for &i in &order {
                 seen[i] = true;
             }
-            let bone = (0..n).find(|&i| !seen[i]).map(|i| bones[i].name.clone()).unwrap_or_default();
+            let bone = (0..n)
+                .find(|&i| !seen[i])
+                .map(|i| bones[i].name.clone())
+                .unwrap_or_default();
             return Err(SkeletonError::Cycle { bone });
         }
         let mut new_index = vec![0usize; n];
@@ -152,12 +171,17 @@ impl Skeleton {
         let mut seen = std::collections::HashSet::new();
         for b in &bones {
             if !seen.insert(b.name.as_str()) {
-                return Err(SkeletonError::DuplicateName { name: b.name.clone() });
+                return Err(SkeletonError::DuplicateName {
+                    name: b.name.clone(),
+                });
             }
         }
         Ok(Self {
             names: bones.iter().map(|b| b.name.clone()).collect(),
-            parents: bones.iter().map(|b| b.parent.map_or(NO_PARENT, |p| p as u32)).collect(),
+            parents: bones
+                .iter()
+                .map(|b| b.parent.map_or(NO_PARENT, |p| p as u32))
+                .collect(),
             shell_distances: bones.iter().map(|b| b.shell_distance).collect(),
             bind_rotations: bones.iter().map(|b| b.bind_rotation.normalize()).collect(),
             bind_translations: bones.iter().map(|b| b.bind_translation).collect(),
@@ -198,14 +222,30 @@ mod tests {
 
     #[test]
     fn cycles_and_dangling_parents_are_refused() {
-        let cyc = vec![BoneDesc::new("a", Some(1)), BoneDesc::new("b", Some(0)), BoneDesc::new("r", None)];
-        assert!(matches!(Skeleton::from_unordered(cyc), Err(SkeletonError::Cycle { .. })));
+        let cyc = vec![
+            BoneDesc::new("a", Some(1)),
+            BoneDesc::new("b", Some(0)),
+            BoneDesc::new("r", None),
+        ];
+        assert!(matches!(
+            Skeleton::from_unordered(cyc),
+            Err(SkeletonError::Cycle { .. })
+        ));
         let dangling = vec![BoneDesc::new("a", Some(7))];
-        assert!(matches!(Skeleton::from_ordered(dangling), Err(SkeletonError::DanglingParent { .. })));
+        assert!(matches!(
+            Skeleton::from_ordered(dangling),
+            Err(SkeletonError::DanglingParent { .. })
+        ));
         let late = vec![BoneDesc::new("a", Some(1)), BoneDesc::new("b", None)];
-        assert!(matches!(Skeleton::from_ordered(late), Err(SkeletonError::ParentAfterChild { .. })));
+        assert!(matches!(
+            Skeleton::from_ordered(late),
+            Err(SkeletonError::ParentAfterChild { .. })
+        ));
         let dup = vec![BoneDesc::new("a", None), BoneDesc::new("a", None)];
-        assert!(matches!(Skeleton::from_ordered(dup), Err(SkeletonError::DuplicateName { .. })));
+        assert!(matches!(
+            Skeleton::from_ordered(dup),
+            Err(SkeletonError::DuplicateName { .. })
+        ));
     }
 
     #[test]

@@ -1,15 +1,29 @@
 //! Batch jobs shared by the CLI and the app: scanning folders for clips, compressing them in
 //! parallel with progress and cancellation, the skip cache, folder watching and the JSON/CSV reports.
 //!
-//! CONTRACT STUB: signatures are final, bodies land with the pipeline change.
+//! The behaviour (output naming, cache, deleted inputs) is documented in `docs/PIPELINE.md`.
 
+pub mod cache;
+pub mod cli;
 pub mod report;
+pub mod watch;
 
-use crate::anim::CompressionSettings;
-use report::BatchReport;
+use crate::anim::formats::{self, ClipFormat};
+use crate::anim::{CompressionSettings, RawClip, error, runtime::ClipReader};
+use cache::{CacheEntry, SkipCache};
+use report::{BatchReport, ClipReport};
+use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// File name of the skip cache, kept in the output root.
+pub const CACHE_FILE_NAME: &str = ".clipforge-cache.json";
+
+/// Extension of compressed clips.
+pub const OUTPUT_EXTENSION: &str = "cfa";
 
 /// One clip file found by a scan (a glTF file with several animations is still one entry).
 #[derive(Clone, Debug, PartialEq)]
@@ -21,10 +35,57 @@ pub struct ClipFile {
     pub size_bytes: u64,
 }
 
+impl ClipFile {
+    /// Describes one file; `root` is the folder its output path is mirrored from
+    /// (a file root: the file itself, mirrored as its bare name).
+    pub fn new(root: &Path, path: &Path) -> Option<Self> {
+        let format = ClipFormat::from_path(path)?;
+        let relative = match path.strip_prefix(root) {
+            Ok(r) if !r.as_os_str().is_empty() => r.to_path_buf(),
+            _ => PathBuf::from(path.file_name()?),
+        };
+        let size_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        Some(Self {
+            path: path.to_path_buf(),
+            relative,
+            format,
+            size_bytes,
+        })
+    }
+}
+
+fn is_dot_name(name: &std::ffi::OsStr) -> bool {
+    name.to_string_lossy().starts_with('.')
+}
+
 /// Recursively lists every supported clip file under `root` (a file is returned as itself), sorted by path.
+///
+/// Folders whose name starts with a dot are skipped (`.git`, `.cache`, ...), symbolic links are
+/// followed (loops are detected), unreadable entries are ignored.
 pub fn scan(root: &Path) -> Vec<ClipFile> {
-    let _ = root;
-    Vec::new()
+    if root.is_file() {
+        return ClipFile::new(root, root).into_iter().collect();
+    }
+    let mut out: Vec<ClipFile> = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !(e.file_type().is_dir() && is_dot_name(e.file_name())))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let format = ClipFormat::from_path(e.path())?;
+            let relative = e.path().strip_prefix(root).ok()?.to_path_buf();
+            let size_bytes = e.metadata().map(|m| m.len()).unwrap_or(0);
+            Some(ClipFile {
+                path: e.path().to_path_buf(),
+                relative,
+                format,
+                size_bytes,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
 }
 
 /// Shared cancellation flag: set it from any thread; running jobs stop at the next clip boundary
@@ -42,6 +103,11 @@ impl CancelToken {
 }
 
 /// Live counters a UI or the CLI reads while a batch runs.
+///
+/// `total_clips` starts at the number of files and grows when a glTF file turns out to hold
+/// several animations. `done_clips` counts every finished row (compressed, failed, skipped or
+/// cancelled), so `done_clips == total_clips` at the end; `failed_clips` and `skipped_clips` are
+/// subsets of it.
 #[derive(Debug, Default)]
 pub struct Progress {
     pub total_clips: AtomicU64,
@@ -50,6 +116,21 @@ pub struct Progress {
     pub skipped_clips: AtomicU64,
     /// Raw bytes (10 float32 per bone per sample) of the clips finished so far.
     pub raw_bytes_done: AtomicU64,
+}
+
+impl Progress {
+    fn record(&self, row: &ClipReport) {
+        if row.skipped {
+            self.skipped_clips.fetch_add(1, Ordering::Relaxed);
+        } else if row.error.is_some() && !row.cancelled {
+            self.failed_clips.fetch_add(1, Ordering::Relaxed);
+        }
+        if row.error.is_none() {
+            self.raw_bytes_done
+                .fetch_add(row.raw_bytes, Ordering::Relaxed);
+        }
+        self.done_clips.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// What a batch does.
@@ -63,6 +144,546 @@ pub struct BatchOptions {
     pub use_skip_cache: bool,
 }
 
+// ---------------------------------------------------------------------------------------------
+// Atomic writes
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `bytes` to `path` atomically: the data goes to a temporary file in the same folder
+/// (`.<name>.cf-tmp-<pid>-<n>`), is flushed to disk, then renamed over `path`. Readers see the old
+/// file or the new one, never a partial one; on any error the temporary file is removed.
+/// Missing parent folders are created.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "path has no file name")
+    })?;
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(
+        ".{}.cf-tmp-{}-{}",
+        name.to_string_lossy(),
+        std::process::id(),
+        n
+    ));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// True for the temporary files [`write_atomic`] creates (left behind only if the process is killed).
+pub fn is_temp_file(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n.starts_with('.') && n.contains(".cf-tmp-")
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output naming
+
+/// The input file name without its clip extension: `walk.bvh` → `walk`, `x.acl.sjson` → `x`.
+pub fn clip_stem(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lower = name.to_ascii_lowercase();
+    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb"] {
+        if lower.ends_with(ext) && lower.len() > ext.len() {
+            return name[..name.len() - ext.len()].to_string();
+        }
+    }
+    name
+}
+
+/// Makes an animation name safe as part of a file name: ASCII letters, digits, `-` and `_` kept,
+/// anything else becomes `_`, at most 64 characters, `anim` when nothing is left.
+pub fn sanitize_name(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    while s.ends_with('_') && s.len() > 1 {
+        s.pop();
+    }
+    if s.is_empty() || s.chars().all(|c| c == '_') {
+        s = "anim".into();
+    }
+    s
+}
+
+/// Output path base (without extension) for an input, relative to the output root: the relative
+/// input path with the clip extension removed, or with it kept (`walk.bvh` → `walk.bvh`) when
+/// `keep_extension` is set, which the batch does when two inputs of one folder share a stem.
+pub fn output_base(relative: &Path, keep_extension: bool) -> PathBuf {
+    let stem = if keep_extension {
+        relative
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    } else {
+        clip_stem(relative)
+    };
+    match relative.parent() {
+        Some(p) => p.join(stem),
+        None => PathBuf::from(stem),
+    }
+}
+
+/// File name of clip `index` out of `count` clips of one input: `base.cfa` for a single clip,
+/// `base.<index>_<sanitised name>.cfa` otherwise.
+pub fn clip_output_path(base: &Path, index: usize, count: usize, clip_name: &str) -> PathBuf {
+    let file = base
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = if count == 1 {
+        format!("{file}.{OUTPUT_EXTENSION}")
+    } else {
+        format!(
+            "{file}.{index}_{}.{OUTPUT_EXTENSION}",
+            sanitize_name(clip_name)
+        )
+    };
+    base.with_file_name(name)
+}
+
+/// Output bases (relative to the output root) of a set of files, with the stem collision rule
+/// applied: inputs of one folder that share a stem (`walk.bvh`, `walk.glb`) keep their extension.
+pub fn plan_outputs(files: &[ClipFile]) -> Vec<PathBuf> {
+    let mut count: HashMap<PathBuf, usize> = HashMap::new();
+    for f in files {
+        *count.entry(output_base(&f.relative, false)).or_default() += 1;
+    }
+    files
+        .iter()
+        .map(|f| {
+            let b = output_base(&f.relative, false);
+            if count[&b] > 1 {
+                output_base(&f.relative, true)
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+/// Output base for one file judged against what is on disk next to it (used by the watcher,
+/// which sees files one by one): the extension is kept when another supported clip file of the
+/// same folder has the same stem.
+pub fn output_base_on_disk(file: &ClipFile) -> PathBuf {
+    let stem = clip_stem(&file.path);
+    let clash = file
+        .path
+        .parent()
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .map(|rd| {
+            rd.filter_map(Result::ok).any(|e| {
+                let p = e.path();
+                p != file.path && ClipFormat::from_path(&p).is_some() && clip_stem(&p) == stem
+            })
+        })
+        .unwrap_or(false);
+    output_base(&file.relative, clash)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-file work
+
+/// A fingerprint of the codec: crate version plus a hash of what the compressor makes of a small
+/// fixed clip. Any codec change that alters its output invalidates the skip cache.
+pub fn codec_fingerprint() -> &'static str {
+    static FP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    FP.get_or_init(|| {
+        let clip = crate::anim::generate::generate(&crate::anim::generate::GenerateOptions {
+            name: "fingerprint".into(),
+            num_samples: 16,
+            sample_rate: 30.0,
+            seed: 7,
+            with_scale: true,
+        });
+        let h = std::panic::catch_unwind(|| {
+            crate::anim::compress(&clip, &CompressionSettings::default())
+                .map(|c| cache::content_hash(&c.bytes))
+                .unwrap_or_else(|e| format!("error:{e}"))
+        })
+        .unwrap_or_else(|_| "panic".into());
+        format!("{}+{}", env!("CARGO_PKG_VERSION"), h)
+    })
+}
+
+/// The key of a settings value in the skip cache.
+pub fn settings_key(settings: &CompressionSettings) -> String {
+    format!(
+        "error_threshold={:?};shell_distance={:?};codec={}",
+        settings.error_threshold,
+        settings.shell_distance,
+        codec_fingerprint()
+    )
+}
+
+/// What processing one input file produced.
+pub(crate) struct FileOutcome {
+    pub rows: Vec<ClipReport>,
+    /// The importer refused the file (maybe still being written: the watcher retries these).
+    pub import_failed: bool,
+    /// Outputs written or kept, relative to the output root.
+    pub outputs: Vec<PathBuf>,
+}
+
+pub(crate) struct FileJob<'a> {
+    pub file: &'a ClipFile,
+    /// Output base relative to the output root (see [`output_base`]).
+    pub base: PathBuf,
+    pub options: &'a BatchOptions,
+    pub settings_key: &'a str,
+    pub cache: &'a SkipCache,
+    pub cancel: &'a CancelToken,
+    pub progress: &'a Progress,
+}
+
+fn row_for(file: &ClipFile, clip: &str) -> ClipReport {
+    ClipReport {
+        input: file.path.display().to_string(),
+        clip: clip.to_string(),
+        format: file.format.label().to_string(),
+        ..Default::default()
+    }
+}
+
+fn cancelled_row(file: &ClipFile, clip: &str) -> ClipReport {
+    ClipReport {
+        error: Some(format!(
+            "{}: cancelled before it was compressed",
+            file.path.display()
+        )),
+        cancelled: true,
+        ..row_for(file, clip)
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+/// Processes one input file, never panicking: a panic becomes that file's error row.
+pub(crate) fn process_file(job: &FileJob) -> FileOutcome {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process_file_inner(job))) {
+        Ok(o) => o,
+        Err(p) => {
+            let row = ClipReport {
+                error: Some(format!(
+                    "{}: internal error while processing: {}",
+                    job.file.path.display(),
+                    panic_message(&*p)
+                )),
+                ..row_for(job.file, &clip_stem(&job.file.path))
+            };
+            job.progress.record(&row);
+            FileOutcome {
+                rows: vec![row],
+                import_failed: false,
+                outputs: Vec::new(),
+            }
+        }
+    }
+}
+
+fn process_file_inner(job: &FileJob) -> FileOutcome {
+    let file = job.file;
+    let stem = clip_stem(&file.path);
+    let out_root = &job.options.output_root;
+    let single_error = |msg: String, import_failed: bool| {
+        let row = ClipReport {
+            error: Some(msg),
+            ..row_for(file, &stem)
+        };
+        job.progress.record(&row);
+        FileOutcome {
+            rows: vec![row],
+            import_failed,
+            outputs: Vec::new(),
+        }
+    };
+    if job.cancel.is_cancelled() {
+        let row = cancelled_row(file, &stem);
+        job.progress.record(&row);
+        return FileOutcome {
+            rows: vec![row],
+            import_failed: false,
+            outputs: Vec::new(),
+        };
+    }
+    let content = match std::fs::read(&file.path) {
+        Ok(c) => c,
+        Err(e) => return single_error(format!("{}: cannot read: {e}", file.path.display()), true),
+    };
+    let hash = cache::content_hash(&content);
+    drop(content);
+    let key = cache::cache_key(&file.relative);
+    let previous = job.cache.get(&key);
+
+    // Skip cache: same content, same settings and codec, every output still there and unchanged.
+    if job.options.use_skip_cache
+        && let Some(entry) = &previous
+        && entry.input_hash == hash
+        && entry.settings_key == job.settings_key
+        && entry.base == cache::cache_key(&job.base)
+        && entry.outputs_intact(out_root)
+    {
+        let rows: Vec<ClipReport> = entry
+            .reports
+            .iter()
+            .map(|r| ClipReport {
+                skipped: true,
+                input: file.path.display().to_string(),
+                ..r.clone()
+            })
+            .collect();
+        let extra = rows.len().saturating_sub(1) as u64;
+        job.progress.total_clips.fetch_add(extra, Ordering::Relaxed);
+        for r in &rows {
+            job.progress.record(r);
+        }
+        let outputs = entry
+            .outputs
+            .iter()
+            .map(|o| PathBuf::from(&o.path))
+            .collect();
+        return FileOutcome {
+            rows,
+            import_failed: false,
+            outputs,
+        };
+    }
+
+    let clips = match formats::load_clips(&file.path) {
+        Ok(c) => c,
+        Err(e) => return single_error(e.to_string(), true),
+    };
+    if clips.is_empty() {
+        return single_error(
+            format!("{}: the file holds no animation clip", file.path.display()),
+            false,
+        );
+    }
+    let count = clips.len();
+    job.progress
+        .total_clips
+        .fetch_add(count as u64 - 1, Ordering::Relaxed);
+
+    let mut rows = Vec::with_capacity(count);
+    let mut outputs = Vec::with_capacity(count);
+    let mut written = Vec::with_capacity(count);
+    for (index, clip) in clips.into_iter().enumerate() {
+        let name = if clip.name.is_empty() {
+            stem.clone()
+        } else {
+            clip.name.clone()
+        };
+        let rel_out = clip_output_path(&job.base, index, count, &name);
+        let row = if job.cancel.is_cancelled() {
+            cancelled_row(file, &name)
+        } else {
+            compress_one(job, clip, &name, &rel_out)
+        };
+        job.progress.record(&row);
+        if row.error.is_none() {
+            let len = std::fs::metadata(out_root.join(&rel_out))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            written.push(cache::CachedOutput {
+                path: cache::cache_key(&rel_out),
+                file_bytes: len,
+            });
+            outputs.push(rel_out);
+        }
+        rows.push(row);
+    }
+
+    // Outputs the previous run made for this input that this run did not remake (a renamed or
+    // removed glTF animation) are stale: delete them.
+    if let Some(prev) = &previous {
+        for o in &prev.outputs {
+            if !written.iter().any(|w| w.path == o.path) {
+                let _ = std::fs::remove_file(out_root.join(&o.path));
+            }
+        }
+    }
+
+    if rows.iter().all(|r| r.error.is_none()) {
+        job.cache.insert(
+            key,
+            CacheEntry {
+                input_hash: hash,
+                settings_key: job.settings_key.to_string(),
+                base: cache::cache_key(&job.base),
+                outputs: written,
+                reports: rows.clone(),
+            },
+        );
+    } else if rows.iter().any(|r| r.error.is_some() && !r.cancelled) {
+        // A failed input keeps no cache entry, its surviving outputs are tracked for deletion.
+        job.cache.insert(
+            key,
+            CacheEntry {
+                input_hash: String::new(),
+                settings_key: String::new(),
+                base: cache::cache_key(&job.base),
+                outputs: written,
+                reports: Vec::new(),
+            },
+        );
+    } else if !written.is_empty() || previous.is_some() {
+        // Cancelled part-way: remember what exists, but never as up to date.
+        job.cache.insert(
+            key,
+            CacheEntry {
+                input_hash: String::new(),
+                settings_key: String::new(),
+                base: cache::cache_key(&job.base),
+                outputs: written,
+                reports: Vec::new(),
+            },
+        );
+    }
+    FileOutcome {
+        rows,
+        import_failed: false,
+        outputs,
+    }
+}
+
+/// Applies the shell distance override, as the compressor does, so the measured error matches
+/// the threshold the compressor aimed for.
+fn with_shell_override(mut clip: RawClip, settings: &CompressionSettings) -> RawClip {
+    if let Some(d) = settings.shell_distance {
+        for s in &mut clip.skeleton.shell_distances {
+            *s = d;
+        }
+    }
+    clip
+}
+
+/// Compresses, writes and measures one clip; the row says what happened.
+fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> ClipReport {
+    let file = job.file;
+    let settings = &job.options.settings;
+    let out_path = job.options.output_root.join(rel_out);
+    let mut row = ClipReport {
+        output: Some(out_path.display().to_string()),
+        bones: clip.num_bones(),
+        samples: clip.num_samples,
+        sample_rate: clip.sample_rate,
+        duration_s: clip.duration(),
+        raw_bytes: clip.raw_size_bytes() as u64,
+        ..row_for(file, name)
+    };
+    let fail = |mut row: ClipReport, msg: String| {
+        row.output = None;
+        row.error = Some(msg);
+        row
+    };
+    let t0 = Instant::now();
+    let compressed = crate::anim::compress(&clip, settings);
+    row.compress_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let compressed = match compressed {
+        Ok(c) => c,
+        Err(e) => return fail(row, format!("{} (clip '{name}'): {e}", file.path.display())),
+    };
+    if job.cancel.is_cancelled() {
+        return ClipReport {
+            output: None,
+            ..cancelled_row(file, name)
+        };
+    }
+    // Decode what will be written before writing it: a buffer that does not read back is an
+    // error and never reaches the output folder.
+    let decoded = match ClipReader::new(&compressed.bytes) {
+        Ok(r) => r.to_raw_clip(),
+        Err(e) => {
+            return fail(
+                row,
+                format!(
+                    "{} (clip '{name}'): compressed buffer does not decode: {e}",
+                    file.path.display()
+                ),
+            );
+        }
+    };
+    if let Err(e) = write_atomic(&out_path, &compressed.bytes) {
+        return fail(row, format!("{}: cannot write: {e}", out_path.display()));
+    }
+    let raw = with_shell_override(clip, settings);
+    let stats = match error::measure(&raw, &decoded) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&out_path);
+            return fail(
+                row,
+                format!(
+                    "{} (clip '{name}'): decoded clip does not match the input: {e}",
+                    file.path.display()
+                ),
+            );
+        }
+    };
+    let s = &compressed.stats;
+    row.compressed_bytes = compressed.runtime_bytes as u64;
+    row.file_bytes = compressed.bytes.len() as u64;
+    row.ratio = if row.compressed_bytes > 0 {
+        row.raw_bytes as f64 / row.compressed_bytes as f64
+    } else {
+        0.0
+    };
+    row.max_error_cm = stats.max;
+    row.mean_error_cm = stats.mean;
+    if raw.num_bones() > 0 && raw.num_samples > 0 {
+        row.worst_bone = raw.skeleton.names.get(stats.worst_bone).cloned();
+        row.worst_sample = Some(stats.worst_sample);
+    }
+    row.bit_rate_histogram = s.bit_rate_histogram.clone();
+    row.default_subtracks = s.default_subtracks;
+    row.constant_subtracks = s.constant_subtracks;
+    row.animated_subtracks = s.animated_subtracks;
+    row.segments = s.segments;
+    row.looping = s.looping;
+    row.per_bone_max_error_cm = stats.per_bone_max;
+    row.per_sample_max_error_cm = stats.per_sample_max;
+    row
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batches
+
 /// Compresses every clip of `files` (from [`scan`] of `input_root`) into `options.output_root`,
 /// mirroring the tree, one `.cfa` per clip. Failures are reported per clip; the batch goes on.
 pub fn run_batch(
@@ -71,6 +692,90 @@ pub fn run_batch(
     progress: &Progress,
     cancel: &CancelToken,
 ) -> BatchReport {
-    let _ = (files, options, progress, cancel);
-    BatchReport::default()
+    run_batch_with(files, options, progress, cancel, &|_| {})
+}
+
+/// [`run_batch`] with a callback called (from worker threads) for every finished row, in
+/// completion order; the CLI prints a progress line with it.
+pub fn run_batch_with(
+    files: &[ClipFile],
+    options: &BatchOptions,
+    progress: &Progress,
+    cancel: &CancelToken,
+    on_row: &(dyn Fn(&ClipReport) + Sync),
+) -> BatchReport {
+    let start = Instant::now();
+    progress
+        .total_clips
+        .fetch_add(files.len() as u64, Ordering::Relaxed);
+    let skey = settings_key(&options.settings);
+    let cache = SkipCache::load(&options.output_root);
+    let bases = plan_outputs(files);
+
+    // Two inputs mapping to the same output (same relative path under two roots): the later one fails.
+    let mut first_owner: HashMap<&Path, usize> = HashMap::new();
+
+    let mut owner = Vec::with_capacity(files.len());
+    for (i, b) in bases.iter().enumerate() {
+        owner.push(*first_owner.entry(b.as_path()).or_insert(i));
+    }
+
+    let work = |i: usize| -> Vec<ClipReport> {
+        let file = &files[i];
+        if owner[i] != i {
+            let row = ClipReport {
+                error: Some(format!(
+                    "{}: its output {} would overwrite the output of {}",
+                    file.path.display(),
+                    options.output_root.join(&bases[i]).display(),
+                    files[owner[i]].path.display()
+                )),
+                ..row_for(file, &clip_stem(&file.path))
+            };
+            progress.record(&row);
+            on_row(&row);
+            return vec![row];
+        }
+        let job = FileJob {
+            file,
+            base: bases[i].clone(),
+            options,
+            settings_key: &skey,
+            cache: &cache,
+            cancel,
+            progress,
+        };
+        let outcome = process_file(&job);
+        for r in &outcome.rows {
+            on_row(r);
+        }
+        outcome.rows
+    };
+
+    let run_all = || -> Vec<Vec<ClipReport>> {
+        use rayon::prelude::*;
+        (0..files.len()).into_par_iter().map(work).collect()
+    };
+    let per_file = match rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs)
+        .build()
+    {
+        Ok(pool) => pool.install(run_all),
+        Err(_) => (0..files.len()).map(work).collect(),
+    };
+
+    let clips: Vec<ClipReport> = per_file.into_iter().flatten().collect();
+    if let Err(e) = cache.save(&options.output_root) {
+        eprintln!(
+            "clipforge: could not save the skip cache in {}: {e}",
+            options.output_root.display()
+        );
+    }
+    let wall_ms = start.elapsed().as_secs_f64() * 1000.0;
+    let totals = report::compute_totals(&clips, wall_ms);
+    BatchReport {
+        settings: options.settings.clone(),
+        clips,
+        totals,
+    }
 }

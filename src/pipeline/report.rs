@@ -39,23 +39,37 @@ pub struct ClipReport {
     pub per_sample_max_error_cm: Vec<f64>,
     /// True when the skip cache said the output is up to date.
     pub skipped: bool,
-    /// Null, or why this clip failed.
+    /// Null, or why this clip failed (names the file, the place and the problem).
     pub error: Option<String>,
+    /// The batch was cancelled before this clip was done (`error` says so too; no output written).
+    #[serde(default)]
+    pub cancelled: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
+    /// Report rows (one per clip; a failed file counts one).
     pub clips: usize,
+    /// Rows with an error, cancelled ones excluded.
     pub failed: usize,
     pub skipped: usize,
+    /// Rows not done because the batch was cancelled.
+    #[serde(default)]
+    pub cancelled: usize,
+    /// Sums over the successful rows (skipped ones included, with their cached figures).
     pub raw_bytes: u64,
     pub compressed_bytes: u64,
+    /// `raw_bytes / compressed_bytes`.
     pub ratio: f64,
+    /// Worst error over the successful rows.
     pub max_error_cm: f64,
+    /// Sum of `compress_ms` over the clips compressed by this run (skipped ones excluded).
     pub compress_ms: f64,
     pub wall_ms: f64,
-    /// Raw kilobytes compressed per second of wall time.
+    /// Raw kilobytes (1024 bytes) of the clips compressed by this run per second of wall time.
     pub throughput_kb_s: f64,
+    /// Percentiles of `compress_ms` over the clips compressed by this run (linear interpolation
+    /// between closest ranks, numpy's default).
     pub compress_ms_p50: f64,
     pub compress_ms_p85: f64,
     pub compress_ms_p99: f64,
@@ -66,4 +80,234 @@ pub struct BatchReport {
     pub settings: CompressionSettings,
     pub clips: Vec<ClipReport>,
     pub totals: Totals,
+}
+
+/// Percentile `p` (0..=100) of `values` with linear interpolation between closest ranks
+/// (numpy's default); 0 for no values.
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = (p.clamp(0.0, 100.0) / 100.0) * (v.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    v[lo] + (v[hi] - v[lo]) * (rank - lo as f64)
+}
+
+/// Totals of a set of rows; `wall_ms` is the batch's wall time.
+pub fn compute_totals(clips: &[ClipReport], wall_ms: f64) -> Totals {
+    let mut t = Totals {
+        clips: clips.len(),
+        wall_ms,
+        ..Default::default()
+    };
+    let mut times = Vec::new();
+    let mut fresh_raw = 0u64;
+    for c in clips {
+        if c.cancelled {
+            t.cancelled += 1;
+        } else if c.error.is_some() {
+            t.failed += 1;
+        }
+        if c.skipped {
+            t.skipped += 1;
+        }
+        if c.error.is_some() {
+            continue;
+        }
+        t.raw_bytes += c.raw_bytes;
+        t.compressed_bytes += c.compressed_bytes;
+        if c.max_error_cm > t.max_error_cm {
+            t.max_error_cm = c.max_error_cm;
+        }
+        if !c.skipped {
+            t.compress_ms += c.compress_ms;
+            times.push(c.compress_ms);
+            fresh_raw += c.raw_bytes;
+        }
+    }
+    t.ratio = if t.compressed_bytes > 0 {
+        t.raw_bytes as f64 / t.compressed_bytes as f64
+    } else {
+        0.0
+    };
+    t.throughput_kb_s = if wall_ms > 0.0 {
+        (fresh_raw as f64 / 1024.0) / (wall_ms / 1000.0)
+    } else {
+        0.0
+    };
+    t.compress_ms_p50 = percentile(&times, 50.0);
+    t.compress_ms_p85 = percentile(&times, 85.0);
+    t.compress_ms_p99 = percentile(&times, 99.0);
+    t
+}
+
+impl BatchReport {
+    /// Recomputes the totals from the rows (keeping the wall time).
+    pub fn recompute_totals(&mut self) {
+        self.totals = compute_totals(&self.clips, self.totals.wall_ms);
+    }
+
+    /// The report as JSON: `{"settings": {...}, "clips": [...], "totals": {...}}`, keys stable.
+    /// Non-finite numbers are written as `null`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// The report as CSV: a header line, then one line per clip ([`CSV_COLUMNS`]).
+    pub fn to_csv(&self) -> String {
+        let mut out = CSV_COLUMNS.join(",");
+        out.push('\n');
+        for c in &self.clips {
+            let opt = |s: &Option<String>| s.clone().unwrap_or_default();
+            let fields: Vec<String> = vec![
+                c.input.clone(),
+                opt(&c.output),
+                c.clip.clone(),
+                c.format.clone(),
+                c.bones.to_string(),
+                c.samples.to_string(),
+                c.sample_rate.to_string(),
+                c.duration_s.to_string(),
+                c.raw_bytes.to_string(),
+                c.compressed_bytes.to_string(),
+                c.file_bytes.to_string(),
+                format!("{:.4}", c.ratio),
+                format!("{:.6}", c.max_error_cm),
+                format!("{:.6}", c.mean_error_cm),
+                opt(&c.worst_bone),
+                c.worst_sample.map(|s| s.to_string()).unwrap_or_default(),
+                format!("{:.3}", c.compress_ms),
+                c.default_subtracks.to_string(),
+                c.constant_subtracks.to_string(),
+                c.animated_subtracks.to_string(),
+                c.segments.to_string(),
+                c.looping.to_string(),
+                c.bit_rate_histogram
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(";"),
+                c.skipped.to_string(),
+                c.cancelled.to_string(),
+                opt(&c.error),
+            ];
+            out.push_str(
+                &fields
+                    .iter()
+                    .map(|f| csv_field(f))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Writes [`Self::to_json`] atomically.
+    pub fn write_json(&self, path: &std::path::Path) -> std::io::Result<()> {
+        super::write_atomic(path, self.to_json().as_bytes())
+    }
+
+    /// Writes [`Self::to_csv`] atomically.
+    pub fn write_csv(&self, path: &std::path::Path) -> std::io::Result<()> {
+        super::write_atomic(path, self.to_csv().as_bytes())
+    }
+}
+
+/// Columns of the CSV report, in order (`bit_rate_histogram` is `;`-separated counts, index = bits).
+pub const CSV_COLUMNS: &[&str] = &[
+    "input",
+    "output",
+    "clip",
+    "format",
+    "bones",
+    "samples",
+    "sample_rate",
+    "duration_s",
+    "raw_bytes",
+    "compressed_bytes",
+    "file_bytes",
+    "ratio",
+    "max_error_cm",
+    "mean_error_cm",
+    "worst_bone",
+    "worst_sample",
+    "compress_ms",
+    "default_subtracks",
+    "constant_subtracks",
+    "animated_subtracks",
+    "segments",
+    "looping",
+    "bit_rate_histogram",
+    "skipped",
+    "cancelled",
+    "error",
+];
+
+/// RFC 4180 quoting: fields holding a comma, a quote or a line break are quoted, quotes doubled.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_interpolate_like_numpy() {
+        let v: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), 5.5);
+        assert!((percentile(&v, 85.0) - 8.65).abs() < 1e-12);
+        assert!((percentile(&v, 99.0) - 9.91).abs() < 1e-12);
+        assert_eq!(percentile(&[], 50.0), 0.0);
+        assert_eq!(percentile(&[3.0], 99.0), 3.0);
+    }
+
+    #[test]
+    fn totals_count_failures_skips_and_cancellations() {
+        let ok = ClipReport {
+            raw_bytes: 1000,
+            compressed_bytes: 100,
+            max_error_cm: 0.01,
+            compress_ms: 2.0,
+            ..Default::default()
+        };
+        let skipped = ClipReport {
+            skipped: true,
+            raw_bytes: 1000,
+            compressed_bytes: 300,
+            compress_ms: 50.0,
+            ..Default::default()
+        };
+        let bad = ClipReport {
+            error: Some("x".into()),
+            ..Default::default()
+        };
+        let cancelled = ClipReport {
+            error: Some("c".into()),
+            cancelled: true,
+            ..Default::default()
+        };
+        let t = compute_totals(&[ok, skipped, bad, cancelled], 1000.0);
+        assert_eq!((t.clips, t.failed, t.skipped, t.cancelled), (4, 1, 1, 1));
+        assert_eq!(t.raw_bytes, 2000);
+        assert_eq!(t.compressed_bytes, 400);
+        assert_eq!(t.ratio, 5.0);
+        assert_eq!(t.compress_ms, 2.0);
+        assert!((t.throughput_kb_s - 1000.0 / 1024.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn csv_quotes_fields() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
 }

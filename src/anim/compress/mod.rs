@@ -18,7 +18,10 @@ pub struct CompressionSettings {
 
 impl Default for CompressionSettings {
     fn default() -> Self {
-        Self { error_threshold: 0.01, shell_distance: None }
+        Self {
+            error_threshold: 0.01,
+            shell_distance: None,
+        }
     }
 }
 
@@ -60,8 +63,15 @@ impl fmt::Display for CompressError {
 impl std::error::Error for CompressError {}
 
 /// Compresses a raw clip.
-pub fn compress(clip: &RawClip, _settings: &CompressionSettings) -> Result<CompressedClip, CompressError> {
+pub fn compress(
+    clip: &RawClip,
+    _settings: &CompressionSettings,
+) -> Result<CompressedClip, CompressError> {
     let bytes = super::runtime::placeholder_encode(clip);
     let n = bytes.len();
-    Ok(CompressedClip { bytes, runtime_bytes: n, stats: CompressionStats::default() })
+    Ok(CompressedClip {
+        bytes,
+        runtime_bytes: n,
+        stats: CompressionStats::default(),
+    })
 }

@@ -1,8 +1,28 @@
 //! Importers and exporters: ACL's `.acl.sjson` clip format, BVH motion capture, glTF 2.0.
 //!
-//! PLACEHOLDER: the importers land in their own change.
+//! - [`load_clips`] reads any supported file (dispatch on the file name, see [`ClipFormat`]);
+//!   [`load_clips_from_bytes`] does the same for data already in memory;
+//!   [`load_clips_with_warnings`] also returns non-fatal findings (e.g. extra BVH frames).
+//! - [`write_acl_clip`] / [`write_acl_clip_with`] write ACL's clip format (version 5).
+//!
+//! Conventions shared by the importers:
+//! - Units: clips are in centimetres (ACL's 0.01 cm error threshold assumes it). ACL files and
+//!   BVH are taken as they are; glTF (metres) is converted to centimetres, see [`gltf`].
+//! - Rotations are normalized with f64 arithmetic; a rotation already of unit length to f32
+//!   precision (|length − 1| ≤ 1e-6) keeps its exact bits, so write → read round-trips exactly.
+//! - Errors name the file, the line when the format has lines, and what is wrong. No input makes
+//!   an importer panic.
 
-use super::clip::RawClip;
+pub mod acl;
+pub mod bvh;
+pub mod gltf;
+pub mod sjson;
+
+pub use acl::{AclWriteOptions, write_acl_clip_with};
+
+use super::clip::{ClipError, RawClip};
+use super::skeleton::{BoneDesc, Skeleton, SkeletonError};
+use glam::{Quat, Vec3};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -12,6 +32,16 @@ pub struct ImportError {
     pub path: PathBuf,
     pub line: Option<usize>,
     pub message: String,
+}
+
+impl ImportError {
+    pub fn new(path: &Path, line: Option<usize>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            line,
+            message: message.into(),
+        }
+    }
 }
 
 impl fmt::Display for ImportError {
@@ -57,12 +87,296 @@ impl ClipFormat {
     }
 }
 
-/// Loads every clip in a file (glTF files may hold several animations; the others hold one).
-pub fn load_clips(path: &Path) -> Result<Vec<RawClip>, ImportError> {
-    Err(ImportError { path: path.to_path_buf(), line: None, message: "importers not built yet".into() })
+/// A non-fatal finding while importing (the clip loaded, but something was ignored).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportWarning {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
 }
 
-/// Writes a clip in ACL's clip format (version 5, binary exact so values round-trip bit for bit).
-pub fn write_acl_clip(_clip: &RawClip) -> String {
-    String::new()
+impl fmt::Display for ImportWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(
+                f,
+                "warning: {}:{}: {}",
+                self.path.display(),
+                l,
+                self.message
+            ),
+            None => write!(f, "warning: {}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+/// Loads every clip in a file (glTF files may hold several animations; the others hold one).
+/// Warnings (see [`load_clips_with_warnings`]) are printed to stderr so nothing is dropped silently.
+pub fn load_clips(path: &Path) -> Result<Vec<RawClip>, ImportError> {
+    let (clips, warnings) = load_clips_with_warnings(path)?;
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    Ok(clips)
+}
+
+/// [`load_clips`], returning the warnings instead of printing them.
+pub fn load_clips_with_warnings(
+    path: &Path,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    let format = format_of(path)?;
+    if format == ClipFormat::Gltf {
+        // The gltf crate resolves external buffers (`.bin`) relative to the file itself.
+        return gltf::load_gltf_file(path).map(|c| (c, Vec::new()));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
+    load_bytes(&bytes, path, format)
+}
+
+/// Loads clips from bytes already in memory; `path` names the data in errors and picks the format
+/// (by extension). glTF files with external buffers cannot be read this way (use [`load_clips`]).
+pub fn load_clips_from_bytes(bytes: &[u8], path: &Path) -> Result<Vec<RawClip>, ImportError> {
+    let format = format_of(path)?;
+    load_bytes(bytes, path, format).map(|(c, _)| c)
+}
+
+fn format_of(path: &Path) -> Result<ClipFormat, ImportError> {
+    ClipFormat::from_path(path).ok_or_else(|| {
+        ImportError::new(
+            path,
+            None,
+            "unknown clip format: expected a file name ending in .acl.sjson, .bvh, .gltf or .glb",
+        )
+    })
+}
+
+fn load_bytes(
+    bytes: &[u8],
+    path: &Path,
+    format: ClipFormat,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    match format {
+        ClipFormat::AclSjson => {
+            let text = utf8(bytes, path)?;
+            acl::read_acl_clip(text, path).map(|c| (vec![c], Vec::new()))
+        }
+        ClipFormat::Bvh => bvh::read_bvh(bytes, path).map(|(c, w)| (vec![c], w)),
+        ClipFormat::Gltf => gltf::load_gltf_slice(bytes, path).map(|c| (c, Vec::new())),
+    }
+}
+
+fn utf8<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, ImportError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = 1 + bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        ImportError::new(path, Some(line), "file is not valid UTF-8 text")
+    })
+}
+
+/// Writes a clip in ACL's clip format (version 5, decimal floats that read back bit for bit;
+/// see [`write_acl_clip_with`] for hexadecimal binary-exact output).
+pub fn write_acl_clip(clip: &RawClip) -> String {
+    write_acl_clip_with(clip, &AclWriteOptions::default())
+}
+
+/// Rotation from f64 components (x, y, z, w): kept bit for bit when its f32 version already has
+/// unit length to f32 precision, else normalized in f64 and rounded to f32. Zero or non-finite
+/// input is returned as is for [`RawClip::new`] to refuse.
+pub(crate) fn quat_from_f64(q: [f64; 4]) -> Quat {
+    let q32 = Quat::from_xyzw(q[0] as f32, q[1] as f32, q[2] as f32, q[3] as f32);
+    let l32 = {
+        let [x, y, z, w] = q32.to_array().map(|c| c as f64);
+        (x * x + y * y + z * z + w * w).sqrt()
+    };
+    if (l32 - 1.0).abs() <= 1e-6 {
+        return q32;
+    }
+    let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+    if !(len.is_finite() && len > 1e-12) {
+        return q32;
+    }
+    Quat::from_xyzw(
+        (q[0] / len) as f32,
+        (q[1] / len) as f32,
+        (q[2] / len) as f32,
+        (q[3] / len) as f32,
+    )
+}
+
+/// Builds the clip with [`RawClip::new`] (which validates every value) and turns its error into an
+/// [`ImportError`] naming the file, and the line when `line_of(bone, sample, what)` knows it.
+/// The importer's rotations (normalized by [`quat_from_f64`]) are kept exactly afterwards.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_clip(
+    path: &Path,
+    name: String,
+    skeleton: Skeleton,
+    sample_rate: f32,
+    num_samples: usize,
+    rotations: Vec<Quat>,
+    translations: Vec<Vec3>,
+    scales: Vec<Vec3>,
+    line_of: &dyn Fn(usize, usize, &str) -> Option<usize>,
+) -> Result<RawClip, ImportError> {
+    let kept = rotations.clone();
+    match RawClip::new(
+        name,
+        skeleton.clone(),
+        sample_rate,
+        num_samples,
+        rotations,
+        translations,
+        scales,
+    ) {
+        Ok(mut clip) => {
+            clip.rotations = kept;
+            Ok(clip)
+        }
+        Err(e) => {
+            let line = match &e {
+                ClipError::NonFinite { bone, sample, what } => skeleton
+                    .names
+                    .iter()
+                    .position(|n| n == bone)
+                    .and_then(|b| line_of(b, *sample, what)),
+                ClipError::ZeroRotation { bone, sample } => skeleton
+                    .names
+                    .iter()
+                    .position(|n| n == bone)
+                    .and_then(|b| line_of(b, *sample, "rotation")),
+                _ => None,
+            };
+            Err(ImportError::new(
+                path,
+                line,
+                format!("invalid clip data: {e}"),
+            ))
+        }
+    }
+}
+
+/// [`Skeleton::from_ordered`], keeping the importer's bind rotations bit for bit when they are
+/// already unit length (the skeleton renormalizes with f32 arithmetic, which is not idempotent
+/// and would break exact write → read round trips).
+pub(crate) fn skeleton_ordered(descs: Vec<BoneDesc>) -> Result<Skeleton, SkeletonError> {
+    let kept: Vec<Quat> = descs.iter().map(|d| d.bind_rotation).collect();
+    let mut s = Skeleton::from_ordered(descs)?;
+    restore_bind_rotations(&mut s, |b| kept[b]);
+    Ok(s)
+}
+
+/// [`Skeleton::from_unordered`] with the same bind-rotation rule as [`skeleton_ordered`].
+pub(crate) fn skeleton_unordered(
+    descs: Vec<BoneDesc>,
+) -> Result<(Skeleton, Vec<usize>), SkeletonError> {
+    let kept: Vec<Quat> = descs.iter().map(|d| d.bind_rotation).collect();
+    let (mut s, order) = Skeleton::from_unordered(descs)?;
+    restore_bind_rotations(&mut s, |b| kept[order[b]]);
+    Ok((s, order))
+}
+
+fn restore_bind_rotations(s: &mut Skeleton, original: impl Fn(usize) -> Quat) {
+    for (b, r) in s.bind_rotations.iter_mut().enumerate() {
+        let q = original(b);
+        if q.is_finite() && (q.as_dquat().length() - 1.0).abs() <= 1e-6 {
+            *r = q;
+        }
+    }
+}
+
+/// Clip name from a file name: the name without its format extension(s).
+pub(crate) fn file_stem(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lower = name.to_ascii_lowercase();
+    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb"] {
+        if lower.ends_with(ext) {
+            return name[..name.len() - ext.len()].to_string();
+        }
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_extension_is_a_clear_error() {
+        let e = load_clips(Path::new("clip.fbx")).unwrap_err();
+        assert!(e.message.contains("unknown clip format"), "{e}");
+        let e = load_clips_from_bytes(b"", Path::new("x.txt")).unwrap_err();
+        assert!(e.message.contains("unknown clip format"), "{e}");
+    }
+
+    #[test]
+    fn missing_file_is_an_error_not_a_panic() {
+        let e = load_clips(Path::new("/nonexistent/dir/a.bvh")).unwrap_err();
+        assert!(e.message.contains("cannot read"), "{e}");
+        assert!(load_clips(Path::new("/nonexistent/dir/a.gltf")).is_err());
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        // Deterministic pseudo-random bytes, truncations of valid files, empty input.
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let valid_acl = write_acl_clip(&crate::anim::generate::generate(&Default::default()));
+        let valid_bvh = "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+                         JOINT b\n{\nOFFSET 0 1 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 1 0\n}\n}\n}\n\
+                         MOTION\nFrames: 2\nFrame Time: 0.0333333\n0 0 0 0 0 0 1 2 3\n1 1 1 10 20 30 4 5 6\n";
+        for name in ["a.acl.sjson", "a.bvh", "a.gltf", "a.glb"] {
+            let p = Path::new(name);
+            assert!(
+                load_clips_from_bytes(b"", p).is_err(),
+                "{name}: empty file must be refused"
+            );
+            for len in [1usize, 7, 64, 1000] {
+                let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                let _ = load_clips_from_bytes(&bytes, p);
+            }
+            let text = if name.ends_with(".bvh") {
+                valid_bvh
+            } else {
+                valid_acl.as_str()
+            };
+            for cut in (0..text.len()).step_by(text.len() / 97 + 1) {
+                let _ = load_clips_from_bytes(&text.as_bytes()[..cut], p);
+            }
+        }
+        assert_eq!(
+            load_clips_from_bytes(valid_bvh.as_bytes(), Path::new("x.bvh"))
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn quat_from_f64_keeps_unit_f32_bits() {
+        let q = Quat::from_xyzw(0.1, 0.2, 0.3, 0.4).normalize();
+        let back = quat_from_f64(q.to_array().map(|c| c as f64));
+        assert_eq!(
+            back.to_array().map(f32::to_bits),
+            q.to_array().map(f32::to_bits)
+        );
+        let n = quat_from_f64([0.0, 0.0, 2.0, 0.0]);
+        assert_eq!(n, Quat::from_xyzw(0.0, 0.0, 1.0, 0.0));
+    }
+
+    #[test]
+    fn file_stem_strips_format_extension() {
+        assert_eq!(file_stem(Path::new("/a/b/09_02.acl.sjson")), "09_02");
+        assert_eq!(file_stem(Path::new("walk.BVH")), "walk");
+    }
 }

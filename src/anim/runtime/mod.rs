@@ -27,7 +27,9 @@ pub enum FormatError {
 impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FormatError::Truncated { needed, len } => write!(f, "buffer truncated: need {needed} bytes, have {len}"),
+            FormatError::Truncated { needed, len } => {
+                write!(f, "buffer truncated: need {needed} bytes, have {len}")
+            }
             FormatError::BadMagic => write!(f, "not a ClipForge .cfa buffer (bad magic)"),
             FormatError::Corrupt(s) => write!(f, "corrupt buffer: {s}"),
         }
@@ -74,7 +76,10 @@ impl<'a> ClipReader<'a> {
         let mut pos = 0usize;
         let mut take = |n: usize| -> Result<&'a [u8], FormatError> {
             if pos + n > bytes.len() {
-                return Err(FormatError::Truncated { needed: pos + n, len: bytes.len() });
+                return Err(FormatError::Truncated {
+                    needed: pos + n,
+                    len: bytes.len(),
+                });
             }
             let s = &bytes[pos..pos + n];
             pos += n;
@@ -97,15 +102,18 @@ impl<'a> ClipReader<'a> {
             d.shell_distance = shell;
             bones.push(d);
         }
-        let skel = Skeleton::from_ordered(bones).map_err(|e| FormatError::Corrupt(e.to_string()))?;
-        let mut f = || -> Result<f32, FormatError> { Ok(f32::from_le_bytes(take(4)?.try_into().unwrap())) };
+        let skel =
+            Skeleton::from_ordered(bones).map_err(|e| FormatError::Corrupt(e.to_string()))?;
+        let mut f =
+            || -> Result<f32, FormatError> { Ok(f32::from_le_bytes(take(4)?.try_into().unwrap())) };
         let (mut r, mut t, mut s) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..nb * ns {
             r.push(Quat::from_xyzw(f()?, f()?, f()?, f()?));
             t.push(Vec3::new(f()?, f()?, f()?));
             s.push(Vec3::new(f()?, f()?, f()?));
         }
-        let clip = RawClip::new("", skel, rate, ns, r, t, s).map_err(|e| FormatError::Corrupt(e.to_string()))?;
+        let clip = RawClip::new("", skel, rate, ns, r, t, s)
+            .map_err(|e| FormatError::Corrupt(e.to_string()))?;
         Ok(Self { bytes, clip })
     }
 
@@ -124,7 +132,8 @@ impl<'a> ClipReader<'a> {
 
     /// Samples every bone's local transform at time `t` seconds.
     pub fn sample_pose(&self, t: f32, _looping: Looping, pose: &mut Pose) {
-        let s = ((t * self.clip.sample_rate).round().max(0.0) as usize).min(self.clip.num_samples.saturating_sub(1));
+        let s = ((t * self.clip.sample_rate).round().max(0.0) as usize)
+            .min(self.clip.num_samples.saturating_sub(1));
         self.clip.sample_pose(s, pose);
     }
 

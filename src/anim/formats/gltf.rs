@@ -1,0 +1,745 @@
+//! glTF 2.0 (`.gltf` with embedded or external buffers, `.glb`) animation importer, built on the
+//! `gltf` crate (buffers only; images are never decoded).
+//!
+//! Each animation of a file becomes one clip:
+//! - Skeleton: the joints of the skin the animation targets (the skin holding most of the
+//!   animated nodes), plus any node lying between two joints so the hierarchy stays exact; for a
+//!   node animation without a skin, the animated nodes and all their ancestors. Parents come from
+//!   the node tree; bones are sorted parent-first ([`Skeleton::from_unordered`]). Bone names are
+//!   node names (`node{index}` when unnamed, `name#index` when a name repeats).
+//! - Bind pose: each node's rest TRS. Joints the animation does not touch keep their rest TRS in
+//!   every sample; so do the paths (translation/rotation/scale) of a node without a channel.
+//! - Sampling: from the animation's first keyframe time to its last, at a uniform rate. When the
+//!   keyframe times of the animation (all channels together) lie on a uniform grid (at least three
+//!   distinct times, 1–1000 Hz) that grid's rate is used, multiplied by the smallest integer
+//!   that brings it to 24 Hz or more (2 Hz keys → 24 Hz: keys stay on samples, and curves
+//!   between sparse keys are captured), rounded when within 0.01 of an integer; else 30 Hz. Interpolation per the glTF spec: STEP; LINEAR (slerp, shortest path,
+//!   for rotations; lerp otherwise); CUBICSPLINE (Hermite with the in/out tangents scaled by the
+//!   key interval, rotations normalized). Before the first / after the last key: clamped.
+//! - Units: glTF is in metres, while our error threshold is in centimetres (as ACL assumes), so
+//!   **translations (animated and bind pose) are multiplied by 100 on import**. Shell distance 3 cm.
+//! - Clip name: the animation's name, or `anim{index}` when it has none.
+//! - Morph-target weight channels, and channels on nodes outside the chosen skeleton, are ignored
+//!   with a warning. Animations with nothing to import are skipped with a warning.
+
+use super::{ImportError, ImportWarning, build_clip, quat_from_f64, skeleton_unordered};
+use crate::anim::clip::RawClip;
+use crate::anim::skeleton::BoneDesc;
+use glam::Vec3;
+use gltf::animation::util::ReadOutputs;
+use gltf::animation::{Interpolation, Property};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Metres → centimetres.
+pub const GLTF_TO_CM: f64 = 100.0;
+/// Resampling rate when keyframes are not uniformly spaced.
+pub const FALLBACK_RATE: f64 = 30.0;
+/// Uniform key grids slower than this are upsampled by an integer factor to reach it.
+pub const MIN_GRID_RATE: f64 = 24.0;
+
+/// Loads every animation of a glTF/GLB file; external buffers resolve next to the file.
+pub fn load_gltf_file(path: &Path) -> Result<Vec<RawClip>, ImportError> {
+    load_gltf_file_with_warnings(path).map(|(c, w)| {
+        for w in &w {
+            eprintln!("{w}");
+        }
+        c
+    })
+}
+
+/// [`load_gltf_file`], returning warnings instead of printing them.
+pub fn load_gltf_file_with_warnings(
+    path: &Path,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
+    let base = path.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    });
+    load(&bytes, path, base)
+}
+
+/// Loads every animation of glTF/GLB bytes; external buffer files cannot be resolved.
+pub fn load_gltf_slice(bytes: &[u8], path: &Path) -> Result<Vec<RawClip>, ImportError> {
+    load(bytes, path, None).map(|(c, _)| c)
+}
+
+fn load(
+    bytes: &[u8],
+    path: &Path,
+    base: Option<&Path>,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    // The gltf crate validates indices, but malformed accessors can still trip assertions in
+    // its readers; a crash on hostile input must surface as an import error, never a panic.
+    match std::panic::catch_unwind(|| load_inner(bytes, path, base)) {
+        Ok(r) => r,
+        Err(_) => Err(ImportError::new(
+            path,
+            None,
+            "malformed glTF: the glTF reader failed on this file's data",
+        )),
+    }
+}
+
+fn gerr(path: &Path, msg: impl Into<String>) -> ImportError {
+    ImportError::new(path, None, msg)
+}
+
+/// One channel, read and checked: times, and values (4 per key for rotations, 3 otherwise; ×3
+/// keys' worth for CUBICSPLINE: in-tangent, value, out-tangent).
+struct Track {
+    node: usize,
+    property: Property,
+    interpolation: Interpolation,
+    times: Vec<f64>,
+    values: Vec<f64>,
+}
+
+fn load_inner(
+    bytes: &[u8],
+    path: &Path,
+    base: Option<&Path>,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    if bytes.is_empty() {
+        return Err(gerr(path, "empty file"));
+    }
+    let gltf =
+        gltf::Gltf::from_slice(bytes).map_err(|e| gerr(path, format!("invalid glTF: {e}")))?;
+    let doc = gltf.document;
+    let buffers = gltf::import_buffers(&doc, base, gltf.blob)
+        .map_err(|e| gerr(path, format!("cannot load glTF buffers: {e}")))?;
+    let mut warnings = Vec::new();
+    let warn = |w: &mut Vec<ImportWarning>, msg: String| {
+        w.push(ImportWarning {
+            path: path.to_path_buf(),
+            line: None,
+            message: msg,
+        });
+    };
+
+    let nodes: Vec<gltf::Node> = doc.nodes().collect();
+    let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
+    for n in &nodes {
+        for c in n.children() {
+            parent_of[c.index()] = Some(n.index());
+        }
+    }
+    let node_name = |i: usize| {
+        nodes[i]
+            .name()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("node{i}"))
+    };
+
+    let mut clips = Vec::new();
+    for anim in doc.animations() {
+        let clip_name = anim
+            .name()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("anim{}", anim.index()));
+        let mut tracks = Vec::new();
+        for ch in anim.channels() {
+            let target = ch.target();
+            let node = target.node().index();
+            let property = target.property();
+            if property == Property::MorphTargetWeights {
+                warn(
+                    &mut warnings,
+                    format!(
+                        "animation '{clip_name}': morph-target weight channel on node '{}' ignored",
+                        node_name(node)
+                    ),
+                );
+                continue;
+            }
+            let sampler = ch.sampler();
+            let interpolation = sampler.interpolation();
+            let reader = ch.reader(|b| buffers.get(b.index()).map(|d| &d.0[..]));
+            let what = format!(
+                "animation '{clip_name}', channel {} ({:?} of node '{}')",
+                ch.index(),
+                property,
+                node_name(node)
+            );
+            let times: Vec<f64> = reader
+                .read_inputs()
+                .ok_or_else(|| gerr(path, format!("{what}: keyframe times cannot be read")))?
+                .map(f64::from)
+                .collect();
+            let values: Vec<f64> = match reader.read_outputs() {
+                Some(ReadOutputs::Translations(it)) => {
+                    it.flat_map(|v| v.map(|c| c as f64 * GLTF_TO_CM)).collect()
+                }
+                Some(ReadOutputs::Scales(it)) => it.flat_map(|v| v.map(f64::from)).collect(),
+                Some(ReadOutputs::Rotations(r)) => {
+                    r.into_f32().flat_map(|v| v.map(f64::from)).collect()
+                }
+                _ => {
+                    return Err(gerr(
+                        path,
+                        format!("{what}: keyframe values cannot be read"),
+                    ));
+                }
+            };
+            if times.is_empty() {
+                return Err(gerr(path, format!("{what}: no keyframes")));
+            }
+            if let Some(k) = (0..times.len())
+                .find(|&k| !times[k].is_finite() || (k > 0 && times[k] < times[k - 1]))
+            {
+                return Err(gerr(
+                    path,
+                    format!(
+                        "{what}: keyframe time {} at key {k} is not finite or goes backwards",
+                        times[k]
+                    ),
+                ));
+            }
+            let width = if property == Property::Rotation { 4 } else { 3 };
+            let per_key = if interpolation == Interpolation::CubicSpline {
+                3 * width
+            } else {
+                width
+            };
+            if values.len() != times.len() * per_key {
+                return Err(gerr(
+                    path,
+                    format!(
+                        "{what}: {} output values for {} keyframes, expected {} ({interpolation:?})",
+                        values.len(),
+                        times.len(),
+                        times.len() * per_key
+                    ),
+                ));
+            }
+            if let Some(v) = values.iter().find(|v| !v.is_finite()) {
+                return Err(gerr(path, format!("{what}: non-finite keyframe value {v}")));
+            }
+            tracks.push(Track {
+                node,
+                property,
+                interpolation,
+                times,
+                values,
+            });
+        }
+        if tracks.is_empty() {
+            warn(
+                &mut warnings,
+                format!(
+                    "animation '{clip_name}' has no translation/rotation/scale channel; skipped"
+                ),
+            );
+            continue;
+        }
+
+        // Skeleton nodes.
+        let animated: BTreeSet<usize> = tracks.iter().map(|t| t.node).collect();
+        let skin = doc
+            .skins()
+            .map(|s| {
+                (
+                    s.joints().filter(|j| animated.contains(&j.index())).count(),
+                    s,
+                )
+            })
+            .filter(|(c, _)| *c > 0)
+            .max_by_key(|(c, s)| (*c, std::cmp::Reverse(s.index())))
+            .map(|(_, s)| s);
+        let mut set: BTreeSet<usize> = BTreeSet::new();
+        match &skin {
+            Some(s) => {
+                set.extend(s.joints().map(|j| j.index()));
+                // Close gaps: nodes between a joint and an ancestor joint join the skeleton.
+                for j in set.clone() {
+                    let mut path_up = Vec::new();
+                    let mut p = parent_of[j];
+                    let mut guard = 0;
+                    while let Some(a) = p {
+                        guard += 1;
+                        if guard > nodes.len() {
+                            break;
+                        }
+                        if set.contains(&a) {
+                            set.extend(path_up.iter().copied());
+                            break;
+                        }
+                        path_up.push(a);
+                        p = parent_of[a];
+                    }
+                }
+            }
+            None => {
+                for &n in &animated {
+                    let mut p = Some(n);
+                    let mut guard = 0;
+                    while let Some(a) = p {
+                        guard += 1;
+                        if guard > nodes.len() || !set.insert(a) {
+                            break;
+                        }
+                        p = parent_of[a];
+                    }
+                }
+            }
+        }
+        for t in &tracks {
+            if !set.contains(&t.node) {
+                warn(
+                    &mut warnings,
+                    format!(
+                        "animation '{clip_name}': channel on node '{}' ignored (not part of the animated skin)",
+                        node_name(t.node)
+                    ),
+                );
+            }
+        }
+        let members: Vec<usize> = set.iter().copied().collect();
+        let local = |node: usize| members.binary_search(&node).ok();
+        let mut used_names = std::collections::HashSet::new();
+        let descs: Vec<BoneDesc> = members
+            .iter()
+            .map(|&n| {
+                let mut name = node_name(n);
+                if !used_names.insert(name.clone()) {
+                    name = format!("{name}#{n}");
+                    used_names.insert(name.clone());
+                }
+                let mut d = BoneDesc::new(name, parent_of[n].and_then(local));
+                let (t, r, s) = nodes[n].transform().decomposed();
+                d.bind_translation = Vec3::new(
+                    (t[0] as f64 * GLTF_TO_CM) as f32,
+                    (t[1] as f64 * GLTF_TO_CM) as f32,
+                    (t[2] as f64 * GLTF_TO_CM) as f32,
+                );
+                d.bind_rotation = quat_from_f64(r.map(f64::from));
+                d.bind_scale = Vec3::from(s);
+                d
+            })
+            .collect();
+        let (skeleton, order) = skeleton_unordered(descs).map_err(|e| {
+            gerr(
+                path,
+                format!("animation '{clip_name}': invalid node hierarchy: {e}"),
+            )
+        })?;
+
+        // Time grid.
+        let start = tracks
+            .iter()
+            .map(|t| t.times[0])
+            .fold(f64::INFINITY, f64::min);
+        let end = tracks
+            .iter()
+            .map(|t| *t.times.last().unwrap_or(&0.0))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let rate = detect_rate(&tracks, start, end);
+        let num_samples = (((end - start) * rate).round() as usize) + 1;
+        if num_samples > 10_000_000 {
+            return Err(gerr(
+                path,
+                format!("animation '{clip_name}': {num_samples} samples is too many"),
+            ));
+        }
+
+        let nb = skeleton.num_bones();
+        let mut rotations = Vec::with_capacity(nb * num_samples);
+        let mut translations = Vec::with_capacity(nb * num_samples);
+        let mut scales = Vec::with_capacity(nb * num_samples);
+        for &node in &order {
+            let node = members[node];
+            let (t0, r0, s0) = nodes[node].transform().decomposed();
+            let find = |p: Property| tracks.iter().find(|t| t.node == node && t.property == p);
+            let (tt, rt, st) = (
+                find(Property::Translation),
+                find(Property::Rotation),
+                find(Property::Scale),
+            );
+            for k in 0..num_samples {
+                let time = start + k as f64 / rate;
+                rotations.push(match rt {
+                    Some(t) => {
+                        let v = sample(t, time, 4);
+                        quat_from_f64([v[0], v[1], v[2], v[3]])
+                    }
+                    None => quat_from_f64(r0.map(f64::from)),
+                });
+                translations.push(match tt {
+                    Some(t) => {
+                        let v = sample(t, time, 3);
+                        Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32)
+                    }
+                    None => Vec3::new(
+                        (t0[0] as f64 * GLTF_TO_CM) as f32,
+                        (t0[1] as f64 * GLTF_TO_CM) as f32,
+                        (t0[2] as f64 * GLTF_TO_CM) as f32,
+                    ),
+                });
+                scales.push(match st {
+                    Some(t) => {
+                        let v = sample(t, time, 3);
+                        Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32)
+                    }
+                    None => Vec3::from(s0),
+                });
+            }
+        }
+        let clip = build_clip(
+            path,
+            clip_name.clone(),
+            skeleton,
+            rate as f32,
+            num_samples,
+            rotations,
+            translations,
+            scales,
+            &|_, _, _| None,
+        )
+        .map_err(|mut e| {
+            e.message = format!("animation '{clip_name}': {}", e.message);
+            e
+        })?;
+        clips.push(clip);
+    }
+    if clips.is_empty() {
+        return Err(gerr(
+            path,
+            "no importable animation in this file (a glTF file needs at least one animation with translation, rotation or scale channels)",
+        ));
+    }
+    Ok((clips, warnings))
+}
+
+/// The uniform rate of the animation's keyframe grid, or [`FALLBACK_RATE`].
+fn detect_rate(tracks: &[Track], start: f64, end: f64) -> f64 {
+    let mut times: Vec<f64> = tracks
+        .iter()
+        .flat_map(|t| t.times.iter().copied())
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup_by(|a, b| (*a - *b).abs() <= 1e-5);
+    if times.len() < 3 || end - start <= 0.0 {
+        return FALLBACK_RATE;
+    }
+    let mut rate = (times.len() - 1) as f64 / (end - start);
+    if !(1.0..=1000.0).contains(&rate) {
+        return FALLBACK_RATE;
+    }
+    // Keyframes may be a uniform grid with gaps: use the smallest spacing as the candidate.
+    let min_dt = times
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(f64::INFINITY, f64::min);
+    if min_dt > 0.0 && 1.0 / min_dt <= 1000.0 {
+        rate = rate.max(1.0 / min_dt);
+    }
+    let on_grid = times.iter().all(|&t| {
+        let f = (t - start) * rate;
+        (f - f.round()).abs() <= 0.01
+    });
+    if !on_grid {
+        return FALLBACK_RATE;
+    }
+    // Sparse keys (e.g. 2 Hz): upsample by the smallest integer factor reaching MIN_GRID_RATE, so
+    // every key stays on a sample and the slerp / cubic curves between keys are captured too
+    // (our runtime interpolates linearly between samples).
+    let factor = (MIN_GRID_RATE / rate).ceil().max(1.0);
+    rate *= factor;
+    if (rate - rate.round()).abs() <= 0.01 {
+        rate = rate.round();
+    }
+    rate
+}
+
+/// Samples one channel at `time` (clamped to its keys); returns `width` components.
+fn sample(t: &Track, time: f64, width: usize) -> [f64; 4] {
+    let n = t.times.len();
+    let cubic = t.interpolation == Interpolation::CubicSpline;
+    let stride = if cubic { 3 * width } else { width };
+    let value = |k: usize| -> [f64; 4] {
+        let off = k * stride + if cubic { width } else { 0 };
+        let mut out = [0.0; 4];
+        out[..width].copy_from_slice(&t.values[off..off + width]);
+        out
+    };
+    // Key times are f32 while sample times are computed in f64 (k / rate): a sample within
+    // `eps` of a key takes that key's value, so e.g. STEP channels sampled on their own grid
+    // never pick the previous key because 0.1f32 > 0.1.
+    let eps = 1e-6 * time.abs().max(1.0);
+    if n == 1 || time <= t.times[0] + eps {
+        return value(0);
+    }
+    if time >= t.times[n - 1] - eps {
+        return value(n - 1);
+    }
+    // Segment k: times[k] <= time < times[k+1].
+    let k = t
+        .times
+        .partition_point(|&x| x <= time + eps)
+        .saturating_sub(1)
+        .min(n - 2);
+    if (time - t.times[k]).abs() <= eps {
+        return value(k);
+    }
+    let (t0, t1) = (t.times[k], t.times[k + 1]);
+    let dt = t1 - t0;
+    let u = if dt > 0.0 {
+        ((time - t0) / dt).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let (a, b) = (value(k), value(k + 1));
+    match t.interpolation {
+        Interpolation::Step => a,
+        Interpolation::Linear => {
+            if width == 4 {
+                slerp(a, b, u)
+            } else {
+                std::array::from_fn(|i| a[i] + (b[i] - a[i]) * u)
+            }
+        }
+        Interpolation::CubicSpline => {
+            // p(u) = (2u³−3u²+1)·v_k + (u³−2u²+u)·dt·b_k + (−2u³+3u²)·v_k+1 + (u³−u²)·dt·a_k+1
+            let out_tangent = &t.values[k * stride + 2 * width..k * stride + 3 * width];
+            let in_tangent = &t.values[(k + 1) * stride..(k + 1) * stride + width];
+            let (u2, u3) = (u * u, u * u * u);
+            let h00 = 2.0 * u3 - 3.0 * u2 + 1.0;
+            let h10 = u3 - 2.0 * u2 + u;
+            let h01 = -2.0 * u3 + 3.0 * u2;
+            let h11 = u3 - u2;
+            let mut out = [0.0; 4];
+            for i in 0..width {
+                out[i] =
+                    h00 * a[i] + h10 * dt * out_tangent[i] + h01 * b[i] + h11 * dt * in_tangent[i];
+            }
+            out // rotations are normalized by the caller (quat_from_f64)
+        }
+    }
+}
+
+/// Spherical linear interpolation along the shorter arc, in f64 (x, y, z, w).
+fn slerp(a: [f64; 4], b: [f64; 4], u: f64) -> [f64; 4] {
+    let na = (a.iter().map(|c| c * c).sum::<f64>()).sqrt().max(1e-300);
+    let nb = (b.iter().map(|c| c * c).sum::<f64>()).sqrt().max(1e-300);
+    let a = a.map(|c| c / na);
+    let mut b = b.map(|c| c / nb);
+    let mut d: f64 = (0..4).map(|i| a[i] * b[i]).sum();
+    if d < 0.0 {
+        d = -d;
+        b = b.map(|c| -c);
+    }
+    let (wa, wb) = if d > 0.9995 {
+        (1.0 - u, u)
+    } else {
+        let theta = d.min(1.0).acos();
+        let s = theta.sin();
+        (((1.0 - u) * theta).sin() / s, (u * theta).sin() / s)
+    };
+    std::array::from_fn(|i| wa * a[i] + wb * b[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny glTF with one node animated by three samplers (STEP translation, LINEAR rotation,
+    /// CUBICSPLINE scale) and a child node without channels, buffers embedded as base64.
+    fn tiny_gltf(times: &[f32]) -> String {
+        let mut bin: Vec<u8> = Vec::new();
+        let push = |bin: &mut Vec<u8>, v: &[f32]| {
+            for x in v {
+                bin.extend_from_slice(&x.to_le_bytes());
+            }
+        };
+        let n = times.len();
+        push(&mut bin, times); // input
+        let trans: Vec<f32> = (0..n).flat_map(|k| [k as f32, 0.0, 0.0]).collect();
+        let s = std::f32::consts::FRAC_1_SQRT_2;
+        let rots: Vec<f32> = (0..n)
+            .flat_map(|k| {
+                if k % 2 == 0 {
+                    [0.0, 0.0, 0.0, 1.0]
+                } else {
+                    [0.0, 0.0, s, s]
+                }
+            })
+            .collect();
+        // Cubic scale: (in-tangent, value, out-tangent) per key; value k+1, tangents 1 (unit slope).
+        let scl: Vec<f32> = (0..n)
+            .flat_map(|k| [1.0, 1.0, 1.0, k as f32 + 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+            .collect();
+        let o_t = bin.len();
+        push(&mut bin, &trans);
+        let o_r = bin.len();
+        push(&mut bin, &rots);
+        let o_s = bin.len();
+        push(&mut bin, &scl);
+        let b64 = base64_encode(&bin);
+        let (tmin, tmax) = (times[0], times[n - 1]);
+        format!(
+            r#"{{"asset":{{"version":"2.0"}},
+"nodes":[{{"name":"root","children":[1],"translation":[0,0,0]}},{{"name":"child","translation":[0,0.5,0]}}],
+"buffers":[{{"byteLength":{len},"uri":"data:application/octet-stream;base64,{b64}"}}],
+"bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":{li}}},{{"buffer":0,"byteOffset":{o_t},"byteLength":{lt}}},
+{{"buffer":0,"byteOffset":{o_r},"byteLength":{lr}}},{{"buffer":0,"byteOffset":{o_s},"byteLength":{ls}}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":{n},"type":"SCALAR","min":[{tmin}],"max":[{tmax}]}},
+{{"bufferView":1,"componentType":5126,"count":{n},"type":"VEC3"}},
+{{"bufferView":2,"componentType":5126,"count":{n},"type":"VEC4"}},
+{{"bufferView":3,"componentType":5126,"count":{n3},"type":"VEC3"}}],
+"animations":[{{"name":"mix","samplers":[{{"input":0,"output":1,"interpolation":"STEP"}},{{"input":0,"output":2,"interpolation":"LINEAR"}},{{"input":0,"output":3,"interpolation":"CUBICSPLINE"}}],
+"channels":[{{"sampler":0,"target":{{"node":0,"path":"translation"}}}},{{"sampler":1,"target":{{"node":0,"path":"rotation"}}}},{{"sampler":2,"target":{{"node":0,"path":"scale"}}}}]}},
+{{"samplers":[{{"input":0,"output":1}}],"channels":[{{"sampler":0,"target":{{"node":1,"path":"translation"}}}}]}}]}}"#,
+            len = bin.len(),
+            li = 4 * n,
+            lt = 12 * n,
+            lr = 16 * n,
+            ls = 36 * n,
+            n3 = 3 * n,
+        )
+    }
+
+    fn base64_encode(data: &[u8]) -> String {
+        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for c in data.chunks(3) {
+            let v = (c[0] as u32) << 16
+                | (*c.get(1).unwrap_or(&0) as u32) << 8
+                | *c.get(2).unwrap_or(&0) as u32;
+            for i in 0..4 {
+                if i <= c.len() {
+                    out.push(A[(v >> (18 - 6 * i) & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+
+    fn load_text(text: &str) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+        load(text.as_bytes(), Path::new("tiny.gltf"), None)
+    }
+
+    #[test]
+    fn uniform_keys_step_linear_cubic() {
+        // Keys at 0, 0.5, 1.0 s: uniform → 2 Hz, samples exactly at the keys.
+        let (clips, w) = load_text(&tiny_gltf(&[0.0, 0.5, 1.0])).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(clips.len(), 2);
+        let c = &clips[0];
+        assert_eq!(c.name, "mix");
+        assert_eq!(clips[1].name, "anim1");
+        // 2 Hz key grid, upsampled ×12 to 24 Hz.
+        assert_eq!((c.sample_rate, c.num_samples), (24.0, 25));
+        // Node animation without skin: the animated node (root) and its ancestors only.
+        assert_eq!(c.skeleton.names, ["root"]);
+        assert_eq!(clips[1].skeleton.names, ["root", "child"]);
+        assert_eq!(clips[1].skeleton.parents, [crate::anim::NO_PARENT, 0]);
+        // Second animation: the root is not animated and keeps its rest pose; child translation ×100.
+        assert_eq!(
+            clips[1].translations[clips[1].index(1, 24)],
+            Vec3::new(200.0, 0.0, 0.0)
+        );
+        assert_eq!(
+            clips[1].translations[clips[1].index(1, 6)],
+            Vec3::new(50.0, 0.0, 0.0)
+        );
+        assert_eq!(
+            clips[1].skeleton.bind_translations[1],
+            Vec3::new(0.0, 50.0, 0.0)
+        );
+        for k in 0..3 {
+            assert_eq!(
+                c.translations[12 * k],
+                Vec3::new(100.0 * k as f32, 0.0, 0.0)
+            );
+            assert!((c.scales[12 * k].x - (k as f32 + 1.0)).abs() < 1e-6);
+        }
+        // STEP holds between keys.
+        assert_eq!(c.translations[11], Vec3::ZERO);
+    }
+
+    #[test]
+    fn interpolation_between_keys() {
+        // Non-uniform keys (0, 0.13, 1.0: no common grid) → resampled at 30 Hz.
+        let t1 = 0.13f32 as f64;
+        let (clips, _) = load_text(&tiny_gltf(&[0.0, 0.13, 1.0])).unwrap();
+        let c = &clips[0];
+        assert_eq!((c.sample_rate, c.num_samples), (30.0, 31));
+        // t = 0.5 (sample 15): in segment [t1, 1.0].
+        let u = (0.5 - t1) / (1.0 - t1);
+        // STEP translation holds key 1 (x = 1 m = 100 cm).
+        assert_eq!(c.translations[15], Vec3::new(100.0, 0.0, 0.0));
+        // LINEAR rotation: slerp from 90° about Z (key 1) to identity (key 2).
+        let angle = std::f64::consts::FRAC_PI_2 * (1.0 - u);
+        let q = c.rotations[15];
+        assert!(
+            (q.z as f64 - (angle / 2.0).sin()).abs() < 1e-6
+                && (q.w as f64 - (angle / 2.0).cos()).abs() < 1e-6,
+            "{q}"
+        );
+        // CUBICSPLINE scale: values 2 → 3 with tangents 1 (per second) over dt.
+        let dt = 1.0 - t1;
+        let (u2, u3) = (u * u, u * u * u);
+        let expect = (2.0 * u3 - 3.0 * u2 + 1.0) * 2.0
+            + (u3 - 2.0 * u2 + u) * dt
+            + (-2.0 * u3 + 3.0 * u2) * 3.0
+            + (u3 - u2) * dt;
+        assert!(
+            (c.scales[15].x as f64 - expect).abs() < 1e-5,
+            "{} vs {expect}",
+            c.scales[15].x
+        );
+        // Cubic differs from linear here (tangents 1 vs secant slope 1/dt).
+        assert!((expect - (2.0 + u)).abs() > 1e-3);
+        // Exactly at the last key: the key values.
+        assert_eq!(c.translations[30], Vec3::new(200.0, 0.0, 0.0));
+        assert!((c.scales[30].x - 3.0).abs() < 1e-6);
+        // t = 1/30 in segment [0, t1]: STEP holds key 0, linear rotation part of the way.
+        assert_eq!(c.translations[1], Vec3::ZERO);
+        let q = c.rotations[1];
+        let angle = std::f64::consts::FRAC_PI_2 * ((1.0 / 30.0) / t1);
+        assert!((q.z as f64 - (angle / 2.0).sin()).abs() < 1e-6, "{q}");
+    }
+
+    #[test]
+    fn keys_on_a_grid_with_gaps_keep_the_grid_rate() {
+        // Keys 0, 0.1, 1.0 lie on a 10 Hz grid; ×3 → 30 Hz; key 1 is sample 3 exactly.
+        let (clips, _) = load_text(&tiny_gltf(&[0.0, 0.1, 1.0])).unwrap();
+        assert_eq!((clips[0].sample_rate, clips[0].num_samples), (30.0, 31));
+        assert_eq!(clips[0].translations[3], Vec3::new(100.0, 0.0, 0.0));
+        assert_eq!(clips[0].translations[2], Vec3::ZERO);
+    }
+
+    #[test]
+    fn malformed_gltf_is_an_error() {
+        assert!(load_text("").is_err());
+        assert!(load_text("{").unwrap_err().message.contains("invalid glTF"));
+        assert!(
+            load_text(r#"{"asset":{"version":"2.0"}}"#)
+                .unwrap_err()
+                .message
+                .contains("no importable animation")
+        );
+        let text = tiny_gltf(&[0.0, 0.5, 1.0]);
+        for cut in (0..text.len()).step_by(97) {
+            let _ = load_text(&text[..cut]);
+        }
+        // Keyframe times going backwards.
+        let e = load_text(&tiny_gltf(&[0.0, 1.0, 0.5])).unwrap_err();
+        assert!(e.message.contains("goes backwards"), "{e}");
+    }
+
+    #[test]
+    fn slerp_takes_the_short_way() {
+        let a = [0.0, 0.0, 0.0, 1.0];
+        let b = [0.0, 0.0, 0.0, -1.0];
+        assert_eq!(slerp(a, b, 0.5), [0.0, 0.0, 0.0, 1.0]);
+    }
+}

@@ -1,0 +1,179 @@
+//! The skip cache: `.clipforge-cache.json` in the output root, one entry per input file (keyed by
+//! its path relative to the scanned root, `/`-separated), holding the input content hash, the
+//! settings + codec key, the outputs made (with their sizes) and the report rows. A clip is
+//! skipped when all of it matches and every output is still there with its recorded size.
+//! Written atomically; a missing or unreadable cache is an empty one (everything recompresses).
+
+use super::report::ClipReport;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::hash::Hasher;
+use std::path::{Component, Path};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const CACHE_VERSION: u32 = 1;
+
+/// One output file of an input.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CachedOutput {
+    /// Relative to the output root, `/`-separated.
+    pub path: String,
+    pub file_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheEntry {
+    /// Content hash of the input file; empty when the entry only tracks outputs (never "up to date").
+    pub input_hash: String,
+    /// [`super::settings_key`] of the run that made the outputs.
+    pub settings_key: String,
+    /// Output base (relative, without extension) the outputs were named from.
+    #[serde(default)]
+    pub base: String,
+    pub outputs: Vec<CachedOutput>,
+    pub reports: Vec<ClipReport>,
+}
+
+impl CacheEntry {
+    /// Every output exists with the size recorded (and there is at least one).
+    pub fn outputs_intact(&self, output_root: &Path) -> bool {
+        !self.outputs.is_empty()
+            && self.outputs.iter().all(|o| {
+                std::fs::metadata(output_root.join(&o.path))
+                    .is_ok_and(|m| m.is_file() && m.len() == o.file_bytes)
+            })
+    }
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct CacheFile<E> {
+    version: u32,
+    entries: BTreeMap<String, E>,
+}
+
+/// The in-memory cache, shared by the worker threads.
+#[derive(Default, Debug)]
+pub struct SkipCache {
+    entries: Mutex<BTreeMap<String, CacheEntry>>,
+    dirty: AtomicBool,
+}
+
+/// Content hash of a file: SipHash-2-4 (fixed keys) and CRC-32 of the bytes plus their length.
+pub fn content_hash(bytes: &[u8]) -> String {
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new();
+    h.write(bytes);
+    format!(
+        "{:016x}{:08x}-{}",
+        h.finish(),
+        crc32fast::hash(bytes),
+        bytes.len()
+    )
+}
+
+/// A relative path as a cache key: components joined with `/`.
+pub fn cache_key(relative: &Path) -> String {
+    relative
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl SkipCache {
+    /// Loads `output_root/.clipforge-cache.json`; missing or unreadable → empty.
+    pub fn load(output_root: &Path) -> Self {
+        let path = output_root.join(super::CACHE_FILE_NAME);
+        // Entries are decoded one by one: one unreadable entry costs one recompression, not all.
+        let entries = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<CacheFile<serde_json::Value>>(&b).ok())
+            .filter(|c| c.version == CACHE_VERSION)
+            .map(|c| {
+                c.entries
+                    .into_iter()
+                    .filter_map(|(k, v)| {
+                        serde_json::from_value::<CacheEntry>(v).ok().map(|e| (k, e))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            entries: Mutex::new(entries),
+            dirty: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, CacheEntry>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn get(&self, key: &str) -> Option<CacheEntry> {
+        self.lock().get(key).cloned()
+    }
+
+    pub fn insert(&self, key: String, entry: CacheEntry) {
+        self.lock().insert(key, entry);
+        self.dirty.store(true, Ordering::Relaxed);
+    }
+
+    pub fn remove(&self, key: &str) -> Option<CacheEntry> {
+        let e = self.lock().remove(key);
+        if e.is_some() {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+        e
+    }
+
+    /// Removes and returns every entry for `key` or anything under it (`key/...`); an empty key
+    /// takes everything.
+    pub fn remove_under(&self, key: &str) -> Vec<(String, CacheEntry)> {
+        let mut map = self.lock();
+        let keys: Vec<String> = map
+            .keys()
+            .filter(|k| {
+                key.is_empty()
+                    || *k == key
+                    || (k.starts_with(key) && k[key.len()..].starts_with('/'))
+            })
+            .cloned()
+            .collect();
+        let out: Vec<(String, CacheEntry)> = keys
+            .into_iter()
+            .filter_map(|k| map.remove(&k).map(|e| (k, e)))
+            .collect();
+        if !out.is_empty() {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+        out
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the cache atomically if anything changed.
+    pub fn save(&self, output_root: &Path) -> std::io::Result<()> {
+        if !self.dirty.swap(false, Ordering::Relaxed) {
+            return Ok(());
+        }
+        let file = CacheFile::<CacheEntry> {
+            version: CACHE_VERSION,
+            entries: self.lock().clone(),
+        };
+        let json = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
+        let r = super::write_atomic(&output_root.join(super::CACHE_FILE_NAME), &json);
+        if r.is_err() {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+}

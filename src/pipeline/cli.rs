@@ -1,0 +1,737 @@
+//! The clip commands of the `clipforge` command line (`compress`, `inspect`, `decompress`,
+//! `convert`, `watch`): argument types and implementations, so `main.rs` stays a dispatcher.
+//! Documented in `docs/CLI.md`.
+
+use super::report::{BatchReport, ClipReport};
+use super::watch::{WatchEventKind, WatchOptions, start_watch};
+use super::{
+    BatchOptions, CancelToken, ClipFile, Progress, clip_stem, run_batch_with, sanitize_name, scan,
+    write_atomic,
+};
+use crate::anim::formats::{self, ClipFormat};
+use crate::anim::{ClipReader, CompressionSettings, RawClip, error};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+/// Compression settings shared by `compress` and `watch`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SettingsArgs {
+    /// Largest error allowed, in cm (object-space virtual-vertex distance).
+    #[arg(long = "error-threshold", value_name = "CM", default_value_t = 0.01)]
+    pub error_threshold: f32,
+    /// Virtual-vertex (shell) distance for every bone, in cm (default: each bone's own, 3 cm unless the clip says).
+    #[arg(long = "shell-distance", value_name = "CM")]
+    pub shell_distance: Option<f32>,
+    /// Worker threads (0 = all cores).
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    pub jobs: usize,
+    /// Recompress everything, ignoring the skip cache.
+    #[arg(long = "no-skip")]
+    pub no_skip: bool,
+}
+
+impl SettingsArgs {
+    pub fn settings(&self) -> Result<CompressionSettings, String> {
+        if !(self.error_threshold.is_finite() && self.error_threshold > 0.0) {
+            return Err(format!(
+                "--error-threshold must be a positive number of cm, got {}",
+                self.error_threshold
+            ));
+        }
+        if let Some(d) = self.shell_distance
+            && !(d.is_finite() && d > 0.0)
+        {
+            return Err(format!(
+                "--shell-distance must be a positive number of cm, got {d}"
+            ));
+        }
+        Ok(CompressionSettings {
+            error_threshold: self.error_threshold,
+            shell_distance: self.shell_distance,
+        })
+    }
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CompressArgs {
+    /// Clip files or folders (searched recursively; dot folders skipped).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Output folder; the input tree is mirrored in it, one .cfa per clip.
+    #[arg(short = 'o', long = "output", value_name = "OUTDIR")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Write the JSON report here.
+    #[arg(long, value_name = "REPORT")]
+    pub json: Option<PathBuf>,
+    /// Write the CSV report (one row per clip) here.
+    #[arg(long, value_name = "REPORT")]
+    pub csv: Option<PathBuf>,
+    /// Print only the summary and the failures.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct InspectArgs {
+    /// A compressed clip (.cfa).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The original clip: also measure the error of the .cfa against it.
+    #[arg(long, value_name = "CLIP")]
+    pub raw: Option<PathBuf>,
+    /// Which animation of a --raw glTF file (name or index; default: the one named in the .cfa file name, else the first).
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub clip: Option<String>,
+    /// List every bone (name, parent, shell distance).
+    #[arg(long)]
+    pub bones: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct DecompressArgs {
+    /// A compressed clip (.cfa).
+    #[arg(value_name = "FILE.cfa")]
+    pub file: PathBuf,
+    /// Output ACL clip file (.acl.sjson).
+    #[arg(short = 'o', long = "output", value_name = "OUT.acl.sjson")]
+    pub output: PathBuf,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ConvertArgs {
+    /// A .bvh, .gltf, .glb or .acl.sjson clip file.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    /// Output ACL clip file (.acl.sjson), or an existing folder.
+    #[arg(short = 'o', long = "output", value_name = "OUT.acl.sjson")]
+    pub output: PathBuf,
+    /// Only this animation of a glTF file (name or index); default: every animation, one file each.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub clip: Option<String>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct WatchArgs {
+    /// Folder to watch (recursively).
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    /// Output folder (mirrors the input tree).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+}
+
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("clipforge: {msg}");
+    ExitCode::FAILURE
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// Collects the clip files of the given paths; paths that are missing or not clips become error rows.
+/// Files under `output` (an output folder inside an input folder) are left out.
+pub fn collect_files(paths: &[PathBuf], output: &Path) -> (Vec<ClipFile>, Vec<ClipReport>) {
+    let out_canon = output.canonicalize().ok();
+    let mut files = Vec::new();
+    let mut bad = Vec::new();
+    for p in paths {
+        let bad_row = |msg: String| ClipReport {
+            input: p.display().to_string(),
+            clip: clip_stem(p),
+            error: Some(format!("{}: {msg}", p.display())),
+            ..Default::default()
+        };
+        if !p.exists() {
+            bad.push(bad_row("no such file or folder".into()));
+            continue;
+        }
+        if p.is_file() && ClipFormat::from_path(p).is_none() {
+            bad.push(bad_row(
+                "not a clip file (expected .acl.sjson, .bvh, .gltf or .glb)".into(),
+            ));
+            continue;
+        }
+        let inside_out = match (&out_canon, p.canonicalize()) {
+            (Some(o), Ok(r)) if p.is_dir() => o.strip_prefix(&r).ok().map(Path::to_path_buf),
+            _ => None,
+        };
+        files.extend(
+            scan(p)
+                .into_iter()
+                .filter(|f| {
+                    !inside_out
+                        .as_ref()
+                        .is_some_and(|o| f.relative.starts_with(o))
+                })
+                .filter(|f| !super::is_temp_file(&f.path)),
+        );
+    }
+    (files, bad)
+}
+
+/// `clipforge compress PATH... -o OUTDIR`: exit code 1 when any clip failed.
+pub fn run_compress(args: &CompressArgs) -> ExitCode {
+    let settings = match args.settings.settings() {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    if let Err(e) = std::fs::create_dir_all(&args.output) {
+        return fail(format!(
+            "{}: cannot create the output folder: {e}",
+            args.output.display()
+        ));
+    }
+    let (files, bad) = collect_files(&args.paths, &args.output);
+    let options = BatchOptions {
+        settings,
+        output_root: args.output.clone(),
+        jobs: args.settings.jobs,
+        use_skip_cache: !args.settings.no_skip,
+    };
+    let progress = Progress::default();
+    let cancel = CancelToken::default();
+    let tty = std::io::stderr().is_terminal();
+    let quiet = args.quiet;
+    let on_row = |r: &ClipReport| {
+        let done = progress.done_clips.load(Ordering::Relaxed);
+        let total = progress.total_clips.load(Ordering::Relaxed);
+        let line = if let Some(e) = &r.error {
+            format!("[{done}/{total}] FAILED {}", e)
+        } else if quiet {
+            if tty {
+                eprint!("\r[{done}/{total}]\x1b[K");
+            }
+            return;
+        } else {
+            format!(
+                "[{done}/{total}] {} {} ({}): {:.1}:1, max error {:.4} cm, {:.1} ms",
+                if r.skipped {
+                    "up to date"
+                } else {
+                    "compressed"
+                },
+                r.input,
+                r.clip,
+                r.ratio,
+                r.max_error_cm,
+                r.compress_ms
+            )
+        };
+        if tty {
+            eprintln!("\r{line}\x1b[K");
+        } else {
+            eprintln!("{line}");
+        }
+    };
+    let mut report = run_batch_with(&files, &options, &progress, &cancel, &on_row);
+    if tty && quiet {
+        eprint!("\r\x1b[K");
+    }
+    for r in &bad {
+        eprintln!("FAILED {}", r.error.as_deref().unwrap_or_default());
+    }
+    report.clips.extend(bad);
+    report.recompute_totals();
+    print_summary(&report);
+    let mut code = if report.totals.failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    };
+    if let Some(p) = &args.json
+        && let Err(e) = report.write_json(p)
+    {
+        eprintln!(
+            "clipforge: {}: cannot write the JSON report: {e}",
+            p.display()
+        );
+        code = ExitCode::FAILURE;
+    }
+    if let Some(p) = &args.csv
+        && let Err(e) = report.write_csv(p)
+    {
+        eprintln!(
+            "clipforge: {}: cannot write the CSV report: {e}",
+            p.display()
+        );
+        code = ExitCode::FAILURE;
+    }
+    code
+}
+
+fn print_summary(report: &BatchReport) {
+    let t = &report.totals;
+    let done = t.clips - t.failed - t.skipped - t.cancelled;
+    eprintln!(
+        "{} clips: {done} compressed, {} up to date, {} failed{}",
+        t.clips,
+        t.skipped,
+        t.failed,
+        if t.cancelled > 0 {
+            format!(", {} cancelled", t.cancelled)
+        } else {
+            String::new()
+        }
+    );
+    if t.raw_bytes > 0 {
+        eprintln!(
+            "raw {:.2} MB -> {:.2} MB ({:.2}:1), worst error {:.4} cm",
+            mb(t.raw_bytes),
+            mb(t.compressed_bytes),
+            t.ratio,
+            t.max_error_cm
+        );
+    }
+    eprintln!(
+        "wall {:.2} s, compression {:.2} s, {:.0} KB/s; compress time p50 {:.2} ms, p85 {:.2} ms, p99 {:.2} ms",
+        t.wall_ms / 1000.0,
+        t.compress_ms / 1000.0,
+        t.throughput_kb_s,
+        t.compress_ms_p50,
+        t.compress_ms_p85,
+        t.compress_ms_p99
+    );
+    if t.failed > 0 {
+        eprintln!("failures:");
+        for c in report
+            .clips
+            .iter()
+            .filter(|c| c.error.is_some() && !c.cancelled)
+        {
+            eprintln!("  {}", c.error.as_deref().unwrap_or_default());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// inspect
+
+/// Finds the batch report row of a `.cfa` in the skip cache of a folder above it (same size).
+pub fn find_cached_report(cfa: &Path) -> Option<ClipReport> {
+    let abs = cfa.canonicalize().ok()?;
+    let len = std::fs::metadata(&abs).ok()?.len();
+    let mut dir = abs.parent();
+    while let Some(d) = dir {
+        let cache = super::cache::SkipCache::load(d);
+        if !cache.is_empty() {
+            let rel = super::cache::cache_key(abs.strip_prefix(d).ok()?);
+            for (_, e) in cache.remove_under("") {
+                for (o, r) in e.outputs.iter().zip(&e.reports) {
+                    if o.path == rel && o.file_bytes == len {
+                        return Some(r.clone());
+                    }
+                }
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Picks a clip out of a file's clips by name or index.
+pub fn select_clip(
+    clips: Vec<RawClip>,
+    which: &str,
+    path: &Path,
+) -> Result<(usize, RawClip), String> {
+    let names: Vec<String> = clips.iter().map(|c| c.name.clone()).collect();
+    let found = match clips.iter().position(|c| c.name == which) {
+        Some(i) => Some(i),
+        None => which.parse::<usize>().ok().filter(|&i| i < clips.len()),
+    };
+    match found {
+        Some(i) => Ok((i, clips.into_iter().nth(i).expect("index checked"))),
+        None => Err(format!(
+            "{}: no animation '{which}'; it holds: {}",
+            path.display(),
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| format!("{i}:{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// `clipforge inspect FILE.cfa [--raw CLIP]`.
+pub fn run_inspect(args: &InspectArgs) -> ExitCode {
+    let bytes = match std::fs::read(&args.file) {
+        Ok(b) => b,
+        Err(e) => return fail(format!("{}: cannot read: {e}", args.file.display())),
+    };
+    let reader = match ClipReader::new(&bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            return fail(format!(
+                "{}: not a valid .cfa file: {e}",
+                args.file.display()
+            ));
+        }
+    };
+    let decoded = reader.to_raw_clip();
+    let stats = find_cached_report(&args.file);
+
+    let mut measured = None;
+    if let Some(raw_path) = &args.raw {
+        let clips = match formats::load_clips(raw_path) {
+            Ok(c) => c,
+            Err(e) => return fail(e),
+        };
+        if clips.is_empty() {
+            return fail(format!(
+                "{}: the file holds no animation clip",
+                raw_path.display()
+            ));
+        }
+        // Default: the animation index in the .cfa name (`robot.3_Jump.cfa`), else the first.
+        let which = args.clip.clone().or_else(|| {
+            let name = args.file.file_name()?.to_string_lossy().into_owned();
+            let mid = name.strip_suffix(".cfa")?.rsplit_once('.')?.1.to_string();
+            mid.split_once('_').map(|(i, _)| i.to_string())
+        });
+        let (_, raw) = match which.filter(|_| clips.len() > 1) {
+            Some(w) => match select_clip(clips, &w, raw_path) {
+                Ok(c) => c,
+                Err(e) => return fail(e),
+            },
+            None => (0, clips.into_iter().next().expect("not empty")),
+        };
+        let mut raw = raw;
+        // Measure with the shell distances stored in the .cfa (the ones it was compressed for).
+        if raw.num_bones() == decoded.num_bones() {
+            raw.skeleton.shell_distances = decoded.skeleton.shell_distances.clone();
+        }
+        match error::measure(&raw, &decoded) {
+            Ok(s) => measured = Some((raw, s)),
+            Err(e) => {
+                return fail(format!(
+                    "{} vs {}: {e}",
+                    args.file.display(),
+                    raw_path.display()
+                ));
+            }
+        }
+    }
+
+    if args.json {
+        let err = measured.as_ref().map(|(raw, s)| {
+            serde_json::json!({
+                "max_error_cm": s.max,
+                "mean_error_cm": s.mean,
+                "worst_bone": raw.skeleton.names.get(s.worst_bone),
+                "worst_sample": s.worst_sample,
+                "per_bone_max_error_cm": s.per_bone_max,
+            })
+        });
+        let bones: Vec<serde_json::Value> = (0..decoded.num_bones())
+            .map(|b| {
+                serde_json::json!({
+                    "name": decoded.skeleton.names[b],
+                    "parent": decoded.skeleton.parent(b),
+                    "shell_distance": decoded.skeleton.shell_distances[b],
+                })
+            })
+            .collect();
+        let v = serde_json::json!({
+            "file": args.file.display().to_string(),
+            "file_bytes": bytes.len(),
+            "bones": reader.num_bones(),
+            "samples": reader.num_samples(),
+            "sample_rate": reader.sample_rate(),
+            "duration_s": reader.duration(),
+            "raw_bytes": decoded.raw_size_bytes(),
+            "has_scale": decoded.has_scale(),
+            "skeleton": bones,
+            "compression": stats.as_ref().map(|r| serde_json::json!({
+                "compressed_bytes": r.compressed_bytes,
+                "ratio": r.ratio,
+                "bit_rate_histogram": r.bit_rate_histogram,
+                "default_subtracks": r.default_subtracks,
+                "constant_subtracks": r.constant_subtracks,
+                "animated_subtracks": r.animated_subtracks,
+                "segments": r.segments,
+                "looping": r.looping,
+                "max_error_cm": r.max_error_cm,
+                "compress_ms": r.compress_ms,
+                "source": r.input,
+            })),
+            "error": err,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+
+    println!(
+        "file:        {} ({} bytes)",
+        args.file.display(),
+        bytes.len()
+    );
+    println!("bones:       {}", reader.num_bones());
+    println!(
+        "samples:     {} at {} Hz, {:.3} s",
+        reader.num_samples(),
+        reader.sample_rate(),
+        reader.duration()
+    );
+    println!(
+        "raw size:    {} bytes (10 float32 per bone per sample)",
+        decoded.raw_size_bytes()
+    );
+    match &stats {
+        Some(r) => {
+            println!(
+                "compressed:  {} bytes runtime data, {:.2}:1 (from the batch cache; source {})",
+                r.compressed_bytes, r.ratio, r.input
+            );
+            println!(
+                "sub-tracks:  {} default, {} constant, {} animated; {} segment(s){}",
+                r.default_subtracks,
+                r.constant_subtracks,
+                r.animated_subtracks,
+                r.segments,
+                if r.looping { "; looping" } else { "" }
+            );
+            let hist: Vec<String> = r
+                .bit_rate_histogram
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(bits, n)| format!("{bits} bits: {n}"))
+                .collect();
+            println!(
+                "bit rates:   {}",
+                if hist.is_empty() {
+                    "-".into()
+                } else {
+                    hist.join(", ")
+                }
+            );
+            println!(
+                "batch error: {:.4} cm max, compressed in {:.2} ms",
+                r.max_error_cm, r.compress_ms
+            );
+        }
+        None => println!(
+            "compression statistics: not recorded (the .cfa has no batch cache above it; see docs/CLI.md)"
+        ),
+    }
+    if let Some((raw, s)) = &measured {
+        println!(
+            "error:       {:.4} cm max (bone '{}', sample {}), {:.4} cm mean",
+            s.max,
+            raw.skeleton
+                .names
+                .get(s.worst_bone)
+                .map(String::as_str)
+                .unwrap_or("-"),
+            s.worst_sample,
+            s.mean
+        );
+    }
+    if args.bones {
+        println!("skeleton:");
+        for b in 0..decoded.num_bones() {
+            let parent = decoded
+                .skeleton
+                .parent(b)
+                .map(|p| decoded.skeleton.names[p].as_str())
+                .unwrap_or("-");
+            println!(
+                "  {b:4} {:<32} parent {:<32} shell {:.2} cm",
+                decoded.skeleton.names[b], parent, decoded.skeleton.shell_distances[b]
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+// ---------------------------------------------------------------------------------------------
+// decompress / convert
+
+fn write_acl(clip: &RawClip, out: &Path) -> Result<(), String> {
+    let text = formats::write_acl_clip(clip);
+    if text.is_empty() {
+        return Err("the ACL clip exporter produced nothing (not built yet?)".into());
+    }
+    write_atomic(out, text.as_bytes()).map_err(|e| format!("{}: cannot write: {e}", out.display()))
+}
+
+/// `clipforge decompress FILE.cfa -o OUT.acl.sjson`.
+pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
+    let bytes = match std::fs::read(&args.file) {
+        Ok(b) => b,
+        Err(e) => return fail(format!("{}: cannot read: {e}", args.file.display())),
+    };
+    let mut clip = match ClipReader::new(&bytes) {
+        Ok(r) => r.to_raw_clip(),
+        Err(e) => {
+            return fail(format!(
+                "{}: not a valid .cfa file: {e}",
+                args.file.display()
+            ));
+        }
+    };
+    if clip.name.is_empty() {
+        clip.name = args
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_end_matches(".cfa").to_string())
+            .unwrap_or_default();
+    }
+    match write_acl(&clip, &args.output) {
+        Ok(()) => {
+            eprintln!(
+                "{} -> {} ({} bones, {} samples)",
+                args.file.display(),
+                args.output.display(),
+                clip.num_bones(),
+                clip.num_samples
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// Where `convert` writes clip `index` of `count`: `OUT.acl.sjson` for one clip, else
+/// `OUT.<index>_<sanitised name>.acl.sjson`; an existing folder as OUT means `OUT/<input stem>…`.
+pub fn convert_output_path(
+    input: &Path,
+    output: &Path,
+    index: usize,
+    count: usize,
+    name: &str,
+) -> PathBuf {
+    let base = if output.is_dir() {
+        output.join(clip_stem(input))
+    } else {
+        let name = output
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let lower = name.to_ascii_lowercase();
+        let stem = if lower.ends_with(".acl.sjson") {
+            name[..name.len() - 10].to_string()
+        } else {
+            name
+        };
+        output.with_file_name(stem)
+    };
+    let file = base
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = if count == 1 {
+        format!("{file}.acl.sjson")
+    } else {
+        format!("{file}.{index}_{}.acl.sjson", sanitize_name(name))
+    };
+    base.with_file_name(file)
+}
+
+/// `clipforge convert IN -o OUT.acl.sjson [--clip NAME|INDEX]`.
+pub fn run_convert(args: &ConvertArgs) -> ExitCode {
+    let clips = match formats::load_clips(&args.input) {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    if clips.is_empty() {
+        return fail(format!(
+            "{}: the file holds no animation clip",
+            args.input.display()
+        ));
+    }
+    let selected: Vec<(usize, RawClip)> = match &args.clip {
+        Some(w) => match select_clip(clips, w, &args.input) {
+            Ok(c) => vec![c],
+            Err(e) => return fail(e),
+        },
+        None => clips.into_iter().enumerate().collect(),
+    };
+    let count = selected.len();
+    let mut code = ExitCode::SUCCESS;
+    for (index, clip) in &selected {
+        let out = if args.clip.is_some() {
+            convert_output_path(&args.input, &args.output, 0, 1, &clip.name)
+        } else {
+            convert_output_path(&args.input, &args.output, *index, count, &clip.name)
+        };
+        match write_acl(clip, &out) {
+            Ok(()) => eprintln!(
+                "{} ({}) -> {} ({} bones, {} samples)",
+                args.input.display(),
+                clip.name,
+                out.display(),
+                clip.num_bones(),
+                clip.num_samples
+            ),
+            Err(e) => {
+                eprintln!("clipforge: {e}");
+                code = ExitCode::FAILURE;
+            }
+        }
+    }
+    code
+}
+
+// ---------------------------------------------------------------------------------------------
+// watch
+
+/// `clipforge watch IN -o OUT`: runs until killed, one line per event on stdout.
+pub fn run_watch(args: &WatchArgs) -> ExitCode {
+    let settings = match args.settings.settings() {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let mut opts = WatchOptions::new(settings, &args.output);
+    opts.batch.jobs = args.settings.jobs;
+    opts.batch.use_skip_cache = !args.settings.no_skip;
+    let handle = match start_watch(&args.input, opts) {
+        Ok(h) => h,
+        Err(e) => return fail(e),
+    };
+    eprintln!(
+        "watching {} -> {} (Ctrl-C to stop)",
+        handle.input_root().display(),
+        handle.output_root().display()
+    );
+    while let Ok(ev) = handle.events().recv() {
+        let outs = ev
+            .outputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        match &ev.kind {
+            WatchEventKind::Compressed => {
+                let worst = ev
+                    .reports
+                    .iter()
+                    .map(|r| r.max_error_cm)
+                    .fold(0.0, f64::max);
+                println!(
+                    "compressed {} -> {outs} (max error {worst:.4} cm)",
+                    ev.path.display()
+                );
+            }
+            WatchEventKind::Skipped => println!("up to date {} -> {outs}", ev.path.display()),
+            WatchEventKind::Failed(m) => println!("FAILED     {m}"),
+            WatchEventKind::Removed => {
+                println!("removed    {} (deleted: {outs})", ev.path.display())
+            }
+            WatchEventKind::WatchError(m) => println!("watch error {}: {m}", ev.path.display()),
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,565 @@
+//! Folder watching: compresses clips as they appear or change under an input folder, mirrors the
+//! tree into the output folder and deletes the outputs of inputs that are deleted or renamed away.
+//!
+//! Built on `notify` 8 through `notify-debouncer-full` 0.7, whose events are only hints: the
+//! watcher keeps its own list of pending files and compresses one once it has stopped changing
+//! (same size and modification time for [`WatchOptions::settle`], and no event in that time).
+//! A file that fails to import is retried a few times ([`WatchOptions::retries`]) before it is
+//! reported as failed, since it may still be being written. A new folder is rescanned with
+//! walkdir (inotify misses files created right after their folder). See `docs/PIPELINE.md`.
+
+use super::cache::{SkipCache, cache_key};
+use super::report::ClipReport;
+use super::{BatchOptions, CancelToken, ClipFile, FileJob, Progress};
+use notify_debouncer_full::notify::{
+    EventKind, RecursiveMode, event::ModifyKind, event::RenameMode,
+};
+use notify_debouncer_full::{DebounceEventResult, new_debouncer};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+/// What happened to one input file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchEventKind {
+    /// Compressed (every clip of the file); `reports` holds the rows.
+    Compressed,
+    /// Already up to date according to the skip cache (same content and settings).
+    Skipped,
+    /// Could not be compressed (after the retries, for an import error): the message.
+    Failed(String),
+    /// The input was deleted or renamed away; its outputs (in `outputs`) were deleted.
+    Removed,
+    /// The watcher itself reported a problem (the watch goes on).
+    WatchError(String),
+}
+
+/// One event of the watcher.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WatchEvent {
+    pub time: SystemTime,
+    /// The input file (or folder, for [`WatchEventKind::WatchError`]).
+    pub path: PathBuf,
+    pub kind: WatchEventKind,
+    /// Outputs written (Compressed/Skipped) or deleted (Removed).
+    pub outputs: Vec<PathBuf>,
+    /// Report rows of the file (Compressed, Skipped, Failed).
+    pub reports: Vec<ClipReport>,
+}
+
+/// How a watch behaves.
+#[derive(Clone, Debug)]
+pub struct WatchOptions {
+    /// Settings, output folder, worker threads (0 = all cores), skip cache.
+    pub batch: BatchOptions,
+    /// A file is compressed once unchanged (size, modification time, no event) for this long.
+    pub settle: Duration,
+    /// Import failures are retried this many times before the file is reported as failed.
+    pub retries: u32,
+    /// Wait between two import attempts.
+    pub retry_delay: Duration,
+    /// Debouncer timeout (notify-debouncer-full).
+    pub debounce: Duration,
+    /// Compress (or skip, when up to date) the files already there when the watch starts.
+    pub initial_scan: bool,
+}
+
+impl WatchOptions {
+    pub fn new(
+        settings: crate::anim::CompressionSettings,
+        output_root: impl Into<PathBuf>,
+    ) -> Self {
+        Self {
+            batch: BatchOptions {
+                settings,
+                output_root: output_root.into(),
+                jobs: 0,
+                use_skip_cache: true,
+            },
+            settle: Duration::from_millis(300),
+            retries: 5,
+            retry_delay: Duration::from_millis(400),
+            debounce: Duration::from_millis(200),
+            initial_scan: true,
+        }
+    }
+}
+
+/// A running watch. Dropping it stops it too.
+pub struct WatchHandle {
+    events: Receiver<WatchEvent>,
+    stop: Arc<AtomicBool>,
+    cancel: CancelToken,
+    thread: Option<JoinHandle<()>>,
+    input_root: PathBuf,
+    output_root: PathBuf,
+}
+
+impl WatchHandle {
+    /// The event channel (`recv_timeout` / `try_recv` on it).
+    pub fn events(&self) -> &Receiver<WatchEvent> {
+        &self.events
+    }
+
+    /// The watched folder (canonical).
+    pub fn input_root(&self) -> &Path {
+        &self.input_root
+    }
+
+    /// The output folder (canonical).
+    pub fn output_root(&self) -> &Path {
+        &self.output_root
+    }
+
+    /// True until stopped (or until the watcher thread ended on its own).
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Stops watching: the clip being compressed is abandoned without leaving a partial file,
+    /// the skip cache is saved, and the call returns once the watcher thread has ended.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.cancel.cancel();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for WatchHandle {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Starts watching `input_root` (a folder, recursively) into `options.batch.output_root`
+/// (created if missing). Events arrive on [`WatchHandle::events`].
+pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHandle, String> {
+    let root = input_root
+        .canonicalize()
+        .map_err(|e| format!("{}: cannot watch: {e}", input_root.display()))?;
+    if !root.is_dir() {
+        return Err(format!("{}: not a folder", input_root.display()));
+    }
+    std::fs::create_dir_all(&options.batch.output_root).map_err(|e| {
+        format!(
+            "{}: cannot create the output folder: {e}",
+            options.batch.output_root.display()
+        )
+    })?;
+    let out = options
+        .batch
+        .output_root
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", options.batch.output_root.display()))?;
+    let mut options = options;
+    options.batch.output_root = out.clone();
+
+    let (raw_tx, raw_rx) = mpsc::channel::<DebounceEventResult>();
+    let mut debouncer = new_debouncer(options.debounce, None, raw_tx)
+        .map_err(|e| format!("cannot start the file watcher: {e}"))?;
+    debouncer
+        .watch(&root, RecursiveMode::Recursive)
+        .map_err(|e| format!("{}: cannot watch: {e}", root.display()))?;
+
+    let (tx, rx) = mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let cancel = CancelToken::default();
+    let mut worker = Worker {
+        cache: SkipCache::load(&out),
+        settings_key: super::settings_key(&options.batch.settings),
+        root: root.clone(),
+        opts: options,
+        pending: HashMap::new(),
+        tx,
+        cancel: cancel.clone(),
+    };
+    let stop_c = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("clipforge-watch".into())
+        .spawn(move || {
+            worker.run(&raw_rx, &stop_c);
+            debouncer.stop();
+        })
+        .map_err(|e| format!("cannot start the watch thread: {e}"))?;
+    Ok(WatchHandle {
+        events: rx,
+        stop,
+        cancel,
+        thread: Some(thread),
+        input_root: root,
+        output_root: out,
+    })
+}
+
+/// Size and modification time: a file is stable while this stays the same.
+type Sig = (u64, Option<SystemTime>);
+
+fn signature(path: &Path) -> Option<Sig> {
+    let m = std::fs::metadata(path).ok()?;
+    m.is_file().then(|| (m.len(), m.modified().ok()))
+}
+
+struct Pending {
+    sig: Option<Sig>,
+    due: Instant,
+    attempts: u32,
+}
+
+struct Worker {
+    cache: SkipCache,
+    settings_key: String,
+    root: PathBuf,
+    opts: WatchOptions,
+    pending: HashMap<PathBuf, Pending>,
+    tx: Sender<WatchEvent>,
+    cancel: CancelToken,
+}
+
+impl Worker {
+    fn run(&mut self, raw_rx: &Receiver<DebounceEventResult>, stop: &AtomicBool) {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.opts.batch.jobs)
+            .build()
+            .ok();
+        if self.opts.initial_scan {
+            self.rescan(&self.root.clone(), true);
+        }
+        while !stop.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            let wait = self
+                .pending
+                .values()
+                .map(|p| p.due.saturating_duration_since(now))
+                .min()
+                .unwrap_or(Duration::from_millis(100))
+                .min(Duration::from_millis(100));
+            match raw_rx.recv_timeout(wait) {
+                Ok(r) => {
+                    self.handle(r);
+                    while let Ok(r) = raw_rx.try_recv() {
+                        self.handle(r);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            self.process_due(pool.as_ref());
+            if let Err(e) = self.cache.save(&self.opts.batch.output_root) {
+                self.emit(
+                    self.opts.batch.output_root.clone(),
+                    WatchEventKind::WatchError(format!("cannot save the skip cache: {e}")),
+                    vec![],
+                    vec![],
+                );
+            }
+        }
+        let _ = self.cache.save(&self.opts.batch.output_root);
+    }
+
+    fn emit(
+        &self,
+        path: PathBuf,
+        kind: WatchEventKind,
+        outputs: Vec<PathBuf>,
+        reports: Vec<ClipReport>,
+    ) {
+        let _ = self.tx.send(WatchEvent {
+            time: SystemTime::now(),
+            path,
+            kind,
+            outputs,
+            reports,
+        });
+    }
+
+    /// Paths the watcher leaves alone: the output folder (when inside the input), dot folders,
+    /// our temporary files.
+    fn ignored(&self, path: &Path) -> bool {
+        if path.starts_with(&self.opts.batch.output_root) || super::is_temp_file(path) {
+            return true;
+        }
+        let Ok(rel) = path.strip_prefix(&self.root) else {
+            return true;
+        };
+        let n = rel.components().count();
+        rel.components().enumerate().any(|(i, c)| {
+            let dot = c.as_os_str().to_string_lossy().starts_with('.');
+            dot && (i + 1 < n || path.is_dir())
+        })
+    }
+
+    fn handle(&mut self, result: DebounceEventResult) {
+        let events = match result {
+            Ok(ev) => ev,
+            Err(errors) => {
+                for e in errors {
+                    self.emit(
+                        self.root.clone(),
+                        WatchEventKind::WatchError(e.to_string()),
+                        vec![],
+                        vec![],
+                    );
+                }
+                // Events may have been lost: look at everything again.
+                self.rescan(&self.root.clone(), false);
+                self.forget_missing();
+                return;
+            }
+        };
+        for ev in events {
+            if ev.need_rescan() {
+                self.rescan(&self.root.clone(), false);
+                self.forget_missing();
+                continue;
+            }
+            let paths = ev.event.paths.clone();
+            match ev.event.kind {
+                EventKind::Access(_) => {}
+                EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if paths.len() == 2 => {
+                    self.gone(&paths[0]);
+                    self.touched(&paths[1]);
+                }
+                EventKind::Modify(ModifyKind::Name(RenameMode::From)) | EventKind::Remove(_) => {
+                    for p in &paths {
+                        self.gone(p);
+                    }
+                }
+                _ => {
+                    for p in &paths {
+                        if p.exists() {
+                            self.touched(p)
+                        } else {
+                            self.gone(p)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marks every clip file under `dir` pending (`now`: due at once, for the initial scan).
+    fn rescan(&mut self, dir: &Path, now: bool) {
+        for f in super::scan(dir) {
+            if !self.ignored(&f.path) {
+                self.mark(&f.path, now);
+            }
+        }
+    }
+
+    fn mark(&mut self, path: &Path, now: bool) {
+        let due = if now {
+            Instant::now()
+        } else {
+            Instant::now() + self.opts.settle
+        };
+        let sig = signature(path);
+        let e = self.pending.entry(path.to_path_buf()).or_insert(Pending {
+            sig,
+            due,
+            attempts: 0,
+        });
+        e.sig = sig;
+        e.due = e.due.max(due);
+    }
+
+    fn touched(&mut self, path: &Path) {
+        if self.ignored(path) {
+            return;
+        }
+        if path.is_dir() {
+            // A new (or moved-in) folder: inotify may have missed files created right after it.
+            self.rescan(path, false);
+        } else if crate::anim::formats::ClipFormat::from_path(path).is_some() && path.is_file() {
+            self.mark(path, false);
+        }
+    }
+
+    /// Inputs whose cache entry or pending entry remains but which no longer exist.
+    fn forget_missing(&mut self) {
+        self.pending.retain(|p, _| p.exists());
+        let all = self.cache.remove_under("");
+        let mut missing = Vec::new();
+        for (k, e) in all {
+            if self.root.join(&k).exists() {
+                self.cache.insert(k, e);
+            } else {
+                missing.push((k, e));
+            }
+        }
+        for (k, e) in missing {
+            self.drop_outputs(&k, e);
+        }
+    }
+
+    fn drop_outputs(&self, key: &str, entry: super::cache::CacheEntry) {
+        let out = &self.opts.batch.output_root;
+        let mut removed = Vec::new();
+        for o in &entry.outputs {
+            let p = out.join(&o.path);
+            if std::fs::remove_file(&p).is_ok() {
+                removed.push(p);
+            }
+        }
+        self.emit(
+            self.root.join(key),
+            WatchEventKind::Removed,
+            removed,
+            vec![],
+        );
+    }
+
+    /// `path` was deleted or renamed away: delete the outputs of every input at or under it.
+    fn gone(&mut self, path: &Path) {
+        if path.exists() {
+            self.touched(path);
+            return;
+        }
+        if self.ignored_parent(path) {
+            return;
+        }
+        self.pending.retain(|p, _| !p.starts_with(path));
+        let Ok(rel) = path.strip_prefix(&self.root) else {
+            return;
+        };
+        let key = cache_key(rel);
+        if key.is_empty() {
+            return;
+        }
+        let entries = self.cache.remove_under(&key);
+        if entries.is_empty() {
+            // Not in the cache (e.g. the cache was deleted): remove the output its name gives.
+            if crate::anim::formats::ClipFormat::from_path(path).is_some() {
+                let p = super::clip_output_path(
+                    &self
+                        .opts
+                        .batch
+                        .output_root
+                        .join(super::output_base(rel, false)),
+                    0,
+                    1,
+                    "",
+                );
+                if std::fs::remove_file(&p).is_ok() {
+                    self.emit(path.to_path_buf(), WatchEventKind::Removed, vec![p], vec![]);
+                }
+            }
+            return;
+        }
+        for (k, e) in entries {
+            self.drop_outputs(&k, e);
+        }
+    }
+
+    fn ignored_parent(&self, path: &Path) -> bool {
+        path.starts_with(&self.opts.batch.output_root)
+            || super::is_temp_file(path)
+            || !path.starts_with(&self.root)
+    }
+
+    fn process_due(&mut self, pool: Option<&rayon::ThreadPool>) {
+        let now = Instant::now();
+        let due: Vec<PathBuf> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.due <= now)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut ready: Vec<(PathBuf, Option<Sig>, u32)> = Vec::new();
+        for path in due {
+            let cur = signature(&path);
+            let Some(p) = self.pending.get_mut(&path) else {
+                continue;
+            };
+            if cur.is_none() {
+                // Vanished (its removal event deals with the outputs).
+                self.pending.remove(&path);
+                continue;
+            }
+            if p.sig != cur {
+                p.sig = cur;
+                p.due = now + self.opts.settle;
+                continue;
+            }
+            let attempts = p.attempts;
+            self.pending.remove(&path);
+            ready.push((path, cur, attempts));
+        }
+        if ready.is_empty() {
+            return;
+        }
+        let progress = Progress::default();
+        let work = |(path, _, _): &(PathBuf, Option<Sig>, u32)| {
+            let file = ClipFile::new(&self.root, path)?;
+            let base = super::output_base_on_disk(&file);
+            let job = FileJob {
+                file: &file,
+                base,
+                options: &self.opts.batch,
+                settings_key: &self.settings_key,
+                cache: &self.cache,
+                cancel: &self.cancel,
+                progress: &progress,
+            };
+            Some(super::process_file(&job))
+        };
+        let outcomes: Vec<Option<super::FileOutcome>> = match pool {
+            Some(pool) => pool.install(|| {
+                use rayon::prelude::*;
+                ready.par_iter().map(work).collect()
+            }),
+            None => ready.iter().map(work).collect(),
+        };
+        for ((path, sig, attempts), outcome) in ready.into_iter().zip(outcomes) {
+            let Some(o) = outcome else { continue };
+            if o.rows.iter().any(|r| r.cancelled) {
+                continue;
+            }
+            let now_sig = signature(&path);
+            if now_sig.is_none() {
+                continue;
+            }
+            if now_sig != sig {
+                // Changed while we read it: do it again once it settles.
+                self.pending.insert(
+                    path,
+                    Pending {
+                        sig: now_sig,
+                        due: Instant::now() + self.opts.settle,
+                        attempts: 0,
+                    },
+                );
+                continue;
+            }
+            if o.import_failed && attempts < self.opts.retries {
+                self.pending.insert(
+                    path,
+                    Pending {
+                        sig: now_sig,
+                        due: Instant::now() + self.opts.retry_delay,
+                        attempts: attempts + 1,
+                    },
+                );
+                continue;
+            }
+            let out = &self.opts.batch.output_root;
+            let outputs: Vec<PathBuf> = o.outputs.iter().map(|p| out.join(p)).collect();
+            let kind = if let Some(e) = o.rows.iter().find_map(|r| r.error.clone()) {
+                WatchEventKind::Failed(e)
+            } else if o.rows.iter().all(|r| r.skipped) {
+                WatchEventKind::Skipped
+            } else {
+                WatchEventKind::Compressed
+            };
+            self.emit(path, kind, outputs, o.rows);
+        }
+    }
+}
