@@ -307,7 +307,7 @@ impl AppState {
             ui.weak(key.path.display().to_string());
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 if ui
-                    .button("✖ Close")
+                    .button("Close")
                     .on_hover_text("Close the clip detail")
                     .clicked()
                 {
@@ -324,7 +324,7 @@ impl AppState {
                     ui.colored_label(ui.visuals().error_fg_color, format!("Failed: {e}"));
                 } else {
                     ui.label(format!(
-                        "{} → {} ({:.1}×) · max error {:.4} cm (mean {:.5}) · worst bone {} at sample {} · {} segments · {:.2} ms",
+                        "{} to {} ({:.1}×) · max error {:.4} cm (mean {:.5}) · worst bone {} at sample {} · {} segments · {:.2} ms",
                         super::fmt_bytes(r.raw_bytes),
                         super::fmt_bytes(r.compressed_bytes),
                         r.ratio,

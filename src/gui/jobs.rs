@@ -5,13 +5,13 @@
 use super::AppState;
 use super::model::{ClipMeta, Inspect};
 use crate::anim::formats;
-use crate::pipeline::report::BatchReport;
+use crate::pipeline::report::{BatchReport, ClipReport};
 use crate::pipeline::{self, BatchOptions, CancelToken, ClipFile, Progress};
 use eframe::egui;
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -41,25 +41,15 @@ pub enum CompressScope {
     Files(Vec<PathBuf>),
 }
 
-/// Counters of a batch run in chunks: finished chunks are added to the base, the running chunk's
-/// [`Progress`] is read live.
-#[derive(Default)]
-pub struct BatchShared {
-    pub base_done: AtomicU64,
-    pub base_failed: AtomicU64,
-    pub base_skipped: AtomicU64,
-    pub base_raw: AtomicU64,
-    pub current: Mutex<Arc<Progress>>,
-}
-
 pub enum BatchMsg {
-    Chunk(BatchReport),
-    Finished { cancelled: bool },
+    /// One finished clip (streamed from the worker threads as they finish).
+    Row(Box<ClipReport>),
+    Finished(Box<BatchReport>),
 }
 
 pub struct BatchJob {
     pub cancel: CancelToken,
-    pub shared: Arc<BatchShared>,
+    pub progress: Arc<Progress>,
     rx: Receiver<BatchMsg>,
     pub started: Instant,
     /// Expected number of clips (inspected clip counts, 1 per file not inspected yet).
@@ -110,18 +100,17 @@ impl BatchCounts {
 
 impl BatchJob {
     pub fn counts(&self) -> BatchCounts {
-        let s = &self.shared;
-        let cur = s.current.lock().map(|c| c.clone()).unwrap_or_default();
-        let done = s.base_done.load(Ordering::Relaxed) + cur.done_clips.load(Ordering::Relaxed);
+        let p = &self.progress;
+        let done = p.done_clips.load(Ordering::Relaxed);
         BatchCounts {
             done,
-            failed: s.base_failed.load(Ordering::Relaxed)
-                + cur.failed_clips.load(Ordering::Relaxed),
-            skipped: s.base_skipped.load(Ordering::Relaxed)
-                + cur.skipped_clips.load(Ordering::Relaxed),
-            raw_bytes: s.base_raw.load(Ordering::Relaxed)
-                + cur.raw_bytes_done.load(Ordering::Relaxed),
-            total: self.total_clips.max(done),
+            failed: p.failed_clips.load(Ordering::Relaxed),
+            skipped: p.skipped_clips.load(Ordering::Relaxed),
+            raw_bytes: p.raw_bytes_done.load(Ordering::Relaxed),
+            total: self
+                .total_clips
+                .max(p.total_clips.load(Ordering::Relaxed))
+                .max(done),
             elapsed: self.started.elapsed(),
         }
     }
@@ -132,11 +121,11 @@ impl BatchJob {
 pub struct BatchOutcome {
     pub counts: BatchCounts,
     pub cancelled: bool,
-    /// Merged report of the batch (for export).
+    /// The pipeline's report of the batch (rows + totals).
     pub report: BatchReport,
 }
 
-/// Starts `pipeline::run_batch` on a thread, over chunks of `files`.
+/// Starts `pipeline::run_batch_with` on a thread; rows are sent to the UI as they finish.
 pub fn start_batch(
     files: Vec<ClipFile>,
     options: BatchOptions,
@@ -145,63 +134,33 @@ pub fn start_batch(
 ) -> BatchJob {
     let (tx, rx) = mpsc::channel();
     let cancel = CancelToken::default();
-    let shared = Arc::new(BatchShared::default());
+    let progress = Arc::new(Progress::default());
     let queued: HashSet<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let total_files = files.len();
     let settings = options.settings.clone();
     {
         let cancel = cancel.clone();
-        let shared = shared.clone();
+        let progress = progress.clone();
         std::thread::Builder::new()
             .name("clipforge-batch".into())
             .spawn(move || {
-                let threads = rayon::current_num_threads().max(1);
-                // Chunks big enough to keep every core busy, small enough that rows fill in as it goes.
-                let chunk = (files.len().div_ceil(25)).clamp(threads * 4, 512);
-                for part in files.chunks(chunk.max(1)) {
-                    if cancel.is_cancelled() {
-                        break;
-                    }
-                    let progress = Arc::new(Progress::default());
-                    if let Ok(mut c) = shared.current.lock() {
-                        *c = progress.clone();
-                    }
-                    let report = pipeline::run_batch(part, &options, &progress, &cancel);
-                    // Fold this chunk's counters into the base before dropping the live ones.
-                    if let Ok(mut c) = shared.current.lock() {
-                        shared.base_done.fetch_add(
-                            progress.done_clips.load(Ordering::Relaxed),
-                            Ordering::Relaxed,
-                        );
-                        shared.base_failed.fetch_add(
-                            progress.failed_clips.load(Ordering::Relaxed),
-                            Ordering::Relaxed,
-                        );
-                        shared.base_skipped.fetch_add(
-                            progress.skipped_clips.load(Ordering::Relaxed),
-                            Ordering::Relaxed,
-                        );
-                        shared.base_raw.fetch_add(
-                            progress.raw_bytes_done.load(Ordering::Relaxed),
-                            Ordering::Relaxed,
-                        );
-                        *c = Arc::new(Progress::default());
-                    }
-                    if tx.send(BatchMsg::Chunk(report)).is_err() {
-                        return;
+                let row_tx = Mutex::new(tx.clone());
+                let on_row = |r: &ClipReport| {
+                    if let Ok(t) = row_tx.lock() {
+                        let _ = t.send(BatchMsg::Row(Box::new(r.clone())));
                     }
                     ctx.request_repaint();
-                }
-                let _ = tx.send(BatchMsg::Finished {
-                    cancelled: cancel.is_cancelled(),
-                });
+                };
+                let report =
+                    pipeline::run_batch_with(&files, &options, &progress, &cancel, &on_row);
+                let _ = tx.send(BatchMsg::Finished(Box::new(report)));
                 ctx.request_repaint();
             })
             .expect("spawn the batch thread");
     }
     BatchJob {
         cancel,
-        shared,
+        progress,
         rx,
         started: Instant::now(),
         total_clips,
@@ -381,6 +340,7 @@ impl AppState {
         self.frame_stats.worst_during_batch_ms = 0.0;
         self.frame_stats.frames_during_batch = 0;
         self.frame_stats.sum_during_batch_ms = 0.0;
+        self.batch_generation += 1;
         self.batch = Some(start_batch(
             files,
             options,
@@ -397,96 +357,60 @@ impl AppState {
     pub(super) fn poll_batch(&mut self) {
         let Some(job) = &mut self.batch else { return };
         let mut finished = None;
-        let mut reports = Vec::new();
+        let mut rows = Vec::new();
+        let deadline = Instant::now() + Duration::from_millis(4);
         loop {
             match job.rx.try_recv() {
-                Ok(BatchMsg::Chunk(rep)) => {
-                    for c in &rep.clips {
-                        job.queued.remove(&PathBuf::from(&c.input));
+                Ok(BatchMsg::Row(r)) => {
+                    rows.push(*r);
+                    if Instant::now() > deadline {
+                        break;
                     }
-                    reports.push(rep);
                 }
-                Ok(BatchMsg::Finished { cancelled }) => {
-                    finished = Some(cancelled);
+                Ok(BatchMsg::Finished(rep)) => {
+                    finished = Some(*rep);
                     break;
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
-                    finished = Some(true);
+                    finished = Some(BatchReport::default());
                     break;
                 }
             }
         }
         let settings = job.settings.clone();
-        for rep in &reports {
-            self.library.add_reports(&rep.clips, &settings);
+        if !rows.is_empty() {
+            // A file leaves the queue once all its rows are in (a glTF file has several).
+            let mut done_files: HashSet<PathBuf> = HashSet::new();
+            for r in &rows {
+                done_files.insert(PathBuf::from(&r.input));
+            }
+            for f in done_files {
+                job.queued.remove(&f);
+            }
+            self.library
+                .add_reports(&rows, &settings, self.batch_generation);
         }
-        let outcome = self
-            .last_batch_accumulator
-            .get_or_insert_with(|| BatchReport {
-                settings: settings.clone(),
-                ..Default::default()
-            });
-        for rep in reports {
-            outcome.clips.extend(rep.clips);
-        }
-        if let Some(cancelled) = finished {
+        if let Some(report) = finished {
             let job = self.batch.take().expect("batch present");
             let counts = job.counts();
-            let mut report = self.last_batch_accumulator.take().unwrap_or_default();
-            report.totals = totals_of(&report, &counts);
-            self.last_batch = Some(BatchOutcome {
-                counts,
-                cancelled,
-                report,
-            });
+            let cancelled = job.cancel.is_cancelled() || report.totals.cancelled > 0;
             self.library.mark_dirty_now();
             if cancelled {
                 self.message = Some((
                     format!(
                         "Cancelled: {} of {} clips done, nothing partial written",
-                        counts.done, counts.total
+                        counts.done.saturating_sub(report.totals.cancelled as u64),
+                        counts.total
                     ),
                     false,
                 ));
             }
+            self.last_batch = Some(BatchOutcome {
+                counts,
+                cancelled,
+                report,
+            });
         }
     }
-}
-
-/// Totals of a merged batch report (the pipeline computes them per `run_batch` call; the app runs
-/// several calls per batch, so it adds them up again here).
-pub fn totals_of(report: &BatchReport, counts: &BatchCounts) -> pipeline::report::Totals {
-    let mut t = pipeline::report::Totals {
-        clips: report.clips.len(),
-        ..Default::default()
-    };
-    let mut times = Vec::new();
-    for c in &report.clips {
-        if c.error.is_some() {
-            t.failed += 1;
-            continue;
-        }
-        if c.skipped {
-            t.skipped += 1;
-        } else {
-            times.push(c.compress_ms);
-        }
-        t.raw_bytes += c.raw_bytes;
-        t.compressed_bytes += c.compressed_bytes;
-        t.max_error_cm = t.max_error_cm.max(c.max_error_cm);
-        t.compress_ms += c.compress_ms;
-    }
-    t.ratio = if t.compressed_bytes > 0 {
-        t.raw_bytes as f64 / t.compressed_bytes as f64
-    } else {
-        0.0
-    };
-    t.wall_ms = counts.elapsed.as_secs_f64() * 1000.0;
-    t.throughput_kb_s = counts.kb_per_s();
-    times.sort_by(f64::total_cmp);
-    t.compress_ms_p50 = super::model::percentile(&times, 50.0);
-    t.compress_ms_p85 = super::model::percentile(&times, 85.0);
-    t.compress_ms_p99 = super::model::percentile(&times, 99.0);
-    t
 }

@@ -2,9 +2,9 @@
 //! with progress, the virtualised clip table, the summary footer, and CSV / JSON export.
 
 use super::jobs::CompressScope;
-use super::model::{Row, RowStatus, SortColumn};
+use super::model::{RowStatus, SortColumn};
 use super::{AppState, DialogTarget, fmt_bytes, fmt_count};
-use crate::pipeline::report::{BatchReport, ClipReport};
+use crate::pipeline::report::{BatchReport, ClipReport, compute_totals};
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 use std::path::{Path, PathBuf};
@@ -177,12 +177,14 @@ impl AppState {
                     fmt_count(j.total as u64)
                 ));
             } else if let Some(last) = &self.last_batch {
-                let c = &last.counts;
+                let t = &last.report.totals;
                 ui.label(format!(
-                    "Last batch: {} clips in {:.2} s · {:.0} KB/s{}",
-                    fmt_count(c.done),
-                    c.elapsed.as_secs_f64(),
-                    c.kb_per_s(),
+                    "Last batch: {} clips ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
+                    fmt_count(t.clips as u64),
+                    t.skipped,
+                    t.failed,
+                    t.wall_ms / 1000.0,
+                    t.throughput_kb_s,
                     if last.cancelled { " (cancelled)" } else { "" }
                 ));
             }
@@ -200,7 +202,7 @@ impl AppState {
             .labelled_by(l.id);
             if !self.filter.is_empty()
                 && ui
-                    .small_button("✖")
+                    .small_button("x")
                     .on_hover_text("Clear the filter")
                     .clicked()
             {
@@ -261,17 +263,28 @@ impl AppState {
             .header(text_h + 4.0, |mut header| {
                 for (col, title) in COLUMNS {
                     header.col(|ui| {
-                        let arrow = if sort.column == col {
-                            if sort.ascending { " ▲" } else { " ▼" }
-                        } else {
-                            ""
-                        };
                         let r = ui.add(
-                            egui::Button::new(
-                                egui::RichText::new(format!("{title}{arrow}")).strong(),
-                            )
-                            .frame(false),
+                            egui::Button::new(egui::RichText::new(title).strong()).frame(false),
                         );
+                        if sort.column == col {
+                            // A small triangle (the default fonts have no arrow glyphs).
+                            let c = egui::pos2(r.rect.right() + 7.0, r.rect.center().y);
+                            let (a, b) = if sort.ascending {
+                                (-4.0, 3.0)
+                            } else {
+                                (4.0, -3.0)
+                            };
+                            let color = ui.visuals().strong_text_color();
+                            ui.painter().add(egui::Shape::convex_polygon(
+                                vec![
+                                    egui::pos2(c.x, c.y + a),
+                                    egui::pos2(c.x + 4.0, c.y + b),
+                                    egui::pos2(c.x - 4.0, c.y + b),
+                                ],
+                                color,
+                                egui::Stroke::NONE,
+                            ));
+                        }
                         if r.on_hover_text("Sort by this column").clicked() {
                             if sort.column == col {
                                 sort.ascending = !sort.ascending;
@@ -296,25 +309,25 @@ impl AppState {
                     let is_sel =
                         selection.contains(&r.key) || selected_detail.as_ref() == Some(&r.key);
                     row.set_selected(is_sel);
+                    let unknown = if r.pending { "…" } else { "—" };
                     row.col(|ui| {
-                        let resp =
-                            ui.add(egui::Label::new(&r.key.clip).selectable(false).truncate());
+                        let resp = ui.add(egui::Label::new(&r.label).selectable(false).truncate());
                         resp.on_hover_text(r.key.path.display().to_string());
                     });
                     row.col(|ui| {
                         ui.label(r.format);
                     });
                     row.col(|ui| {
-                        ui.label(r.bones.map_or("…".into(), |b| b.to_string()));
+                        ui.label(r.bones.map_or(unknown.into(), |b| b.to_string()));
                     });
                     row.col(|ui| {
-                        ui.label(r.duration_s.map_or("…".into(), |d| format!("{d:.2} s")));
+                        ui.label(r.duration_s.map_or(unknown.into(), |d| format!("{d:.2} s")));
                     });
                     row.col(|ui| {
-                        ui.label(r.samples.map_or("…".into(), |s| fmt_count(s as u64)));
+                        ui.label(r.samples.map_or(unknown.into(), |s| fmt_count(s as u64)));
                     });
                     row.col(|ui| {
-                        ui.label(r.raw_bytes.map_or("…".into(), fmt_bytes));
+                        ui.label(r.raw_bytes.map_or(unknown.into(), fmt_bytes));
                     });
                     let rep = r.good_report();
                     row.col(|ui| {
@@ -375,7 +388,7 @@ impl AppState {
             let s = &self.library.summary;
             ui.label(egui::RichText::new("Total").strong());
             ui.label(format!(
-                "{} compressed of {} · raw {} → {} · ratio {:.2}×",
+                "{} compressed of {} · raw {}, compressed {} · ratio {:.2}×",
                 fmt_count(s.compressed as u64),
                 fmt_count(s.clips as u64),
                 fmt_bytes(s.raw_bytes),
@@ -386,7 +399,9 @@ impl AppState {
             let worst = format!(
                 "worst max error {:.4} cm{}",
                 s.worst_error_cm,
-                s.worst_clip.as_ref().map_or(String::new(), |c| format!(" ({c})"))
+                s.worst_clip
+                    .as_ref()
+                    .map_or(String::new(), |c| format!(" ({c})"))
             );
             if s.worst_error_cm > self.persisted.settings.error_threshold_cm as f64 * 1.0001 {
                 ui.colored_label(ui.visuals().error_fg_color, worst);
@@ -394,30 +409,27 @@ impl AppState {
                 ui.label(worst);
             }
             ui.separator();
-            let kbs = self.batch.as_ref().map(|b| b.counts().kb_per_s()).or(self.last_batch.as_ref().map(|b| b.counts.kb_per_s()));
+            let kbs = self.batch.as_ref().map(|b| b.counts().kb_per_s()).or(self
+                .last_batch
+                .as_ref()
+                .map(|b| b.report.totals.throughput_kb_s));
             ui.label(format!("{:.0} KB/s", kbs.unwrap_or(0.0)));
             ui.separator();
-            ui.label(format!("compress time p50 {:.2} · p85 {:.2} · p99 {:.2} ms", s.p50_ms, s.p85_ms, s.p99_ms));
+            ui.label(format!(
+                "compress time p50 {:.2} · p85 {:.2} · p99 {:.2} ms",
+                s.p50_ms, s.p85_ms, s.p99_ms
+            ));
             if s.failed > 0 {
                 ui.separator();
                 ui.colored_label(ui.visuals().error_fg_color, format!("{} failed", s.failed));
             }
             if s.over_threshold > 0 {
                 ui.separator();
-                ui.colored_label(ui.visuals().warn_fg_color, format!("{} over threshold", s.over_threshold));
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("{} over threshold", s.over_threshold),
+                );
             }
-            ui.separator();
-            let fs = &self.frame_stats;
-            let mut ft = format!("UI {:.1} ms/frame (max {:.1})", fs.average_ms(), fs.max_ms());
-            if let Some(cpu) = self.eframe_cpu_ms {
-                ft.push_str(&format!(" · frame CPU {cpu:.1} ms"));
-            }
-            ui.weak(ft).on_hover_text(format!(
-                "Time spent building the UI. During the last batch: {} frames, mean {:.2} ms, worst {:.2} ms",
-                fs.frames_during_batch,
-                if fs.frames_during_batch > 0 { fs.sum_during_batch_ms / fs.frames_during_batch as f64 } else { 0.0 },
-                fs.worst_during_batch_ms
-            ));
         });
         ui.horizontal(|ui| {
             if self.persisted.export_path.trim().is_empty() {
@@ -448,11 +460,33 @@ impl AppState {
                 let r = self.export(true);
                 self.message = Some(r);
             }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let fs = &self.frame_stats;
+                let mut ft = format!(
+                    "UI {:.1} ms/frame (max {:.1})",
+                    fs.average_ms(),
+                    fs.max_ms()
+                );
+                if let Some(cpu) = self.eframe_cpu_ms {
+                    ft.push_str(&format!(" · CPU {cpu:.1} ms"));
+                }
+                ui.weak(ft).on_hover_text(format!(
+                    "Time spent building the UI each frame (CPU: eframe's whole frame). \
+                     During the last batch: {} frames, mean {:.2} ms, worst {:.2} ms",
+                    fs.frames_during_batch,
+                    if fs.frames_during_batch > 0 {
+                        fs.sum_during_batch_ms / fs.frames_during_batch as f64
+                    } else {
+                        0.0
+                    },
+                    fs.worst_during_batch_ms
+                ));
+            });
         });
         ui.add_space(2.0);
     }
 
-    /// The table's reports as a batch report (what the CLI writes), current rows only.
+    /// The table's reports as a batch report (what the CLI writes), in table order.
     pub fn results_report(&self) -> BatchReport {
         let clips: Vec<ClipReport> = self
             .library
@@ -460,36 +494,33 @@ impl AppState {
             .iter()
             .filter_map(|&i| self.library.rows[i].report().cloned())
             .collect();
-        let mut report = BatchReport {
-            settings: self.compression_settings(),
-            clips,
-            ..Default::default()
-        };
-        let counts = self
+        let wall_ms = self
             .last_batch
             .as_ref()
-            .map(|b| b.counts)
-            .unwrap_or_default();
-        report.totals = super::jobs::totals_of(&report, &counts);
-        report
+            .map_or(0.0, |b| b.report.totals.wall_ms);
+        let totals = compute_totals(&clips, wall_ms);
+        BatchReport {
+            settings: self.compression_settings(),
+            clips,
+            totals,
+        }
     }
 
-    /// Writes the results as CSV or JSON; returns the message to show.
+    /// Writes the results as CSV or JSON (the pipeline's report formats); returns the message to show.
     pub fn export(&self, json: bool) -> (String, bool) {
         let base = PathBuf::from(self.persisted.export_path.trim());
         let path = base.with_extension(if json { "json" } else { "csv" });
         let report = self.results_report();
-        let text = if json {
-            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
-        } else {
-            Ok(to_csv(&report))
-        };
-        let res = text.and_then(|t| {
+        let res = (|| {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+                std::fs::create_dir_all(dir)?;
             }
-            std::fs::write(&path, t).map_err(|e| e.to_string())
-        });
+            if json {
+                report.write_json(&path)
+            } else {
+                report.write_csv(&path)
+            }
+        })();
         match res {
             Ok(()) => (
                 format!(
@@ -564,53 +595,3 @@ fn recent_menu(ui: &mut egui::Ui, title: &str, recent: &[String], target: &mut S
         });
     });
 }
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// One line per clip with the table's columns plus paths and worst bone; totals are in the JSON.
-pub fn to_csv(report: &BatchReport) -> String {
-    let mut out = String::from(
-        "input,output,clip,format,bones,samples,sample_rate,duration_s,raw_bytes,compressed_bytes,file_bytes,ratio,\
-max_error_cm,mean_error_cm,worst_bone,worst_sample,compress_ms,segments,constant_subtracks,default_subtracks,\
-animated_subtracks,skipped,error\n",
-    );
-    for c in &report.clips {
-        let cols = [
-            csv_field(&c.input),
-            csv_field(c.output.as_deref().unwrap_or("")),
-            csv_field(&c.clip),
-            csv_field(&c.format),
-            c.bones.to_string(),
-            c.samples.to_string(),
-            c.sample_rate.to_string(),
-            format!("{:.6}", c.duration_s),
-            c.raw_bytes.to_string(),
-            c.compressed_bytes.to_string(),
-            c.file_bytes.to_string(),
-            format!("{:.4}", c.ratio),
-            format!("{:.6}", c.max_error_cm),
-            format!("{:.6}", c.mean_error_cm),
-            csv_field(c.worst_bone.as_deref().unwrap_or("")),
-            c.worst_sample.map_or(String::new(), |s| s.to_string()),
-            format!("{:.4}", c.compress_ms),
-            c.segments.to_string(),
-            c.constant_subtracks.to_string(),
-            c.default_subtracks.to_string(),
-            c.animated_subtracks.to_string(),
-            c.skipped.to_string(),
-            csv_field(c.error.as_deref().unwrap_or("")),
-        ];
-        out.push_str(&cols.join(","));
-        out.push('\n');
-    }
-    out
-}
-
-#[allow(dead_code)]
-fn _row_type_check(_: &Row) {}

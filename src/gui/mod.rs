@@ -107,7 +107,9 @@ pub struct AppState {
     /// The context of the last frame (background jobs ask it for repaints).
     ctx: Option<egui::Context>,
     /// Reports of the running batch, merged (becomes `last_batch.report`).
-    last_batch_accumulator: Option<crate::pipeline::report::BatchReport>,
+    /// Bumped per batch (and per watch event): a file's first row of a newer generation
+    /// replaces all its older rows.
+    pub(crate) batch_generation: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,7 +177,7 @@ impl AppState {
             frame_stats: FrameStats::default(),
             eframe_cpu_ms: None,
             ctx: None,
-            last_batch_accumulator: None,
+            batch_generation: 0,
         }
     }
 
@@ -356,7 +358,13 @@ impl AppState {
             self.compress(scope);
         }
         self.detail.poll();
-        self.watch.poll();
+        for rows in self.watch.poll() {
+            // Watched files land in the table too (one generation per watched file).
+            self.batch_generation += 1;
+            let settings = self.compression_settings();
+            self.library
+                .add_reports(&rows, &settings, self.batch_generation);
+        }
         self.library
             .rebuild_if_needed(&self.persisted, &self.filter, self.batch.as_ref());
         let _ = ctx;

@@ -5,7 +5,7 @@ use super::Persisted;
 use super::jobs::BatchJob;
 use crate::anim::CompressionSettings;
 use crate::pipeline::ClipFile;
-use crate::pipeline::report::ClipReport;
+use crate::pipeline::report::{ClipReport, percentile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -41,6 +41,8 @@ pub enum Inspect {
 pub struct StoredResult {
     pub report: Arc<ClipReport>,
     pub settings: CompressionSettings,
+    /// The batch that made it.
+    pub generation: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -87,6 +89,10 @@ impl RowStatus {
 #[derive(Clone, Debug)]
 pub struct Row {
     pub key: RowKey,
+    /// What the table shows: the clip name, prefixed with the file name when they differ.
+    pub label: String,
+    /// The inspection of its file is still running (bones, samples… not known yet).
+    pub pending: bool,
     /// Index into [`Library::files`].
     pub file: usize,
     pub format: &'static str,
@@ -167,15 +173,6 @@ impl Summary {
     }
 }
 
-/// Nearest-rank percentile of sorted values (ACL reports P50/P85/P99 of compression times this way).
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 #[derive(Default)]
 pub struct Library {
     /// The folder the files were scanned from.
@@ -219,20 +216,22 @@ impl Library {
         self.dirty = true;
     }
 
-    pub fn add_reports(&mut self, reports: &[ClipReport], settings: &CompressionSettings) {
-        // Replace per file: the newest report of a file supersedes all older ones.
-        let mut by_file: HashMap<PathBuf, Vec<StoredResult>> = HashMap::new();
-        for r in reports {
-            by_file
-                .entry(PathBuf::from(&r.input))
-                .or_default()
-                .push(StoredResult {
-                    report: Arc::new(r.clone()),
-                    settings: settings.clone(),
-                });
-        }
-        for (k, v) in by_file {
-            self.results.insert(k, v);
+    /// Stores finished rows. Cancelled rows are ignored (the previous result stays); the first
+    /// row of a file from a newer `generation` (batch) replaces every older row of that file.
+    pub fn add_reports(
+        &mut self,
+        reports: &[ClipReport],
+        settings: &CompressionSettings,
+        generation: u64,
+    ) {
+        for r in reports.iter().filter(|r| !r.cancelled) {
+            let list = self.results.entry(PathBuf::from(&r.input)).or_default();
+            list.retain(|old| old.generation == generation && old.report.clip != r.clip);
+            list.push(StoredResult {
+                report: Arc::new(r.clone()),
+                settings: settings.clone(),
+                generation,
+            });
         }
         self.mark_dirty();
     }
@@ -284,13 +283,21 @@ impl Library {
             let queued = batch.is_some_and(|b| b.queued.contains(&f.path));
             let fmt = f.format.label();
             let stem = file_stem(&f.path);
+            let pending = matches!(self.inspect.get(fi), Some(Inspect::Pending) | None);
             let mut push = |name: String,
                             meta: Option<&ClipMeta>,
                             res: Option<&StoredResult>,
                             unreadable: Option<&str>| {
                 let rep = res.map(|r| r.report.as_ref());
-                let status = status_of(res, settings, queued, unreadable);
+                let status = status_of(res, settings, queued, unreadable, &f.path);
+                let label = if name == stem || name.is_empty() {
+                    stem.clone()
+                } else {
+                    format!("{stem} · {name}")
+                };
                 rows.push(Row {
+                    label,
+                    pending: pending && meta.is_none() && rep.is_none_or(|r| r.samples == 0),
                     key: RowKey {
                         path: f.path.clone(),
                         clip: name,
@@ -359,7 +366,7 @@ impl Library {
             .filter(|&i| {
                 needle.is_empty() || {
                     let r = &rows[i];
-                    r.key.clip.to_lowercase().contains(&needle)
+                    r.label.to_lowercase().contains(&needle)
                         || r.key
                             .path
                             .to_string_lossy()
@@ -388,9 +395,8 @@ impl Library {
             let (ra, rb) = (&rows[a], &rows[b]);
             let ord = match sort.column {
                 SortColumn::Name => ra
-                    .key
-                    .clip
-                    .cmp(&rb.key.clip)
+                    .label
+                    .cmp(&rb.label)
                     .then_with(|| ra.key.path.cmp(&rb.key.path)),
                 SortColumn::Format => ra.format.cmp(rb.format),
                 SortColumn::Status => ra.status.rank().cmp(&rb.status.rank()),
@@ -419,23 +425,33 @@ fn file_stem(p: &std::path::Path) -> String {
     name
 }
 
+/// Drops the "<input path>: " prefix of an error message (the row already says which file).
+fn short_error(msg: &str, path: &std::path::Path) -> String {
+    let p = path.display().to_string();
+    msg.strip_prefix(&p)
+        .and_then(|m| m.strip_prefix(':'))
+        .map(|m| m.trim_start().to_string())
+        .unwrap_or_else(|| msg.to_string())
+}
+
 fn status_of(
     res: Option<&StoredResult>,
     settings: &CompressionSettings,
     queued: bool,
     unreadable: Option<&str>,
+    path: &std::path::Path,
 ) -> RowStatus {
     if queued {
         return RowStatus::Queued;
     }
     match res {
         None => match unreadable {
-            Some(m) => RowStatus::Unreadable(m.to_string()),
+            Some(m) => RowStatus::Unreadable(short_error(m, path)),
             None => RowStatus::NotCompressed,
         },
         Some(r) => {
             if let Some(e) = &r.report.error {
-                RowStatus::Failed(e.clone())
+                RowStatus::Failed(short_error(e, path))
             } else if &r.settings != settings {
                 RowStatus::Stale
             } else if r.report.max_error_cm > settings.error_threshold as f64 * 1.0001 {
@@ -478,7 +494,6 @@ pub fn summarize(rows: &[Row]) -> Summary {
             times.push(rep.compress_ms);
         }
     }
-    times.sort_by(f64::total_cmp);
     s.p50_ms = percentile(&times, 50.0);
     s.p85_ms = percentile(&times, 85.0);
     s.p99_ms = percentile(&times, 99.0);
@@ -488,16 +503,6 @@ pub fn summarize(rows: &[Row]) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
-        assert_eq!(percentile(&v, 50.0), 50.0);
-        assert_eq!(percentile(&v, 85.0), 85.0);
-        assert_eq!(percentile(&v, 99.0), 99.0);
-        assert_eq!(percentile(&[3.0], 99.0), 3.0);
-        assert_eq!(percentile(&[], 50.0), 0.0);
-    }
 
     #[test]
     fn stems_drop_the_clip_extension() {

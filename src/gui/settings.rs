@@ -99,14 +99,18 @@ impl AppState {
         let before = self.persisted.settings.compression();
         let s = &mut self.persisted.settings;
         ui.add_enabled_ui(!running, |ui| {
-            ui.label("Preset");
-            egui::ComboBox::from_id_salt("cf_preset").selected_text(s.preset.label()).show_ui(ui, |ui| {
-                for p in Preset::ALL {
-                    if ui.selectable_label(s.preset == p, p.label()).clicked() {
-                        s.apply_preset(p);
+            let l = ui.label("Preset");
+            egui::ComboBox::from_id_salt("cf_preset")
+                .selected_text(s.preset.label())
+                .show_ui(ui, |ui| {
+                    for p in Preset::ALL {
+                        if ui.selectable_label(s.preset == p, p.label()).clicked() {
+                            s.apply_preset(p);
+                        }
                     }
-                }
-            });
+                })
+                .response
+                .labelled_by(l.id);
             ui.add_space(6.0);
             let l = ui.label("Error threshold (cm)");
             let r = ui

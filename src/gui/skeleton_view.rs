@@ -57,7 +57,7 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     let ns = d.num_samples.max(1);
     let last = (ns - 1) as f32;
     ui.horizontal(|ui| {
-        let label = if v.playing { "⏸ Pause" } else { "▶ Play" };
+        let label = if v.playing { "Pause" } else { "Play" };
         if ui.button(label).clicked() {
             v.playing = !v.playing;
         }
@@ -103,7 +103,7 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
                 .speed(5.0),
         )
         .labelled_by(l.id)
-        .on_hover_text("Magnify the raw → decompressed difference");
+        .on_hover_text("Magnify the difference between raw and decompressed poses");
     });
 
     let size = egui::vec2(

@@ -1,22 +1,17 @@
 //! Watched folders and the event log.
 //!
-//! Each watched input folder has a thread that waits for file-system events (notify +
-//! debouncer) and hands every new or changed clip file to `pipeline::run_batch` (same engine,
-//! same skip cache as "Compress all"); each clip's outcome lands in the event log.
-//!
-//! ADAPTER: the contract in `pipeline` has no watch API yet; [`spawn_watcher`] is the small
-//! part that would be replaced by `pipeline::watch` when it lands (the UI only sees [`WatchEvent`]s).
+//! Each watched input folder runs `pipeline::watch` (the same engine and skip cache as
+//! "Compress all", and the same as `clipforge watch IN -o OUT`); the UI drains its events every
+//! frame into the log, and hands their report rows to the library table.
 
 use super::Persisted;
 use super::settings::SettingsState;
-use crate::anim::formats::ClipFormat;
-use crate::pipeline::{self, BatchOptions, CancelToken, ClipFile, Progress};
+use crate::pipeline::report::ClipReport;
+use crate::pipeline::watch::{WatchEventKind, WatchHandle, WatchOptions, start_watch};
 use eframe::egui;
-use notify_debouncer_full::notify::{EventKind, RecursiveMode};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WatchKind {
@@ -24,11 +19,11 @@ pub enum WatchKind {
     Compressed,
     Skipped,
     Failed,
+    Removed,
 }
 
 #[derive(Clone, Debug)]
 pub struct WatchEvent {
-    /// Seconds since the Unix epoch.
     pub time: SystemTime,
     pub folder: String,
     pub kind: WatchKind,
@@ -37,34 +32,14 @@ pub struct WatchEvent {
 
 struct Watcher {
     folder: String,
-    cancel: CancelToken,
+    handle: WatchHandle,
 }
 
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        self.cancel.cancel();
-    }
-}
-
+#[derive(Default)]
 pub struct WatchState {
     watchers: Vec<Watcher>,
-    tx: Sender<WatchEvent>,
-    rx: Receiver<WatchEvent>,
     pub log: VecDeque<WatchEvent>,
     pub filter_failed_only: bool,
-}
-
-impl Default for WatchState {
-    fn default() -> Self {
-        let (tx, rx) = mpsc::channel();
-        Self {
-            watchers: Vec::new(),
-            tx,
-            rx,
-            log: VecDeque::new(),
-            filter_failed_only: false,
-        }
-    }
 }
 
 const LOG_LIMIT: usize = 5000;
@@ -86,28 +61,21 @@ impl WatchState {
         if self.is_watching(folder) {
             return;
         }
-        let cancel = CancelToken::default();
-        let options = BatchOptions {
-            settings: settings.compression(),
-            output_root: PathBuf::from(output.trim()),
-            jobs: settings.jobs,
-            use_skip_cache: true,
-        };
-        match spawn_watcher(
-            PathBuf::from(folder),
-            options,
-            cancel.clone(),
-            self.tx.clone(),
-        ) {
-            Ok(()) => self.watchers.push(Watcher {
-                folder: folder.to_string(),
-                cancel,
-            }),
-            Err(e) => self.push(event(
-                folder,
-                WatchKind::Failed,
-                format!("cannot watch: {e}"),
-            )),
+        let mut opts = WatchOptions::new(settings.compression(), PathBuf::from(output.trim()));
+        opts.batch.jobs = settings.jobs;
+        match start_watch(Path::new(folder), opts) {
+            Ok(handle) => {
+                self.push(event(
+                    folder,
+                    WatchKind::Info,
+                    format!("watching, output to {}", handle.output_root().display()),
+                ));
+                self.watchers.push(Watcher {
+                    folder: folder.to_string(),
+                    handle,
+                });
+            }
+            Err(e) => self.push(event(folder, WatchKind::Failed, e)),
         }
     }
 
@@ -120,6 +88,9 @@ impl WatchState {
     }
 
     pub fn stop_all(&mut self) {
+        for w in &mut self.watchers {
+            w.handle.stop();
+        }
         self.watchers.clear();
     }
 
@@ -130,11 +101,68 @@ impl WatchState {
         self.log.push_back(e);
     }
 
-    pub fn poll(&mut self) {
-        while let Ok(e) = self.rx.try_recv() {
+    /// Drains the watchers' events into the log; returns their report rows (one Vec per file).
+    pub fn poll(&mut self) -> Vec<Vec<ClipReport>> {
+        let mut new = Vec::new();
+        let mut reports = Vec::new();
+        for w in &self.watchers {
+            let root = w.handle.input_root().to_path_buf();
+            while let Ok(e) = w.handle.events().try_recv() {
+                let name = e
+                    .path
+                    .strip_prefix(&root)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|_| e.path.display().to_string());
+                let (kind, message) = match &e.kind {
+                    WatchEventKind::Compressed => {
+                        (WatchKind::Compressed, describe(&name, &e.reports))
+                    }
+                    WatchEventKind::Skipped => (WatchKind::Skipped, format!("{name}: up to date")),
+                    WatchEventKind::Failed(m) => (WatchKind::Failed, format!("{name}: {m}")),
+                    WatchEventKind::Removed => (
+                        WatchKind::Removed,
+                        format!("{name}: input gone, {} output(s) deleted", e.outputs.len()),
+                    ),
+                    WatchEventKind::WatchError(m) => {
+                        (WatchKind::Failed, format!("watch error: {m}"))
+                    }
+                };
+                new.push(WatchEvent {
+                    time: e.time,
+                    folder: w.folder.clone(),
+                    kind,
+                    message,
+                });
+                if !e.reports.is_empty() {
+                    reports.push(e.reports);
+                }
+            }
+        }
+        for e in new {
             self.push(e);
         }
+        reports
     }
+}
+
+fn describe(name: &str, reports: &[ClipReport]) -> String {
+    let raw: u64 = reports.iter().map(|r| r.raw_bytes).sum();
+    let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
+    let err = reports.iter().map(|r| r.max_error_cm).fold(0.0, f64::max);
+    let ms: f64 = reports.iter().map(|r| r.compress_ms).sum();
+    format!(
+        "{name}: {} clip(s), {} to {} ({:.1}×), max error {:.4} cm, {:.1} ms",
+        reports.len(),
+        super::fmt_bytes(raw),
+        super::fmt_bytes(comp),
+        if comp > 0 {
+            raw as f64 / comp as f64
+        } else {
+            0.0
+        },
+        err,
+        ms
+    )
 }
 
 fn event(folder: &str, kind: WatchKind, message: String) -> WatchEvent {
@@ -154,142 +182,6 @@ pub fn clock(t: SystemTime) -> String {
         .unwrap_or(0)
         % 86_400;
     format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
-}
-
-/// Starts a watcher thread: a catch-up batch over the whole folder, then one batch per burst of
-/// file-system events. Outputs under the input folder are ignored (no feedback loop).
-fn spawn_watcher(
-    root: PathBuf,
-    options: BatchOptions,
-    cancel: CancelToken,
-    log: Sender<WatchEvent>,
-) -> Result<(), String> {
-    let (ev_tx, ev_rx) = mpsc::channel();
-    let mut debouncer =
-        notify_debouncer_full::new_debouncer(Duration::from_millis(400), None, ev_tx)
-            .map_err(|e| e.to_string())?;
-    debouncer
-        .watch(&root, RecursiveMode::Recursive)
-        .map_err(|e| e.to_string())?;
-    let folder = root.display().to_string();
-    std::thread::Builder::new()
-        .name("clipforge-watch".into())
-        .spawn(move || {
-            let _keep = debouncer;
-            let out_root = options
-                .output_root
-                .canonicalize()
-                .unwrap_or(options.output_root.clone());
-            let _ = log.send(event(
-                &folder,
-                WatchKind::Info,
-                format!("watching → {}", options.output_root.display()),
-            ));
-            let run = |files: Vec<ClipFile>| {
-                if files.is_empty() {
-                    return;
-                }
-                let progress = Progress::default();
-                let report = pipeline::run_batch(&files, &options, &progress, &cancel);
-                for c in report.clips {
-                    let name = Path::new(&c.input)
-                        .strip_prefix(&root)
-                        .map(|p| p.display().to_string())
-                        .unwrap_or(c.input.clone());
-                    let clip = if c.clip.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" [{}]", c.clip)
-                    };
-                    let (kind, msg) = match (&c.error, c.skipped) {
-                        (Some(e), _) => (WatchKind::Failed, format!("{name}{clip}: {e}")),
-                        (None, true) => (WatchKind::Skipped, format!("{name}{clip}: up to date")),
-                        (None, false) => (
-                            WatchKind::Compressed,
-                            format!(
-                                "{name}{clip}: {} → {} ({:.1}×, max error {:.4} cm)",
-                                super::fmt_bytes(c.raw_bytes),
-                                super::fmt_bytes(c.compressed_bytes),
-                                c.ratio,
-                                c.max_error_cm
-                            ),
-                        ),
-                    };
-                    let _ = log.send(event(&folder, kind, msg));
-                }
-            };
-            let in_output = |p: &Path| {
-                let c = p.canonicalize().unwrap_or(p.to_path_buf());
-                c.starts_with(&out_root)
-            };
-            run(pipeline::scan(&root)
-                .into_iter()
-                .filter(|f| !in_output(&f.path))
-                .collect());
-            loop {
-                if cancel.is_cancelled() {
-                    return;
-                }
-                let events = match ev_rx.recv_timeout(Duration::from_millis(200)) {
-                    Ok(Ok(events)) => events,
-                    Ok(Err(errors)) => {
-                        for e in errors {
-                            let _ = log.send(event(
-                                &folder,
-                                WatchKind::Failed,
-                                format!("watch error: {e}"),
-                            ));
-                        }
-                        continue;
-                    }
-                    Err(RecvTimeoutError::Timeout) => continue,
-                    Err(RecvTimeoutError::Disconnected) => return,
-                };
-                let mut paths = BTreeSet::new();
-                for e in events {
-                    if matches!(e.event.kind, EventKind::Create(_) | EventKind::Modify(_)) {
-                        paths.extend(e.event.paths.iter().cloned());
-                    }
-                }
-                let mut files = Vec::new();
-                let mut seen = BTreeSet::new();
-                for p in paths {
-                    if in_output(&p) {
-                        continue;
-                    }
-                    if p.is_dir() {
-                        // A new folder: its files may have been created before the watch saw it.
-                        for f in pipeline::scan(&p) {
-                            if seen.insert(f.path.clone()) {
-                                files.push(relative_to(f, &root));
-                            }
-                        }
-                    } else if let Some(format) = ClipFormat::from_path(&p)
-                        && p.is_file()
-                        && seen.insert(p.clone())
-                    {
-                        let size_bytes = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
-                        let relative = p.strip_prefix(&root).unwrap_or(&p).to_path_buf();
-                        files.push(ClipFile {
-                            path: p,
-                            relative,
-                            format,
-                            size_bytes,
-                        });
-                    }
-                }
-                run(files);
-            }
-        })
-        .map_err(|e| e.to_string())?;
-    Ok(())
-}
-
-fn relative_to(mut f: ClipFile, root: &Path) -> ClipFile {
-    if let Ok(r) = f.path.strip_prefix(root) {
-        f.relative = r.to_path_buf();
-    }
-    f
 }
 
 /// The Watch tab: folders with their toggles, and the event log.
@@ -373,6 +265,7 @@ pub fn watch_ui(
                     WatchKind::Info => ("info", ui_gray()),
                     WatchKind::Compressed => ("compressed", egui::Color32::from_rgb(90, 170, 90)),
                     WatchKind::Skipped => ("skipped", ui_gray()),
+                    WatchKind::Removed => ("removed", ui_gray()),
                     WatchKind::Failed => ("failed", egui::Color32::from_rgb(230, 80, 80)),
                 };
                 r.col(|ui| {
