@@ -218,12 +218,12 @@ fn measure_detail(
     let mut per_bone_worst_sample = vec![0usize; nb];
     let lossy_pos = lossy.map(|l| {
         let b = object_space_f64(l);
-        for s in 0..ns {
+        for (s, worst_at_s) in per_sample.iter_mut().enumerate() {
             for bone in 0..nb {
                 let i = s * nb + bone;
                 let e = vertex_error(&a[i], &b[i], raw.skeleton.shell_distances[bone] as f64);
-                if e > per_sample[s] {
-                    per_sample[s] = e;
+                if e > *worst_at_s {
+                    *worst_at_s = e;
                 }
                 if e > per_bone[bone] {
                     per_bone[bone] = e;
@@ -248,12 +248,18 @@ fn measure_detail(
         || report.is_some_and(|r| !r.per_bone_max_error_cm.is_empty()))
     .then(|| (0..nb).max_by(|&x, &y| per_bone[x].total_cmp(&per_bone[y])))
     .flatten();
+    // Zoom on the body: the 90th percentile joint distance from the pose centre (a root left
+    // at the origin while the character walks away must not shrink the view).
     let mut extent: f32 = 1.0;
-    for s in 0..ns {
+    let mut dist = Vec::with_capacity(nb);
+    for s in (0..ns).step_by((ns / 64).max(1)) {
         let pose = &raw_pos[s * nb..(s + 1) * nb];
         let c = pose_center(pose);
-        for p in pose {
-            extent = extent.max((*p - c).length());
+        dist.clear();
+        dist.extend(pose.iter().map(|p| (*p - c).length()));
+        dist.sort_by(f32::total_cmp);
+        if let Some(&d) = dist.get((dist.len() * 9 / 10).min(dist.len().saturating_sub(1))) {
+            extent = extent.max(d * 1.15);
         }
     }
     DetailData {
@@ -273,17 +279,17 @@ fn measure_detail(
     }
 }
 
-/// Centre of a pose's bounding box.
+/// Centre of a pose: the per-axis median of its joints (robust to a root left far away).
 pub fn pose_center(pose: &[Vec3]) -> Vec3 {
     if pose.is_empty() {
         return Vec3::ZERO;
     }
-    let (mut lo, mut hi) = (pose[0], pose[0]);
-    for p in pose {
-        lo = lo.min(*p);
-        hi = hi.max(*p);
-    }
-    (lo + hi) * 0.5
+    let med = |f: fn(&Vec3) -> f32| {
+        let mut v: Vec<f32> = pose.iter().map(f).collect();
+        v.sort_by(f32::total_cmp);
+        v[v.len() / 2]
+    };
+    Vec3::new(med(|p| p.x), med(|p| p.y), med(|p| p.z))
 }
 
 const RAW_COLOR: egui::Color32 = egui::Color32::from_rgb(90, 160, 255);

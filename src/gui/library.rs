@@ -408,17 +408,6 @@ impl AppState {
             } else {
                 ui.label(worst);
             }
-            ui.separator();
-            let kbs = self.batch.as_ref().map(|b| b.counts().kb_per_s()).or(self
-                .last_batch
-                .as_ref()
-                .map(|b| b.report.totals.throughput_kb_s));
-            ui.label(format!("{:.0} KB/s", kbs.unwrap_or(0.0)));
-            ui.separator();
-            ui.label(format!(
-                "compress time p50 {:.2} · p85 {:.2} · p99 {:.2} ms",
-                s.p50_ms, s.p85_ms, s.p99_ms
-            ));
             if s.failed > 0 {
                 ui.separator();
                 ui.colored_label(ui.visuals().error_fg_color, format!("{} failed", s.failed));
@@ -430,6 +419,47 @@ impl AppState {
                     format!("{} over threshold", s.over_threshold),
                 );
             }
+        });
+        ui.horizontal(|ui| {
+            let s = &self.library.summary;
+            let kbs = self.batch.as_ref().map(|b| b.counts().kb_per_s()).or(self
+                .last_batch
+                .as_ref()
+                .map(|b| b.report.totals.throughput_kb_s));
+            ui.label(match kbs {
+                Some(k) if k > 0.0 => format!("Throughput {k:.0} KB/s"),
+                _ => "Throughput —".to_string(),
+            })
+            .on_hover_text(
+                "Raw KB compressed per second of wall time (last batch; skipped clips excluded)",
+            );
+            ui.separator();
+            ui.label(format!(
+                "compression time per clip: p50 {:.2} · p85 {:.2} · p99 {:.2} ms",
+                s.p50_ms, s.p85_ms, s.p99_ms
+            ));
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let fs = &self.frame_stats;
+                let mut ft = format!(
+                    "UI {:.1} ms/frame (max {:.1})",
+                    fs.average_ms(),
+                    fs.max_ms()
+                );
+                if let Some(cpu) = self.eframe_cpu_ms {
+                    ft.push_str(&format!(" · CPU {cpu:.1} ms"));
+                }
+                ui.weak(ft).on_hover_text(format!(
+                    "Time spent building the UI each frame (CPU: eframe's whole frame). \
+                     During the last batch: {} frames, mean {:.2} ms, worst {:.2} ms",
+                    fs.frames_during_batch,
+                    if fs.frames_during_batch > 0 {
+                        fs.sum_during_batch_ms / fs.frames_during_batch as f64
+                    } else {
+                        0.0
+                    },
+                    fs.worst_during_batch_ms
+                ));
+            });
         });
         ui.horizontal(|ui| {
             if self.persisted.export_path.trim().is_empty() {
@@ -460,28 +490,6 @@ impl AppState {
                 let r = self.export(true);
                 self.message = Some(r);
             }
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                let fs = &self.frame_stats;
-                let mut ft = format!(
-                    "UI {:.1} ms/frame (max {:.1})",
-                    fs.average_ms(),
-                    fs.max_ms()
-                );
-                if let Some(cpu) = self.eframe_cpu_ms {
-                    ft.push_str(&format!(" · CPU {cpu:.1} ms"));
-                }
-                ui.weak(ft).on_hover_text(format!(
-                    "Time spent building the UI each frame (CPU: eframe's whole frame). \
-                     During the last batch: {} frames, mean {:.2} ms, worst {:.2} ms",
-                    fs.frames_during_batch,
-                    if fs.frames_during_batch > 0 {
-                        fs.sum_during_batch_ms / fs.frames_during_batch as f64
-                    } else {
-                        0.0
-                    },
-                    fs.worst_during_batch_ms
-                ));
-            });
         });
         ui.add_space(2.0);
     }
