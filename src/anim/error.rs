@@ -72,8 +72,18 @@ pub fn vertex_error(raw: &DTransform, lossy: &DTransform, shell_distance: f64) -
     worst
 }
 
-/// Measures `lossy` against `raw` (same skeleton and sample count) on every sample.
+/// Measures `lossy` against `raw` (same skeleton and sample count) on every sample, with the
+/// raw clip's shell distances.
 pub fn measure(raw: &RawClip, lossy: &RawClip) -> Result<ErrorStats, String> {
+    measure_with_shells(raw, lossy, &raw.skeleton.shell_distances)
+}
+
+/// [`measure`] with explicit per-bone shell distances.
+pub fn measure_with_shells(
+    raw: &RawClip,
+    lossy: &RawClip,
+    shells: &[f32],
+) -> Result<ErrorStats, String> {
     if raw.num_bones() != lossy.num_bones() {
         return Err(format!(
             "bone counts differ: {} vs {}",
@@ -89,6 +99,9 @@ pub fn measure(raw: &RawClip, lossy: &RawClip) -> Result<ErrorStats, String> {
     }
     let nb = raw.num_bones();
     let ns = raw.num_samples;
+    if shells.len() != nb {
+        return Err(format!("{} shell distances for {nb} bones", shells.len()));
+    }
     let a = object_space_f64(raw);
     let b = object_space_f64(lossy);
     let mut stats = ErrorStats {
@@ -100,7 +113,7 @@ pub fn measure(raw: &RawClip, lossy: &RawClip) -> Result<ErrorStats, String> {
     for s in 0..ns {
         for bone in 0..nb {
             let i = s * nb + bone;
-            let e = vertex_error(&a[i], &b[i], raw.skeleton.shell_distances[bone] as f64);
+            let e = vertex_error(&a[i], &b[i], shells[bone] as f64);
             sum += e;
             if e > stats.per_bone_max[bone] {
                 stats.per_bone_max[bone] = e;

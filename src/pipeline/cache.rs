@@ -152,6 +152,19 @@ impl SkipCache {
         out
     }
 
+    /// Keys of every entry for `key` or under it (`key/...`); an empty key lists everything.
+    pub fn keys_under(&self, key: &str) -> Vec<String> {
+        self.lock()
+            .keys()
+            .filter(|k| {
+                key.is_empty()
+                    || *k == key
+                    || (k.starts_with(key) && k[key.len()..].starts_with('/'))
+            })
+            .cloned()
+            .collect()
+    }
+
     pub fn len(&self) -> usize {
         self.lock().len()
     }

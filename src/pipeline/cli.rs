@@ -129,8 +129,24 @@ pub struct WatchArgs {
     pub settings: SettingsArgs,
 }
 
+/// `eprintln!` that never panics (a closed stderr pipe is not our problem).
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// `println!` that never panics (`clipforge inspect ... | head`).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("clipforge: {msg}");
+    say!("clipforge: {msg}");
     ExitCode::FAILURE
 }
 
@@ -209,7 +225,10 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
             format!("[{done}/{total}] FAILED {}", e)
         } else if quiet {
             if tty {
-                eprint!("\r[{done}/{total}]\x1b[K");
+                {
+                    use std::io::Write as _;
+                    let _ = write!(std::io::stderr(), "\r[{done}/{total}]\x1b[K");
+                }
             }
             return;
         } else {
@@ -228,17 +247,18 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
             )
         };
         if tty {
-            eprintln!("\r{line}\x1b[K");
+            say!("\r{line}\x1b[K");
         } else {
-            eprintln!("{line}");
+            say!("{line}");
         }
     };
     let mut report = run_batch_with(&files, &options, &progress, &cancel, &on_row);
     if tty && quiet {
-        eprint!("\r\x1b[K");
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), "\r\x1b[K");
     }
     for r in &bad {
-        eprintln!("FAILED {}", r.error.as_deref().unwrap_or_default());
+        say!("FAILED {}", r.error.as_deref().unwrap_or_default());
     }
     report.clips.extend(bad);
     report.recompute_totals();
@@ -251,7 +271,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     if let Some(p) = &args.json
         && let Err(e) = report.write_json(p)
     {
-        eprintln!(
+        say!(
             "clipforge: {}: cannot write the JSON report: {e}",
             p.display()
         );
@@ -260,7 +280,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     if let Some(p) = &args.csv
         && let Err(e) = report.write_csv(p)
     {
-        eprintln!(
+        say!(
             "clipforge: {}: cannot write the CSV report: {e}",
             p.display()
         );
@@ -272,7 +292,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
 fn print_summary(report: &BatchReport) {
     let t = &report.totals;
     let done = t.clips - t.failed - t.skipped - t.cancelled;
-    eprintln!(
+    say!(
         "{} clips: {done} compressed, {} up to date, {} failed{}",
         t.clips,
         t.skipped,
@@ -284,7 +304,7 @@ fn print_summary(report: &BatchReport) {
         }
     );
     if t.raw_bytes > 0 {
-        eprintln!(
+        say!(
             "raw {:.2} MB -> {:.2} MB ({:.2}:1), worst error {:.4} cm",
             mb(t.raw_bytes),
             mb(t.compressed_bytes),
@@ -292,7 +312,7 @@ fn print_summary(report: &BatchReport) {
             t.max_error_cm
         );
     }
-    eprintln!(
+    say!(
         "wall {:.2} s, compression {:.2} s, {:.0} KB/s; compress time p50 {:.2} ms, p85 {:.2} ms, p99 {:.2} ms",
         t.wall_ms / 1000.0,
         t.compress_ms / 1000.0,
@@ -302,13 +322,13 @@ fn print_summary(report: &BatchReport) {
         t.compress_ms_p99
     );
     if t.failed > 0 {
-        eprintln!("failures:");
+        say!("failures:");
         for c in report
             .clips
             .iter()
             .filter(|c| c.error.is_some() && !c.cancelled)
         {
-            eprintln!("  {}", c.error.as_deref().unwrap_or_default());
+            say!("  {}", c.error.as_deref().unwrap_or_default());
         }
     }
 }
@@ -316,26 +336,61 @@ fn print_summary(report: &BatchReport) {
 // ---------------------------------------------------------------------------------------------
 // inspect
 
-/// Finds the batch report row of a `.cfa` in the skip cache of a folder above it (same size).
-pub fn find_cached_report(cfa: &Path) -> Option<ClipReport> {
-    let abs = cfa.canonicalize().ok()?;
-    let len = std::fs::metadata(&abs).ok()?.len();
-    let mut dir = abs.parent();
-    while let Some(d) = dir {
-        let cache = super::cache::SkipCache::load(d);
-        if !cache.is_empty() {
-            let rel = super::cache::cache_key(abs.strip_prefix(d).ok()?);
-            for (_, e) in cache.remove_under("") {
-                for (o, r) in e.outputs.iter().zip(&e.reports) {
-                    if o.path == rel && o.file_bytes == len {
-                        return Some(r.clone());
-                    }
+/// What a `.cfa` file says about its own compression.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CfaStats {
+    pub runtime_bytes: usize,
+    pub file_bytes: usize,
+    pub ratio: f64,
+    /// Index = bits per component; value = number of animated sub-track components × segments.
+    pub bit_rate_histogram: Vec<u32>,
+    pub default_subtracks: u32,
+    pub constant_subtracks: u32,
+    pub animated_subtracks: u32,
+    pub segments: u32,
+    pub looping: bool,
+}
+
+/// Reads the compression figures out of a validated buffer.
+pub fn cfa_stats(reader: &ClipReader) -> CfaStats {
+    use crate::anim::runtime::format::{
+        KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
+    };
+    let mut st = CfaStats {
+        runtime_bytes: reader.runtime_size(),
+        file_bytes: reader.total_size(),
+        segments: reader.num_segments() as u32,
+        looping: reader.is_wrapping(),
+        ..Default::default()
+    };
+    for b in 0..reader.num_bones() {
+        for k in reader.subtrack_kinds(b) {
+            match k {
+                KIND_DEFAULT => st.default_subtracks += 1,
+                KIND_CONSTANT | KIND_CONSTANT_Q => st.constant_subtracks += 1,
+                KIND_ANIMATED => st.animated_subtracks += 1,
+                _ => {}
+            }
+        }
+    }
+    let mut hist = vec![0u32; crate::anim::runtime::quant::MAX_BITS as usize + 1];
+    for seg in 0..reader.num_segments() {
+        for w in reader.segment_widths(seg) {
+            for x in w {
+                if let Some(h) = hist.get_mut(x as usize) {
+                    *h += 1;
                 }
             }
         }
-        dir = d.parent();
     }
-    None
+    st.bit_rate_histogram = hist;
+    let raw = reader.num_bones() * reader.num_samples() * 40;
+    st.ratio = if st.runtime_bytes > 0 {
+        raw as f64 / st.runtime_bytes as f64
+    } else {
+        0.0
+    };
+    st
 }
 
 /// Picks a clip out of a file's clips by name or index.
@@ -380,7 +435,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         }
     };
     let decoded = reader.to_raw_clip();
-    let stats = find_cached_report(&args.file);
+    let stats = cfa_stats(&reader);
 
     let mut measured = None;
     if let Some(raw_path) = &args.raw {
@@ -453,81 +508,69 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
             "raw_bytes": decoded.raw_size_bytes(),
             "has_scale": decoded.has_scale(),
             "skeleton": bones,
-            "compression": stats.as_ref().map(|r| serde_json::json!({
-                "compressed_bytes": r.compressed_bytes,
-                "ratio": r.ratio,
-                "bit_rate_histogram": r.bit_rate_histogram,
-                "default_subtracks": r.default_subtracks,
-                "constant_subtracks": r.constant_subtracks,
-                "animated_subtracks": r.animated_subtracks,
-                "segments": r.segments,
-                "looping": r.looping,
-                "max_error_cm": r.max_error_cm,
-                "compress_ms": r.compress_ms,
-                "source": r.input,
-            })),
+            "clip": reader.clip_name(),
+            "compression": stats,
             "error": err,
         });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
 
-    println!(
+    out!(
         "file:        {} ({} bytes)",
         args.file.display(),
         bytes.len()
     );
-    println!("bones:       {}", reader.num_bones());
-    println!(
+    out!("bones:       {}", reader.num_bones());
+    out!(
         "samples:     {} at {} Hz, {:.3} s",
         reader.num_samples(),
         reader.sample_rate(),
         reader.duration()
     );
-    println!(
+    out!(
         "raw size:    {} bytes (10 float32 per bone per sample)",
         decoded.raw_size_bytes()
     );
-    match &stats {
-        Some(r) => {
-            println!(
-                "compressed:  {} bytes runtime data, {:.2}:1 (from the batch cache; source {})",
-                r.compressed_bytes, r.ratio, r.input
-            );
-            println!(
-                "sub-tracks:  {} default, {} constant, {} animated; {} segment(s){}",
-                r.default_subtracks,
-                r.constant_subtracks,
-                r.animated_subtracks,
-                r.segments,
-                if r.looping { "; looping" } else { "" }
-            );
-            let hist: Vec<String> = r
-                .bit_rate_histogram
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| **n > 0)
-                .map(|(bits, n)| format!("{bits} bits: {n}"))
-                .collect();
-            println!(
-                "bit rates:   {}",
-                if hist.is_empty() {
-                    "-".into()
-                } else {
-                    hist.join(", ")
-                }
-            );
-            println!(
-                "batch error: {:.4} cm max, compressed in {:.2} ms",
-                r.max_error_cm, r.compress_ms
-            );
+    let r = &stats;
+    out!(
+        "clip:        '{}'{}",
+        reader.clip_name(),
+        if r.looping {
+            " (looping: last sample dropped)"
+        } else {
+            ""
         }
-        None => println!(
-            "compression statistics: not recorded (the .cfa has no batch cache above it; see docs/CLI.md)"
-        ),
-    }
+    );
+    out!(
+        "compressed:  {} bytes runtime data, {:.2}:1",
+        r.runtime_bytes,
+        r.ratio
+    );
+    out!(
+        "sub-tracks:  {} default, {} constant, {} animated; {} segment(s)",
+        r.default_subtracks,
+        r.constant_subtracks,
+        r.animated_subtracks,
+        r.segments
+    );
+    let hist: Vec<String> = r
+        .bit_rate_histogram
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(bits, n)| format!("{bits} bits: {n}"))
+        .collect();
+    out!(
+        "bit rates:   {}",
+        if hist.is_empty() {
+            "-".into()
+        } else {
+            hist.join(", ")
+        }
+    );
     if let Some((raw, s)) = &measured {
-        println!(
+        out!(
             "error:       {:.4} cm max (bone '{}', sample {}), {:.4} cm mean",
             s.max,
             raw.skeleton
@@ -540,16 +583,18 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         );
     }
     if args.bones {
-        println!("skeleton:");
+        out!("skeleton:");
         for b in 0..decoded.num_bones() {
             let parent = decoded
                 .skeleton
                 .parent(b)
                 .map(|p| decoded.skeleton.names[p].as_str())
                 .unwrap_or("-");
-            println!(
+            out!(
                 "  {b:4} {:<32} parent {:<32} shell {:.2} cm",
-                decoded.skeleton.names[b], parent, decoded.skeleton.shell_distances[b]
+                decoded.skeleton.names[b],
+                parent,
+                decoded.skeleton.shell_distances[b]
             );
         }
     }
@@ -591,7 +636,7 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
     }
     match write_acl(&clip, &args.output) {
         Ok(()) => {
-            eprintln!(
+            say!(
                 "{} -> {} ({} bones, {} samples)",
                 args.file.display(),
                 args.output.display(),
@@ -668,7 +713,7 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
             convert_output_path(&args.input, &args.output, *index, count, &clip.name)
         };
         match write_acl(clip, &out) {
-            Ok(()) => eprintln!(
+            Ok(()) => say!(
                 "{} ({}) -> {} ({} bones, {} samples)",
                 args.input.display(),
                 clip.name,
@@ -677,7 +722,7 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
                 clip.num_samples
             ),
             Err(e) => {
-                eprintln!("clipforge: {e}");
+                say!("clipforge: {e}");
                 code = ExitCode::FAILURE;
             }
         }
@@ -701,7 +746,7 @@ pub fn run_watch(args: &WatchArgs) -> ExitCode {
         Ok(h) => h,
         Err(e) => return fail(e),
     };
-    eprintln!(
+    say!(
         "watching {} -> {} (Ctrl-C to stop)",
         handle.input_root().display(),
         handle.output_root().display()
@@ -720,17 +765,17 @@ pub fn run_watch(args: &WatchArgs) -> ExitCode {
                     .iter()
                     .map(|r| r.max_error_cm)
                     .fold(0.0, f64::max);
-                println!(
+                out!(
                     "compressed {} -> {outs} (max error {worst:.4} cm)",
                     ev.path.display()
                 );
             }
-            WatchEventKind::Skipped => println!("up to date {} -> {outs}", ev.path.display()),
-            WatchEventKind::Failed(m) => println!("FAILED     {m}"),
+            WatchEventKind::Skipped => out!("up to date {} -> {outs}", ev.path.display()),
+            WatchEventKind::Failed(m) => out!("FAILED     {m}"),
             WatchEventKind::Removed => {
-                println!("removed    {} (deleted: {outs})", ev.path.display())
+                out!("removed    {} (deleted: {outs})", ev.path.display())
             }
-            WatchEventKind::WatchError(m) => println!("watch error {}: {m}", ev.path.display()),
+            WatchEventKind::WatchError(m) => out!("watch error {}: {m}", ev.path.display()),
         }
     }
     ExitCode::SUCCESS

@@ -447,7 +447,6 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         Err(e) => return single_error(format!("{}: cannot read: {e}", file.path.display()), true),
     };
     let hash = cache::content_hash(&content);
-    drop(content);
     let key = cache::cache_key(&file.relative);
     let previous = job.cache.get(&key);
 
@@ -485,10 +484,24 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         };
     }
 
-    let clips = match formats::load_clips(&file.path) {
+    // Parse the very bytes that were hashed (one read, and the cache entry matches what was
+    // compressed); a `.gltf` may reference external buffers, which only the path-based loader finds.
+    let is_text_gltf = file
+        .path
+        .to_string_lossy()
+        .to_ascii_lowercase()
+        .ends_with(".gltf");
+    let loaded = if is_text_gltf {
+        formats::load_clips_with_warnings(&file.path)
+    } else {
+        formats::load_clips_from_bytes_with_warnings(&content, &file.path)
+    };
+    drop(content);
+    let (clips, warnings) = match loaded {
         Ok(c) => c,
         Err(e) => return single_error(e.to_string(), true),
     };
+    let warnings: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
     if clips.is_empty() {
         return single_error(
             format!("{}: the file holds no animation clip", file.path.display()),
@@ -510,11 +523,12 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
             clip.name.clone()
         };
         let rel_out = clip_output_path(&job.base, index, count, &name);
-        let row = if job.cancel.is_cancelled() {
+        let mut row = if job.cancel.is_cancelled() {
             cancelled_row(file, &name)
         } else {
             compress_one(job, clip, &name, &rel_out)
         };
+        row.warnings = warnings.clone();
         job.progress.record(&row);
         if row.error.is_none() {
             let len = std::fs::metadata(out_root.join(&rel_out))

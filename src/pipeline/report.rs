@@ -44,6 +44,9 @@ pub struct ClipReport {
     /// The batch was cancelled before this clip was done (`error` says so too; no output written).
     #[serde(default)]
     pub cancelled: bool,
+    /// Importer warnings about the input (e.g. a BVH frame time that looks wrong).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -193,6 +196,7 @@ impl BatchReport {
                 c.skipped.to_string(),
                 c.cancelled.to_string(),
                 opt(&c.error),
+                c.warnings.join("; "),
             ];
             out.push_str(
                 &fields
@@ -245,6 +249,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "skipped",
     "cancelled",
     "error",
+    "warnings",
 ];
 
 /// RFC 4180 quoting: fields holding a comma, a quote or a line break are quoted, quotes doubled.

@@ -315,6 +315,14 @@ impl Worker {
                 return;
             }
         };
+        let mut dirs = std::collections::BTreeSet::new();
+        for ev in &events {
+            for p in &ev.event.paths {
+                if let Some(d) = p.parent() {
+                    dirs.insert(d.to_path_buf());
+                }
+            }
+        }
         for ev in events {
             if ev.need_rescan() {
                 self.rescan(&self.root.clone(), false);
@@ -342,6 +350,38 @@ impl Worker {
                         }
                     }
                 }
+            }
+        }
+        // The debouncer folds a rename of a file whose events were still queued into a plain
+        // create of the new name, so the old name is never reported: look for inputs that
+        // vanished from every folder something happened in.
+        for d in dirs {
+            self.reconcile(&d);
+        }
+    }
+
+    /// Handles as deleted every input recorded under `dir` whose entry directly in `dir` (the
+    /// file itself, or the sub-folder holding it) no longer exists.
+    fn reconcile(&mut self, dir: &Path) {
+        if self.ignored_parent(dir) && dir != self.root {
+            return;
+        }
+        let Ok(rel) = dir.strip_prefix(&self.root) else {
+            return;
+        };
+        let key = cache_key(rel);
+        let skip = if key.is_empty() { 0 } else { key.len() + 1 };
+        let children: std::collections::BTreeSet<String> = self
+            .cache
+            .keys_under(&key)
+            .into_iter()
+            .filter(|k| k.len() > skip)
+            .map(|k| k[skip..].split('/').next().unwrap_or_default().to_string())
+            .collect();
+        for c in children {
+            let p = dir.join(&c);
+            if !p.exists() {
+                self.gone(&p);
             }
         }
     }

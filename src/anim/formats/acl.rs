@@ -24,7 +24,7 @@
 //! f64 bits in hex with [`AclWriteOptions::binary_exact`]).
 
 use super::sjson::{self, Node, Value};
-use super::{ImportError, build_clip, file_stem, quat_from_f64, skeleton_ordered};
+use super::{ImportError, build_clip, check_size, file_stem, quat_from_f64, skeleton_ordered};
 use crate::anim::clip::RawClip;
 use crate::anim::skeleton::{BoneDesc, SkeletonError};
 use glam::{Quat, Vec3};
@@ -395,6 +395,7 @@ fn read_clip<'a>(rd: &mut Reader<'_>, top: &[sjson::Entry<'a>], clip: &Node<'a>)
     }
     let skeleton = skeleton_ordered(descs).map_err(|e| skeleton_error(rd, bones_node, e))?;
     let nb = skeleton.num_bones();
+    check_size(rd.path, Some(clip.line), nb, n)?;
 
     // Tracks.
     let mut rotations = vec![Quat::IDENTITY; nb * n];
@@ -533,6 +534,7 @@ fn read_track_list<'a>(
     }
 
     let nb = track_nodes.len();
+    check_size(rd.path, Some(list.line), nb, n)?;
     let mut descs = Vec::with_capacity(nb);
     let mut rotations = Vec::with_capacity(nb * n);
     let mut translations = Vec::with_capacity(nb * n);
@@ -861,6 +863,20 @@ tracks =
             "neither a 'clip' nor a 'track_list'",
         );
         expect_err("version = 4\nclip = {\n", 3, "SJSON syntax");
+    }
+
+    #[test]
+    fn absurd_sizes_are_refused_before_allocating() {
+        let e = read_acl_clip(
+            &TINY.replace("num_samples = 2", "num_samples = 4000000000"),
+            p(),
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .contains("3 bones x 4000000000 samples is more than"),
+            "{e}"
+        );
     }
 
     #[test]

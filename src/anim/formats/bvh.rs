@@ -21,7 +21,9 @@
 //! - Wrong value counts, bad or non-finite numbers, unknown channels and malformed hierarchies are
 //!   errors naming the line.
 
-use super::{ImportError, ImportWarning, build_clip, file_stem, quat_from_f64, skeleton_ordered};
+use super::{
+    ImportError, ImportWarning, build_clip, check_size, file_stem, quat_from_f64, skeleton_ordered,
+};
 use crate::anim::clip::RawClip;
 use crate::anim::skeleton::BoneDesc;
 use glam::{Quat, Vec3};
@@ -424,15 +426,16 @@ fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
 }
 
 fn axis_quat(axis: usize, degrees: f64) -> [f64; 4] {
-    let half = degrees.to_radians() * 0.5;
-    let mut q = [0.0, 0.0, 0.0, half.cos()];
-    q[axis] = half.sin();
+    let (s, c) = (degrees.to_radians() * 0.5).sin_cos();
+    let mut q = [0.0, 0.0, 0.0, c];
+    q[axis] = s;
     q
 }
 
 fn convert(bvh: &Bvh, path: &Path) -> Result<RawClip, ImportError> {
     let nb = bvh.joints.len();
     let n = bvh.num_frames;
+    check_size(path, None, nb, n)?;
     let descs: Vec<BoneDesc> = bvh
         .joints
         .iter()

@@ -13,16 +13,22 @@
 //!   keyframe times of the animation (all channels together) lie on a uniform grid (at least three
 //!   distinct times, 1–1000 Hz) that grid's rate is used, multiplied by the smallest integer
 //!   that brings it to 24 Hz or more (2 Hz keys → 24 Hz: keys stay on samples, and curves
-//!   between sparse keys are captured), rounded when within 0.01 of an integer; else 30 Hz. Interpolation per the glTF spec: STEP; LINEAR (slerp, shortest path,
-//!   for rotations; lerp otherwise); CUBICSPLINE (Hermite with the in/out tangents scaled by the
-//!   key interval, rotations normalized). Before the first / after the last key: clamped.
+//!   between sparse keys are captured), rounded when within 0.01 of an integer; else 30 Hz.
+//!   Interpolation per the glTF spec: STEP; LINEAR (slerp, shortest path, for rotations; lerp
+//!   otherwise); CUBICSPLINE (Hermite with the in/out tangents scaled by the key interval,
+//!   rotations normalized). Before the first / after the last key: clamped. A sample within
+//!   1e-6 s (relative) of a key takes that key's value exactly.
 //! - Units: glTF is in metres, while our error threshold is in centimetres (as ACL assumes), so
 //!   **translations (animated and bind pose) are multiplied by 100 on import**. Shell distance 3 cm.
+//! - Object space is the space of the skeleton's roots' parent: transforms of non-joint nodes
+//!   above the skin (an armature node, the scene root) are not part of the clip.
 //! - Clip name: the animation's name, or `anim{index}` when it has none.
 //! - Morph-target weight channels, and channels on nodes outside the chosen skeleton, are ignored
 //!   with a warning. Animations with nothing to import are skipped with a warning.
 
-use super::{ImportError, ImportWarning, build_clip, quat_from_f64, skeleton_unordered};
+use super::{
+    ImportError, ImportWarning, build_clip, check_size, quat_from_f64, skeleton_unordered,
+};
 use crate::anim::clip::RawClip;
 use crate::anim::skeleton::BoneDesc;
 use glam::Vec3;
@@ -65,8 +71,22 @@ pub fn load_gltf_file_with_warnings(
 }
 
 /// Loads every animation of glTF/GLB bytes; external buffer files cannot be resolved.
+/// Warnings are printed to stderr (see [`load_gltf_slice_with_warnings`]).
 pub fn load_gltf_slice(bytes: &[u8], path: &Path) -> Result<Vec<RawClip>, ImportError> {
-    load(bytes, path, None).map(|(c, _)| c)
+    load_gltf_slice_with_warnings(bytes, path).map(|(c, w)| {
+        for w in &w {
+            eprintln!("{w}");
+        }
+        c
+    })
+}
+
+/// [`load_gltf_slice`], returning warnings instead of printing them.
+pub fn load_gltf_slice_with_warnings(
+    bytes: &[u8],
+    path: &Path,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    load(bytes, path, None)
 }
 
 fn load(
@@ -340,15 +360,14 @@ fn load_inner(
             .map(|t| *t.times.last().unwrap_or(&0.0))
             .fold(f64::NEG_INFINITY, f64::max);
         let rate = detect_rate(&tracks, start, end);
-        let num_samples = (((end - start) * rate).round() as usize) + 1;
-        if num_samples > 10_000_000 {
-            return Err(gerr(
-                path,
-                format!("animation '{clip_name}': {num_samples} samples is too many"),
-            ));
-        }
+        // `as usize` saturates for absurd (but finite) key times; check_size then refuses.
+        let num_samples = (((end - start) * rate).round() as usize).saturating_add(1);
 
         let nb = skeleton.num_bones();
+        check_size(path, None, nb, num_samples).map_err(|mut e| {
+            e.message = format!("animation '{clip_name}': {}", e.message);
+            e
+        })?;
         let mut rotations = Vec::with_capacity(nb * num_samples);
         let mut translations = Vec::with_capacity(nb * num_samples);
         let mut scales = Vec::with_capacity(nb * num_samples);

@@ -127,7 +127,7 @@ pub fn load_clips_with_warnings(
     let format = format_of(path)?;
     if format == ClipFormat::Gltf {
         // The gltf crate resolves external buffers (`.bin`) relative to the file itself.
-        return gltf::load_gltf_file(path).map(|c| (c, Vec::new()));
+        return gltf::load_gltf_file_with_warnings(path);
     }
     let bytes = std::fs::read(path)
         .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
@@ -137,8 +137,20 @@ pub fn load_clips_with_warnings(
 /// Loads clips from bytes already in memory; `path` names the data in errors and picks the format
 /// (by extension). glTF files with external buffers cannot be read this way (use [`load_clips`]).
 pub fn load_clips_from_bytes(bytes: &[u8], path: &Path) -> Result<Vec<RawClip>, ImportError> {
+    let (clips, warnings) = load_clips_from_bytes_with_warnings(bytes, path)?;
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    Ok(clips)
+}
+
+/// [`load_clips_from_bytes`], returning the warnings instead of printing them.
+pub fn load_clips_from_bytes_with_warnings(
+    bytes: &[u8],
+    path: &Path,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     let format = format_of(path)?;
-    load_bytes(bytes, path, format).map(|(c, _)| c)
+    load_bytes(bytes, path, format)
 }
 
 fn format_of(path: &Path) -> Result<ClipFormat, ImportError> {
@@ -162,7 +174,7 @@ fn load_bytes(
             acl::read_acl_clip(text, path).map(|c| (vec![c], Vec::new()))
         }
         ClipFormat::Bvh => bvh::read_bvh(bytes, path).map(|(c, w)| (vec![c], w)),
-        ClipFormat::Gltf => gltf::load_gltf_slice(bytes, path).map(|c| (c, Vec::new())),
+        ClipFormat::Gltf => gltf::load_gltf_slice_with_warnings(bytes, path),
     }
 }
 
@@ -287,6 +299,29 @@ fn restore_bind_rotations(s: &mut Skeleton, original: impl Fn(usize) -> Quat) {
     }
 }
 
+/// Largest bones × samples an importer accepts (2 GB of raw samples); the biggest real clips
+/// are far below (44 × 574 for ACL's 27_06). Guards against absurd headers allocating memory.
+pub const MAX_TOTAL_SAMPLES: usize = 50_000_000;
+
+/// Refuses a clip whose bones × samples exceeds [`MAX_TOTAL_SAMPLES`].
+pub(crate) fn check_size(
+    path: &Path,
+    line: Option<usize>,
+    bones: usize,
+    samples: usize,
+) -> Result<(), ImportError> {
+    if bones.saturating_mul(samples) > MAX_TOTAL_SAMPLES {
+        return Err(ImportError::new(
+            path,
+            line,
+            format!(
+                "{bones} bones x {samples} samples is more than the {MAX_TOTAL_SAMPLES} supported"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Clip name from a file name: the name without its format extension(s).
 pub(crate) fn file_stem(path: &Path) -> String {
     let name = path
@@ -352,6 +387,18 @@ mod tests {
             };
             for cut in (0..text.len()).step_by(text.len() / 97 + 1) {
                 let _ = load_clips_from_bytes(&text.as_bytes()[..cut], p);
+            }
+        }
+        // Random byte mutations of valid files.
+        const ALPHABET: &[u8] = b" 0123456789.-e{}[]=,\"\n\rxXjJ/*";
+        for (name, text) in [("m.bvh", valid_bvh), ("m.acl.sjson", valid_acl.as_str())] {
+            for _ in 0..300 {
+                let mut bytes = text.as_bytes().to_vec();
+                for _ in 0..1 + next() % 4 {
+                    let at = next() as usize % bytes.len();
+                    bytes[at] = ALPHABET[next() as usize % ALPHABET.len()];
+                }
+                let _ = load_clips_from_bytes(&bytes, Path::new(name));
             }
         }
         assert_eq!(

@@ -347,10 +347,12 @@ impl<'a> Parser<'a> {
                             || first == b'-'
                             || first == b'+'
                             || first == b'.';
-                        let special = ["inf", "infinity", "nan"]
-                            .iter()
-                            .any(|s| word.eq_ignore_ascii_case(s));
-                        if numeric_start || special {
+                        let special = || {
+                            ["inf", "infinity", "nan"]
+                                .iter()
+                                .any(|s| word.eq_ignore_ascii_case(s))
+                        };
+                        if numeric_start || special() {
                             // Cheap syntactic check only; the value is parsed (once) by `as_f64`,
                             // whose `None` callers report as a bad number at this node's line.
                             if !plausible_number(word) {
@@ -680,5 +682,30 @@ mod tests {
         let text = format!("k = {s}");
         let doc = parse(&text).unwrap();
         assert_eq!(doc.get("k").unwrap().as_str(), Some("a\"b\\c\nd"));
+    }
+
+    proptest::proptest! {
+        /// Any finite f32, written as decimal or hex, reads back bit for bit.
+        #[test]
+        fn any_f32_round_trips(bits in proptest::prelude::any::<u32>()) {
+            let v = f32::from_bits(bits);
+            proptest::prop_assume!(v.is_finite());
+            let mut text = String::from("a = ");
+            write_f32(&mut text, v);
+            text.push_str(" b = ");
+            write_hex_f64(&mut text, v as f64);
+            let doc = parse(&text).unwrap();
+            let a = doc.get("a").unwrap().as_f64().unwrap() as f32;
+            proptest::prop_assert_eq!(a.to_bits(), bits);
+            let hex = doc.get("b").unwrap().as_str().unwrap();
+            let b = f64::from_bits(u64::from_str_radix(hex, 16).unwrap()) as f32;
+            proptest::prop_assert_eq!(b.to_bits(), bits);
+        }
+
+        /// Arbitrary text never panics the parser.
+        #[test]
+        fn arbitrary_text_never_panics(text in "[ -~\\n\\r\\t\\u{e9}]{0,200}") {
+            let _ = parse(&text);
+        }
     }
 }

@@ -1,0 +1,542 @@
+//! Clip-level analysis before the per-segment search: centred raw object space, dominant shell
+//! distances, loop detection, default/constant classification measured with the error metric,
+//! the dropped quaternion component of each rotation track, and clip ranges.
+
+use super::{CompressionSettings, SEGMENT_SIZE};
+use crate::anim::clip::RawClip;
+use crate::anim::runtime::format::{
+    KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT, QROT_RANGE, q16_decode, q16_encode,
+};
+use crate::anim::runtime::quant::{self, kept_components, rebuild_rotation};
+use crate::anim::skeleton::NO_PARENT;
+use glam::{Quat, Vec3A, Vec4};
+
+/// Share of the error budget that collapsing a sub-track to a constant (or the bind pose) may use.
+const CONSTANT_SHARE: f32 = 0.3;
+/// Along any root → leaf chain, constants and defaults together may use at most this share.
+const FIXED_CHAIN_SHARE: f32 = 0.5;
+/// A clip loops when its last pose is within this share of the budget of its first.
+const LOOP_SHARE: f32 = 0.05;
+
+/// An object-space (or local) transform in float32.
+#[derive(Clone, Copy, Debug)]
+pub struct Xf {
+    pub r: Quat,
+    pub t: Vec3A,
+    pub s: Vec3A,
+}
+
+impl Xf {
+    #[inline(always)]
+    pub fn compose(parent: &Xf, local: &Xf) -> Xf {
+        Xf {
+            r: (parent.r * local.r).normalize(),
+            t: parent.r * (local.t * parent.s) + parent.t,
+            s: local.s * parent.s,
+        }
+    }
+}
+
+/// Error at one bone between two object transforms, the lossy one shifted by `offset`
+/// (the difference of root translations, kept out of the transforms for float32 precision).
+#[inline(always)]
+pub fn vertex_error(raw: &Xf, lossy: &Xf, offset: Vec3A, shell: f32) -> f32 {
+    let dt = lossy.t + offset - raw.t;
+    let mut worst = 0.0f32;
+    for axis in [Vec3A::X, Vec3A::Y, Vec3A::Z] {
+        let v = axis * shell;
+        let d = lossy.r * (v * lossy.s) - raw.r * (v * raw.s) + dt;
+        worst = worst.max(d.length_squared());
+    }
+    worst.sqrt()
+}
+
+/// Upper bound of the displacement of a point at distance 1 rotated by `a` instead of `b`:
+/// 2·sin(θ/2) ≤ 2·|a − b| (sign-aligned chord), computed without float32 cancellation.
+#[inline(always)]
+pub fn rotation_lever(a: Quat, b: Quat) -> f32 {
+    let (va, vb) = (Vec4::from(a), Vec4::from(b));
+    let d = if va.dot(vb) < 0.0 { va + vb } else { va - vb };
+    2.0 * d.length()
+}
+
+/// One animated sub-track: the values the encoder quantizes (three kept quaternion components
+/// for rotations), per stored sample, and its clip range.
+pub struct Track {
+    pub bone: usize,
+    /// 0 rotation, 1 translation, 2 scale.
+    pub kind: usize,
+    pub values: Vec<[f32; 3]>,
+    pub clip_min: [f32; 3],
+    pub clip_ext: [f32; 3],
+}
+
+pub struct Prepared<'a> {
+    pub clip: &'a RawClip,
+    pub num_bones: usize,
+    /// Samples of the original clip.
+    pub num_samples: usize,
+    /// Samples stored (one fewer when the clip wraps).
+    pub num_stored: usize,
+    pub num_segments: usize,
+    pub wrap: bool,
+    pub shells: Vec<f32>,
+    pub parents: Vec<u32>,
+    pub root_of: Vec<usize>,
+    /// Raw object space, `sample * bones + bone`, with every root's translation set to zero.
+    pub raw_obj: Vec<Xf>,
+    pub kinds: Vec<[u8; 3]>,
+    pub dropped: Vec<u8>,
+    /// Decoded value of every default or constant sub-track (bind pose for defaults).
+    pub fixed: Vec<Xf>,
+    /// Full-precision constant values in encoding order (bone order; rotation, translation, scale).
+    pub constants: Vec<[f32; 3]>,
+    /// 16-bit constants in encoding order.
+    pub qconstants: Vec<[u16; 3]>,
+    /// Box (min, extent) of the 16-bit constant translations, when there are any.
+    pub qbox: Option<([f32; 3], [f32; 3])>,
+    /// Error bound contributed by each bone's default/constant sub-tracks.
+    pub fixed_err: Vec<f32>,
+    pub tracks: Vec<Track>,
+    /// Largest parent object scale component per bone (1 for roots): translation errors scale by it.
+    pub parent_scale: Vec<f32>,
+}
+
+impl Prepared<'_> {
+    pub fn segment_span(&self, seg: usize) -> (usize, usize) {
+        quant::segment_span(seg, self.num_segments, self.num_stored, SEGMENT_SIZE)
+    }
+
+    pub fn count_kind(&self, kind: u8) -> u32 {
+        self.kinds.iter().flatten().filter(|&&k| k == kind).count() as u32
+    }
+
+    /// Raw local transform of `bone` at `sample`.
+    #[inline(always)]
+    pub fn raw_local(&self, bone: usize, sample: usize) -> Xf {
+        let i = self.clip.index(bone, sample);
+        Xf {
+            r: self.clip.rotations[i],
+            t: self.clip.translations[i].into(),
+            s: self.clip.scales[i].into(),
+        }
+    }
+
+    /// Dominant shell distance of every bone over `samples`: the farthest any virtual vertex of
+    /// its sub-hierarchy gets from its origin, so its local error times this bounds what moves.
+    pub fn dominant_shells(&self, samples: impl Iterator<Item = usize>) -> Vec<f32> {
+        let nb = self.num_bones;
+        let mut d = vec![0.0f32; nb];
+        for s in samples {
+            let obj = &self.raw_obj[s * nb..(s + 1) * nb];
+            for b in 0..nb {
+                let reach = self.shells[b] * obj[b].s.abs().max_element().max(1e-6);
+                let mut a = b;
+                loop {
+                    let dist = obj[b].t.distance(obj[a].t) + reach;
+                    if dist > d[a] {
+                        d[a] = dist;
+                    }
+                    match self.parents[a] {
+                        NO_PARENT => break,
+                        p => a = p as usize,
+                    }
+                }
+            }
+        }
+        d
+    }
+}
+
+pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f32) -> Prepared<'a> {
+    let nb = clip.num_bones();
+    let n = clip.num_samples;
+    let shells: Vec<f32> = (0..nb)
+        .map(|b| {
+            settings
+                .shell_distance
+                .unwrap_or(clip.skeleton.shell_distances[b])
+        })
+        .collect();
+    let parents = clip.skeleton.parents.clone();
+    let mut root_of = vec![0usize; nb];
+    for b in 0..nb {
+        root_of[b] = match parents[b] {
+            NO_PARENT => b,
+            p => root_of[p as usize],
+        };
+    }
+    let mut p = Prepared {
+        clip,
+        num_bones: nb,
+        num_samples: n,
+        num_stored: n,
+        num_segments: 0,
+        wrap: false,
+        shells,
+        parents,
+        root_of,
+        raw_obj: Vec::with_capacity(nb * n),
+        kinds: vec![[KIND_DEFAULT; 3]; nb],
+        dropped: vec![3; nb],
+        fixed: Vec::with_capacity(nb),
+        constants: Vec::new(),
+        qconstants: Vec::new(),
+        qbox: None,
+        fixed_err: vec![0.0; nb],
+        tracks: Vec::new(),
+        parent_scale: vec![1.0; nb],
+    };
+    for s in 0..n {
+        let base = s * nb;
+        for b in 0..nb {
+            let mut local = p.raw_local(b, s);
+            let x = match p.parents[b] {
+                NO_PARENT => {
+                    local.t = Vec3A::ZERO;
+                    local
+                }
+                par => {
+                    let par = par as usize;
+                    // Never below 1: an over-estimate only costs bits, an under-estimate would
+                    // be caught by the real check but makes the search's bound wrong.
+                    let ps = p.raw_obj[base + par].s.abs().max_element();
+                    p.parent_scale[b] = p.parent_scale[b].max(ps);
+                    Xf::compose(&p.raw_obj[base + par], &local)
+                }
+            };
+            p.raw_obj.push(x);
+        }
+    }
+    if nb == 0 || n == 0 {
+        p.num_segments = quant::num_segments(n, SEGMENT_SIZE);
+        return p;
+    }
+    p.wrap = n >= 3 && is_looping(&p, target);
+    p.num_stored = if p.wrap { n - 1 } else { n };
+    p.num_segments = quant::num_segments(p.num_stored, SEGMENT_SIZE);
+    classify(&mut p, target);
+    p
+}
+
+fn is_looping(p: &Prepared, target: f32) -> bool {
+    let (nb, n) = (p.num_bones, p.num_samples);
+    let first = &p.raw_obj[..nb];
+    let last = &p.raw_obj[(n - 1) * nb..];
+    (0..nb).all(|b| {
+        let root = p.root_of[b];
+        let offset = Vec3A::from(
+            p.clip.translations[p.clip.index(root, 0)]
+                - p.clip.translations[p.clip.index(root, n - 1)],
+        );
+        vertex_error(&last[b], &first[b], offset, p.shells[b]) <= LOOP_SHARE * target
+    })
+}
+
+/// Normalized mean of a rotation track aligned to one hemisphere: the constant that best
+/// stands for all its samples.
+fn mean_rotation(rots: &[Quat]) -> Quat {
+    let r0 = Vec4::from(rots[0]);
+    let sum: Vec4 = rots
+        .iter()
+        .map(|&q| {
+            if Vec4::from(q).dot(r0) < 0.0 {
+                -Vec4::from(q)
+            } else {
+                Vec4::from(q)
+            }
+        })
+        .sum();
+    if sum.length() < 1e-6 {
+        rots[0]
+    } else {
+        Quat::from_vec4(sum.normalize())
+    }
+}
+
+/// The stored form of a constant rotation: the largest component is dropped (kept non-negative).
+fn constant_rotation(q: Quat) -> (u8, [f32; 3], Quat) {
+    let v = Vec4::from(q);
+    let dropped = (0..4)
+        .max_by(|&a, &b| v[a].abs().total_cmp(&v[b].abs()))
+        .unwrap_or(3) as u8;
+    let v = if v[dropped as usize] < 0.0 { -v } else { v };
+    let kept = kept_components(v, dropped);
+    (dropped, kept, rebuild_rotation(kept, dropped))
+}
+
+fn bbox_mid(vals: &[glam::Vec3]) -> Vec3A {
+    let (mut lo, mut hi) = (Vec3A::splat(f32::MAX), Vec3A::splat(f32::MIN));
+    for &v in vals {
+        lo = lo.min(v.into());
+        hi = hi.max(v.into());
+    }
+    (lo + hi) * 0.5
+}
+
+fn classify(p: &mut Prepared, target: f32) {
+    let nb = p.num_bones;
+    let n = p.num_samples;
+    let dom = p.dominant_shells(0..n);
+    let allowed = CONSTANT_SHARE * target;
+    // Per sub-track: (kind, error bound, dropped component) before the chain guard.
+    let mut sub_err = vec![[0.0f32; 3]; nb];
+    let mut fixed = Vec::with_capacity(nb);
+    let mut const_rot = vec![([0.0f32; 3], 3u8); nb];
+    for b in 0..nb {
+        let (rots, trans, scales) = p.clip.track(b);
+        let sk = &p.clip.skeleton;
+        let mut x = Xf {
+            r: sk.bind_rotations[b],
+            t: sk.bind_translations[b].into(),
+            s: sk.bind_scales[b].into(),
+        };
+        // Rotation.
+        let e_def = rots
+            .iter()
+            .map(|&q| rotation_lever(q, x.r))
+            .fold(0.0, f32::max)
+            * dom[b];
+        let (dropped, kept, qc) = constant_rotation(mean_rotation(rots));
+        let e_const = rots
+            .iter()
+            .map(|&q| rotation_lever(q, qc))
+            .fold(0.0, f32::max)
+            * dom[b];
+        if e_def <= allowed {
+            p.kinds[b][0] = KIND_DEFAULT;
+            sub_err[b][0] = e_def;
+        } else if e_const <= allowed {
+            p.kinds[b][0] = KIND_CONSTANT;
+            sub_err[b][0] = e_const;
+            x.r = qc;
+            const_rot[b] = (kept, dropped);
+        } else {
+            p.kinds[b][0] = KIND_ANIMATED;
+        }
+        // Translation: an error moves everything below by the same amount, times the parent's scale.
+        let ps = p.parent_scale[b];
+        let tc = bbox_mid(trans);
+        let e_def = trans
+            .iter()
+            .map(|&t| (Vec3A::from(t) - x.t).length())
+            .fold(0.0, f32::max)
+            * ps;
+        let e_const = trans
+            .iter()
+            .map(|&t| (Vec3A::from(t) - tc).length())
+            .fold(0.0, f32::max)
+            * ps;
+        if e_def <= allowed {
+            sub_err[b][1] = e_def;
+        } else if e_const <= allowed {
+            p.kinds[b][1] = KIND_CONSTANT;
+            sub_err[b][1] = e_const;
+            x.t = tc;
+        } else {
+            p.kinds[b][1] = KIND_ANIMATED;
+        }
+        // Scale: an error scales the whole sub-hierarchy around the bone.
+        let sc = bbox_mid(scales);
+        let e_def = scales
+            .iter()
+            .map(|&s| (Vec3A::from(s) - x.s).length())
+            .fold(0.0, f32::max)
+            * dom[b];
+        let e_const = scales
+            .iter()
+            .map(|&s| (Vec3A::from(s) - sc).length())
+            .fold(0.0, f32::max)
+            * dom[b];
+        if e_def <= allowed {
+            sub_err[b][2] = e_def;
+        } else if e_const <= allowed {
+            p.kinds[b][2] = KIND_CONSTANT;
+            sub_err[b][2] = e_const;
+            x.s = sc;
+        } else {
+            p.kinds[b][2] = KIND_ANIMATED;
+        }
+        fixed.push(x);
+    }
+    // 16-bit constants where they are precise enough (half the size of float32 ones).
+    let mut qvals = vec![[[0u16; 3]; 2]; nb];
+    let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
+    for b in (0..nb).filter(|&b| p.kinds[b][1] == KIND_CONSTANT) {
+        for c in 0..3 {
+            lo[c] = lo[c].min(fixed[b].t[c]);
+            hi[c] = hi[c].max(fixed[b].t[c]);
+        }
+    }
+    let qbox = (lo[0] <= hi[0]).then(|| (lo, std::array::from_fn::<f32, 3, _>(|c| hi[c] - lo[c])));
+    let mut any_qtrans = false;
+    for b in 0..nb {
+        let (rots, trans, _) = p.clip.track(b);
+        if p.kinds[b][0] == KIND_CONSTANT {
+            let (kept, dropped) = const_rot[b];
+            let q = kept.map(|v| q16_encode(v, -QROT_RANGE, 2.0 * QROT_RANGE));
+            let dec = rebuild_rotation(
+                q.map(|v| q16_decode(v, -QROT_RANGE, 2.0 * QROT_RANGE)),
+                dropped,
+            );
+            let e = rots
+                .iter()
+                .map(|&r| rotation_lever(r, dec))
+                .fold(0.0, f32::max)
+                * dom[b];
+            if e <= allowed {
+                p.kinds[b][0] = KIND_CONSTANT_Q;
+                sub_err[b][0] = e;
+                fixed[b].r = dec;
+                qvals[b][0] = q;
+            }
+        }
+        if p.kinds[b][1] == KIND_CONSTANT
+            && let Some((min, ext)) = qbox
+        {
+            let q: [u16; 3] = std::array::from_fn(|c| q16_encode(fixed[b].t[c], min[c], ext[c]));
+            let dec = Vec3A::from_array(std::array::from_fn(|c| q16_decode(q[c], min[c], ext[c])));
+            let e = trans
+                .iter()
+                .map(|&t| (Vec3A::from(t) - dec).length())
+                .fold(0.0, f32::max)
+                * p.parent_scale[b];
+            if e <= allowed {
+                p.kinds[b][1] = KIND_CONSTANT_Q;
+                sub_err[b][1] = e;
+                fixed[b].t = dec;
+                qvals[b][1] = q;
+                any_qtrans = true;
+            }
+        }
+    }
+    if any_qtrans {
+        p.qbox = qbox;
+    }
+    // Chain guard: fixed errors add up along a chain; demote the largest until every chain fits.
+    loop {
+        let mut chain = vec![0.0f32; nb];
+        let mut worst = (0.0f32, 0usize);
+        for b in 0..nb {
+            let own: f32 = (0..3)
+                .filter(|&k| p.kinds[b][k] != KIND_ANIMATED)
+                .map(|k| sub_err[b][k])
+                .sum();
+            chain[b] = own
+                + if p.parents[b] == NO_PARENT {
+                    0.0
+                } else {
+                    chain[p.parents[b] as usize]
+                };
+            if chain[b] > worst.0 {
+                worst = (chain[b], b);
+            }
+        }
+        if worst.0 <= FIXED_CHAIN_SHARE * target {
+            for b in 0..nb {
+                p.fixed_err[b] = (0..3)
+                    .filter(|&k| p.kinds[b][k] != KIND_ANIMATED)
+                    .map(|k| sub_err[b][k])
+                    .sum();
+            }
+            break;
+        }
+        // Demote the biggest fixed sub-track on the worst chain.
+        let mut best = (0.0f32, 0usize, 0usize);
+        let mut a = worst.1;
+        loop {
+            for k in 0..3 {
+                if p.kinds[a][k] != KIND_ANIMATED && sub_err[a][k] > best.0 {
+                    best = (sub_err[a][k], a, k);
+                }
+            }
+            match p.parents[a] {
+                NO_PARENT => break,
+                q => a = q as usize,
+            }
+        }
+        p.kinds[best.1][best.2] = KIND_ANIMATED;
+    }
+    // Constants in encoding order, dropped components, animated tracks.
+    for b in 0..nb {
+        let (rots, trans, scales) = p.clip.track(b);
+        for k in 0..3 {
+            match p.kinds[b][k] {
+                KIND_CONSTANT => {
+                    let v = match k {
+                        0 => {
+                            p.dropped[b] = const_rot[b].1;
+                            const_rot[b].0
+                        }
+                        1 => fixed[b].t.to_array(),
+                        _ => fixed[b].s.to_array(),
+                    };
+                    p.constants.push(v);
+                }
+                KIND_CONSTANT_Q => {
+                    if k == 0 {
+                        p.dropped[b] = const_rot[b].1;
+                    }
+                    p.qconstants.push(qvals[b][k]);
+                }
+                KIND_ANIMATED => {
+                    let ns = p.num_stored;
+                    let values: Vec<[f32; 3]> = match k {
+                        0 => {
+                            let (dropped, vals) = rotation_track_values(&rots[..ns]);
+                            p.dropped[b] = dropped;
+                            vals
+                        }
+                        1 => trans[..ns].iter().map(|v| v.to_array()).collect(),
+                        _ => scales[..ns].iter().map(|v| v.to_array()).collect(),
+                    };
+                    let mut lo = [f32::MAX; 3];
+                    let mut hi = [f32::MIN; 3];
+                    for v in &values {
+                        for c in 0..3 {
+                            lo[c] = lo[c].min(v[c]);
+                            hi[c] = hi[c].max(v[c]);
+                        }
+                    }
+                    let ext = std::array::from_fn(|c| (hi[c] - lo[c]).max(0.0));
+                    p.tracks.push(Track {
+                        bone: b,
+                        kind: k,
+                        values,
+                        clip_min: lo,
+                        clip_ext: ext,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    p.fixed = fixed;
+}
+
+/// Makes a rotation track continuous (each sample in the hemisphere of the previous), picks the
+/// component that stays farthest from zero to drop, and returns the three kept components with
+/// the dropped one made non-negative (ACL always drops W; the largest one loses less precision).
+fn rotation_track_values(rots: &[Quat]) -> (u8, Vec<[f32; 3]>) {
+    let mut aligned: Vec<Vec4> = Vec::with_capacity(rots.len());
+    for &q in rots {
+        let v = Vec4::from(q);
+        let v = match aligned.last() {
+            Some(prev) if prev.dot(v) < 0.0 => -v,
+            _ => v,
+        };
+        aligned.push(v);
+    }
+    let dropped = (0..4)
+        .max_by(|&a, &b| {
+            let ma = aligned.iter().map(|v| v[a].abs()).fold(f32::MAX, f32::min);
+            let mb = aligned.iter().map(|v| v[b].abs()).fold(f32::MAX, f32::min);
+            ma.total_cmp(&mb).then(a.cmp(&b))
+        })
+        .unwrap_or(3) as u8;
+    let vals = aligned
+        .iter()
+        .map(|&v| kept_components(if v[dropped as usize] < 0.0 { -v } else { v }, dropped))
+        .collect();
+    (dropped, vals)
+}

@@ -1,0 +1,449 @@
+//! Per-segment bit-width search, aware of the hierarchy.
+//!
+//! Each animated sub-track gets a ladder of levels; a level fixes a quantization step and gives
+//! every component the fewest bits reaching it (components with a small range need fewer bits,
+//! where ACL uses one rate for all three). A level's error is measured in the bone's local
+//! space at its dominant shell distance. Errors add up along a chain (a parent's error moves
+//! every child), so with a budget B per chain the cheapest choice of levels is a tree dynamic
+//! program over discretised budgets. The additive bound is pessimistic, so the budget is then
+//! scaled up as far as the real object-space error (decoded exactly as the runtime decodes)
+//! allows.
+
+use super::prepare::{Prepared, Xf, rotation_lever, vertex_error};
+use crate::anim::runtime::quant::{Dequant, MAX_BITS, SEGMENT_RANGE_STEPS, rebuild_rotation};
+use crate::anim::skeleton::NO_PARENT;
+use glam::Vec3A;
+
+/// The search aims this fraction under the target: it measures in float32, the final check in float64.
+pub const SEARCH_SAFETY: f32 = 0.99;
+/// Budget buckets of the dynamic program.
+const BUCKETS: usize = 48;
+const INF: u32 = u32::MAX / 4;
+
+/// The segment's decisions for every animated sub-track.
+pub struct SegmentChoice {
+    /// 8-bit segment range inside the clip range: min x,y,z then extent x,y,z.
+    pub ranges: Vec<[u8; 6]>,
+    pub widths: Vec<[u32; 3]>,
+}
+
+struct Level {
+    widths: [u32; 3],
+    cost: u32,
+    err: f32,
+}
+
+fn segment_range(values: &[[f32; 3]], min: [f32; 3], ext: [f32; 3], multi: bool) -> [u8; 6] {
+    if !multi {
+        return [0, 0, 0, 255, 255, 255];
+    }
+    let mut r = [0u8; 6];
+    for c in 0..3 {
+        if ext[c] <= 0.0 {
+            continue;
+        }
+        let (mut lo, mut hi) = (f32::MAX, f32::MIN);
+        for v in values {
+            lo = lo.min(v[c]);
+            hi = hi.max(v[c]);
+        }
+        let nlo = ((lo - min[c]) / ext[c] * SEGMENT_RANGE_STEPS)
+            .floor()
+            .clamp(0.0, 255.0) as u8;
+        let nhi = ((hi - min[c]) / ext[c] * SEGMENT_RANGE_STEPS)
+            .ceil()
+            .clamp(nlo as f32, 255.0) as u8;
+        r[c] = nlo;
+        r[3 + c] = nhi - nlo;
+    }
+    r
+}
+
+fn dequants(p: &Prepared, track: usize, range: &[u8; 6], widths: [u32; 3]) -> [Dequant; 3] {
+    let t = &p.tracks[track];
+    std::array::from_fn(|c| {
+        Dequant::new(
+            t.clip_min[c],
+            t.clip_ext[c],
+            range[c],
+            range[3 + c],
+            widths[c],
+        )
+    })
+}
+
+/// Decoded value of a track's stored sample, exactly as the runtime computes it.
+#[inline(always)]
+fn decode_value(v: &[f32; 3], dq: &[Dequant; 3], widths: [u32; 3]) -> [f32; 3] {
+    std::array::from_fn(|c| dq[c].value(dq[c].quantize(v[c], widths[c])))
+}
+
+struct SegmentCtx<'a> {
+    p: &'a Prepared<'a>,
+    /// (stored sample, raw sample it must reproduce)
+    refs: Vec<(usize, usize)>,
+    ranges: Vec<[u8; 6]>,
+    levels: Vec<Vec<Level>>,
+    /// Animated tracks of each bone.
+    bone_tracks: Vec<Vec<usize>>,
+}
+
+/// Searches one segment; `start` is the budget multiplier to try first (the previous segment's
+/// result is a good guess). Returns the choice and the multiplier it used.
+pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (SegmentChoice, f32) {
+    let (start, len) = p.segment_span(seg);
+    let multi = p.num_segments > 1;
+    let mut refs: Vec<(usize, usize)> = (start..start + len).map(|i| (i, i)).collect();
+    if seg == 0 && p.wrap {
+        refs.push((0, p.num_samples - 1));
+    }
+    let dom = p.dominant_shells(refs.iter().map(|r| r.1));
+    let ranges: Vec<[u8; 6]> = p
+        .tracks
+        .iter()
+        .map(|t| segment_range(&t.values[start..start + len], t.clip_min, t.clip_ext, multi))
+        .collect();
+    let mut bone_tracks = vec![Vec::new(); p.num_bones];
+    for (k, t) in p.tracks.iter().enumerate() {
+        bone_tracks[t.bone].push(k);
+    }
+    let levels = (0..p.tracks.len())
+        .map(|k| track_levels(p, k, &ranges[k], &refs, &dom, len, target))
+        .collect();
+    let ctx = SegmentCtx {
+        p,
+        refs,
+        ranges,
+        levels,
+        bone_tracks,
+    };
+    let (choice, m) = ctx.best_allocation(target, start_m);
+    let widths = choice
+        .iter()
+        .enumerate()
+        .map(|(k, &l)| ctx.levels[k][l].widths)
+        .collect();
+    (
+        SegmentChoice {
+            ranges: ctx.ranges,
+            widths,
+        },
+        m,
+    )
+}
+
+/// The ladder of levels of one track in one segment, cheapest first, with each level's local error.
+fn track_levels(
+    p: &Prepared,
+    k: usize,
+    range: &[u8; 6],
+    refs: &[(usize, usize)],
+    dom: &[f32],
+    len: usize,
+    target: f32,
+) -> Vec<Level> {
+    let t = &p.tracks[k];
+    let r: [f32; 3] =
+        std::array::from_fn(|c| t.clip_ext[c] * (range[3 + c] as f32 / SEGMENT_RANGE_STEPS));
+    let max_r = r.iter().cloned().fold(0.0f32, f32::max);
+    let mut out: Vec<Level> = Vec::new();
+    let mut push = |widths: [u32; 3]| -> f32 {
+        let dq = dequants(p, k, range, widths);
+        let mut err = 0.0f32;
+        for &(i, j) in refs {
+            let d = decode_value(&t.values[i], &dq, widths);
+            let raw = p.raw_local(t.bone, j);
+            let e = match t.kind {
+                0 => rotation_lever(raw.r, rebuild_rotation(d, p.dropped[t.bone])) * dom[t.bone],
+                1 => (Vec3A::from_array(d) - raw.t).length() * p.parent_scale[t.bone],
+                _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
+            };
+            err = err.max(e);
+        }
+        out.push(Level {
+            widths,
+            cost: (widths[0] + widths[1] + widths[2]) * len as u32,
+            err,
+        });
+        err
+    };
+    if max_r <= 0.0 {
+        push([0, 0, 0]);
+        return out;
+    }
+    // Levels in half-octave steps of the quantization step, from "everything 0 bits" upwards.
+    let mut level = -max_r.log2() - 0.5;
+    let mut last = [u32::MAX; 3];
+    loop {
+        let scale = level.exp2();
+        let widths: [u32; 3] = std::array::from_fn(|c| {
+            let x = r[c] * scale;
+            if x <= 1.0 {
+                0
+            } else {
+                ((x + 1.0).log2().ceil() as u32).min(MAX_BITS)
+            }
+        });
+        if widths != last {
+            last = widths;
+            let err = push(widths);
+            let saturated = (0..3).all(|c| r[c] <= 0.0 || widths[c] == MAX_BITS);
+            if err <= target * 1e-3 || saturated {
+                break;
+            }
+        }
+        level += 0.5;
+    }
+    out
+}
+
+impl SegmentCtx<'_> {
+    /// Cheapest levels under a chain budget `budget` (tree dynamic program), or None.
+    fn allocate(&self, budget: f32) -> Option<Vec<usize>> {
+        let p = self.p;
+        let nb = p.num_bones;
+        let k1 = BUCKETS + 1;
+        let delta = budget / BUCKETS as f32;
+        let bucket = |e: f32| -> usize {
+            let j = (e / delta).ceil();
+            if j > BUCKETS as f32 {
+                usize::MAX
+            } else {
+                j as usize
+            }
+        };
+        // Per track: min cost and level for each budget bucket.
+        let mut track_best: Vec<Vec<(u32, u32)>> = Vec::with_capacity(self.levels.len());
+        for lv in &self.levels {
+            let mut best = vec![(INF, u32::MAX); k1];
+            for (li, l) in lv.iter().enumerate() {
+                let j = bucket(l.err);
+                if j < k1 && l.cost < best[j].0 {
+                    best[j] = (l.cost, li as u32);
+                }
+            }
+            for j in 1..k1 {
+                if best[j - 1].0 < best[j].0 {
+                    best[j] = best[j - 1];
+                }
+            }
+            track_best.push(best);
+        }
+        // Per bone: combine its tracks (min-plus convolution), remembering each split.
+        let mut bone_cost = vec![vec![INF; k1]; nb];
+        let mut bone_split: Vec<Vec<Vec<u8>>> = vec![Vec::new(); nb];
+        for b in 0..nb {
+            let jf = bucket(p.fixed_err[b]);
+            if jf >= k1 {
+                return None;
+            }
+            let mut cur = vec![INF; k1];
+            for c in cur.iter_mut().skip(jf) {
+                *c = 0;
+            }
+            for &k in &self.bone_tracks[b] {
+                let tb = &track_best[k];
+                let mut next = vec![INF; k1];
+                let mut split = vec![0u8; k1];
+                for j in 0..k1 {
+                    for i in 0..=j {
+                        let c = cur[j - i].saturating_add(tb[i].0);
+                        if c < next[j] {
+                            next[j] = c;
+                            split[j] = i as u8;
+                        }
+                    }
+                }
+                cur = next;
+                bone_split[b].push(split);
+            }
+            bone_cost[b] = cur;
+        }
+        // Tree: children first (they come after their parents), each child gets what its parent leaves.
+        // Bones without animated tracks only shift their children's table (O(K), not O(K²)).
+        let mut below: Vec<Option<Vec<u32>>> = vec![None; nb];
+        let mut subtree = vec![Vec::new(); nb];
+        let mut subtree_arg = vec![Vec::new(); nb];
+        for b in (0..nb).rev() {
+            let g = &bone_cost[b];
+            let mut f = vec![INF; k1];
+            let mut arg = vec![0u8; k1];
+            let h = below[b].take();
+            if self.bone_tracks[b].is_empty() {
+                // g is 0 from its fixed bucket on: f(r) = h(r - jf).
+                let jf = g.iter().position(|&c| c == 0).unwrap_or(k1);
+                for r in jf..k1 {
+                    f[r] = h.as_ref().map_or(0, |h| h[r - jf]);
+                    arg[r] = jf as u8;
+                }
+            } else if let Some(h) = &h {
+                for r in 0..k1 {
+                    for j in 0..=r {
+                        let c = g[j].saturating_add(h[r - j]);
+                        if c < f[r] {
+                            f[r] = c;
+                            arg[r] = j as u8;
+                        }
+                    }
+                }
+            } else {
+                for r in 0..k1 {
+                    f[r] = g[r];
+                    arg[r] = r as u8;
+                }
+            }
+            if let Some(par) = (p.parents[b] != NO_PARENT).then(|| p.parents[b] as usize) {
+                match &mut below[par] {
+                    Some(acc) => {
+                        for r in 0..k1 {
+                            acc[r] = acc[r].saturating_add(f[r]).min(INF);
+                        }
+                    }
+                    slot => *slot = Some(f.clone()),
+                }
+            }
+            subtree[b] = f;
+            subtree_arg[b] = arg;
+        }
+        // Walk down: each bone's remaining budget, then split its share over its tracks.
+        let mut remaining = vec![BUCKETS; nb];
+        let mut choice = vec![0usize; self.levels.len()];
+        for b in 0..nb {
+            if p.parents[b] != NO_PARENT {
+                let par = p.parents[b] as usize;
+                remaining[b] = remaining[par] - subtree_arg[par][remaining[par]] as usize;
+            } else if subtree[b][BUCKETS] >= INF {
+                return None;
+            }
+            let mut j = subtree_arg[b][remaining[b]] as usize;
+            for (ti, &k) in self.bone_tracks[b].iter().enumerate().rev() {
+                let i = bone_split[b][ti][j] as usize;
+                choice[k] = track_best[k][i].1 as usize;
+                if choice[k] == u32::MAX as usize {
+                    return None;
+                }
+                j -= i;
+            }
+        }
+        Some(choice)
+    }
+
+    /// Max object-space error of the segment with these levels, decoded as the runtime decodes.
+    fn real_error(&self, choice: &[usize]) -> f32 {
+        let p = self.p;
+        let nb = p.num_bones;
+        let mut local: Vec<Xf> = p.fixed.clone();
+        let mut obj: Vec<Xf> = p.fixed.clone();
+        let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
+            .map(|k| dequants(p, k, &self.ranges[k], self.levels[k][choice[k]].widths))
+            .collect();
+        let mut worst = 0.0f32;
+        for &(i, j) in &self.refs {
+            for (k, t) in p.tracks.iter().enumerate() {
+                let d = decode_value(&t.values[i], &dqs[k], self.levels[k][choice[k]].widths);
+                match t.kind {
+                    0 => local[t.bone].r = rebuild_rotation(d, p.dropped[t.bone]),
+                    1 => local[t.bone].t = Vec3A::from_array(d),
+                    _ => local[t.bone].s = Vec3A::from_array(d),
+                }
+            }
+            let raw = &p.raw_obj[j * nb..(j + 1) * nb];
+            for b in 0..nb {
+                let offset;
+                if p.parents[b] == NO_PARENT {
+                    // Roots keep their translation out of the transform (float32 precision far from the origin).
+                    offset = local[b].t - Vec3A::from(p.clip.translations[p.clip.index(b, j)]);
+                    obj[b] = Xf {
+                        r: local[b].r,
+                        t: Vec3A::ZERO,
+                        s: local[b].s,
+                    };
+                } else {
+                    offset = local[p.root_of[b]].t
+                        - Vec3A::from(p.clip.translations[p.clip.index(p.root_of[b], j)]);
+                    obj[b] = Xf::compose(&obj[p.parents[b] as usize], &local[b]);
+                }
+                worst = worst.max(vertex_error(&raw[b], &obj[b], offset, p.shells[b]));
+            }
+        }
+        worst
+    }
+
+    fn cost(&self, choice: &[usize]) -> u64 {
+        choice
+            .iter()
+            .enumerate()
+            .map(|(k, &l)| self.levels[k][l].cost as u64)
+            .sum()
+    }
+
+    /// Scales the chain budget as far as the real error allows and returns the cheapest passing choice.
+    fn best_allocation(&self, target: f32, start: f32) -> (Vec<usize>, f32) {
+        let finest: Vec<usize> = self.levels.iter().map(|l| l.len() - 1).collect();
+        if self.levels.is_empty() {
+            return (finest, start);
+        }
+        let mut best: Option<(u64, Vec<usize>)> = None;
+        let mut consider = |c: Vec<usize>, this: &Self| -> bool {
+            if this.real_error(&c) <= target {
+                let cost = this.cost(&c);
+                if best.as_ref().is_none_or(|b| cost < b.0) {
+                    best = Some((cost, c));
+                }
+                true
+            } else {
+                false
+            }
+        };
+        let try_m = |m: f32, consider: &mut dyn FnMut(Vec<usize>, &Self) -> bool| -> bool {
+            match self.allocate(m * target) {
+                Some(c) => consider(c, self),
+                None => false,
+            }
+        };
+        // Grow the budget from `start` while the real error allows, shrink it while it does not,
+        // then bisect between the last pass and the first failure.
+        let step = 1.4f32;
+        let (mut lo, mut hi);
+        if try_m(start, &mut consider) {
+            lo = start;
+            hi = 0.0f32;
+            let mut m = start * step;
+            while m <= 64.0 {
+                if try_m(m, &mut consider) {
+                    lo = m;
+                    m *= step;
+                } else {
+                    hi = m;
+                    break;
+                }
+            }
+        } else {
+            hi = start;
+            lo = 0.0;
+            let mut m = start / step;
+            for _ in 0..12 {
+                if try_m(m, &mut consider) {
+                    lo = m;
+                    break;
+                }
+                hi = m;
+                m /= step;
+            }
+        }
+        if lo > 0.0 && hi > 0.0 {
+            for _ in 0..2 {
+                let mid = (lo * hi).sqrt();
+                if try_m(mid, &mut consider) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+        }
+        match best {
+            Some((_, c)) => (c, lo.max(0.05)),
+            None => (finest, 1.0),
+        }
+    }
+}

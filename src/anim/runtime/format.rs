@@ -1,0 +1,141 @@
+//! Byte layout of the `.cfa` buffer (see `docs/FORMAT.md`): constants, section arithmetic and
+//! the bit packing shared by the writer and the reader.
+
+pub const MAGIC: [u8; 4] = *b"CFA1";
+pub const VERSION: u16 = 1;
+pub const HEADER_SIZE: usize = 48;
+/// Zero bytes after the last bit stream, so a 4-byte load at any bit position stays in bounds.
+pub const TAIL_PADDING: usize = 4;
+
+pub const FLAG_WRAP: u16 = 1;
+pub const FLAG_METADATA: u16 = 2;
+pub const KNOWN_FLAGS: u16 = FLAG_WRAP | FLAG_METADATA;
+
+/// Sub-track kinds, two bits each in a bone descriptor byte.
+pub const KIND_DEFAULT: u8 = 0;
+pub const KIND_CONSTANT: u8 = 1;
+pub const KIND_ANIMATED: u8 = 2;
+/// A constant stored in 16 bits per component (rotations: kept components; translations:
+/// inside the clip's constant-translation box) when that is precise enough.
+pub const KIND_CONSTANT_Q: u8 = 3;
+
+/// Kept components of a quaternion whose largest component was dropped lie in ±1/√2.
+pub const QROT_RANGE: f32 = 0.707_2;
+const Q16_MAX: f32 = 65535.0;
+
+#[inline]
+pub fn q16_encode(v: f32, min: f32, ext: f32) -> u16 {
+    if ext <= 0.0 {
+        0
+    } else {
+        ((v - min) / ext * Q16_MAX).round().clamp(0.0, Q16_MAX) as u16
+    }
+}
+
+#[inline]
+pub fn q16_decode(q: u16, min: f32, ext: f32) -> f32 {
+    min + ext * (q as f32 / Q16_MAX)
+}
+
+pub const NO_PARENT_U16: u16 = u16::MAX;
+
+/// Bone descriptor byte: rotation kind (bits 0-1), translation kind (2-3), scale kind (4-5),
+/// dropped rotation component (6-7).
+#[inline]
+pub fn pack_descriptor(kinds: [u8; 3], dropped: u8) -> u8 {
+    kinds[0] | (kinds[1] << 2) | (kinds[2] << 4) | (dropped << 6)
+}
+
+#[inline]
+pub fn unpack_descriptor(d: u8) -> ([u8; 3], u8) {
+    ([d & 3, (d >> 2) & 3, (d >> 4) & 3], d >> 6)
+}
+
+/// Per-segment bit widths of one animated sub-track: 5 bits per component.
+#[inline]
+pub fn pack_widths(w: [u32; 3]) -> u16 {
+    (w[0] | (w[1] << 5) | (w[2] << 10)) as u16
+}
+
+#[inline]
+pub fn unpack_widths(v: u16) -> [u32; 3] {
+    let v = v as u32;
+    [v & 31, (v >> 5) & 31, (v >> 10) & 31]
+}
+
+#[inline]
+pub fn align4(x: usize) -> usize {
+    (x + 3) & !3
+}
+
+/// CRC-32 of the whole buffer except the checksum field itself (bytes 8..12).
+pub fn checksum(buf: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&buf[..8]);
+    h.update(&buf[12..]);
+    h.finalize()
+}
+
+/// LSB-first bit writer.
+#[derive(Default)]
+pub struct BitWriter {
+    pub bytes: Vec<u8>,
+    acc: u64,
+    nbits: u32,
+}
+
+impl BitWriter {
+    #[inline]
+    pub fn write(&mut self, value: u32, bits: u32) {
+        if bits == 0 {
+            return;
+        }
+        self.acc |= (value as u64 & ((1u64 << bits) - 1)) << self.nbits;
+        self.nbits += bits;
+        while self.nbits >= 8 {
+            self.bytes.push(self.acc as u8);
+            self.acc >>= 8;
+            self.nbits -= 8;
+        }
+    }
+
+    pub fn finish(mut self) -> Vec<u8> {
+        if self.nbits > 0 {
+            self.bytes.push(self.acc as u8);
+        }
+        self.bytes
+    }
+}
+
+/// Reads `bits` (≤ 24) bits at bit position `pos` of `data`. The caller guarantees
+/// `pos / 8 + 4 <= data.len()` (validated once, see `TAIL_PADDING`).
+#[inline(always)]
+pub fn read_bits(data: &[u8], pos: usize, bits: u32) -> u32 {
+    let byte = pos >> 3;
+    let word = u32::from_le_bytes([data[byte], data[byte + 1], data[byte + 2], data[byte + 3]]);
+    (word >> (pos & 7)) & ((1u32 << bits) - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn bits_round_trip(values in proptest::collection::vec((0u32..=24, any::<u32>()), 0..200)) {
+            let mut w = BitWriter::default();
+            for &(bits, v) in &values {
+                w.write(v, bits);
+            }
+            let mut bytes = w.finish();
+            bytes.extend([0u8; TAIL_PADDING]);
+            let mut pos = 0;
+            for &(bits, v) in &values {
+                let mask = if bits == 0 { 0 } else { (1u32 << bits) - 1 };
+                prop_assert_eq!(read_bits(&bytes, pos, bits), v & mask);
+                pos += bits as usize;
+            }
+        }
+    }
+}

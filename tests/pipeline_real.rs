@@ -1,0 +1,121 @@
+//! The batch over the real data (`CLIPFORGE_DATA=/path/to/shared/data`).
+
+mod common;
+
+use clipforge::anim::CompressionSettings;
+use clipforge::pipeline::report::BatchReport;
+use clipforge::pipeline::{BatchOptions, CancelToken, Progress, run_batch, scan};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn run(data: &Path, out: &Path, jobs: usize) -> BatchReport {
+    let files = scan(data);
+    let opts = BatchOptions {
+        settings: CompressionSettings::default(),
+        output_root: out.to_path_buf(),
+        jobs,
+        use_skip_cache: false,
+    };
+    run_batch(&files, &opts, &Progress::default(), &CancelToken::default())
+}
+
+/// Inputs expected to fail: ACL scalar track lists (not supported), the clip holding 1e25, and
+/// ACL's commented format reference (a clip and a track list in one file: refused by the importer
+/// at the repeated `settings` key).
+fn expected_failure(input: &str) -> bool {
+    let name = Path::new(input)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    name.starts_with("track_list_")
+        || name == "no_output_scalar_tracks.acl.sjson"
+        || name == "09_02_with_inf_error.acl.sjson"
+        || name == "format_reference.acl.sjson"
+}
+
+#[test]
+fn batch_over_all_real_data() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = scan(&data);
+    assert!(files.len() >= 80, "only {} files found", files.len());
+    let report = run(&data, dir.path(), 0);
+    let mut unexpected = Vec::new();
+    for c in &report.clips {
+        match (&c.error, expected_failure(&c.input)) {
+            (None, false) => {
+                assert!(c.bones > 0 || c.input.contains("no_output"), "{c:?}");
+                assert!(c.compressed_bytes > 0 && c.file_bytes > 0);
+                assert!(c.max_error_cm.is_finite());
+                assert!(Path::new(c.output.as_ref().unwrap()).is_file());
+            }
+            (Some(e), true) => {
+                let name = Path::new(&c.input)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                assert!(e.contains(&name), "the error should name the file: {e}");
+            }
+            (Some(e), false) => unexpected.push(format!("FAILED {e}")),
+            (None, true) => unexpected.push(format!("should have failed: {}", c.input)),
+        }
+    }
+    assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
+    // glTF files with several animations give one row and one output per animation.
+    let robot: Vec<_> = report
+        .clips
+        .iter()
+        .filter(|c| c.input.ends_with("robot.glb"))
+        .collect();
+    assert_eq!(robot.len(), 14);
+    assert!(robot.iter().any(|c| {
+        c.output
+            .as_deref()
+            .is_some_and(|o| o.ends_with("robot.3_Robot_Jump.cfa"))
+    }));
+    assert!(report.totals.ratio > 0.0);
+    eprintln!(
+        "{} clips, {} failed, ratio {:.2}, worst {:.4} cm, wall {:.0} ms",
+        report.totals.clips,
+        report.totals.failed,
+        report.totals.ratio,
+        report.totals.max_error_cm,
+        report.totals.wall_ms
+    );
+}
+
+#[test]
+fn one_job_and_all_cores_give_the_same_sizes() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let sizes = |r: &BatchReport| -> BTreeMap<String, (u64, u64, Option<String>)> {
+        r.clips
+            .iter()
+            .map(|c| {
+                (
+                    format!("{}#{}", c.input, c.clip),
+                    (c.compressed_bytes, c.file_bytes, c.error.clone()),
+                )
+            })
+            .collect()
+    };
+    let one = run(&data, a.path(), 1);
+    let all = run(&data, b.path(), 0);
+    assert_eq!(sizes(&one), sizes(&all));
+    for c in one.clips.iter().filter(|c| c.error.is_none()) {
+        let rel = Path::new(c.output.as_ref().unwrap())
+            .strip_prefix(a.path())
+            .unwrap();
+        assert_eq!(
+            std::fs::read(a.path().join(rel)).unwrap(),
+            std::fs::read(b.path().join(rel)).unwrap()
+        );
+    }
+}
