@@ -11,7 +11,7 @@ use crate::anim::error::{object_space_f64, vertex_error};
 use crate::anim::{ClipReader, Looping, Pose, RawClip, formats};
 use crate::pipeline::report::ClipReport;
 use eframe::egui;
-use egui_plot::{Bar, BarChart, HLine, HoverPosition, Legend, Line, Plot, PlotPoints, VLine};
+use egui_plot::{Bar, BarChart, HLine, HoverPosition, Line, Plot, PlotPoints, VLine};
 use glam::{Quat, Vec3};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
@@ -402,7 +402,10 @@ impl AppState {
         threshold: f64,
         plot_h: f32,
     ) {
-        ui.label(egui::RichText::new("Max error over time (cm)").strong());
+        ui.horizontal(|ui| {
+            ui.label(egui::RichText::new("Max error over time (cm)").strong());
+            ui.weak("red: threshold · click: jump");
+        });
         let Some(d) =
             data.filter(|d| d.lossy_pos.is_some() || d.per_sample_err.iter().any(|&e| e > 0.0))
         else {
@@ -424,7 +427,6 @@ impl AppState {
             .include_y(0.0)
             .include_y(threshold * 1.1)
             .x_axis_label("time (s)")
-            .legend(Legend::default())
             .label_formatter(|h| {
                 Some(match h {
                     HoverPosition::NearDataPoint {
@@ -454,7 +456,10 @@ impl AppState {
             self.detail.viewer.sample = s as f32;
             self.detail.viewer.playing = false;
         }
-        ui.label(egui::RichText::new("Max error per bone (cm)").strong());
+        ui.horizontal(|ui| {
+            ui.label(egui::RichText::new("Max error per bone (cm)").strong());
+            ui.weak("red: worst bone · click: pick");
+        });
         let focus = self.detail.viewer.focus_bone;
         let bars: Vec<Bar> = d
             .per_bone_err
