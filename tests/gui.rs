@@ -120,7 +120,7 @@ fn type_folder_compress_all_and_see_sizes_and_errors() {
         assert!(h.query_all_by_label(&e).count() >= 1, "error {e} shown");
     }
     // Footer totals.
-    h.get_by_label_contains("compress time p50");
+    h.get_by_label_contains("compression time per clip: p50");
     h.get_by_label_contains("worst max error");
 
     // A second run skips everything (same inputs, same settings).

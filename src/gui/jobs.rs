@@ -170,6 +170,22 @@ pub fn start_batch(
     }
 }
 
+/// Worker threads for background work: the user's choice, else every core but one (so the UI
+/// thread is never starved on small machines), at least one.
+pub fn background_workers(jobs: usize) -> usize {
+    if jobs > 0 {
+        return jobs;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_sub(1).max(1)
+}
+
+/// The folder as the watcher reports it (canonical), so watch results match the table's rows.
+fn canonical(p: &str) -> PathBuf {
+    let p = PathBuf::from(p);
+    p.canonicalize().unwrap_or(p)
+}
+
 fn inspect_file(path: &std::path::Path) -> Inspect {
     match formats::load_clips(path) {
         Ok(clips) => Inspect::Clips(
@@ -191,7 +207,7 @@ fn inspect_file(path: &std::path::Path) -> Inspect {
 impl AppState {
     /// Scans the input folder on a thread (the table fills when it returns).
     pub fn start_scan(&mut self) {
-        let root = PathBuf::from(self.persisted.input_dir.trim());
+        let root = canonical(self.persisted.input_dir.trim());
         if !root.is_dir() {
             self.message = Some((format!("Input folder not found: {}", root.display()), true));
             return;
@@ -234,12 +250,22 @@ impl AppState {
         let total = paths.len();
         let s = stop.clone();
         std::thread::spawn(move || {
-            let _ = paths.par_iter().enumerate().try_for_each(|(i, p)| {
-                if s.load(Ordering::Relaxed) {
-                    return Err(());
-                }
-                tx.send((i, inspect_file(p))).map_err(|_| ())
-            });
+            let run = || {
+                let _ = paths.par_iter().enumerate().try_for_each(|(i, p)| {
+                    if s.load(Ordering::Relaxed) {
+                        return Err(());
+                    }
+                    tx.send((i, inspect_file(p))).map_err(|_| ())
+                });
+            };
+            // Its own pool, one core short, so the UI thread keeps a core.
+            match rayon::ThreadPoolBuilder::new()
+                .num_threads(background_workers(0))
+                .build()
+            {
+                Ok(pool) => pool.install(run),
+                Err(_) => run(),
+            }
         });
         self.inspect_job = Some(InspectJob {
             stop,
@@ -285,7 +311,7 @@ impl AppState {
         if self.batch.is_some() {
             return;
         }
-        let input = PathBuf::from(self.persisted.input_dir.trim());
+        let input = canonical(self.persisted.input_dir.trim());
         let output = PathBuf::from(self.persisted.output_dir.trim());
         if self.persisted.output_dir.trim().is_empty() {
             self.message = Some(("Choose an output folder first".into(), true));
@@ -334,7 +360,7 @@ impl AppState {
         let options = BatchOptions {
             settings: self.compression_settings(),
             output_root: output,
-            jobs: self.persisted.settings.jobs,
+            jobs: background_workers(self.persisted.settings.jobs),
             use_skip_cache: self.persisted.settings.use_skip_cache,
         };
         self.frame_stats.worst_during_batch_ms = 0.0;

@@ -358,6 +358,10 @@ impl AppState {
             self.compress(scope);
         }
         self.detail.poll();
+        if self.batch.is_none() && ctx.dragged_id().is_none() && !ctx.egui_wants_keyboard_input() {
+            self.watch
+                .sync(self.persisted.output_dir.trim(), &self.persisted.settings);
+        }
         for rows in self.watch.poll() {
             // Watched files land in the table too (one generation per watched file).
             self.batch_generation += 1;
@@ -367,7 +371,6 @@ impl AppState {
         }
         self.library
             .rebuild_if_needed(&self.persisted, &self.filter, self.batch.as_ref());
-        let _ = ctx;
     }
 
     /// Cancels the running batch (Esc).

@@ -236,6 +236,11 @@ impl Library {
         self.mark_dirty();
     }
 
+    /// How often rows are rebuilt while results stream in: 200 ms, longer for huge tables.
+    fn rebuild_interval(&self) -> Duration {
+        Duration::from_millis(200 + (self.files.len() as u64 / 25).min(800))
+    }
+
     pub fn row(&self, key: &RowKey) -> Option<&Row> {
         self.rows.iter().find(|r| &r.key == key)
     }
@@ -257,7 +262,7 @@ impl Library {
         if self.dirty
             && self
                 .last_rebuild
-                .is_none_or(|t| t.elapsed() > Duration::from_millis(200))
+                .is_none_or(|t| t.elapsed() > self.rebuild_interval())
         {
             self.rebuild_rows(&settings, batch);
             self.dirty = false;

@@ -55,7 +55,7 @@ pub struct SettingsState {
     pub override_shell: bool,
     pub shell_distance_cm: f32,
     pub use_skip_cache: bool,
-    /// Worker threads; 0 = all cores.
+    /// Worker threads; 0 = every core but one (the UI keeps one).
     pub jobs: usize,
 }
 
@@ -149,7 +149,7 @@ impl AppState {
             ui.checkbox(&mut s.use_skip_cache, "Skip unchanged clips")
                 .on_hover_text("Skip clips whose input and settings match the last run (skip cache)");
             ui.horizontal(|ui| {
-                let l = ui.label("Threads (0 = all)");
+                let l = ui.label("Threads (0 = auto)");
                 ui.add(egui::DragValue::new(&mut s.jobs).range(0..=256)).labelled_by(l.id);
             });
         });

@@ -33,6 +33,9 @@ pub struct WatchEvent {
 struct Watcher {
     folder: String,
     handle: WatchHandle,
+    /// What it was started with (restarted when the user changes them).
+    settings: SettingsState,
+    output: String,
 }
 
 #[derive(Default)]
@@ -62,7 +65,7 @@ impl WatchState {
             return;
         }
         let mut opts = WatchOptions::new(settings.compression(), PathBuf::from(output.trim()));
-        opts.batch.jobs = settings.jobs;
+        opts.batch.jobs = super::jobs::background_workers(settings.jobs);
         match start_watch(Path::new(folder), opts) {
             Ok(handle) => {
                 self.push(event(
@@ -73,6 +76,8 @@ impl WatchState {
                 self.watchers.push(Watcher {
                     folder: folder.to_string(),
                     handle,
+                    settings: settings.clone(),
+                    output: output.to_string(),
                 });
             }
             Err(e) => self.push(event(folder, WatchKind::Failed, e)),
@@ -84,6 +89,25 @@ impl WatchState {
         self.watchers.retain(|w| w.folder != folder);
         if self.watchers.len() != before {
             self.push(event(folder, WatchKind::Info, "stopped watching".into()));
+        }
+    }
+
+    /// Restarts the watchers whose settings or output folder are not the current ones.
+    pub fn sync(&mut self, output: &str, settings: &SettingsState) {
+        let outdated: Vec<String> = self
+            .watchers
+            .iter()
+            .filter(|w| w.output != output || w.settings.compression() != settings.compression())
+            .map(|w| w.folder.clone())
+            .collect();
+        for f in outdated {
+            self.watchers.retain(|w| w.folder != f);
+            self.push(event(
+                &f,
+                WatchKind::Info,
+                "settings or output changed: restarting".into(),
+            ));
+            self.start(&f, output, settings);
         }
     }
 
