@@ -142,7 +142,15 @@ impl WatchState {
                         (WatchKind::Compressed, describe(&name, &e.reports))
                     }
                     WatchEventKind::Skipped => (WatchKind::Skipped, format!("{name}: up to date")),
-                    WatchEventKind::Failed(m) => (WatchKind::Failed, format!("{name}: {m}")),
+                    WatchEventKind::Failed(m) => {
+                        // The message usually starts with the full path: keep the short name only.
+                        let full = e.path.display().to_string();
+                        let m = m
+                            .strip_prefix(&full)
+                            .map(|r| r.trim_start_matches(':').trim_start())
+                            .unwrap_or(m);
+                        (WatchKind::Failed, format!("{name}: {m}"))
+                    }
                     WatchEventKind::Removed => (
                         WatchKind::Removed,
                         format!("{name}: input gone, {} output(s) deleted", e.outputs.len()),
@@ -273,7 +281,7 @@ pub fn watch_ui(
         .striped(true)
         .column(egui_extras::Column::exact(70.0))
         .column(egui_extras::Column::exact(90.0))
-        .column(egui_extras::Column::initial(260.0).clip(true))
+        .column(egui_extras::Column::initial(190.0).clip(true))
         .column(egui_extras::Column::remainder().clip(true))
         .header(h, |mut r| {
             for t in ["Time (UTC)", "Event", "Folder", "Details"] {
