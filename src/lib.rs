@@ -6,6 +6,9 @@
 //! - [`anim`]: the animation clip codec (raw data, importers, compression, runtime format, error metric).
 //! - [`headers`]: the C/C++ header profiler.
 
+// Parallel arrays indexed by bone (structure-of-arrays) read best as index loops.
+#![allow(clippy::needless_range_loop)]
+
 pub mod anim;
 pub mod headers;
 pub mod pipeline;

@@ -352,3 +352,56 @@ fn cli_watch_compresses_new_files() {
     );
     assert!(out.join("w.cfa").is_file());
 }
+
+#[test]
+fn outputs_of_another_root_are_never_deleted_and_offline_deletions_are_caught_up() {
+    use clipforge::pipeline::{BatchOptions, CancelToken, Progress, run_batch, scan};
+    let (_d, input, out) = dirs();
+    std::fs::create_dir_all(input.join("sub")).unwrap();
+    std::fs::write(input.join("b.acl.sjson"), clip_text(1, 10)).unwrap();
+    std::fs::write(input.join("sub/a.acl.sjson"), clip_text(2, 10)).unwrap();
+    // A batch of the whole tree into `out`...
+    let opts = BatchOptions {
+        settings: CompressionSettings::default(),
+        output_root: out.clone(),
+        jobs: 1,
+        use_skip_cache: true,
+    };
+    let r = run_batch(
+        &scan(&input),
+        &opts,
+        &Progress::default(),
+        &CancelToken::default(),
+    );
+    assert_eq!(r.totals.failed, 0);
+    assert!(out.join("b.cfa").is_file() && out.join("sub/a.cfa").is_file());
+    // ...then a watch of the sub-folder into the same `out`: its root holds no `b` or `sub`, which
+    // must not be taken for deleted inputs.
+    let sub = input.join("sub");
+    let mut h = start(&sub, &out);
+    let c = sub.join("c.acl.sjson");
+    std::fs::write(&c, clip_text(3, 10)).unwrap();
+    let evs = collect_until(&h, Duration::from_secs(20), |evs| {
+        evs.iter().any(|e| is(&WatchEventKind::Compressed, &c, e))
+    });
+    assert!(
+        evs.iter().all(|e| e.kind != WatchEventKind::Removed),
+        "{evs:?}"
+    );
+    assert!(
+        out.join("b.cfa").is_file()
+            && out.join("sub/a.cfa").is_file()
+            && out.join("c.cfa").is_file()
+    );
+    h.stop();
+
+    // Deleted while no watcher ran: caught up at the next start.
+    std::fs::remove_file(&c).unwrap();
+    let mut h = start(&sub, &out);
+    collect_until(&h, Duration::from_secs(20), |evs| {
+        evs.iter().any(|e| is(&WatchEventKind::Removed, &c, e))
+    });
+    assert!(!out.join("c.cfa").exists());
+    assert!(out.join("b.cfa").is_file() && out.join("sub/a.cfa").is_file());
+    h.stop();
+}

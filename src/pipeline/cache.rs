@@ -33,6 +33,10 @@ pub struct CacheEntry {
     pub base: String,
     pub outputs: Vec<CachedOutput>,
     pub reports: Vec<ClipReport>,
+    /// Canonical input root the key is relative to. The watcher only ever deletes outputs of
+    /// entries made from the folder it watches.
+    #[serde(default)]
+    pub input_root: String,
 }
 
 impl CacheEntry {
@@ -150,6 +154,19 @@ impl SkipCache {
             self.dirty.store(true, Ordering::Relaxed);
         }
         out
+    }
+
+    /// Copies of every entry for `key` or under it (`key/...`); an empty key lists everything.
+    pub fn entries_under(&self, key: &str) -> Vec<(String, CacheEntry)> {
+        self.lock()
+            .iter()
+            .filter(|(k, _)| {
+                key.is_empty()
+                    || *k == key
+                    || (k.starts_with(key) && k[key.len()..].starts_with('/'))
+            })
+            .map(|(k, e)| (k.clone(), e.clone()))
+            .collect()
     }
 
     /// Keys of every entry for `key` or under it (`key/...`); an empty key lists everything.

@@ -543,6 +543,8 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         rows.push(row);
     }
 
+    let input_root = input_root_of(file);
+
     // Outputs the previous run made for this input that this run did not remake (a renamed or
     // removed glTF animation) are stale: delete them.
     if let Some(prev) = &previous {
@@ -562,6 +564,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
                 base: cache::cache_key(&job.base),
                 outputs: written,
                 reports: rows.clone(),
+                input_root,
             },
         );
     } else if rows.iter().any(|r| r.error.is_some() && !r.cancelled) {
@@ -574,6 +577,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
                 base: cache::cache_key(&job.base),
                 outputs: written,
                 reports: Vec::new(),
+                input_root,
             },
         );
     } else if !written.is_empty() || previous.is_some() {
@@ -586,6 +590,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
                 base: cache::cache_key(&job.base),
                 outputs: written,
                 reports: Vec::new(),
+                input_root,
             },
         );
     }
@@ -594,6 +599,17 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         import_failed: false,
         outputs,
     }
+}
+
+/// The canonical root folder `file.relative` is relative to.
+pub(crate) fn input_root_of(file: &ClipFile) -> String {
+    let n = file.relative.components().count();
+    file.path
+        .ancestors()
+        .nth(n)
+        .and_then(|r| r.canonicalize().ok())
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Applies the shell distance override, as the compressor does, so the measured error matches
@@ -734,6 +750,10 @@ pub fn run_batch_with(
         owner.push(*first_owner.entry(b.as_path()).or_insert(i));
     }
 
+    // A panicking callback must not take the batch down with it.
+    let on_row = |r: &ClipReport| {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_row(r)));
+    };
     let work = |i: usize| -> Vec<ClipReport> {
         let file = &files[i];
         if owner[i] != i {
@@ -780,7 +800,9 @@ pub fn run_batch_with(
 
     let clips: Vec<ClipReport> = per_file.into_iter().flatten().collect();
     if let Err(e) = cache.save(&options.output_root) {
-        eprintln!(
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
             "clipforge: could not save the skip cache in {}: {e}",
             options.output_root.display()
         );

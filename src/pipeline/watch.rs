@@ -228,6 +228,7 @@ impl Worker {
             .build()
             .ok();
         if self.opts.initial_scan {
+            self.forget_missing();
             self.rescan(&self.root.clone(), true);
         }
         while !stop.load(Ordering::Relaxed) {
@@ -372,9 +373,9 @@ impl Worker {
         let key = cache_key(rel);
         let skip = if key.is_empty() { 0 } else { key.len() + 1 };
         let children: std::collections::BTreeSet<String> = self
-            .cache
-            .keys_under(&key)
+            .entries_under(&key)
             .into_iter()
+            .map(|(k, _)| k)
             .filter(|k| k.len() > skip)
             .map(|k| k[skip..].split('/').next().unwrap_or_default().to_string())
             .collect();
@@ -423,20 +424,36 @@ impl Worker {
         }
     }
 
-    /// Inputs whose cache entry or pending entry remains but which no longer exist.
+    /// Cache entries made from this watch's input root (never those of another root sharing
+    /// the output folder).
+    fn entries_under(&self, key: &str) -> Vec<(String, super::cache::CacheEntry)> {
+        let root = self.root.to_string_lossy();
+        self.cache
+            .entries_under(key)
+            .into_iter()
+            .filter(|(_, e)| e.input_root == root)
+            .collect()
+    }
+
+    /// Removes and returns [`Self::entries_under`].
+    fn take_under(&self, key: &str) -> Vec<(String, super::cache::CacheEntry)> {
+        let entries = self.entries_under(key);
+        for (k, _) in &entries {
+            self.cache.remove(k);
+        }
+        entries
+    }
+
+    /// Inputs whose cache entry or pending entry remains but which no longer exist (deleted
+    /// while the watcher was not running, or while events were lost).
     fn forget_missing(&mut self) {
         self.pending.retain(|p, _| p.exists());
-        let all = self.cache.remove_under("");
-        let mut missing = Vec::new();
-        for (k, e) in all {
-            if self.root.join(&k).exists() {
-                self.cache.insert(k, e);
-            } else {
-                missing.push((k, e));
+        for (k, _) in self.entries_under("") {
+            if !self.root.join(&k).exists()
+                && let Some(e) = self.cache.remove(&k)
+            {
+                self.drop_outputs(&k, e);
             }
-        }
-        for (k, e) in missing {
-            self.drop_outputs(&k, e);
         }
     }
 
@@ -474,7 +491,7 @@ impl Worker {
         if key.is_empty() {
             return;
         }
-        let entries = self.cache.remove_under(&key);
+        let entries = self.take_under(&key);
         if entries.is_empty() {
             // Not in the cache (e.g. the cache was deleted): remove the output its name gives.
             if crate::anim::formats::ClipFormat::from_path(path).is_some() {
@@ -525,8 +542,10 @@ impl Worker {
                 continue;
             }
             if p.sig != cur {
+                // Still changing: wait again, and a later import failure starts a fresh count.
                 p.sig = cur;
                 p.due = now + self.opts.settle;
+                p.attempts = 0;
                 continue;
             }
             let attempts = p.attempts;

@@ -27,7 +27,7 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&s.as_bytes()[..end]);
 }
 fn pad4(out: &mut Vec<u8>) {
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0);
     }
 }
@@ -75,6 +75,9 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
             for r in &choice.ranges {
                 out.extend_from_slice(r);
             }
+        }
+        for t in p.tracks.iter().filter(|t| t.per_segment_dropped) {
+            out.push(t.dropped[s]);
         }
         pad4(&mut out);
         let data_off = out.len();

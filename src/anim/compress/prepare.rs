@@ -5,7 +5,8 @@
 use super::{CompressionSettings, SEGMENT_SIZE};
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::{
-    KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT, QROT_RANGE, q16_decode, q16_encode,
+    DROPPED_PER_SEGMENT, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT, QROT_RANGE,
+    q16_decode, q16_encode,
 };
 use crate::anim::runtime::quant::{self, kept_components, rebuild_rotation};
 use crate::anim::skeleton::NO_PARENT;
@@ -17,6 +18,9 @@ const CONSTANT_SHARE: f32 = 0.3;
 const FIXED_CHAIN_SHARE: f32 = 0.5;
 /// A clip loops when its last pose is within this share of the budget of its first.
 const LOOP_SHARE: f32 = 0.05;
+/// Rebuilding a dropped component loses float32 precision as it nears zero; below this over the
+/// clip, the dropped component is chosen per segment instead.
+const MIN_CLIP_DROPPED: f32 = 0.3;
 
 /// An object-space (or local) transform in float32.
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +71,11 @@ pub struct Track {
     /// 0 rotation, 1 translation, 2 scale.
     pub kind: usize,
     pub values: Vec<[f32; 3]>,
+    /// Dropped quaternion component in each segment (rotations; the same in every segment unless
+    /// the bone's descriptor says per segment).
+    pub dropped: Vec<u8>,
+    /// The dropped component is stored per segment.
+    pub per_segment_dropped: bool,
     pub clip_min: [f32; 3],
     pub clip_ext: [f32; 3],
 }
@@ -481,9 +490,13 @@ fn classify(p: &mut Prepared, target: f32) {
                 }
                 KIND_ANIMATED => {
                     let ns = p.num_stored;
+                    let mut seg_dropped = vec![3u8; p.num_segments];
+                    let mut per_segment = false;
                     let values: Vec<[f32; 3]> = match k {
                         0 => {
-                            let (dropped, vals) = rotation_track_values(&rots[..ns]);
+                            let (dropped, vals) =
+                                rotation_track_values(p, &rots[..ns], &mut seg_dropped);
+                            per_segment = dropped == DROPPED_PER_SEGMENT;
                             p.dropped[b] = dropped;
                             vals
                         }
@@ -503,6 +516,8 @@ fn classify(p: &mut Prepared, target: f32) {
                         bone: b,
                         kind: k,
                         values,
+                        dropped: seg_dropped,
+                        per_segment_dropped: per_segment,
                         clip_min: lo,
                         clip_ext: ext,
                     });
@@ -515,9 +530,16 @@ fn classify(p: &mut Prepared, target: f32) {
 }
 
 /// Makes a rotation track continuous (each sample in the hemisphere of the previous), picks the
-/// component that stays farthest from zero to drop, and returns the three kept components with
-/// the dropped one made non-negative (ACL always drops W; the largest one loses less precision).
-fn rotation_track_values(rots: &[Quat]) -> (u8, Vec<[f32; 3]>) {
+/// component that stays farthest from zero to drop (ACL always drops W; the largest one loses
+/// less precision), and returns the three kept components with the dropped one made
+/// non-negative. When every component nears zero somewhere (a root turning around), the choice
+/// is made per segment instead and [`DROPPED_PER_SEGMENT`] is returned; `seg_dropped` gets the
+/// component dropped in each segment.
+fn rotation_track_values(
+    p: &Prepared,
+    rots: &[Quat],
+    seg_dropped: &mut [u8],
+) -> (u8, Vec<[f32; 3]>) {
     let mut aligned: Vec<Vec4> = Vec::with_capacity(rots.len());
     for &q in rots {
         let v = Vec4::from(q);
@@ -527,16 +549,34 @@ fn rotation_track_values(rots: &[Quat]) -> (u8, Vec<[f32; 3]>) {
         };
         aligned.push(v);
     }
-    let dropped = (0..4)
-        .max_by(|&a, &b| {
-            let ma = aligned.iter().map(|v| v[a].abs()).fold(f32::MAX, f32::min);
-            let mb = aligned.iter().map(|v| v[b].abs()).fold(f32::MAX, f32::min);
-            ma.total_cmp(&mb).then(a.cmp(&b))
-        })
-        .unwrap_or(3) as u8;
-    let vals = aligned
-        .iter()
-        .map(|&v| kept_components(if v[dropped as usize] < 0.0 { -v } else { v }, dropped))
-        .collect();
-    (dropped, vals)
+    let best_of = |samples: &[Vec4], candidates: &[u8]| -> (u8, f32) {
+        candidates
+            .iter()
+            .map(|&j| {
+                (
+                    j,
+                    samples
+                        .iter()
+                        .map(|v| v[j as usize].abs())
+                        .fold(f32::MAX, f32::min),
+                )
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+            .unwrap_or((3, 1.0))
+    };
+    let keep = |v: Vec4, j: u8| kept_components(if v[j as usize] < 0.0 { -v } else { v }, j);
+    // At clip level the per-segment marker value is not a component choice.
+    let (dropped, min_abs) = best_of(&aligned, &[0, 1, 3]);
+    if min_abs >= MIN_CLIP_DROPPED || p.num_segments <= 1 && min_abs > 0.0 {
+        seg_dropped.iter_mut().for_each(|d| *d = dropped);
+        return (dropped, aligned.iter().map(|&v| keep(v, dropped)).collect());
+    }
+    let mut vals = Vec::with_capacity(aligned.len());
+    for (s, d) in seg_dropped.iter_mut().enumerate() {
+        let (start, len) = p.segment_span(s);
+        let seg = &aligned[start..start + len];
+        *d = best_of(seg, &[0, 1, 2, 3]).0;
+        vals.extend(seg.iter().map(|&v| keep(v, *d)));
+    }
+    (DROPPED_PER_SEGMENT, vals)
 }

@@ -19,6 +19,8 @@ pub const SEARCH_SAFETY: f32 = 0.99;
 /// Budget buckets of the dynamic program.
 const BUCKETS: usize = 48;
 const INF: u32 = u32::MAX / 4;
+/// The largest chain budget tried, as a multiple of the target.
+const MAX_BUDGET_MULTIPLIER: f32 = 8.0;
 
 /// The segment's decisions for every animated sub-track.
 pub struct SegmentChoice {
@@ -80,6 +82,7 @@ fn decode_value(v: &[f32; 3], dq: &[Dequant; 3], widths: [u32; 3]) -> [f32; 3] {
 
 struct SegmentCtx<'a> {
     p: &'a Prepared<'a>,
+    seg: usize,
     /// (stored sample, raw sample it must reproduce)
     refs: Vec<(usize, usize)>,
     ranges: Vec<[u8; 6]>,
@@ -108,10 +111,11 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
         bone_tracks[t.bone].push(k);
     }
     let levels = (0..p.tracks.len())
-        .map(|k| track_levels(p, k, &ranges[k], &refs, &dom, len, target))
+        .map(|k| track_levels(p, k, seg, &ranges[k], &refs, &dom, len, target))
         .collect();
     let ctx = SegmentCtx {
         p,
+        seg,
         refs,
         ranges,
         levels,
@@ -133,9 +137,11 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
 }
 
 /// The ladder of levels of one track in one segment, cheapest first, with each level's local error.
+#[allow(clippy::too_many_arguments)]
 fn track_levels(
     p: &Prepared,
     k: usize,
+    seg: usize,
     range: &[u8; 6],
     refs: &[(usize, usize)],
     dom: &[f32],
@@ -154,7 +160,7 @@ fn track_levels(
             let d = decode_value(&t.values[i], &dq, widths);
             let raw = p.raw_local(t.bone, j);
             let e = match t.kind {
-                0 => rotation_lever(raw.r, rebuild_rotation(d, p.dropped[t.bone])) * dom[t.bone],
+                0 => rotation_lever(raw.r, rebuild_rotation(d, t.dropped[seg])) * dom[t.bone],
                 1 => (Vec3A::from_array(d) - raw.t).length() * p.parent_scale[t.bone],
                 _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
             };
@@ -171,8 +177,17 @@ fn track_levels(
         push([0, 0, 0]);
         return out;
     }
-    // Levels in half-octave steps of the quantization step, from "everything 0 bits" upwards.
-    let mut level = -max_r.log2() - 0.5;
+    // Levels in half-octave steps of the quantization step. The dynamic program never uses a
+    // level whose error is above the largest budget it tries, so the ladder starts about there
+    // (from the error a step produces at this track's lever) rather than at "all 0 bits".
+    let lever = match t.kind {
+        0 => 2.0 * dom[t.bone],
+        1 => p.parent_scale[t.bone],
+        _ => dom[t.bone],
+    }
+    .max(1e-6);
+    let coarsest_useful = -((MAX_BUDGET_MULTIPLIER * target) / lever).log2() - 1.0;
+    let mut level = (-max_r.log2() - 0.5).max(coarsest_useful.floor());
     let mut last = [u32::MAX; 3];
     loop {
         let scale = level.exp2();
@@ -188,7 +203,8 @@ fn track_levels(
             last = widths;
             let err = push(widths);
             let saturated = (0..3).all(|c| r[c] <= 0.0 || widths[c] == MAX_BITS);
-            if err <= target * 1e-3 || saturated {
+            // Finer than the smallest budget bucket is never worth its bits.
+            if err <= target / (2.0 * BUCKETS as f32) || saturated {
                 break;
             }
         }
@@ -342,7 +358,7 @@ impl SegmentCtx<'_> {
             for (k, t) in p.tracks.iter().enumerate() {
                 let d = decode_value(&t.values[i], &dqs[k], self.levels[k][choice[k]].widths);
                 match t.kind {
-                    0 => local[t.bone].r = rebuild_rotation(d, p.dropped[t.bone]),
+                    0 => local[t.bone].r = rebuild_rotation(d, t.dropped[self.seg]),
                     1 => local[t.bone].t = Vec3A::from_array(d),
                     _ => local[t.bone].s = Vec3A::from_array(d),
                 }
@@ -409,7 +425,7 @@ impl SegmentCtx<'_> {
             lo = start;
             hi = 0.0f32;
             let mut m = start * step;
-            while m <= 64.0 {
+            while m <= MAX_BUDGET_MULTIPLIER {
                 if try_m(m, &mut consider) {
                     lo = m;
                     m *= step;

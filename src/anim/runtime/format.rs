@@ -39,6 +39,11 @@ pub fn q16_decode(q: u16, min: f32, ext: f32) -> f32 {
 
 pub const NO_PARENT_U16: u16 = u16::MAX;
 
+/// In the descriptor of a bone with an animated rotation, this "dropped component" value means
+/// the dropped component is chosen per segment (one byte per segment), for rotations where every
+/// component comes close to zero somewhere in the clip (a root turning around).
+pub const DROPPED_PER_SEGMENT: u8 = 2;
+
 /// Bone descriptor byte: rotation kind (bits 0-1), translation kind (2-3), scale kind (4-5),
 /// dropped rotation component (6-7).
 #[inline]

@@ -9,8 +9,8 @@ use super::clip::RawClip;
 use super::pose::Pose;
 use super::skeleton::{BoneDesc, Skeleton};
 use format::*;
-use glam::{Quat, Vec3, Vec3A};
-use quant::{Dequant, num_segments, rebuild_rotation};
+use glam::{Quat, Vec3, Vec3A, Vec4};
+use quant::{Dequant, num_segments, rebuild_rotation, rebuild_rotation_unnormalized};
 use std::fmt;
 
 /// How time outside `[0, duration]` is handled.
@@ -134,19 +134,31 @@ pub struct ClipReader<'a> {
     num_segments: usize,
     wrap: bool,
     desc_off: usize,
-    const_off: usize,
-    clip_range_off: usize,
     seg_header_off: usize,
     num_animated: usize,
     runtime_size: usize,
-    qbox_off: usize,
-    qconst_off: usize,
-    /// Index of each bone's first constant, 16-bit constant and animated sub-track (single-bone path).
-    bone_first: Vec<[u32; 3]>,
-    bind_rotations: Vec<Quat>,
-    bind_translations: Vec<Vec3A>,
-    bind_scales: Vec<Vec3A>,
+    /// Every default and constant sub-track decoded once, at construction: the hot path only
+    /// copies them and decodes the animated ones.
+    fixed_rotations: Vec<Quat>,
+    fixed_translations: Vec<Vec3A>,
+    fixed_scales: Vec<Vec3A>,
+    /// The animated sub-tracks in stream order.
+    animated: Vec<AnimatedTrack>,
+    /// Clip range (min x,y,z, extent x,y,z) of each animated sub-track, read once.
+    clip_ranges: Vec<[f32; 6]>,
+    /// Per bone: index of its first animated sub-track and how many it has.
+    bone_animated: Vec<(u32, u8)>,
     meta: Metadata,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct AnimatedTrack {
+    bone: u32,
+    /// 0 rotation, 1 translation, 2 scale.
+    kind: u8,
+    dropped: u8,
+    /// For a rotation whose dropped component is stored per segment: its slot in the segment's list.
+    per_segment_slot: Option<u16>,
 }
 
 /// Where one sample's data lives: its segment's widths, ranges and the bit position.
@@ -154,6 +166,7 @@ pub struct ClipReader<'a> {
 struct SampleCursor {
     widths_off: usize,
     ranges_off: Option<usize>,
+    dropped_off: usize,
     bitpos: usize,
 }
 
@@ -242,14 +255,19 @@ impl<'a> ClipReader<'a> {
         let mut counted_q = 0usize;
         let mut counted_qtrans = 0usize;
         let mut counted_animated = 0usize;
+        let mut num_seg_dropped = 0usize;
         let mut bone_first = Vec::with_capacity(num_bones);
         for b in 0..num_bones {
             bone_first.push([
                 counted_constant as u32,
                 counted_q as u32,
                 counted_animated as u32,
+                num_seg_dropped as u32,
             ]);
-            let (kinds, _) = unpack_descriptor(buf[desc_off + b]);
+            let (kinds, dropped) = unpack_descriptor(buf[desc_off + b]);
+            if kinds[0] == KIND_ANIMATED && dropped == DROPPED_PER_SEGMENT {
+                num_seg_dropped += 1;
+            }
             for (i, k) in kinds.into_iter().enumerate() {
                 match k {
                     KIND_DEFAULT => {}
@@ -315,7 +333,7 @@ impl<'a> ClipReader<'a> {
                 u32_at(buf, h + 8) as usize,
             );
             let per_seg = if num_segs > 1 { 8 } else { 2 };
-            let meta_end = widths_off.checked_add(num_animated * per_seg);
+            let meta_end = widths_off.checked_add(num_animated * per_seg + num_seg_dropped);
             if widths_off < seg_header_off + 12 * num_segs || meta_end.is_none_or(|e| e > data_off)
             {
                 return corrupt(format!(
@@ -340,6 +358,13 @@ impl<'a> ClipReader<'a> {
                     }
                 }
             }
+            let dropped_off = widths_off + num_animated * per_seg;
+            if buf[dropped_off..dropped_off + num_seg_dropped]
+                .iter()
+                .any(|&d| d > 3)
+            {
+                return corrupt(format!("segment {s}: dropped rotation component above 3"));
+            }
             if sum != bits {
                 return corrupt(format!(
                     "segment {s}: {bits} bits per sample, widths add up to {sum}"
@@ -358,6 +383,65 @@ impl<'a> ClipReader<'a> {
         }
         let meta = Self::read_metadata(buf, runtime_size, len, num_bones, num_samples, wrap)?;
         let sk = &meta.skeleton;
+        let mut fixed_rotations = sk.bind_rotations.clone();
+        let mut fixed_translations: Vec<Vec3A> =
+            sk.bind_translations.iter().map(|&v| v.into()).collect();
+        let mut fixed_scales: Vec<Vec3A> = sk.bind_scales.iter().map(|&v| v.into()).collect();
+        let mut animated = Vec::with_capacity(num_animated);
+        let mut bone_animated = Vec::with_capacity(num_bones);
+        let (mut ci, mut qi, mut slot) = (0usize, 0usize, 0u16);
+        let f3 = |o: usize| [f32_at(buf, o), f32_at(buf, o + 4), f32_at(buf, o + 8)];
+        let q3 = |o: usize| [u16_at(buf, o), u16_at(buf, o + 2), u16_at(buf, o + 4)];
+        for b in 0..num_bones {
+            let (kinds, dropped) = unpack_descriptor(buf[desc_off + b]);
+            bone_animated.push((
+                animated.len() as u32,
+                kinds.iter().filter(|&&k| k == KIND_ANIMATED).count() as u8,
+            ));
+            for (kind, &k) in kinds.iter().enumerate() {
+                match k {
+                    KIND_CONSTANT => {
+                        let v = f3(const_off + 12 * ci);
+                        ci += 1;
+                        match kind {
+                            0 => fixed_rotations[b] = rebuild_rotation(v, dropped),
+                            1 => fixed_translations[b] = Vec3A::from_array(v),
+                            _ => fixed_scales[b] = Vec3A::from_array(v),
+                        }
+                    }
+                    KIND_CONSTANT_Q => {
+                        let q = q3(qconst_off + 6 * qi);
+                        qi += 1;
+                        if kind == 0 {
+                            let k = q.map(|v| q16_decode(v, -QROT_RANGE, 2.0 * QROT_RANGE));
+                            fixed_rotations[b] = rebuild_rotation(k, dropped);
+                        } else {
+                            fixed_translations[b] = Vec3A::from_array(std::array::from_fn(|c| {
+                                q16_decode(
+                                    q[c],
+                                    f32_at(buf, qbox_off + 4 * c),
+                                    f32_at(buf, qbox_off + 12 + 4 * c),
+                                )
+                            }));
+                        }
+                    }
+                    KIND_ANIMATED => {
+                        let per_segment = kind == 0 && dropped == DROPPED_PER_SEGMENT;
+                        animated.push(AnimatedTrack {
+                            bone: b as u32,
+                            kind: kind as u8,
+                            dropped,
+                            per_segment_slot: per_segment.then_some(slot),
+                        });
+                        slot += per_segment as u16;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let clip_ranges = (0..num_animated)
+            .map(|a| std::array::from_fn(|i| f32_at(buf, clip_range_off + 24 * a + 4 * i)))
+            .collect();
         Ok(Self {
             buf,
             num_bones,
@@ -367,17 +451,15 @@ impl<'a> ClipReader<'a> {
             num_segments: num_segs,
             wrap,
             desc_off,
-            const_off,
-            clip_range_off,
             seg_header_off,
             num_animated,
             runtime_size,
-            qbox_off,
-            qconst_off,
-            bone_first,
-            bind_rotations: sk.bind_rotations.clone(),
-            bind_translations: sk.bind_translations.iter().map(|&v| v.into()).collect(),
-            bind_scales: sk.bind_scales.iter().map(|&v| v.into()).collect(),
+            fixed_rotations,
+            fixed_translations,
+            fixed_scales,
+            animated,
+            clip_ranges,
+            bone_animated,
             meta,
         })
     }
@@ -502,9 +584,11 @@ impl<'a> ClipReader<'a> {
         let data_off = u32_at(self.buf, h + 4) as usize;
         let bits = u32_at(self.buf, h + 8) as usize;
         let in_seg = sample - seg * self.segment_size;
+        let multi = self.num_segments > 1;
         SampleCursor {
             widths_off,
-            ranges_off: (self.num_segments > 1).then_some(widths_off + 2 * self.num_animated),
+            ranges_off: multi.then_some(widths_off + 2 * self.num_animated),
+            dropped_off: widths_off + self.num_animated * if multi { 8 } else { 2 },
             bitpos: data_off * 8 + in_seg * bits,
         }
     }
@@ -514,20 +598,14 @@ impl<'a> ClipReader<'a> {
     fn decode3(&self, cur: &mut SampleCursor, a: usize) -> [f32; 3] {
         let b = self.buf;
         let w = unpack_widths(u16_at(b, cur.widths_off + 2 * a));
-        let cr = self.clip_range_off + 24 * a;
+        let cr = &self.clip_ranges[a];
         let mut out = [0.0f32; 3];
         for k in 0..3 {
             let (smin, sext) = match cur.ranges_off {
                 Some(r) => (b[r + 6 * a + k], b[r + 6 * a + 3 + k]),
                 None => (0, 255),
             };
-            let d = Dequant::new(
-                f32_at(b, cr + 4 * k),
-                f32_at(b, cr + 12 + 4 * k),
-                smin,
-                sext,
-                w[k],
-            );
+            let d = Dequant::new(cr[k], cr[3 + k], smin, sext, w[k]);
             let q = if w[k] == 0 {
                 0
             } else {
@@ -539,14 +617,36 @@ impl<'a> ClipReader<'a> {
         out
     }
 
+    /// Decodes animated sub-track `a` at both cursors and blends: a rotation (nlerp) or x,y,z.
     #[inline(always)]
-    fn constant3(&self, index: usize) -> [f32; 3] {
-        let o = self.const_off + 12 * index;
-        [
-            f32_at(self.buf, o),
-            f32_at(self.buf, o + 4),
-            f32_at(self.buf, o + 8),
-        ]
+    fn decode_track(
+        &self,
+        a: usize,
+        c0: &mut SampleCursor,
+        c1: &mut SampleCursor,
+        alpha: f32,
+    ) -> Vec4 {
+        let t = self.animated[a];
+        let v0 = self.decode3(c0, a);
+        let v1 = self.decode3(c1, a);
+        if t.kind == 0 {
+            let (d0, d1) = match t.per_segment_slot {
+                Some(s) => (
+                    self.buf[c0.dropped_off + s as usize],
+                    self.buf[c1.dropped_off + s as usize],
+                ),
+                None => (t.dropped, t.dropped),
+            };
+            let q0 = rebuild_rotation_unnormalized(v0, d0);
+            let q1 = rebuild_rotation_unnormalized(v1, d1);
+            let q1 = if q0.dot(q1) < 0.0 { -q1 } else { q1 };
+            q0.lerp(q1, alpha).normalize()
+        } else {
+            Vec4::from((
+                Vec3A::from_array(v0).lerp(Vec3A::from_array(v1), alpha),
+                0.0,
+            ))
+        }
     }
 
     /// (sample before, sample after, blend) for time `t`.
@@ -595,86 +695,20 @@ impl<'a> ClipReader<'a> {
         if self.num_bones == 0 {
             return;
         }
+        pose.rotations.copy_from_slice(&self.fixed_rotations);
+        pose.translations.copy_from_slice(&self.fixed_translations);
+        pose.scales.copy_from_slice(&self.fixed_scales);
         let mut c0 = self.cursor(i0);
         let mut c1 = self.cursor(i1);
-        let mut idx = [0usize; 3];
-        for b in 0..self.num_bones {
-            let (r, t, sc) = self.decode_bone(b, &mut idx, &mut c0, &mut c1, alpha);
-            pose.rotations[b] = r;
-            pose.translations[b] = t;
-            pose.scales[b] = sc;
+        for a in 0..self.animated.len() {
+            let v = self.decode_track(a, &mut c0, &mut c1, alpha);
+            let b = self.animated[a].bone as usize;
+            match self.animated[a].kind {
+                0 => pose.rotations[b] = Quat::from_vec4(v),
+                1 => pose.translations[b] = Vec3A::from_vec4(v),
+                _ => pose.scales[b] = Vec3A::from_vec4(v),
+            }
         }
-    }
-
-    /// Decodes bone `b` at two cursors and blends. `idx` holds the next constant, 16-bit constant
-    /// and animated sub-track indices, advanced past this bone's.
-    #[inline(always)]
-    fn decode_bone(
-        &self,
-        b: usize,
-        idx: &mut [usize; 3],
-        c0: &mut SampleCursor,
-        c1: &mut SampleCursor,
-        alpha: f32,
-    ) -> (Quat, Vec3A, Vec3A) {
-        let (kinds, dropped) = unpack_descriptor(self.buf[self.desc_off + b]);
-        let rot = match kinds[0] {
-            KIND_CONSTANT => {
-                idx[0] += 1;
-                rebuild_rotation(self.constant3(idx[0] - 1), dropped)
-            }
-            KIND_CONSTANT_Q => {
-                idx[1] += 1;
-                let q = self.qconstant3(idx[1] - 1);
-                let k = q.map(|v| q16_decode(v, -QROT_RANGE, 2.0 * QROT_RANGE));
-                rebuild_rotation(k, dropped)
-            }
-            KIND_ANIMATED => {
-                let q0 = rebuild_rotation(self.decode3(c0, idx[2]), dropped);
-                let q1 = rebuild_rotation(self.decode3(c1, idx[2]), dropped);
-                idx[2] += 1;
-                nlerp(q0, q1, alpha)
-            }
-            _ => self.bind_rotations[b],
-        };
-        let mut vec3 = |kind: u8, default: Vec3A| match kind {
-            KIND_CONSTANT => {
-                idx[0] += 1;
-                Vec3A::from_array(self.constant3(idx[0] - 1))
-            }
-            KIND_CONSTANT_Q => {
-                idx[1] += 1;
-                let q = self.qconstant3(idx[1] - 1);
-                let bx = self.qbox_off;
-                Vec3A::from_array(std::array::from_fn(|c| {
-                    q16_decode(
-                        q[c],
-                        f32_at(self.buf, bx + 4 * c),
-                        f32_at(self.buf, bx + 12 + 4 * c),
-                    )
-                }))
-            }
-            KIND_ANIMATED => {
-                let v0 = Vec3A::from_array(self.decode3(c0, idx[2]));
-                let v1 = Vec3A::from_array(self.decode3(c1, idx[2]));
-                idx[2] += 1;
-                v0.lerp(v1, alpha)
-            }
-            _ => default,
-        };
-        let tr = vec3(kinds[1], self.bind_translations[b]);
-        let sc = vec3(kinds[2], self.bind_scales[b]);
-        (rot, tr, sc)
-    }
-
-    #[inline(always)]
-    fn qconstant3(&self, index: usize) -> [u16; 3] {
-        let o = self.qconst_off + 6 * index;
-        [
-            u16_at(self.buf, o),
-            u16_at(self.buf, o + 2),
-            u16_at(self.buf, o + 4),
-        ]
     }
 
     /// Samples one bone's local transform at time `t` seconds: (rotation, translation, scale).
@@ -687,18 +721,33 @@ impl<'a> ClipReader<'a> {
         if bone >= self.num_bones {
             return None;
         }
+        let mut out = (
+            self.fixed_rotations[bone],
+            self.fixed_translations[bone],
+            self.fixed_scales[bone],
+        );
+        let (first, count) = self.bone_animated[bone];
+        if count == 0 {
+            return Some(out);
+        }
         let (i0, i1, alpha) = self.locate(t, looping);
-        let first = self.bone_first[bone];
-        let mut idx = [first[0] as usize, first[1] as usize, first[2] as usize];
         let (mut c0, mut c1) = (self.cursor(i0), self.cursor(i1));
         // Skip the bits of the animated sub-tracks stored before this bone's.
         for c in [&mut c0, &mut c1] {
-            for a in 0..idx[2] {
+            for a in 0..first as usize {
                 let w = unpack_widths(u16_at(self.buf, c.widths_off + 2 * a));
                 c.bitpos += (w[0] + w[1] + w[2]) as usize;
             }
         }
-        Some(self.decode_bone(bone, &mut idx, &mut c0, &mut c1, alpha))
+        for a in first as usize..first as usize + count as usize {
+            let v = self.decode_track(a, &mut c0, &mut c1, alpha);
+            match self.animated[a].kind {
+                0 => out.0 = Quat::from_vec4(v),
+                1 => out.1 = Vec3A::from_vec4(v),
+                _ => out.2 = Vec3A::from_vec4(v),
+            }
+        }
+        Some(out)
     }
 
     /// Every original sample decoded back into a raw clip, with the stored names, hierarchy and bind pose.

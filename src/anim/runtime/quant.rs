@@ -8,6 +8,17 @@ pub const MAX_BITS: u32 = 24;
 /// Steps of the 8-bit per-segment range inside the clip range.
 pub const SEGMENT_RANGE_STEPS: f32 = 255.0;
 
+/// `1 / (2^bits − 1)`: a multiply instead of a divide per component on the decode path.
+const INV_STEPS: [f32; 25] = {
+    let mut t = [0.0f32; 25];
+    let mut b = 1;
+    while b < 25 {
+        t[b] = 1.0 / ((1u32 << b) - 1) as f32;
+        b += 1;
+    }
+    t
+};
+
 /// Affine map from a quantized integer to a value: `value = base + q * step`.
 /// With 0 bits the value is the middle of the segment range.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,7 +44,7 @@ impl Dequant {
         } else {
             Self {
                 base,
-                step: range / ((1u32 << bits) - 1) as f32,
+                step: range * INV_STEPS[bits as usize],
             }
         }
     }
@@ -50,7 +61,8 @@ impl Dequant {
             return 0;
         }
         let max = ((1u32 << bits) - 1) as f32;
-        ((v - self.base) / self.step).round().clamp(0.0, max) as u32
+        // Non-negative after the clamp, so +0.5 and truncation rounds (faster than `round`).
+        (((v - self.base) / self.step).clamp(0.0, max) + 0.5) as u32
     }
 }
 
@@ -64,6 +76,21 @@ pub fn kept_components(q: Vec4, dropped: u8) -> [f32; 3] {
         1 => [a[0], a[2], a[3]],
         2 => [a[0], a[1], a[3]],
         _ => [a[0], a[1], a[2]],
+    }
+}
+
+/// [`rebuild_rotation`] without the final normalization, for callers that normalize anyway
+/// (nlerp).
+#[inline(always)]
+pub fn rebuild_rotation_unnormalized(k: [f32; 3], dropped: u8) -> Vec4 {
+    let d = (1.0 - (k[0] * k[0] + k[1] * k[1] + k[2] * k[2]))
+        .max(0.0)
+        .sqrt();
+    match dropped {
+        0 => Vec4::new(d, k[0], k[1], k[2]),
+        1 => Vec4::new(k[0], d, k[1], k[2]),
+        2 => Vec4::new(k[0], k[1], d, k[2]),
+        _ => Vec4::new(k[0], k[1], k[2], d),
     }
 }
 

@@ -1,0 +1,133 @@
+//! The codec on real clips (`CLIPFORGE_DATA=../shared/data`): every ACL regression transform clip
+//! and every BVH file compresses under the error threshold, measured in float64 on the
+//! decompressed `.acl.sjson` re-imported against the original file; sizes against ACL's figures.
+
+mod common;
+
+use clipforge::anim::formats::{load_clips, write_acl_clip};
+use clipforge::anim::{ClipReader, CompressionSettings, compress, error};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .map(|e| e.into_path())
+        .filter(|p| p.to_string_lossy().ends_with(ext))
+        .collect();
+    v.sort();
+    v
+}
+
+/// ACL's compressed size per clip from `reference/acl-baseline.tsv` (beside `data/`).
+fn acl_sizes(data: &Path) -> HashMap<String, u64> {
+    let tsv = std::fs::read_to_string(data.join("../reference/acl-baseline.tsv"))
+        .expect("acl-baseline.tsv");
+    tsv.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.len() > 11 && f[1] == "transform_clip" && f[2] == "ok")
+                .then(|| (f[0].to_string(), f[11].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// Compresses, checks the compressor's own verification, then writes the decompressed clip as
+/// `.acl.sjson`, re-imports it and measures it against the original file in float64.
+fn round_trip(path: &Path, threshold: f32) -> Option<(String, usize, f64)> {
+    let clips = match load_clips(path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("refused: {e}");
+            return None;
+        }
+    };
+    let clip = &clips[0];
+    let settings = CompressionSettings {
+        error_threshold: threshold,
+        shell_distance: None,
+    };
+    let c = compress(clip, &settings).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        c.stats.verified_max_error <= threshold as f64,
+        "{}",
+        path.display()
+    );
+    let decoded = ClipReader::new(&c.bytes).unwrap().to_raw_clip();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lossy.acl.sjson");
+    std::fs::write(&out, write_acl_clip(&decoded)).unwrap();
+    let reread = load_clips(&out).unwrap().remove(0);
+    let e = error::measure(clip, &reread).unwrap();
+    let name = path
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .replace(".acl.sjson", "");
+    Some((name, c.runtime_bytes, e.max))
+}
+
+#[test]
+fn acl_regression_clips_beat_acl_under_the_threshold() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let acl = acl_sizes(&data);
+    let (mut ours, mut theirs) = (0usize, 0u64);
+    let mut compared = 0;
+    for path in files(&data.join("acl-regression"), ".acl.sjson") {
+        let Some((name, size, err)) = round_trip(&path, 0.01) else {
+            continue;
+        };
+        eprintln!(
+            "{name:28} {size:7} B (ACL {:>7})  max error {err:.5} cm",
+            acl.get(&name).map_or("-".into(), |s| s.to_string())
+        );
+        // Our float32 clip against the file's float64 values: leave ACL's documented 3e-5 margin.
+        assert!(err <= 0.01 + 3e-5, "{name}: max error {err} above 0.01 cm");
+        if let Some(&a) = acl.get(&name) {
+            assert!(
+                size as f64 <= a as f64 * 1.05,
+                "{name}: {size} B is more than 5% above ACL's {a} B"
+            );
+            ours += size;
+            theirs += a;
+            compared += 1;
+        }
+    }
+    eprintln!("total {ours} B vs ACL {theirs} B over {compared} clips");
+    assert_eq!(
+        compared, 25,
+        "every ACL baseline clip that ACL compressed must be compared"
+    );
+    assert!(ours <= 181_000, "total {ours} B above the 181,000 B target");
+}
+
+#[test]
+fn bvh_clips_compress_under_the_threshold() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let paths = files(&data.join("bvh"), ".bvh");
+    assert!(paths.len() >= 40);
+    for path in paths {
+        let (name, size, err) = round_trip(&path, 0.01).expect("every BVH file imports");
+        eprintln!("{name:48} {size:8} B  max error {err:.5} cm");
+        assert!(err <= 0.01 + 3e-5, "{name}: max error {err}");
+    }
+}
+
+#[test]
+fn inf_error_clip_is_refused_clearly() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let err = load_clips(&data.join("acl-regression/09_02_with_inf_error.acl.sjson")).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("09_02_with_inf_error") && msg.contains("hip") && msg.contains("translation"),
+        "{msg}"
+    );
+}
