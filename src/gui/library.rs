@@ -474,8 +474,7 @@ impl AppState {
             )
             .labelled_by(l.id)
             .on_hover_text("Path without extension; .csv / .json is added");
-            let has =
-                self.library.compressed_rows().next().is_some() || self.library.summary.failed > 0;
+            let has = self.library.summary.compressed > 0 || self.library.summary.failed > 0;
             if ui
                 .add_enabled(has, egui::Button::new("Export CSV"))
                 .clicked()
