@@ -1,0 +1,194 @@
+//! Batch charts: ratio vs max error (scatter), ratio by clip duration, the max error
+//! distribution, and the bit-rate distribution over the batch.
+
+use super::detail::{batch_histogram, histogram_bars};
+use super::model::Library;
+use eframe::egui;
+use egui_plot::{Bar, BarChart, HoverPosition, Plot, Points};
+
+const POINT_COLOR: egui::Color32 = egui::Color32::from_rgb(90, 160, 255);
+
+pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
+    let rows: Vec<_> = lib.compressed_rows().collect();
+    ui.horizontal(|ui| {
+        ui.heading("Charts");
+        ui.weak(format!("{} compressed clips", rows.len()));
+    });
+    if rows.is_empty() {
+        ui.add_space(20.0);
+        ui.label("No results yet: compress a folder in the Clips tab.");
+        return;
+    }
+    let avail = ui.available_size();
+    let w = ((avail.x - 16.0) / 2.0).max(200.0);
+    let h = ((avail.y - 60.0) / 2.0).max(120.0);
+
+    let ratio_err: Vec<[f64; 2]> = rows
+        .iter()
+        .filter_map(|r| r.good_report())
+        .map(|p| [p.max_error_cm, p.ratio])
+        .collect();
+    let ratio_dur: Vec<[f64; 2]> = rows
+        .iter()
+        .filter_map(|r| r.good_report().map(|p| (r, p)))
+        .map(|(r, p)| [r.duration_s.unwrap_or(p.duration_s) as f64, p.ratio])
+        .collect();
+    let names: Vec<String> = rows.iter().map(|r| r.key.clip.clone()).collect();
+    let names2 = names.clone();
+
+    egui::Grid::new("cf_charts")
+        .num_columns(2)
+        .spacing([16.0, 8.0])
+        .show(ui, |ui| {
+            ui.vertical(|ui| {
+                ui.label(egui::RichText::new("Compression ratio vs max error").strong());
+                Plot::new("cf_chart_ratio_err")
+                    .width(w)
+                    .height(h)
+                    .x_axis_label("max error (cm)")
+                    .y_axis_label("ratio")
+                    .label_formatter(move |h| hover(h, &names, "err", "cm", "ratio", "×"))
+                    .show(ui, |pui| {
+                        pui.points(
+                            Points::new("clips", ratio_err)
+                                .radius(3.0)
+                                .color(POINT_COLOR),
+                        );
+                    });
+            });
+            ui.vertical(|ui| {
+                ui.label(egui::RichText::new("Compression ratio by clip duration").strong());
+                Plot::new("cf_chart_ratio_dur")
+                    .width(w)
+                    .height(h)
+                    .x_axis_label("duration (s)")
+                    .y_axis_label("ratio")
+                    .label_formatter(move |h| hover(h, &names2, "duration", "s", "ratio", "×"))
+                    .show(ui, |pui| {
+                        pui.points(
+                            Points::new("clips", ratio_dur)
+                                .radius(3.0)
+                                .color(egui::Color32::from_rgb(120, 200, 120)),
+                        );
+                    });
+            });
+            ui.end_row();
+            ui.vertical(|ui| {
+                ui.label(egui::RichText::new("Max error distribution").strong());
+                let errs: Vec<f64> = rows
+                    .iter()
+                    .filter_map(|r| r.good_report())
+                    .map(|p| p.max_error_cm)
+                    .collect();
+                let (bars, bin) = error_histogram(&errs, 20);
+                Plot::new("cf_chart_err_hist")
+                    .width(w)
+                    .height(h)
+                    .allow_scroll(false)
+                    .include_y(0.0)
+                    .x_axis_label("max error (cm)")
+                    .y_axis_label("clips")
+                    .show(ui, |pui| {
+                        pui.bar_chart(
+                            BarChart::new("clips", bars)
+                                .width(bin * 0.9)
+                                .color(egui::Color32::from_rgb(255, 145, 40))
+                                .element_formatter(Box::new(|b, _| {
+                                    format!("{}\n{} clips", b.name, b.value)
+                                })),
+                        );
+                    });
+            });
+            ui.vertical(|ui| {
+                ui.label(egui::RichText::new("Bit-rate distribution (batch)").strong());
+                let (hist, c, d) = batch_histogram(lib);
+                Plot::new("cf_chart_bits")
+                    .width(w)
+                    .height(h)
+                    .allow_scroll(false)
+                    .include_y(0.0)
+                    .include_x(-2.5)
+                    .x_axis_label("bits per component (const, def, 0…32)")
+                    .y_axis_label("sub-track segments")
+                    .x_axis_formatter(|m, _| {
+                        let v = m.value;
+                        if (v - v.round()).abs() > 1e-6 {
+                            String::new()
+                        } else if v == -2.0 {
+                            "const".into()
+                        } else if v == -1.0 {
+                            "def".into()
+                        } else if v >= 0.0 {
+                            format!("{v:.0}")
+                        } else {
+                            String::new()
+                        }
+                    })
+                    .show(ui, |pui| {
+                        pui.bar_chart(
+                            BarChart::new("sub-tracks", histogram_bars(&hist, c, d))
+                                .width(0.8)
+                                .element_formatter(Box::new(|b, _| {
+                                    format!("{}: {}", b.name, b.value)
+                                })),
+                        );
+                    });
+            });
+            ui.end_row();
+        });
+}
+
+fn hover(
+    h: &HoverPosition<'_>,
+    names: &[String],
+    xn: &str,
+    xu: &str,
+    yn: &str,
+    yu: &str,
+) -> Option<String> {
+    Some(match h {
+        HoverPosition::NearDataPoint {
+            position: p, index, ..
+        } => format!(
+            "{}\n{xn} {:.4} {xu}\n{yn} {:.2}{yu}",
+            names.get(*index).map_or("", |s| s.as_str()),
+            p.x,
+            p.y
+        ),
+        HoverPosition::Elsewhere { position: p } => {
+            format!("{xn} {:.4} {xu}\n{yn} {:.2}{yu}", p.x, p.y)
+        }
+    })
+}
+
+/// Equal-width bins from 0 to the largest value; returns the bars and the bin width.
+pub fn error_histogram(values: &[f64], bins: usize) -> (Vec<Bar>, f64) {
+    let max = values.iter().copied().fold(0.0, f64::max);
+    let bin = if max > 0.0 { max / bins as f64 } else { 1.0 };
+    let mut counts = vec![0u32; bins];
+    for &v in values {
+        let i = ((v / bin) as usize).min(bins - 1);
+        counts[i] += 1;
+    }
+    let bars = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let lo = i as f64 * bin;
+            Bar::new(lo + bin / 2.0, n as f64).name(format!("{:.4}–{:.4} cm", lo, lo + bin))
+        })
+        .collect();
+    (bars, bin)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn histogram_counts_every_value() {
+        let (bars, bin) = super::error_histogram(&[0.0, 0.005, 0.01, 0.01], 10);
+        assert_eq!(bars.len(), 10);
+        assert!((bin - 0.001).abs() < 1e-12);
+        let total: f64 = bars.iter().map(|b| b.value).sum();
+        assert_eq!(total, 4.0);
+    }
+}

@@ -1,0 +1,615 @@
+//! Clip detail (the selected row): error over time with the threshold, error per bone, the
+//! skeleton viewer, and bit-rate histograms for the clip and the whole batch.
+//!
+//! The raw clip is read back with the importers and the compressed one with the runtime reader
+//! on a background thread; errors are measured with `anim::error` (the same metric as the reports).
+
+use super::AppState;
+use super::model::{Library, Row, RowKey};
+use super::skeleton_view::{self, ViewerState};
+use crate::anim::error::{object_space_f64, vertex_error};
+use crate::anim::{ClipReader, Looping, Pose, RawClip, formats};
+use crate::pipeline::report::ClipReport;
+use eframe::egui;
+use egui_plot::{Bar, BarChart, HLine, HoverPosition, Line, Plot, PlotPoints, VLine};
+use glam::{Quat, Vec3};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+
+/// What the detail view draws, computed once per selected clip.
+pub struct DetailData {
+    pub key: RowKey,
+    pub names: Vec<String>,
+    pub parents: Vec<u32>,
+    pub sample_rate: f32,
+    pub num_samples: usize,
+    /// Object-space joint positions, `sample * bones + bone`.
+    pub raw_pos: Vec<Vec3>,
+    /// Decompressed joint positions, same layout (None before compression).
+    pub lossy_pos: Option<Vec<Vec3>>,
+    /// Max error over bones per sample, and per bone over samples (cm).
+    pub per_sample_err: Vec<f64>,
+    pub per_bone_err: Vec<f64>,
+    /// Sample where each bone's error peaks.
+    pub per_bone_worst_sample: Vec<usize>,
+    pub worst_bone: Option<usize>,
+    /// Largest distance of a joint from its pose centre (for the viewer's zoom).
+    pub extent: f32,
+    /// Why the compressed clip could not be read (the raw one is still shown).
+    pub note: Option<String>,
+}
+
+#[derive(Default)]
+pub struct DetailState {
+    pub selected: Option<RowKey>,
+    pub data: Option<Arc<DetailData>>,
+    /// The report the data was computed for (reload when the row gets a new one).
+    loaded_for: Option<Option<Arc<ClipReport>>>,
+    rx: Option<Receiver<(RowKey, Result<DetailData, String>)>>,
+    pub error: Option<String>,
+    pub viewer: ViewerState,
+}
+
+impl DetailState {
+    pub fn loading(&self) -> bool {
+        self.rx.is_some()
+    }
+
+    pub fn select(&mut self, key: RowKey, row: Option<&Row>) {
+        if self.selected.as_ref() != Some(&key) {
+            self.viewer = ViewerState::default();
+            self.data = None;
+            self.error = None;
+        }
+        self.selected = Some(key.clone());
+        self.load(key, row);
+    }
+
+    fn load(&mut self, key: RowKey, row: Option<&Row>) {
+        let report = row
+            .and_then(|r| r.result.as_ref())
+            .map(|r| r.report.clone());
+        self.loaded_for = Some(report.clone());
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let r = load_detail(&key, report.as_deref());
+            let _ = tx.send((key, r));
+        });
+        self.rx = Some(rx);
+    }
+
+    pub fn close(&mut self) {
+        *self = Self::default();
+    }
+
+    pub fn poll(&mut self) {
+        let Some(rx) = &self.rx else { return };
+        match rx.try_recv() {
+            Ok((key, res)) => {
+                self.rx = None;
+                if self.selected.as_ref() == Some(&key) {
+                    match res {
+                        Ok(d) => {
+                            if self.viewer.focus_bone.is_none() {
+                                self.viewer.focus_bone = d.worst_bone;
+                            }
+                            self.error = None;
+                            self.data = Some(Arc::new(d));
+                        }
+                        Err(e) => {
+                            self.error = Some(e);
+                            self.data = None;
+                        }
+                    }
+                }
+            }
+            Err(TryRecvError::Disconnected) => self.rx = None,
+            Err(TryRecvError::Empty) => {}
+        }
+    }
+
+    /// Reloads when the selected row got a new report (e.g. the batch just finished it).
+    fn refresh(&mut self, lib: &Library) {
+        let Some(key) = self.selected.clone() else {
+            return;
+        };
+        let row = lib.row(&key);
+        let current = row
+            .and_then(|r| r.result.as_ref())
+            .map(|r| r.report.clone());
+        let same = match (&self.loaded_for, &current) {
+            (Some(Some(a)), Some(b)) => Arc::ptr_eq(a, b),
+            (Some(None), None) => true,
+            _ => false,
+        };
+        if !same && self.rx.is_none() {
+            self.load(key, row);
+        }
+    }
+}
+
+/// Reads the raw clip and (if compressed) the `.cfa`, and measures both.
+fn load_detail(key: &RowKey, report: Option<&ClipReport>) -> Result<DetailData, String> {
+    let clips = formats::load_clips(&key.path).map_err(|e| e.to_string())?;
+    let raw = clips
+        .iter()
+        .position(|c| c.name == key.clip)
+        .or((clips.len() == 1).then_some(0))
+        .map(|i| clips[i].clone())
+        .ok_or_else(|| format!("clip '{}' not found in {}", key.clip, key.path.display()))?;
+    let mut note = None;
+    let lossy = match report
+        .and_then(|r| r.output.as_ref())
+        .filter(|_| report.is_some_and(|r| r.error.is_none()))
+    {
+        None => None,
+        Some(out) => match std::fs::read(out) {
+            Err(e) => {
+                note = Some(format!("cannot read {out}: {e}"));
+                None
+            }
+            Ok(bytes) => match ClipReader::new(&bytes) {
+                Err(e) => {
+                    note = Some(format!("cannot read {out}: {e}"));
+                    None
+                }
+                Ok(reader) => resample(&raw, &reader),
+            },
+        },
+    };
+    Ok(measure_detail(
+        key.clone(),
+        &raw,
+        lossy.as_ref(),
+        report,
+        note,
+    ))
+}
+
+/// The decompressed clip sampled at the raw clip's sample times (so the two line up even when
+/// the codec dropped a looping clip's last sample).
+fn resample(raw: &RawClip, reader: &ClipReader<'_>) -> Option<RawClip> {
+    if reader.num_bones() != raw.num_bones() {
+        return None;
+    }
+    let (nb, ns) = (raw.num_bones(), raw.num_samples);
+    let mut r = vec![Quat::IDENTITY; nb * ns];
+    let mut t = vec![Vec3::ZERO; nb * ns];
+    let mut s = vec![Vec3::ONE; nb * ns];
+    let mut pose = Pose::new(nb);
+    for si in 0..ns {
+        let time = si as f32 / raw.sample_rate;
+        reader.sample_pose(
+            time.min(reader.duration().max(0.0)),
+            Looping::Clamp,
+            &mut pose,
+        );
+        for b in 0..nb {
+            let i = raw.index(b, si);
+            r[i] = pose.rotations[b];
+            t[i] = pose.translations[b].into();
+            s[i] = pose.scales[b].into();
+        }
+    }
+    RawClip::new(
+        raw.name.clone(),
+        raw.skeleton.clone(),
+        raw.sample_rate,
+        ns,
+        r,
+        t,
+        s,
+    )
+    .ok()
+}
+
+fn measure_detail(
+    key: RowKey,
+    raw: &RawClip,
+    lossy: Option<&RawClip>,
+    report: Option<&ClipReport>,
+    note: Option<String>,
+) -> DetailData {
+    let (nb, ns) = (raw.num_bones(), raw.num_samples);
+    let a = object_space_f64(raw);
+    let raw_pos: Vec<Vec3> = a.iter().map(|t| t.translation.as_vec3()).collect();
+    let mut per_sample = vec![0.0; ns];
+    let mut per_bone = vec![0.0; nb];
+    let mut per_bone_worst_sample = vec![0usize; nb];
+    let lossy_pos = lossy.map(|l| {
+        let b = object_space_f64(l);
+        for (s, worst_at_s) in per_sample.iter_mut().enumerate() {
+            for bone in 0..nb {
+                let i = s * nb + bone;
+                let e = vertex_error(&a[i], &b[i], raw.skeleton.shell_distances[bone] as f64);
+                if e > *worst_at_s {
+                    *worst_at_s = e;
+                }
+                if e > per_bone[bone] {
+                    per_bone[bone] = e;
+                    per_bone_worst_sample[bone] = s;
+                }
+            }
+        }
+        b.iter()
+            .map(|t| t.translation.as_vec3())
+            .collect::<Vec<_>>()
+    });
+    // The report's curves are authoritative when present (same metric, made by the pipeline).
+    if let Some(r) = report {
+        if r.per_sample_max_error_cm.len() == ns {
+            per_sample = r.per_sample_max_error_cm.clone();
+        }
+        if r.per_bone_max_error_cm.len() == nb {
+            per_bone = r.per_bone_max_error_cm.clone();
+        }
+    }
+    let worst_bone = (lossy_pos.is_some()
+        || report.is_some_and(|r| !r.per_bone_max_error_cm.is_empty()))
+    .then(|| (0..nb).max_by(|&x, &y| per_bone[x].total_cmp(&per_bone[y])))
+    .flatten();
+    // Zoom on the body: the 90th percentile joint distance from the pose centre (a root left
+    // at the origin while the character walks away must not shrink the view).
+    let mut extent: f32 = 1.0;
+    let mut dist = Vec::with_capacity(nb);
+    for s in (0..ns).step_by((ns / 64).max(1)) {
+        let pose = &raw_pos[s * nb..(s + 1) * nb];
+        let c = pose_center(pose);
+        dist.clear();
+        dist.extend(pose.iter().map(|p| (*p - c).length()));
+        dist.sort_by(f32::total_cmp);
+        if let Some(&d) = dist.get((dist.len() * 9 / 10).min(dist.len().saturating_sub(1))) {
+            extent = extent.max(d * 1.15);
+        }
+    }
+    DetailData {
+        key,
+        names: raw.skeleton.names.clone(),
+        parents: raw.skeleton.parents.clone(),
+        sample_rate: raw.sample_rate,
+        num_samples: ns,
+        raw_pos,
+        lossy_pos,
+        per_sample_err: per_sample,
+        per_bone_err: per_bone,
+        per_bone_worst_sample,
+        worst_bone,
+        extent,
+        note,
+    }
+}
+
+/// Centre of a pose: the per-axis median of its joints (robust to a root left far away).
+pub fn pose_center(pose: &[Vec3]) -> Vec3 {
+    if pose.is_empty() {
+        return Vec3::ZERO;
+    }
+    let med = |f: fn(&Vec3) -> f32| {
+        let mut v: Vec<f32> = pose.iter().map(f).collect();
+        v.sort_by(f32::total_cmp);
+        v[v.len() / 2]
+    };
+    Vec3::new(med(|p| p.x), med(|p| p.y), med(|p| p.z))
+}
+
+const RAW_COLOR: egui::Color32 = egui::Color32::from_rgb(90, 160, 255);
+const LOSSY_COLOR: egui::Color32 = egui::Color32::from_rgb(255, 145, 40);
+const THRESHOLD_COLOR: egui::Color32 = egui::Color32::from_rgb(230, 70, 70);
+
+impl AppState {
+    pub(super) fn detail_ui(&mut self, ui: &mut egui::Ui) {
+        self.detail.refresh(&self.library);
+        let Some(key) = self.detail.selected.clone() else {
+            return;
+        };
+        let row = self.library.row(&key).cloned();
+        let threshold = self.persisted.settings.error_threshold_cm as f64;
+        ui.horizontal(|ui| {
+            ui.label(
+                egui::RichText::new(format!("Clip: {}", key.clip))
+                    .strong()
+                    .size(15.0),
+            );
+            ui.weak(key.path.display().to_string());
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui
+                    .button("Close")
+                    .on_hover_text("Close the clip detail")
+                    .clicked()
+                {
+                    self.detail.close();
+                }
+            });
+        });
+        if self.detail.selected.is_none() {
+            return;
+        }
+        if let Some(r) = row.as_ref().and_then(|r| r.report()) {
+            ui.horizontal_wrapped(|ui| {
+                if let Some(e) = &r.error {
+                    ui.colored_label(ui.visuals().error_fg_color, format!("Failed: {e}"));
+                } else {
+                    ui.label(format!(
+                        "{} to {} ({:.1}×) · max error {:.4} cm (mean {:.5}) · worst bone {} at sample {} · {} segments · {:.2} ms",
+                        super::fmt_bytes(r.raw_bytes),
+                        super::fmt_bytes(r.compressed_bytes),
+                        r.ratio,
+                        r.max_error_cm,
+                        r.mean_error_cm,
+                        r.worst_bone.as_deref().unwrap_or("—"),
+                        r.worst_sample.map_or("—".into(), |s| s.to_string()),
+                        r.segments,
+                        r.compress_ms
+                    ));
+                }
+            });
+        } else {
+            ui.weak("Not compressed yet: press Compress to see its error and bit rates.");
+        }
+        if let Some(e) = &self.detail.error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        let data = self.detail.data.clone().filter(|d| d.key == key);
+        if let Some(n) = data.as_ref().and_then(|d| d.note.as_ref()) {
+            ui.colored_label(ui.visuals().warn_fg_color, n);
+        }
+        if data.is_none() && self.detail.loading() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("Loading clip…");
+            });
+        }
+        ui.separator();
+        let avail = ui.available_size();
+        let col_w = ((avail.x - 24.0) / 3.0).max(200.0);
+        let plot_h = ((avail.y - 60.0) / 2.0).max(80.0);
+        ui.horizontal_top(|ui| {
+            ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
+                ui.vertical(|ui| {
+                    self.error_plots(ui, data.as_deref(), threshold, plot_h);
+                });
+            });
+            ui.separator();
+            ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
+                ui.vertical(|ui| {
+                    ui.label(egui::RichText::new("Skeleton (raw vs decompressed)").strong());
+                    match &data {
+                        Some(d) => skeleton_view::viewer_ui(ui, &mut self.detail.viewer, d),
+                        None => {
+                            ui.weak("No pose to show yet.");
+                        }
+                    }
+                });
+            });
+            ui.separator();
+            ui.allocate_ui(egui::vec2(ui.available_width(), avail.y), |ui| {
+                ui.vertical(|ui| {
+                    bit_rate_plots(
+                        ui,
+                        row.as_ref().and_then(|r| r.good_report()),
+                        &self.library,
+                        plot_h,
+                    );
+                });
+            });
+        });
+    }
+
+    fn error_plots(
+        &mut self,
+        ui: &mut egui::Ui,
+        data: Option<&DetailData>,
+        threshold: f64,
+        plot_h: f32,
+    ) {
+        ui.horizontal(|ui| {
+            ui.label(egui::RichText::new("Max error over time (cm)").strong());
+            ui.weak("red: threshold · click: jump");
+        });
+        let Some(d) =
+            data.filter(|d| d.lossy_pos.is_some() || d.per_sample_err.iter().any(|&e| e > 0.0))
+        else {
+            ui.weak("Compress this clip to see its error.");
+            return;
+        };
+        let rate = d.sample_rate as f64;
+        let pts: PlotPoints = d
+            .per_sample_err
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| [i as f64 / rate, e])
+            .collect();
+        let cursor_t = self.detail.viewer.sample as f64 / rate;
+        let resp = Plot::new("cf_err_time")
+            .height(plot_h)
+            .width(ui.available_width())
+            .allow_scroll(false)
+            .include_y(0.0)
+            .include_y(threshold * 1.1)
+            .x_axis_label("time (s)")
+            .label_formatter(|h| {
+                Some(match h {
+                    HoverPosition::NearDataPoint {
+                        plot_name,
+                        position: p,
+                        ..
+                    } => {
+                        format!("{plot_name}\nt = {:.3} s\n{:.5} cm", p.x, p.y)
+                    }
+                    HoverPosition::Elsewhere { position: p } => {
+                        format!("t = {:.3} s\n{:.5} cm", p.x, p.y)
+                    }
+                })
+            })
+            .show(ui, |pui| {
+                pui.line(Line::new("max error", pts).color(LOSSY_COLOR));
+                pui.hline(HLine::new("threshold", threshold).color(THRESHOLD_COLOR));
+                pui.vline(VLine::new("", cursor_t).color(egui::Color32::GRAY));
+                pui.pointer_coordinate()
+            });
+        if resp.response.clicked()
+            && let Some(p) = resp.inner
+        {
+            let s = (p.x * rate)
+                .round()
+                .clamp(0.0, (d.num_samples.max(1) - 1) as f64);
+            self.detail.viewer.sample = s as f32;
+            self.detail.viewer.playing = false;
+        }
+        ui.horizontal(|ui| {
+            ui.label(egui::RichText::new("Max error per bone (cm)").strong());
+            ui.weak("red: worst bone · click: pick");
+        });
+        let focus = self.detail.viewer.focus_bone;
+        let bars: Vec<Bar> = d
+            .per_bone_err
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| {
+                let c = if Some(i) == d.worst_bone {
+                    THRESHOLD_COLOR
+                } else if Some(i) == focus {
+                    egui::Color32::YELLOW
+                } else {
+                    RAW_COLOR
+                };
+                Bar::new(i as f64, e).name(&d.names[i]).fill(c).width(0.8)
+            })
+            .collect();
+        let names = d.names.clone();
+        let resp =
+            Plot::new("cf_err_bone")
+                .height(plot_h)
+                .width(ui.available_width())
+                .allow_scroll(false)
+                .include_y(0.0)
+                .x_axis_label("bone")
+                .x_axis_formatter(move |m, _| {
+                    let i = m.value.round();
+                    if (m.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+                        format!("{i}")
+                    } else {
+                        String::new()
+                    }
+                })
+                .show(ui, |pui| {
+                    pui.bar_chart(BarChart::new("per bone", bars).element_formatter(Box::new(
+                        |b, _| format!("{}\n{:.5} cm", b.name, b.value),
+                    )));
+                    pui.hline(HLine::new("threshold", threshold).color(THRESHOLD_COLOR));
+                    pui.pointer_coordinate()
+                });
+        if resp.response.clicked()
+            && let Some(p) = resp.inner
+        {
+            let b = p.x.round();
+            if b >= 0.0 && (b as usize) < d.per_bone_err.len() {
+                let b = b as usize;
+                self.detail.viewer.focus_bone = Some(b);
+                self.detail.viewer.sample = d.per_bone_worst_sample[b] as f32;
+                self.detail.viewer.playing = false;
+            }
+        }
+    }
+}
+
+/// Bars for a bit-rate histogram: "const" at −2, "default" at −1, then one bar per bit width.
+pub(super) fn histogram_bars(hist: &[u32], constant: u32, default: u32) -> Vec<Bar> {
+    let mut bars = vec![
+        Bar::new(-2.0, constant as f64)
+            .name("constant tracks")
+            .fill(egui::Color32::from_rgb(130, 130, 130)),
+        Bar::new(-1.0, default as f64)
+            .name("default tracks")
+            .fill(egui::Color32::from_rgb(170, 170, 170)),
+    ];
+    for (bits, &n) in hist.iter().enumerate() {
+        if n > 0 {
+            bars.push(
+                Bar::new(bits as f64, n as f64)
+                    .name(format!("{bits} bits"))
+                    .fill(LOSSY_COLOR),
+            );
+        }
+    }
+    bars
+}
+
+fn hist_plot(ui: &mut egui::Ui, id: &str, bars: Vec<Bar>, h: f32) {
+    Plot::new(id)
+        .height(h)
+        .width(ui.available_width())
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .include_y(0.0)
+        .include_x(-2.5)
+        .x_axis_label("bits per component")
+        .x_axis_formatter(|m, _| {
+            let v = m.value;
+            if (v - v.round()).abs() > 1e-6 {
+                String::new()
+            } else if v == -2.0 {
+                "const".into()
+            } else if v == -1.0 {
+                "def".into()
+            } else if v >= 0.0 {
+                format!("{v:.0}")
+            } else {
+                String::new()
+            }
+        })
+        .show(ui, |pui| {
+            pui.bar_chart(
+                BarChart::new("sub-tracks", bars)
+                    .width(0.8)
+                    .element_formatter(Box::new(|b, _| format!("{}: {}", b.name, b.value))),
+            );
+        });
+}
+
+/// Sum of the bit-rate histograms of every compressed clip.
+pub fn batch_histogram(lib: &Library) -> (Vec<u32>, u32, u32) {
+    let mut hist = vec![0u32; 33];
+    let (mut c, mut d) = (0, 0);
+    for r in lib.compressed_rows() {
+        let rep = r.good_report().expect("compressed rows have reports");
+        for (i, &n) in rep.bit_rate_histogram.iter().enumerate() {
+            if i >= hist.len() {
+                hist.resize(i + 1, 0);
+            }
+            hist[i] += n;
+        }
+        c += rep.constant_subtracks;
+        d += rep.default_subtracks;
+    }
+    (hist, c, d)
+}
+
+fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library, h: f32) {
+    ui.label(egui::RichText::new("Bit rates (this clip)").strong());
+    match report {
+        Some(r) => {
+            ui.weak(format!(
+                "{} animated · {} constant · {} default sub-tracks · {} segments",
+                r.animated_subtracks, r.constant_subtracks, r.default_subtracks, r.segments
+            ));
+            hist_plot(
+                ui,
+                "cf_bits_clip",
+                histogram_bars(
+                    &r.bit_rate_histogram,
+                    r.constant_subtracks,
+                    r.default_subtracks,
+                ),
+                h - 18.0,
+            );
+        }
+        None => {
+            ui.weak("Not compressed yet.");
+        }
+    }
+    ui.label(egui::RichText::new("Bit rates (whole batch)").strong());
+    let (hist, c, d) = batch_histogram(lib);
+    hist_plot(ui, "cf_bits_batch", histogram_bars(&hist, c, d), h);
+}

@@ -1,0 +1,442 @@
+//! Background jobs the UI starts and polls: the folder scan, the inspection (bones / samples /
+//! duration of each clip, read by the importers), and batches (`pipeline::run_batch` on a thread,
+//! in chunks so rows fill in while it runs). The UI thread never waits on any of them.
+
+use super::AppState;
+use super::model::{ClipMeta, Inspect};
+use crate::anim::formats;
+use crate::pipeline::report::{BatchReport, ClipReport};
+use crate::pipeline::{self, BatchOptions, CancelToken, ClipFile, Progress};
+use eframe::egui;
+use rayon::prelude::*;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub struct ScanJob {
+    pub root: PathBuf,
+    rx: Receiver<(Vec<ClipFile>, Duration)>,
+}
+
+pub struct InspectJob {
+    stop: Arc<AtomicBool>,
+    rx: Receiver<(usize, Inspect)>,
+    pub done: usize,
+    pub total: usize,
+}
+
+impl Drop for InspectJob {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Which clips "Compress" works on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CompressScope {
+    All,
+    Files(Vec<PathBuf>),
+}
+
+pub enum BatchMsg {
+    /// One finished clip (streamed from the worker threads as they finish).
+    Row(Box<ClipReport>),
+    Finished(Box<BatchReport>),
+}
+
+pub struct BatchJob {
+    pub cancel: CancelToken,
+    pub progress: Arc<Progress>,
+    rx: Receiver<BatchMsg>,
+    pub started: Instant,
+    /// Expected number of clips (inspected clip counts, 1 per file not inspected yet).
+    pub total_clips: u64,
+    pub total_files: usize,
+    /// Input files not finished yet.
+    pub queued: HashSet<PathBuf>,
+    pub settings: crate::anim::CompressionSettings,
+}
+
+/// A snapshot of a running batch's counters.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BatchCounts {
+    pub done: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    pub raw_bytes: u64,
+    pub total: u64,
+    pub elapsed: Duration,
+}
+
+impl BatchCounts {
+    pub fn kb_per_s(&self) -> f64 {
+        let s = self.elapsed.as_secs_f64();
+        if s <= 0.0 {
+            0.0
+        } else {
+            self.raw_bytes as f64 / 1024.0 / s
+        }
+    }
+    pub fn eta(&self) -> Option<Duration> {
+        if self.done == 0 || self.done >= self.total {
+            return None;
+        }
+        let per = self.elapsed.as_secs_f64() / self.done as f64;
+        Some(Duration::from_secs_f64(
+            per * (self.total - self.done) as f64,
+        ))
+    }
+    pub fn fraction(&self) -> f32 {
+        if self.total == 0 {
+            0.0
+        } else {
+            (self.done as f32 / self.total as f32).min(1.0)
+        }
+    }
+}
+
+impl BatchJob {
+    pub fn counts(&self) -> BatchCounts {
+        let p = &self.progress;
+        let done = p.done_clips.load(Ordering::Relaxed);
+        BatchCounts {
+            done,
+            failed: p.failed_clips.load(Ordering::Relaxed),
+            skipped: p.skipped_clips.load(Ordering::Relaxed),
+            raw_bytes: p.raw_bytes_done.load(Ordering::Relaxed),
+            total: self
+                .total_clips
+                .max(p.total_clips.load(Ordering::Relaxed))
+                .max(done),
+            elapsed: self.started.elapsed(),
+        }
+    }
+}
+
+/// How the last batch ended (the footer's KB/s and wall time).
+#[derive(Clone, Debug)]
+pub struct BatchOutcome {
+    pub counts: BatchCounts,
+    pub cancelled: bool,
+    /// The pipeline's report of the batch (rows + totals).
+    pub report: BatchReport,
+}
+
+/// Starts `pipeline::run_batch_with` on a thread; rows are sent to the UI as they finish.
+pub fn start_batch(
+    files: Vec<ClipFile>,
+    options: BatchOptions,
+    total_clips: u64,
+    ctx: egui::Context,
+) -> BatchJob {
+    let (tx, rx) = mpsc::channel();
+    let cancel = CancelToken::default();
+    let progress = Arc::new(Progress::default());
+    let queued: HashSet<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let total_files = files.len();
+    let settings = options.settings.clone();
+    {
+        let cancel = cancel.clone();
+        let progress = progress.clone();
+        std::thread::Builder::new()
+            .name("clipforge-batch".into())
+            .spawn(move || {
+                let row_tx = Mutex::new(tx.clone());
+                let on_row = |r: &ClipReport| {
+                    if let Ok(t) = row_tx.lock() {
+                        let _ = t.send(BatchMsg::Row(Box::new(r.clone())));
+                    }
+                    ctx.request_repaint();
+                };
+                let report =
+                    pipeline::run_batch_with(&files, &options, &progress, &cancel, &on_row);
+                let _ = tx.send(BatchMsg::Finished(Box::new(report)));
+                ctx.request_repaint();
+            })
+            .expect("spawn the batch thread");
+    }
+    BatchJob {
+        cancel,
+        progress,
+        rx,
+        started: Instant::now(),
+        total_clips,
+        total_files,
+        queued,
+        settings,
+    }
+}
+
+/// Worker threads for background work: the user's choice, else every core but one (so the UI
+/// thread is never starved on small machines), at least one.
+pub fn background_workers(jobs: usize) -> usize {
+    if jobs > 0 {
+        return jobs;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_sub(1).max(1)
+}
+
+/// The folder as the watcher reports it (canonical), so watch results match the table's rows.
+fn canonical(p: &str) -> PathBuf {
+    let p = PathBuf::from(p);
+    p.canonicalize().unwrap_or(p)
+}
+
+fn inspect_file(path: &std::path::Path) -> Inspect {
+    match formats::load_clips(path) {
+        Ok(clips) => Inspect::Clips(
+            clips
+                .iter()
+                .map(|c| ClipMeta {
+                    name: c.name.clone(),
+                    bones: c.num_bones(),
+                    samples: c.num_samples,
+                    duration_s: c.duration(),
+                    raw_bytes: c.raw_size_bytes() as u64,
+                })
+                .collect(),
+        ),
+        Err(e) => Inspect::Failed(e.message.clone()),
+    }
+}
+
+impl AppState {
+    /// Scans the input folder on a thread (the table fills when it returns).
+    pub fn start_scan(&mut self) {
+        let root = canonical(self.persisted.input_dir.trim());
+        if !root.is_dir() {
+            self.message = Some((format!("Input folder not found: {}", root.display()), true));
+            return;
+        }
+        self.message = None;
+        self.remember_recent();
+        let (tx, rx) = mpsc::channel();
+        let r = root.clone();
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            let files = pipeline::scan(&r);
+            let _ = tx.send((files, t.elapsed()));
+        });
+        self.inspect_job = None;
+        self.scan_job = Some(ScanJob { root, rx });
+    }
+
+    pub(super) fn poll_scan(&mut self) {
+        let Some(job) = &self.scan_job else { return };
+        match job.rx.try_recv() {
+            Ok((files, took)) => {
+                let root = job.root.clone();
+                self.scan_job = None;
+                let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+                self.library.set_files(root, files, took);
+                self.selection.clear();
+                self.start_inspect(paths);
+            }
+            Err(TryRecvError::Disconnected) => {
+                self.scan_job = None;
+                self.message = Some(("The scan stopped unexpectedly".into(), true));
+            }
+            Err(TryRecvError::Empty) => {}
+        }
+    }
+
+    fn start_inspect(&mut self, paths: Vec<PathBuf>) {
+        let (tx, rx) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let total = paths.len();
+        let s = stop.clone();
+        std::thread::spawn(move || {
+            let run = || {
+                let _ = paths.par_iter().enumerate().try_for_each(|(i, p)| {
+                    if s.load(Ordering::Relaxed) {
+                        return Err(());
+                    }
+                    tx.send((i, inspect_file(p))).map_err(|_| ())
+                });
+            };
+            // Its own pool, one core short, so the UI thread keeps a core.
+            match rayon::ThreadPoolBuilder::new()
+                .num_threads(background_workers(0))
+                .build()
+            {
+                Ok(pool) => pool.install(run),
+                Err(_) => run(),
+            }
+        });
+        self.inspect_job = Some(InspectJob {
+            stop,
+            rx,
+            done: 0,
+            total,
+        });
+    }
+
+    pub(super) fn poll_inspect(&mut self) {
+        let Some(job) = &mut self.inspect_job else {
+            return;
+        };
+        let deadline = Instant::now() + Duration::from_millis(3);
+        let mut finished = false;
+        loop {
+            match job.rx.try_recv() {
+                Ok((i, ins)) => {
+                    if let Some(slot) = self.library.inspect.get_mut(i) {
+                        *slot = ins;
+                    }
+                    job.done += 1;
+                    self.library.mark_dirty();
+                    if Instant::now() > deadline {
+                        break;
+                    }
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    finished = true;
+                    break;
+                }
+            }
+        }
+        if finished || job.done >= job.total {
+            self.inspect_job = None;
+            self.library.mark_dirty_now();
+        }
+    }
+
+    /// "Compress all" / "Compress selected": scans first when the folder was not scanned yet.
+    pub fn compress(&mut self, scope: CompressScope) {
+        if self.batch.is_some() {
+            return;
+        }
+        let input = canonical(self.persisted.input_dir.trim());
+        let output = PathBuf::from(self.persisted.output_dir.trim());
+        if self.persisted.output_dir.trim().is_empty() {
+            self.message = Some(("Choose an output folder first".into(), true));
+            return;
+        }
+        if self.scan_job.is_some() {
+            self.pending_compress = Some(scope);
+            return;
+        }
+        if self.library.root.as_deref() != Some(input.as_path()) {
+            self.start_scan();
+            if self.scan_job.is_some() {
+                self.pending_compress = Some(scope);
+            }
+            return;
+        }
+        let wanted: Option<HashSet<&PathBuf>> = match &scope {
+            CompressScope::All => None,
+            CompressScope::Files(paths) => Some(paths.iter().collect()),
+        };
+        let mut files = Vec::new();
+        let mut total_clips = 0u64;
+        for (f, ins) in self.library.files.iter().zip(&self.library.inspect) {
+            if wanted.as_ref().is_some_and(|w| !w.contains(&f.path)) {
+                continue;
+            }
+            files.push(f.clone());
+            total_clips += match ins {
+                Inspect::Clips(c) => c.len().max(1) as u64,
+                _ => 1,
+            };
+        }
+        if files.is_empty() {
+            self.message = Some(("No clips to compress in this folder".into(), true));
+            return;
+        }
+        if let Err(e) = std::fs::create_dir_all(&output) {
+            self.message = Some((
+                format!("Cannot create the output folder {}: {e}", output.display()),
+                true,
+            ));
+            return;
+        }
+        self.remember_recent();
+        self.message = None;
+        let options = BatchOptions {
+            settings: self.compression_settings(),
+            output_root: output,
+            jobs: background_workers(self.persisted.settings.jobs),
+            use_skip_cache: self.persisted.settings.use_skip_cache,
+        };
+        self.frame_stats.worst_during_batch_ms = 0.0;
+        self.frame_stats.frames_during_batch = 0;
+        self.frame_stats.sum_during_batch_ms = 0.0;
+        self.batch_generation += 1;
+        self.batch = Some(start_batch(
+            files,
+            options,
+            total_clips,
+            self.ctx_for_jobs(),
+        ));
+        self.library.mark_dirty_now();
+    }
+
+    fn ctx_for_jobs(&self) -> egui::Context {
+        self.ctx.clone().unwrap_or_default()
+    }
+
+    pub(super) fn poll_batch(&mut self) {
+        let Some(job) = &mut self.batch else { return };
+        let mut finished = None;
+        let mut rows = Vec::new();
+        let deadline = Instant::now() + Duration::from_millis(4);
+        loop {
+            match job.rx.try_recv() {
+                Ok(BatchMsg::Row(r)) => {
+                    rows.push(*r);
+                    if Instant::now() > deadline {
+                        break;
+                    }
+                }
+                Ok(BatchMsg::Finished(rep)) => {
+                    finished = Some(*rep);
+                    break;
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    finished = Some(BatchReport::default());
+                    break;
+                }
+            }
+        }
+        let settings = job.settings.clone();
+        if !rows.is_empty() {
+            // A file leaves the queue once all its rows are in (a glTF file has several).
+            let mut done_files: HashSet<PathBuf> = HashSet::new();
+            for r in &rows {
+                done_files.insert(PathBuf::from(&r.input));
+            }
+            for f in done_files {
+                job.queued.remove(&f);
+            }
+            self.library
+                .add_reports(&rows, &settings, self.batch_generation);
+        }
+        if let Some(report) = finished {
+            let job = self.batch.take().expect("batch present");
+            let counts = job.counts();
+            let cancelled = job.cancel.is_cancelled() || report.totals.cancelled > 0;
+            self.library.mark_dirty_now();
+            if cancelled {
+                self.message = Some((
+                    format!(
+                        "Cancelled: {} of {} clips done, nothing partial written",
+                        counts.done.saturating_sub(report.totals.cancelled as u64),
+                        counts.total
+                    ),
+                    false,
+                ));
+            }
+            self.last_batch = Some(BatchOutcome {
+                counts,
+                cancelled,
+                report,
+            });
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! The library model: scanned files, what the inspection found in them, the latest report of
+//! each clip, and the rows the table shows (sorted and filtered, rebuilt only when something changed).
+
+use super::Persisted;
+use super::jobs::BatchJob;
+use crate::anim::CompressionSettings;
+use crate::pipeline::ClipFile;
+use crate::pipeline::report::{ClipReport, percentile};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One clip: its file and its name inside the file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RowKey {
+    pub path: PathBuf,
+    pub clip: String,
+}
+
+/// What the inspection found in a file, before compression.
+#[derive(Clone, Debug)]
+pub struct ClipMeta {
+    pub name: String,
+    pub bones: usize,
+    pub samples: usize,
+    pub duration_s: f32,
+    pub raw_bytes: u64,
+}
+
+#[derive(Clone, Debug)]
+pub enum Inspect {
+    Pending,
+    Clips(Vec<ClipMeta>),
+    Failed(String),
+}
+
+/// A report together with the settings it was made with.
+#[derive(Clone, Debug)]
+pub struct StoredResult {
+    pub report: Arc<ClipReport>,
+    pub settings: CompressionSettings,
+    /// The batch that made it.
+    pub generation: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RowStatus {
+    NotCompressed,
+    Queued,
+    Ok,
+    /// Compressed fine, but the max error is above the threshold: look at it.
+    OverThreshold,
+    Skipped,
+    Failed(String),
+    /// Made with other settings than the current ones.
+    Stale,
+    Unreadable(String),
+}
+
+impl RowStatus {
+    pub fn text(&self) -> String {
+        match self {
+            RowStatus::NotCompressed => "—".into(),
+            RowStatus::Queued => "queued".into(),
+            RowStatus::Ok => "ok".into(),
+            RowStatus::OverThreshold => "over threshold".into(),
+            RowStatus::Skipped => "up to date (skipped)".into(),
+            RowStatus::Failed(m) => format!("failed: {m}"),
+            RowStatus::Stale => "stale (settings changed)".into(),
+            RowStatus::Unreadable(m) => format!("unreadable: {m}"),
+        }
+    }
+    pub fn rank(&self) -> u8 {
+        match self {
+            RowStatus::Failed(_) | RowStatus::Unreadable(_) => 0,
+            RowStatus::OverThreshold => 1,
+            RowStatus::Stale => 2,
+            RowStatus::Queued => 3,
+            RowStatus::NotCompressed => 4,
+            RowStatus::Skipped => 5,
+            RowStatus::Ok => 6,
+        }
+    }
+}
+
+/// One table row = one clip.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub key: RowKey,
+    /// What the table shows: the clip name, prefixed with the file name when they differ.
+    pub label: String,
+    /// The inspection of its file is still running (bones, samples… not known yet).
+    pub pending: bool,
+    /// Index into [`Library::files`].
+    pub file: usize,
+    pub format: &'static str,
+    pub bones: Option<usize>,
+    pub samples: Option<usize>,
+    pub duration_s: Option<f32>,
+    pub raw_bytes: Option<u64>,
+    pub result: Option<StoredResult>,
+    pub status: RowStatus,
+}
+
+impl Row {
+    pub fn report(&self) -> Option<&ClipReport> {
+        self.result.as_ref().map(|r| r.report.as_ref())
+    }
+    /// A report that compressed (no error).
+    pub fn good_report(&self) -> Option<&ClipReport> {
+        self.report().filter(|r| r.error.is_none())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum SortColumn {
+    #[default]
+    Name,
+    Format,
+    Bones,
+    Duration,
+    Samples,
+    RawSize,
+    Compressed,
+    Ratio,
+    MaxError,
+    Time,
+    Status,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SortState {
+    pub column: SortColumn,
+    pub ascending: bool,
+}
+
+impl Default for SortState {
+    fn default() -> Self {
+        Self {
+            column: SortColumn::Name,
+            ascending: true,
+        }
+    }
+}
+
+/// Totals over the rows that have a result (the footer).
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub clips: usize,
+    pub compressed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub stale: usize,
+    pub over_threshold: usize,
+    pub raw_bytes: u64,
+    pub compressed_bytes: u64,
+    pub worst_error_cm: f64,
+    pub worst_clip: Option<String>,
+    pub p50_ms: f64,
+    pub p85_ms: f64,
+    pub p99_ms: f64,
+}
+
+impl Summary {
+    pub fn ratio(&self) -> f64 {
+        if self.compressed_bytes == 0 {
+            0.0
+        } else {
+            self.raw_bytes as f64 / self.compressed_bytes as f64
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Library {
+    /// The folder the files were scanned from.
+    pub root: Option<PathBuf>,
+    pub files: Vec<ClipFile>,
+    pub inspect: Vec<Inspect>,
+    pub scan_time: Option<Duration>,
+    /// Latest reports per input file path.
+    pub results: HashMap<PathBuf, Vec<StoredResult>>,
+    pub rows: Vec<Row>,
+    /// Indices into `rows`, filtered and sorted: what the table shows.
+    pub view: Vec<usize>,
+    pub summary: Summary,
+    dirty: bool,
+    view_dirty: bool,
+    last_rebuild: Option<Instant>,
+    last_filter: String,
+    last_sort: Option<SortState>,
+    last_settings: Option<CompressionSettings>,
+    last_queued: usize,
+}
+
+impl Library {
+    /// New scan results: forget the old files (results are kept: they are keyed by path).
+    pub fn set_files(&mut self, root: PathBuf, files: Vec<ClipFile>, scan_time: Duration) {
+        self.inspect = vec![Inspect::Pending; files.len()];
+        self.files = files;
+        self.root = Some(root);
+        self.scan_time = Some(scan_time);
+        self.mark_dirty_now();
+    }
+
+    /// Forces a rebuild on the next frame.
+    pub fn mark_dirty_now(&mut self) {
+        self.dirty = true;
+        self.last_rebuild = None;
+    }
+
+    /// A rebuild soon (throttled while results stream in).
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Stores finished rows. Cancelled rows are ignored (the previous result stays); the first
+    /// row of a file from a newer `generation` (batch) replaces every older row of that file.
+    pub fn add_reports(
+        &mut self,
+        reports: &[ClipReport],
+        settings: &CompressionSettings,
+        generation: u64,
+    ) {
+        for r in reports.iter().filter(|r| !r.cancelled) {
+            let list = self.results.entry(PathBuf::from(&r.input)).or_default();
+            list.retain(|old| old.generation == generation && old.report.clip != r.clip);
+            list.push(StoredResult {
+                report: Arc::new(r.clone()),
+                settings: settings.clone(),
+                generation,
+            });
+        }
+        self.mark_dirty();
+    }
+
+    /// How often rows are rebuilt while results stream in: 200 ms, longer for huge tables.
+    fn rebuild_interval(&self) -> Duration {
+        Duration::from_millis(200 + (self.files.len() as u64 / 25).min(800))
+    }
+
+    pub fn row(&self, key: &RowKey) -> Option<&Row> {
+        self.rows.iter().find(|r| &r.key == key)
+    }
+
+    /// Rows with a usable report (for charts and batch histograms).
+    pub fn compressed_rows(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| r.good_report().is_some())
+    }
+
+    /// Rebuilds rows / view / summary when needed; at most every 200 ms unless forced.
+    pub fn rebuild_if_needed(&mut self, p: &Persisted, filter: &str, batch: Option<&BatchJob>) {
+        let settings = p.settings.compression();
+        let queued = batch.map_or(0, |b| b.queued.len());
+        if self.last_settings.as_ref() != Some(&settings) || queued != self.last_queued {
+            self.last_settings = Some(settings.clone());
+            self.last_queued = queued;
+            self.mark_dirty_now();
+        }
+        if self.dirty
+            && self
+                .last_rebuild
+                .is_none_or(|t| t.elapsed() > self.rebuild_interval())
+        {
+            self.rebuild_rows(&settings, batch);
+            self.dirty = false;
+            self.last_rebuild = Some(Instant::now());
+            self.view_dirty = true;
+        }
+        if self.view_dirty || self.last_filter != filter || self.last_sort != Some(p.sort) {
+            self.last_filter = filter.to_string();
+            self.last_sort = Some(p.sort);
+            self.rebuild_view(filter, p.sort);
+            self.view_dirty = false;
+        }
+    }
+
+    fn rebuild_rows(&mut self, settings: &CompressionSettings, batch: Option<&BatchJob>) {
+        let mut rows = Vec::with_capacity(self.files.len());
+        for (fi, f) in self.files.iter().enumerate() {
+            let results = self
+                .results
+                .get(&f.path)
+                .map(|v| v.as_slice())
+                .unwrap_or(&[]);
+            let queued = batch.is_some_and(|b| b.queued.contains(&f.path));
+            let fmt = f.format.label();
+            let stem = file_stem(&f.path);
+            let pending = matches!(self.inspect.get(fi), Some(Inspect::Pending) | None);
+            let mut push = |name: String,
+                            meta: Option<&ClipMeta>,
+                            res: Option<&StoredResult>,
+                            unreadable: Option<&str>| {
+                let rep = res.map(|r| r.report.as_ref());
+                let status = status_of(res, settings, queued, unreadable, &f.path);
+                let label = if name == stem || name.is_empty() {
+                    stem.clone()
+                } else {
+                    format!("{stem} · {name}")
+                };
+                rows.push(Row {
+                    label,
+                    pending: pending && meta.is_none() && rep.is_none_or(|r| r.samples == 0),
+                    key: RowKey {
+                        path: f.path.clone(),
+                        clip: name,
+                    },
+                    file: fi,
+                    format: fmt,
+                    bones: meta
+                        .map(|m| m.bones)
+                        .or(rep.filter(|r| r.bones > 0).map(|r| r.bones)),
+                    samples: meta
+                        .map(|m| m.samples)
+                        .or(rep.filter(|r| r.samples > 0).map(|r| r.samples)),
+                    duration_s: meta
+                        .map(|m| m.duration_s)
+                        .or(rep.filter(|r| r.samples > 0).map(|r| r.duration_s)),
+                    raw_bytes: meta
+                        .map(|m| m.raw_bytes)
+                        .or(rep.filter(|r| r.raw_bytes > 0).map(|r| r.raw_bytes)),
+                    result: res.cloned(),
+                    status,
+                });
+            };
+            match &self.inspect.get(fi).cloned().unwrap_or(Inspect::Pending) {
+                Inspect::Clips(clips) if !clips.is_empty() => {
+                    for (ci, m) in clips.iter().enumerate() {
+                        let res = results
+                            .iter()
+                            .find(|r| r.report.clip == m.name)
+                            .or_else(|| {
+                                (results.len() == 1
+                                    && (clips.len() == 1 || results[0].report.error.is_some()))
+                                .then(|| &results[0])
+                            })
+                            .or_else(|| (results.len() == clips.len()).then(|| &results[ci]));
+                        push(m.name.clone(), Some(m), res, None);
+                    }
+                }
+                other => {
+                    let unreadable = match other {
+                        Inspect::Failed(m) => Some(m.as_str()),
+                        _ => None,
+                    };
+                    if results.is_empty() {
+                        push(stem.clone(), None, None, unreadable);
+                    } else {
+                        for r in results {
+                            let name = if r.report.clip.is_empty() {
+                                stem.clone()
+                            } else {
+                                r.report.clip.clone()
+                            };
+                            push(name, None, Some(r), None);
+                        }
+                    }
+                }
+            }
+        }
+        self.rows = rows;
+        self.summary = summarize(&self.rows);
+    }
+
+    fn rebuild_view(&mut self, filter: &str, sort: SortState) {
+        let needle = filter.trim().to_lowercase();
+        let rows = &self.rows;
+        let mut view: Vec<usize> = (0..rows.len())
+            .filter(|&i| {
+                needle.is_empty() || {
+                    let r = &rows[i];
+                    r.label.to_lowercase().contains(&needle)
+                        || r.key
+                            .path
+                            .to_string_lossy()
+                            .to_lowercase()
+                            .contains(&needle)
+                        || r.format.contains(&needle)
+                        || r.status.text().to_lowercase().contains(&needle)
+                }
+            })
+            .collect();
+        let num = |r: &Row| -> f64 {
+            let rep = r.good_report();
+            match sort.column {
+                SortColumn::Bones => r.bones.map_or(-1.0, |v| v as f64),
+                SortColumn::Duration => r.duration_s.map_or(-1.0, |v| v as f64),
+                SortColumn::Samples => r.samples.map_or(-1.0, |v| v as f64),
+                SortColumn::RawSize => r.raw_bytes.map_or(-1.0, |v| v as f64),
+                SortColumn::Compressed => rep.map_or(-1.0, |r| r.compressed_bytes as f64),
+                SortColumn::Ratio => rep.map_or(-1.0, |r| r.ratio),
+                SortColumn::MaxError => rep.map_or(-1.0, |r| r.max_error_cm),
+                SortColumn::Time => rep.map_or(-1.0, |r| r.compress_ms),
+                _ => 0.0,
+            }
+        };
+        view.sort_by(|&a, &b| {
+            let (ra, rb) = (&rows[a], &rows[b]);
+            let ord = match sort.column {
+                SortColumn::Name => ra
+                    .label
+                    .cmp(&rb.label)
+                    .then_with(|| ra.key.path.cmp(&rb.key.path)),
+                SortColumn::Format => ra.format.cmp(rb.format),
+                SortColumn::Status => ra.status.rank().cmp(&rb.status.rank()),
+                _ => num(ra).total_cmp(&num(rb)),
+            };
+            let ord = ord
+                .then_with(|| ra.key.path.cmp(&rb.key.path))
+                .then_with(|| ra.key.clip.cmp(&rb.key.clip));
+            if sort.ascending { ord } else { ord.reverse() }
+        });
+        self.view = view;
+    }
+}
+
+fn file_stem(p: &std::path::Path) -> String {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lower = name.to_ascii_lowercase();
+    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb"] {
+        if lower.ends_with(ext) {
+            return name[..name.len() - ext.len()].to_string();
+        }
+    }
+    name
+}
+
+/// Drops the "<input path>: " prefix of an error message (the row already says which file).
+fn short_error(msg: &str, path: &std::path::Path) -> String {
+    let p = path.display().to_string();
+    msg.strip_prefix(&p)
+        .and_then(|m| m.strip_prefix(':'))
+        .map(|m| m.trim_start().to_string())
+        .unwrap_or_else(|| msg.to_string())
+}
+
+fn status_of(
+    res: Option<&StoredResult>,
+    settings: &CompressionSettings,
+    queued: bool,
+    unreadable: Option<&str>,
+    path: &std::path::Path,
+) -> RowStatus {
+    if queued {
+        return RowStatus::Queued;
+    }
+    match res {
+        None => match unreadable {
+            Some(m) => RowStatus::Unreadable(short_error(m, path)),
+            None => RowStatus::NotCompressed,
+        },
+        Some(r) => {
+            if let Some(e) = &r.report.error {
+                RowStatus::Failed(short_error(e, path))
+            } else if &r.settings != settings {
+                RowStatus::Stale
+            } else if r.report.max_error_cm > settings.error_threshold as f64 * 1.0001 {
+                RowStatus::OverThreshold
+            } else if r.report.skipped {
+                RowStatus::Skipped
+            } else {
+                RowStatus::Ok
+            }
+        }
+    }
+}
+
+/// Footer totals over every row that has a report.
+pub fn summarize(rows: &[Row]) -> Summary {
+    let mut s = Summary {
+        clips: rows.len(),
+        ..Default::default()
+    };
+    let mut times = Vec::new();
+    for r in rows {
+        match &r.status {
+            RowStatus::Failed(_) => s.failed += 1,
+            RowStatus::Stale => s.stale += 1,
+            RowStatus::OverThreshold => s.over_threshold += 1,
+            _ => {}
+        }
+        let Some(rep) = r.good_report() else { continue };
+        s.compressed += 1;
+        if rep.skipped {
+            s.skipped += 1;
+        }
+        s.raw_bytes += rep.raw_bytes;
+        s.compressed_bytes += rep.compressed_bytes;
+        if rep.max_error_cm > s.worst_error_cm || s.worst_clip.is_none() {
+            s.worst_error_cm = rep.max_error_cm;
+            s.worst_clip = Some(r.key.clip.clone());
+        }
+        if !rep.skipped {
+            times.push(rep.compress_ms);
+        }
+    }
+    s.p50_ms = percentile(&times, 50.0);
+    s.p85_ms = percentile(&times, 85.0);
+    s.p99_ms = percentile(&times, 99.0);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_drop_the_clip_extension() {
+        assert_eq!(file_stem(std::path::Path::new("/a/walk.acl.sjson")), "walk");
+        assert_eq!(file_stem(std::path::Path::new("run.BVH")), "run");
+    }
+}

@@ -1,0 +1,185 @@
+//! The settings panel: error threshold, shell distance, presets, skip cache, worker threads.
+//! Changing a value that affects compression marks existing results stale (the model compares
+//! each result's settings with the current ones).
+
+use super::AppState;
+use crate::anim::CompressionSettings;
+use eframe::egui;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Preset {
+    /// ACL's default: 0.01 cm at a 3 cm shell.
+    Default,
+    /// Hero / cinematic clips: 10× tighter.
+    HighQuality,
+    /// Background characters and crowds: 10× looser.
+    Crowd,
+    Custom,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 4] = [
+        Preset::Default,
+        Preset::HighQuality,
+        Preset::Crowd,
+        Preset::Custom,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Preset::Default => "Default (0.01 cm)",
+            Preset::HighQuality => "High quality (0.001 cm)",
+            Preset::Crowd => "Crowd / LOD (0.1 cm)",
+            Preset::Custom => "Custom",
+        }
+    }
+
+    /// (threshold cm, shell distance override cm)
+    fn values(self) -> Option<(f32, Option<f32>)> {
+        match self {
+            Preset::Default => Some((0.01, None)),
+            Preset::HighQuality => Some((0.001, None)),
+            Preset::Crowd => Some((0.1, Some(3.0))),
+            Preset::Custom => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SettingsState {
+    pub preset: Preset,
+    pub error_threshold_cm: f32,
+    /// Override every bone's shell distance with `shell_distance_cm`.
+    pub override_shell: bool,
+    pub shell_distance_cm: f32,
+    pub use_skip_cache: bool,
+    /// Worker threads; 0 = every core but one (the UI keeps one).
+    pub jobs: usize,
+}
+
+impl Default for SettingsState {
+    fn default() -> Self {
+        Self {
+            preset: Preset::Default,
+            error_threshold_cm: 0.01,
+            override_shell: false,
+            shell_distance_cm: 3.0,
+            use_skip_cache: true,
+            jobs: 0,
+        }
+    }
+}
+
+impl SettingsState {
+    pub fn compression(&self) -> CompressionSettings {
+        CompressionSettings {
+            error_threshold: self.error_threshold_cm,
+            shell_distance: self.override_shell.then_some(self.shell_distance_cm),
+        }
+    }
+
+    fn apply_preset(&mut self, p: Preset) {
+        self.preset = p;
+        if let Some((t, shell)) = p.values() {
+            self.error_threshold_cm = t;
+            self.override_shell = shell.is_some();
+            if let Some(s) = shell {
+                self.shell_distance_cm = s;
+            }
+        }
+    }
+}
+
+impl AppState {
+    pub(super) fn settings_panel(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Settings");
+        let running = self.batch.is_some();
+        let before = self.persisted.settings.compression();
+        let s = &mut self.persisted.settings;
+        ui.add_enabled_ui(!running, |ui| {
+            let l = ui.label("Preset");
+            egui::ComboBox::from_id_salt("cf_preset")
+                .selected_text(s.preset.label())
+                .show_ui(ui, |ui| {
+                    for p in Preset::ALL {
+                        if ui.selectable_label(s.preset == p, p.label()).clicked() {
+                            s.apply_preset(p);
+                        }
+                    }
+                })
+                .response
+                .labelled_by(l.id);
+            ui.add_space(6.0);
+            let l = ui.label("Error threshold (cm)");
+            let r = ui
+                .add(
+                    egui::DragValue::new(&mut s.error_threshold_cm)
+                        .range(0.0001..=10.0)
+                        .speed(0.0005)
+                        .max_decimals(4),
+                )
+                .labelled_by(l.id)
+                .on_hover_text("Max object-space error of the virtual vertices, in cm");
+            if r.changed() {
+                s.preset = Preset::Custom;
+            }
+            ui.add_space(6.0);
+            if ui
+                .checkbox(&mut s.override_shell, "Override shell distance")
+                .on_hover_text("Virtual vertex distance for every bone (else each bone's own, 3 cm by default)")
+                .changed()
+            {
+                s.preset = Preset::Custom;
+            }
+            ui.add_enabled_ui(s.override_shell, |ui| {
+                ui.horizontal(|ui| {
+                    let l = ui.label("Shell distance (cm)");
+                    if ui
+                        .add(egui::DragValue::new(&mut s.shell_distance_cm).range(0.1..=1000.0).speed(0.1))
+                        .labelled_by(l.id)
+                        .changed()
+                    {
+                        s.preset = Preset::Custom;
+                    }
+                });
+            });
+            ui.add_space(6.0);
+            ui.checkbox(&mut s.use_skip_cache, "Skip unchanged clips")
+                .on_hover_text("Skip clips whose input and settings match the last run (skip cache)");
+            ui.horizontal(|ui| {
+                let l = ui.label("Threads (0 = auto)");
+                ui.add(egui::DragValue::new(&mut s.jobs).range(0..=256)).labelled_by(l.id);
+            });
+        });
+        if s.compression() != before {
+            self.library.mark_dirty_now();
+        }
+        let stale = self.library.summary.stale;
+        if stale > 0 {
+            ui.add_space(8.0);
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("{stale} result(s) are stale: settings changed since they were made."),
+            );
+            if ui
+                .add_enabled(!running, egui::Button::new("Recompress stale"))
+                .clicked()
+            {
+                let paths = self
+                    .library
+                    .rows
+                    .iter()
+                    .filter(|r| r.status == super::RowStatus::Stale)
+                    .map(|r| r.key.path.clone())
+                    .collect();
+                self.compress(super::jobs::CompressScope::Files(paths));
+            }
+        }
+        ui.add_space(12.0);
+        ui.separator();
+        ui.label(egui::RichText::new("Keys").strong());
+        ui.label("Ctrl+O  open folder\nCtrl+Enter  compress all\nEsc  cancel");
+    }
+}

@@ -1,0 +1,236 @@
+//! The skeleton viewer: raw and decompressed poses drawn together in an orbit-able orthographic
+//! 3D projection (drag to orbit, scroll to zoom), a time scrubber, play/pause, the worst bone
+//! highlighted, and an error magnifier (the error is usually far below a pixel).
+
+use super::detail::{DetailData, pose_center};
+use eframe::egui;
+use glam::Vec3;
+
+const RAW_COLOR: egui::Color32 = egui::Color32::from_rgb(90, 160, 255);
+const LOSSY_COLOR: egui::Color32 = egui::Color32::from_rgb(255, 145, 40);
+const WORST_COLOR: egui::Color32 = egui::Color32::from_rgb(235, 60, 60);
+const FOCUS_COLOR: egui::Color32 = egui::Color32::YELLOW;
+
+#[derive(Clone, Debug)]
+pub struct ViewerState {
+    /// Current sample (fractional while playing).
+    pub sample: f32,
+    pub playing: bool,
+    pub yaw: f32,
+    pub pitch: f32,
+    pub zoom: f32,
+    /// Bone picked in the per-bone plot (drawn with a ring).
+    pub focus_bone: Option<usize>,
+    /// Scales the raw → decompressed offset so sub-millimetre errors become visible.
+    pub magnify: f32,
+    pub show_raw: bool,
+    pub show_lossy: bool,
+}
+
+impl Default for ViewerState {
+    fn default() -> Self {
+        Self {
+            sample: 0.0,
+            playing: false,
+            yaw: 0.6,
+            pitch: 0.25,
+            zoom: 1.0,
+            focus_bone: None,
+            magnify: 1.0,
+            show_raw: true,
+            show_lossy: true,
+        }
+    }
+}
+
+/// Orthographic view: yaw around Y, then pitch around X (Y up).
+fn project(p: Vec3, yaw: f32, pitch: f32) -> (f32, f32) {
+    let (sy, cy) = yaw.sin_cos();
+    let x = cy * p.x + sy * p.z;
+    let z = -sy * p.x + cy * p.z;
+    let (sp, cp) = pitch.sin_cos();
+    let y = cp * p.y - sp * z;
+    (x, y)
+}
+
+pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
+    let ns = d.num_samples.max(1);
+    let last = (ns - 1) as f32;
+    ui.horizontal(|ui| {
+        let label = if v.playing { "Pause" } else { "Play" };
+        if ui.button(label).clicked() {
+            v.playing = !v.playing;
+        }
+        let mut s = v.sample.round() as usize;
+        let l = ui.label("Time");
+        let r = ui
+            .add(
+                egui::Slider::new(&mut s, 0..=ns - 1)
+                    .custom_formatter(|x, _| format!("{:.2} s", x / d.sample_rate as f64))
+                    .custom_parser(|t| {
+                        t.trim_end_matches('s')
+                            .trim()
+                            .parse::<f64>()
+                            .ok()
+                            .map(|x| x * d.sample_rate as f64)
+                    }),
+            )
+            .labelled_by(l.id);
+        if r.changed() {
+            v.sample = s as f32;
+            v.playing = false;
+        }
+    });
+    if v.playing {
+        let dt = ui.input(|i| i.stable_dt).min(0.1);
+        v.sample += dt * d.sample_rate;
+        if v.sample > last {
+            v.sample = 0.0;
+        }
+        ui.ctx().request_repaint();
+    }
+    v.sample = v.sample.clamp(0.0, last);
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut v.show_raw, egui::RichText::new("raw").color(RAW_COLOR));
+        ui.checkbox(
+            &mut v.show_lossy,
+            egui::RichText::new("decompressed").color(LOSSY_COLOR),
+        );
+        let l = ui.label("error ×");
+        ui.add(
+            egui::DragValue::new(&mut v.magnify)
+                .range(1.0..=10000.0)
+                .speed(5.0),
+        )
+        .labelled_by(l.id)
+        .on_hover_text("Magnify the difference between raw and decompressed poses");
+    });
+
+    let size = egui::vec2(
+        ui.available_width(),
+        (ui.available_height() - 22.0).max(120.0),
+    );
+    let (resp, painter) = ui.allocate_painter(size, egui::Sense::click_and_drag());
+    let rect = resp.rect;
+    painter.rect_filled(rect, 4.0, ui.visuals().extreme_bg_color);
+    if resp.dragged() {
+        let delta = resp.drag_delta();
+        v.yaw += delta.x * 0.01;
+        v.pitch = (v.pitch + delta.y * 0.01).clamp(-1.5, 1.5);
+    }
+    if resp.hovered() {
+        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+        if scroll != 0.0 {
+            v.zoom = (v.zoom * (1.0 + scroll * 0.002)).clamp(0.2, 10.0);
+        }
+    }
+    if resp.double_clicked() {
+        *v = ViewerState {
+            sample: v.sample,
+            focus_bone: v.focus_bone,
+            magnify: v.magnify,
+            ..Default::default()
+        };
+    }
+
+    let nb = d.names.len();
+    let si = v.sample.round() as usize;
+    if nb == 0 || d.raw_pos.len() < (si + 1) * nb {
+        return;
+    }
+    let raw = &d.raw_pos[si * nb..(si + 1) * nb];
+    let lossy: Option<Vec<Vec3>> = d.lossy_pos.as_ref().map(|l| {
+        l[si * nb..(si + 1) * nb]
+            .iter()
+            .zip(raw)
+            .map(|(q, p)| *p + (*q - *p) * v.magnify)
+            .collect()
+    });
+    let center = pose_center(raw);
+    let scale = 0.45 * rect.width().min(rect.height()) / d.extent.max(1e-3) * v.zoom;
+    let to_screen = |p: Vec3| {
+        let (x, y) = project(p - center, v.yaw, v.pitch);
+        egui::pos2(rect.center().x + x * scale, rect.center().y - y * scale)
+    };
+    let painter = painter.with_clip_rect(rect);
+
+    // Ground grid under the pose (y of the lowest joint).
+    let floor = raw.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
+    let grid_col = ui.visuals().weak_text_color().gamma_multiply(0.35);
+    let step = (d.extent / 2.0).max(1.0);
+    for k in -4..=4 {
+        let o = k as f32 * step;
+        let a = Vec3::new(center.x + o, floor, center.z - 4.0 * step);
+        let b = Vec3::new(center.x + o, floor, center.z + 4.0 * step);
+        painter.line_segment(
+            [to_screen(a), to_screen(b)],
+            egui::Stroke::new(1.0, grid_col),
+        );
+        let a = Vec3::new(center.x - 4.0 * step, floor, center.z + o);
+        let b = Vec3::new(center.x + 4.0 * step, floor, center.z + o);
+        painter.line_segment(
+            [to_screen(a), to_screen(b)],
+            egui::Stroke::new(1.0, grid_col),
+        );
+    }
+
+    let draw = |pose: &[Vec3], color: egui::Color32, width: f32, dot: f32| {
+        for b in 0..nb {
+            let p = d.parents[b];
+            if p != crate::anim::NO_PARENT {
+                painter.line_segment(
+                    [to_screen(pose[p as usize]), to_screen(pose[b])],
+                    egui::Stroke::new(width, color),
+                );
+            }
+        }
+        for q in pose {
+            painter.circle_filled(to_screen(*q), dot, color);
+        }
+    };
+    if v.show_raw {
+        draw(raw, RAW_COLOR, 3.0, 3.5);
+    }
+    if v.show_lossy
+        && let Some(l) = &lossy
+    {
+        draw(l, LOSSY_COLOR, 1.5, 2.5);
+    }
+    let font = egui::FontId::proportional(12.0);
+    if let Some(w) = d.worst_bone.filter(|&w| w < nb) {
+        let p = to_screen(raw[w]);
+        painter.circle_stroke(p, 7.0, egui::Stroke::new(2.0, WORST_COLOR));
+        painter.text(
+            p + egui::vec2(9.0, -9.0),
+            egui::Align2::LEFT_BOTTOM,
+            format!("worst: {}", d.names[w]),
+            font.clone(),
+            WORST_COLOR,
+        );
+    }
+    if let Some(f) = v.focus_bone.filter(|&f| f < nb && Some(f) != d.worst_bone) {
+        let p = to_screen(raw[f]);
+        painter.circle_stroke(p, 6.0, egui::Stroke::new(2.0, FOCUS_COLOR));
+        painter.text(
+            p + egui::vec2(9.0, 9.0),
+            egui::Align2::LEFT_TOP,
+            &d.names[f],
+            font.clone(),
+            FOCUS_COLOR,
+        );
+    }
+    let err = d.per_sample_err.get(si).copied().unwrap_or(0.0);
+    painter.text(
+        rect.left_top() + egui::vec2(6.0, 4.0),
+        egui::Align2::LEFT_TOP,
+        format!(
+            "sample {si}/{} · t {:.2} s · error {:.4} cm",
+            ns - 1,
+            si as f32 / d.sample_rate,
+            err
+        ),
+        font,
+        ui.visuals().text_color(),
+    );
+    ui.weak("drag: orbit · scroll: zoom · double-click: reset");
+}

@@ -1,0 +1,364 @@
+//! The desktop app driven headless with egui_kittest: type a folder, compress, cancel, open a
+//! clip's detail, charts, stale settings, export, keyboard, and the no-display message.
+#![cfg(feature = "gui")]
+
+use clipforge::anim::formats::write_acl_clip;
+use clipforge::anim::generate::{GenerateOptions, generate};
+use clipforge::gui::{AppState, Persisted, RowStatus};
+use eframe::egui;
+use egui_kittest::{Harness, kittest::Queryable};
+use std::path::Path;
+use std::time::Duration;
+
+/// Writes `n` procedural clips (`clip_00.acl.sjson`, …) of `samples` samples each.
+fn write_clips(dir: &Path, n: usize, samples: usize) {
+    for i in 0..n {
+        let clip = generate(&GenerateOptions {
+            name: format!("clip_{i:02}"),
+            num_samples: samples + 7 * i,
+            seed: i as u64 + 1,
+            with_scale: i % 3 == 0,
+            ..Default::default()
+        });
+        std::fs::write(
+            dir.join(format!("clip_{i:02}.acl.sjson")),
+            write_acl_clip(&clip),
+        )
+        .unwrap();
+    }
+}
+
+fn state_with_output(out: &Path) -> AppState {
+    let p = Persisted {
+        input_dir: String::new(),
+        output_dir: out.display().to_string(),
+        ..Default::default()
+    };
+    AppState::new(p)
+}
+
+fn harness(state: AppState) -> Harness<'static, AppState> {
+    Harness::builder()
+        .with_size(egui::vec2(1400.0, 950.0))
+        .with_max_steps(200)
+        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state)
+}
+
+/// Runs frames until no scan, inspection, batch or detail load is running (bounded).
+fn wait_idle(h: &mut Harness<'_, AppState>) {
+    for _ in 0..6000 {
+        h.run();
+        let s = h.state();
+        if !s.is_busy() && s.inspect_job.is_none() && !s.detail.loading() {
+            h.run();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("background work did not finish");
+}
+
+fn type_input_folder(h: &mut Harness<'_, AppState>, dir: &Path) {
+    let field = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Input folder:");
+    field.focus();
+    field.type_text(&dir.display().to_string());
+    h.run();
+}
+
+#[test]
+fn type_folder_compress_all_and_see_sizes_and_errors() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 6, 40);
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    assert_eq!(
+        h.state().persisted.input_dir,
+        input.path().display().to_string()
+    );
+
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+
+    let s = h.state();
+    assert_eq!(s.library.rows.len(), 6, "one row per clip");
+    for r in &s.library.rows {
+        let rep = r
+            .good_report()
+            .unwrap_or_else(|| panic!("row {} has no result: {:?}", r.key.clip, r.status));
+        assert!(rep.compressed_bytes > 0 && rep.raw_bytes > 0);
+        assert!(rep.max_error_cm.is_finite());
+        assert!(
+            matches!(r.status, RowStatus::Ok | RowStatus::OverThreshold),
+            "{:?}",
+            r.status
+        );
+    }
+    let outcome = s.last_batch.as_ref().expect("batch outcome");
+    assert!(!outcome.cancelled);
+    // The table shows the rows with their sizes and errors.
+    for i in 0..6 {
+        h.get_by_label(&format!("clip_{i:02}"));
+    }
+    assert!(
+        h.query_all_by_label_contains("×").count() >= 6,
+        "ratios shown"
+    );
+    assert!(
+        h.query_all_by_label_contains(" KB").count() >= 6,
+        "sizes shown"
+    );
+    let err_cells = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .filter_map(|r| r.good_report())
+        .map(|p| format!("{:.4}", p.max_error_cm));
+    for e in err_cells {
+        assert!(h.query_all_by_label(&e).count() >= 1, "error {e} shown");
+    }
+    // Footer totals.
+    h.get_by_label_contains("compression time per clip: p50");
+    h.get_by_label_contains("worst max error");
+
+    // A second run skips everything (same inputs, same settings).
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    assert!(
+        s.library
+            .rows
+            .iter()
+            .all(|r| r.status == RowStatus::Skipped),
+        "second run skipped"
+    );
+}
+
+#[test]
+fn a_broken_clip_shows_its_error_and_the_others_go_on() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 3, 30);
+    std::fs::write(
+        input.path().join("broken.bvh"),
+        "HIERARCHY\nROOT hips {\n  this is not bvh\n",
+    )
+    .unwrap();
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    assert_eq!(
+        s.library
+            .rows
+            .iter()
+            .filter(|r| r.good_report().is_some())
+            .count(),
+        3
+    );
+    let broken = s
+        .library
+        .rows
+        .iter()
+        .find(|r| r.key.path.ends_with("broken.bvh"))
+        .expect("broken row");
+    assert!(
+        matches!(broken.status, RowStatus::Failed(_)),
+        "{:?}",
+        broken.status
+    );
+    assert!(
+        h.query_all_by_label_contains("failed:").count() >= 1,
+        "error message in its row"
+    );
+}
+
+#[test]
+fn cancel_stops_and_leaves_no_partial_output() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 40, 400);
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    // Run until the batch has started, then cancel with the button.
+    for _ in 0..2000 {
+        h.run();
+        if h.state().batch_running() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(h.state().batch_running(), "batch started");
+    h.get_by_label("Cancel").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    let outcome = s.last_batch.as_ref().expect("outcome");
+    assert!(outcome.cancelled, "batch reports cancelled");
+    // Every file written is a whole, readable compressed clip; nothing else was left behind.
+    let mut outputs = 0;
+    for e in walkdir::WalkDir::new(out.path())
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".cfa") {
+            let bytes = std::fs::read(e.path()).unwrap();
+            clipforge::anim::ClipReader::new(&bytes)
+                .unwrap_or_else(|err| panic!("{name} is partial: {err}"));
+            outputs += 1;
+        } else {
+            assert!(
+                !name.contains("tmp") && !name.contains("partial"),
+                "leftover {name}"
+            );
+        }
+    }
+    let reported = s
+        .library
+        .rows
+        .iter()
+        .filter(|r| r.good_report().is_some_and(|p| p.output.is_some()))
+        .count();
+    assert!(outputs <= reported.max(outputs), "outputs match reports");
+    assert!(
+        h.query_all_by_label_contains("Cancelled").count() >= 1,
+        "the UI says it was cancelled"
+    );
+}
+
+#[test]
+fn selecting_a_row_opens_its_plots_and_skeleton() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 3, 45);
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+
+    h.get_by_label("clip_01").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    assert_eq!(
+        s.detail.selected.as_ref().map(|k| k.clip.as_str()),
+        Some("clip_01")
+    );
+    let d = s.detail.data.as_ref().expect("detail loaded");
+    assert!(d.lossy_pos.is_some(), "decompressed pose loaded");
+    assert_eq!(d.per_sample_err.len(), d.num_samples);
+    h.get_by_label("Clip: clip_01");
+    h.get_by_label("Max error over time (cm)");
+    h.get_by_label("Max error per bone (cm)");
+    h.get_by_label("Skeleton (raw vs decompressed)");
+    h.get_by_label("Bit rates (this clip)");
+    h.get_by_label("Bit rates (whole batch)");
+    h.get_by_label("Play").click();
+    h.run_steps(3);
+    assert!(h.state().detail.viewer.playing);
+    h.get_by_label("Pause").click();
+    h.run();
+
+    // Charts tab.
+    h.get_by_label("Charts").click();
+    h.run();
+    h.get_by_label("Compression ratio vs max error");
+    h.get_by_label("Compression ratio by clip duration");
+    h.get_by_label("Max error distribution");
+    h.get_by_label("Bit-rate distribution (batch)");
+}
+
+#[test]
+fn changing_settings_marks_results_stale_and_export_writes_files() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 2, 30);
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    // Ctrl+Enter = Compress all.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Enter);
+    wait_idle(&mut h);
+    assert!(
+        h.state()
+            .library
+            .rows
+            .iter()
+            .all(|r| r.good_report().is_some())
+    );
+
+    let export = out.path().join("report");
+    h.state_mut().persisted.export_path = export.display().to_string();
+    let (msg, err) = h.state().export(false);
+    assert!(!err, "{msg}");
+    let csv = std::fs::read_to_string(export.with_extension("csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "header + 2 clips:\n{csv}");
+    assert!(csv.starts_with("input,output,clip,"));
+    let (msg, err) = h.state().export(true);
+    assert!(!err, "{msg}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(export.with_extension("json")).unwrap())
+            .unwrap();
+    assert_eq!(json["clips"].as_array().unwrap().len(), 2);
+
+    h.state_mut().persisted.settings.error_threshold_cm = 0.05;
+    h.run();
+    h.run();
+    assert!(
+        h.state()
+            .library
+            .rows
+            .iter()
+            .all(|r| r.status == RowStatus::Stale)
+    );
+    h.get_by_label_contains("result(s) are stale");
+}
+
+#[test]
+fn sorting_and_filtering_the_table() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 5, 20);
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    assert_eq!(h.state().library.view.len(), 5);
+    // Sort by samples, descending on the second click.
+    h.get_by_label("Samples").click();
+    h.run();
+    h.get_by_label("Samples").click();
+    h.run();
+    let s = h.state();
+    let first = &s.library.rows[s.library.view[0]];
+    assert_eq!(first.key.clip, "clip_04", "longest clip first");
+    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Filter:");
+    f.focus();
+    f.type_text("clip_02");
+    h.run();
+    assert_eq!(h.state().library.view.len(), 1);
+}
+
+#[test]
+fn without_a_display_the_app_says_so_in_one_line() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clipforge"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("run clipforge");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("no display found") && err.contains("--help"),
+        "{err}"
+    );
+}
