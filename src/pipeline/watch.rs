@@ -209,6 +209,10 @@ struct Pending {
     sig: Option<Sig>,
     due: Instant,
     attempts: u32,
+    /// An earlier pass compressed the file (outputs written, skip cache filled) but its result
+    /// was dropped because the file changed while it was read, so no `Compressed` event has been
+    /// sent for it yet: a later pass that only finds it up to date must still report it compressed.
+    unreported: bool,
 }
 
 struct Worker {
@@ -407,6 +411,7 @@ impl Worker {
             sig,
             due,
             attempts: 0,
+            unreported: false,
         });
         e.sig = sig;
         e.due = e.due.max(due);
@@ -530,7 +535,7 @@ impl Worker {
             .filter(|(_, p)| p.due <= now)
             .map(|(k, _)| k.clone())
             .collect();
-        let mut ready: Vec<(PathBuf, Option<Sig>, u32)> = Vec::new();
+        let mut ready: Vec<(PathBuf, Option<Sig>, u32, bool)> = Vec::new();
         for path in due {
             let cur = signature(&path);
             let Some(p) = self.pending.get_mut(&path) else {
@@ -548,15 +553,15 @@ impl Worker {
                 p.attempts = 0;
                 continue;
             }
-            let attempts = p.attempts;
+            let (attempts, unreported) = (p.attempts, p.unreported);
             self.pending.remove(&path);
-            ready.push((path, cur, attempts));
+            ready.push((path, cur, attempts, unreported));
         }
         if ready.is_empty() {
             return;
         }
         let progress = Progress::default();
-        let work = |(path, _, _): &(PathBuf, Option<Sig>, u32)| {
+        let work = |(path, _, _, _): &(PathBuf, Option<Sig>, u32, bool)| {
             let file = ClipFile::new(&self.root, path)?;
             let base = super::output_base_on_disk(&file);
             let job = FileJob {
@@ -577,7 +582,7 @@ impl Worker {
             }),
             None => ready.iter().map(work).collect(),
         };
-        for ((path, sig, attempts), outcome) in ready.into_iter().zip(outcomes) {
+        for ((path, sig, attempts, unreported), outcome) in ready.into_iter().zip(outcomes) {
             let Some(o) = outcome else { continue };
             if o.rows.iter().any(|r| r.cancelled) {
                 continue;
@@ -587,13 +592,17 @@ impl Worker {
                 continue;
             }
             if now_sig != sig {
-                // Changed while we read it: do it again once it settles.
+                // Changed while we read it: do it again once it settles. If this pass compressed
+                // it (outputs and skip-cache entry already written for the bytes it read), the next
+                // pass may well be a skip-cache hit: remember that it was never reported.
+                let compressed = o.rows.iter().any(|r| !r.skipped && r.error.is_none());
                 self.pending.insert(
                     path,
                     Pending {
                         sig: now_sig,
                         due: Instant::now() + self.opts.settle,
                         attempts: 0,
+                        unreported: unreported || compressed,
                     },
                 );
                 continue;
@@ -605,20 +614,27 @@ impl Worker {
                         sig: now_sig,
                         due: Instant::now() + self.opts.retry_delay,
                         attempts: attempts + 1,
+                        unreported,
                     },
                 );
                 continue;
             }
             let out = &self.opts.batch.output_root;
             let outputs: Vec<PathBuf> = o.outputs.iter().map(|p| out.join(p)).collect();
-            let kind = if let Some(e) = o.rows.iter().find_map(|r| r.error.clone()) {
+            let mut rows = o.rows;
+            let kind = if let Some(e) = rows.iter().find_map(|r| r.error.clone()) {
                 WatchEventKind::Failed(e)
-            } else if o.rows.iter().all(|r| r.skipped) {
+            } else if rows.iter().all(|r| r.skipped) && !unreported {
                 WatchEventKind::Skipped
             } else {
+                // Either compressed now, or up to date thanks to an earlier pass of this watch
+                // that compressed these very bytes but was never reported.
+                for r in &mut rows {
+                    r.skipped = false;
+                }
                 WatchEventKind::Compressed
             };
-            self.emit(path, kind, outputs, o.rows);
+            self.emit(path, kind, outputs, rows);
         }
     }
 }
