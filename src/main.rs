@@ -18,7 +18,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Profile #include usage of a C/C++ tree (Header Hero's report, compiler-accurate).
-    Headers(clipforge::headers::cli::HeadersArgs),
+    Headers(Box<clipforge::headers::cli::HeadersArgs>),
     /// Compress clip files or folders (recursively) into OUTDIR, one .cfa per clip, with a report.
     Compress(cli::CompressArgs),
     /// Describe a compressed clip (.cfa); with --raw, measure its error against the original.
