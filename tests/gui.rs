@@ -44,10 +44,12 @@ fn harness(state: AppState) -> Harness<'static, AppState> {
         .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state)
 }
 
-/// Runs frames until no scan, inspection, batch or detail load is running (bounded).
+/// Runs frames until no scan, inspection, batch or detail load is running (bounded). While
+/// work runs the UI repaints continuously (progress spinner), so single frames are stepped;
+/// `run` (which waits for the UI to settle) only once idle.
 fn wait_idle(h: &mut Harness<'_, AppState>) {
     for _ in 0..6000 {
-        h.run();
+        h.step();
         let s = h.state();
         if !s.is_busy() && s.inspect_job.is_none() && !s.detail.loading() {
             h.run();
@@ -188,7 +190,7 @@ fn cancel_stops_and_leaves_no_partial_output() {
     h.get_by_label("Compress all").click();
     // Run until the batch has started, then cancel with the button.
     for _ in 0..2000 {
-        h.run();
+        h.step();
         if h.state().batch_running() {
             break;
         }
