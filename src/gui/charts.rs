@@ -110,20 +110,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
                     .include_x(-2.5)
                     .x_axis_label("bits per component (const, def, 0…32)")
                     .y_axis_label("sub-track segments")
-                    .x_axis_formatter(|m, _| {
-                        let v = m.value;
-                        if (v - v.round()).abs() > 1e-6 {
-                            String::new()
-                        } else if v == -2.0 {
-                            "const".into()
-                        } else if v == -1.0 {
-                            "def".into()
-                        } else if v >= 0.0 {
-                            format!("{v:.0}")
-                        } else {
-                            String::new()
-                        }
-                    })
+                    .x_axis_formatter(|m, _| super::detail::bit_rate_axis_label(m.value))
                     .show(ui, |pui| {
                         pui.bar_chart(
                             BarChart::new("sub-tracks", histogram_bars(&hist, c, d))

@@ -545,20 +545,7 @@ fn hist_plot(ui: &mut egui::Ui, id: &str, bars: Vec<Bar>, h: f32) {
         .include_y(0.0)
         .include_x(-2.5)
         .x_axis_label("bits per component")
-        .x_axis_formatter(|m, _| {
-            let v = m.value;
-            if (v - v.round()).abs() > 1e-6 {
-                String::new()
-            } else if v == -2.0 {
-                "const".into()
-            } else if v == -1.0 {
-                "def".into()
-            } else if v >= 0.0 {
-                format!("{v:.0}")
-            } else {
-                String::new()
-            }
-        })
+        .x_axis_formatter(|m, _| bit_rate_axis_label(m.value))
         .show(ui, |pui| {
             pui.bar_chart(
                 BarChart::new("sub-tracks", bars)
@@ -612,4 +599,20 @@ fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library,
     ui.label(egui::RichText::new("Bit rates (whole batch)").strong());
     let (hist, c, d) = batch_histogram(lib);
     hist_plot(ui, "cf_bits_batch", histogram_bars(&hist, c, d), h);
+}
+
+/// X-axis label of the bit-rate histograms: bar −2 is constant sub-tracks, −1 default ones,
+/// then bits per component.
+pub(super) fn bit_rate_axis_label(v: f64) -> String {
+    if (v - v.round()).abs() > 1e-6 {
+        String::new()
+    } else if v == -2.0 {
+        "const".into()
+    } else if v == -1.0 {
+        "def".into()
+    } else if v >= 0.0 {
+        format!("{v:.0}")
+    } else {
+        String::new()
+    }
 }
