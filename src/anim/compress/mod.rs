@@ -145,9 +145,6 @@ fn attempt(
             .map(|s| {
                 let (c, m) = search::search_segment(&prepared, s, segment_targets[s], start);
                 start = m;
-                if std::env::var_os("CLIPFORGE_DEBUG_M").is_some() {
-                    eprintln!("segment {s}: budget multiplier {m:.2}");
-                }
                 c
             })
             .collect();
@@ -188,39 +185,6 @@ fn attempt(
                     verified_max_error: stats.max,
                 },
             }));
-        }
-        if std::env::var_os("CLIPFORGE_DEBUG_VERIFY").is_some() {
-            for &s in &failing {
-                let (start, len) = prepared.segment_span(s);
-                let worst = (start..start + len)
-                    .map(|i| stats.per_sample_max[i])
-                    .fold(0.0, f64::max);
-                eprintln!(
-                    "verify: segment {s} ({start}+{len}) error {worst:.6} target {}",
-                    segment_targets[s]
-                );
-            }
-            eprintln!(
-                "verify: worst bone {} sample {}",
-                stats.worst_bone, stats.worst_sample
-            );
-            let (mut b, s) = (stats.worst_bone, stats.worst_sample);
-            loop {
-                let i = clip.index(b, s);
-                eprintln!(
-                    "  bone {b} kinds {:?} dropped {} raw r {:?} t {:?} | dec r {:?} t {:?}",
-                    prepared.kinds[b],
-                    prepared.dropped[b],
-                    clip.rotations[i],
-                    clip.translations[i],
-                    decoded.rotations[i],
-                    decoded.translations[i]
-                );
-                match clip.skeleton.parent(b) {
-                    Some(p) => b = p,
-                    None => break,
-                }
-            }
         }
         for s in failing {
             segment_targets[s] *= 0.7;

@@ -617,6 +617,23 @@ impl<'a> ClipReader<'a> {
         out
     }
 
+    /// Decodes animated sub-track `a` at one cursor: a normalized rotation or x,y,z (what
+    /// [`Self::decode_track`] returns when both cursors are on the same sample).
+    #[inline(always)]
+    fn decode_exact(&self, a: usize, c: &mut SampleCursor) -> Vec4 {
+        let t = self.animated[a];
+        let v = self.decode3(c, a);
+        if t.kind == 0 {
+            let d = match t.per_segment_slot {
+                Some(s) => self.buf[c.dropped_off + s as usize],
+                None => t.dropped,
+            };
+            rebuild_rotation_unnormalized(v, d).normalize()
+        } else {
+            Vec4::new(v[0], v[1], v[2], 0.0)
+        }
+    }
+
     /// Decodes animated sub-track `a` at both cursors and blends: a rotation (nlerp) or x,y,z.
     #[inline(always)]
     fn decode_track(
@@ -700,8 +717,14 @@ impl<'a> ClipReader<'a> {
         pose.scales.copy_from_slice(&self.fixed_scales);
         let mut c0 = self.cursor(i0);
         let mut c1 = self.cursor(i1);
+        // An exact sample (to_raw_clip, the compressor's self-check) needs one decode, not two.
+        let exact = i0 == i1;
         for a in 0..self.animated.len() {
-            let v = self.decode_track(a, &mut c0, &mut c1, alpha);
+            let v = if exact {
+                self.decode_exact(a, &mut c0)
+            } else {
+                self.decode_track(a, &mut c0, &mut c1, alpha)
+            };
             let b = self.animated[a].bone as usize;
             match self.animated[a].kind {
                 0 => pose.rotations[b] = Quat::from_vec4(v),
