@@ -364,3 +364,62 @@ fn without_a_display_the_app_says_so_in_one_line() {
         "{err}"
     );
 }
+
+/// eframe's storage, in memory (the app itself uses eframe's file store, `app.ron`).
+#[derive(Default)]
+struct MemStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_string(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn folders_tab_and_settings_persist_between_runs() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 1, 10);
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    h.state_mut().persisted.settings.error_threshold_cm = 0.05;
+    h.get_by_label("Charts").click();
+    h.run();
+
+    let mut storage = MemStorage::default();
+    assert!(
+        clipforge::gui::load_persisted(&storage).is_none(),
+        "first start"
+    );
+    clipforge::gui::save_persisted(&mut storage, h.state());
+    let restored = clipforge::gui::load_persisted(&storage).expect("state saved");
+    assert_eq!(restored.input_dir, input.path().display().to_string());
+    assert_eq!(restored.output_dir, out.path().display().to_string());
+    assert_eq!(restored.settings.error_threshold_cm, 0.05);
+    assert!(
+        restored
+            .recent_inputs
+            .contains(&input.path().display().to_string()),
+        "recent folders: {:?}",
+        restored.recent_inputs
+    );
+
+    // A new run opens where the last one left off: the Charts tab, the same folder.
+    let mut h2 = harness(AppState::new(restored));
+    h2.run();
+    h2.get_by_label_contains("compress a folder in the Clips tab");
+    assert_eq!(
+        h2.state().persisted.input_dir,
+        input.path().display().to_string()
+    );
+}

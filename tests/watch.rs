@@ -405,3 +405,57 @@ fn outputs_of_another_root_are_never_deleted_and_offline_deletions_are_caught_up
     assert!(out.join("b.cfa").is_file() && out.join("sub/a.cfa").is_file());
     h.stop();
 }
+
+/// The race fixed in the watcher: a pass compresses a file (outputs written, skip cache filled),
+/// but the file's size/mtime changed while it was read, so that pass's result is dropped and the
+/// file is queued again. The next pass finds it up to date in the skip cache; it must still be
+/// reported once as Compressed (its outputs are new), not as Skipped. The hook changes the
+/// file's modification time (same content) at exactly the racy moment.
+#[test]
+fn a_file_touched_while_it_was_compressed_is_reported_compressed_once() {
+    let (_d, input, out) = dirs();
+    let path = input.join("raced.acl.sjson");
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut opts = WatchOptions::new(CompressionSettings::default(), &out);
+    opts.settle = Duration::from_millis(150);
+    opts.debounce = Duration::from_millis(100);
+    opts.batch.jobs = 1;
+    let (c, p) = (calls.clone(), path.clone());
+    opts.after_process_hook = Some(clipforge::pipeline::watch::ProcessHook(
+        std::sync::Arc::new(move |seen: &Path| {
+            if seen == p && c.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                let f = std::fs::File::options().write(true).open(seen).unwrap();
+                let later = std::time::SystemTime::now() + Duration::from_secs(5);
+                f.set_modified(later).unwrap();
+            }
+        }),
+    ));
+    let mut h = start_watch(&input, opts).unwrap();
+    std::fs::write(&path, clip_text(11, 30)).unwrap();
+    let events = collect_until(&h, Duration::from_secs(30), |evs| {
+        evs.iter().any(|e| e.path == path)
+    });
+    let mut mine: Vec<WatchEventKind> = events
+        .iter()
+        .filter(|e| e.path == path)
+        .map(|e| e.kind.clone())
+        .collect();
+    mine.extend(
+        drain(&h, Duration::from_millis(1500))
+            .into_iter()
+            .filter(|e| e.path == path)
+            .map(|e| e.kind),
+    );
+    assert!(
+        calls.load(std::sync::atomic::Ordering::SeqCst) >= 2,
+        "the file was not processed a second time after the touch"
+    );
+    assert_eq!(
+        mine,
+        vec![WatchEventKind::Compressed],
+        "events for the file"
+    );
+    assert!(out.join("raced.cfa").is_file());
+    h.stop();
+    no_temp_files(&out);
+}

@@ -144,6 +144,8 @@ pub fn start_batch(
         std::thread::Builder::new()
             .name("clipforge-batch".into())
             .spawn(move || {
+                // The batch (and the pool it builds) yields to the UI thread.
+                pipeline::lower_thread_priority();
                 let row_tx = Mutex::new(tx.clone());
                 let on_row = |r: &ClipReport| {
                     if let Ok(t) = row_tx.lock() {
@@ -170,14 +172,14 @@ pub fn start_batch(
     }
 }
 
-/// Worker threads for background work: the user's choice, else every core but one (so the UI
-/// thread is never starved on small machines), at least one.
+/// Worker threads for background work: the user's choice, else every core. The workers run at a
+/// lower priority ([`pipeline::lower_thread_priority`]), so the UI thread still gets a core at
+/// once when it wants one, without giving up a whole core to it on small machines.
 pub fn background_workers(jobs: usize) -> usize {
     if jobs > 0 {
         return jobs;
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.saturating_sub(1).max(1)
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The folder as the watcher reports it (canonical), so watch results match the table's rows.
@@ -217,6 +219,7 @@ impl AppState {
         let (tx, rx) = mpsc::channel();
         let r = root.clone();
         std::thread::spawn(move || {
+            pipeline::lower_thread_priority();
             let t = Instant::now();
             let files = pipeline::scan(&r);
             let _ = tx.send((files, t.elapsed()));
@@ -250,6 +253,7 @@ impl AppState {
         let total = paths.len();
         let s = stop.clone();
         std::thread::spawn(move || {
+            pipeline::lower_thread_priority();
             let run = || {
                 let _ = paths.par_iter().enumerate().try_for_each(|(i, p)| {
                     if s.load(Ordering::Relaxed) {
@@ -258,7 +262,7 @@ impl AppState {
                     tx.send((i, inspect_file(p))).map_err(|_| ())
                 });
             };
-            // Its own pool, one core short, so the UI thread keeps a core.
+            // Its own pool, so the inspection never competes with rayon's global pool.
             match rayon::ThreadPoolBuilder::new()
                 .num_threads(background_workers(0))
                 .build()

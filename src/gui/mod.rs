@@ -406,14 +406,61 @@ pub struct ClipForgeApp {
 
 const STORAGE_KEY: &str = "clipforge_app_state";
 
+/// Writes what persists between runs (settings, folders, tab, watched folders) to eframe's storage.
+pub fn save_persisted(storage: &mut dyn eframe::Storage, state: &AppState) {
+    eframe::set_value(storage, STORAGE_KEY, &state.persisted);
+}
+
+/// Reads it back; `None` on the very first start (or an unreadable store).
+pub fn load_persisted(storage: &dyn eframe::Storage) -> Option<Persisted> {
+    eframe::get_value(storage, STORAGE_KEY)
+}
+
 impl ClipForgeApp {
     pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
-        let stored: Option<Persisted> = cc.storage.and_then(|s| eframe::get_value(s, STORAGE_KEY));
+        let stored = cc.storage.and_then(load_persisted);
         let first_start = stored.is_none();
         let mut state = AppState::new(stored.unwrap_or_default());
         state.start(first_start);
+        close_on_sigterm(&cc.egui_ctx);
         Self { state }
     }
+}
+
+/// Set by the SIGTERM handler; read by a watcher thread.
+static SIGTERM_RECEIVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A session logout (or `kill`) sends SIGTERM, whose default action ends the process before
+/// eframe saves the settings. Instead, close the window the normal way, so `save` and `on_exit`
+/// run (settings persisted, batch cancelled with no partial files). The handler only sets a flag
+/// (async-signal-safe); a small thread turns it into a close command. std has no signal API,
+/// hence libc.
+fn close_on_sigterm(ctx: &egui::Context) {
+    #[cfg(unix)]
+    {
+        extern "C" fn on_sigterm(_: libc::c_int) {
+            SIGTERM_RECEIVED.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        // SAFETY: installs a handler that only stores to an atomic.
+        unsafe {
+            libc::signal(
+                libc::SIGTERM,
+                on_sigterm as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            );
+        }
+        let ctx = ctx.clone();
+        let _ = std::thread::Builder::new()
+            .name("clipforge-sigterm".into())
+            .spawn(move || {
+                while !SIGTERM_RECEIVED.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                ctx.request_repaint();
+            });
+    }
+    #[cfg(not(unix))]
+    let _ = ctx;
 }
 
 impl eframe::App for ClipForgeApp {
@@ -423,7 +470,13 @@ impl eframe::App for ClipForgeApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        eframe::set_value(storage, STORAGE_KEY, &self.state.persisted);
+        save_persisted(storage, &self.state);
+    }
+
+    /// eframe saves on exit and then every interval while frames run; 30 s (its default) loses
+    /// too much if the app is killed.
+    fn auto_save_interval(&self) -> Duration {
+        Duration::from_secs(5)
     }
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {

@@ -66,6 +66,7 @@ impl WatchState {
         }
         let mut opts = WatchOptions::new(settings.compression(), PathBuf::from(output.trim()));
         opts.batch.jobs = super::jobs::background_workers(settings.jobs);
+        opts.low_priority = true;
         match start_watch(Path::new(folder), opts) {
             Ok(handle) => {
                 self.push(event(

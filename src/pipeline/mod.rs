@@ -145,6 +145,22 @@ pub struct BatchOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Background priority
+
+/// Lowers the calling thread's CPU priority (nice +10), so an interactive thread on the same
+/// machine (the app's UI) runs first when both want a core. Threads created afterwards from this
+/// one (the batch's rayon pool) inherit it: on Linux the nice value is per thread and inherited at
+/// creation. Best effort: does nothing where unsupported. std has no API for it, hence libc.
+pub fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread's own id; no memory is passed.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Atomic writes
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -66,6 +66,22 @@ pub struct WatchOptions {
     pub debounce: Duration,
     /// Compress (or skip, when up to date) the files already there when the watch starts.
     pub initial_scan: bool,
+    /// Run the watch's worker threads at a lower CPU priority (the app: its UI comes first).
+    pub low_priority: bool,
+    /// Test seam: called with each file's path after it was processed and before the worker
+    /// checks whether it changed meanwhile, so a test can change it at exactly that moment.
+    #[doc(hidden)]
+    pub after_process_hook: Option<ProcessHook>,
+}
+
+/// See [`WatchOptions::after_process_hook`].
+#[derive(Clone)]
+pub struct ProcessHook(pub Arc<dyn Fn(&Path) + Send + Sync>);
+
+impl std::fmt::Debug for ProcessHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProcessHook")
+    }
 }
 
 impl WatchOptions {
@@ -85,6 +101,8 @@ impl WatchOptions {
             retry_delay: Duration::from_millis(400),
             debounce: Duration::from_millis(200),
             initial_scan: true,
+            low_priority: false,
+            after_process_hook: None,
         }
     }
 }
@@ -180,9 +198,13 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         cancel: cancel.clone(),
     };
     let stop_c = stop.clone();
+    let low_priority = worker.opts.low_priority;
     let thread = std::thread::Builder::new()
         .name("clipforge-watch".into())
         .spawn(move || {
+            if low_priority {
+                super::lower_thread_priority();
+            }
             worker.run(&raw_rx, &stop_c);
             debouncer.stop();
         })
@@ -586,6 +608,9 @@ impl Worker {
             let Some(o) = outcome else { continue };
             if o.rows.iter().any(|r| r.cancelled) {
                 continue;
+            }
+            if let Some(hook) = &self.opts.after_process_hook {
+                (hook.0)(&path);
             }
             let now_sig = signature(&path);
             if now_sig.is_none() {
