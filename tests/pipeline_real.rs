@@ -119,3 +119,104 @@ fn one_job_and_all_cores_give_the_same_sizes() {
         );
     }
 }
+
+/// A text `.gltf` keeps its animation in an external `.bin`: a re-exported `.bin` beside an
+/// unchanged `.gltf` must be recompressed, not skipped as up to date.
+#[test]
+fn a_changed_external_gltf_buffer_is_not_skipped() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let src = data.join("gltf/khronos-via-ozz");
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    for f in ["interpolation_test.gltf", "interpolation_test.bin"] {
+        std::fs::copy(src.join(f), input.path().join(f)).unwrap();
+    }
+    let opts = BatchOptions {
+        settings: CompressionSettings::default(),
+        output_root: out.path().to_path_buf(),
+        jobs: 1,
+        use_skip_cache: true,
+    };
+    let batch = || {
+        run_batch(
+            &scan(input.path()),
+            &opts,
+            &Progress::default(),
+            &CancelToken::default(),
+        )
+    };
+    let first = batch();
+    assert_eq!(first.clips.len(), 9, "one row per animation");
+    assert!(first.clips.iter().all(|c| c.error.is_none() && !c.skipped));
+    let again = batch();
+    assert!(again.clips.iter().all(|c| c.skipped), "unchanged: skipped");
+
+    // Change the last float of the buffer (keyframe data), not the .gltf.
+    let bin = input.path().join("interpolation_test.bin");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    let n = bytes.len();
+    let v = f32::from_le_bytes(bytes[n - 4..].try_into().unwrap()) + 0.25;
+    bytes[n - 4..].copy_from_slice(&v.to_le_bytes());
+    std::fs::write(&bin, bytes).unwrap();
+    let changed = batch();
+    assert!(
+        changed.clips.iter().all(|c| !c.skipped),
+        "a changed .bin must recompress: {:?}",
+        changed
+            .clips
+            .iter()
+            .map(|c| (&c.clip, c.skipped))
+            .collect::<Vec<_>>()
+    );
+}
+
+/// The watcher: rewriting only the external `.bin` of a watched `.gltf` recompresses the glTF.
+#[test]
+fn watch_recompresses_a_gltf_when_its_bin_changes() {
+    use clipforge::pipeline::watch::{WatchEventKind, WatchOptions, start_watch};
+    use std::time::{Duration, Instant};
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let src = data.join("gltf/khronos-via-ozz");
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().canonicalize().unwrap().join("in");
+    let out = dir.path().canonicalize().unwrap().join("out");
+    std::fs::create_dir_all(&input).unwrap();
+    for f in ["interpolation_test.gltf", "interpolation_test.bin"] {
+        std::fs::copy(src.join(f), input.join(f)).unwrap();
+    }
+    let mut opts = WatchOptions::new(CompressionSettings::default(), &out);
+    opts.settle = Duration::from_millis(150);
+    opts.debounce = Duration::from_millis(100);
+    let mut h = start_watch(&input, opts).unwrap();
+    let gltf = input.join("interpolation_test.gltf");
+    let wait_compressed = |h: &clipforge::pipeline::watch::WatchHandle| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = h
+                .events()
+                .recv_timeout(left)
+                .expect("no Compressed event for the glTF");
+            if ev.path == gltf {
+                assert_eq!(ev.kind, WatchEventKind::Compressed);
+                return ev;
+            }
+        }
+    };
+    let first = wait_compressed(&h);
+    assert_eq!(first.reports.len(), 9);
+
+    let bin = input.join("interpolation_test.bin");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    let n = bytes.len();
+    let v = f32::from_le_bytes(bytes[n - 4..].try_into().unwrap()) + 0.25;
+    bytes[n - 4..].copy_from_slice(&v.to_le_bytes());
+    std::fs::write(&bin, bytes).unwrap();
+    let second = wait_compressed(&h);
+    assert!(second.reports.iter().all(|r| !r.skipped));
+    h.stop();
+}

@@ -8,7 +8,7 @@ use super::report::ClipReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::hash::Hasher;
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -74,6 +74,67 @@ pub fn content_hash(bytes: &[u8]) -> String {
         crc32fast::hash(bytes),
         bytes.len()
     )
+}
+
+/// The skip cache's hash of an input: its content hash, plus, for a text `.gltf`, the hash of
+/// each external buffer file it names (`buffers[].uri`), because the animation data lives there:
+/// a re-exported `.bin` beside an unchanged `.gltf` must recompress. A missing or unreadable
+/// buffer hashes as "missing" (the import then fails and reports it).
+pub fn input_hash(path: &Path, content: &[u8]) -> String {
+    let mut hash = content_hash(content);
+    for buffer in gltf_external_buffers(path, content) {
+        hash.push('+');
+        match std::fs::read(&buffer) {
+            Ok(bytes) => hash.push_str(&content_hash(&bytes)),
+            Err(_) => hash.push_str("missing"),
+        }
+    }
+    hash
+}
+
+/// The external buffer files a text `.gltf` (its bytes: `content`) names; empty for anything else.
+pub fn gltf_external_buffers(path: &Path, content: &[u8]) -> Vec<PathBuf> {
+    let is_text_gltf = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gltf"));
+    if !is_text_gltf {
+        return Vec::new();
+    }
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(content) else {
+        return Vec::new();
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    doc["buffers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["uri"].as_str())
+        .filter(|uri| !uri.starts_with("data:")) // embedded: already part of the content
+        .map(|uri| dir.join(percent_decode(uri)))
+        .collect()
+}
+
+/// `%20` → ` ` in a glTF URI (relative URIs are percent-encoded, RFC 3986).
+fn percent_decode(uri: &str) -> String {
+    let b = uri.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                b.get(i + 1).and_then(|&c| hex(c)),
+                b.get(i + 2).and_then(|&c| hex(c)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A relative path as a cache key: components joined with `/`.

@@ -462,7 +462,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         Ok(c) => c,
         Err(e) => return single_error(format!("{}: cannot read: {e}", file.path.display()), true),
     };
-    let hash = cache::content_hash(&content);
+    let hash = cache::input_hash(&file.path, &content);
     let key = cache::cache_key(&file.relative);
     let previous = job.cache.get(&key);
 

@@ -448,6 +448,30 @@ impl Worker {
             self.rescan(path, false);
         } else if crate::anim::formats::ClipFormat::from_path(path).is_some() && path.is_file() {
             self.mark(path, false);
+        } else if path.is_file() {
+            // The external buffer of a text glTF beside it: recompress the glTF files naming it.
+            let gltfs: Vec<PathBuf> = path
+                .parent()
+                .and_then(|d| std::fs::read_dir(d).ok())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|g| {
+                    g.extension()
+                        .is_some_and(|e| e.eq_ignore_ascii_case("gltf"))
+                        && std::fs::read(g).is_ok_and(|c| {
+                            super::cache::gltf_external_buffers(g, &c)
+                                .iter()
+                                .any(|b| b == path)
+                        })
+                })
+                .collect();
+            for g in gltfs {
+                if !self.ignored(&g) {
+                    self.mark(&g, false);
+                }
+            }
         }
     }
 
