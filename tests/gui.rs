@@ -51,7 +51,8 @@ fn wait_idle(h: &mut Harness<'_, AppState>) {
     for _ in 0..6000 {
         h.step();
         let s = h.state();
-        if !s.is_busy() && s.inspect_job.is_none() && !s.detail.loading() {
+        if !s.is_busy() && s.inspect_job.is_none() && s.cached_job.is_none() && !s.detail.loading()
+        {
             h.run();
             return;
         }
@@ -421,5 +422,74 @@ fn folders_tab_and_settings_persist_between_runs() {
     assert_eq!(
         h2.state().persisted.input_dir,
         input.path().display().to_string()
+    );
+}
+
+/// Reopening a folder shows the last batch's results that are still valid (from the output
+/// folder's skip cache) without compressing again; a changed input shows as not compressed.
+#[test]
+fn reopening_a_folder_shows_the_previous_results() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 3, 20);
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let sizes = |h: &Harness<'_, AppState>| -> Vec<(String, Option<u64>)> {
+        let mut v: Vec<_> = h
+            .state()
+            .library
+            .rows
+            .iter()
+            .map(|r| (r.label.clone(), r.good_report().map(|c| c.compressed_bytes)))
+            .collect();
+        v.sort();
+        v
+    };
+    let first = sizes(&h);
+    assert!(first.iter().all(|(_, s)| s.is_some()), "{first:?}");
+    let persisted = h.state().persisted.clone();
+    drop(h);
+
+    // Change one input (a different clip under the same name).
+    let clip = generate(&GenerateOptions {
+        name: "clip_01".into(),
+        num_samples: 11,
+        seed: 99,
+        ..Default::default()
+    });
+    std::fs::write(
+        input.path().join("clip_01.acl.sjson"),
+        write_acl_clip(&clip),
+    )
+    .unwrap();
+
+    let mut h = harness(AppState::new(persisted));
+    h.run();
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    assert!(h.state().last_batch.is_none(), "nothing was compressed");
+    let again = sizes(&h);
+    for ((name, before), (name2, now)) in first.iter().zip(&again) {
+        assert_eq!(name, name2);
+        if name == "clip_01" {
+            assert_eq!(*now, None, "a changed input has no valid result");
+        } else {
+            assert_eq!(now, before, "{name}");
+        }
+    }
+    let statuses: Vec<RowStatus> = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .filter(|r| r.label != "clip_01")
+        .map(|r| r.status.clone())
+        .collect();
+    assert!(
+        statuses.iter().all(|s| *s == RowStatus::Skipped),
+        "{statuses:?}"
     );
 }

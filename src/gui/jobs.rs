@@ -34,6 +34,20 @@ impl Drop for InspectJob {
     }
 }
 
+/// The previous batch's still-valid results of a freshly scanned folder (from the skip cache),
+/// so reopening a folder shows its sizes and errors without compressing anything.
+pub struct CachedJob {
+    cancel: CancelToken,
+    rx: Receiver<Vec<ClipReport>>,
+    settings: crate::anim::CompressionSettings,
+}
+
+impl Drop for CachedJob {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
 /// Which clips "Compress" works on.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CompressScope {
@@ -235,6 +249,7 @@ impl AppState {
                 let root = job.root.clone();
                 self.scan_job = None;
                 let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+                self.start_cached_lookup(&files);
                 self.library.set_files(root, files, took);
                 self.selection.clear();
                 self.start_inspect(paths);
@@ -243,6 +258,63 @@ impl AppState {
                 self.scan_job = None;
                 self.message = Some(("The scan stopped unexpectedly".into(), true));
             }
+            Err(TryRecvError::Empty) => {}
+        }
+    }
+
+    /// Looks the scanned files up in the output folder's skip cache on a thread (unless a batch
+    /// is about to run anyway).
+    fn start_cached_lookup(&mut self, files: &[ClipFile]) {
+        self.cached_job = None;
+        let output = self.persisted.output_dir.trim();
+        if output.is_empty() || self.pending_compress.is_some() || self.batch.is_some() {
+            return;
+        }
+        let options = BatchOptions {
+            settings: self.compression_settings(),
+            output_root: PathBuf::from(output),
+            jobs: 0,
+            use_skip_cache: true,
+        };
+        let (tx, rx) = mpsc::channel();
+        let cancel = CancelToken::default();
+        let settings = options.settings.clone();
+        let (files, c, ctx) = (files.to_vec(), cancel.clone(), self.ctx_for_jobs());
+        std::thread::spawn(move || {
+            pipeline::lower_thread_priority();
+            let rows: Vec<ClipReport> = pipeline::cached_results(&files, &options, &c)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .collect();
+            let _ = tx.send(rows);
+            ctx.request_repaint();
+        });
+        self.cached_job = Some(CachedJob {
+            cancel,
+            rx,
+            settings,
+        });
+    }
+
+    pub(super) fn poll_cached(&mut self) {
+        let Some(job) = &self.cached_job else { return };
+        match job.rx.try_recv() {
+            Ok(rows) => {
+                // Only files nothing newer (a batch, the watcher) has reported on.
+                let rows: Vec<ClipReport> = rows
+                    .into_iter()
+                    .filter(|r| !self.library.results.contains_key(&PathBuf::from(&r.input)))
+                    .collect();
+                let settings = job.settings.clone();
+                self.cached_job = None;
+                if !rows.is_empty() {
+                    self.library
+                        .add_reports(&rows, &settings, self.batch_generation);
+                    self.library.mark_dirty_now();
+                }
+            }
+            Err(TryRecvError::Disconnected) => self.cached_job = None,
             Err(TryRecvError::Empty) => {}
         }
     }
@@ -371,6 +443,7 @@ impl AppState {
         self.frame_stats.frames_during_batch = 0;
         self.frame_stats.sum_during_batch_ms = 0.0;
         self.batch_generation += 1;
+        self.cached_job = None;
         self.batch = Some(start_batch(
             files,
             options,

@@ -434,10 +434,15 @@ impl AppState {
                 "Raw KB compressed per second of wall time (last batch; skipped clips excluded)",
             );
             ui.separator();
-            ui.label(format!(
-                "compression time per clip: p50 {:.2} · p85 {:.2} · p99 {:.2} ms",
-                s.p50_ms, s.p85_ms, s.p99_ms
-            ));
+            if s.compressed > s.skipped {
+                ui.label(format!(
+                    "compression time per clip: p50 {:.2} · p85 {:.2} · p99 {:.2} ms",
+                    s.p50_ms, s.p85_ms, s.p99_ms
+                ));
+            } else {
+                // Skipped clips were not compressed this time: no times to show.
+                ui.label("compression time per clip: —");
+            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 let fs = &self.frame_stats;
                 let mut ft = format!(

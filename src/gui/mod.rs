@@ -90,6 +90,8 @@ pub struct AppState {
     pub library: model::Library,
     pub scan_job: Option<jobs::ScanJob>,
     pub inspect_job: Option<jobs::InspectJob>,
+    /// Reading the previous results of the scanned folder from the skip cache.
+    pub cached_job: Option<jobs::CachedJob>,
     pub batch: Option<jobs::BatchJob>,
     /// Set when "Compress all" was pressed before the folder was scanned.
     pending_compress: Option<jobs::CompressScope>,
@@ -165,6 +167,7 @@ impl AppState {
             library: model::Library::default(),
             scan_job: None,
             inspect_job: None,
+            cached_job: None,
             batch: None,
             pending_compress: None,
             last_batch: None,
@@ -249,6 +252,7 @@ impl AppState {
         // Keep polling while background work runs (cheap: the UI only reads counters).
         if self.is_busy()
             || self.inspect_job.is_some()
+            || self.cached_job.is_some()
             || self.detail.loading()
             || self.folder_dialog.is_some()
         {
@@ -350,6 +354,7 @@ impl AppState {
             }
         }
         self.poll_scan();
+        self.poll_cached();
         self.poll_inspect();
         self.poll_batch();
         if self.scan_job.is_none()

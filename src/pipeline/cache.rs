@@ -41,6 +41,33 @@ pub struct CacheEntry {
 
 impl CacheEntry {
     /// Every output exists with the size recorded (and there is at least one).
+    /// Same input content, same settings and codec, same output base, outputs unchanged: the
+    /// skip cache's rule for "nothing to do".
+    pub fn is_up_to_date(
+        &self,
+        input_hash: &str,
+        settings_key: &str,
+        base: &Path,
+        output_root: &Path,
+    ) -> bool {
+        self.input_hash == input_hash
+            && self.settings_key == settings_key
+            && self.base == cache_key(base)
+            && self.outputs_intact(output_root)
+    }
+
+    /// The recorded rows as rows of a skipped file.
+    pub fn skipped_rows(&self, input: &Path) -> Vec<ClipReport> {
+        self.reports
+            .iter()
+            .map(|r| ClipReport {
+                skipped: true,
+                input: input.display().to_string(),
+                ..r.clone()
+            })
+            .collect()
+    }
+
     pub fn outputs_intact(&self, output_root: &Path) -> bool {
         !self.outputs.is_empty()
             && self.outputs.iter().all(|o| {

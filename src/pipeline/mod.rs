@@ -469,20 +469,9 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
     // Skip cache: same content, same settings and codec, every output still there and unchanged.
     if job.options.use_skip_cache
         && let Some(entry) = &previous
-        && entry.input_hash == hash
-        && entry.settings_key == job.settings_key
-        && entry.base == cache::cache_key(&job.base)
-        && entry.outputs_intact(out_root)
+        && entry.is_up_to_date(&hash, job.settings_key, &job.base, out_root)
     {
-        let rows: Vec<ClipReport> = entry
-            .reports
-            .iter()
-            .map(|r| ClipReport {
-                skipped: true,
-                input: file.path.display().to_string(),
-                ..r.clone()
-            })
-            .collect();
+        let rows = entry.skipped_rows(&file.path);
         let extra = rows.len().saturating_sub(1) as u64;
         job.progress.total_clips.fetch_add(extra, Ordering::Relaxed);
         for r in &rows {
@@ -739,6 +728,38 @@ pub fn run_batch(
     cancel: &CancelToken,
 ) -> BatchReport {
     run_batch_with(files, options, progress, cancel, &|_| {})
+}
+
+/// The results of the last batch that are still valid, without compressing anything: for each
+/// file, the skip cache's rows (`skipped: true`) when its content, the settings and its outputs
+/// are unchanged, else `None`. The app shows them when it reopens a folder. Reads every input.
+pub fn cached_results(
+    files: &[ClipFile],
+    options: &BatchOptions,
+    cancel: &CancelToken,
+) -> Vec<Option<Vec<ClipReport>>> {
+    use rayon::prelude::*;
+    let cache = SkipCache::load(&options.output_root);
+    if cache.is_empty() {
+        return vec![None; files.len()];
+    }
+    let skey = settings_key(&options.settings);
+    let bases = plan_outputs(files);
+    files
+        .par_iter()
+        .zip(bases.par_iter())
+        .map(|(file, base)| {
+            if cancel.is_cancelled() {
+                return None;
+            }
+            let entry = cache.get(&cache::cache_key(&file.relative))?;
+            let content = std::fs::read(&file.path).ok()?;
+            let hash = cache::input_hash(&file.path, &content);
+            entry
+                .is_up_to_date(&hash, &skey, base, &options.output_root)
+                .then(|| entry.skipped_rows(&file.path))
+        })
+        .collect()
 }
 
 /// [`run_batch`] with a callback called (from worker threads) for every finished row, in
