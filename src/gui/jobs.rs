@@ -360,11 +360,8 @@ impl AppState {
         loop {
             match job.rx.try_recv() {
                 Ok((i, ins)) => {
-                    if let Some(slot) = self.library.inspect.get_mut(i) {
-                        *slot = ins;
-                    }
+                    self.library.set_inspect(i, ins);
                     job.done += 1;
-                    self.library.mark_dirty();
                     if Instant::now() > deadline {
                         break;
                     }

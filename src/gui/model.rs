@@ -8,7 +8,7 @@ use crate::pipeline::ClipFile;
 use crate::pipeline::report::{ClipReport, percentile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -186,19 +186,32 @@ pub struct Library {
     /// Indices into `rows`, filtered and sorted: what the table shows.
     pub view: Vec<usize>,
     pub summary: Summary,
+    /// `files` index of each path (which rows a new result or inspection touches).
+    file_index: HashMap<PathBuf, usize>,
+    /// The rows of each file: `rows[file_rows[f].clone()]`.
+    file_rows: Vec<std::ops::Range<usize>>,
+    /// Everything must be rebuilt (new scan, settings, batch start/end).
     dirty: bool,
+    /// Files whose rows changed (a result or an inspection came in): rebuilt in place, each frame.
+    dirty_files: Vec<usize>,
+    /// Summary and sorted/filtered view must follow the rows (throttled: they are O(n log n)).
     view_dirty: bool,
     last_rebuild: Option<Instant>,
+    last_view: Option<Instant>,
     last_filter: String,
     last_sort: Option<SortState>,
     last_settings: Option<CompressionSettings>,
-    last_queued: usize,
 }
 
 impl Library {
     /// New scan results: forget the old files (results are kept: they are keyed by path).
     pub fn set_files(&mut self, root: PathBuf, files: Vec<ClipFile>, scan_time: Duration) {
         self.inspect = vec![Inspect::Pending; files.len()];
+        self.file_index = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.clone(), i))
+            .collect();
         self.files = files;
         self.root = Some(root);
         self.scan_time = Some(scan_time);
@@ -216,6 +229,19 @@ impl Library {
         self.dirty = true;
     }
 
+    /// The rows of one file changed (its inspection or its result came in).
+    pub fn mark_file_dirty(&mut self, file: usize) {
+        self.dirty_files.push(file);
+    }
+
+    /// Sets what the inspection found in file `i`.
+    pub fn set_inspect(&mut self, i: usize, found: Inspect) {
+        if let Some(slot) = self.inspect.get_mut(i) {
+            *slot = found;
+            self.mark_file_dirty(i);
+        }
+    }
+
     /// Stores finished rows. Cancelled rows are ignored (the previous result stays); the first
     /// row of a file from a newer `generation` (batch) replaces every older row of that file.
     pub fn add_reports(
@@ -224,6 +250,13 @@ impl Library {
         settings: &CompressionSettings,
         generation: u64,
     ) {
+        for r in reports {
+            // Its rows change either way (a cancelled file is no longer queued).
+            match self.file_index.get(Path::new(&r.input)) {
+                Some(&i) => self.dirty_files.push(i),
+                None => self.dirty = true,
+            }
+        }
         for r in reports.iter().filter(|r| !r.cancelled) {
             let list = self.results.entry(PathBuf::from(&r.input)).or_default();
             list.retain(|old| old.generation == generation && old.report.clip != r.clip);
@@ -233,7 +266,6 @@ impl Library {
                 generation,
             });
         }
-        self.mark_dirty();
     }
 
     /// How often rows are rebuilt while results stream in: 200 ms, longer for huge tables.
@@ -250,118 +282,164 @@ impl Library {
         self.rows.iter().filter(|r| r.good_report().is_some())
     }
 
-    /// Rebuilds rows / view / summary when needed; at most every 200 ms unless forced.
+    /// Brings rows, summary and view up to date. Files whose result or inspection just came in
+    /// are rebuilt in place at once (a few rows per frame, so a batch over thousands of clips
+    /// never rebuilds the whole table per result); full rebuilds, and the O(n log n) re-sort and
+    /// summary that follow row changes, run at most every [`Self::rebuild_interval`] unless forced.
     pub fn rebuild_if_needed(&mut self, p: &Persisted, filter: &str, batch: Option<&BatchJob>) {
         let settings = p.settings.compression();
-        let queued = batch.map_or(0, |b| b.queued.len());
-        if self.last_settings.as_ref() != Some(&settings) || queued != self.last_queued {
+        if self.last_settings.as_ref() != Some(&settings) {
             self.last_settings = Some(settings.clone());
-            self.last_queued = queued;
             self.mark_dirty_now();
         }
-        if self.dirty
-            && self
-                .last_rebuild
-                .is_none_or(|t| t.elapsed() > self.rebuild_interval())
-        {
+        let interval = self.rebuild_interval();
+        if self.dirty && self.last_rebuild.is_none_or(|t| t.elapsed() > interval) {
             self.rebuild_rows(&settings, batch);
             self.dirty = false;
+            self.dirty_files.clear();
             self.last_rebuild = Some(Instant::now());
+            self.last_view = None;
             self.view_dirty = true;
         }
-        if self.view_dirty || self.last_filter != filter || self.last_sort != Some(p.sort) {
+        if !self.dirty && !self.dirty_files.is_empty() {
+            self.update_dirty_files(&settings, batch);
+        }
+        let view_due = self.view_dirty && self.last_view.is_none_or(|t| t.elapsed() > interval);
+        if view_due || self.last_filter != filter || self.last_sort != Some(p.sort) {
             self.last_filter = filter.to_string();
             self.last_sort = Some(p.sort);
+            self.summary = summarize(&self.rows);
             self.rebuild_view(filter, p.sort);
             self.view_dirty = false;
+            self.last_view = Some(Instant::now());
         }
+    }
+
+    /// Rebuilds the rows of the dirty files in place; a file whose row count changed (a glTF
+    /// file's animations became known) needs a full rebuild instead.
+    fn update_dirty_files(&mut self, settings: &CompressionSettings, batch: Option<&BatchJob>) {
+        let mut files = std::mem::take(&mut self.dirty_files);
+        files.sort_unstable();
+        files.dedup();
+        for f in files {
+            // A full rebuild (throttled) takes care of this file and the rest.
+            let Some(range) = self.file_rows.get(f).cloned() else {
+                self.dirty = true;
+                return;
+            };
+            let new_rows = self.rows_of_file(f, settings, batch);
+            if new_rows.len() != range.len() {
+                self.dirty = true;
+                return;
+            }
+            for (slot, row) in self.rows[range].iter_mut().zip(new_rows) {
+                *slot = row;
+            }
+        }
+        self.view_dirty = true;
     }
 
     fn rebuild_rows(&mut self, settings: &CompressionSettings, batch: Option<&BatchJob>) {
         let mut rows = Vec::with_capacity(self.files.len());
-        for (fi, f) in self.files.iter().enumerate() {
-            let results = self
-                .results
-                .get(&f.path)
-                .map(|v| v.as_slice())
-                .unwrap_or(&[]);
-            let queued = batch.is_some_and(|b| b.queued.contains(&f.path));
-            let fmt = f.format.label();
-            let stem = file_stem(&f.path);
-            let pending = matches!(self.inspect.get(fi), Some(Inspect::Pending) | None);
-            let mut push = |name: String,
-                            meta: Option<&ClipMeta>,
-                            res: Option<&StoredResult>,
-                            unreadable: Option<&str>| {
-                let rep = res.map(|r| r.report.as_ref());
-                let status = status_of(res, settings, queued, unreadable, &f.path);
-                let label = if name == stem || name.is_empty() {
-                    stem.clone()
-                } else {
-                    format!("{stem} · {name}")
-                };
-                rows.push(Row {
-                    label,
-                    pending: pending && meta.is_none() && rep.is_none_or(|r| r.samples == 0),
-                    key: RowKey {
-                        path: f.path.clone(),
-                        clip: name,
-                    },
-                    file: fi,
-                    format: fmt,
-                    bones: meta
-                        .map(|m| m.bones)
-                        .or(rep.filter(|r| r.bones > 0).map(|r| r.bones)),
-                    samples: meta
-                        .map(|m| m.samples)
-                        .or(rep.filter(|r| r.samples > 0).map(|r| r.samples)),
-                    duration_s: meta
-                        .map(|m| m.duration_s)
-                        .or(rep.filter(|r| r.samples > 0).map(|r| r.duration_s)),
-                    raw_bytes: meta
-                        .map(|m| m.raw_bytes)
-                        .or(rep.filter(|r| r.raw_bytes > 0).map(|r| r.raw_bytes)),
-                    result: res.cloned(),
-                    status,
-                });
+        let mut file_rows = Vec::with_capacity(self.files.len());
+        for fi in 0..self.files.len() {
+            let start = rows.len();
+            rows.extend(self.rows_of_file(fi, settings, batch));
+            file_rows.push(start..rows.len());
+        }
+        self.rows = rows;
+        self.file_rows = file_rows;
+    }
+
+    /// The rows of file `fi`: one per clip it holds (known from its inspection or its results).
+    fn rows_of_file(
+        &self,
+        fi: usize,
+        settings: &CompressionSettings,
+        batch: Option<&BatchJob>,
+    ) -> Vec<Row> {
+        let mut rows = Vec::new();
+        let f = &self.files[fi];
+        let results = self
+            .results
+            .get(&f.path)
+            .map(|v| v.as_slice())
+            .unwrap_or(&[]);
+        let queued = batch.is_some_and(|b| b.queued.contains(&f.path));
+        let fmt = f.format.label();
+        let stem = file_stem(&f.path);
+        let pending = matches!(self.inspect.get(fi), Some(Inspect::Pending) | None);
+        let mut push = |name: String,
+                        meta: Option<&ClipMeta>,
+                        res: Option<&StoredResult>,
+                        unreadable: Option<&str>| {
+            let rep = res.map(|r| r.report.as_ref());
+            let status = status_of(res, settings, queued, unreadable, &f.path);
+            let label = if name == stem || name.is_empty() {
+                stem.clone()
+            } else {
+                format!("{stem} · {name}")
             };
-            match &self.inspect.get(fi).cloned().unwrap_or(Inspect::Pending) {
-                Inspect::Clips(clips) if !clips.is_empty() => {
-                    for (ci, m) in clips.iter().enumerate() {
-                        let res = results
-                            .iter()
-                            .find(|r| r.report.clip == m.name)
-                            .or_else(|| {
-                                (results.len() == 1
-                                    && (clips.len() == 1 || results[0].report.error.is_some()))
-                                .then(|| &results[0])
-                            })
-                            .or_else(|| (results.len() == clips.len()).then(|| &results[ci]));
-                        push(m.name.clone(), Some(m), res, None);
-                    }
+            rows.push(Row {
+                label,
+                pending: pending && meta.is_none() && rep.is_none_or(|r| r.samples == 0),
+                key: RowKey {
+                    path: f.path.clone(),
+                    clip: name,
+                },
+                file: fi,
+                format: fmt,
+                bones: meta
+                    .map(|m| m.bones)
+                    .or(rep.filter(|r| r.bones > 0).map(|r| r.bones)),
+                samples: meta
+                    .map(|m| m.samples)
+                    .or(rep.filter(|r| r.samples > 0).map(|r| r.samples)),
+                duration_s: meta
+                    .map(|m| m.duration_s)
+                    .or(rep.filter(|r| r.samples > 0).map(|r| r.duration_s)),
+                raw_bytes: meta
+                    .map(|m| m.raw_bytes)
+                    .or(rep.filter(|r| r.raw_bytes > 0).map(|r| r.raw_bytes)),
+                result: res.cloned(),
+                status,
+            });
+        };
+        match self.inspect.get(fi).unwrap_or(&Inspect::Pending) {
+            Inspect::Clips(clips) if !clips.is_empty() => {
+                for (ci, m) in clips.iter().enumerate() {
+                    let res = results
+                        .iter()
+                        .find(|r| r.report.clip == m.name)
+                        .or_else(|| {
+                            (results.len() == 1
+                                && (clips.len() == 1 || results[0].report.error.is_some()))
+                            .then(|| &results[0])
+                        })
+                        .or_else(|| (results.len() == clips.len()).then(|| &results[ci]));
+                    push(m.name.clone(), Some(m), res, None);
                 }
-                other => {
-                    let unreadable = match other {
-                        Inspect::Failed(m) => Some(m.as_str()),
-                        _ => None,
-                    };
-                    if results.is_empty() {
-                        push(stem.clone(), None, None, unreadable);
-                    } else {
-                        for r in results {
-                            let name = if r.report.clip.is_empty() {
-                                stem.clone()
-                            } else {
-                                r.report.clip.clone()
-                            };
-                            push(name, None, Some(r), None);
-                        }
+            }
+            other => {
+                let unreadable = match other {
+                    Inspect::Failed(m) => Some(m.as_str()),
+                    _ => None,
+                };
+                if results.is_empty() {
+                    push(stem.clone(), None, None, unreadable);
+                } else {
+                    for r in results {
+                        let name = if r.report.clip.is_empty() {
+                            stem.clone()
+                        } else {
+                            r.report.clip.clone()
+                        };
+                        push(name, None, Some(r), None);
                     }
                 }
             }
         }
-        self.rows = rows;
-        self.summary = summarize(&self.rows);
+        rows
     }
 
     fn rebuild_view(&mut self, filter: &str, sort: SortState) {
