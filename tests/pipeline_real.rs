@@ -120,6 +120,15 @@ fn one_job_and_all_cores_give_the_same_sizes() {
     }
 }
 
+/// Adds 0.25 to the last little-endian f32 of a glTF buffer file (keyframe data) in place.
+fn nudge_last_float(bin: &Path) {
+    let mut bytes = std::fs::read(bin).unwrap();
+    let n = bytes.len();
+    let v = f32::from_le_bytes(bytes[n - 4..].try_into().unwrap()) + 0.25;
+    bytes[n - 4..].copy_from_slice(&v.to_le_bytes());
+    std::fs::write(bin, bytes).unwrap();
+}
+
 /// A text `.gltf` keeps its animation in an external `.bin`: a re-exported `.bin` beside an
 /// unchanged `.gltf` must be recompressed, not skipped as up to date.
 #[test]
@@ -153,13 +162,8 @@ fn a_changed_external_gltf_buffer_is_not_skipped() {
     let again = batch();
     assert!(again.clips.iter().all(|c| c.skipped), "unchanged: skipped");
 
-    // Change the last float of the buffer (keyframe data), not the .gltf.
-    let bin = input.path().join("interpolation_test.bin");
-    let mut bytes = std::fs::read(&bin).unwrap();
-    let n = bytes.len();
-    let v = f32::from_le_bytes(bytes[n - 4..].try_into().unwrap()) + 0.25;
-    bytes[n - 4..].copy_from_slice(&v.to_le_bytes());
-    std::fs::write(&bin, bytes).unwrap();
+    // Change the keyframe data, not the .gltf.
+    nudge_last_float(&input.path().join("interpolation_test.bin"));
     let changed = batch();
     assert!(
         changed.clips.iter().all(|c| !c.skipped),
@@ -210,12 +214,7 @@ fn watch_recompresses_a_gltf_when_its_bin_changes() {
     let first = wait_compressed(&h);
     assert_eq!(first.reports.len(), 9);
 
-    let bin = input.join("interpolation_test.bin");
-    let mut bytes = std::fs::read(&bin).unwrap();
-    let n = bytes.len();
-    let v = f32::from_le_bytes(bytes[n - 4..].try_into().unwrap()) + 0.25;
-    bytes[n - 4..].copy_from_slice(&v.to_le_bytes());
-    std::fs::write(&bin, bytes).unwrap();
+    nudge_last_float(&input.join("interpolation_test.bin"));
     let second = wait_compressed(&h);
     assert!(second.reports.iter().all(|r| !r.skipped));
     h.stop();
