@@ -127,8 +127,13 @@ fn scan_root(h: &mut Harness<'_, AppState>, root: &Path) {
     wait_scan(h);
 }
 
+/// Clicks a table row by its path cell (the topmost label with that text: the detail view's
+/// title, below the table, may show the same path).
 fn click_table_row(h: &mut Harness<'_, AppState>, path: &str) {
-    h.get_by_role_and_label(Role::Label, path).click();
+    h.query_all_by_role_and_label(Role::Label, path)
+        .min_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .unwrap_or_else(|| panic!("no row {path}"))
+        .click();
     h.run();
 }
 
@@ -492,4 +497,41 @@ fn settings_persist_and_old_files_still_load() {
         serde_json::from_str(r#"{"headers": {"project": {"roots": ["/x"]}}}"#).unwrap();
     assert_eq!(partial.headers.project.roots, vec!["/x".to_string()]);
     assert!(partial.headers.project.disk_cache);
+}
+
+#[test]
+fn include_dirs_keep_their_order_and_can_be_moved_and_removed() {
+    let out = tempfile::tempdir().unwrap();
+    let (a, b) = (out.path().join("inc_a"), out.path().join("inc_b"));
+    let mut h = harness(state(&out.path().join("rep")));
+    h.run();
+    h.get_by_label("Add dir").click();
+    h.run();
+    h.get_by_label("Add dir").click();
+    h.run();
+    type_into(&mut h, "-I 1:", &a.display().to_string());
+    type_into(&mut h, "-I 2:", &b.display().to_string());
+    let dirs = |h: &Harness<'_, AppState>| h.state().persisted.headers.project.include_dirs.clone();
+    assert_eq!(
+        dirs(&h),
+        vec![a.display().to_string(), b.display().to_string()]
+    );
+    // The second one's "Move up" (the first one's is disabled).
+    h.get_all_by_label("Move up").nth(1).unwrap().click();
+    h.run();
+    assert_eq!(
+        dirs(&h),
+        vec![b.display().to_string(), a.display().to_string()]
+    );
+    // A missing include dir is named when scanning.
+    h.get_by_label("Add root").click();
+    h.run();
+    type_into(&mut h, "Root 1:", &out.path().display().to_string());
+    h.get_by_label("Scan").click();
+    h.run();
+    h.get_by_label(&format!("Include dir {}: folder not found", b.display()));
+    // Remove the first include dir (the root's remove button comes first).
+    h.get_all_by_label("x").nth(1).unwrap().click();
+    h.run();
+    assert_eq!(dirs(&h), vec![a.display().to_string()]);
 }

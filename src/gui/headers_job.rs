@@ -195,7 +195,8 @@ pub struct HeadersJob {
 /// What polling a job found.
 pub enum JobPoll {
     Running,
-    Done(Scanner, Result<ScanOutcome, String>),
+    /// The session back, with the result (boxed: two reports are large).
+    Done(Box<(Scanner, Result<ScanOutcome, String>)>),
 }
 
 impl HeadersJob {
@@ -262,13 +263,13 @@ impl HeadersJob {
 
     pub fn poll(&self) -> JobPoll {
         match self.rx.try_recv() {
-            Ok((s, r)) => JobPoll::Done(s, r.map_err(|e| e.to_string())),
+            Ok((s, r)) => JobPoll::Done(Box::new((s, r.map_err(|e| e.to_string())))),
             Err(TryRecvError::Empty) => JobPoll::Running,
             // The worker died (a bug in the engine): start over with a fresh session.
-            Err(TryRecvError::Disconnected) => JobPoll::Done(
+            Err(TryRecvError::Disconnected) => JobPoll::Done(Box::new((
                 Scanner::new(),
                 Err("the scan stopped unexpectedly (internal error); try Clean rescan".into()),
-            ),
+            ))),
         }
     }
 

@@ -190,6 +190,8 @@ impl Default for HeadersState {
 /// Shorter of the two ways egui has to say "right-aligned number".
 fn num(ui: &mut egui::Ui, v: u64) {
     ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+        // Clear of the next column's border (and of the scrollbar in the last one).
+        ui.add_space(8.0);
         ui.label(fmt_count(v));
     });
 }
@@ -270,8 +272,9 @@ impl HeadersState {
             }
         }
         if let Some(job) = &self.job
-            && let JobPoll::Done(scanner, res) = job.poll()
+            && let JobPoll::Done(done) = job.poll()
         {
+            let (scanner, res) = *done;
             self.scanner = Some(scanner);
             self.job = None;
             match res {
@@ -284,8 +287,15 @@ impl HeadersState {
                     if self.selected.is_none()
                         && let Some(r) = self.report(s)
                     {
-                        // Open the biggest contributor so the detail view is never empty.
-                        self.selected = r.headers.iter().find(|h| !h.tu).map(|h| h.path.clone());
+                        // Open the top header hub (else the biggest contributor) so the detail
+                        // view starts with both includers and includes.
+                        self.selected = r
+                            .hubs
+                            .iter()
+                            .map(|h| &h.path)
+                            .find(|p| r.find(p).and_then(|n| r.entry(n)).is_some_and(|e| !e.tu))
+                            .or_else(|| r.headers.iter().find(|h| !h.tu).map(|h| &h.path))
+                            .cloned();
                     }
                 }
                 Err(e) => self.error = Some(e),
@@ -567,6 +577,16 @@ impl HeadersState {
             .on_hover_text(
                 "Keep the scan in the user cache dir so the next start rescans only what changed",
             );
+        ui.add_space(10.0);
+        ui.separator();
+        ui.label(egui::RichText::new("Reading the numbers").strong());
+        ui.weak(
+            "Total Parsed: the lines the compiler reads, summed over every translation unit \
+             (each TU with all it includes). Blowup: Total Parsed / Total Lines. \
+             Contributed: a file's lines × the TUs that reach it; the headers to slim down or \
+             include less often are at the top. Project files only: system headers are followed \
+             for their macros but not counted.",
+        );
     }
 
     fn action_row(&mut self, ui: &mut egui::Ui, s: &mut HeadersSettings) {
@@ -869,13 +889,19 @@ impl HeadersState {
             .resizable(true)
             .sense(egui::Sense::click())
             .cell_layout(egui::Layout::left_to_right(egui::Align::Center))
-            .column(Column::initial(330.0).at_least(120.0).clip(true))
+            // The path takes what the number columns leave (recomputed each frame: not resizable).
+            .column(
+                Column::remainder()
+                    .at_least(160.0)
+                    .clip(true)
+                    .resizable(false),
+            )
             .column(Column::initial(60.0).at_least(44.0))
             .column(Column::initial(50.0).at_least(40.0))
             .column(Column::initial(96.0).at_least(60.0))
-            .column(Column::initial(96.0).at_least(60.0))
             .column(Column::initial(100.0).at_least(60.0))
-            .column(Column::remainder().at_least(80.0))
+            .column(Column::initial(104.0).at_least(60.0))
+            .column(Column::initial(90.0).at_least(60.0))
             .min_scrolled_height(0.0)
             .header(text_h + 4.0, |mut header| {
                 for (col, title, tip) in COLUMNS {
@@ -1376,15 +1402,13 @@ fn path_list(ui: &mut egui::Ui, what: &str, list: &mut Vec<String>, movable: boo
                 r.on_hover_text("Folder not found");
             }
             if movable {
-                if ui
-                    .add_enabled(i > 0, egui::Button::new("⏶").small())
+                if arrow_button(ui, i > 0, true)
                     .on_hover_text("Search earlier")
                     .clicked()
                 {
                     swap = Some((i - 1, i));
                 }
-                if ui
-                    .add_enabled(i + 1 < n, egui::Button::new("⏷").small())
+                if arrow_button(ui, i + 1 < n, false)
                     .on_hover_text("Search later")
                     .clicked()
                 {
@@ -1402,6 +1426,40 @@ fn path_list(ui: &mut egui::Ui, what: &str, list: &mut Vec<String>, movable: boo
     if let Some(i) = remove {
         list.remove(i);
     }
+}
+
+/// A small button with a triangle pointing up or down (no arrow glyphs in the default fonts).
+fn arrow_button(ui: &mut egui::Ui, enabled: bool, up: bool) -> egui::Response {
+    let r = ui.add_enabled(
+        enabled,
+        egui::Button::new("")
+            .small()
+            .min_size(egui::vec2(18.0, 18.0)),
+    );
+    r.widget_info(|| {
+        egui::WidgetInfo::labeled(
+            egui::Role::Button,
+            enabled,
+            if up { "Move up" } else { "Move down" },
+        )
+    });
+    let c = r.rect.center();
+    let (a, b) = if up { (-4.0, 3.0) } else { (4.0, -3.0) };
+    let color = if enabled {
+        ui.visuals().strong_text_color()
+    } else {
+        ui.visuals().weak_text_color()
+    };
+    ui.painter().add(egui::Shape::convex_polygon(
+        vec![
+            egui::pos2(c.x, c.y + a),
+            egui::pos2(c.x + 4.5, c.y + b),
+            egui::pos2(c.x - 4.5, c.y + b),
+        ],
+        color,
+        egui::Stroke::NONE,
+    ));
+    r
 }
 
 fn sort_triangle(ui: &egui::Ui, rect: egui::Rect, ascending: bool) {
