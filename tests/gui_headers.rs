@@ -1,7 +1,8 @@
 //! The Headers tab driven headless with egui_kittest on small C/C++ trees written here: type a
 //! root, scan, the summary numbers (computed by hand from the files), filter, detail view with
 //! refocus and Back, why-chain, what-if, missing includes, export, bad input, incremental
-//! rescan, watch, and settings that persist (old settings files still load).
+//! rescan, cancel, watch, include-dir order, and settings that persist (old settings files still
+//! load).
 #![cfg(feature = "gui")]
 
 use clipforge::gui::{AppState, CompilerPick, HeadersSettings, HeadersView, Persisted, Tab};
@@ -534,4 +535,71 @@ fn include_dirs_keep_their_order_and_can_be_moved_and_removed() {
     h.get_all_by_label("x").nth(1).unwrap().click();
     h.run();
     assert_eq!(dirs(&h), vec![a.display().to_string()]);
+}
+
+#[test]
+fn cancel_stops_a_long_scan_and_the_ui_keeps_running() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut common = String::from("#pragma once\n");
+    for i in 0..300 {
+        common.push_str(&format!("int c{i};\n"));
+    }
+    std::fs::write(root.path().join("common.h"), common).unwrap();
+    for i in 0..40 {
+        std::fs::write(
+            root.path().join(format!("h{i}.h")),
+            format!("#pragma once\n#include \"common.h\"\nint h{i};\n"),
+        )
+        .unwrap();
+    }
+    for i in 0..1500 {
+        std::fs::write(
+            root.path().join(format!("t{i:04}.cpp")),
+            format!(
+                "#include \"h{}.h\"\n#include \"h{}.h\"\nint t{i};\n",
+                i % 40,
+                (i + 7) % 40
+            ),
+        )
+        .unwrap();
+    }
+    let mut h = harness(state(&out.path().join("rep")));
+    h.run();
+    h.get_by_label("Add root").click();
+    h.run();
+    type_into(&mut h, "Root 1:", &root.path().display().to_string());
+    // A fast machine may finish before the click lands: then try again (clean, so it is long).
+    let mut cancelled = false;
+    for attempt in 0..4 {
+        h.get_by_label(if attempt == 0 { "Scan" } else { "Clean rescan" })
+            .click();
+        h.step();
+        h.step();
+        if h.state().headers.busy() {
+            h.get_by_label("Cancel").click();
+        }
+        for _ in 0..3000 {
+            h.step();
+            if !h.state().headers.busy() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!h.state().headers.busy(), "the cancelled scan did not stop");
+        h.run();
+        if h.state().headers.error.as_deref() == Some("scan cancelled") {
+            h.get_by_label("scan cancelled");
+            cancelled = true;
+            break;
+        }
+    }
+    assert!(cancelled, "the scan always finished before Cancel");
+    // After a cancel, a new scan runs to the end.
+    h.get_by_label("Scan").click();
+    wait_scan(&mut h);
+    let s = h.state();
+    let r = s.headers.report(&s.persisted.headers).unwrap();
+    assert_eq!(r.translation_units, 1500);
+    assert!(s.headers.error.is_none());
 }

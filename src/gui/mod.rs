@@ -293,7 +293,7 @@ impl AppState {
         egui::CentralPanel::default().show(ui, |ui| self.table_ui(ui));
     }
 
-    /// Ctrl+O open folder, Ctrl+Enter compress all, Esc cancel.
+    /// Ctrl+O open folder, Ctrl+Enter compress all, Esc cancel (on the Headers tab: its scan too).
     fn keyboard(&mut self, ui: &mut egui::Ui) {
         let (open, compress, cancel) = ui.input_mut(|i| {
             (
@@ -310,6 +310,9 @@ impl AppState {
         }
         if cancel {
             self.cancel();
+            if self.persisted.tab == Tab::Headers {
+                self.headers.cancel();
+            }
         }
     }
 
