@@ -10,6 +10,7 @@ use super::headers_job::{
     CompilerPick, HeadersJob, HeadersProject, HeadersWatcher, JobPoll, ScanOutcome, parse_defines,
     write_atomic,
 };
+use crate::headers::report::Detail;
 use crate::headers::{ChainStep, Mode, Report, ScanOptions, Scanner, WhatIf, WhatIfResult};
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
@@ -152,6 +153,7 @@ pub struct HeadersState {
     pub why: Option<Result<Vec<ChainStep>, String>>,
     why_key: Option<(u64, Mode, String, String)>,
     pub what_if: Option<(String, Result<WhatIfResult, String>)>,
+    detail: Option<((u64, Mode, String), Detail)>,
     dialog: Option<mpsc::Receiver<(Pick, Option<PathBuf>)>>,
     watcher: Option<HeadersWatcher>,
     pending_rescan: bool,
@@ -178,6 +180,7 @@ impl Default for HeadersState {
             why: None,
             why_key: None,
             what_if: None,
+            detail: None,
             dialog: None,
             watcher: None,
             pending_rescan: false,
@@ -187,7 +190,7 @@ impl Default for HeadersState {
     }
 }
 
-/// Shorter of the two ways egui has to say "right-aligned number".
+/// A right-aligned number cell.
 fn num(ui: &mut egui::Ui, v: u64) {
     ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
         // Clear of the next column's border (and of the scrollbar in the last one).
@@ -978,10 +981,18 @@ impl HeadersState {
         let Some(r) = outcome.report(s.show_mode) else {
             return;
         };
-        let Some(node) = r.find(sel) else {
+        // The detail (sorted includer / include lists, large for a popular header) is built once
+        // per selection and scan, not every frame.
+        let key = (gen_mode.0, gen_mode.1, sel.to_string());
+        if self.detail.as_ref().is_none_or(|(k, _)| *k != key) {
+            let Some(node) = r.find(sel) else {
+                return;
+            };
+            self.detail = Some((key, r.detail(node)));
+        }
+        let Some((dkey, d)) = self.detail.take() else {
             return;
         };
-        let d = r.detail(node);
         let mut refocus: Option<String> = None;
         let mut pick: Option<PickedEdge> = None;
         let mut back = false;
@@ -1073,13 +1084,20 @@ impl HeadersState {
                 .id_salt("hh_why_whatif")
                 .auto_shrink([false, false])
                 .show(ui, |ui| {
-                    self.why_ui(ui, r, &d.path, gen_mode);
-                    ui.separator();
-                    self.what_if_ui(ui, r, &d.path);
+                    // Columns are justified; wrapped text here should not be.
+                    ui.with_layout(egui::Layout::top_down(egui::Align::LEFT), |ui| {
+                        self.why_ui(ui, r, &d.path, gen_mode);
+                        ui.separator();
+                        self.what_if_ui(ui, r, &d.path);
+                    });
                 });
         });
-        if let Some(p) = pick {
+        self.detail = Some((dkey, d));
+        if let Some(p) = pick
+            && self.picked.as_ref() != Some(&p)
+        {
             self.picked = Some(p);
+            self.what_if = None;
         }
         if let Some(p) = refocus {
             self.select(&p);
@@ -1188,15 +1206,18 @@ impl HeadersState {
                 ));
             }
         });
-        if let Some(e) = &self.picked {
-            ui.weak(format!("picked: {} includes {}", e.from, e.to));
-        }
         if let Some((label, w)) = run {
             self.what_if = Some((label, r.what_if(&w)));
         }
+        if let Some(e) = &self.picked
+            && self.what_if.is_none()
+        {
+            ui.weak(format!("picked: {} includes {}", e.from, e.to));
+        }
         match &self.what_if {
             Some((label, Ok(w))) => {
-                ui.label(egui::RichText::new(label).italics());
+                ui.label(egui::RichText::new(label).italics())
+                    .on_hover_text(&w.note);
                 ui.label(format!(
                     "Total Parsed {} -> {}",
                     fmt_count(w.total_parsed_before),
@@ -1210,8 +1231,8 @@ impl HeadersState {
                         w.tus_affected
                     ))
                     .strong(),
-                );
-                ui.weak(&w.note);
+                )
+                .on_hover_text(&w.note);
             }
             Some((label, Err(e))) => {
                 ui.colored_label(ui.visuals().error_fg_color, format!("{label}: {e}"));
