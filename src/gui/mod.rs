@@ -7,6 +7,7 @@
 
 mod charts;
 mod detail;
+mod headers_job;
 mod headers_tab;
 mod jobs;
 mod library;
@@ -15,6 +16,8 @@ mod settings;
 mod skeleton_view;
 mod watch_log;
 
+pub use headers_job::{CompilerPick, HeadersProject};
+pub use headers_tab::{HeaderColumn, HeaderSort, HeadersSettings, HeadersState, HeadersView};
 pub use model::{RowKey, RowStatus};
 
 use crate::anim::CompressionSettings;
@@ -49,6 +52,8 @@ pub struct Persisted {
     pub tab: Tab,
     pub sort: model::SortState,
     pub export_path: String,
+    /// The Headers tab's project and view settings.
+    pub headers: headers_tab::HeadersSettings,
 }
 
 impl Default for Persisted {
@@ -70,6 +75,7 @@ impl Default for Persisted {
             tab: Tab::Clips,
             sort: model::SortState::default(),
             export_path: String::new(),
+            headers: headers_tab::HeadersSettings::default(),
         }
     }
 }
@@ -98,6 +104,8 @@ pub struct AppState {
     pub last_batch: Option<jobs::BatchOutcome>,
     pub detail: detail::DetailState,
     pub watch: watch_log::WatchState,
+    /// The Headers tab (its scan, watcher, selection).
+    pub headers: headers_tab::HeadersState,
     folder_dialog: Option<mpsc::Receiver<(DialogTarget, Option<PathBuf>)>>,
     /// One-line messages shown under the folder bar (errors, export results).
     pub message: Option<(String, bool)>,
@@ -173,6 +181,7 @@ impl AppState {
             last_batch: None,
             detail: detail::DetailState::default(),
             watch: watch_log::WatchState::default(),
+            headers: headers_tab::HeadersState::default(),
             folder_dialog: None,
             message: None,
             filter: String::new(),
@@ -245,7 +254,7 @@ impl AppState {
                 egui::CentralPanel::default().show(ui, |ui| self.watch_tab(ui));
             }
             Tab::Headers => {
-                egui::CentralPanel::default().show(ui, headers_tab::headers_ui);
+                self.headers.ui(ui, &mut self.persisted.headers);
             }
         }
 
@@ -258,7 +267,10 @@ impl AppState {
         {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
-        if self.watch.any_active() {
+        if self.headers.busy() {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
+        if self.watch.any_active() || self.headers.watching() {
             ui.ctx().request_repaint_after(Duration::from_millis(500));
         }
         let ms = t0.elapsed().as_secs_f32() * 1000.0;
@@ -285,7 +297,7 @@ impl AppState {
         egui::CentralPanel::default().show(ui, |ui| self.table_ui(ui));
     }
 
-    /// Ctrl+O open folder, Ctrl+Enter compress all, Esc cancel.
+    /// Ctrl+O open folder, Ctrl+Enter compress all, Esc cancel (on the Headers tab: its scan too).
     fn keyboard(&mut self, ui: &mut egui::Ui) {
         let (open, compress, cancel) = ui.input_mut(|i| {
             (
@@ -302,6 +314,9 @@ impl AppState {
         }
         if cancel {
             self.cancel();
+            if self.persisted.tab == Tab::Headers {
+                self.headers.cancel();
+            }
         }
     }
 
@@ -353,6 +368,7 @@ impl AppState {
                 Err(mpsc::TryRecvError::Empty) => {}
             }
         }
+        self.headers.poll(&mut self.persisted.headers, ctx);
         self.poll_scan();
         self.poll_cached();
         self.poll_inspect();
@@ -425,7 +441,20 @@ impl ClipForgeApp {
     pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
         let stored = cc.storage.and_then(load_persisted);
         let first_start = stored.is_none();
-        let mut state = AppState::new(stored.unwrap_or_default());
+        let mut persisted = stored.unwrap_or_default();
+        // CLIPFORGE_TAB=clips|charts|watch|headers opens that tab (screenshots, scripts).
+        if let Ok(t) = std::env::var("CLIPFORGE_TAB") {
+            match t.to_ascii_lowercase().as_str() {
+                "clips" => persisted.tab = Tab::Clips,
+                "charts" => persisted.tab = Tab::Charts,
+                "watch" => persisted.tab = Tab::Watch,
+                "headers" => persisted.tab = Tab::Headers,
+                _ => eprintln!(
+                    "clipforge: CLIPFORGE_TAB={t}: expected clips, charts, watch or headers"
+                ),
+            }
+        }
+        let mut state = AppState::new(persisted);
         state.start(first_start);
         close_on_sigterm(&cc.egui_ctx);
         Self { state }
@@ -486,6 +515,7 @@ impl eframe::App for ClipForgeApp {
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.state.cancel();
+        self.state.headers.cancel();
         self.state.watch.stop_all();
     }
 }

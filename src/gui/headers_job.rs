@@ -1,0 +1,353 @@
+//! The Headers tab's background work: the scan on a worker thread (which borrows the tab's
+//! [`Scanner`] and hands it back, so the next scan is incremental), the file watcher that asks
+//! for rescans, the project settings turned into a [`Project`], and atomic export writes.
+
+use crate::headers::{
+    self, CompilerChoice, MacroOpt, Mode, Progress, Project, Report, ScanError, ScanOptions,
+    Scanner,
+};
+use eframe::egui;
+use notify::RecursiveMode;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+/// Which compiler the scan asks for predefined macros and system dirs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum CompilerPick {
+    #[default]
+    Auto,
+    None,
+    Named,
+}
+
+/// The project as the user typed it (persisted). Turned into a [`Project`] by [`Self::project`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct HeadersProject {
+    pub roots: Vec<String>,
+    /// `-I` dirs, in search order.
+    pub include_dirs: Vec<String>,
+    /// One per line: `NAME`, `NAME=VALUE`, `-DNAME=VALUE` or `-UNAME`.
+    pub defines: String,
+    /// Optional compile_commands.json (TUs and their flags come from it when set).
+    pub compile_commands: String,
+    /// `-std=` for C++ TUs (empty: the compiler's default).
+    pub std: String,
+    pub compiler: CompilerPick,
+    pub compiler_name: String,
+    /// Keep an on-disk cache (user cache dir) so the first scan after a restart is fast too.
+    pub disk_cache: bool,
+}
+
+impl Default for HeadersProject {
+    fn default() -> Self {
+        // First start: the bundled sample tree, so the tab shows real results at once.
+        let sample = super::bundled_assets_dir()
+            .map(|a| a.join("headers-sample"))
+            .filter(|p| p.is_dir());
+        let (roots, include_dirs, defines) = match sample {
+            Some(s) => (
+                vec![s.display().to_string()],
+                vec![s.join("include").display().to_string()],
+                "ENGINE_GL=1".to_string(),
+            ),
+            None => (Vec::new(), Vec::new(), String::new()),
+        };
+        Self {
+            roots,
+            include_dirs,
+            defines,
+            compile_commands: String::new(),
+            std: String::new(),
+            compiler: CompilerPick::Auto,
+            compiler_name: String::new(),
+            disk_cache: true,
+        }
+    }
+}
+
+/// Parses the defines box: one per line, blank lines and `#`/`//` comments ignored.
+pub fn parse_defines(text: &str) -> Result<Vec<MacroOpt>, String> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("//") {
+            continue;
+        }
+        let (undef, body) = if let Some(r) = line.strip_prefix("-U") {
+            (true, r.trim())
+        } else {
+            (false, line.strip_prefix("-D").unwrap_or(line).trim())
+        };
+        let name_end = body.find(['=', '(']).unwrap_or(body.len());
+        let name = &body[..name_end];
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid || (undef && name_end != body.len()) {
+            return Err(format!(
+                "Defines, line {}: `{line}` is not a macro (write NAME, NAME=VALUE or -UNAME)",
+                i + 1
+            ));
+        }
+        out.push(if undef {
+            MacroOpt::Undef(name.to_string())
+        } else {
+            MacroOpt::parse_define(body)
+        });
+    }
+    Ok(out)
+}
+
+impl HeadersProject {
+    fn clean_list(v: &[String]) -> Vec<PathBuf> {
+        v.iter()
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .collect()
+    }
+
+    /// The engine's project, or a message naming what is wrong (never scans a bad input).
+    pub fn project(&self) -> Result<Project, String> {
+        let roots = Self::clean_list(&self.roots);
+        let cc = self.compile_commands.trim();
+        if roots.is_empty() && cc.is_empty() {
+            return Err("Add a source root (or a compile_commands.json) first".into());
+        }
+        for r in &roots {
+            if !r.is_dir() {
+                return Err(format!("Source root {}: folder not found", r.display()));
+            }
+        }
+        if !cc.is_empty() && !Path::new(cc).is_file() {
+            return Err(format!("compile_commands.json {cc}: file not found"));
+        }
+        let include_dirs = Self::clean_list(&self.include_dirs);
+        for d in &include_dirs {
+            if !d.is_dir() {
+                return Err(format!("Include dir {}: folder not found", d.display()));
+            }
+        }
+        let compiler = match self.compiler {
+            CompilerPick::Auto => CompilerChoice::Auto,
+            CompilerPick::None => CompilerChoice::None,
+            CompilerPick::Named => {
+                let n = self.compiler_name.trim();
+                if n.is_empty() {
+                    return Err("Compiler: type a compiler name (e.g. g++) or pick Auto".into());
+                }
+                CompilerChoice::Named(n.to_string())
+            }
+        };
+        let std = self.std.trim();
+        Ok(Project {
+            roots,
+            include_dirs,
+            defines: parse_defines(&self.defines)?,
+            compile_commands: (!cc.is_empty()).then(|| PathBuf::from(cc)),
+            std: (!std.is_empty()).then(|| std.to_string()),
+            compiler,
+            ..Default::default()
+        })
+    }
+
+    /// Folders a watcher should follow (the existing roots and include dirs).
+    pub fn watch_dirs(&self) -> Vec<PathBuf> {
+        Self::clean_list(&self.roots)
+            .into_iter()
+            .chain(Self::clean_list(&self.include_dirs))
+            .filter(|p| p.is_dir())
+            .collect()
+    }
+}
+
+/// A finished scan: both modes' reports.
+pub struct ScanOutcome {
+    pub preprocessed: Option<Report>,
+    pub all_branches: Option<Report>,
+    pub wall: Duration,
+    pub clean: bool,
+}
+
+impl ScanOutcome {
+    pub fn report(&self, mode: Mode) -> Option<&Report> {
+        match mode {
+            Mode::Preprocessed => self.preprocessed.as_ref(),
+            Mode::AllBranches => self.all_branches.as_ref(),
+        }
+    }
+}
+
+type Done = (Scanner, Result<ScanOutcome, ScanError>);
+
+/// A scan running on its worker thread.
+pub struct HeadersJob {
+    pub progress: Arc<Progress>,
+    pub started: Instant,
+    pub clean: bool,
+    rx: Receiver<Done>,
+}
+
+/// What polling a job found.
+pub enum JobPoll {
+    Running,
+    /// The session back, with the result (boxed: two reports are large).
+    Done(Box<(Scanner, Result<ScanOutcome, String>)>),
+}
+
+impl HeadersJob {
+    /// Starts the scan; the thread owns `scanner` until it sends it back with the result.
+    pub fn start(
+        scanner: Scanner,
+        project: Project,
+        opts: ScanOptions,
+        ctx: Option<egui::Context>,
+    ) -> HeadersJob {
+        let (tx, rx) = mpsc::channel();
+        let progress = Arc::new(Progress::default());
+        let clean = opts.clean;
+        let p = progress.clone();
+        let spawned = std::thread::Builder::new()
+            .name("clipforge-headers".into())
+            .spawn(move || {
+                let mut scanner = scanner;
+                let t0 = Instant::now();
+                let res = headers::scan_cached(&mut scanner, &project, &opts, &p).map(|r| {
+                    let (mut pre, mut all) = (None, None);
+                    for rep in std::iter::once(r.primary).chain(r.secondary) {
+                        match rep.mode {
+                            Mode::Preprocessed => pre = Some(rep),
+                            Mode::AllBranches => all = Some(rep),
+                        }
+                    }
+                    ScanOutcome {
+                        preprocessed: pre,
+                        all_branches: all,
+                        wall: t0.elapsed(),
+                        clean,
+                    }
+                });
+                let _ = tx.send((scanner, res));
+                if let Some(c) = ctx {
+                    c.request_repaint();
+                }
+            });
+        if let Err(e) = spawned {
+            // No thread: report it as a failed scan at the next poll (the scanner is lost, a
+            // fresh one is made then).
+            let (tx2, rx2) = mpsc::channel();
+            let _ = tx2.send((
+                Scanner::new(),
+                Err(ScanError::Input(format!(
+                    "cannot start the scan thread: {e}"
+                ))),
+            ));
+            return HeadersJob {
+                progress,
+                started: Instant::now(),
+                clean,
+                rx: rx2,
+            };
+        }
+        HeadersJob {
+            progress,
+            started: Instant::now(),
+            clean,
+            rx,
+        }
+    }
+
+    pub fn poll(&self) -> JobPoll {
+        match self.rx.try_recv() {
+            Ok((s, r)) => JobPoll::Done(Box::new((s, r.map_err(|e| e.to_string())))),
+            Err(TryRecvError::Empty) => JobPoll::Running,
+            // The worker died (a bug in the engine): start over with a fresh session.
+            Err(TryRecvError::Disconnected) => JobPoll::Done(Box::new((
+                Scanner::new(),
+                Err("the scan stopped unexpectedly (internal error); try Clean rescan".into()),
+            ))),
+        }
+    }
+
+    /// (done, total) translation units.
+    pub fn counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (
+            self.progress.tus_done.load(Relaxed),
+            self.progress.tus_total.load(Relaxed),
+        )
+    }
+}
+
+/// Watches the roots and include dirs; [`Self::changed`] says whether files changed since the
+/// last call (our own reads show up as access events and are ignored).
+pub struct HeadersWatcher {
+    pub dirs: Vec<PathBuf>,
+    _debouncer: notify_debouncer_full::Debouncer<
+        notify::RecommendedWatcher,
+        notify_debouncer_full::RecommendedCache,
+    >,
+    rx: Receiver<notify_debouncer_full::DebounceEventResult>,
+}
+
+impl HeadersWatcher {
+    pub fn start(dirs: Vec<PathBuf>, ctx: Option<egui::Context>) -> Result<Self, String> {
+        let (tx, rx) = mpsc::channel();
+        let handler = move |ev: notify_debouncer_full::DebounceEventResult| {
+            let _ = tx.send(ev);
+            if let Some(c) = &ctx {
+                c.request_repaint();
+            }
+        };
+        let mut deb =
+            notify_debouncer_full::new_debouncer(Duration::from_millis(300), None, handler)
+                .map_err(|e| format!("cannot start the file watcher: {e}"))?;
+        for d in &dirs {
+            deb.watch(d, RecursiveMode::Recursive)
+                .map_err(|e| format!("{}: cannot watch: {e}", d.display()))?;
+        }
+        Ok(Self {
+            dirs,
+            _debouncer: deb,
+            rx,
+        })
+    }
+
+    pub fn changed(&self) -> bool {
+        let mut any = false;
+        while let Ok(r) = self.rx.try_recv() {
+            if let Ok(events) = r
+                && events
+                    .iter()
+                    .any(|e| !matches!(e.event.kind, notify::EventKind::Access(_)))
+            {
+                any = true;
+            }
+        }
+        any
+    }
+}
+
+/// Writes `text` to `path` atomically (temp file beside it, then rename), creating its folder.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    let fail = |what: &str, e: std::io::Error| format!("{}: {what}: {e}", path.display());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| fail("cannot create its folder", e))?;
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{}: not a file path", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    std::fs::write(&tmp, text).map_err(|e| fail("cannot write", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        fail("cannot replace", e)
+    })
+}

@@ -1,0 +1,605 @@
+//! The Headers tab driven headless with egui_kittest on small C/C++ trees written here: type a
+//! root, scan, the summary numbers (computed by hand from the files), filter, detail view with
+//! refocus and Back, why-chain, what-if, missing includes, export, bad input, incremental
+//! rescan, cancel, watch, include-dir order, and settings that persist (old settings files still
+//! load).
+#![cfg(feature = "gui")]
+
+use clipforge::gui::{AppState, CompilerPick, HeadersSettings, HeadersView, Persisted, Tab};
+use clipforge::headers::Mode;
+use eframe::egui;
+use egui::accesskit::Role;
+use egui_kittest::{Harness, kittest::Queryable};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The tree, with its line counts (a trailing newline adds no line):
+///
+/// - `a.cpp` (3): common.h (line 1), big.h (line 2)
+/// - `b.cpp` (6): common.h (line 1), missing_gen.h (line 2, missing), big.h under `#ifdef USE_BIG`
+/// - `common.h` (3): util.h (line 2)
+/// - `util.h` (2)
+/// - `big.h` (10): util.h (line 2)
+const A: &str = "#include \"common.h\"\n#include \"big.h\"\nint a;\n";
+const B: &str = "#include \"common.h\"\n#include \"missing_gen.h\"\n#ifdef USE_BIG\n#include \"big.h\"\n#endif\nint b;\n";
+const COMMON: &str = "#pragma once\n#include \"util.h\"\nint common;\n";
+const UTIL: &str = "#pragma once\nint util;\n";
+
+fn big() -> String {
+    let mut s = String::from("#pragma once\n#include \"util.h\"\n");
+    for i in 0..8 {
+        s.push_str(&format!("int big{i};\n"));
+    }
+    s
+}
+
+fn lines(s: &str) -> u64 {
+    s.lines().count() as u64
+}
+
+fn write_tree(root: &Path) {
+    std::fs::write(root.join("a.cpp"), A).unwrap();
+    std::fs::write(root.join("b.cpp"), B).unwrap();
+    std::fs::write(root.join("common.h"), COMMON).unwrap();
+    std::fs::write(root.join("util.h"), UTIL).unwrap();
+    std::fs::write(root.join("big.h"), big()).unwrap();
+}
+
+/// Expected numbers, from the files above.
+struct Expected {
+    total_lines: u64,
+    pre_parsed: u64,
+    all_parsed: u64,
+}
+
+fn expected() -> Expected {
+    let (a, b, c, u, g) = (
+        lines(A),
+        lines(B),
+        lines(COMMON),
+        lines(UTIL),
+        lines(&big()),
+    );
+    assert_eq!((a, b, c, u, g), (3, 6, 3, 2, 10));
+    Expected {
+        total_lines: a + b + c + u + g,
+        // a.cpp opens common.h, util.h (once: pragma once), big.h; b.cpp skips big.h (USE_BIG unset).
+        pre_parsed: (a + c + u + g) + (b + c + u),
+        // All branches: b.cpp's #ifdef'd big.h counts too.
+        all_parsed: (a + c + u + g) + (b + c + u + g),
+    }
+}
+
+fn state(export_base: &Path) -> AppState {
+    let mut hs = HeadersSettings::default();
+    hs.project.roots.clear();
+    hs.project.include_dirs.clear();
+    hs.project.defines.clear();
+    // Deterministic and fast: no compiler query, no cache in the user's dirs.
+    hs.project.compiler = CompilerPick::None;
+    hs.project.disk_cache = false;
+    hs.export_path = export_base.display().to_string();
+    AppState::new(Persisted {
+        input_dir: String::new(),
+        tab: Tab::Headers,
+        headers: hs,
+        ..Default::default()
+    })
+}
+
+fn harness(state: AppState) -> Harness<'static, AppState> {
+    Harness::builder()
+        .with_size(egui::vec2(1400.0, 950.0))
+        .with_max_steps(200)
+        // Short frames, so two clicks fall inside egui's double-click window (0.3 s).
+        .with_step_dt(1.0 / 60.0)
+        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state)
+}
+
+/// Steps frames until the headers scan is done (the progress bar repaints continuously, so
+/// single frames are stepped; `run` only once idle).
+fn wait_scan(h: &mut Harness<'_, AppState>) {
+    for _ in 0..3000 {
+        h.step();
+        if !h.state().headers.busy() {
+            h.run();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("the headers scan did not finish");
+}
+
+fn type_into(h: &mut Harness<'_, AppState>, label: &str, text: &str) {
+    let f = h.get_by_role_and_label(Role::TextInput, label);
+    f.focus();
+    f.type_text(text);
+    h.run();
+}
+
+/// Adds a root by typing it, presses Scan and waits.
+fn scan_root(h: &mut Harness<'_, AppState>, root: &Path) {
+    h.run();
+    h.get_by_label("Add root").click();
+    h.run();
+    type_into(h, "Root 1:", &root.display().to_string());
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(h);
+}
+
+/// Clicks a table row by its path cell (the topmost label with that text: the detail view's
+/// title, below the table, may show the same path).
+fn click_table_row(h: &mut Harness<'_, AppState>, path: &str) {
+    h.query_all_by_role_and_label(Role::Label, path)
+        .min_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .unwrap_or_else(|| panic!("no row {path}"))
+        .click();
+    h.run();
+}
+
+fn double_click_link(h: &mut Harness<'_, AppState>, text: &str) {
+    // Let egui's double-click window pass since the last click (else it may count a triple).
+    for _ in 0..40 {
+        h.step();
+    }
+    h.get_by_role_and_label(Role::Button, text).click();
+    h.step();
+    h.get_by_role_and_label(Role::Button, text).click();
+    h.run();
+}
+
+#[test]
+fn type_a_root_scan_and_see_hand_counted_numbers() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let e = expected();
+    let mut h = harness(state(&out.path().join("rep")));
+    h.run();
+    h.get_by_label_contains("No scan yet");
+    scan_root(&mut h, root.path());
+
+    let s = h.state();
+    assert_eq!(
+        s.persisted.headers.project.roots,
+        vec![root.path().display().to_string()]
+    );
+    assert!(s.headers.error.is_none(), "{:?}", s.headers.error);
+    let o = s.headers.outcome.as_ref().expect("a scan result");
+    let pre = o.report(Mode::Preprocessed).unwrap();
+    let all = o.report(Mode::AllBranches).unwrap();
+    assert_eq!(pre.files, 5);
+    assert_eq!(pre.translation_units, 2);
+    assert_eq!(pre.total_lines, e.total_lines);
+    assert_eq!(pre.total_parsed, e.pre_parsed);
+    assert_eq!(all.total_parsed, e.all_parsed);
+    // The summary shows both modes (shown mode first).
+    h.get_by_label("Total Parsed");
+    h.get_by_role_and_label(Role::Label, "Preprocessed");
+    h.get_by_role_and_label(Role::Label, "All branches");
+    assert!(h.query_all_by_label(&e.pre_parsed.to_string()).count() >= 1);
+    assert!(h.query_all_by_label(&e.all_parsed.to_string()).count() >= 1);
+    assert!(h.query_all_by_label(&e.total_lines.to_string()).count() >= 1);
+    h.get_by_label("Files (5)");
+    h.get_by_label("Missing includes (1)");
+    h.get_by_label_contains("TUs evaluated 2");
+
+    // Every file has a row; sorted by contributed lines (big.h: 10 × 1 TU, first).
+    let settings = h.state().persisted.headers.clone();
+    let rows = h.state_mut().headers.table_paths(&settings);
+    assert_eq!(rows.len(), 5);
+    assert_eq!(rows[0], "big.h");
+    for p in ["a.cpp", "b.cpp", "common.h", "util.h", "big.h"] {
+        // (the selected file's name is also the detail view's title)
+        assert!(
+            h.query_all_by_role_and_label(Role::Label, p).count() >= 1,
+            "{p}"
+        );
+    }
+    // Sort by path (click the header), then by TUs reaching.
+    h.get_by_label("File").click();
+    h.run();
+    let settings = h.state().persisted.headers.clone();
+    assert_eq!(
+        h.state_mut().headers.table_paths(&settings),
+        vec!["a.cpp", "b.cpp", "big.h", "common.h", "util.h"]
+    );
+
+    // Switch the table to all branches: big.h now reaches both TUs.
+    h.get_by_role_and_label(Role::Button, "All branches")
+        .click();
+    h.run();
+    assert_eq!(h.state().persisted.headers.show_mode, Mode::AllBranches);
+    let s = h.state();
+    let r = s.headers.report(&s.persisted.headers).unwrap();
+    let big = r.headers.iter().find(|x| x.path == "big.h").unwrap();
+    assert_eq!((big.tu_count, big.contributed), (2, 20));
+}
+
+#[test]
+fn filter_select_refocus_back_and_why_chain() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let mut h = harness(state(&out.path().join("rep")));
+    scan_root(&mut h, root.path());
+
+    // Filter the table.
+    type_into(&mut h, "Filter:", "common");
+    let settings = h.state().persisted.headers.clone();
+    assert_eq!(
+        h.state_mut().headers.table_paths(&settings),
+        vec!["common.h"]
+    );
+    h.get_by_label("1 of 5 files");
+    h.get_by_label("Clear").click(); // the filter
+    h.run();
+    h.get_by_label("5 of 5 files");
+
+    // Select common.h: includers (with their #include lines) left, includes right.
+    click_table_row(&mut h, "common.h");
+    assert_eq!(h.state().headers.selected.as_deref(), Some("common.h"));
+    h.get_by_label("Included by (2)");
+    h.get_by_label("Includes (1)");
+    h.get_by_role_and_label(Role::Button, "a.cpp:1");
+    h.get_by_role_and_label(Role::Button, "b.cpp:1");
+    h.get_by_role_and_label(Role::Button, "util.h");
+    h.get_by_label_contains("3 lines · reached by 2 TUs · contributes 6 lines");
+
+    // Double-click util.h: it becomes the focus (includers common.h and big.h, line 2 each).
+    double_click_link(&mut h, "util.h");
+    assert_eq!(h.state().headers.selected.as_deref(), Some("util.h"));
+    h.get_by_label("Included by (2)");
+    h.get_by_role_and_label(Role::Button, "common.h:2");
+    h.get_by_role_and_label(Role::Button, "big.h:2");
+    h.get_by_label("Includes (0)");
+
+    // Why-chain from b.cpp: b.cpp:1 -> common.h:2 -> util.h.
+    type_into(&mut h, "From TU:", "b.cpp");
+    h.get_by_label("Show chain").click();
+    h.run();
+    let chain: Vec<(String, u32)> = match &h.state().headers.why {
+        Some(Ok(c)) => c.iter().map(|s| (s.file.clone(), s.line)).collect(),
+        other => panic!("no chain: {other:?}"),
+    };
+    assert_eq!(
+        chain,
+        vec![
+            ("b.cpp".to_string(), 1),
+            ("common.h".to_string(), 2),
+            ("util.h".to_string(), 0)
+        ]
+    );
+    h.get_by_role_and_label(Role::Label, "b.cpp:1");
+    h.get_by_role_and_label(Role::Label, "common.h:2");
+    // A file that is not a TU as the start: a clear message, no panic.
+    type_into(&mut h, "From TU:", "x");
+    h.get_by_label("Show chain").click();
+    h.run();
+    h.get_by_label_contains("no file matching `b.cppx`");
+
+    // Back returns to common.h.
+    h.get_by_label("Back").click();
+    h.run();
+    assert_eq!(h.state().headers.selected.as_deref(), Some("common.h"));
+    h.get_by_label("Includes (1)");
+}
+
+#[test]
+fn what_if_missing_and_export() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let e = expected();
+    let mut h = harness(state(&out.path().join("sub").join("report")));
+    scan_root(&mut h, root.path());
+
+    click_table_row(&mut h, "common.h");
+    // Remove common.h -> util.h: a.cpp still gets util.h through big.h, b.cpp loses it.
+    h.get_by_role_and_label(Role::Button, "util.h").click();
+    h.run();
+    h.get_by_label("Remove the picked #include").click();
+    h.run();
+    let after = e.pre_parsed - lines(UTIL);
+    h.get_by_label(&format!("Total Parsed {} -> {after}", e.pre_parsed));
+    h.get_by_label(&format!(
+        "saves {} lines (6.9%), 2 TUs affected",
+        lines(UTIL)
+    ));
+    // Make common.h empty: both TUs lose it; b.cpp loses util.h too.
+    h.get_by_label("Make it empty").click();
+    h.run();
+    let after = e.pre_parsed - 2 * lines(COMMON) - lines(UTIL);
+    h.get_by_label(&format!("Total Parsed {} -> {after}", e.pre_parsed));
+
+    // Missing includes, with who tried.
+    h.get_by_label("Missing includes (1)").click();
+    h.run();
+    assert_eq!(h.state().persisted.headers.view, HeadersView::Missing);
+    h.get_by_label("\"missing_gen.h\"");
+    h.get_by_label("b.cpp:2");
+    h.get_by_label("Errors (0)").click();
+    h.run();
+    h.get_by_label("No errors.");
+
+    // Export JSON (into a folder that does not exist yet), CSV and dot.
+    h.get_by_label("Export JSON").click();
+    h.run();
+    let json_path = out.path().join("sub").join("report.json");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_eq!(v["total_parsed"], e.pre_parsed);
+    assert_eq!(v["mode"], "preprocessed");
+    assert_eq!(v["headers"].as_array().unwrap().len(), 5);
+    h.get_by_label_contains(&format!("to {}", json_path.display()));
+    h.get_by_label("Export CSV").click();
+    h.run();
+    let csv = std::fs::read_to_string(out.path().join("sub").join("report.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 6, "header + 5 rows");
+    h.get_by_label("Export dot").click();
+    h.run();
+    let dot = std::fs::read_to_string(out.path().join("sub").join("report.dot")).unwrap();
+    assert!(dot.starts_with("digraph"));
+    // No temp files left behind.
+    let names: Vec<_> = std::fs::read_dir(out.path().join("sub"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+
+    // An export path that cannot be written: the error names the path.
+    let blocker = out.path().join("file");
+    std::fs::write(&blocker, "x").unwrap();
+    h.state_mut().persisted.headers.export_path = blocker.join("r").display().to_string();
+    h.get_by_label("Export JSON").click();
+    h.run();
+    h.get_by_label_contains(&format!(
+        "Export failed: {}",
+        blocker.join("r.json").display()
+    ));
+}
+
+#[test]
+fn bad_input_is_shown_not_scanned() {
+    let out = tempfile::tempdir().unwrap();
+    let mut h = harness(state(&out.path().join("rep")));
+    h.run();
+    // No root at all.
+    h.get_by_label("Scan").click();
+    h.run();
+    h.get_by_label("Add a source root (or a compile_commands.json) first");
+    // A root that does not exist.
+    let missing = out.path().join("nope");
+    h.get_by_label("Add root").click();
+    h.run();
+    type_into(&mut h, "Root 1:", &missing.display().to_string());
+    h.get_by_label("Scan").click();
+    h.run();
+    h.get_by_label(&format!(
+        "Source root {}: folder not found",
+        missing.display()
+    ));
+    assert!(!h.state().headers.busy());
+    // A bad define: named with its line.
+    std::fs::create_dir_all(&missing).unwrap();
+    let f = h.get_by_role_and_label(Role::MultilineTextInput, "Defines (one per line)");
+    f.focus();
+    f.type_text("OK=1\n2BAD");
+    h.run();
+    h.get_by_label_contains("Defines, line 2: `2BAD` is not a macro");
+    h.get_by_label("Scan").click();
+    h.run();
+    assert!(h.state().headers.outcome.is_none());
+}
+
+#[test]
+fn rescan_is_incremental_and_clean_rescan_rereads() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let e = expected();
+    let mut h = harness(state(&out.path().join("rep")));
+    scan_root(&mut h, root.path());
+
+    // util.h grows by 2 lines: both TUs parse it once.
+    std::fs::write(
+        root.path().join("util.h"),
+        "#pragma once\nint util;\nint u2;\nint u3;\n",
+    )
+    .unwrap();
+    h.get_by_label("Scan").click();
+    wait_scan(&mut h);
+    let s = h.state();
+    let r = s.headers.report(&s.persisted.headers).unwrap();
+    assert_eq!(r.total_parsed, e.pre_parsed + 2 * 2);
+    assert!(r.stats.files_reused > 0, "{:?}", r.stats);
+    assert!(!s.headers.outcome.as_ref().unwrap().clean);
+
+    h.get_by_label("Clean rescan").click();
+    wait_scan(&mut h);
+    let s = h.state();
+    let r = s.headers.report(&s.persisted.headers).unwrap();
+    assert_eq!(r.total_parsed, e.pre_parsed + 4);
+    assert_eq!(r.stats.files_reused, 0, "{:?}", r.stats);
+    assert!(s.headers.outcome.as_ref().unwrap().clean);
+    h.get_by_label_contains("Clean scan in");
+}
+
+#[test]
+fn watch_rescans_after_a_change() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let e = expected();
+    let mut h = harness(state(&out.path().join("rep")));
+    scan_root(&mut h, root.path());
+    let gen0 = h.state().headers.generation;
+
+    h.get_by_role_and_label(Role::CheckBox, "Watch").click();
+    h.run();
+    assert!(h.state().persisted.headers.watch);
+    assert!(h.state().headers.watching());
+    // Give inotify a moment to be set up, then add a TU.
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::write(root.path().join("c.cpp"), "#include \"util.h\"\nint c;\n").unwrap();
+    let t0 = Instant::now();
+    while h.state().headers.generation == gen0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no rescan after a change"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wait_scan(&mut h);
+    let s = h.state();
+    let r = s.headers.report(&s.persisted.headers).unwrap();
+    assert_eq!(r.translation_units, 3);
+    assert_eq!(r.total_parsed, e.pre_parsed + 2 + lines(UTIL));
+    h.get_by_label_contains("watching for changes");
+
+    h.get_by_role_and_label(Role::CheckBox, "Watch").click();
+    h.run();
+    assert!(!h.state().headers.watching());
+}
+
+#[test]
+fn settings_persist_and_old_files_still_load() {
+    let mut hs = HeadersSettings::default();
+    hs.project.roots = vec!["/src/a".into(), "/src/b".into()];
+    hs.project.include_dirs = vec!["/inc/1".into(), "/inc/2".into()];
+    hs.project.defines = "A=1\nB".into();
+    hs.project.compile_commands = "/build/compile_commands.json".into();
+    hs.project.std = "c++20".into();
+    hs.project.compiler = CompilerPick::Named;
+    hs.project.compiler_name = "clang++".into();
+    hs.show_mode = Mode::AllBranches;
+    hs.watch = true;
+    hs.view = HeadersView::Errors;
+    let p = Persisted {
+        headers: hs.clone(),
+        ..Default::default()
+    };
+    let text = serde_json::to_string(&p).unwrap();
+    let back: Persisted = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.headers.project, hs.project);
+    assert_eq!(back.headers.show_mode, Mode::AllBranches);
+    assert!(back.headers.watch);
+    assert_eq!(back.headers.view, HeadersView::Errors);
+    // A settings file from before the Headers tab: defaults, no error.
+    let old: Persisted =
+        serde_json::from_str(r#"{"input_dir": "/clips", "tab": "Watch"}"#).unwrap();
+    assert_eq!(old.input_dir, "/clips");
+    assert_eq!(old.headers.show_mode, Mode::Preprocessed);
+    assert!(!old.headers.watch);
+    // A partial headers section keeps the rest at defaults.
+    let partial: Persisted =
+        serde_json::from_str(r#"{"headers": {"project": {"roots": ["/x"]}}}"#).unwrap();
+    assert_eq!(partial.headers.project.roots, vec!["/x".to_string()]);
+    assert!(partial.headers.project.disk_cache);
+}
+
+#[test]
+fn include_dirs_keep_their_order_and_can_be_moved_and_removed() {
+    let out = tempfile::tempdir().unwrap();
+    let (a, b) = (out.path().join("inc_a"), out.path().join("inc_b"));
+    let mut h = harness(state(&out.path().join("rep")));
+    h.run();
+    h.get_by_label("Add dir").click();
+    h.run();
+    h.get_by_label("Add dir").click();
+    h.run();
+    type_into(&mut h, "-I 1:", &a.display().to_string());
+    type_into(&mut h, "-I 2:", &b.display().to_string());
+    let dirs = |h: &Harness<'_, AppState>| h.state().persisted.headers.project.include_dirs.clone();
+    assert_eq!(
+        dirs(&h),
+        vec![a.display().to_string(), b.display().to_string()]
+    );
+    // The second one's "Move up" (the first one's is disabled).
+    h.get_all_by_label("Move up").nth(1).unwrap().click();
+    h.run();
+    assert_eq!(
+        dirs(&h),
+        vec![b.display().to_string(), a.display().to_string()]
+    );
+    // A missing include dir is named when scanning.
+    h.get_by_label("Add root").click();
+    h.run();
+    type_into(&mut h, "Root 1:", &out.path().display().to_string());
+    h.get_by_label("Scan").click();
+    h.run();
+    h.get_by_label(&format!("Include dir {}: folder not found", b.display()));
+    // Remove the first include dir (the root's remove button comes first).
+    h.get_all_by_label("x").nth(1).unwrap().click();
+    h.run();
+    assert_eq!(dirs(&h), vec![a.display().to_string()]);
+}
+
+#[test]
+fn cancel_stops_a_long_scan_and_the_ui_keeps_running() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut common = String::from("#pragma once\n");
+    for i in 0..300 {
+        common.push_str(&format!("int c{i};\n"));
+    }
+    std::fs::write(root.path().join("common.h"), common).unwrap();
+    for i in 0..40 {
+        std::fs::write(
+            root.path().join(format!("h{i}.h")),
+            format!("#pragma once\n#include \"common.h\"\nint h{i};\n"),
+        )
+        .unwrap();
+    }
+    for i in 0..1500 {
+        std::fs::write(
+            root.path().join(format!("t{i:04}.cpp")),
+            format!(
+                "#include \"h{}.h\"\n#include \"h{}.h\"\nint t{i};\n",
+                i % 40,
+                (i + 7) % 40
+            ),
+        )
+        .unwrap();
+    }
+    let mut h = harness(state(&out.path().join("rep")));
+    h.run();
+    h.get_by_label("Add root").click();
+    h.run();
+    type_into(&mut h, "Root 1:", &root.path().display().to_string());
+    // A fast machine may finish before the click lands: then try again (clean, so it is long).
+    let mut cancelled = false;
+    for attempt in 0..4 {
+        h.get_by_label(if attempt == 0 { "Scan" } else { "Clean rescan" })
+            .click();
+        h.step();
+        h.step();
+        if h.state().headers.busy() {
+            h.get_by_label("Cancel").click();
+        }
+        for _ in 0..3000 {
+            h.step();
+            if !h.state().headers.busy() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!h.state().headers.busy(), "the cancelled scan did not stop");
+        h.run();
+        if h.state().headers.error.as_deref() == Some("scan cancelled") {
+            h.get_by_label("scan cancelled");
+            cancelled = true;
+            break;
+        }
+    }
+    assert!(cancelled, "the scan always finished before Cancel");
+    // After a cancel, a new scan runs to the end.
+    h.get_by_label("Scan").click();
+    wait_scan(&mut h);
+    let s = h.state();
+    let r = s.headers.report(&s.persisted.headers).unwrap();
+    assert_eq!(r.translation_units, 1500);
+    assert!(s.headers.error.is_none());
+}
