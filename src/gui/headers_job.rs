@@ -214,9 +214,23 @@ impl HeadersJob {
         let spawned = std::thread::Builder::new()
             .name("clipforge-headers".into())
             .spawn(move || {
+                // Below the UI thread's priority, in its own pool so that its workers inherit
+                // it (rayon's global pool may have been started by a normal-priority thread).
+                crate::pipeline::lower_thread_priority();
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .thread_name(|i| format!("clipforge-headers-{i}"))
+                    .build()
+                    .ok();
                 let mut scanner = scanner;
                 let t0 = Instant::now();
-                let res = headers::scan_cached(&mut scanner, &project, &opts, &p).map(|r| {
+                let scan = |scanner: &mut headers::Scanner| {
+                    headers::scan_cached(scanner, &project, &opts, &p)
+                };
+                let res = match &pool {
+                    Some(pool) => pool.install(|| scan(&mut scanner)),
+                    None => scan(&mut scanner),
+                };
+                let res = res.map(|r| {
                     let (mut pre, mut all) = (None, None);
                     for rep in std::iter::once(r.primary).chain(r.secondary) {
                         match rep.mode {
