@@ -4,7 +4,7 @@
 //! decides which files a TU opens. Missing files are recorded and not descended, as `-MG` does.
 
 use super::lex::{DKind, IncSpec, Lexed};
-use super::pp::{self, Ctx, Effect, Entry, HeaderName, Host, Macros, Rec, Syms};
+use super::pp::{self, Ctx, Effect, Entry, HeaderName, Host, Macros, Syms};
 use super::store::{FileId, SearchPath, Store};
 use super::util::{FxMap, FxSet, Sym, fx_hash};
 use std::sync::{Arc, RwLock};
@@ -157,6 +157,8 @@ struct Run<'a> {
     syms: &'a Syms,
     macros: Macros,
     once: FxSet<FileId>,
+    /// Per file, the recorder clock of the last `#pragma once` check or mark (see `pp::Rec`).
+    once_last: Vec<u32>,
     seen: FxSet<FileId>,
     edge_seen: FxSet<(FileId, FileId)>,
     clang: bool,
@@ -181,6 +183,7 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
         syms,
         macros: input.base.clone(),
         once: FxSet::default(),
+        once_last: Vec::new(),
         seen: FxSet::default(),
         edge_seen: FxSet::default(),
         clang: input.clang,
@@ -226,19 +229,32 @@ impl Run<'_> {
 
     fn once_has(&mut self, f: FileId) -> bool {
         let b = self.once.contains(&f);
-        if let Some(r) = self.macros.rec.last_mut()
-            && r.once_seen.insert(f)
-        {
-            r.once_reads.push((f, b));
-        }
+        self.note_once_read(f, b);
         b
+    }
+
+    fn note_once_read(&mut self, f: FileId, b: bool) {
+        pp::note_first_read(
+            &mut self.macros.rec,
+            &mut self.once_last,
+            &mut self.macros.clock,
+            f,
+            b,
+            |r| &mut r.once_reads,
+        );
+    }
+
+    fn note_once_written(&mut self, f: FileId) {
+        if !self.macros.rec.is_empty() {
+            self.macros.clock += 1;
+            *pp::stamp(&mut self.once_last, f) = self.macros.clock;
+        }
     }
 
     fn once_add(&mut self, f: FileId) {
         self.once.insert(f);
+        self.note_once_written(f);
         if let Some(r) = self.macros.rec.last_mut() {
-            r.once_seen.insert(f);
-            r.once_written.insert(f);
             r.effects.push(Effect::Once(f));
         }
     }
@@ -255,30 +271,23 @@ impl Run<'_> {
         }
     }
 
-    /// Records a finished (or replayed) inclusion in the enclosing recorder, if any.
-    fn merge_into_parent(&mut self, e: &Arc<Entry>) {
-        let Some(p) = self.macros.rec.last_mut() else {
-            return;
-        };
-        for &(s, v) in &e.reads {
-            if p.seen.insert(s) {
-                p.reads.push((s, v));
+    /// Replays a memoised inclusion: its first reads become first reads of the open recorders
+    /// that had not seen them (before its writes mark them seen), then its effects are applied
+    /// and it becomes a nested effect of the enclosing recorder.
+    fn replay(&mut self, e: &Arc<Entry>) {
+        let recording = !self.macros.rec.is_empty();
+        if recording {
+            for &(s, v) in &e.reads {
+                self.macros.note_read(s, v);
+            }
+            for &(f, b) in &e.once_reads {
+                self.note_once_read(f, b);
             }
         }
-        for &(f, b) in &e.once_reads {
-            if p.once_seen.insert(f) {
-                p.once_reads.push((f, b));
-            }
+        self.apply(e, recording);
+        if let Some(p) = self.macros.rec.last_mut() {
+            p.effects.push(Effect::Sub(e.clone()));
         }
-        for &s in &e.written {
-            p.seen.insert(s);
-            p.written.insert(s);
-        }
-        for &f in &e.once_written {
-            p.once_seen.insert(f);
-            p.once_written.insert(f);
-        }
-        p.effects.push(Effect::Sub(e.clone()));
     }
 
     fn valid(&self, e: &Entry) -> bool {
@@ -290,24 +299,34 @@ impl Run<'_> {
                 .all(|&(f, b)| self.once.contains(&f) == b)
     }
 
-    /// Applies recorded effects to the TU state (no recording: the caller records the entry).
-    fn apply(&mut self, e: &Entry) {
+    /// Applies recorded effects to the TU state; when `recording`, marks what they write as
+    /// seen by the open recorders (the caller records the entry itself).
+    fn apply(&mut self, e: &Entry, recording: bool) {
         for eff in &e.effects {
             match eff {
                 Effect::Define(m) => {
+                    if recording {
+                        self.macros.note_written(m.name);
+                    }
                     self.macros.map.insert(m.name, m.clone());
                 }
                 Effect::Undef(s) => {
+                    if recording {
+                        self.macros.note_written(*s);
+                    }
                     self.macros.map.remove(s);
                 }
                 Effect::Once(f) => {
+                    if recording {
+                        self.note_once_written(*f);
+                    }
                     self.once.insert(*f);
                 }
                 Effect::Closure(f) => self.add_closure(*f),
                 Effect::Edge(a, l, b) => self.add_edge(*a, *l, *b),
                 Effect::Missing(a, l, n, ang) => self.out.missing.push((*a, *l, n.clone(), *ang)),
                 Effect::Error(a, l, m) => self.out.errors.push((*a, *l, m.clone())),
-                Effect::Sub(x) => self.apply(x),
+                Effect::Sub(x) => self.apply(x, recording),
             }
         }
     }
@@ -347,11 +366,10 @@ impl Run<'_> {
         );
         if let Some(memo) = self.memo {
             if let Some(e) = memo.find(&key, |e| self.valid(e)) {
-                self.apply(&e);
-                self.merge_into_parent(&e);
+                self.replay(&e);
                 return;
             }
-            self.macros.rec.push(Rec::default());
+            self.macros.begin_rec();
         }
         let (pc, pf, pl) = (self.h.cur, self.h.cur_found, self.h.line);
         self.h.depth += 1;
@@ -370,15 +388,16 @@ impl Run<'_> {
                 }
                 return;
             }
+            // Its first reads and writes already reached the enclosing recorders as they happened.
             let e = Arc::new(Entry {
                 reads: rec.reads,
                 once_reads: rec.once_reads,
-                written: rec.written.into_iter().collect(),
-                once_written: rec.once_written.into_iter().collect(),
                 effects: rec.effects,
             });
             memo.insert(key, e.clone());
-            self.merge_into_parent(&e);
+            if let Some(p) = self.macros.rec.last_mut() {
+                p.effects.push(Effect::Sub(e));
+            }
         }
     }
 
