@@ -14,7 +14,7 @@ use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"CFHDRC05";
+const MAGIC: &[u8; 8] = b"CFHDRC06";
 
 /// Where the cache of a project lives: next to the project file when one is given, else in the
 /// user cache dir (`$XDG_CACHE_HOME` or `~/.cache`) under a name derived from the inputs.
@@ -52,6 +52,24 @@ impl W {
     fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes())
     }
+    /// LEB128: TU results are millions of small file ids and line numbers.
+    fn v(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.0.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8)
+    }
+    /// Ids as zigzag deltas from the previous one: replayed inclusions add files and edges in
+    /// runs of consecutive ids, so most take one byte.
+    fn deltas(&mut self, ids: &[u32]) {
+        let mut prev = 0u32;
+        for &x in ids {
+            let d = x.wrapping_sub(prev) as i32;
+            self.v(((d << 1) ^ (d >> 31)) as u32);
+            prev = x;
+        }
+    }
     fn bytes(&mut self, b: &[u8]) {
         self.u32(b.len() as u32);
         self.0.extend_from_slice(b)
@@ -66,14 +84,14 @@ impl W {
         self.u32(t.len() as u32);
         for k in t {
             self.u8(k.kind as u8 | if k.ws { 0x80 } else { 0 });
-            self.u32(k.sym);
+            self.v(k.sym);
         }
     }
     fn lexed(&mut self, l: &Lexed) {
         self.u32(l.lines);
         self.u32(l.directives.len() as u32);
         for d in &l.directives {
-            self.u32(d.line);
+            self.v(d.line);
             match &d.kind {
                 DKind::Include { next, import, spec } => {
                     self.u8(0);
@@ -202,6 +220,32 @@ impl R<'_> {
     fn u64(&mut self) -> Res<u64> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
     }
+    fn v(&mut self) -> Res<u32> {
+        let mut v = 0u32;
+        for shift in (0..35).step_by(7) {
+            let b = self.u8()?;
+            v |= ((b & 0x7f) as u32) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("corrupt cache file (varint)".into())
+    }
+    /// The next id of a [`W::deltas`] run.
+    fn delta(&mut self, prev: &mut u32) -> Res<u32> {
+        let z = self.v()?;
+        let d = ((z >> 1) as i32) ^ -((z & 1) as i32);
+        *prev = prev.wrapping_add(d as u32);
+        Ok(*prev)
+    }
+    /// A varint count, bounded by the bytes left (each item takes at least one).
+    fn vlen(&mut self) -> Res<usize> {
+        let n = self.v()? as usize;
+        if n > self.b.len() - self.i {
+            return Err("corrupt cache file (bad length)".into());
+        }
+        Ok(n)
+    }
     fn bytes(&mut self) -> Res<Vec<u8>> {
         let n = self.u32()? as usize;
         Ok(self.take(n)?.to_vec())
@@ -224,7 +268,7 @@ impl R<'_> {
         let mut v = Vec::with_capacity(n);
         for _ in 0..n {
             let k = self.u8()?;
-            let sym = self.u32()?;
+            let sym = self.v()?;
             let kind = match k & 0x7f {
                 0 => TK::Ident,
                 1 => TK::Num,
@@ -247,7 +291,7 @@ impl R<'_> {
         let n = self.len()?;
         let mut directives = Vec::with_capacity(n);
         for _ in 0..n {
-            let line = self.u32()?;
+            let line = self.v()?;
             let kind = match self.u8()? {
                 0 => {
                     let f = self.u8()?;
@@ -367,20 +411,37 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
     }
     let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
     tus.sort_by_key(|t| *t.0);
-    w.u32(tus.len() as u32);
-    for (id, (key, r)) in tus {
-        w.u32(*id);
+    // TUs share most include edges: one table of distinct edges, then per TU indices into it.
+    let mut edge_ids: FxMap<(u32, u32, u32), u32> = FxMap::default();
+    let mut edge_tab: Vec<(u32, u32, u32)> = Vec::new();
+    let tu_edges: Vec<Vec<u32>> = tus
+        .iter()
+        .map(|(_, (_, r))| {
+            r.edges
+                .iter()
+                .map(|&e| {
+                    *edge_ids.entry(e).or_insert_with(|| {
+                        edge_tab.push(e);
+                        (edge_tab.len() - 1) as u32
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    w.v(edge_tab.len() as u32);
+    for &(a, l, b) in &edge_tab {
+        w.v(a);
+        w.v(l);
+        w.v(b);
+    }
+    w.v(tus.len() as u32);
+    for ((id, (key, r)), edges) in tus.into_iter().zip(&tu_edges) {
+        w.v(*id);
         w.u64(*key);
-        w.u32(r.closure.len() as u32);
-        for &c in &r.closure {
-            w.u32(c);
-        }
-        w.u32(r.edges.len() as u32);
-        for &(a, l, b) in &r.edges {
-            w.u32(a);
-            w.u32(l);
-            w.u32(b);
-        }
+        w.v(r.closure.len() as u32);
+        w.deltas(&r.closure);
+        w.v(edges.len() as u32);
+        w.deltas(edges);
         w.u32(r.missing.len() as u32);
         for (a, l, n, ang) in &r.missing {
             w.u32(*a);
@@ -486,22 +547,34 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 error,
             })));
         }
-        let n = r.len()?;
-        let mut tus = FxMap::default();
+        let n = r.vlen()?;
+        let mut edge_tab = Vec::with_capacity(n);
         for _ in 0..n {
-            let id = r.u32()?;
+            edge_tab.push((r.v()?, r.v()?, r.v()?));
+        }
+        let n = r.vlen()?;
+        let mut tus = FxMap::default();
+        tus.reserve(n);
+        for _ in 0..n {
+            let id = r.v()?;
             let key = r.u64()?;
             let mut t = TuResult {
                 tu: id,
                 ..Default::default()
             };
-            let k = r.len()?;
+            let k = r.vlen()?;
+            t.closure.reserve(k);
+            let mut prev = 0;
             for _ in 0..k {
-                t.closure.push(r.u32()?);
+                t.closure.push(r.delta(&mut prev)?);
             }
-            let k = r.len()?;
+            let k = r.vlen()?;
+            t.edges.reserve(k);
+            let mut prev = 0;
             for _ in 0..k {
-                t.edges.push((r.u32()?, r.u32()?, r.u32()?));
+                let i = r.delta(&mut prev)? as usize;
+                t.edges
+                    .push(*edge_tab.get(i).ok_or("corrupt cache file (edge)")?);
             }
             let k = r.len()?;
             for _ in 0..k {

@@ -4,7 +4,7 @@
 //! directories (system headers are then unresolved and listed as such).
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -91,15 +91,26 @@ pub fn query(compiler: &str, lang: Lang, std: Option<&str>) -> Result<CompilerEn
             format!("-std={s}")
         });
     }
-    let run = |extra: &[&str]| -> Result<std::process::Output, String> {
+    let spawn = |extra: &[&str]| -> Result<std::process::Child, String> {
         Command::new(compiler)
             .args(&base)
             .args(extra)
             .arg("/dev/null")
-            .output()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .map_err(|e| format!("cannot run compiler `{compiler}`: {e}"))
     };
-    let dm = run(&["-dM", "-E"])?;
+    let wait = |c: std::process::Child| {
+        c.wait_with_output()
+            .map_err(|e| format!("cannot run compiler `{compiler}`: {e}"))
+    };
+    // Both queries run at once: the compiler's start-up is most of a cold scan's fixed cost.
+    let dm = spawn(&["-dM", "-E"])?;
+    let v = spawn(&["-E", "-v"]);
+    let dm = wait(dm)?;
+    let v = wait(v?)?;
     if !dm.status.success() {
         return Err(format!(
             "`{compiler} -x {x} -dM -E` failed: {}",
@@ -109,7 +120,6 @@ pub fn query(compiler: &str, lang: Lang, std: Option<&str>) -> Result<CompilerEn
                 .unwrap_or("")
         ));
     }
-    let v = run(&["-E", "-v"])?;
     let err = String::from_utf8_lossy(&v.stderr);
     let (quote_dirs, system_dirs) = parse_search_list(&err);
     let preincludes = parse_preincludes(&String::from_utf8_lossy(&v.stdout));

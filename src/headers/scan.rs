@@ -284,7 +284,7 @@ impl Scanner {
         progress.tus_total.store(specs.len(), Ordering::Relaxed);
 
         // Store, with previous content for reuse and stable ids.
-        let prev = std::mem::take(&mut self.prev);
+        let mut prev = std::mem::take(&mut self.prev);
         let mut prev_map = FxMap::default();
         for (p, f) in prev.paths.iter().zip(&prev.files) {
             if let Some(f) = f {
@@ -437,30 +437,35 @@ impl Scanner {
 
         // Preprocess TUs (reusing unchanged ones).
         progress.set_phase("preprocessing translation units");
-        let reuse = |p: &Prepared| -> Option<TuResult> {
-            if changed_dirs || opts.clean {
-                return None;
-            }
-            let (k, r) = prev.tus.get(&p.tu)?;
-            if *k != p.key {
-                return None;
-            }
-            if r.closure
-                .iter()
-                .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
-            {
-                return None;
-            }
-            Some(r.clone())
-        };
+        // Unchanged TUs take their previous result (moved, not copied: it holds every edge).
+        let mut prev_tus = std::mem::take(&mut prev.tus);
+        let prev_tu_count = prev_tus.len();
+        let reusable: Vec<Option<TuResult>> = prepared
+            .iter()
+            .map(|p| {
+                if changed_dirs || opts.clean {
+                    return None;
+                }
+                let (k, r) = prev_tus.get(&p.tu)?;
+                if *k != p.key
+                    || r.closure
+                        .iter()
+                        .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
+                {
+                    return None;
+                }
+                prev_tus.remove(&p.tu).map(|(_, r)| r)
+            })
+            .collect();
         let memo = eval::Memo::default();
         let results: Vec<(TuResult, bool)> = prepared
             .par_iter()
-            .map(|p| {
+            .zip(reusable)
+            .map(|(p, reused)| {
                 if progress.cancelled() {
                     return (TuResult::default(), false);
                 }
-                let r = match reuse(p) {
+                let r = match reused {
                     Some(r) => (r, true),
                     None => {
                         let input = TuInput {
@@ -532,33 +537,40 @@ impl Scanner {
             cache_used: !prev.paths.is_empty(),
         };
         let secs = t0.elapsed().as_secs_f64();
-        let pre_report = if want_pre {
-            let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
-            let md = mode_data_pre(
-                &store,
-                &trs,
-                &roots,
-                &counted_prefixes,
-                opts.count_system,
-                &walk_errors,
-            );
-            let mut notes = notes.clone();
-            notes.push("preprocessed: conditionals, macros, include guards, #pragma once, #include_next and #include MACRO evaluated per translation unit (the closure `g++ -M` reports)".into());
-            Some(Report::build(md, secs, notes, stats.clone()))
-        } else {
-            None
-        };
-        let hh_report = hh.map(|h| {
-            let mut notes = vec![
-                "all branches: Header Hero's definition (every #include line, all #if branches, no macros, no #include_next), with true reachability".into(),
-            ];
-            if !h.missing.is_empty() {
-                notes.push("system headers are unresolved unless their directories are given with -I".into());
-            }
-            Report::build(mode_data_hh(&store, &h, &tu_ids, &roots, &walk_errors), secs, notes, stats.clone())
-        });
+        progress.set_phase("building reports");
+        // The two modes' reports are independent: build them on both cores.
+        let (pre_report, hh_report) = rayon::join(
+            || {
+                want_pre.then(|| {
+                    let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
+                    let md = mode_data_pre(
+                        &store,
+                        &trs,
+                        &roots,
+                        &counted_prefixes,
+                        opts.count_system,
+                        &walk_errors,
+                    );
+                    let mut notes = notes.clone();
+                    notes.push("preprocessed: conditionals, macros, include guards, #pragma once, #include_next and #include MACRO evaluated per translation unit (the closure `g++ -M` reports)".into());
+                    Report::build(md, secs, notes, stats.clone())
+                })
+            },
+            || {
+                hh.map(|h| {
+                    let mut notes = vec![
+                        "all branches: Header Hero's definition (every #include line, all #if branches, no macros, no #include_next), with true reachability".into(),
+                    ];
+                    if !h.missing.is_empty() {
+                        notes.push("system headers are unresolved unless their directories are given with -I".into());
+                    }
+                    Report::build(mode_data_hh(&store, &h, &tu_ids, &roots, &walk_errors), secs, notes, stats.clone())
+                })
+            },
+        );
 
         // Remember this scan.
+        progress.set_phase("remembering the scan");
         let slots = store.all_slots();
         let mut new_prev = Prev {
             paths: slots.iter().map(|s| s.path.clone()).collect(),
@@ -568,8 +580,8 @@ impl Scanner {
             compilers,
             exists: store.exists_snapshot(),
         };
-        for (p, (r, _)) in prepared.iter().zip(&results) {
-            new_prev.tus.insert(p.tu, (p.key, r.clone()));
+        for (p, (r, _)) in prepared.iter().zip(results) {
+            new_prev.tus.insert(p.tu, (p.key, r));
         }
         let dirs = store.probed_parent_dirs();
         new_prev.dir_stamps = dirs
@@ -580,7 +592,7 @@ impl Scanner {
             || stats.tus_evaluated > 0
             || changed_dirs
             || new_prev.paths.len() != prev.paths.len()
-            || new_prev.tus.len() != prev.tus.len();
+            || new_prev.tus.len() != prev_tu_count;
         self.prev = new_prev;
 
         let secs = t0.elapsed().as_secs_f64();
@@ -756,15 +768,34 @@ fn display_path(p: &Path, roots: &[PathBuf]) -> String {
 struct NodeMap<'a> {
     store: &'a Store,
     roots: &'a [PathBuf],
-    idx: FxMap<FileId, u32>,
+    /// Node per file id (dense: reports map millions of closure and edge entries).
+    idx: Vec<u32>,
     nodes: Vec<Node>,
     ids: Vec<FileId>,
 }
 
-impl NodeMap<'_> {
+impl<'a> NodeMap<'a> {
+    fn new(store: &'a Store, roots: &'a [PathBuf]) -> Self {
+        NodeMap {
+            store,
+            roots,
+            idx: vec![u32::MAX; store.len()],
+            nodes: Vec::new(),
+            ids: Vec::new(),
+        }
+    }
+
+    #[inline]
     fn get(&mut self, f: FileId, counted: &dyn Fn(&Path) -> bool) -> u32 {
-        if let Some(&i) = self.idx.get(&f) {
-            return i;
+        match self.idx.get(f as usize) {
+            Some(&i) if i != u32::MAX => i,
+            _ => self.add(f, counted),
+        }
+    }
+
+    fn add(&mut self, f: FileId, counted: &dyn Fn(&Path) -> bool) -> u32 {
+        if f as usize >= self.idx.len() {
+            self.idx.resize(f as usize + 1, u32::MAX);
         }
         let path = self.store.path(f);
         let data = self.store.data(f);
@@ -777,7 +808,7 @@ impl NodeMap<'_> {
             abs: path,
         });
         self.ids.push(f);
-        self.idx.insert(f, i);
+        self.idx[f as usize] = i;
         i
     }
 }
@@ -814,14 +845,9 @@ fn mode_data_pre(
     walk_errors: &[(PathBuf, String)],
 ) -> ModeData {
     let counted = |p: &Path| count_system || counted_prefixes.iter().any(|r| p.starts_with(r));
-    let mut nm = NodeMap {
-        store,
-        roots,
-        idx: FxMap::default(),
-        nodes: Vec::new(),
-        ids: Vec::new(),
-    };
-    let mut edges = Vec::new();
+    let mut nm = NodeMap::new(store, roots);
+    let mut edges: Vec<(u32, u32, u32)> = Vec::new();
+    let mut edge_at: FxMap<u64, usize> = FxMap::default();
     let mut tus = Vec::new();
     let mut missing = Vec::new();
     let mut missing_tus: FxMap<(String, bool), u32> = FxMap::default();
@@ -835,7 +861,20 @@ fn mode_data_pre(
             .iter()
             .map(|&(a, l, b)| (nm.get(a, &counted), l, nm.get(b, &counted)))
             .collect();
-        edges.extend(te.iter().copied());
+        // TUs share most edges: keep one per (includer, included), at its lowest line, as
+        // `finish_graph` would, without queueing millions of duplicates for it to sort.
+        for &(a, l, b) in &te {
+            match edge_at.entry((a as u64) << 32 | b as u64) {
+                std::collections::hash_map::Entry::Occupied(o) => {
+                    let e: &mut (u32, u32, u32) = &mut edges[*o.get()];
+                    e.1 = e.1.min(l);
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(edges.len());
+                    edges.push((a, l, b));
+                }
+            }
+        }
         tus.push(TuReach {
             node: tn,
             closure,
@@ -896,13 +935,7 @@ fn mode_data_hh(
     walk_errors: &[(PathBuf, String)],
 ) -> ModeData {
     let counted = |_: &Path| true;
-    let mut nm = NodeMap {
-        store,
-        roots,
-        idx: FxMap::default(),
-        nodes: Vec::new(),
-        ids: Vec::new(),
-    };
+    let mut nm = NodeMap::new(store, roots);
     let mut edges = Vec::new();
     let mut keys: Vec<&FileId> = h.edges.keys().collect();
     keys.sort();
