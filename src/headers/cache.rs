@@ -14,7 +14,7 @@ use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"CFHDRC06";
+const MAGIC: &[u8; 8] = b"CFHDRC07";
 
 /// Where the cache of a project lives: next to the project file when one is given, else in the
 /// user cache dir (`$XDG_CACHE_HOME` or `~/.cache`) under a name derived from the inputs.
@@ -51,6 +51,14 @@ impl W {
     }
     fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes())
+    }
+    fn begin_section(&mut self) -> usize {
+        self.u64(0);
+        self.0.len()
+    }
+    fn end_section(&mut self, at: usize) {
+        let n = (self.0.len() - at) as u64;
+        self.0[at - 8..at].copy_from_slice(&n.to_le_bytes());
     }
     /// LEB128: TU results are millions of small file ids and line numbers.
     fn v(&mut self, mut v: u32) {
@@ -202,8 +210,8 @@ struct R<'a> {
 
 type Res<T> = Result<T, String>;
 
-impl R<'_> {
-    fn take(&mut self, n: usize) -> Res<&[u8]> {
+impl<'b> R<'b> {
+    fn take(&mut self, n: usize) -> Res<&'b [u8]> {
         if self.i + n > self.b.len() {
             return Err("truncated cache file".into());
         }
@@ -214,29 +222,55 @@ impl R<'_> {
     fn u8(&mut self) -> Res<u8> {
         Ok(self.take(1)?[0])
     }
+    /// A length-prefixed byte string, borrowed.
+    fn take_len(&mut self) -> Res<&'b [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    /// The next section (a byte length, then that many bytes) as its own reader.
+    fn section(&mut self) -> Res<R<'b>> {
+        let n = usize::try_from(self.u64()?).map_err(|_| "corrupt cache file (section)")?;
+        Ok(R {
+            b: self.take(n)?,
+            i: 0,
+        })
+    }
     fn u32(&mut self) -> Res<u32> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
     }
     fn u64(&mut self) -> Res<u64> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
     }
+    #[inline]
     fn v(&mut self) -> Res<u32> {
         let mut v = 0u32;
-        for shift in (0..35).step_by(7) {
-            let b = self.u8()?;
+        let mut shift = 0;
+        loop {
+            let Some(&b) = self.b.get(self.i) else {
+                return Err("truncated cache file".into());
+            };
+            self.i += 1;
             v |= ((b & 0x7f) as u32) << shift;
             if b & 0x80 == 0 {
                 return Ok(v);
             }
+            shift += 7;
+            if shift > 28 {
+                return Err("corrupt cache file (varint)".into());
+            }
         }
-        Err("corrupt cache file (varint)".into())
     }
-    /// The next id of a [`W::deltas`] run.
-    fn delta(&mut self, prev: &mut u32) -> Res<u32> {
-        let z = self.v()?;
-        let d = ((z >> 1) as i32) ^ -((z & 1) as i32);
-        *prev = prev.wrapping_add(d as u32);
-        Ok(*prev)
+    /// `k` ids written by [`W::deltas`].
+    fn deltas(&mut self, k: usize) -> Res<Vec<u32>> {
+        let mut out = Vec::with_capacity(k);
+        let mut prev = 0u32;
+        for _ in 0..k {
+            let z = self.v()?;
+            let d = ((z >> 1) as i32) ^ -((z & 1) as i32);
+            prev = prev.wrapping_add(d as u32);
+            out.push(prev);
+        }
+        Ok(out)
     }
     /// A varint count, bounded by the bytes left (each item takes at least one).
     fn vlen(&mut self) -> Res<usize> {
@@ -382,12 +416,17 @@ impl R<'_> {
 pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
     let mut w = W(Vec::with_capacity(1 << 20));
     w.0.extend_from_slice(MAGIC);
+    // The string table and the files come with their byte lengths, so a load decodes them and
+    // the rest on three threads.
     let strs = s.interner.snapshot();
+    let at = w.begin_section();
     w.u32(strs.len() as u32);
     for x in &strs {
         w.bytes(x);
     }
+    w.end_section(at);
     let p = &s.prev;
+    let at = w.begin_section();
     w.u32(p.paths.len() as u32);
     for (path, f) in p.paths.iter().zip(&p.files) {
         w.path(path);
@@ -411,37 +450,22 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
     }
     let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
     tus.sort_by_key(|t| *t.0);
-    // TUs share most include edges: one table of distinct edges, then per TU indices into it.
-    let mut edge_ids: FxMap<(u32, u32, u32), u32> = FxMap::default();
-    let mut edge_tab: Vec<(u32, u32, u32)> = Vec::new();
-    let tu_edges: Vec<Vec<u32>> = tus
-        .iter()
-        .map(|(_, (_, r))| {
-            r.edges
-                .iter()
-                .map(|&e| {
-                    *edge_ids.entry(e).or_insert_with(|| {
-                        edge_tab.push(e);
-                        (edge_tab.len() - 1) as u32
-                    })
-                })
-                .collect()
-        })
-        .collect();
-    w.v(edge_tab.len() as u32);
-    for &(a, l, b) in &edge_tab {
+    w.end_section(at);
+    // TUs share most include edges: one table of distinct edges, per TU indices into it.
+    w.v(p.edge_tab.len() as u32);
+    for &(a, l, b) in &p.edge_tab {
         w.v(a);
         w.v(l);
         w.v(b);
     }
     w.v(tus.len() as u32);
-    for ((id, (key, r)), edges) in tus.into_iter().zip(&tu_edges) {
+    for (id, (key, r)) in tus {
         w.v(*id);
         w.u64(*key);
         w.v(r.closure.len() as u32);
         w.deltas(&r.closure);
-        w.v(edges.len() as u32);
-        w.deltas(edges);
+        w.v(r.edges.len() as u32);
+        w.deltas(&r.edges);
         w.u32(r.missing.len() as u32);
         for (a, l, n, ang) in &r.missing {
             w.u32(*a);
@@ -517,15 +541,15 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
             path.display()
         ));
     }
-    let decode = |r: &mut R| -> Res<(Interner, Prev)> {
-        let interner = Interner::new();
+    fn strings(r: &mut R) -> Res<Interner> {
         let n = r.len()?;
-        for i in 0..n {
-            let x = r.bytes()?;
-            if interner.intern(&x) as usize != i {
-                return Err("corrupt cache file (string table)".into());
-            }
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push(r.take_len()?.into());
         }
+        Interner::from_strings(v).ok_or_else(|| "corrupt cache file (string table)".into())
+    }
+    fn files(r: &mut R) -> Res<Prev> {
         let mut prev = Prev::default();
         let n = r.len()?;
         for _ in 0..n {
@@ -547,6 +571,9 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 error,
             })));
         }
+        Ok(prev)
+    }
+    fn rest(r: &mut R, prev: &mut Prev) -> Res<()> {
         let n = r.vlen()?;
         let mut edge_tab = Vec::with_capacity(n);
         for _ in 0..n {
@@ -563,19 +590,13 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 ..Default::default()
             };
             let k = r.vlen()?;
-            t.closure.reserve(k);
-            let mut prev = 0;
-            for _ in 0..k {
-                t.closure.push(r.delta(&mut prev)?);
-            }
+            t.closure = r.deltas(k)?;
             let k = r.vlen()?;
-            t.edges.reserve(k);
-            let mut prev = 0;
-            for _ in 0..k {
-                let i = r.delta(&mut prev)? as usize;
-                t.edges
-                    .push(*edge_tab.get(i).ok_or("corrupt cache file (edge)")?);
+            let edges = r.deltas(k)?;
+            if edges.iter().any(|&i| i as usize >= edge_tab.len()) {
+                return Err("corrupt cache file (edge)".into());
             }
+            t.edges = edges.into();
             let k = r.len()?;
             for _ in 0..k {
                 let a = r.u32()?;
@@ -593,6 +614,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
             tus.insert(id, (key, t));
         }
         prev.tus = tus;
+        prev.edge_tab = edge_tab;
         let n = r.len()?;
         for _ in 0..n {
             let d = r.path()?;
@@ -637,6 +659,29 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 },
             );
         }
+        Ok(())
+    }
+    let decode = |r: &mut R| -> Res<(Interner, Prev)> {
+        let mut sr = r.section()?;
+        let mut fr = r.section()?;
+        let (interner, (prev, more)) = rayon::join(
+            || strings(&mut sr),
+            || {
+                rayon::join(
+                    || files(&mut fr),
+                    || {
+                        let mut more = Prev::default();
+                        rest(r, &mut more).map(|_| more)
+                    },
+                )
+            },
+        );
+        let (interner, mut prev, more) = (interner?, prev?, more?);
+        prev.tus = more.tus;
+        prev.edge_tab = more.edge_tab;
+        prev.dir_stamps = more.dir_stamps;
+        prev.exists = more.exists;
+        prev.compilers = more.compilers;
         Ok((interner, prev))
     };
     let (interner, prev) = decode(&mut r).map_err(|e| format!("{}: {e}", path.display()))?;

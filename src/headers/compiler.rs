@@ -69,13 +69,24 @@ pub fn builtin(lang: Lang, std: Option<&str>) -> CompilerEnv {
 
 /// Finds a C++ compiler on PATH: `c++`, `g++`, then `clang++`.
 pub fn detect() -> Option<String> {
+    detect_known(|_| false)
+}
+
+/// [`detect`], but a candidate that is on `PATH` and `known` (it answered a query before) is
+/// taken without running it: a rescan then starts no process at all.
+pub fn detect_known(known: impl Fn(&str) -> bool) -> Option<String> {
+    let on_path = |c: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(c).is_file()))
+    };
     ["c++", "g++", "clang++"]
         .into_iter()
         .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
+            (known(c) && on_path(c))
+                || Command::new(c)
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|o| o.status.success())
         })
         .map(String::from)
 }

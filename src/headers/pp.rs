@@ -67,16 +67,17 @@ impl Syms {
 }
 
 /// A side effect of preprocessing a header, recorded so the same inclusion can be replayed in
-/// another translation unit without re-evaluating it (see `eval`'s memo).
+/// another translation unit without re-evaluating it (see `eval`'s memo). Kept to 16 bytes (the
+/// rare cases boxed): replaying walks millions of them.
 #[derive(Clone, Debug)]
 pub enum Effect {
     Define(Arc<MacroDef>),
     Undef(Sym),
     Once(u32),
-    Closure(u32),
-    Edge(u32, u32, u32),
-    Missing(u32, u32, String, bool),
-    Error(u32, u32, String),
+    /// `#include` from the first file, at the line, reached the second: an edge and a closure entry.
+    Include(u32, u32, u32),
+    Missing(Box<(u32, u32, String, bool)>),
+    Error(Box<(u32, u32, String)>),
     /// A nested inclusion's recorded effects.
     Sub(Arc<Entry>),
 }

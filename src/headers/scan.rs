@@ -65,6 +65,8 @@ pub struct Prev {
     pub compilers: FxMap<String, CompilerEnv>,
     /// File existence checks of the previous scan, reused while no probed directory changed.
     pub exists: Vec<(PathBuf, bool)>,
+    /// The edge table the TU results' edge ids index.
+    pub edge_tab: Vec<(FileId, u32, FileId)>,
 }
 
 /// A scanning session: reuse it for rescans (the GUI keeps one; the CLI loads it from the cache).
@@ -297,30 +299,37 @@ impl Scanner {
         }
         // Re-stat (and re-read if changed) every previously known file, in parallel.
         progress.set_phase("checking files");
-        let changed_dirs: bool = prev.dir_stamps.par_iter().any(|(d, m)| dir_mtime(d) != *m);
-        if !changed_dirs && !opts.clean {
-            // Same directory listings: every earlier "is there a file X?" answer still holds.
-            store.seed_exists(&prev.exists);
-        }
-        let directive_changed: Vec<bool> = (0..prev.paths.len() as FileId)
-            .into_par_iter()
-            .map(|id| {
-                if progress.cancelled() {
-                    return true;
-                }
-                // Files the previous scan only probed (e.g. `__has_include`) were never read:
-                // they are in no closure, so there is nothing to compare.
-                let Some(old) = &prev.files[id as usize] else {
-                    return false;
-                };
-                let new = store.data(id);
-                !(Arc::ptr_eq(&old.lex, &new.lex)
-                    || (old.error == new.error
-                        && old.lex.directives == new.lex.directives
-                        && old.lex.guard == new.lex.guard
-                        && old.lex.pragma_once == new.lex.pragma_once))
-            })
-            .collect();
+        // Directories and files are checked at once (the file checks do not use the seeded answers).
+        let dirs_check = || {
+            let changed = prev.dir_stamps.par_iter().any(|(d, m)| dir_mtime(d) != *m);
+            if !changed && !opts.clean {
+                // Same directory listings: every earlier "is there a file X?" answer still holds.
+                store.seed_exists(&prev.exists);
+            }
+            changed
+        };
+        let files_check = || -> Vec<bool> {
+            (0..prev.paths.len() as FileId)
+                .into_par_iter()
+                .map(|id| {
+                    if progress.cancelled() {
+                        return true;
+                    }
+                    // Files the previous scan only probed (e.g. `__has_include`) were never read:
+                    // they are in no closure, so there is nothing to compare.
+                    let Some(old) = &prev.files[id as usize] else {
+                        return false;
+                    };
+                    let new = store.data(id);
+                    !(Arc::ptr_eq(&old.lex, &new.lex)
+                        || (old.error == new.error
+                            && old.lex.directives == new.lex.directives
+                            && old.lex.guard == new.lex.guard
+                            && old.lex.pragma_once == new.lex.pragma_once))
+                })
+                .collect()
+        };
+        let (changed_dirs, directive_changed) = rayon::join(dirs_check, files_check);
         if progress.cancelled() {
             return Err(ScanError::Cancelled);
         }
@@ -331,7 +340,9 @@ impl Scanner {
         let mut envs: FxMap<(Lang, Option<String>), CompilerEnv> = FxMap::default();
         let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
         let compiler_name = match &project.compiler {
-            CompilerChoice::Auto => compiler::detect(),
+            CompilerChoice::Auto => {
+                compiler::detect_known(|c| compilers.keys().any(|k| k.split('|').next() == Some(c)))
+            }
             CompilerChoice::Named(n) => Some(n.clone()),
             CompilerChoice::None => None,
         };
@@ -389,48 +400,78 @@ impl Scanner {
         let mut sps: Vec<Arc<SearchPath>> = Vec::new();
         let mut prepared: Vec<Prepared> = Vec::new();
         if want_pre {
+            // TUs mostly share their flags: set each distinct (language, flags) up once (search
+            // path directories are stat'ed, forced includes checked).
+            type Setup = (
+                Arc<SearchPath>,
+                u32,
+                Arc<Macros>,
+                Vec<FileId>,
+                bool,
+                bool,
+                u64,
+            );
+            let mut setups: FxMap<(Lang, &TuFlags), Setup> = FxMap::default();
             for s in &specs {
-                let env = &envs[&(s.lang, s.flags.std.clone())];
-                let sp = build_search_path(&s.flags, env);
-                let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
-                    let id = store.search_path_id(&sp);
-                    sps.push(Arc::new(sp.clone()));
-                    id
-                });
-                let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
-                let base = bases
-                    .entry(bkey)
-                    .or_insert_with(|| {
-                        let mut m = Macros::default();
-                        apply_defines(&mut m, &lex::lex(env.predefined.as_bytes(), &self.interner));
-                        apply_defines(
-                            &mut m,
-                            &lex::lex(macro_text(&s.flags.macros).as_bytes(), &self.interner),
-                        );
-                        Arc::new(m)
-                    })
-                    .clone();
-                let clang = base.map.contains_key(&syms.clang);
-                let cplusplus = base.map.contains_key(&syms.cplusplus);
-                // The driver's implicit pre-includes, then `-include` files, as GCC orders them.
-                let forced: Vec<FileId> = env
-                    .preincludes
-                    .iter()
-                    .chain(s.flags.forced_includes.iter())
-                    .filter(|f| f.is_file())
-                    .map(|f| store.id_of(&normalize(f)))
-                    .collect();
-                let tu = store.id_of(&s.file);
-                let key = fx_hash(&(&sp, bkey, &forced));
+                let (sp, sp_id, base, forced, clang, cplusplus, key) =
+                    setups.entry((s.lang, &s.flags)).or_insert_with(|| {
+                        let env = &envs[&(s.lang, s.flags.std.clone())];
+                        let sp = build_search_path(&s.flags, env);
+                        let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
+                            let id = store.search_path_id(&sp);
+                            sps.push(Arc::new(sp.clone()));
+                            id
+                        });
+                        let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
+                        let base = bases
+                            .entry(bkey)
+                            .or_insert_with(|| {
+                                let mut m = Macros::default();
+                                apply_defines(
+                                    &mut m,
+                                    &lex::lex(env.predefined.as_bytes(), &self.interner),
+                                );
+                                apply_defines(
+                                    &mut m,
+                                    &lex::lex(
+                                        macro_text(&s.flags.macros).as_bytes(),
+                                        &self.interner,
+                                    ),
+                                );
+                                Arc::new(m)
+                            })
+                            .clone();
+                        let clang = base.map.contains_key(&syms.clang);
+                        let cplusplus = base.map.contains_key(&syms.cplusplus);
+                        // The driver's implicit pre-includes, then `-include` files, as GCC
+                        // orders them.
+                        let forced: Vec<FileId> = env
+                            .preincludes
+                            .iter()
+                            .chain(s.flags.forced_includes.iter())
+                            .filter(|f| f.is_file())
+                            .map(|f| store.id_of(&normalize(f)))
+                            .collect();
+                        let key = fx_hash(&(&sp, bkey, &forced));
+                        (
+                            sps[sp_id as usize].clone(),
+                            sp_id,
+                            base,
+                            forced,
+                            clang,
+                            cplusplus,
+                            key,
+                        )
+                    });
                 prepared.push(Prepared {
-                    tu,
-                    sp: sps[sp_id as usize].clone(),
-                    sp_id,
-                    base,
-                    forced,
-                    clang,
-                    cplusplus,
-                    key,
+                    tu: store.id_of(&s.file),
+                    sp: sp.clone(),
+                    sp_id: *sp_id,
+                    base: base.clone(),
+                    forced: forced.clone(),
+                    clang: *clang,
+                    cplusplus: *cplusplus,
+                    key: *key,
                 });
             }
         }
@@ -458,6 +499,7 @@ impl Scanner {
             })
             .collect();
         let memo = eval::Memo::default();
+        let edge_table = eval::EdgeTable::from_vec(std::mem::take(&mut prev.edge_tab));
         let results: Vec<(TuResult, bool)> = prepared
             .par_iter()
             .zip(reusable)
@@ -477,6 +519,7 @@ impl Scanner {
                             clang: p.clang,
                             cplusplus: p.cplusplus,
                             memo: if opts.no_memo { None } else { Some(&memo) },
+                            edges: &edge_table,
                         };
                         (eval::run_tu(&store, &syms, &input), false)
                     }
@@ -537,6 +580,7 @@ impl Scanner {
             cache_used: !prev.paths.is_empty(),
         };
         let secs = t0.elapsed().as_secs_f64();
+        let edge_tab = edge_table.snapshot();
         progress.set_phase("building reports");
         // The two modes' reports are independent: build them on both cores.
         let (pre_report, hh_report) = rayon::join(
@@ -546,6 +590,7 @@ impl Scanner {
                     let md = mode_data_pre(
                         &store,
                         &trs,
+                        &edge_tab,
                         &roots,
                         &counted_prefixes,
                         opts.count_system,
@@ -572,22 +617,37 @@ impl Scanner {
         // Remember this scan.
         progress.set_phase("remembering the scan");
         let slots = store.all_slots();
+        // Nothing probed beyond the previous scan's answers, in unchanged directories: those
+        // answers and directory stamps are still exact.
+        let same_probes = !changed_dirs
+            && !opts.clean
+            && !prev.paths.is_empty()
+            && store.files_stat.load(Ordering::Relaxed) == 0;
         let mut new_prev = Prev {
             paths: slots.iter().map(|s| s.path.clone()).collect(),
             files: slots.iter().map(|s| s.data.get().cloned()).collect(),
             tus: FxMap::default(),
             dir_stamps: Vec::new(),
             compilers,
-            exists: store.exists_snapshot(),
+            exists: if same_probes {
+                std::mem::take(&mut prev.exists)
+            } else {
+                store.exists_snapshot()
+            },
+            edge_tab,
         };
         for (p, (r, _)) in prepared.iter().zip(results) {
             new_prev.tus.insert(p.tu, (p.key, r));
         }
-        let dirs = store.probed_parent_dirs();
-        new_prev.dir_stamps = dirs
-            .into_par_iter()
-            .map(|d| (d.clone(), dir_mtime(&d)))
-            .collect();
+        new_prev.dir_stamps = if same_probes {
+            std::mem::take(&mut prev.dir_stamps)
+        } else {
+            store
+                .probed_parent_dirs()
+                .into_par_iter()
+                .map(|d| (d.clone(), dir_mtime(&d)))
+                .collect()
+        };
         self.dirty = stats.files_read > 0
             || stats.tus_evaluated > 0
             || changed_dirs
@@ -833,12 +893,14 @@ fn finish_graph(nodes: Vec<Node>, edges: Vec<(u32, u32, u32)>, tus: Vec<TuReach>
         out,
         inc,
         tus,
+        edge_tab: Vec::new(),
     }
 }
 
 fn mode_data_pre(
     store: &Store,
     results: &[&TuResult],
+    edge_tab: &[(FileId, u32, FileId)],
     roots: &[PathBuf],
     counted_prefixes: &[PathBuf],
     count_system: bool,
@@ -846,8 +908,10 @@ fn mode_data_pre(
 ) -> ModeData {
     let counted = |p: &Path| count_system || counted_prefixes.iter().any(|r| p.starts_with(r));
     let mut nm = NodeMap::new(store, roots);
+    // The session's edge table in node space; only the edges some TU took get mapped (the
+    // others may name files no TU reached).
+    let mut node_tab: Vec<(u32, u32, u32)> = vec![(u32::MAX, 0, u32::MAX); edge_tab.len()];
     let mut edges: Vec<(u32, u32, u32)> = Vec::new();
-    let mut edge_at: FxMap<u64, usize> = FxMap::default();
     let mut tus = Vec::new();
     let mut missing = Vec::new();
     let mut missing_tus: FxMap<(String, bool), u32> = FxMap::default();
@@ -856,29 +920,20 @@ fn mode_data_pre(
         let tn = nm.get(r.tu, &counted);
         nm.nodes[tn as usize].is_tu = true;
         let closure: Vec<u32> = r.closure.iter().map(|&f| nm.get(f, &counted)).collect();
-        let te: Vec<(u32, u32, u32)> = r
-            .edges
-            .iter()
-            .map(|&(a, l, b)| (nm.get(a, &counted), l, nm.get(b, &counted)))
-            .collect();
-        // TUs share most edges: keep one per (includer, included), at its lowest line, as
-        // `finish_graph` would, without queueing millions of duplicates for it to sort.
-        for &(a, l, b) in &te {
-            match edge_at.entry((a as u64) << 32 | b as u64) {
-                std::collections::hash_map::Entry::Occupied(o) => {
-                    let e: &mut (u32, u32, u32) = &mut edges[*o.get()];
-                    e.1 = e.1.min(l);
-                }
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(edges.len());
-                    edges.push((a, l, b));
-                }
+        for &i in r.edges.iter() {
+            let Some(&(a, l, b)) = edge_tab.get(i as usize) else {
+                continue;
+            };
+            let e = &mut node_tab[i as usize];
+            if e.0 == u32::MAX {
+                *e = (nm.get(a, &counted), l, nm.get(b, &counted));
+                edges.push(*e);
             }
         }
         tus.push(TuReach {
             node: tn,
             closure,
-            edges: Some(te),
+            edges: Some(r.edges.clone()),
         });
         let mut hit: FxSet<(String, bool)> = FxSet::default();
         for (f, l, n, a) in &r.missing {
@@ -904,7 +959,8 @@ fn mode_data_pre(
     add_walk_errors(&mut nm, walk_errors, &mut errors, &counted);
     missing.sort();
     missing.dedup();
-    let graph = finish_graph(nm.nodes, edges, tus);
+    let mut graph = finish_graph(nm.nodes, edges, tus);
+    graph.edge_tab = node_tab;
     ModeData {
         mode: Mode::Preprocessed,
         graph,
