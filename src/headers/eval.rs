@@ -263,7 +263,7 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
     };
     if let Some(m) = input.memo {
         let n = m.hint_macros.load(Ordering::Relaxed);
-        r.macros.map.reserve(n.saturating_sub(r.macros.map.len()));
+        r.macros.map.reserve_span(n);
         r.edge_seen.reserve(m.hint_edges.load(Ordering::Relaxed));
     }
     r.add_closure(input.tu);
@@ -273,7 +273,7 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
     r.file(input.tu, None, 0);
     if let Some(m) = input.memo {
         m.hint_macros
-            .fetch_max(r.macros.map.len(), Ordering::Relaxed);
+            .fetch_max(r.macros.map.span(), Ordering::Relaxed);
         m.hint_edges.fetch_max(r.edge_seen.len(), Ordering::Relaxed);
     }
     r.out.edges = input.edges.ids(&r.edges);

@@ -146,10 +146,63 @@ pub fn note_first_read<T: Copy>(
     *l = *clock;
 }
 
+/// Macro definitions by name, dense by symbol id: replaying an inclusion defines thousands of
+/// macros per TU, and an index costs less than hashing each one.
+#[derive(Clone, Default)]
+pub struct MacroMap {
+    v: Vec<Option<Arc<MacroDef>>>,
+    len: usize,
+}
+
+impl MacroMap {
+    #[inline]
+    pub fn get(&self, s: &Sym) -> Option<&Arc<MacroDef>> {
+        self.v.get(*s as usize)?.as_ref()
+    }
+    #[inline]
+    pub fn contains_key(&self, s: &Sym) -> bool {
+        self.get(s).is_some()
+    }
+    #[inline]
+    pub fn insert(&mut self, s: Sym, m: Arc<MacroDef>) {
+        let i = s as usize;
+        if i >= self.v.len() {
+            self.v.resize((i + 1).max(self.v.len() * 2), None);
+        }
+        if self.v[i].replace(m).is_none() {
+            self.len += 1;
+        }
+    }
+    #[inline]
+    pub fn remove(&mut self, s: &Sym) {
+        if let Some(x) = self.v.get_mut(*s as usize)
+            && x.take().is_some()
+        {
+            self.len -= 1;
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Highest symbol id + 1 the table has room for.
+    pub fn span(&self) -> usize {
+        self.v.len()
+    }
+    /// Makes room for symbol ids below `n` up front.
+    pub fn reserve_span(&mut self, n: usize) {
+        if n > self.v.len() {
+            self.v.resize(n, None);
+        }
+    }
+}
+
 /// The macro table of one translation unit, with the recorder stack used for memoisation.
 #[derive(Default)]
 pub struct Macros {
-    pub map: FxMap<Sym, Arc<MacroDef>>,
+    pub map: MacroMap,
     pub pushed: FxMap<Sym, Vec<Option<Arc<MacroDef>>>>,
     pub counter: u64,
     pub rec: Vec<Rec>,

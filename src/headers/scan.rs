@@ -339,49 +339,75 @@ impl Scanner {
         let mut compilers = prev.compilers;
         let mut envs: FxMap<(Lang, Option<String>), CompilerEnv> = FxMap::default();
         let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
-        let compiler_name = match &project.compiler {
-            CompilerChoice::Auto => {
-                compiler::detect_known(|c| compilers.keys().any(|k| k.split('|').next() == Some(c)))
+        // The all-branches graph (Header Hero: global include dirs only, its line parser) needs
+        // no compiler: it runs, reading and lexing the project's files, while the compiler is
+        // asked (a cold scan's longest serial step).
+        let tu_ids: Vec<FileId> = specs.iter().map(|s| store.id_of(&s.file)).collect();
+        let want_hh = opts.mode == Mode::AllBranches || opts.both_modes;
+        let mut hh_dirs: Vec<PathBuf> = Vec::new();
+        for s in &specs {
+            for d in s.flags.include_dirs.iter() {
+                if !hh_dirs.contains(d) {
+                    hh_dirs.push(d.clone());
+                }
             }
-            CompilerChoice::Named(n) => Some(n.clone()),
-            CompilerChoice::None => None,
-        };
-        if want_pre {
-            progress.set_phase("asking the compiler");
-            let mut keys: Vec<(Lang, Option<String>)> = specs
-                .iter()
-                .map(|s| (s.lang, s.flags.std.clone()))
-                .collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                let env = match &compiler_name {
-                    Some(c) => {
-                        let ck = format!("{c}|{:?}|{:?}", k.0, k.1);
-                        match compilers.get(&ck) {
-                            Some(e) => e.clone(),
-                            None => {
-                                let e = compiler::query(c, k.0, k.1.as_deref())
-                                    .map_err(ScanError::Input)?;
-                                compilers.insert(ck, e.clone());
-                                e
-                            }
-                        }
-                    }
-                    None => compiler::builtin(k.0, k.1.as_deref()),
+        }
+        let (hh, asked) = std::thread::scope(|sc| {
+            let hh_job =
+                want_hh.then(|| sc.spawn(|| hh_graph(&store, &tu_ids, &hh_dirs, progress)));
+            let asked = (|| -> Result<(), ScanError> {
+                let compiler_name = match &project.compiler {
+                    CompilerChoice::Auto => compiler::detect_known(|c| {
+                        compilers.keys().any(|k| k.split('|').next() == Some(c))
+                    }),
+                    CompilerChoice::Named(n) => Some(n.clone()),
+                    CompilerChoice::None => None,
                 };
-                envs.insert(k, env);
-            }
-            match (&project.compiler, &compiler_name) {
-                (CompilerChoice::None, _) => notes.push(
-                    "predefined macros: built-in GCC 12 x86-64 Linux set (--compiler none); no system include dirs, so system headers are unresolved".into(),
-                ),
-                (_, Some(c)) => notes.push(format!(
-                    "predefined macros and system include dirs from `{c}` ({}); system headers are followed for their macros, only files under the roots and the given include dirs are counted",
-                    envs.values().map(|e| e.origin.clone()).collect::<Vec<_>>().join(", ")
-                )),
-                (_, None) => notes.push("no C++ compiler found on PATH: built-in GCC macro set, no system include dirs".into()),
-            }
+                if want_pre {
+                    progress.set_phase("asking the compiler");
+                    let mut keys: Vec<(Lang, Option<String>)> = specs
+                        .iter()
+                        .map(|s| (s.lang, s.flags.std.clone()))
+                        .collect();
+                    keys.sort();
+                    keys.dedup();
+                    for k in keys {
+                        let env = match &compiler_name {
+                            Some(c) => {
+                                let ck = format!("{c}|{:?}|{:?}", k.0, k.1);
+                                match compilers.get(&ck) {
+                                    Some(e) => e.clone(),
+                                    None => {
+                                        let e = compiler::query(c, k.0, k.1.as_deref())
+                                            .map_err(ScanError::Input)?;
+                                        compilers.insert(ck, e.clone());
+                                        e
+                                    }
+                                }
+                            }
+                            None => compiler::builtin(k.0, k.1.as_deref()),
+                        };
+                        envs.insert(k, env);
+                    }
+                    match (&project.compiler, &compiler_name) {
+                        (CompilerChoice::None, _) => notes.push(
+                            "predefined macros: built-in GCC 12 x86-64 Linux set (--compiler none); no system include dirs, so system headers are unresolved".into(),
+                        ),
+                        (_, Some(c)) => notes.push(format!(
+                            "predefined macros and system include dirs from `{c}` ({}); system headers are followed for their macros, only files under the roots and the given include dirs are counted",
+                            envs.values().map(|e| e.origin.clone()).collect::<Vec<_>>().join(", ")
+                        )),
+                        (_, None) => notes.push("no C++ compiler found on PATH: built-in GCC macro set, no system include dirs".into()),
+                    }
+                }
+                Ok(())
+            })();
+            let hh = hh_job.map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            (hh, asked)
+        });
+        asked?;
+        if progress.cancelled() {
+            return Err(ScanError::Cancelled);
         }
 
         // Search paths, base macro tables and forced includes per TU.
@@ -528,27 +554,6 @@ impl Scanner {
                 r
             })
             .collect();
-        if progress.cancelled() {
-            return Err(ScanError::Cancelled);
-        }
-
-        // All-branches graph (Header Hero): global include dirs only, HH's line parser.
-        progress.set_phase("all-branches graph");
-        let tu_ids: Vec<FileId> = specs.iter().map(|s| store.id_of(&s.file)).collect();
-        let want_hh = opts.mode == Mode::AllBranches || opts.both_modes;
-        let hh = if want_hh {
-            let mut hh_dirs: Vec<PathBuf> = Vec::new();
-            for s in &specs {
-                for d in s.flags.include_dirs.iter() {
-                    if !hh_dirs.contains(d) {
-                        hh_dirs.push(d.clone());
-                    }
-                }
-            }
-            Some(hh_graph(&store, &tu_ids, &hh_dirs, progress))
-        } else {
-            None
-        };
         if progress.cancelled() {
             return Err(ScanError::Cancelled);
         }
