@@ -52,14 +52,6 @@ impl W {
     fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes())
     }
-    fn begin_section(&mut self) -> usize {
-        self.u64(0);
-        self.0.len()
-    }
-    fn end_section(&mut self, at: usize) {
-        let n = (self.0.len() - at) as u64;
-        self.0[at - 8..at].copy_from_slice(&n.to_le_bytes());
-    }
     /// LEB128: TU results are millions of small file ids and line numbers.
     fn v(&mut self, mut v: u32) {
         while v >= 0x80 {
@@ -422,108 +414,122 @@ impl<'b> R<'b> {
 
 /// Writes the session's previous-scan state.
 pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
-    let mut w = W(Vec::with_capacity(1 << 20));
-    w.0.extend_from_slice(MAGIC);
-    // The string table and the files come with their byte lengths, so a load decodes them and
-    // the rest on three threads.
-    let strs = s.interner.snapshot();
-    let at = w.begin_section();
-    w.u32(strs.len() as u32);
-    for x in &strs {
-        w.bytes(x);
-    }
-    w.end_section(at);
     let p = &s.prev;
-    let at = w.begin_section();
-    w.u32(p.paths.len() as u32);
-    for (path, f) in p.paths.iter().zip(&p.files) {
-        w.path(path);
-        match f {
-            None => w.u8(0),
-            Some(f) => {
-                w.u8(1);
-                w.u64(f.size);
-                w.u64(f.mtime as u64);
-                w.u32(f.hash);
-                match &f.error {
-                    None => w.u8(0),
-                    Some(e) => {
-                        w.u8(1);
-                        w.str(e)
+    // The three sections are encoded on both cores; the string table and the files come with
+    // their byte lengths, so a load decodes the three on separate threads too.
+    let strings = || {
+        let mut w = W(Vec::with_capacity(1 << 20));
+        let strs = s.interner.snapshot();
+        w.u32(strs.len() as u32);
+        for x in &strs {
+            w.bytes(x);
+        }
+        w.0
+    };
+    let files = || {
+        let mut w = W(Vec::with_capacity(4 << 20));
+        w.u32(p.paths.len() as u32);
+        for (path, f) in p.paths.iter().zip(&p.files) {
+            w.path(path);
+            match f {
+                None => w.u8(0),
+                Some(f) => {
+                    w.u8(1);
+                    w.u64(f.size);
+                    w.u64(f.mtime as u64);
+                    w.u32(f.hash);
+                    match &f.error {
+                        None => w.u8(0),
+                        Some(e) => {
+                            w.u8(1);
+                            w.str(e)
+                        }
                     }
+                    w.lexed(&f.lex);
                 }
-                w.lexed(&f.lex);
             }
         }
-    }
-    let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
-    tus.sort_by_key(|t| *t.0);
-    w.end_section(at);
-    // TUs share most include edges: one table of distinct edges, per TU indices into it.
-    w.v(p.edge_tab.len() as u32);
-    for &(a, l, b) in &p.edge_tab {
-        w.v(a);
-        w.v(l);
-        w.v(b);
-    }
-    w.v(tus.len() as u32);
-    for (id, (key, r)) in tus {
-        w.v(*id);
-        w.u64(*key);
-        w.v(r.closure.len() as u32);
-        w.ids(&r.closure);
-        w.v(r.edges.len() as u32);
-        w.ids(&r.edges);
-        w.u32(r.missing.len() as u32);
-        for (a, l, n, ang) in &r.missing {
-            w.u32(*a);
-            w.u32(*l);
-            w.str(n);
-            w.u8(*ang as u8);
+        w.0
+    };
+    let rest = || {
+        let mut w = W(Vec::with_capacity(4 << 20));
+        let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
+        tus.sort_by_key(|t| *t.0);
+        // TUs share most include edges: one table of distinct edges, per TU indices into it.
+        w.v(p.edge_tab.len() as u32);
+        for &(a, l, b) in &p.edge_tab {
+            w.v(a);
+            w.v(l);
+            w.v(b);
         }
-        w.u32(r.errors.len() as u32);
-        for (a, l, m) in &r.errors {
-            w.u32(*a);
-            w.u32(*l);
-            w.str(m);
-        }
-    }
-    w.u32(p.dir_stamps.len() as u32);
-    for (d, m) in &p.dir_stamps {
-        w.path(d);
-        match m {
-            None => w.u8(0),
-            Some(t) => {
-                w.u8(1);
-                w.u64(*t as u64)
+        w.v(tus.len() as u32);
+        for (id, (key, r)) in tus {
+            w.v(*id);
+            w.u64(*key);
+            w.v(r.closure.len() as u32);
+            w.ids(&r.closure);
+            w.v(r.edges.len() as u32);
+            w.ids(&r.edges);
+            w.u32(r.missing.len() as u32);
+            for (a, l, n, ang) in &r.missing {
+                w.u32(*a);
+                w.u32(*l);
+                w.str(n);
+                w.u8(*ang as u8);
+            }
+            w.u32(r.errors.len() as u32);
+            for (a, l, m) in &r.errors {
+                w.u32(*a);
+                w.u32(*l);
+                w.str(m);
             }
         }
-    }
-    w.u32(p.exists.len() as u32);
-    for (d, b) in &p.exists {
-        w.path(d);
-        w.u8(*b as u8);
-    }
-    let mut comps: Vec<(&String, &CompilerEnv)> = p.compilers.iter().collect();
-    comps.sort_by_key(|c| c.0);
-    w.u32(comps.len() as u32);
-    for (k, e) in comps {
-        w.str(k);
-        w.str(&e.predefined);
-        w.u32(e.quote_dirs.len() as u32);
-        for d in &e.quote_dirs {
+        w.u32(p.dir_stamps.len() as u32);
+        for (d, m) in &p.dir_stamps {
             w.path(d);
+            match m {
+                None => w.u8(0),
+                Some(t) => {
+                    w.u8(1);
+                    w.u64(*t as u64)
+                }
+            }
         }
-        w.u32(e.system_dirs.len() as u32);
-        for d in &e.system_dirs {
+        w.u32(p.exists.len() as u32);
+        for (d, b) in &p.exists {
             w.path(d);
+            w.u8(*b as u8);
         }
-        w.u32(e.preincludes.len() as u32);
-        for d in &e.preincludes {
-            w.path(d);
+        let mut comps: Vec<(&String, &CompilerEnv)> = p.compilers.iter().collect();
+        comps.sort_by_key(|c| c.0);
+        w.u32(comps.len() as u32);
+        for (k, e) in comps {
+            w.str(k);
+            w.str(&e.predefined);
+            w.u32(e.quote_dirs.len() as u32);
+            for d in &e.quote_dirs {
+                w.path(d);
+            }
+            w.u32(e.system_dirs.len() as u32);
+            for d in &e.system_dirs {
+                w.path(d);
+            }
+            w.u32(e.preincludes.len() as u32);
+            for d in &e.preincludes {
+                w.path(d);
+            }
+            w.str(&e.origin);
         }
-        w.str(&e.origin);
-    }
+        w.0
+    };
+    let (sw, (fw, rw)) = rayon::join(strings, || rayon::join(files, rest));
+    let mut w = W(Vec::with_capacity(32 + sw.len() + fw.len() + rw.len()));
+    w.0.extend_from_slice(MAGIC);
+    w.u64(sw.len() as u64);
+    w.0.extend_from_slice(&sw);
+    w.u64(fw.len() as u64);
+    w.0.extend_from_slice(&fw);
+    w.0.extend_from_slice(&rw);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
