@@ -1,20 +1,24 @@
 //! The on-disk cache: per file size + mtime + content hash (CRC-32) + extracted directives, per
-//! TU its last result, the directory stamps that guard resolution, and the compiler queries. A
-//! compact hand-rolled binary format: the warm-rescan budget (≤ 10% of a cold scan) leaves no
-//! room for JSON parsing of hundreds of thousands of tokens. Any mismatch or corruption simply
+//! TU its last result, the directory stamps that guard resolution, the compiler queries and the
+//! last walk of the roots. A compact hand-rolled binary format: the warm-rescan budget (≤ 10% of
+//! a cold scan) leaves no room for JSON parsing of hundreds of thousands of tokens. Three sections
+//! (strings, files, the rest) are encoded and decoded in parallel; a file's directives stay
+//! encoded until used. A checksum covers the whole file; any mismatch or corruption simply
 //! discards the cache.
 
 use super::Project;
 use super::compiler::CompilerEnv;
 use super::eval::TuResult;
-use super::lex::{DKind, Directive, HhInclude, IncSpec, Lexed, MacroDef, TK, Tok};
-use super::scan::{Prev, Scanner};
+use super::lex::{
+    DKind, Directive, Directives, HhInclude, IncSpec, Lexed, MacroDef, RawDirectives, TK, Tok,
+};
+use super::scan::{Prev, Scanner, WalkCache};
 use super::store::FileData;
 use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"CFHDRC08";
+const MAGIC: &[u8; 8] = b"CFHDRC09";
 
 /// Where the cache of a project lives: next to the project file when one is given, else in the
 /// user cache dir (`$XDG_CACHE_HOME` or `~/.cache`) under a name derived from the inputs.
@@ -92,8 +96,21 @@ impl W {
     }
     fn lexed(&mut self, l: &Lexed) {
         self.u32(l.lines);
-        self.u32(l.directives.len() as u32);
-        for d in &l.directives {
+        // The directives as a length-prefixed blob: a load keeps it encoded until it is needed,
+        // and a save copies a still-encoded one as it is.
+        match l.directives.encoded() {
+            Some(b) => self.bytes(b),
+            None => {
+                let mut d = W(Vec::new());
+                d.directives(&l.directives);
+                self.bytes(&d.0);
+            }
+        }
+        self.hh(l);
+    }
+    fn directives(&mut self, ds: &[Directive]) {
+        self.u32(ds.len() as u32);
+        for d in ds {
             self.v(d.line);
             match &d.kind {
                 DKind::Include { next, import, spec } => {
@@ -178,6 +195,8 @@ impl W {
                 }
             }
         }
+    }
+    fn hh(&mut self, l: &Lexed) {
         self.u32(l.hh_includes.len() as u32);
         for h in &l.hh_includes {
             self.u32(h.line);
@@ -320,8 +339,24 @@ impl<'b> R<'b> {
         }
         Ok(v)
     }
-    fn lexed(&mut self) -> Res<Lexed> {
+    /// A file's extracted data; its directives stay encoded (see [`Directives`]), as the range
+    /// of `buf`, the whole cache file, this reader's bytes start at `off` in.
+    fn lexed(&mut self, buf: &Arc<[u8]>, off: usize) -> Res<Lexed> {
         let lines = self.u32()?;
+        let n = self.u32()? as usize;
+        let start = off + self.i;
+        self.take(n)?;
+        let directives = Directives::lazy(RawDirectives {
+            buf: buf.clone(),
+            start,
+            end: start + n,
+        });
+        let mut l = self.hh()?;
+        l.lines = lines;
+        l.directives = directives;
+        Ok(l)
+    }
+    fn directives(&mut self) -> Res<Vec<Directive>> {
         let n = self.len()?;
         let mut directives = Vec::with_capacity(n);
         for _ in 0..n {
@@ -379,6 +414,10 @@ impl<'b> R<'b> {
             };
             directives.push(Directive { line, kind });
         }
+        Ok(directives)
+    }
+    /// The rest of a file's extracted data (Header Hero's view, errors, guard).
+    fn hh(&mut self) -> Res<Lexed> {
         let n = self.len()?;
         let mut hh_includes = Vec::with_capacity(n);
         for _ in 0..n {
@@ -401,15 +440,19 @@ impl<'b> R<'b> {
         let g = self.u32()?;
         let pragma_once = self.u8()? != 0;
         Ok(Lexed {
-            lines,
-            directives,
             hh_includes,
             hh_errors,
             errors,
             guard: (g != u32::MAX).then_some(g),
             pragma_once,
+            ..Default::default()
         })
     }
+}
+
+/// Decodes a file's directives kept encoded by a cache load.
+pub fn decode_directives(b: &[u8]) -> Result<Vec<Directive>, String> {
+    R { b, i: 0 }.directives()
 }
 
 /// Writes the session's previous-scan state.
@@ -520,6 +563,23 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
             }
             w.str(&e.origin);
         }
+        match &p.walk {
+            None => w.u8(0),
+            Some(k) => {
+                w.u8(1);
+                for list in [&k.roots, &k.files, &k.links] {
+                    w.u32(list.len() as u32);
+                    for d in list {
+                        w.path(d);
+                    }
+                }
+                w.u32(k.dirs.len() as u32);
+                for (d, m) in &k.dirs {
+                    w.path(d);
+                    w.u64(*m as u64);
+                }
+            }
+        }
         w.0
     };
     let (sw, (fw, rw)) = rayon::join(strings, || rayon::join(files, rest));
@@ -530,6 +590,10 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
     w.u64(fw.len() as u64);
     w.0.extend_from_slice(&fw);
     w.0.extend_from_slice(&rw);
+    // A checksum of everything: directives are decoded lazily, long after the load, when a
+    // corrupt file could no longer just be discarded.
+    let crc = crc32fast::hash(&w.0);
+    w.u32(crc);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
@@ -543,18 +607,22 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
 
 /// Loads a cache into a fresh session (its interner must be empty apart from the initial entry).
 pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
-    let b = match std::fs::read(path) {
-        Ok(b) => b,
+    let whole: Arc<[u8]> = match std::fs::read(path) {
+        Ok(b) => b.into(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
     };
-    let mut r = R { b: &b, i: 0 };
-    if r.take(8).ok() != Some(MAGIC.as_slice()) {
+    if whole.len() < 12 || &whole[..8] != MAGIC.as_slice() {
         return Err(format!(
             "{}: not a cache file of this version",
             path.display()
         ));
     }
+    let (b, crc) = whole.split_at(whole.len() - 4);
+    if crc32fast::hash(b).to_le_bytes() != crc {
+        return Err(format!("{}: corrupt cache file (checksum)", path.display()));
+    }
+    let mut r = R { b, i: 8 };
     fn strings(r: &mut R) -> Res<Interner> {
         let n = r.len()?;
         let mut v = Vec::with_capacity(n);
@@ -563,7 +631,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
         }
         Interner::from_strings(v).ok_or_else(|| "corrupt cache file (string table)".into())
     }
-    fn files(r: &mut R) -> Res<Prev> {
+    fn files(r: &mut R, buf: &Arc<[u8]>, off: usize) -> Res<Prev> {
         let mut prev = Prev::default();
         let n = r.len()?;
         for _ in 0..n {
@@ -576,7 +644,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
             let mtime = r.u64()? as i64;
             let hash = r.u32()?;
             let error = if r.u8()? != 0 { Some(r.str()?) } else { None };
-            let lex = r.lexed()?;
+            let lex = r.lexed(buf, off)?;
             prev.files.push(Some(Arc::new(FileData {
                 size,
                 mtime,
@@ -673,16 +741,30 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 },
             );
         }
+        if r.u8()? != 0 {
+            let mut k = WalkCache::default();
+            for list in [&mut k.roots, &mut k.files, &mut k.links] {
+                for _ in 0..r.len()? {
+                    list.push(r.path()?);
+                }
+            }
+            for _ in 0..r.len()? {
+                let d = r.path()?;
+                k.dirs.push((d, r.u64()? as i64));
+            }
+            prev.walk = Some(k);
+        }
         Ok(())
     }
     let decode = |r: &mut R| -> Res<(Interner, Prev)> {
         let mut sr = r.section()?;
+        let files_off = r.i + 8;
         let mut fr = r.section()?;
         let (interner, (prev, more)) = rayon::join(
             || strings(&mut sr),
             || {
                 rayon::join(
-                    || files(&mut fr),
+                    || files(&mut fr, &whole, files_off),
                     || {
                         let mut more = Prev::default();
                         rest(r, &mut more).map(|_| more)
@@ -696,6 +778,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
         prev.dir_stamps = more.dir_stamps;
         prev.exists = more.exists;
         prev.compilers = more.compilers;
+        prev.walk = more.walk;
         Ok((interner, prev))
     };
     let (interner, prev) = decode(&mut r).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -493,7 +493,7 @@ impl Run<'_> {
         self.h.cur = fid;
         self.h.cur_found = found;
         let mut conds: Vec<Cond> = Vec::new();
-        for d in &lex.directives {
+        for d in lex.directives.iter() {
             let active = conds.last().is_none_or(|c| c.active);
             self.h.line = d.line;
             match &d.kind {

@@ -1431,7 +1431,7 @@ mod tests {
         let mut macros = Macros::default();
         let mut host = NoHost;
         let mut out = Vec::new();
-        for d in &lx.directives {
+        for d in lx.directives.iter() {
             match &d.kind {
                 DKind::Define(m) => macros.define(m.clone()),
                 DKind::If(t) => {

@@ -67,6 +67,8 @@ pub struct Prev {
     pub exists: Vec<(PathBuf, bool)>,
     /// The edge table the TU results' edge ids index.
     pub edge_tab: Vec<(FileId, u32, FileId)>,
+    /// The last walk of the roots.
+    pub walk: Option<WalkCache>,
 }
 
 /// A scanning session: reuse it for rescans (the GUI keeps one; the CLI loads it from the cache).
@@ -95,14 +97,65 @@ fn dir_mtime(p: &Path) -> Option<i64> {
         .map(|d| d.as_nanos() as i64)
 }
 
+/// What a walk of the roots found, kept so a rescan can skip the walk: while every directory it
+/// listed has the same modification time, their entries are the same (adding, removing or
+/// renaming an entry changes its directory's time). Symlinked candidates are re-checked, since
+/// their targets can change without that.
+#[derive(Clone, Debug, Default)]
+pub struct WalkCache {
+    pub roots: Vec<PathBuf>,
+    /// Every directory listed, with its modification time.
+    pub dirs: Vec<(PathBuf, i64)>,
+    /// TUs that are regular files.
+    pub files: Vec<PathBuf>,
+    /// Symlinks with a TU extension (kept or not per their target, at every scan).
+    pub links: Vec<PathBuf>,
+}
+
+/// A symlinked TU counts if it leads to a file; a loop is kept so it becomes an error entry.
+fn link_is_tu(p: &Path) -> bool {
+    match std::fs::metadata(p) {
+        Ok(m) => m.is_file(),
+        Err(er) => er.raw_os_error() == Some(40),
+    }
+}
+
 /// Finds translation units under the roots (dot-directories skipped, as Header Hero does).
 /// Unreadable directories become error entries.
 pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
-    let mut out = Vec::new();
+    let (tus, errs, _) = find_tus_cached(roots, None);
+    (tus, errs)
+}
+
+/// [`find_tus`], reusing `prev` when none of its directories changed. Also returns what to keep
+/// for the next scan (`None` when the walk met errors or a root is a file).
+pub fn find_tus_cached(
+    roots: &[PathBuf],
+    prev: Option<&WalkCache>,
+) -> (Vec<PathBuf>, Vec<(PathBuf, String)>, Option<WalkCache>) {
+    let finish = |w: &WalkCache| {
+        let mut out: Vec<PathBuf> = w.files.clone();
+        out.extend(w.links.iter().filter(|p| link_is_tu(p)).cloned());
+        out.sort();
+        out.dedup();
+        out
+    };
+    if let Some(w) = prev
+        && w.roots == roots
+        && w.dirs.par_iter().all(|(d, m)| dir_mtime(d) == Some(*m))
+    {
+        return (finish(w), Vec::new(), Some(w.clone()));
+    }
+    let mut walk = WalkCache {
+        roots: roots.to_vec(),
+        ..Default::default()
+    };
+    let mut cacheable = true;
     let mut errs = Vec::new();
     for r in roots {
         if r.is_file() {
-            out.push(r.clone());
+            walk.files.push(r.clone());
+            cacheable = false;
             continue;
         }
         let walker = walkdir::WalkDir::new(r)
@@ -120,11 +173,16 @@ pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
                         .map(|p| p.to_path_buf())
                         .unwrap_or_else(|| r.clone());
                     errs.push((p, format!("cannot read directory: {err}")));
+                    cacheable = false;
                     continue;
                 }
             };
             let ft = e.file_type();
             if ft.is_dir() {
+                match dir_mtime(e.path()) {
+                    Some(m) => walk.dirs.push((e.path().to_path_buf(), m)),
+                    None => cacheable = false,
+                }
                 continue;
             }
             let p = e.path();
@@ -135,19 +193,14 @@ pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
                 continue;
             }
             if ft.is_symlink() {
-                // A symlinked TU counts if it leads to a file; a loop is kept so it becomes an error entry.
-                match std::fs::metadata(p) {
-                    Ok(m) if m.is_file() => {}
-                    Err(er) if er.raw_os_error() == Some(40) => {}
-                    _ => continue,
-                }
+                walk.links.push(normalize(p));
+            } else {
+                walk.files.push(normalize(p));
             }
-            out.push(normalize(p));
         }
     }
-    out.sort();
-    out.dedup();
-    (out, errs)
+    let out = finish(&walk);
+    (out, errs, cacheable.then_some(walk))
 }
 
 fn lang_of(p: &Path) -> Lang {
@@ -179,7 +232,7 @@ fn macro_text(opts: &[MacroOpt]) -> String {
 }
 
 fn apply_defines(m: &mut Macros, lx: &Lexed) {
-    for d in &lx.directives {
+    for d in lx.directives.iter() {
         match &d.kind {
             DKind::Define(md) => m.define(md.clone()),
             DKind::Undef(s) => m.undef(*s),
@@ -225,6 +278,7 @@ impl Scanner {
         let g_sys = user_dirs(&project.system_dirs);
         let mut notes = Vec::new();
         let mut walk_errors = Vec::new();
+        let mut new_walk = None;
         // TUs: from the compilation database or by walking the roots.
         let specs: Vec<TuSpec> = if let Some(cc) = &project.compile_commands {
             let entries = compdb::load(&absolutize(cc)).map_err(ScanError::Input)?;
@@ -258,8 +312,9 @@ impl Scanner {
             ));
             v
         } else {
-            let (tus, errs) = find_tus(&roots);
+            let (tus, errs, walk) = find_tus_cached(&roots, self.prev.walk.as_ref());
             walk_errors = errs;
+            new_walk = walk;
             tus.into_iter()
                 .map(|f| {
                     let lang = lang_of(&f);
@@ -640,6 +695,7 @@ impl Scanner {
                 store.exists_snapshot()
             },
             edge_tab,
+            walk: new_walk,
         };
         for (p, (r, _)) in prepared.iter().zip(results) {
             new_prev.tus.insert(p.tu, (p.key, r));
