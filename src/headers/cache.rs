@@ -341,7 +341,7 @@ impl<'b> R<'b> {
     }
     /// A file's extracted data; its directives stay encoded (see [`Directives`]), as the range
     /// of `buf`, the whole cache file, this reader's bytes start at `off` in.
-    fn lexed(&mut self, buf: &Arc<[u8]>, off: usize) -> Res<Lexed> {
+    fn lexed(&mut self, buf: &Arc<Vec<u8>>, off: usize) -> Res<Lexed> {
         let lines = self.u32()?;
         let n = self.u32()? as usize;
         let start = off + self.i;
@@ -607,7 +607,7 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
 
 /// Loads a cache into a fresh session (its interner must be empty apart from the initial entry).
 pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
-    let whole: Arc<[u8]> = match std::fs::read(path) {
+    let whole: Arc<Vec<u8>> = match std::fs::read(path) {
         Ok(b) => b.into(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
@@ -631,7 +631,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
         }
         Interner::from_strings(v).ok_or_else(|| "corrupt cache file (string table)".into())
     }
-    fn files(r: &mut R, buf: &Arc<[u8]>, off: usize) -> Res<Prev> {
+    fn files(r: &mut R, buf: &Arc<Vec<u8>>, off: usize) -> Res<Prev> {
         let mut prev = Prev::default();
         let n = r.len()?;
         for _ in 0..n {

@@ -122,7 +122,8 @@ pub struct HhInclude {
 /// The encoded directives of a file, inside a loaded cache file.
 #[derive(Clone)]
 pub struct RawDirectives {
-    pub buf: Arc<[u8]>,
+    /// The whole cache file (a `Vec`: wrapping it costs no copy).
+    pub buf: Arc<Vec<u8>>,
     pub start: usize,
     pub end: usize,
 }
