@@ -1,20 +1,24 @@
 //! The on-disk cache: per file size + mtime + content hash (CRC-32) + extracted directives, per
-//! TU its last result, the directory stamps that guard resolution, and the compiler queries. A
-//! compact hand-rolled binary format: the warm-rescan budget (≤ 10% of a cold scan) leaves no
-//! room for JSON parsing of hundreds of thousands of tokens. Any mismatch or corruption simply
+//! TU its last result, the directory stamps that guard resolution, the compiler queries and the
+//! last walk of the roots. A compact hand-rolled binary format: the warm-rescan budget (≤ 10% of
+//! a cold scan) leaves no room for JSON parsing of hundreds of thousands of tokens. Three sections
+//! (strings, files, the rest) are encoded and decoded in parallel; a file's directives stay
+//! encoded until used. A checksum covers the whole file; any mismatch or corruption simply
 //! discards the cache.
 
 use super::Project;
 use super::compiler::CompilerEnv;
 use super::eval::TuResult;
-use super::lex::{DKind, Directive, HhInclude, IncSpec, Lexed, MacroDef, TK, Tok};
-use super::scan::{Prev, Scanner};
+use super::lex::{
+    DKind, Directive, Directives, HhInclude, IncSpec, Lexed, MacroDef, RawDirectives, TK, Tok,
+};
+use super::scan::{Prev, Scanner, WalkCache};
 use super::store::FileData;
 use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"CFHDRC05";
+const MAGIC: &[u8; 8] = b"CFHDRC09";
 
 /// Where the cache of a project lives: next to the project file when one is given, else in the
 /// user cache dir (`$XDG_CACHE_HOME` or `~/.cache`) under a name derived from the inputs.
@@ -52,6 +56,27 @@ impl W {
     fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes())
     }
+    /// LEB128: TU results are millions of small file ids and line numbers.
+    fn v(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.0.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8)
+    }
+    /// Ids as fixed-width little-endian numbers (2 bytes when they all fit, else 4): TU results
+    /// are about a million of them, and a fixed width decodes at memory speed.
+    fn ids(&mut self, ids: &[u32]) {
+        let wide = ids.iter().any(|&x| x > u16::MAX as u32);
+        self.u8(if wide { 4 } else { 2 });
+        for &x in ids {
+            if wide {
+                self.0.extend_from_slice(&x.to_le_bytes());
+            } else {
+                self.0.extend_from_slice(&(x as u16).to_le_bytes());
+            }
+        }
+    }
     fn bytes(&mut self, b: &[u8]) {
         self.u32(b.len() as u32);
         self.0.extend_from_slice(b)
@@ -66,14 +91,27 @@ impl W {
         self.u32(t.len() as u32);
         for k in t {
             self.u8(k.kind as u8 | if k.ws { 0x80 } else { 0 });
-            self.u32(k.sym);
+            self.v(k.sym);
         }
     }
     fn lexed(&mut self, l: &Lexed) {
         self.u32(l.lines);
-        self.u32(l.directives.len() as u32);
-        for d in &l.directives {
-            self.u32(d.line);
+        // The directives as a length-prefixed blob: a load keeps it encoded until it is needed,
+        // and a save copies a still-encoded one as it is.
+        match l.directives.encoded() {
+            Some(b) => self.bytes(b),
+            None => {
+                let mut d = W(Vec::new());
+                d.directives(&l.directives);
+                self.bytes(&d.0);
+            }
+        }
+        self.hh(l);
+    }
+    fn directives(&mut self, ds: &[Directive]) {
+        self.u32(ds.len() as u32);
+        for d in ds {
+            self.v(d.line);
             match &d.kind {
                 DKind::Include { next, import, spec } => {
                     self.u8(0);
@@ -157,6 +195,8 @@ impl W {
                 }
             }
         }
+    }
+    fn hh(&mut self, l: &Lexed) {
         self.u32(l.hh_includes.len() as u32);
         for h in &l.hh_includes {
             self.u32(h.line);
@@ -184,8 +224,8 @@ struct R<'a> {
 
 type Res<T> = Result<T, String>;
 
-impl R<'_> {
-    fn take(&mut self, n: usize) -> Res<&[u8]> {
+impl<'b> R<'b> {
+    fn take(&mut self, n: usize) -> Res<&'b [u8]> {
         if self.i + n > self.b.len() {
             return Err("truncated cache file".into());
         }
@@ -196,11 +236,68 @@ impl R<'_> {
     fn u8(&mut self) -> Res<u8> {
         Ok(self.take(1)?[0])
     }
+    /// A length-prefixed byte string, borrowed.
+    fn take_len(&mut self) -> Res<&'b [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    /// The next section (a byte length, then that many bytes) as its own reader.
+    fn section(&mut self) -> Res<R<'b>> {
+        let n = usize::try_from(self.u64()?).map_err(|_| "corrupt cache file (section)")?;
+        Ok(R {
+            b: self.take(n)?,
+            i: 0,
+        })
+    }
     fn u32(&mut self) -> Res<u32> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
     }
     fn u64(&mut self) -> Res<u64> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    #[inline]
+    fn v(&mut self) -> Res<u32> {
+        let mut v = 0u32;
+        let mut shift = 0;
+        loop {
+            let Some(&b) = self.b.get(self.i) else {
+                return Err("truncated cache file".into());
+            };
+            self.i += 1;
+            v |= ((b & 0x7f) as u32) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+            shift += 7;
+            if shift > 28 {
+                return Err("corrupt cache file (varint)".into());
+            }
+        }
+    }
+    /// `k` ids written by [`W::ids`].
+    fn ids(&mut self, k: usize) -> Res<Vec<u32>> {
+        let width = self.u8()? as usize;
+        let b = match width {
+            2 | 4 => self.take(k.checked_mul(width).ok_or("corrupt cache file (ids)")?)?,
+            _ => return Err("corrupt cache file (ids)".into()),
+        };
+        Ok(if width == 2 {
+            b.chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
+                .collect()
+        } else {
+            b.chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+    }
+    /// A varint count, bounded by the bytes left (each item takes at least one).
+    fn vlen(&mut self) -> Res<usize> {
+        let n = self.v()? as usize;
+        if n > self.b.len() - self.i {
+            return Err("corrupt cache file (bad length)".into());
+        }
+        Ok(n)
     }
     fn bytes(&mut self) -> Res<Vec<u8>> {
         let n = self.u32()? as usize;
@@ -224,7 +321,7 @@ impl R<'_> {
         let mut v = Vec::with_capacity(n);
         for _ in 0..n {
             let k = self.u8()?;
-            let sym = self.u32()?;
+            let sym = self.v()?;
             let kind = match k & 0x7f {
                 0 => TK::Ident,
                 1 => TK::Num,
@@ -242,12 +339,28 @@ impl R<'_> {
         }
         Ok(v)
     }
-    fn lexed(&mut self) -> Res<Lexed> {
+    /// A file's extracted data; its directives stay encoded (see [`Directives`]), as the range
+    /// of `buf`, the whole cache file, this reader's bytes start at `off` in.
+    fn lexed(&mut self, buf: &Arc<Vec<u8>>, off: usize) -> Res<Lexed> {
         let lines = self.u32()?;
+        let n = self.u32()? as usize;
+        let start = off + self.i;
+        self.take(n)?;
+        let directives = Directives::lazy(RawDirectives {
+            buf: buf.clone(),
+            start,
+            end: start + n,
+        });
+        let mut l = self.hh()?;
+        l.lines = lines;
+        l.directives = directives;
+        Ok(l)
+    }
+    fn directives(&mut self) -> Res<Vec<Directive>> {
         let n = self.len()?;
         let mut directives = Vec::with_capacity(n);
         for _ in 0..n {
-            let line = self.u32()?;
+            let line = self.v()?;
             let kind = match self.u8()? {
                 0 => {
                     let f = self.u8()?;
@@ -301,6 +414,10 @@ impl R<'_> {
             };
             directives.push(Directive { line, kind });
         }
+        Ok(directives)
+    }
+    /// The rest of a file's extracted data (Header Hero's view, errors, guard).
+    fn hh(&mut self) -> Res<Lexed> {
         let n = self.len()?;
         let mut hh_includes = Vec::with_capacity(n);
         for _ in 0..n {
@@ -323,114 +440,160 @@ impl R<'_> {
         let g = self.u32()?;
         let pragma_once = self.u8()? != 0;
         Ok(Lexed {
-            lines,
-            directives,
             hh_includes,
             hh_errors,
             errors,
             guard: (g != u32::MAX).then_some(g),
             pragma_once,
+            ..Default::default()
         })
     }
 }
 
+/// Decodes a file's directives kept encoded by a cache load.
+pub fn decode_directives(b: &[u8]) -> Result<Vec<Directive>, String> {
+    R { b, i: 0 }.directives()
+}
+
 /// Writes the session's previous-scan state.
 pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
-    let mut w = W(Vec::with_capacity(1 << 20));
-    w.0.extend_from_slice(MAGIC);
-    let strs = s.interner.snapshot();
-    w.u32(strs.len() as u32);
-    for x in &strs {
-        w.bytes(x);
-    }
     let p = &s.prev;
-    w.u32(p.paths.len() as u32);
-    for (path, f) in p.paths.iter().zip(&p.files) {
-        w.path(path);
-        match f {
+    // The three sections are encoded on both cores; the string table and the files come with
+    // their byte lengths, so a load decodes the three on separate threads too.
+    let strings = || {
+        let mut w = W(Vec::with_capacity(1 << 20));
+        let strs = s.interner.snapshot();
+        w.u32(strs.len() as u32);
+        for x in &strs {
+            w.bytes(x);
+        }
+        w.0
+    };
+    let files = || {
+        let mut w = W(Vec::with_capacity(4 << 20));
+        w.u32(p.paths.len() as u32);
+        for (path, f) in p.paths.iter().zip(&p.files) {
+            w.path(path);
+            match f {
+                None => w.u8(0),
+                Some(f) => {
+                    w.u8(1);
+                    w.u64(f.size);
+                    w.u64(f.mtime as u64);
+                    w.u32(f.hash);
+                    match &f.error {
+                        None => w.u8(0),
+                        Some(e) => {
+                            w.u8(1);
+                            w.str(e)
+                        }
+                    }
+                    w.lexed(&f.lex);
+                }
+            }
+        }
+        w.0
+    };
+    let rest = || {
+        let mut w = W(Vec::with_capacity(4 << 20));
+        let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
+        tus.sort_by_key(|t| *t.0);
+        // TUs share most include edges: one table of distinct edges, per TU indices into it.
+        w.v(p.edge_tab.len() as u32);
+        for &(a, l, b) in &p.edge_tab {
+            w.v(a);
+            w.v(l);
+            w.v(b);
+        }
+        w.v(tus.len() as u32);
+        for (id, (key, r)) in tus {
+            w.v(*id);
+            w.u64(*key);
+            w.v(r.closure.len() as u32);
+            w.ids(&r.closure);
+            w.v(r.edges.len() as u32);
+            w.ids(&r.edges);
+            w.u32(r.missing.len() as u32);
+            for (a, l, n, ang) in &r.missing {
+                w.u32(*a);
+                w.u32(*l);
+                w.str(n);
+                w.u8(*ang as u8);
+            }
+            w.u32(r.errors.len() as u32);
+            for (a, l, m) in &r.errors {
+                w.u32(*a);
+                w.u32(*l);
+                w.str(m);
+            }
+        }
+        w.u32(p.dir_stamps.len() as u32);
+        for (d, m) in &p.dir_stamps {
+            w.path(d);
+            match m {
+                None => w.u8(0),
+                Some(t) => {
+                    w.u8(1);
+                    w.u64(*t as u64)
+                }
+            }
+        }
+        w.u32(p.exists.len() as u32);
+        for (d, b) in &p.exists {
+            w.path(d);
+            w.u8(*b as u8);
+        }
+        let mut comps: Vec<(&String, &CompilerEnv)> = p.compilers.iter().collect();
+        comps.sort_by_key(|c| c.0);
+        w.u32(comps.len() as u32);
+        for (k, e) in comps {
+            w.str(k);
+            w.str(&e.predefined);
+            w.u32(e.quote_dirs.len() as u32);
+            for d in &e.quote_dirs {
+                w.path(d);
+            }
+            w.u32(e.system_dirs.len() as u32);
+            for d in &e.system_dirs {
+                w.path(d);
+            }
+            w.u32(e.preincludes.len() as u32);
+            for d in &e.preincludes {
+                w.path(d);
+            }
+            w.str(&e.origin);
+        }
+        match &p.walk {
             None => w.u8(0),
-            Some(f) => {
+            Some(k) => {
                 w.u8(1);
-                w.u64(f.size);
-                w.u64(f.mtime as u64);
-                w.u32(f.hash);
-                match &f.error {
-                    None => w.u8(0),
-                    Some(e) => {
-                        w.u8(1);
-                        w.str(e)
+                for list in [&k.roots, &k.files, &k.links] {
+                    w.u32(list.len() as u32);
+                    for d in list {
+                        w.path(d);
                     }
                 }
-                w.lexed(&f.lex);
+                w.u32(k.dirs.len() as u32);
+                for (d, m) in &k.dirs {
+                    w.path(d);
+                    w.u64(*m as u64);
+                }
             }
         }
-    }
-    let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
-    tus.sort_by_key(|t| *t.0);
-    w.u32(tus.len() as u32);
-    for (id, (key, r)) in tus {
-        w.u32(*id);
-        w.u64(*key);
-        w.u32(r.closure.len() as u32);
-        for &c in &r.closure {
-            w.u32(c);
-        }
-        w.u32(r.edges.len() as u32);
-        for &(a, l, b) in &r.edges {
-            w.u32(a);
-            w.u32(l);
-            w.u32(b);
-        }
-        w.u32(r.missing.len() as u32);
-        for (a, l, n, ang) in &r.missing {
-            w.u32(*a);
-            w.u32(*l);
-            w.str(n);
-            w.u8(*ang as u8);
-        }
-        w.u32(r.errors.len() as u32);
-        for (a, l, m) in &r.errors {
-            w.u32(*a);
-            w.u32(*l);
-            w.str(m);
-        }
-    }
-    w.u32(p.dir_stamps.len() as u32);
-    for (d, m) in &p.dir_stamps {
-        w.path(d);
-        match m {
-            None => w.u8(0),
-            Some(t) => {
-                w.u8(1);
-                w.u64(*t as u64)
-            }
-        }
-    }
-    w.u32(p.exists.len() as u32);
-    for (d, b) in &p.exists {
-        w.path(d);
-        w.u8(*b as u8);
-    }
-    let mut comps: Vec<(&String, &CompilerEnv)> = p.compilers.iter().collect();
-    comps.sort_by_key(|c| c.0);
-    w.u32(comps.len() as u32);
-    for (k, e) in comps {
-        w.str(k);
-        w.str(&e.predefined);
-        w.u32(e.quote_dirs.len() as u32);
-        for d in &e.quote_dirs {
-            w.path(d);
-        }
-        w.u32(e.system_dirs.len() as u32);
-        for d in &e.system_dirs {
-            w.path(d);
-        }
-        w.u32(e.preincludes.len() as u32);
-        for d in &e.preincludes {
-            w.path(d);
-        }
-        w.str(&e.origin);
-    }
+        w.0
+    };
+    let (sw, (fw, rw)) = rayon::join(strings, || rayon::join(files, rest));
+    let mut w = W(Vec::with_capacity(32 + sw.len() + fw.len() + rw.len()));
+    w.0.extend_from_slice(MAGIC);
+    w.u64(sw.len() as u64);
+    w.0.extend_from_slice(&sw);
+    w.u64(fw.len() as u64);
+    w.0.extend_from_slice(&fw);
+    w.0.extend_from_slice(&rw);
+    // A checksum of everything: directives are decoded lazily, long after the load, when a
+    // corrupt file could no longer just be discarded.
+    let crc = crc32fast::hash(&w.0);
+    w.u32(crc);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
@@ -444,27 +607,31 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
 
 /// Loads a cache into a fresh session (its interner must be empty apart from the initial entry).
 pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
-    let b = match std::fs::read(path) {
-        Ok(b) => b,
+    let whole: Arc<Vec<u8>> = match std::fs::read(path) {
+        Ok(b) => b.into(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
     };
-    let mut r = R { b: &b, i: 0 };
-    if r.take(8).ok() != Some(MAGIC.as_slice()) {
+    if whole.len() < 12 || &whole[..8] != MAGIC.as_slice() {
         return Err(format!(
             "{}: not a cache file of this version",
             path.display()
         ));
     }
-    let decode = |r: &mut R| -> Res<(Interner, Prev)> {
-        let interner = Interner::new();
+    let (b, crc) = whole.split_at(whole.len() - 4);
+    if crc32fast::hash(b).to_le_bytes() != crc {
+        return Err(format!("{}: corrupt cache file (checksum)", path.display()));
+    }
+    let mut r = R { b, i: 8 };
+    fn strings(r: &mut R) -> Res<Interner> {
         let n = r.len()?;
-        for i in 0..n {
-            let x = r.bytes()?;
-            if interner.intern(&x) as usize != i {
-                return Err("corrupt cache file (string table)".into());
-            }
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push(r.take_len()?.into());
         }
+        Interner::from_strings(v).ok_or_else(|| "corrupt cache file (string table)".into())
+    }
+    fn files(r: &mut R, buf: &Arc<Vec<u8>>, off: usize) -> Res<Prev> {
         let mut prev = Prev::default();
         let n = r.len()?;
         for _ in 0..n {
@@ -477,7 +644,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
             let mtime = r.u64()? as i64;
             let hash = r.u32()?;
             let error = if r.u8()? != 0 { Some(r.str()?) } else { None };
-            let lex = r.lexed()?;
+            let lex = r.lexed(buf, off)?;
             prev.files.push(Some(Arc::new(FileData {
                 size,
                 mtime,
@@ -486,23 +653,32 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 error,
             })));
         }
-        let n = r.len()?;
-        let mut tus = FxMap::default();
+        Ok(prev)
+    }
+    fn rest(r: &mut R, prev: &mut Prev) -> Res<()> {
+        let n = r.vlen()?;
+        let mut edge_tab = Vec::with_capacity(n);
         for _ in 0..n {
-            let id = r.u32()?;
+            edge_tab.push((r.v()?, r.v()?, r.v()?));
+        }
+        let n = r.vlen()?;
+        let mut tus = FxMap::default();
+        tus.reserve(n);
+        for _ in 0..n {
+            let id = r.v()?;
             let key = r.u64()?;
             let mut t = TuResult {
                 tu: id,
                 ..Default::default()
             };
-            let k = r.len()?;
-            for _ in 0..k {
-                t.closure.push(r.u32()?);
+            let k = r.vlen()?;
+            t.closure = r.ids(k)?;
+            let k = r.vlen()?;
+            let edges = r.ids(k)?;
+            if edges.iter().any(|&i| i as usize >= edge_tab.len()) {
+                return Err("corrupt cache file (edge)".into());
             }
-            let k = r.len()?;
-            for _ in 0..k {
-                t.edges.push((r.u32()?, r.u32()?, r.u32()?));
-            }
+            t.edges = edges.into();
             let k = r.len()?;
             for _ in 0..k {
                 let a = r.u32()?;
@@ -520,6 +696,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
             tus.insert(id, (key, t));
         }
         prev.tus = tus;
+        prev.edge_tab = edge_tab;
         let n = r.len()?;
         for _ in 0..n {
             let d = r.path()?;
@@ -564,6 +741,44 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 },
             );
         }
+        if r.u8()? != 0 {
+            let mut k = WalkCache::default();
+            for list in [&mut k.roots, &mut k.files, &mut k.links] {
+                for _ in 0..r.len()? {
+                    list.push(r.path()?);
+                }
+            }
+            for _ in 0..r.len()? {
+                let d = r.path()?;
+                k.dirs.push((d, r.u64()? as i64));
+            }
+            prev.walk = Some(k);
+        }
+        Ok(())
+    }
+    let decode = |r: &mut R| -> Res<(Interner, Prev)> {
+        let mut sr = r.section()?;
+        let files_off = r.i + 8;
+        let mut fr = r.section()?;
+        let (interner, (prev, more)) = rayon::join(
+            || strings(&mut sr),
+            || {
+                rayon::join(
+                    || files(&mut fr, &whole, files_off),
+                    || {
+                        let mut more = Prev::default();
+                        rest(r, &mut more).map(|_| more)
+                    },
+                )
+            },
+        );
+        let (interner, mut prev, more) = (interner?, prev?, more?);
+        prev.tus = more.tus;
+        prev.edge_tab = more.edge_tab;
+        prev.dir_stamps = more.dir_stamps;
+        prev.exists = more.exists;
+        prev.compilers = more.compilers;
+        prev.walk = more.walk;
         Ok((interner, prev))
     };
     let (interner, prev) = decode(&mut r).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -266,6 +266,17 @@ pub fn run(args: &HeadersArgs) -> ExitCode {
     }
 }
 
+/// A one-shot scan allocates tens of MB in a process that lives a fraction of a second: let
+/// glibc grow the heap in large steps instead of a system call and page-fault round per 128 KiB
+/// (a warm rescan spends about a tenth of its time there otherwise).
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only changes allocator parameters; called before the scan allocates.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
+}
+
 fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     if args.roots.is_empty() && args.compile_commands.is_none() {
         return Err("give at least one source root (or --compile-commands FILE)".into());
@@ -284,6 +295,7 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
             true
         });
     }
+    tune_allocator();
     let progress = Progress::default();
     let mut scanner = super::Scanner::new();
     let res =

@@ -4,7 +4,7 @@
 //! directories (system headers are then unresolved and listed as such).
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -69,13 +69,24 @@ pub fn builtin(lang: Lang, std: Option<&str>) -> CompilerEnv {
 
 /// Finds a C++ compiler on PATH: `c++`, `g++`, then `clang++`.
 pub fn detect() -> Option<String> {
+    detect_known(|_| false)
+}
+
+/// [`detect`], but a candidate that is on `PATH` and `known` (it answered a query before) is
+/// taken without running it: a rescan then starts no process at all.
+pub fn detect_known(known: impl Fn(&str) -> bool) -> Option<String> {
+    let on_path = |c: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(c).is_file()))
+    };
     ["c++", "g++", "clang++"]
         .into_iter()
         .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
+            (known(c) && on_path(c))
+                || Command::new(c)
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|o| o.status.success())
         })
         .map(String::from)
 }
@@ -91,15 +102,26 @@ pub fn query(compiler: &str, lang: Lang, std: Option<&str>) -> Result<CompilerEn
             format!("-std={s}")
         });
     }
-    let run = |extra: &[&str]| -> Result<std::process::Output, String> {
+    let spawn = |extra: &[&str]| -> Result<std::process::Child, String> {
         Command::new(compiler)
             .args(&base)
             .args(extra)
             .arg("/dev/null")
-            .output()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .map_err(|e| format!("cannot run compiler `{compiler}`: {e}"))
     };
-    let dm = run(&["-dM", "-E"])?;
+    let wait = |c: std::process::Child| {
+        c.wait_with_output()
+            .map_err(|e| format!("cannot run compiler `{compiler}`: {e}"))
+    };
+    // Both queries run at once: the compiler's start-up is most of a cold scan's fixed cost.
+    let dm = spawn(&["-dM", "-E"])?;
+    let v = spawn(&["-E", "-v"]);
+    let dm = wait(dm)?;
+    let v = wait(v?)?;
     if !dm.status.success() {
         return Err(format!(
             "`{compiler} -x {x} -dM -E` failed: {}",
@@ -109,7 +131,6 @@ pub fn query(compiler: &str, lang: Lang, std: Option<&str>) -> Result<CompilerEn
                 .unwrap_or("")
         ));
     }
-    let v = run(&["-E", "-v"])?;
     let err = String::from_utf8_lossy(&v.stderr);
     let (quote_dirs, system_dirs) = parse_search_list(&err);
     let preincludes = parse_preincludes(&String::from_utf8_lossy(&v.stdout));

@@ -4,9 +4,10 @@
 //! decides which files a TU opens. Missing files are recorded and not descended, as `-MG` does.
 
 use super::lex::{DKind, IncSpec, Lexed};
-use super::pp::{self, Ctx, Effect, Entry, HeaderName, Host, Macros, Rec, Syms};
+use super::pp::{self, Ctx, Effect, Entry, HeaderName, Host, Macros, Syms};
 use super::store::{FileId, SearchPath, Store};
 use super::util::{FxMap, FxSet, Sym, fx_hash};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// Key of a memoised inclusion: (file, chain index it was found at, search path, base macros).
@@ -20,6 +21,10 @@ const MAX_VARIANTS: usize = 16;
 /// re-evaluating every directive: that is what makes per-TU preprocessing cost close to a scan.
 pub struct Memo {
     shards: Vec<RwLock<FxMap<MemoKey, Vec<Arc<Entry>>>>>,
+    /// Largest macro table and edge count of a TU so far: later TUs size their tables up front
+    /// instead of rehashing as they grow.
+    hint_macros: AtomicUsize,
+    hint_edges: AtomicUsize,
 }
 
 impl Default for Memo {
@@ -28,6 +33,8 @@ impl Default for Memo {
             shards: (0..MEMO_SHARDS)
                 .map(|_| RwLock::new(FxMap::default()))
                 .collect(),
+            hint_macros: AtomicUsize::new(0),
+            hint_edges: AtomicUsize::new(0),
         }
     }
 }
@@ -63,12 +70,66 @@ const MAX_DEPTH: u32 = 200;
 pub struct TuResult {
     pub tu: FileId,
     pub closure: Vec<FileId>,
-    /// Active include edges, in encounter order: (includer, line, included). Deduplicated.
-    pub edges: Vec<(FileId, u32, FileId)>,
+    /// Active include edges, in encounter order, as ids into the scan's [`EdgeTable`] (TUs share
+    /// most of their edges; ids keep results, the cache and reports small). Deduplicated by
+    /// (includer, included).
+    pub edges: Arc<[u32]>,
     /// Unresolved includes: (includer, line, name as written, angle?).
     pub missing: Vec<(FileId, u32, String, bool)>,
     /// Errors met while preprocessing: (file, line, message).
     pub errors: Vec<(FileId, u32, String)>,
+}
+
+/// The distinct include edges (includer, line, included) of a session, numbered densely.
+#[derive(Default)]
+pub struct EdgeTable {
+    ids: RwLock<FxMap<(FileId, u32, FileId), u32>>,
+    tab: RwLock<Vec<(FileId, u32, FileId)>>,
+}
+
+impl EdgeTable {
+    pub fn from_vec(tab: Vec<(FileId, u32, FileId)>) -> Self {
+        let ids = tab
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| (e, i as u32))
+            .collect();
+        EdgeTable {
+            ids: RwLock::new(ids),
+            tab: RwLock::new(tab),
+        }
+    }
+
+    /// Ids of a TU's edges, adding new ones (one read lock for the known ones, as most are).
+    pub fn ids(&self, edges: &[(FileId, u32, FileId)]) -> Arc<[u32]> {
+        let mut out: Vec<u32> = Vec::with_capacity(edges.len());
+        let mut missing = false;
+        {
+            let ids = self.ids.read().unwrap();
+            for e in edges {
+                let id = ids.get(e).copied().unwrap_or(u32::MAX);
+                missing |= id == u32::MAX;
+                out.push(id);
+            }
+        }
+        if missing {
+            let mut ids = self.ids.write().unwrap();
+            let mut tab = self.tab.write().unwrap();
+            for (o, e) in out.iter_mut().zip(edges) {
+                if *o == u32::MAX {
+                    *o = *ids.entry(*e).or_insert_with(|| {
+                        tab.push(*e);
+                        (tab.len() - 1) as u32
+                    });
+                }
+            }
+        }
+        out.into()
+    }
+
+    pub fn snapshot(&self) -> Vec<(FileId, u32, FileId)> {
+        self.tab.read().unwrap().clone()
+    }
 }
 
 pub struct TuInput<'a> {
@@ -80,6 +141,7 @@ pub struct TuInput<'a> {
     pub clang: bool,
     pub cplusplus: bool,
     pub memo: Option<&'a Memo>,
+    pub edges: &'a EdgeTable,
 }
 
 struct HostState<'a> {
@@ -157,11 +219,16 @@ struct Run<'a> {
     syms: &'a Syms,
     macros: Macros,
     once: FxSet<FileId>,
-    seen: FxSet<FileId>,
-    edge_seen: FxSet<(FileId, FileId)>,
+    /// Per file, the recorder clock of the last `#pragma once` check or mark (see `pp::Rec`).
+    once_last: Vec<u32>,
+    /// Files already in the closure, by id.
+    seen: Vec<bool>,
+    /// Edges already recorded, as `includer << 32 | included`.
+    edge_seen: FxSet<u64>,
     clang: bool,
     cplusplus: bool,
     out: TuResult,
+    edges: Vec<(FileId, u32, FileId)>,
     memo: Option<&'a Memo>,
     base_id: usize,
 }
@@ -181,7 +248,8 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
         syms,
         macros: input.base.clone(),
         once: FxSet::default(),
-        seen: FxSet::default(),
+        once_last: Vec::new(),
+        seen: vec![false; store.len()],
         edge_seen: FxSet::default(),
         clang: input.clang,
         cplusplus: input.cplusplus,
@@ -189,15 +257,26 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
             tu: input.tu,
             ..Default::default()
         },
+        edges: Vec::new(),
         memo: input.memo,
         base_id: input.base as *const Macros as usize,
     };
-    r.seen.insert(input.tu);
-    r.out.closure.push(input.tu);
+    if let Some(m) = input.memo {
+        let n = m.hint_macros.load(Ordering::Relaxed);
+        r.macros.map.reserve_span(n);
+        r.edge_seen.reserve(m.hint_edges.load(Ordering::Relaxed));
+    }
+    r.add_closure(input.tu);
     for &f in input.forced {
         r.enter(input.tu, 0, f, None, false);
     }
     r.file(input.tu, None, 0);
+    if let Some(m) = input.memo {
+        m.hint_macros
+            .fetch_max(r.macros.map.span(), Ordering::Relaxed);
+        m.hint_edges.fetch_max(r.edge_seen.len(), Ordering::Relaxed);
+    }
+    r.out.edges = input.edges.ids(&r.edges);
     r.out
 }
 
@@ -213,7 +292,7 @@ struct Cond {
 impl Run<'_> {
     fn err(&mut self, file: FileId, line: u32, msg: String) {
         if !self.macros.rec.is_empty() {
-            self.effect(Effect::Error(file, line, msg.clone()));
+            self.effect(Effect::Error(Box::new((file, line, msg.clone()))));
         }
         self.out.errors.push((file, line, msg));
     }
@@ -226,59 +305,70 @@ impl Run<'_> {
 
     fn once_has(&mut self, f: FileId) -> bool {
         let b = self.once.contains(&f);
-        if let Some(r) = self.macros.rec.last_mut()
-            && r.once_seen.insert(f)
-        {
-            r.once_reads.push((f, b));
-        }
+        self.note_once_read(f, b);
         b
+    }
+
+    fn note_once_read(&mut self, f: FileId, b: bool) {
+        pp::note_first_read(
+            &mut self.macros.rec,
+            &mut self.once_last,
+            &mut self.macros.clock,
+            f,
+            b,
+            |r| &mut r.once_reads,
+        );
+    }
+
+    fn note_once_written(&mut self, f: FileId) {
+        if !self.macros.rec.is_empty() {
+            self.macros.clock += 1;
+            *pp::stamp(&mut self.once_last, f) = self.macros.clock;
+        }
     }
 
     fn once_add(&mut self, f: FileId) {
         self.once.insert(f);
+        self.note_once_written(f);
         if let Some(r) = self.macros.rec.last_mut() {
-            r.once_seen.insert(f);
-            r.once_written.insert(f);
             r.effects.push(Effect::Once(f));
         }
     }
 
     fn add_closure(&mut self, f: FileId) {
-        if self.seen.insert(f) {
+        let i = f as usize;
+        if i >= self.seen.len() {
+            self.seen.resize(i + 1 + i / 2, false);
+        }
+        if !self.seen[i] {
+            self.seen[i] = true;
             self.out.closure.push(f);
         }
     }
 
     fn add_edge(&mut self, a: FileId, l: u32, b: FileId) {
-        if self.edge_seen.insert((a, b)) {
-            self.out.edges.push((a, l, b));
+        if self.edge_seen.insert((a as u64) << 32 | b as u64) {
+            self.edges.push((a, l, b));
         }
     }
 
-    /// Records a finished (or replayed) inclusion in the enclosing recorder, if any.
-    fn merge_into_parent(&mut self, e: &Arc<Entry>) {
-        let Some(p) = self.macros.rec.last_mut() else {
-            return;
-        };
-        for &(s, v) in &e.reads {
-            if p.seen.insert(s) {
-                p.reads.push((s, v));
+    /// Replays a memoised inclusion: its first reads become first reads of the open recorders
+    /// that had not seen them (before its writes mark them seen), then its effects are applied
+    /// and it becomes a nested effect of the enclosing recorder.
+    fn replay(&mut self, e: &Arc<Entry>) {
+        let recording = !self.macros.rec.is_empty();
+        if recording {
+            for &(s, v) in &e.reads {
+                self.macros.note_read(s, v);
+            }
+            for &(f, b) in &e.once_reads {
+                self.note_once_read(f, b);
             }
         }
-        for &(f, b) in &e.once_reads {
-            if p.once_seen.insert(f) {
-                p.once_reads.push((f, b));
-            }
+        self.apply(e, recording);
+        if let Some(p) = self.macros.rec.last_mut() {
+            p.effects.push(Effect::Sub(e.clone()));
         }
-        for &s in &e.written {
-            p.seen.insert(s);
-            p.written.insert(s);
-        }
-        for &f in &e.once_written {
-            p.once_seen.insert(f);
-            p.once_written.insert(f);
-        }
-        p.effects.push(Effect::Sub(e.clone()));
     }
 
     fn valid(&self, e: &Entry) -> bool {
@@ -290,24 +380,36 @@ impl Run<'_> {
                 .all(|&(f, b)| self.once.contains(&f) == b)
     }
 
-    /// Applies recorded effects to the TU state (no recording: the caller records the entry).
-    fn apply(&mut self, e: &Entry) {
+    /// Applies recorded effects to the TU state; when `recording`, marks what they write as
+    /// seen by the open recorders (the caller records the entry itself).
+    fn apply(&mut self, e: &Entry, recording: bool) {
         for eff in &e.effects {
             match eff {
                 Effect::Define(m) => {
+                    if recording {
+                        self.macros.note_written(m.name);
+                    }
                     self.macros.map.insert(m.name, m.clone());
                 }
                 Effect::Undef(s) => {
+                    if recording {
+                        self.macros.note_written(*s);
+                    }
                     self.macros.map.remove(s);
                 }
                 Effect::Once(f) => {
+                    if recording {
+                        self.note_once_written(*f);
+                    }
                     self.once.insert(*f);
                 }
-                Effect::Closure(f) => self.add_closure(*f),
-                Effect::Edge(a, l, b) => self.add_edge(*a, *l, *b),
-                Effect::Missing(a, l, n, ang) => self.out.missing.push((*a, *l, n.clone(), *ang)),
-                Effect::Error(a, l, m) => self.out.errors.push((*a, *l, m.clone())),
-                Effect::Sub(x) => self.apply(x),
+                Effect::Include(a, l, b) => {
+                    self.add_edge(*a, *l, *b);
+                    self.add_closure(*b);
+                }
+                Effect::Missing(m) => self.out.missing.push((**m).clone()),
+                Effect::Error(m) => self.out.errors.push((**m).clone()),
+                Effect::Sub(x) => self.apply(x, recording),
             }
         }
     }
@@ -315,9 +417,8 @@ impl Run<'_> {
     /// Records the edge and the file, then preprocesses it unless a guard / once skips it.
     fn enter(&mut self, from: FileId, line: u32, to: FileId, found: Option<u32>, import: bool) {
         self.add_edge(from, line, to);
-        self.effect(Effect::Edge(from, line, to));
         self.add_closure(to);
-        self.effect(Effect::Closure(to));
+        self.effect(Effect::Include(from, line, to));
         if self.h.depth + 1 > MAX_DEPTH {
             self.macros.poison();
             self.err(
@@ -347,11 +448,10 @@ impl Run<'_> {
         );
         if let Some(memo) = self.memo {
             if let Some(e) = memo.find(&key, |e| self.valid(e)) {
-                self.apply(&e);
-                self.merge_into_parent(&e);
+                self.replay(&e);
                 return;
             }
-            self.macros.rec.push(Rec::default());
+            self.macros.begin_rec();
         }
         let (pc, pf, pl) = (self.h.cur, self.h.cur_found, self.h.line);
         self.h.depth += 1;
@@ -370,15 +470,16 @@ impl Run<'_> {
                 }
                 return;
             }
+            // Its first reads and writes already reached the enclosing recorders as they happened.
             let e = Arc::new(Entry {
                 reads: rec.reads,
                 once_reads: rec.once_reads,
-                written: rec.written.into_iter().collect(),
-                once_written: rec.once_written.into_iter().collect(),
                 effects: rec.effects,
             });
             memo.insert(key, e.clone());
-            self.merge_into_parent(&e);
+            if let Some(p) = self.macros.rec.last_mut() {
+                p.effects.push(Effect::Sub(e));
+            }
         }
     }
 
@@ -392,7 +493,7 @@ impl Run<'_> {
         self.h.cur = fid;
         self.h.cur_found = found;
         let mut conds: Vec<Cond> = Vec::new();
-        for d in &lex.directives {
+        for d in lex.directives.iter() {
             let active = conds.last().is_none_or(|c| c.active);
             self.h.line = d.line;
             match &d.kind {
@@ -515,7 +616,12 @@ impl Run<'_> {
                         None => {
                             let n = self.h.store.interner.string(name);
                             if !self.macros.rec.is_empty() {
-                                self.effect(Effect::Missing(fid, d.line, n.clone(), angle));
+                                self.effect(Effect::Missing(Box::new((
+                                    fid,
+                                    d.line,
+                                    n.clone(),
+                                    angle,
+                                ))));
                             }
                             self.out.missing.push((fid, d.line, n, angle));
                         }

@@ -9,7 +9,7 @@
 //! pp-numbers with digit separators.
 
 use super::util::{FxMap, Interner, Sym, count_lines};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Token kinds inside directives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -119,11 +119,91 @@ pub struct HhInclude {
     pub name: String,
 }
 
+/// The encoded directives of a file, inside a loaded cache file.
+#[derive(Clone)]
+pub struct RawDirectives {
+    /// The whole cache file (a `Vec`: wrapping it costs no copy).
+    pub buf: Arc<Vec<u8>>,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A file's directives. Loaded from the cache, they stay encoded until first used: a rescan in
+/// which nothing changed never looks at them (decoding them all was most of loading the cache).
+#[derive(Default)]
+pub struct Directives {
+    list: OnceLock<Vec<Directive>>,
+    raw: Option<RawDirectives>,
+}
+
+impl Directives {
+    pub fn new(v: Vec<Directive>) -> Self {
+        Directives {
+            list: OnceLock::from(v),
+            raw: None,
+        }
+    }
+
+    pub fn lazy(raw: RawDirectives) -> Self {
+        Directives {
+            list: OnceLock::new(),
+            raw: Some(raw),
+        }
+    }
+
+    /// The encoded form, while it has not been decoded (a cache save copies it as is).
+    pub fn encoded(&self) -> Option<&[u8]> {
+        match (&self.raw, self.list.get()) {
+            (Some(r), None) => r.buf.get(r.start..r.end),
+            _ => None,
+        }
+    }
+}
+
+impl std::ops::Deref for Directives {
+    type Target = [Directive];
+    fn deref(&self) -> &[Directive] {
+        self.list.get_or_init(|| {
+            // The cache file's checksum was verified when it was loaded, so this cannot fail
+            // short of a bug; an empty list then is the safe answer.
+            self.raw
+                .as_ref()
+                .and_then(|r| r.buf.get(r.start..r.end))
+                .and_then(|b| super::cache::decode_directives(b).ok())
+                .unwrap_or_default()
+        })
+    }
+}
+
+impl Clone for Directives {
+    fn clone(&self) -> Self {
+        match self.list.get() {
+            Some(v) => Directives::new(v.clone()),
+            None => Directives {
+                list: OnceLock::new(),
+                raw: self.raw.clone(),
+            },
+        }
+    }
+}
+
+impl PartialEq for Directives {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for Directives {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// Everything extracted from one file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Lexed {
     pub lines: u32,
-    pub directives: Vec<Directive>,
+    pub directives: Directives,
     pub hh_includes: Vec<HhInclude>,
     /// Lines Header Hero 2011 logs as "Could not parse line".
     pub hh_errors: Vec<u32>,
@@ -183,6 +263,7 @@ pub fn lex(bytes: &[u8], interner: &Interner) -> Lexed {
             lines: count_lines(bytes),
             ..Default::default()
         },
+        dirs: Vec::new(),
         code_before_first: false,
         code_after_last: false,
     };
@@ -205,10 +286,12 @@ pub fn lex(bytes: &[u8], interner: &Interner) -> Lexed {
     let code_before_first = lx.code_before_first;
     let code_after_last = lx.code_after_last;
     let mut out = lx.out;
-    for d in &mut out.directives {
+    let mut dirs = lx.dirs;
+    for d in &mut dirs {
         remap_directive(&mut d.kind, &map);
     }
-    out.guard = detect_guard(&out.directives, code_before_first, code_after_last);
+    out.guard = detect_guard(&dirs, code_before_first, code_after_last);
+    out.directives = Directives::new(dirs);
     out
 }
 
@@ -306,6 +389,7 @@ struct Lexer<'a> {
     line: u32,
     strs: Strs<'a>,
     out: Lexed,
+    dirs: Vec<Directive>,
     code_before_first: bool,
     code_after_last: bool,
 }
@@ -347,7 +431,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn saw_code(&mut self) {
-        if self.out.directives.is_empty() {
+        if self.dirs.is_empty() {
             self.code_before_first = true;
         }
         self.code_after_last = true;
@@ -721,7 +805,7 @@ impl<'a> Lexer<'a> {
         if matches!(kind, DKind::PragmaOnce) {
             self.out.pragma_once = true;
         }
-        self.out.directives.push(Directive { line, kind });
+        self.dirs.push(Directive { line, kind });
         self.code_after_last = false;
     }
 

@@ -187,6 +187,7 @@ pub fn scan_cached(
         && !opts.clean
         && let Some(p) = &cache_path
     {
+        progress.set_phase("loading cache");
         match cache::load(p, scanner) {
             Ok(()) => {}
             Err(e) => cache_note = Some(format!("cache not used: {e}")),
@@ -196,9 +197,12 @@ pub fn scan_cached(
     if opts.use_disk_cache
         && scanner.dirty
         && let Some(p) = &cache_path
-        && let Err(e) = cache::save(p, scanner)
     {
-        cache_note = Some(format!("cache not saved: {e}"));
+        progress.set_phase("saving cache");
+        if let Err(e) = cache::save(p, scanner) {
+            cache_note = Some(format!("cache not saved: {e}"));
+        }
+        progress.set_phase("done");
     }
     if let Some(n) = cache_note {
         res.primary.notes.push(n.clone());

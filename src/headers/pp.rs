@@ -8,7 +8,7 @@
 //! expanded (the compiler's answer for `-M` does not depend on them).
 
 use super::lex::{MacroDef, P, PUNCTS, TK, Tok, spell};
-use super::util::{FxMap, FxSet, Interner, Sym};
+use super::util::{FxMap, Interner, Sym};
 use std::sync::Arc;
 
 /// Interned names the evaluator compares against.
@@ -67,16 +67,17 @@ impl Syms {
 }
 
 /// A side effect of preprocessing a header, recorded so the same inclusion can be replayed in
-/// another translation unit without re-evaluating it (see `eval`'s memo).
+/// another translation unit without re-evaluating it (see `eval`'s memo). Kept to 16 bytes (the
+/// rare cases boxed): replaying walks millions of them.
 #[derive(Clone, Debug)]
 pub enum Effect {
     Define(Arc<MacroDef>),
     Undef(Sym),
     Once(u32),
-    Closure(u32),
-    Edge(u32, u32, u32),
-    Missing(u32, u32, String, bool),
-    Error(u32, u32, String),
+    /// `#include` from the first file, at the line, reached the second: an edge and a closure entry.
+    Include(u32, u32, u32),
+    Missing(Box<(u32, u32, String, bool)>),
+    Error(Box<(u32, u32, String)>),
     /// A nested inclusion's recorded effects.
     Sub(Arc<Entry>),
 }
@@ -88,20 +89,19 @@ pub struct Entry {
     /// (macro, definition pointer or 0 when undefined) as first read from outside the header.
     pub reads: Vec<(Sym, usize)>,
     pub once_reads: Vec<(u32, bool)>,
-    pub written: Vec<Sym>,
-    pub once_written: Vec<u32>,
     pub effects: Vec<Effect>,
 }
 
-/// The recorder of one inclusion in progress.
+/// The recorder of one inclusion in progress. What it has "seen" (read or written) is not kept
+/// per recorder: a macro was seen by a recorder iff its last event in [`Macros::last`] is later
+/// than the recorder's `start` (recorders nest, so they all end "now"). That makes a read one
+/// array check instead of hash-set merges up the include stack.
 #[derive(Default)]
 pub struct Rec {
+    /// Clock value when this recorder started.
+    pub start: u32,
     pub reads: Vec<(Sym, usize)>,
-    pub seen: FxSet<Sym>,
-    pub written: FxSet<Sym>,
     pub once_reads: Vec<(u32, bool)>,
-    pub once_seen: FxSet<u32>,
-    pub once_written: FxSet<u32>,
     pub effects: Vec<Effect>,
     /// Depends on something beyond macros (`__COUNTER__`, `__INCLUDE_LEVEL__`, push/pop_macro...).
     pub poisoned: bool,
@@ -111,13 +111,104 @@ pub fn def_ptr(m: Option<&Arc<MacroDef>>) -> usize {
     m.map_or(0, |m| Arc::as_ptr(m) as usize)
 }
 
+/// Clock of the last event on `i` in `last`, growing it as needed.
+#[inline]
+pub fn stamp(last: &mut Vec<u32>, i: u32) -> &mut u32 {
+    let i = i as usize;
+    if i >= last.len() {
+        last.resize((i + 1).max(last.len() * 2).max(1024), 0);
+    }
+    &mut last[i]
+}
+
+/// Records a first read by every open recorder that has not seen `i` since it started: those
+/// are a suffix of the stack, since recorders nest and start in stack order.
+#[inline]
+pub fn note_first_read<T: Copy>(
+    rec: &mut [Rec],
+    last: &mut Vec<u32>,
+    clock: &mut u32,
+    i: u32,
+    v: T,
+    list: impl Fn(&mut Rec) -> &mut Vec<(u32, T)>,
+) {
+    if rec.is_empty() {
+        return;
+    }
+    let l = stamp(last, i);
+    for r in rec.iter_mut().rev() {
+        if *l > r.start {
+            break;
+        }
+        list(r).push((i, v));
+    }
+    *clock += 1;
+    *l = *clock;
+}
+
+/// Macro definitions by name, dense by symbol id: replaying an inclusion defines thousands of
+/// macros per TU, and an index costs less than hashing each one.
+#[derive(Clone, Default)]
+pub struct MacroMap {
+    v: Vec<Option<Arc<MacroDef>>>,
+    len: usize,
+}
+
+impl MacroMap {
+    #[inline]
+    pub fn get(&self, s: &Sym) -> Option<&Arc<MacroDef>> {
+        self.v.get(*s as usize)?.as_ref()
+    }
+    #[inline]
+    pub fn contains_key(&self, s: &Sym) -> bool {
+        self.get(s).is_some()
+    }
+    #[inline]
+    pub fn insert(&mut self, s: Sym, m: Arc<MacroDef>) {
+        let i = s as usize;
+        if i >= self.v.len() {
+            self.v.resize((i + 1).max(self.v.len() * 2), None);
+        }
+        if self.v[i].replace(m).is_none() {
+            self.len += 1;
+        }
+    }
+    #[inline]
+    pub fn remove(&mut self, s: &Sym) {
+        if let Some(x) = self.v.get_mut(*s as usize)
+            && x.take().is_some()
+        {
+            self.len -= 1;
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Highest symbol id + 1 the table has room for.
+    pub fn span(&self) -> usize {
+        self.v.len()
+    }
+    /// Makes room for symbol ids below `n` up front.
+    pub fn reserve_span(&mut self, n: usize) {
+        if n > self.v.len() {
+            self.v.resize(n, None);
+        }
+    }
+}
+
 /// The macro table of one translation unit, with the recorder stack used for memoisation.
 #[derive(Default)]
 pub struct Macros {
-    pub map: FxMap<Sym, Arc<MacroDef>>,
+    pub map: MacroMap,
     pub pushed: FxMap<Sym, Vec<Option<Arc<MacroDef>>>>,
     pub counter: u64,
     pub rec: Vec<Rec>,
+    /// Event clock of the recorders (see [`Rec`]); per macro, the clock of its last read or write.
+    pub clock: u32,
+    pub last: Vec<u32>,
 }
 
 impl Clone for Macros {
@@ -127,18 +218,34 @@ impl Clone for Macros {
             pushed: self.pushed.clone(),
             counter: self.counter,
             rec: Vec::new(),
+            clock: 0,
+            last: Vec::new(),
         }
     }
 }
 
 impl Macros {
     #[inline]
-    fn note_read(&mut self, s: Sym, p: usize) {
-        if let Some(r) = self.rec.last_mut()
-            && r.seen.insert(s)
-        {
-            r.reads.push((s, p));
+    pub fn note_read(&mut self, s: Sym, p: usize) {
+        note_first_read(&mut self.rec, &mut self.last, &mut self.clock, s, p, |r| {
+            &mut r.reads
+        });
+    }
+    /// Marks `s` written (seen) by every open recorder.
+    #[inline]
+    pub fn note_written(&mut self, s: Sym) {
+        if !self.rec.is_empty() {
+            self.clock += 1;
+            *stamp(&mut self.last, s) = self.clock;
         }
+    }
+    /// Opens a recorder for an inclusion.
+    pub fn begin_rec(&mut self) {
+        self.clock += 1;
+        self.rec.push(Rec {
+            start: self.clock,
+            ..Default::default()
+        });
     }
     /// Looks a macro up (recorded).
     pub fn lookup(&mut self, s: Sym) -> Option<Arc<MacroDef>> {
@@ -153,9 +260,8 @@ impl Macros {
         p != 0
     }
     fn note_write(&mut self, s: Sym, e: Effect) {
+        self.note_written(s);
         if let Some(r) = self.rec.last_mut() {
-            r.seen.insert(s);
-            r.written.insert(s);
             r.effects.push(e);
         }
     }
@@ -1325,7 +1431,7 @@ mod tests {
         let mut macros = Macros::default();
         let mut host = NoHost;
         let mut out = Vec::new();
-        for d in &lx.directives {
+        for d in lx.directives.iter() {
             match &d.kind {
                 DKind::Define(m) => macros.define(m.clone()),
                 DKind::If(t) => {

@@ -12,6 +12,7 @@ use super::util::FxMap;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// One file in the graph. `counted` files are the project's (under a root or a user include dir);
 /// the others are system headers followed for their macros only.
@@ -31,9 +32,9 @@ pub struct TuReach {
     pub node: u32,
     /// Every file the TU opened, itself included.
     pub closure: Vec<u32>,
-    /// Include edges taken in this TU (preprocessed mode): (from, line, to). `None` in all-branches
-    /// mode, where the union graph is the TU's graph.
-    pub edges: Option<Vec<(u32, u32, u32)>>,
+    /// Include edges taken in this TU (preprocessed mode), as indices into [`Graph::edge_tab`].
+    /// `None` in all-branches mode, where the union graph is the TU's graph.
+    pub edges: Option<Arc<[u32]>>,
 }
 
 /// The include graph behind a report.
@@ -45,6 +46,9 @@ pub struct Graph {
     /// Direct includers per node: (from, line).
     pub inc: Vec<Vec<(u32, u32)>>,
     pub tus: Vec<TuReach>,
+    /// The edges [`TuReach::edges`] index: (from, line, to). Some may belong to no TU of this
+    /// report (a session's table only grows).
+    pub edge_tab: Vec<(u32, u32, u32)>,
 }
 
 /// One row of the per-file table (every counted file, not a top N).
@@ -563,8 +567,10 @@ impl Report {
         match &t.edges {
             Some(e) => {
                 let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.graph.nodes.len()];
-                for &(a, l, b) in e {
-                    out[a as usize].push((b, l));
+                for &i in e.iter() {
+                    if let Some(&(a, l, b)) = self.graph.edge_tab.get(i as usize) {
+                        out[a as usize].push((b, l));
+                    }
                 }
                 out
             }

@@ -65,6 +65,10 @@ pub struct Prev {
     pub compilers: FxMap<String, CompilerEnv>,
     /// File existence checks of the previous scan, reused while no probed directory changed.
     pub exists: Vec<(PathBuf, bool)>,
+    /// The edge table the TU results' edge ids index.
+    pub edge_tab: Vec<(FileId, u32, FileId)>,
+    /// The last walk of the roots.
+    pub walk: Option<WalkCache>,
 }
 
 /// A scanning session: reuse it for rescans (the GUI keeps one; the CLI loads it from the cache).
@@ -93,14 +97,65 @@ fn dir_mtime(p: &Path) -> Option<i64> {
         .map(|d| d.as_nanos() as i64)
 }
 
+/// What a walk of the roots found, kept so a rescan can skip the walk: while every directory it
+/// listed has the same modification time, their entries are the same (adding, removing or
+/// renaming an entry changes its directory's time). Symlinked candidates are re-checked, since
+/// their targets can change without that.
+#[derive(Clone, Debug, Default)]
+pub struct WalkCache {
+    pub roots: Vec<PathBuf>,
+    /// Every directory listed, with its modification time.
+    pub dirs: Vec<(PathBuf, i64)>,
+    /// TUs that are regular files.
+    pub files: Vec<PathBuf>,
+    /// Symlinks with a TU extension (kept or not per their target, at every scan).
+    pub links: Vec<PathBuf>,
+}
+
+/// A symlinked TU counts if it leads to a file; a loop is kept so it becomes an error entry.
+fn link_is_tu(p: &Path) -> bool {
+    match std::fs::metadata(p) {
+        Ok(m) => m.is_file(),
+        Err(er) => er.raw_os_error() == Some(40),
+    }
+}
+
 /// Finds translation units under the roots (dot-directories skipped, as Header Hero does).
 /// Unreadable directories become error entries.
 pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
-    let mut out = Vec::new();
+    let (tus, errs, _) = find_tus_cached(roots, None);
+    (tus, errs)
+}
+
+/// [`find_tus`], reusing `prev` when none of its directories changed. Also returns what to keep
+/// for the next scan (`None` when the walk met errors or a root is a file).
+pub fn find_tus_cached(
+    roots: &[PathBuf],
+    prev: Option<&WalkCache>,
+) -> (Vec<PathBuf>, Vec<(PathBuf, String)>, Option<WalkCache>) {
+    let finish = |w: &WalkCache| {
+        let mut out: Vec<PathBuf> = w.files.clone();
+        out.extend(w.links.iter().filter(|p| link_is_tu(p)).cloned());
+        out.sort();
+        out.dedup();
+        out
+    };
+    if let Some(w) = prev
+        && w.roots == roots
+        && w.dirs.par_iter().all(|(d, m)| dir_mtime(d) == Some(*m))
+    {
+        return (finish(w), Vec::new(), Some(w.clone()));
+    }
+    let mut walk = WalkCache {
+        roots: roots.to_vec(),
+        ..Default::default()
+    };
+    let mut cacheable = true;
     let mut errs = Vec::new();
     for r in roots {
         if r.is_file() {
-            out.push(r.clone());
+            walk.files.push(r.clone());
+            cacheable = false;
             continue;
         }
         let walker = walkdir::WalkDir::new(r)
@@ -118,11 +173,16 @@ pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
                         .map(|p| p.to_path_buf())
                         .unwrap_or_else(|| r.clone());
                     errs.push((p, format!("cannot read directory: {err}")));
+                    cacheable = false;
                     continue;
                 }
             };
             let ft = e.file_type();
             if ft.is_dir() {
+                match dir_mtime(e.path()) {
+                    Some(m) => walk.dirs.push((e.path().to_path_buf(), m)),
+                    None => cacheable = false,
+                }
                 continue;
             }
             let p = e.path();
@@ -133,19 +193,14 @@ pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
                 continue;
             }
             if ft.is_symlink() {
-                // A symlinked TU counts if it leads to a file; a loop is kept so it becomes an error entry.
-                match std::fs::metadata(p) {
-                    Ok(m) if m.is_file() => {}
-                    Err(er) if er.raw_os_error() == Some(40) => {}
-                    _ => continue,
-                }
+                walk.links.push(normalize(p));
+            } else {
+                walk.files.push(normalize(p));
             }
-            out.push(normalize(p));
         }
     }
-    out.sort();
-    out.dedup();
-    (out, errs)
+    let out = finish(&walk);
+    (out, errs, cacheable.then_some(walk))
 }
 
 fn lang_of(p: &Path) -> Lang {
@@ -177,7 +232,7 @@ fn macro_text(opts: &[MacroOpt]) -> String {
 }
 
 fn apply_defines(m: &mut Macros, lx: &Lexed) {
-    for d in &lx.directives {
+    for d in lx.directives.iter() {
         match &d.kind {
             DKind::Define(md) => m.define(md.clone()),
             DKind::Undef(s) => m.undef(*s),
@@ -223,6 +278,7 @@ impl Scanner {
         let g_sys = user_dirs(&project.system_dirs);
         let mut notes = Vec::new();
         let mut walk_errors = Vec::new();
+        let mut new_walk = None;
         // TUs: from the compilation database or by walking the roots.
         let specs: Vec<TuSpec> = if let Some(cc) = &project.compile_commands {
             let entries = compdb::load(&absolutize(cc)).map_err(ScanError::Input)?;
@@ -256,8 +312,9 @@ impl Scanner {
             ));
             v
         } else {
-            let (tus, errs) = find_tus(&roots);
+            let (tus, errs, walk) = find_tus_cached(&roots, self.prev.walk.as_ref());
             walk_errors = errs;
+            new_walk = walk;
             tus.into_iter()
                 .map(|f| {
                     let lang = lang_of(&f);
@@ -284,7 +341,7 @@ impl Scanner {
         progress.tus_total.store(specs.len(), Ordering::Relaxed);
 
         // Store, with previous content for reuse and stable ids.
-        let prev = std::mem::take(&mut self.prev);
+        let mut prev = std::mem::take(&mut self.prev);
         let mut prev_map = FxMap::default();
         for (p, f) in prev.paths.iter().zip(&prev.files) {
             if let Some(f) = f {
@@ -297,30 +354,37 @@ impl Scanner {
         }
         // Re-stat (and re-read if changed) every previously known file, in parallel.
         progress.set_phase("checking files");
-        let changed_dirs: bool = prev.dir_stamps.par_iter().any(|(d, m)| dir_mtime(d) != *m);
-        if !changed_dirs && !opts.clean {
-            // Same directory listings: every earlier "is there a file X?" answer still holds.
-            store.seed_exists(&prev.exists);
-        }
-        let directive_changed: Vec<bool> = (0..prev.paths.len() as FileId)
-            .into_par_iter()
-            .map(|id| {
-                if progress.cancelled() {
-                    return true;
-                }
-                // Files the previous scan only probed (e.g. `__has_include`) were never read:
-                // they are in no closure, so there is nothing to compare.
-                let Some(old) = &prev.files[id as usize] else {
-                    return false;
-                };
-                let new = store.data(id);
-                !(Arc::ptr_eq(&old.lex, &new.lex)
-                    || (old.error == new.error
-                        && old.lex.directives == new.lex.directives
-                        && old.lex.guard == new.lex.guard
-                        && old.lex.pragma_once == new.lex.pragma_once))
-            })
-            .collect();
+        // Directories and files are checked at once (the file checks do not use the seeded answers).
+        let dirs_check = || {
+            let changed = prev.dir_stamps.par_iter().any(|(d, m)| dir_mtime(d) != *m);
+            if !changed && !opts.clean {
+                // Same directory listings: every earlier "is there a file X?" answer still holds.
+                store.seed_exists(&prev.exists);
+            }
+            changed
+        };
+        let files_check = || -> Vec<bool> {
+            (0..prev.paths.len() as FileId)
+                .into_par_iter()
+                .map(|id| {
+                    if progress.cancelled() {
+                        return true;
+                    }
+                    // Files the previous scan only probed (e.g. `__has_include`) were never read:
+                    // they are in no closure, so there is nothing to compare.
+                    let Some(old) = &prev.files[id as usize] else {
+                        return false;
+                    };
+                    let new = store.data(id);
+                    !(Arc::ptr_eq(&old.lex, &new.lex)
+                        || (old.error == new.error
+                            && old.lex.directives == new.lex.directives
+                            && old.lex.guard == new.lex.guard
+                            && old.lex.pragma_once == new.lex.pragma_once))
+                })
+                .collect()
+        };
+        let (changed_dirs, directive_changed) = rayon::join(dirs_check, files_check);
         if progress.cancelled() {
             return Err(ScanError::Cancelled);
         }
@@ -330,47 +394,75 @@ impl Scanner {
         let mut compilers = prev.compilers;
         let mut envs: FxMap<(Lang, Option<String>), CompilerEnv> = FxMap::default();
         let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
-        let compiler_name = match &project.compiler {
-            CompilerChoice::Auto => compiler::detect(),
-            CompilerChoice::Named(n) => Some(n.clone()),
-            CompilerChoice::None => None,
-        };
-        if want_pre {
-            progress.set_phase("asking the compiler");
-            let mut keys: Vec<(Lang, Option<String>)> = specs
-                .iter()
-                .map(|s| (s.lang, s.flags.std.clone()))
-                .collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                let env = match &compiler_name {
-                    Some(c) => {
-                        let ck = format!("{c}|{:?}|{:?}", k.0, k.1);
-                        match compilers.get(&ck) {
-                            Some(e) => e.clone(),
-                            None => {
-                                let e = compiler::query(c, k.0, k.1.as_deref())
-                                    .map_err(ScanError::Input)?;
-                                compilers.insert(ck, e.clone());
-                                e
-                            }
-                        }
-                    }
-                    None => compiler::builtin(k.0, k.1.as_deref()),
+        // The all-branches graph (Header Hero: global include dirs only, its line parser) needs
+        // no compiler: it runs, reading and lexing the project's files, while the compiler is
+        // asked (a cold scan's longest serial step).
+        let tu_ids: Vec<FileId> = specs.iter().map(|s| store.id_of(&s.file)).collect();
+        let want_hh = opts.mode == Mode::AllBranches || opts.both_modes;
+        let mut hh_dirs: Vec<PathBuf> = Vec::new();
+        for s in &specs {
+            for d in s.flags.include_dirs.iter() {
+                if !hh_dirs.contains(d) {
+                    hh_dirs.push(d.clone());
+                }
+            }
+        }
+        let (hh, asked) = std::thread::scope(|sc| {
+            let hh_job =
+                want_hh.then(|| sc.spawn(|| hh_graph(&store, &tu_ids, &hh_dirs, progress)));
+            let asked = (|| -> Result<(), ScanError> {
+                let compiler_name = match &project.compiler {
+                    CompilerChoice::Auto => compiler::detect_known(|c| {
+                        compilers.keys().any(|k| k.split('|').next() == Some(c))
+                    }),
+                    CompilerChoice::Named(n) => Some(n.clone()),
+                    CompilerChoice::None => None,
                 };
-                envs.insert(k, env);
-            }
-            match (&project.compiler, &compiler_name) {
-                (CompilerChoice::None, _) => notes.push(
-                    "predefined macros: built-in GCC 12 x86-64 Linux set (--compiler none); no system include dirs, so system headers are unresolved".into(),
-                ),
-                (_, Some(c)) => notes.push(format!(
-                    "predefined macros and system include dirs from `{c}` ({}); system headers are followed for their macros, only files under the roots and the given include dirs are counted",
-                    envs.values().map(|e| e.origin.clone()).collect::<Vec<_>>().join(", ")
-                )),
-                (_, None) => notes.push("no C++ compiler found on PATH: built-in GCC macro set, no system include dirs".into()),
-            }
+                if want_pre {
+                    progress.set_phase("asking the compiler");
+                    let mut keys: Vec<(Lang, Option<String>)> = specs
+                        .iter()
+                        .map(|s| (s.lang, s.flags.std.clone()))
+                        .collect();
+                    keys.sort();
+                    keys.dedup();
+                    for k in keys {
+                        let env = match &compiler_name {
+                            Some(c) => {
+                                let ck = format!("{c}|{:?}|{:?}", k.0, k.1);
+                                match compilers.get(&ck) {
+                                    Some(e) => e.clone(),
+                                    None => {
+                                        let e = compiler::query(c, k.0, k.1.as_deref())
+                                            .map_err(ScanError::Input)?;
+                                        compilers.insert(ck, e.clone());
+                                        e
+                                    }
+                                }
+                            }
+                            None => compiler::builtin(k.0, k.1.as_deref()),
+                        };
+                        envs.insert(k, env);
+                    }
+                    match (&project.compiler, &compiler_name) {
+                        (CompilerChoice::None, _) => notes.push(
+                            "predefined macros: built-in GCC 12 x86-64 Linux set (--compiler none); no system include dirs, so system headers are unresolved".into(),
+                        ),
+                        (_, Some(c)) => notes.push(format!(
+                            "predefined macros and system include dirs from `{c}` ({}); system headers are followed for their macros, only files under the roots and the given include dirs are counted",
+                            envs.values().map(|e| e.origin.clone()).collect::<Vec<_>>().join(", ")
+                        )),
+                        (_, None) => notes.push("no C++ compiler found on PATH: built-in GCC macro set, no system include dirs".into()),
+                    }
+                }
+                Ok(())
+            })();
+            let hh = hh_job.map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            (hh, asked)
+        });
+        asked?;
+        if progress.cancelled() {
+            return Err(ScanError::Cancelled);
         }
 
         // Search paths, base macro tables and forced includes per TU.
@@ -389,78 +481,114 @@ impl Scanner {
         let mut sps: Vec<Arc<SearchPath>> = Vec::new();
         let mut prepared: Vec<Prepared> = Vec::new();
         if want_pre {
+            // TUs mostly share their flags: set each distinct (language, flags) up once (search
+            // path directories are stat'ed, forced includes checked).
+            type Setup = (
+                Arc<SearchPath>,
+                u32,
+                Arc<Macros>,
+                Vec<FileId>,
+                bool,
+                bool,
+                u64,
+            );
+            let mut setups: FxMap<(Lang, &TuFlags), Setup> = FxMap::default();
             for s in &specs {
-                let env = &envs[&(s.lang, s.flags.std.clone())];
-                let sp = build_search_path(&s.flags, env);
-                let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
-                    let id = store.search_path_id(&sp);
-                    sps.push(Arc::new(sp.clone()));
-                    id
-                });
-                let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
-                let base = bases
-                    .entry(bkey)
-                    .or_insert_with(|| {
-                        let mut m = Macros::default();
-                        apply_defines(&mut m, &lex::lex(env.predefined.as_bytes(), &self.interner));
-                        apply_defines(
-                            &mut m,
-                            &lex::lex(macro_text(&s.flags.macros).as_bytes(), &self.interner),
-                        );
-                        Arc::new(m)
-                    })
-                    .clone();
-                let clang = base.map.contains_key(&syms.clang);
-                let cplusplus = base.map.contains_key(&syms.cplusplus);
-                // The driver's implicit pre-includes, then `-include` files, as GCC orders them.
-                let forced: Vec<FileId> = env
-                    .preincludes
-                    .iter()
-                    .chain(s.flags.forced_includes.iter())
-                    .filter(|f| f.is_file())
-                    .map(|f| store.id_of(&normalize(f)))
-                    .collect();
-                let tu = store.id_of(&s.file);
-                let key = fx_hash(&(&sp, bkey, &forced));
+                let (sp, sp_id, base, forced, clang, cplusplus, key) =
+                    setups.entry((s.lang, &s.flags)).or_insert_with(|| {
+                        let env = &envs[&(s.lang, s.flags.std.clone())];
+                        let sp = build_search_path(&s.flags, env);
+                        let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
+                            let id = store.search_path_id(&sp);
+                            sps.push(Arc::new(sp.clone()));
+                            id
+                        });
+                        let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
+                        let base = bases
+                            .entry(bkey)
+                            .or_insert_with(|| {
+                                let mut m = Macros::default();
+                                apply_defines(
+                                    &mut m,
+                                    &lex::lex(env.predefined.as_bytes(), &self.interner),
+                                );
+                                apply_defines(
+                                    &mut m,
+                                    &lex::lex(
+                                        macro_text(&s.flags.macros).as_bytes(),
+                                        &self.interner,
+                                    ),
+                                );
+                                Arc::new(m)
+                            })
+                            .clone();
+                        let clang = base.map.contains_key(&syms.clang);
+                        let cplusplus = base.map.contains_key(&syms.cplusplus);
+                        // The driver's implicit pre-includes, then `-include` files, as GCC
+                        // orders them.
+                        let forced: Vec<FileId> = env
+                            .preincludes
+                            .iter()
+                            .chain(s.flags.forced_includes.iter())
+                            .filter(|f| f.is_file())
+                            .map(|f| store.id_of(&normalize(f)))
+                            .collect();
+                        let key = fx_hash(&(&sp, bkey, &forced));
+                        (
+                            sps[sp_id as usize].clone(),
+                            sp_id,
+                            base,
+                            forced,
+                            clang,
+                            cplusplus,
+                            key,
+                        )
+                    });
                 prepared.push(Prepared {
-                    tu,
-                    sp: sps[sp_id as usize].clone(),
-                    sp_id,
-                    base,
-                    forced,
-                    clang,
-                    cplusplus,
-                    key,
+                    tu: store.id_of(&s.file),
+                    sp: sp.clone(),
+                    sp_id: *sp_id,
+                    base: base.clone(),
+                    forced: forced.clone(),
+                    clang: *clang,
+                    cplusplus: *cplusplus,
+                    key: *key,
                 });
             }
         }
 
         // Preprocess TUs (reusing unchanged ones).
         progress.set_phase("preprocessing translation units");
-        let reuse = |p: &Prepared| -> Option<TuResult> {
-            if changed_dirs || opts.clean {
-                return None;
-            }
-            let (k, r) = prev.tus.get(&p.tu)?;
-            if *k != p.key {
-                return None;
-            }
-            if r.closure
-                .iter()
-                .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
-            {
-                return None;
-            }
-            Some(r.clone())
-        };
+        // Unchanged TUs take their previous result (moved, not copied: it holds every edge).
+        let mut prev_tus = std::mem::take(&mut prev.tus);
+        let prev_tu_count = prev_tus.len();
+        let reusable: Vec<Option<TuResult>> = prepared
+            .iter()
+            .map(|p| {
+                if changed_dirs || opts.clean {
+                    return None;
+                }
+                let (k, r) = prev_tus.get(&p.tu)?;
+                if *k != p.key
+                    || r.closure
+                        .iter()
+                        .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
+                {
+                    return None;
+                }
+                prev_tus.remove(&p.tu).map(|(_, r)| r)
+            })
+            .collect();
         let memo = eval::Memo::default();
+        let edge_table = eval::EdgeTable::from_vec(std::mem::take(&mut prev.edge_tab));
         let results: Vec<(TuResult, bool)> = prepared
             .par_iter()
-            .map(|p| {
+            .zip(reusable)
+            .map(|(p, reused)| {
                 if progress.cancelled() {
                     return (TuResult::default(), false);
                 }
-                let r = match reuse(p) {
+                let r = match reused {
                     Some(r) => (r, true),
                     None => {
                         let input = TuInput {
@@ -472,6 +600,7 @@ impl Scanner {
                             clang: p.clang,
                             cplusplus: p.cplusplus,
                             memo: if opts.no_memo { None } else { Some(&memo) },
+                            edges: &edge_table,
                         };
                         (eval::run_tu(&store, &syms, &input), false)
                     }
@@ -480,27 +609,6 @@ impl Scanner {
                 r
             })
             .collect();
-        if progress.cancelled() {
-            return Err(ScanError::Cancelled);
-        }
-
-        // All-branches graph (Header Hero): global include dirs only, HH's line parser.
-        progress.set_phase("all-branches graph");
-        let tu_ids: Vec<FileId> = specs.iter().map(|s| store.id_of(&s.file)).collect();
-        let want_hh = opts.mode == Mode::AllBranches || opts.both_modes;
-        let hh = if want_hh {
-            let mut hh_dirs: Vec<PathBuf> = Vec::new();
-            for s in &specs {
-                for d in s.flags.include_dirs.iter() {
-                    if !hh_dirs.contains(d) {
-                        hh_dirs.push(d.clone());
-                    }
-                }
-            }
-            Some(hh_graph(&store, &tu_ids, &hh_dirs, progress))
-        } else {
-            None
-        };
         if progress.cancelled() {
             return Err(ScanError::Cancelled);
         }
@@ -532,55 +640,80 @@ impl Scanner {
             cache_used: !prev.paths.is_empty(),
         };
         let secs = t0.elapsed().as_secs_f64();
-        let pre_report = if want_pre {
-            let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
-            let md = mode_data_pre(
-                &store,
-                &trs,
-                &roots,
-                &counted_prefixes,
-                opts.count_system,
-                &walk_errors,
-            );
-            let mut notes = notes.clone();
-            notes.push("preprocessed: conditionals, macros, include guards, #pragma once, #include_next and #include MACRO evaluated per translation unit (the closure `g++ -M` reports)".into());
-            Some(Report::build(md, secs, notes, stats.clone()))
-        } else {
-            None
-        };
-        let hh_report = hh.map(|h| {
-            let mut notes = vec![
-                "all branches: Header Hero's definition (every #include line, all #if branches, no macros, no #include_next), with true reachability".into(),
-            ];
-            if !h.missing.is_empty() {
-                notes.push("system headers are unresolved unless their directories are given with -I".into());
-            }
-            Report::build(mode_data_hh(&store, &h, &tu_ids, &roots, &walk_errors), secs, notes, stats.clone())
-        });
+        let edge_tab = edge_table.snapshot();
+        progress.set_phase("building reports");
+        // The two modes' reports are independent: build them on both cores.
+        let (pre_report, hh_report) = rayon::join(
+            || {
+                want_pre.then(|| {
+                    let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
+                    let md = mode_data_pre(
+                        &store,
+                        &trs,
+                        &edge_tab,
+                        &roots,
+                        &counted_prefixes,
+                        opts.count_system,
+                        &walk_errors,
+                    );
+                    let mut notes = notes.clone();
+                    notes.push("preprocessed: conditionals, macros, include guards, #pragma once, #include_next and #include MACRO evaluated per translation unit (the closure `g++ -M` reports)".into());
+                    Report::build(md, secs, notes, stats.clone())
+                })
+            },
+            || {
+                hh.map(|h| {
+                    let mut notes = vec![
+                        "all branches: Header Hero's definition (every #include line, all #if branches, no macros, no #include_next), with true reachability".into(),
+                    ];
+                    if !h.missing.is_empty() {
+                        notes.push("system headers are unresolved unless their directories are given with -I".into());
+                    }
+                    Report::build(mode_data_hh(&store, &h, &tu_ids, &roots, &walk_errors), secs, notes, stats.clone())
+                })
+            },
+        );
 
         // Remember this scan.
+        progress.set_phase("remembering the scan");
         let slots = store.all_slots();
+        // Nothing probed beyond the previous scan's answers, in unchanged directories: those
+        // answers and directory stamps are still exact.
+        let same_probes = !changed_dirs
+            && !opts.clean
+            && !prev.paths.is_empty()
+            && store.files_stat.load(Ordering::Relaxed) == 0;
         let mut new_prev = Prev {
             paths: slots.iter().map(|s| s.path.clone()).collect(),
             files: slots.iter().map(|s| s.data.get().cloned()).collect(),
             tus: FxMap::default(),
             dir_stamps: Vec::new(),
             compilers,
-            exists: store.exists_snapshot(),
+            exists: if same_probes {
+                std::mem::take(&mut prev.exists)
+            } else {
+                store.exists_snapshot()
+            },
+            edge_tab,
+            walk: new_walk,
         };
-        for (p, (r, _)) in prepared.iter().zip(&results) {
-            new_prev.tus.insert(p.tu, (p.key, r.clone()));
+        for (p, (r, _)) in prepared.iter().zip(results) {
+            new_prev.tus.insert(p.tu, (p.key, r));
         }
-        let dirs = store.probed_parent_dirs();
-        new_prev.dir_stamps = dirs
-            .into_par_iter()
-            .map(|d| (d.clone(), dir_mtime(&d)))
-            .collect();
+        new_prev.dir_stamps = if same_probes {
+            std::mem::take(&mut prev.dir_stamps)
+        } else {
+            store
+                .probed_parent_dirs()
+                .into_par_iter()
+                .map(|d| (d.clone(), dir_mtime(&d)))
+                .collect()
+        };
         self.dirty = stats.files_read > 0
             || stats.tus_evaluated > 0
             || changed_dirs
             || new_prev.paths.len() != prev.paths.len()
-            || new_prev.tus.len() != prev.tus.len();
+            || new_prev.tus.len() != prev_tu_count;
         self.prev = new_prev;
 
         let secs = t0.elapsed().as_secs_f64();
@@ -756,15 +889,34 @@ fn display_path(p: &Path, roots: &[PathBuf]) -> String {
 struct NodeMap<'a> {
     store: &'a Store,
     roots: &'a [PathBuf],
-    idx: FxMap<FileId, u32>,
+    /// Node per file id (dense: reports map millions of closure and edge entries).
+    idx: Vec<u32>,
     nodes: Vec<Node>,
     ids: Vec<FileId>,
 }
 
-impl NodeMap<'_> {
+impl<'a> NodeMap<'a> {
+    fn new(store: &'a Store, roots: &'a [PathBuf]) -> Self {
+        NodeMap {
+            store,
+            roots,
+            idx: vec![u32::MAX; store.len()],
+            nodes: Vec::new(),
+            ids: Vec::new(),
+        }
+    }
+
+    #[inline]
     fn get(&mut self, f: FileId, counted: &dyn Fn(&Path) -> bool) -> u32 {
-        if let Some(&i) = self.idx.get(&f) {
-            return i;
+        match self.idx.get(f as usize) {
+            Some(&i) if i != u32::MAX => i,
+            _ => self.add(f, counted),
+        }
+    }
+
+    fn add(&mut self, f: FileId, counted: &dyn Fn(&Path) -> bool) -> u32 {
+        if f as usize >= self.idx.len() {
+            self.idx.resize(f as usize + 1, u32::MAX);
         }
         let path = self.store.path(f);
         let data = self.store.data(f);
@@ -777,7 +929,7 @@ impl NodeMap<'_> {
             abs: path,
         });
         self.ids.push(f);
-        self.idx.insert(f, i);
+        self.idx[f as usize] = i;
         i
     }
 }
@@ -802,26 +954,25 @@ fn finish_graph(nodes: Vec<Node>, edges: Vec<(u32, u32, u32)>, tus: Vec<TuReach>
         out,
         inc,
         tus,
+        edge_tab: Vec::new(),
     }
 }
 
 fn mode_data_pre(
     store: &Store,
     results: &[&TuResult],
+    edge_tab: &[(FileId, u32, FileId)],
     roots: &[PathBuf],
     counted_prefixes: &[PathBuf],
     count_system: bool,
     walk_errors: &[(PathBuf, String)],
 ) -> ModeData {
     let counted = |p: &Path| count_system || counted_prefixes.iter().any(|r| p.starts_with(r));
-    let mut nm = NodeMap {
-        store,
-        roots,
-        idx: FxMap::default(),
-        nodes: Vec::new(),
-        ids: Vec::new(),
-    };
-    let mut edges = Vec::new();
+    let mut nm = NodeMap::new(store, roots);
+    // The session's edge table in node space; only the edges some TU took get mapped (the
+    // others may name files no TU reached).
+    let mut node_tab: Vec<(u32, u32, u32)> = vec![(u32::MAX, 0, u32::MAX); edge_tab.len()];
+    let mut edges: Vec<(u32, u32, u32)> = Vec::new();
     let mut tus = Vec::new();
     let mut missing = Vec::new();
     let mut missing_tus: FxMap<(String, bool), u32> = FxMap::default();
@@ -830,16 +981,20 @@ fn mode_data_pre(
         let tn = nm.get(r.tu, &counted);
         nm.nodes[tn as usize].is_tu = true;
         let closure: Vec<u32> = r.closure.iter().map(|&f| nm.get(f, &counted)).collect();
-        let te: Vec<(u32, u32, u32)> = r
-            .edges
-            .iter()
-            .map(|&(a, l, b)| (nm.get(a, &counted), l, nm.get(b, &counted)))
-            .collect();
-        edges.extend(te.iter().copied());
+        for &i in r.edges.iter() {
+            let Some(&(a, l, b)) = edge_tab.get(i as usize) else {
+                continue;
+            };
+            let e = &mut node_tab[i as usize];
+            if e.0 == u32::MAX {
+                *e = (nm.get(a, &counted), l, nm.get(b, &counted));
+                edges.push(*e);
+            }
+        }
         tus.push(TuReach {
             node: tn,
             closure,
-            edges: Some(te),
+            edges: Some(r.edges.clone()),
         });
         let mut hit: FxSet<(String, bool)> = FxSet::default();
         for (f, l, n, a) in &r.missing {
@@ -865,7 +1020,8 @@ fn mode_data_pre(
     add_walk_errors(&mut nm, walk_errors, &mut errors, &counted);
     missing.sort();
     missing.dedup();
-    let graph = finish_graph(nm.nodes, edges, tus);
+    let mut graph = finish_graph(nm.nodes, edges, tus);
+    graph.edge_tab = node_tab;
     ModeData {
         mode: Mode::Preprocessed,
         graph,
@@ -896,13 +1052,7 @@ fn mode_data_hh(
     walk_errors: &[(PathBuf, String)],
 ) -> ModeData {
     let counted = |_: &Path| true;
-    let mut nm = NodeMap {
-        store,
-        roots,
-        idx: FxMap::default(),
-        nodes: Vec::new(),
-        ids: Vec::new(),
-    };
+    let mut nm = NodeMap::new(store, roots);
     let mut edges = Vec::new();
     let mut keys: Vec<&FileId> = h.edges.keys().collect();
     keys.sort();

@@ -328,11 +328,17 @@ impl Store {
     }
 
     pub fn seed_exists(&self, v: &[(PathBuf, bool)]) {
+        // One lock per shard, not per answer.
+        let mut by_shard: Vec<Vec<(&PathBuf, bool)>> = vec![Vec::new(); SHARDS];
         for (p, b) in v {
-            self.exists[(fx_hash(p.as_path()) as usize) % SHARDS]
-                .write()
-                .unwrap()
-                .insert(p.clone(), *b);
+            by_shard[fx_hash(p.as_path()) as usize % SHARDS].push((p, *b));
+        }
+        for (sh, items) in self.exists.iter().zip(by_shard) {
+            let mut g = sh.write().unwrap();
+            g.reserve(items.len());
+            for (p, b) in items {
+                g.insert(p.clone(), b);
+            }
         }
     }
 

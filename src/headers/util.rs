@@ -110,6 +110,26 @@ impl Interner {
         id
     }
 
+    /// An interner holding exactly `strs`, in id order (`strs[0]` must be the empty string, no
+    /// duplicates): a cache load gets its ids back without a lock round per string.
+    pub fn from_strings(strs: Vec<Box<[u8]>>) -> Option<Self> {
+        if strs.first().is_none_or(|s| !s.is_empty()) {
+            return None;
+        }
+        let mut map: FxMap<Box<[u8]>, Sym> = FxMap::default();
+        map.reserve(strs.len());
+        for (i, s) in strs.iter().enumerate() {
+            if map.insert(s.clone(), i as Sym).is_some() {
+                return None;
+            }
+        }
+        Some(Interner {
+            map: RwLock::new(map),
+            strs: RwLock::new(strs),
+            insert_lock: Mutex::new(()),
+        })
+    }
+
     /// Interns many strings with one lock round; returns their ids in order.
     pub fn intern_many(&self, items: &[&[u8]]) -> Vec<Sym> {
         let mut out = Vec::with_capacity(items.len());
