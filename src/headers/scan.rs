@@ -817,25 +817,40 @@ pub fn hh_graph(
         r
     };
     while !wave.is_empty() && !progress.cancelled() {
-        let datas: Vec<Arc<FileData>> = wave.par_iter().map(|&f| store.data(f)).collect();
+        // Read, lex and resolve the includer-relative `"x"` includes in parallel (path joins and
+        // existence checks are most of a rescan's all-branches time); ids are then assigned
+        // serially in the same order as before, so the graph is the same on every run.
+        let datas: Vec<(Arc<FileData>, Vec<Option<PathBuf>>)> = wave
+            .par_iter()
+            .map(|&f| {
+                let data = store.data(f);
+                let dir = store.path(f).parent().map(|p| p.to_path_buf());
+                let dir = dir.unwrap_or_default();
+                let local = data
+                    .lex
+                    .hh_includes
+                    .iter()
+                    .map(|inc| {
+                        inc.quoted
+                            .then(|| normalize(&dir.join(&inc.name)))
+                            .filter(|q| store.is_file(q))
+                    })
+                    .collect();
+                (data, local)
+            })
+            .collect();
         let mut next = Vec::new();
-        for (&f, data) in wave.iter().zip(&datas) {
-            let dir = store
-                .path(f)
-                .parent()
-                .map(|p| p.to_path_buf())
-                .unwrap_or_default();
+        for (&f, (data, local)) in wave.iter().zip(&datas) {
             let mut out: Vec<(u32, FileId)> = Vec::new();
             let mut sysi: Vec<(u32, String)> = Vec::new();
             for l in &data.lex.hh_errors {
                 g.errors
                     .push((f, *l, "could not parse line (Header Hero 2011 rule)".into()));
             }
-            for inc in &data.lex.hh_includes {
+            for (inc, found) in data.lex.hh_includes.iter().zip(local) {
                 if inc.quoted {
-                    let q = normalize(&dir.join(&inc.name));
-                    if store.is_file(&q) {
-                        out.push((inc.line, store.id_of(&q)));
+                    if let Some(q) = found {
+                        out.push((inc.line, store.id_of(q)));
                     } else if !sysi.iter().any(|s| s.1 == inc.name) {
                         sysi.push((inc.line, inc.name.clone()));
                     }
