@@ -406,6 +406,8 @@ impl HeadersState {
         egui::Panel::left("hh_project")
             .resizable(true)
             .default_size(300.0)
+            // Long include paths must not push the detail view off the window.
+            .max_size(360.0)
             .show(ui, |ui| {
                 egui::ScrollArea::vertical()
                     .id_salt("hh_project_scroll")
@@ -962,6 +964,9 @@ impl HeadersState {
             return;
         };
         let gen_mode = (self.generation, s.show_mode);
+        // Long paths and the summary line are cut with "…" (full text on hover) instead of
+        // widening the panel, which would push the why / what-if column off the window.
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
         // Taken out for the frame so the why / what-if sections can update `self` while reading it.
         let Some(outcome) = self.outcome.take() else {
             return;
