@@ -642,10 +642,20 @@ impl Scanner {
         let secs = t0.elapsed().as_secs_f64();
         let edge_tab = edge_table.snapshot();
         progress.set_phase("building reports");
-        // The two modes' reports are independent: build them on both cores.
-        let (pre_report, hh_report) = rayon::join(
-            || {
-                want_pre.then(|| {
+        // Nothing probed beyond the previous scan's answers, in unchanged directories: those
+        // answers and directory stamps are still exact.
+        let same_probes = !changed_dirs
+            && !opts.clean
+            && !prev.paths.is_empty()
+            && store.files_stat.load(Ordering::Relaxed) == 0;
+        let kept_exists = same_probes.then(|| std::mem::take(&mut prev.exists));
+        let kept_stamps = same_probes.then(|| std::mem::take(&mut prev.dir_stamps));
+        // The two modes' reports are independent: build them on both cores, and meanwhile
+        // collect what the next rescan needs (existence answers, directory stamps).
+        let reports = || {
+            rayon::join(
+                || {
+                    want_pre.then(|| {
                     let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
                     let md = mode_data_pre(
                         &store,
@@ -660,9 +670,9 @@ impl Scanner {
                     notes.push("preprocessed: conditionals, macros, include guards, #pragma once, #include_next and #include MACRO evaluated per translation unit (the closure `g++ -M` reports)".into());
                     Report::build(md, secs, notes, stats.clone())
                 })
-            },
-            || {
-                hh.map(|h| {
+                },
+                || {
+                    hh.map(|h| {
                     let mut notes = vec![
                         "all branches: Header Hero's definition (every #include line, all #if branches, no macros, no #include_next), with true reachability".into(),
                     ];
@@ -671,44 +681,38 @@ impl Scanner {
                     }
                     Report::build(mode_data_hh(&store, &h, &tu_ids, &roots, &walk_errors), secs, notes, stats.clone())
                 })
-            },
-        );
+                },
+            )
+        };
+        let remember = || {
+            let exists = kept_exists.unwrap_or_else(|| store.exists_snapshot());
+            let dir_stamps = kept_stamps.unwrap_or_else(|| {
+                store
+                    .probed_parent_dirs()
+                    .into_par_iter()
+                    .map(|d| (d.clone(), dir_mtime(&d)))
+                    .collect()
+            });
+            (exists, dir_stamps)
+        };
+        let ((pre_report, hh_report), (exists, dir_stamps)) = rayon::join(reports, remember);
 
         // Remember this scan.
         progress.set_phase("remembering the scan");
         let slots = store.all_slots();
-        // Nothing probed beyond the previous scan's answers, in unchanged directories: those
-        // answers and directory stamps are still exact.
-        let same_probes = !changed_dirs
-            && !opts.clean
-            && !prev.paths.is_empty()
-            && store.files_stat.load(Ordering::Relaxed) == 0;
         let mut new_prev = Prev {
             paths: slots.iter().map(|s| s.path.clone()).collect(),
             files: slots.iter().map(|s| s.data.get().cloned()).collect(),
             tus: FxMap::default(),
-            dir_stamps: Vec::new(),
+            dir_stamps,
             compilers,
-            exists: if same_probes {
-                std::mem::take(&mut prev.exists)
-            } else {
-                store.exists_snapshot()
-            },
+            exists,
             edge_tab,
             walk: new_walk,
         };
         for (p, (r, _)) in prepared.iter().zip(results) {
             new_prev.tus.insert(p.tu, (p.key, r));
         }
-        new_prev.dir_stamps = if same_probes {
-            std::mem::take(&mut prev.dir_stamps)
-        } else {
-            store
-                .probed_parent_dirs()
-                .into_par_iter()
-                .map(|d| (d.clone(), dir_mtime(&d)))
-                .collect()
-        };
         self.dirty = stats.files_read > 0
             || stats.tus_evaluated > 0
             || changed_dirs
