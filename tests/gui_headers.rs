@@ -603,3 +603,66 @@ fn cancel_stops_a_long_scan_and_the_ui_keeps_running() {
     assert_eq!(r.translation_units, 1500);
     assert!(s.headers.error.is_none());
 }
+
+/// The C standard and `-isystem` dirs typed in the editor reach the engine: a `.c` TU picks its
+/// header by `__STDC_VERSION__`, and `<sysonly.h>` is found only through the system dir.
+#[test]
+fn c_std_and_system_dirs_reach_the_scan() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let src = root.path().join("src");
+    let sys = root.path().join("sys");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&sys).unwrap();
+    std::fs::write(
+        src.join("m.c"),
+        "#include <sysonly.h>\n#if __STDC_VERSION__ >= 201710L\n#include \"new.h\"\n#else\n#include \"old.h\"\n#endif\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("new.h"), "int n;\n").unwrap();
+    std::fs::write(src.join("old.h"), "int o1;\nint o2;\n").unwrap();
+    std::fs::write(sys.join("sysonly.h"), "int s1;\nint s2;\nint s3;\n").unwrap();
+
+    let mut h = harness(state(&out.path().join("rep")));
+    h.run();
+    scan_root(&mut h, root.path());
+    let missing = |h: &Harness<'_, AppState>| {
+        let o = h.state().headers.outcome.as_ref().expect("a scan result");
+        o.report(Mode::Preprocessed).unwrap().missing.len()
+    };
+    let parsed = |h: &Harness<'_, AppState>| {
+        let o = h.state().headers.outcome.as_ref().expect("a scan result");
+        o.report(Mode::Preprocessed).unwrap().total_parsed
+    };
+    assert_eq!(
+        missing(&h),
+        1,
+        "<sysonly.h> is missing without the system dir"
+    );
+
+    h.get_by_label("Add system dir").click();
+    h.run();
+    type_into(&mut h, "-isystem 1:", &sys.display().to_string());
+    type_into(&mut h, "C std:", "c99");
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    assert_eq!(missing(&h), 0, "found through -isystem");
+    // m.c (6) + sysonly.h (3) + old.h (2): c99 takes the #else branch.
+    assert_eq!(parsed(&h), 6 + 3 + 2);
+
+    h.get_by_role_and_label(Role::TextInput, "C std:").focus();
+    h.run();
+    for _ in 0..3 {
+        h.key_press(egui::Key::Backspace);
+    }
+    h.get_by_role_and_label(Role::TextInput, "C std:")
+        .type_text("c17");
+    h.run();
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    // c17: new.h (1) instead of old.h.
+    assert_eq!(parsed(&h), 6 + 3 + 1);
+    assert_eq!(h.state().persisted.headers.project.cstd, "c17");
+}

@@ -36,6 +36,10 @@ pub struct HeadersProject {
     pub compile_commands: String,
     /// `-std=` for C++ TUs (empty: the compiler's default).
     pub std: String,
+    /// `-std=` for C TUs (empty: the compiler's default).
+    pub cstd: String,
+    /// `-isystem` dirs, in search order (after the `-I` dirs, as for a compiler).
+    pub system_dirs: Vec<String>,
     pub compiler: CompilerPick,
     pub compiler_name: String,
     /// Keep an on-disk cache (user cache dir) so the first scan after a restart is fast too.
@@ -62,6 +66,8 @@ impl Default for HeadersProject {
             defines,
             compile_commands: String::new(),
             std: String::new(),
+            cstd: String::new(),
+            system_dirs: Vec::new(),
             compiler: CompilerPick::Auto,
             compiler_name: String::new(),
             disk_cache: true,
@@ -132,6 +138,12 @@ impl HeadersProject {
                 return Err(format!("Include dir {}: folder not found", d.display()));
             }
         }
+        let system_dirs = Self::clean_list(&self.system_dirs);
+        for d in &system_dirs {
+            if !d.is_dir() {
+                return Err(format!("System dir {}: folder not found", d.display()));
+            }
+        }
         let compiler = match self.compiler {
             CompilerPick::Auto => CompilerChoice::Auto,
             CompilerPick::None => CompilerChoice::None,
@@ -144,9 +156,12 @@ impl HeadersProject {
             }
         };
         let std = self.std.trim();
+        let cstd = self.cstd.trim();
         Ok(Project {
             roots,
             include_dirs,
+            system_dirs,
+            cstd: (!cstd.is_empty()).then(|| cstd.to_string()),
             defines: parse_defines(&self.defines)?,
             compile_commands: (!cc.is_empty()).then(|| PathBuf::from(cc)),
             std: (!std.is_empty()).then(|| std.to_string()),
@@ -160,6 +175,7 @@ impl HeadersProject {
         Self::clean_list(&self.roots)
             .into_iter()
             .chain(Self::clean_list(&self.include_dirs))
+            .chain(Self::clean_list(&self.system_dirs))
             .filter(|p| p.is_dir())
             .collect()
     }

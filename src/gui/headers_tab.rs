@@ -482,7 +482,16 @@ impl HeadersState {
             }
         });
         ui.add_space(6.0);
+        ui.label(egui::RichText::new("System dirs (-isystem, in order)").strong())
+            .on_hover_text(
+                "Searched after the -I dirs; the compiler's own system dirs come after these",
+            );
         let p = &mut s.project;
+        path_list(ui, "-isystem", &mut p.system_dirs, true);
+        if ui.button("Add system dir").clicked() {
+            p.system_dirs.push(String::new());
+        }
+        ui.add_space(6.0);
         let l = ui.label(egui::RichText::new("Defines (one per line)").strong());
         ui.add(
             egui::TextEdit::multiline(&mut p.defines)
@@ -539,6 +548,14 @@ impl HeadersState {
                 ui.add(
                     egui::TextEdit::singleline(&mut p.std)
                         .hint_text("compiler default, e.g. c++17")
+                        .desired_width(140.0),
+                )
+                .labelled_by(l.id);
+                ui.end_row();
+                let l = ui.label("C std:");
+                ui.add(
+                    egui::TextEdit::singleline(&mut p.cstd)
+                        .hint_text("compiler default, e.g. c11")
                         .desired_width(140.0),
                 )
                 .labelled_by(l.id);
