@@ -34,44 +34,29 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
         .map(|(r, p)| [r.duration_s.unwrap_or(p.duration_s) as f64, p.ratio])
         .collect();
     let names: Vec<String> = rows.iter().map(|r| r.key.clip.clone()).collect();
-    let names2 = names.clone();
 
     egui::Grid::new("cf_charts")
         .num_columns(2)
         .spacing([16.0, 8.0])
         .show(ui, |ui| {
-            ui.vertical(|ui| {
-                ui.label(egui::RichText::new("Compression ratio vs max error").strong());
-                Plot::new("cf_chart_ratio_err")
-                    .width(w)
-                    .height(h)
-                    .x_axis_label("max error (cm)")
-                    .y_axis_label("ratio")
-                    .label_formatter(move |h| hover(h, &names, "err", "cm", "ratio", "×"))
-                    .show(ui, |pui| {
-                        pui.points(
-                            Points::new("clips", ratio_err)
-                                .radius(3.0)
-                                .color(POINT_COLOR),
-                        );
-                    });
-            });
-            ui.vertical(|ui| {
-                ui.label(egui::RichText::new("Compression ratio by clip duration").strong());
-                Plot::new("cf_chart_ratio_dur")
-                    .width(w)
-                    .height(h)
-                    .x_axis_label("duration (s)")
-                    .y_axis_label("ratio")
-                    .label_formatter(move |h| hover(h, &names2, "duration", "s", "ratio", "×"))
-                    .show(ui, |pui| {
-                        pui.points(
-                            Points::new("clips", ratio_dur)
-                                .radius(3.0)
-                                .color(egui::Color32::from_rgb(120, 200, 120)),
-                        );
-                    });
-            });
+            scatter(
+                ui,
+                [w, h],
+                "Compression ratio vs max error",
+                ("max error (cm)", "err", "cm"),
+                ratio_err,
+                &names,
+                POINT_COLOR,
+            );
+            scatter(
+                ui,
+                [w, h],
+                "Compression ratio by clip duration",
+                ("duration (s)", "duration", "s"),
+                ratio_dur,
+                &names,
+                egui::Color32::from_rgb(120, 200, 120),
+            );
             ui.end_row();
             ui.vertical(|ui| {
                 ui.label(egui::RichText::new("Max error distribution").strong());
@@ -123,6 +108,33 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
             });
             ui.end_row();
         });
+}
+
+/// A "ratio against x" scatter plot of the clips; hovering a point names its clip.
+/// `x` is (axis label, hover name, hover unit).
+fn scatter(
+    ui: &mut egui::Ui,
+    [w, h]: [f32; 2],
+    title: &str,
+    x: (&str, &'static str, &'static str),
+    points: Vec<[f64; 2]>,
+    names: &[String],
+    color: egui::Color32,
+) {
+    let (x_label, x_name, x_unit) = x;
+    ui.vertical(|ui| {
+        ui.label(egui::RichText::new(title).strong());
+        let names = names.to_vec();
+        Plot::new(title)
+            .width(w)
+            .height(h)
+            .x_axis_label(x_label)
+            .y_axis_label("ratio")
+            .label_formatter(move |h| hover(h, &names, x_name, x_unit, "ratio", "×"))
+            .show(ui, |pui| {
+                pui.points(Points::new("clips", points).radius(3.0).color(color));
+            });
+    });
 }
 
 fn hover(

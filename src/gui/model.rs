@@ -224,21 +224,11 @@ impl Library {
         self.last_rebuild = None;
     }
 
-    /// A rebuild soon (throttled while results stream in).
-    pub fn mark_dirty(&mut self) {
-        self.dirty = true;
-    }
-
-    /// The rows of one file changed (its inspection or its result came in).
-    pub fn mark_file_dirty(&mut self, file: usize) {
-        self.dirty_files.push(file);
-    }
-
     /// Sets what the inspection found in file `i`.
     pub fn set_inspect(&mut self, i: usize, found: Inspect) {
         if let Some(slot) = self.inspect.get_mut(i) {
             *slot = found;
-            self.mark_file_dirty(i);
+            self.dirty_files.push(i);
         }
     }
 

@@ -9,7 +9,7 @@ pub mod report;
 pub mod watch;
 
 use crate::anim::formats::{self, ClipFormat};
-use crate::anim::{CompressionSettings, RawClip, error, runtime::ClipReader};
+use crate::anim::{CompressionSettings, RawClip};
 use cache::{CacheEntry, SkipCache};
 use report::{BatchReport, ClipReport};
 use std::collections::HashMap;
@@ -617,18 +617,8 @@ pub(crate) fn input_root_of(file: &ClipFile) -> String {
         .unwrap_or_default()
 }
 
-/// Applies the shell distance override, as the compressor does, so the measured error matches
-/// the threshold the compressor aimed for.
-fn with_shell_override(mut clip: RawClip, settings: &CompressionSettings) -> RawClip {
-    if let Some(d) = settings.shell_distance {
-        for s in &mut clip.skeleton.shell_distances {
-            *s = d;
-        }
-    }
-    clip
-}
-
-/// Compresses, writes and measures one clip; the row says what happened.
+/// Compresses and writes one clip; the row says what happened. The error figures are the
+/// compressor's own float64 check of the very bytes written (decoded, measured against `clip`).
 fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> ClipReport {
     let file = job.file;
     let settings = &job.options.settings;
@@ -660,37 +650,10 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
             ..cancelled_row(file, name)
         };
     }
-    // Decode what will be written before writing it: a buffer that does not read back is an
-    // error and never reaches the output folder.
-    let decoded = match ClipReader::new(&compressed.bytes) {
-        Ok(r) => r.to_raw_clip(),
-        Err(e) => {
-            return fail(
-                row,
-                format!(
-                    "{} (clip '{name}'): compressed buffer does not decode: {e}",
-                    file.path.display()
-                ),
-            );
-        }
-    };
     if let Err(e) = write_atomic(&out_path, &compressed.bytes) {
         return fail(row, format!("{}: cannot write: {e}", out_path.display()));
     }
-    let raw = with_shell_override(clip, settings);
-    let stats = match error::measure(&raw, &decoded) {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = std::fs::remove_file(&out_path);
-            return fail(
-                row,
-                format!(
-                    "{} (clip '{name}'): decoded clip does not match the input: {e}",
-                    file.path.display()
-                ),
-            );
-        }
-    };
+    let stats = compressed.error;
     let s = &compressed.stats;
     row.compressed_bytes = compressed.runtime_bytes as u64;
     row.file_bytes = compressed.bytes.len() as u64;
@@ -701,8 +664,8 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
     };
     row.max_error_cm = stats.max;
     row.mean_error_cm = stats.mean;
-    if raw.num_bones() > 0 && raw.num_samples > 0 {
-        row.worst_bone = raw.skeleton.names.get(stats.worst_bone).cloned();
+    if clip.num_bones() > 0 && clip.num_samples > 0 {
+        row.worst_bone = clip.skeleton.names.get(stats.worst_bone).cloned();
         row.worst_sample = Some(stats.worst_sample);
     }
     row.bit_rate_histogram = s.bit_rate_histogram.clone();

@@ -82,22 +82,8 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
         pad4(&mut out);
         let data_off = out.len();
         let bits: u32 = choice.widths.iter().map(|w| w[0] + w[1] + w[2]).sum();
-        let dqs: Vec<[Dequant; 3]> = p
-            .tracks
-            .iter()
-            .enumerate()
-            .map(|(k, t)| {
-                let r = &choice.ranges[k];
-                std::array::from_fn(|c| {
-                    Dequant::new(
-                        t.clip_min[c],
-                        t.clip_ext[c],
-                        r[c],
-                        r[3 + c],
-                        choice.widths[k][c],
-                    )
-                })
-            })
+        let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
+            .map(|k| super::search::dequants(p, k, &choice.ranges[k], choice.widths[k]))
             .collect();
         let mut w = BitWriter::default();
         for i in start..start + len {

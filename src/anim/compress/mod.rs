@@ -58,6 +58,9 @@ pub struct CompressedClip {
     /// Size of the runtime data alone (what ACL's `compressed_size` counts: no names or metadata).
     pub runtime_bytes: usize,
     pub stats: CompressionStats,
+    /// The final float64 check's full measurement of `bytes` decoded against the raw clip (at the
+    /// shell distances the compressor used): callers report it instead of measuring again.
+    pub error: error::ErrorStats,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -184,6 +187,7 @@ fn attempt(
                     looping: prepared.wrap,
                     verified_max_error: stats.max,
                 },
+                error: stats,
             }));
         }
         for s in failing {

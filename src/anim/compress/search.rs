@@ -61,7 +61,13 @@ fn segment_range(values: &[[f32; 3]], min: [f32; 3], ext: [f32; 3], multi: bool)
     r
 }
 
-fn dequants(p: &Prepared, track: usize, range: &[u8; 6], widths: [u32; 3]) -> [Dequant; 3] {
+/// The dequantizers of one track in one segment (the encoder writes with the same ones).
+pub(super) fn dequants(
+    p: &Prepared,
+    track: usize,
+    range: &[u8; 6],
+    widths: [u32; 3],
+) -> [Dequant; 3] {
     let t = &p.tracks[track];
     std::array::from_fn(|c| {
         Dequant::new(

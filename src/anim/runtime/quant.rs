@@ -101,16 +101,7 @@ pub fn rebuild_rotation_unnormalized(k: [f32; 3], dropped: u8) -> Vec4 {
 /// components need not lie exactly on the unit sphere.
 #[inline]
 pub fn rebuild_rotation(k: [f32; 3], dropped: u8) -> Quat {
-    let d = (1.0 - (k[0] * k[0] + k[1] * k[1] + k[2] * k[2]))
-        .max(0.0)
-        .sqrt();
-    let v = match dropped {
-        0 => Vec4::new(d, k[0], k[1], k[2]),
-        1 => Vec4::new(k[0], d, k[1], k[2]),
-        2 => Vec4::new(k[0], k[1], d, k[2]),
-        _ => Vec4::new(k[0], k[1], k[2], d),
-    };
-    Quat::from_vec4(v.normalize())
+    Quat::from_vec4(rebuild_rotation_unnormalized(k, dropped).normalize())
 }
 
 /// Segment layout: segments of `segment_size` samples; the last one absorbs a remainder
