@@ -42,7 +42,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
             scatter(
                 ui,
                 [w, h],
-                "Compression ratio vs max error",
+                ("cf_chart_ratio_err", "Compression ratio vs max error"),
                 ("max error (cm)", "err", "cm"),
                 ratio_err,
                 &names,
@@ -51,7 +51,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
             scatter(
                 ui,
                 [w, h],
-                "Compression ratio by clip duration",
+                ("cf_chart_ratio_dur", "Compression ratio by clip duration"),
                 ("duration (s)", "duration", "s"),
                 ratio_dur,
                 &names,
@@ -111,11 +111,11 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
 }
 
 /// A "ratio against x" scatter plot of the clips; hovering a point names its clip.
-/// `x` is (axis label, hover name, hover unit).
+/// `plot` is (id, title); `x` is (axis label, hover name, hover unit).
 fn scatter(
     ui: &mut egui::Ui,
     [w, h]: [f32; 2],
-    title: &str,
+    (id, title): (&str, &str),
     x: (&str, &'static str, &'static str),
     points: Vec<[f64; 2]>,
     names: &[String],
@@ -124,13 +124,12 @@ fn scatter(
     let (x_label, x_name, x_unit) = x;
     ui.vertical(|ui| {
         ui.label(egui::RichText::new(title).strong());
-        let names = names.to_vec();
-        Plot::new(title)
+        Plot::new(id)
             .width(w)
             .height(h)
             .x_axis_label(x_label)
             .y_axis_label("ratio")
-            .label_formatter(move |h| hover(h, &names, x_name, x_unit, "ratio", "×"))
+            .label_formatter(move |h| hover(h, names, x_name, x_unit, "ratio", "×"))
             .show(ui, |pui| {
                 pui.points(Points::new("clips", points).radius(3.0).color(color));
             });

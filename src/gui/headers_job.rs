@@ -362,22 +362,8 @@ impl HeadersWatcher {
     }
 }
 
-/// Writes `text` to `path` atomically (temp file beside it, then rename), creating its folder.
+/// Writes `text` to `path` atomically ([`crate::pipeline::write_atomic`]), the error naming the file.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
-    let fail = |what: &str, e: std::io::Error| format!("{}: {what}: {e}", path.display());
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| fail("cannot create its folder", e))?;
-    }
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file path", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, text).map_err(|e| fail("cannot write", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail("cannot replace", e)
-    })
+    crate::pipeline::write_atomic(path, text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }

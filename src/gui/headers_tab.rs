@@ -17,6 +17,7 @@ use egui_extras::{Column, TableBuilder};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// Table columns (also the sort keys).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,6 +157,9 @@ pub struct HeadersState {
     detail: Option<((u64, Mode, String), Detail)>,
     dialog: Option<mpsc::Receiver<(Pick, Option<PathBuf>)>>,
     watcher: Option<HeadersWatcher>,
+    /// The project the watched folders were last worked out for, and when (they are stat'ed,
+    /// so not every frame).
+    watch_checked: Option<(HeadersProject, Instant)>,
     pending_rescan: bool,
     shown_once: bool,
     ctx: Option<egui::Context>,
@@ -183,6 +187,7 @@ impl Default for HeadersState {
             detail: None,
             dialog: None,
             watcher: None,
+            watch_checked: None,
             pending_rescan: false,
             shown_once: false,
             ctx: None,
@@ -314,6 +319,7 @@ impl HeadersState {
     fn sync_watch(&mut self, s: &mut HeadersSettings) {
         if !s.watch {
             self.watcher = None;
+            self.watch_checked = None;
             return;
         }
         // Don't restart the watcher while a path is being typed.
@@ -321,8 +327,19 @@ impl HeadersState {
             .ctx
             .as_ref()
             .is_some_and(|c| c.egui_wants_keyboard_input());
-        let dirs = s.project.watch_dirs();
-        if !typing && self.watcher.as_ref().is_none_or(|w| w.dirs != dirs) {
+        // Work the folders out again when the project changed, or once a second (a folder may
+        // have appeared).
+        let due = self
+            .watch_checked
+            .as_ref()
+            .is_none_or(|(p, t)| *p != s.project || t.elapsed() > Duration::from_secs(1));
+        let dirs = (!typing && due).then(|| {
+            self.watch_checked = Some((s.project.clone(), Instant::now()));
+            s.project.watch_dirs()
+        });
+        if let Some(dirs) = dirs
+            && self.watcher.as_ref().is_none_or(|w| w.dirs != dirs)
+        {
             self.watcher = None;
             if dirs.is_empty() {
                 self.error = Some("Watch: no existing root or include dir to watch".into());

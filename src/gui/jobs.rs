@@ -68,7 +68,6 @@ pub struct BatchJob {
     pub started: Instant,
     /// Expected number of clips (inspected clip counts, 1 per file not inspected yet).
     pub total_clips: u64,
-    pub total_files: usize,
     /// Input files not finished yet.
     pub queued: HashSet<PathBuf>,
     pub settings: crate::anim::CompressionSettings,
@@ -150,7 +149,6 @@ pub fn start_batch(
     let cancel = CancelToken::default();
     let progress = Arc::new(Progress::default());
     let queued: HashSet<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
-    let total_files = files.len();
     let settings = options.settings.clone();
     {
         let cancel = cancel.clone();
@@ -180,7 +178,6 @@ pub fn start_batch(
         rx,
         started: Instant::now(),
         total_clips,
-        total_files,
         queued,
         settings,
     }

@@ -264,7 +264,12 @@ impl Library {
     }
 
     pub fn row(&self, key: &RowKey) -> Option<&Row> {
-        self.rows.iter().find(|r| &r.key == key)
+        // Only the rows of its file (the detail view asks every frame).
+        let f = *self.file_index.get(&key.path)?;
+        self.rows
+            .get(self.file_rows.get(f)?.clone())?
+            .iter()
+            .find(|r| &r.key == key)
     }
 
     /// Rows with a usable report (for charts and batch histograms).

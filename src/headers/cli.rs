@@ -7,12 +7,6 @@ use super::{CompilerChoice, MacroOpt, Mode, Progress, Project, ScanOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CliMode {
-    AllBranches,
-    Preprocessed,
-}
-
 #[derive(clap::Args, Debug, Clone)]
 pub struct HeadersArgs {
     /// Source roots to scan (recursively; dot-directories skipped).
@@ -37,7 +31,7 @@ pub struct HeadersArgs {
     pub compile_commands: Option<PathBuf>,
     /// Mode whose tables are printed and exported (both modes' totals are always shown).
     #[arg(long, value_enum, default_value = "preprocessed")]
-    pub mode: CliMode,
+    pub mode: Mode,
     /// C++ standard passed to the compiler query (e.g. c++20).
     #[arg(long)]
     pub std: Option<String>,
@@ -125,10 +119,7 @@ impl HeadersArgs {
 
     pub fn options(&self) -> ScanOptions {
         ScanOptions {
-            mode: match self.mode {
-                CliMode::AllBranches => Mode::AllBranches,
-                CliMode::Preprocessed => Mode::Preprocessed,
-            },
+            mode: self.mode,
             both_modes: true,
             clean: self.clean,
             count_system: self.count_system,

@@ -5,7 +5,7 @@
 
 use super::lex::{DKind, IncSpec, Lexed};
 use super::pp::{self, Ctx, Effect, Entry, HeaderName, Host, Macros, Syms};
-use super::store::{FileId, SearchPath, Store};
+use super::store::{FileData, FileId, SearchPath, Store};
 use super::util::{FxMap, FxSet, Sym, fx_hash};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -270,7 +270,8 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
     for &f in input.forced {
         r.enter(input.tu, 0, f, None, false);
     }
-    r.file(input.tu, None, 0);
+    let tu_data = r.h.store.data(input.tu);
+    r.file(input.tu, None, tu_data);
     if let Some(m) = input.memo {
         m.hint_macros
             .fetch_max(r.macros.map.span(), Ordering::Relaxed);
@@ -455,7 +456,7 @@ impl Run<'_> {
         }
         let (pc, pf, pl) = (self.h.cur, self.h.cur_found, self.h.line);
         self.h.depth += 1;
-        self.file(to, found, self.h.depth);
+        self.file(to, found, data);
         self.h.depth -= 1;
         self.h.cur = pc;
         self.h.cur_found = pf;
@@ -483,8 +484,8 @@ impl Run<'_> {
         }
     }
 
-    fn file(&mut self, fid: FileId, found: Option<u32>, _depth: u32) {
-        let data = self.h.store.data(fid);
+    /// Preprocesses file `fid` (its `data`, already fetched by the caller).
+    fn file(&mut self, fid: FileId, found: Option<u32>, data: Arc<FileData>) {
         if let Some(e) = &data.error {
             self.err(fid, 0, e.clone());
             return;

@@ -613,7 +613,7 @@ impl Scanner {
             return Err(ScanError::Cancelled);
         }
 
-        // Make sure every file in a graph is loaded (line counts), then build reports.
+        // Build the reports (a file's data is loaded where a report needs its line count).
         progress.set_phase("building report");
         let counted_prefixes: Vec<PathBuf> = roots
             .iter()
@@ -628,10 +628,6 @@ impl Scanner {
             .collect::<FxSet<_>>()
             .into_iter()
             .collect();
-        let n_files = store.len();
-        (0..n_files as FileId).into_par_iter().for_each(|id| {
-            let _ = store.loaded(id);
-        });
         let stats = ScanStats {
             files_read: store.files_read.load(Ordering::Relaxed),
             files_reused: store.files_reused.load(Ordering::Relaxed),
@@ -815,9 +811,8 @@ pub fn hh_graph(
                 break;
             }
         }
-        if r.is_some() {
-            cache.insert(s.to_string(), r);
-        }
+        // Misses too: existence answers are fixed for the whole scan.
+        cache.insert(s.to_string(), r);
         r
     };
     while !wave.is_empty() && !progress.cancelled() {
@@ -846,7 +841,8 @@ pub fn hh_graph(
         let mut next = Vec::new();
         for (&f, (data, local)) in wave.iter().zip(&datas) {
             let mut out: Vec<(u32, FileId)> = Vec::new();
-            let mut sysi: Vec<(u32, String)> = Vec::new();
+            // (line, name, written with <>)
+            let mut sysi: Vec<(u32, String, bool)> = Vec::new();
             for l in &data.lex.hh_errors {
                 g.errors
                     .push((f, *l, "could not parse line (Header Hero 2011 rule)".into()));
@@ -856,29 +852,22 @@ pub fn hh_graph(
                     if let Some(q) = found {
                         out.push((inc.line, store.id_of(q)));
                     } else if !sysi.iter().any(|s| s.1 == inc.name) {
-                        sysi.push((inc.line, inc.name.clone()));
+                        sysi.push((inc.line, inc.name.clone(), false));
                     }
                 }
             }
             for inc in &data.lex.hh_includes {
                 if !inc.quoted {
-                    sysi.push((inc.line, inc.name.clone()));
+                    sysi.push((inc.line, inc.name.clone(), true));
                 }
             }
             // HH resolves quoted fallbacks and angle includes in that list order.
             let mut ordered = sysi;
             ordered.sort_by_key(|s| s.0);
-            for (line, name) in ordered {
+            for (line, name, angle) in ordered {
                 match resolve_angle(&name, &mut sys_cache) {
                     Some(t) => out.push((line, t)),
-                    None => {
-                        let angle = !data
-                            .lex
-                            .hh_includes
-                            .iter()
-                            .any(|i| i.line == line && i.quoted);
-                        g.missing.push((f, line, name, angle));
-                    }
+                    None => g.missing.push((f, line, name, angle)),
                 }
             }
             for &(_, t) in &out {

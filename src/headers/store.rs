@@ -187,11 +187,6 @@ impl Store {
             .clone()
     }
 
-    /// Data if already loaded.
-    pub fn loaded(&self, id: FileId) -> Option<Arc<FileData>> {
-        self.slot(id).data.get().cloned()
-    }
-
     fn load(&self, path: &Path) -> FileData {
         let err = |msg: String| FileData {
             size: 0,
@@ -226,7 +221,7 @@ impl Store {
             Err(e) => return err(format!("cannot read: {e}")),
         };
         self.files_read.fetch_add(1, Ordering::Relaxed);
-        if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() && prev.is_some() {
+        if prev.is_some() && std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
             eprintln!("[headers] re-read changed file {}", path.display());
         }
         let hash = crc32fast::hash(&bytes);

@@ -50,7 +50,12 @@ impl CacheEntry {
         base: &Path,
         output_root: &Path,
     ) -> bool {
-        self.input_hash == input_hash
+        self.input_hash == input_hash && self.matches_run(settings_key, base, output_root)
+    }
+
+    /// [`Self::is_up_to_date`] without the input's hash: what can be checked before reading it.
+    pub fn matches_run(&self, settings_key: &str, base: &Path, output_root: &Path) -> bool {
+        !self.input_hash.is_empty()
             && self.settings_key == settings_key
             && self.base == cache_key(base)
             && self.outputs_intact(output_root)
@@ -221,29 +226,6 @@ impl SkipCache {
         e
     }
 
-    /// Removes and returns every entry for `key` or anything under it (`key/...`); an empty key
-    /// takes everything.
-    pub fn remove_under(&self, key: &str) -> Vec<(String, CacheEntry)> {
-        let mut map = self.lock();
-        let keys: Vec<String> = map
-            .keys()
-            .filter(|k| {
-                key.is_empty()
-                    || *k == key
-                    || (k.starts_with(key) && k[key.len()..].starts_with('/'))
-            })
-            .cloned()
-            .collect();
-        let out: Vec<(String, CacheEntry)> = keys
-            .into_iter()
-            .filter_map(|k| map.remove(&k).map(|e| (k, e)))
-            .collect();
-        if !out.is_empty() {
-            self.dirty.store(true, Ordering::Relaxed);
-        }
-        out
-    }
-
     /// Copies of every entry for `key` or under it (`key/...`); an empty key lists everything.
     pub fn entries_under(&self, key: &str) -> Vec<(String, CacheEntry)> {
         self.lock()
@@ -251,22 +233,9 @@ impl SkipCache {
             .filter(|(k, _)| {
                 key.is_empty()
                     || *k == key
-                    || (k.starts_with(key) && k[key.len()..].starts_with('/'))
+                    || k.strip_prefix(key).is_some_and(|r| r.starts_with('/'))
             })
             .map(|(k, e)| (k.clone(), e.clone()))
-            .collect()
-    }
-
-    /// Keys of every entry for `key` or under it (`key/...`); an empty key lists everything.
-    pub fn keys_under(&self, key: &str) -> Vec<String> {
-        self.lock()
-            .keys()
-            .filter(|k| {
-                key.is_empty()
-                    || *k == key
-                    || (k.starts_with(key) && k[key.len()..].starts_with('/'))
-            })
-            .cloned()
             .collect()
     }
 

@@ -707,11 +707,8 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
     let count = selected.len();
     let mut code = ExitCode::SUCCESS;
     for (index, clip) in &selected {
-        let out = if args.clip.is_some() {
-            convert_output_path(&args.input, &args.output, 0, 1, &clip.name)
-        } else {
-            convert_output_path(&args.input, &args.output, *index, count, &clip.name)
-        };
+        // With --clip, `count` is 1: the output is named after the input alone.
+        let out = convert_output_path(&args.input, &args.output, *index, count, &clip.name);
         match write_acl(clip, &out) {
             Ok(()) => say!(
                 "{} ({}) -> {} ({} bones, {} samples)",

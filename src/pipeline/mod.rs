@@ -536,12 +536,10 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         row.warnings = warnings.clone();
         job.progress.record(&row);
         if row.error.is_none() {
-            let len = std::fs::metadata(out_root.join(&rel_out))
-                .map(|m| m.len())
-                .unwrap_or(0);
             written.push(cache::CachedOutput {
                 path: cache::cache_key(&rel_out),
-                file_bytes: len,
+                // Exactly the bytes `write_atomic` wrote.
+                file_bytes: row.file_bytes,
             });
             outputs.push(rel_out);
         }
@@ -572,21 +570,12 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
                 input_root,
             },
         );
-    } else if rows.iter().any(|r| r.error.is_some() && !r.cancelled) {
-        // A failed input keeps no cache entry, its surviving outputs are tracked for deletion.
-        job.cache.insert(
-            key,
-            CacheEntry {
-                input_hash: String::new(),
-                settings_key: String::new(),
-                base: cache::cache_key(&job.base),
-                outputs: written,
-                reports: Vec::new(),
-                input_root,
-            },
-        );
-    } else if !written.is_empty() || previous.is_some() {
-        // Cancelled part-way: remember what exists, but never as up to date.
+    } else if rows.iter().any(|r| r.error.is_some() && !r.cancelled)
+        || !written.is_empty()
+        || previous.is_some()
+    {
+        // Failed, or cancelled part-way: remember the outputs that exist (tracked for deletion),
+        // but never as up to date.
         job.cache.insert(
             key,
             CacheEntry {
@@ -708,21 +697,34 @@ pub fn cached_results(
     }
     let skey = settings_key(&options.settings);
     let bases = plan_outputs(files);
-    files
-        .par_iter()
-        .zip(bases.par_iter())
-        .map(|(file, base)| {
-            if cancel.is_cancelled() {
-                return None;
-            }
-            let entry = cache.get(&cache::cache_key(&file.relative))?;
-            let content = std::fs::read(&file.path).ok()?;
-            let hash = cache::input_hash(&file.path, &content);
-            entry
-                .is_up_to_date(&hash, &skey, base, &options.output_root)
-                .then(|| entry.skipped_rows(&file.path))
-        })
-        .collect()
+    let lookup = || -> Vec<Option<Vec<ClipReport>>> {
+        files
+            .par_iter()
+            .zip(bases.par_iter())
+            .map(|(file, base)| {
+                if cancel.is_cancelled() {
+                    return None;
+                }
+                let entry = cache.get(&cache::cache_key(&file.relative))?;
+                // Settings, output base and outputs first: the input is read only if they match.
+                if !entry.matches_run(&skey, base, &options.output_root) {
+                    return None;
+                }
+                let content = std::fs::read(&file.path).ok()?;
+                let hash = cache::input_hash(&file.path, &content);
+                (entry.input_hash == hash).then(|| entry.skipped_rows(&file.path))
+            })
+            .collect()
+    };
+    // Its own pool (like the batch), so its workers are created by, and inherit the priority
+    // of, the calling thread.
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs)
+        .build()
+    {
+        Ok(pool) => pool.install(lookup),
+        Err(_) => lookup(),
+    }
 }
 
 /// [`run_batch`] with a callback called (from worker threads) for every finished row, in
