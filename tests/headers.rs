@@ -489,6 +489,39 @@ fn rescan_reuses_unchanged_and_sees_changes() {
 }
 
 #[test]
+fn rescan_sees_a_header_created_in_missing_directories() {
+    // `a.cpp` includes `gen/deep/cfg.h` through two include dirs; none exists yet. A missing
+    // directory is remembered through its deepest existing ancestor, so creating the whole
+    // chain later (in the second include dir) must still be seen without a clean rescan.
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    write(
+        r,
+        "src/a.cpp",
+        b"#include <gen/deep/cfg.h>\n#include <other/x.h>\n",
+    );
+    fs::create_dir_all(r.join("inc1")).unwrap();
+    fs::create_dir_all(r.join("inc2/gen")).unwrap();
+    write(r, "inc1/other/x.h", b"int x;\n");
+    let p = project(r, &["inc1", "inc2"]);
+    let mut s = Scanner::new();
+    let o = opts(Mode::Preprocessed);
+    let first = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    assert_eq!(first.missing.len(), 1);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write(r, "inc2/gen/deep/cfg.h", b"int a;\nint b;\n");
+    let t = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    assert!(t.missing.is_empty(), "{:?}", t.missing);
+    assert_eq!(t.stats.tus_evaluated, 1);
+    assert_eq!(t.total_parsed, first.total_parsed + 2);
+    // And again one level up: a new directory in the first include dir shadows the second.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write(r, "inc1/gen/deep/cfg.h", b"int c;\n");
+    let t2 = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    assert_eq!(t2.total_parsed, first.total_parsed + 1);
+}
+
+#[test]
 fn disk_cache_roundtrip() {
     let d = tempfile::tempdir().unwrap();
     let r = d.path();

@@ -97,6 +97,51 @@ fn dir_mtime(p: &Path) -> Option<i64> {
         .map(|d| d.as_nanos() as i64)
 }
 
+/// Modification times of the directories probes looked in. A missing directory is stamped
+/// through its deepest existing ancestor instead: creating it, or anything between, changes that
+/// ancestor's time. Thousands of missing probe directories (every `-I` dir × `sub/dir/x.h`) then
+/// cost a few stats on the next rescan instead of one each.
+fn stamp_dirs(probed: Vec<PathBuf>) -> Vec<(PathBuf, Option<i64>)> {
+    let stamped: Vec<(PathBuf, Option<i64>)> = probed
+        .into_par_iter()
+        .map(|d| {
+            let m = dir_mtime(&d);
+            (d, m)
+        })
+        .collect();
+    let mut known: FxMap<PathBuf, Option<i64>> = FxMap::default();
+    let mut missing: Vec<PathBuf> = Vec::new();
+    for (d, m) in stamped {
+        match m {
+            Some(_) => {
+                known.insert(d, m);
+            }
+            None => missing.push(d),
+        }
+    }
+    for d in missing {
+        let mut a = d.parent();
+        while let Some(x) = a {
+            if let Some(m) = known.get(x) {
+                if m.is_some() {
+                    break;
+                }
+            } else {
+                let m = dir_mtime(x);
+                known.insert(x.to_path_buf(), m);
+                if m.is_some() {
+                    break;
+                }
+            }
+            a = x.parent();
+        }
+    }
+    let mut v: Vec<(PathBuf, Option<i64>)> =
+        known.into_iter().filter(|(_, m)| m.is_some()).collect();
+    v.sort();
+    v
+}
+
 /// What a walk of the roots found, kept so a rescan can skip the walk: while every directory it
 /// listed has the same modification time, their entries are the same (adding, removing or
 /// renaming an entry changes its directory's time). Symlinked candidates are re-checked, since
@@ -345,7 +390,7 @@ impl Scanner {
         let mut prev_map = FxMap::default();
         for (p, f) in prev.paths.iter().zip(&prev.files) {
             if let Some(f) = f {
-                prev_map.insert(p.clone(), f.clone());
+                prev_map.insert(p.as_os_str().to_owned(), f.clone());
             }
         }
         let store = Store::new(self.interner.clone(), prev_map);
@@ -682,13 +727,7 @@ impl Scanner {
         };
         let remember = || {
             let exists = kept_exists.unwrap_or_else(|| store.exists_snapshot());
-            let dir_stamps = kept_stamps.unwrap_or_else(|| {
-                store
-                    .probed_parent_dirs()
-                    .into_par_iter()
-                    .map(|d| (d.clone(), dir_mtime(&d)))
-                    .collect()
-            });
+            let dir_stamps = kept_stamps.unwrap_or_else(|| stamp_dirs(store.probed_parent_dirs()));
             (exists, dir_stamps)
         };
         let ((pre_report, hh_report), (exists, dir_stamps)) = rayon::join(reports, remember);
@@ -1096,21 +1135,31 @@ fn mode_data_hh(
     let n = graph.nodes.len();
     let mut mark = vec![u32::MAX; n];
     let mut tus_r = Vec::new();
-    let mut missing_tus: FxMap<(String, bool), u32> = FxMap::default();
-    let mut miss_by: FxMap<u32, Vec<(String, bool)>> = FxMap::default();
+    // Missing includes by distinct (name, angle), numbered: each TU marks the ones it reaches
+    // (a TU reaches hundreds of includers of the same few missing names).
+    let mut miss_ids: FxMap<(&str, bool), u32> = FxMap::default();
+    let mut miss_by: FxMap<u32, Vec<u32>> = FxMap::default();
     for (f, _, nmx, a) in &missing {
-        miss_by.entry(*f).or_default().push((nmx.clone(), *a));
+        let n = miss_ids.len() as u32;
+        let id = *miss_ids.entry((nmx.as_str(), *a)).or_insert(n);
+        miss_by.entry(*f).or_default().push(id);
     }
+    let mut miss_count = vec![0u32; miss_ids.len()];
+    let mut miss_mark = vec![u32::MAX; miss_ids.len()];
     for (k, &t) in tun.iter().enumerate() {
         graph.nodes[t as usize].is_tu = true;
         let mut st = vec![t];
         mark[t as usize] = k as u32;
         let mut closure = Vec::new();
-        let mut hit: FxSet<(String, bool)> = FxSet::default();
         while let Some(v) = st.pop() {
             closure.push(v);
             if let Some(ms) = miss_by.get(&v) {
-                hit.extend(ms.iter().cloned());
+                for &m in ms {
+                    if miss_mark[m as usize] != k as u32 {
+                        miss_mark[m as usize] = k as u32;
+                        miss_count[m as usize] += 1;
+                    }
+                }
             }
             for &(w, _) in &graph.out[v as usize] {
                 if mark[w as usize] != k as u32 {
@@ -1119,15 +1168,17 @@ fn mode_data_hh(
                 }
             }
         }
-        for x in hit {
-            *missing_tus.entry(x).or_default() += 1;
-        }
         tus_r.push(TuReach {
             node: t,
             closure,
             edges: None,
         });
     }
+    let missing_tus: FxMap<(String, bool), u32> = miss_ids
+        .into_iter()
+        .filter(|&(_, id)| miss_count[id as usize] > 0)
+        .map(|((n, a), id)| ((n.to_string(), a), miss_count[id as usize]))
+        .collect();
     graph.tus = tus_r;
     ModeData {
         mode: Mode::AllBranches,

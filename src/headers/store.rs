@@ -10,6 +10,7 @@
 
 use super::lex::{self, Lexed};
 use super::util::{FxMap, Interner, Sym, fx_hash, normalize};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -58,15 +59,17 @@ fn shards<K, V>() -> Vec<Shard<K, V>> {
 
 pub struct Store {
     pub interner: Arc<Interner>,
-    index: Mutex<FxMap<PathBuf, FileId>>,
+    // Path-keyed maps hash the path's bytes (`OsString`): `Path`'s own `Hash` walks components,
+    // which was a tenth of a rescan. Paths here are normalised, so bytes equal means same path.
+    index: Mutex<FxMap<OsString, FileId>>,
     slots: RwLock<Vec<Arc<Slot>>>,
-    dirs: Mutex<(FxMap<PathBuf, u32>, Vec<PathBuf>)>,
-    exists: Vec<Shard<PathBuf, bool>>,
+    dirs: Mutex<(FxMap<OsString, u32>, Vec<PathBuf>)>,
+    exists: Vec<Shard<OsString, bool>>,
     rel_cache: Vec<Shard<(u32, Sym), Option<FileId>>>,
     chain_cache: Vec<Shard<ChainKey, Option<(FileId, u32)>>>,
     search_paths: Mutex<Vec<SearchPath>>,
     /// Previous content by path, reused when size + mtime (or the hash) match.
-    pub prev: FxMap<PathBuf, Arc<FileData>>,
+    pub prev: FxMap<OsString, Arc<FileData>>,
     pub files_read: AtomicUsize,
     pub files_reused: AtomicUsize,
     pub files_stat: AtomicUsize,
@@ -81,7 +84,7 @@ fn mtime_ns(m: &std::fs::Metadata) -> i64 {
 }
 
 impl Store {
-    pub fn new(interner: Arc<Interner>, prev: FxMap<PathBuf, Arc<FileData>>) -> Self {
+    pub fn new(interner: Arc<Interner>, prev: FxMap<OsString, Arc<FileData>>) -> Self {
         Store {
             interner,
             index: Mutex::new(FxMap::default()),
@@ -117,7 +120,7 @@ impl Store {
     /// Id of a (normalised, absolute) path, creating the slot if needed.
     pub fn id_of(&self, path: &Path) -> FileId {
         let mut idx = self.index.lock().unwrap();
-        if let Some(&id) = idx.get(path) {
+        if let Some(&id) = idx.get(path.as_os_str()) {
             return id;
         }
         let dir = self.dir_id(path.parent().unwrap_or(Path::new("/")));
@@ -128,18 +131,18 @@ impl Store {
             dir,
             data: OnceLock::new(),
         }));
-        idx.insert(path.to_path_buf(), id);
+        idx.insert(path.as_os_str().to_owned(), id);
         id
     }
 
     pub fn dir_id(&self, d: &Path) -> u32 {
         let mut g = self.dirs.lock().unwrap();
-        if let Some(&i) = g.0.get(d) {
+        if let Some(&i) = g.0.get(d.as_os_str()) {
             return i;
         }
         let i = g.1.len() as u32;
         g.1.push(d.to_path_buf());
-        g.0.insert(d.to_path_buf(), i);
+        g.0.insert(d.as_os_str().to_owned(), i);
         i
     }
 
@@ -162,8 +165,8 @@ impl Store {
 
     /// Regular file (after following symlinks)? Directories do not count, as in GCC.
     pub fn is_file(&self, p: &Path) -> bool {
-        let sh = &self.exists[(fx_hash(p) as usize) % SHARDS];
-        if let Some(&b) = sh.read().unwrap().get(p) {
+        let sh = &self.exists[(fx_hash(p.as_os_str()) as usize) % SHARDS];
+        if let Some(&b) = sh.read().unwrap().get(p.as_os_str()) {
             return b;
         }
         self.files_stat.fetch_add(1, Ordering::Relaxed);
@@ -175,7 +178,7 @@ impl Store {
                 e.raw_os_error() == Some(40) /* ELOOP */ || e.kind() == std::io::ErrorKind::PermissionDenied
             }
         };
-        sh.write().unwrap().insert(p.to_path_buf(), b);
+        sh.write().unwrap().insert(p.as_os_str().to_owned(), b);
         b
     }
 
@@ -207,7 +210,7 @@ impl Store {
             }
         };
         let mtime = mtime_ns(&meta);
-        let prev = self.prev.get(path);
+        let prev = self.prev.get(path.as_os_str());
         if let Some(p) = prev
             && p.error.is_none()
             && p.size == meta.len()
@@ -317,22 +320,27 @@ impl Store {
     pub fn exists_snapshot(&self) -> Vec<(PathBuf, bool)> {
         let mut v = Vec::new();
         for sh in &self.exists {
-            v.extend(sh.read().unwrap().iter().map(|(p, b)| (p.clone(), *b)));
+            v.extend(
+                sh.read()
+                    .unwrap()
+                    .iter()
+                    .map(|(p, b)| (PathBuf::from(p), *b)),
+            );
         }
         v
     }
 
     pub fn seed_exists(&self, v: &[(PathBuf, bool)]) {
         // One lock per shard, not per answer.
-        let mut by_shard: Vec<Vec<(&PathBuf, bool)>> = vec![Vec::new(); SHARDS];
+        let mut by_shard: Vec<Vec<(&OsStr, bool)>> = vec![Vec::new(); SHARDS];
         for (p, b) in v {
-            by_shard[fx_hash(p.as_path()) as usize % SHARDS].push((p, *b));
+            by_shard[fx_hash(p.as_os_str()) as usize % SHARDS].push((p.as_os_str(), *b));
         }
         for (sh, items) in self.exists.iter().zip(by_shard) {
             let mut g = sh.write().unwrap();
             g.reserve(items.len());
             for (p, b) in items {
-                g.insert(p.clone(), b);
+                g.insert(p.to_owned(), b);
             }
         }
     }
@@ -342,7 +350,7 @@ impl Store {
         let mut v: Vec<PathBuf> = Vec::new();
         for sh in &self.exists {
             for p in sh.read().unwrap().keys() {
-                if let Some(d) = p.parent() {
+                if let Some(d) = Path::new(p).parent() {
                     v.push(d.to_path_buf());
                 }
             }
