@@ -452,7 +452,10 @@ impl Scanner {
                 }
             }
         }
-        let (hh, asked) = std::thread::scope(|sc| {
+        // The all-branches walk runs on its own thread through the whole preprocessed pass (its
+        // own parallel waves and the TU evaluation share the pool): neither waits at the other's
+        // barriers, and the walk's serial resolution steps overlap TU work.
+        std::thread::scope(|sc| {
             let hh_job =
                 want_hh.then(|| sc.spawn(|| hh_graph(&store, &tu_ids, &hh_dirs, progress)));
             let asked = (|| -> Result<(), ScanError> {
@@ -489,287 +492,296 @@ impl Scanner {
                         };
                         envs.insert(k, env);
                     }
-                    match (&project.compiler, &compiler_name) {
-                        (CompilerChoice::None, _) => notes.push(
-                            "predefined macros: built-in GCC 12 x86-64 Linux set (--compiler none); no system include dirs, so system headers are unresolved".into(),
+                    notes.push(match (&project.compiler, &compiler_name) {
+                        (CompilerChoice::None, _) => NOTE_BUILTIN.into(),
+                        (_, Some(c)) => format!(
+                            "predefined macros and system include dirs from `{c}` ({}); {NOTE_COUNTED}",
+                            envs.values()
+                                .map(|e| e.origin.clone())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
-                        (_, Some(c)) => notes.push(format!(
-                            "predefined macros and system include dirs from `{c}` ({}); system headers are followed for their macros, only files under the roots and the given include dirs are counted",
-                            envs.values().map(|e| e.origin.clone()).collect::<Vec<_>>().join(", ")
-                        )),
-                        (_, None) => notes.push("no C++ compiler found on PATH: built-in GCC macro set, no system include dirs".into()),
-                    }
+                        (_, None) => NOTE_NO_COMPILER.into(),
+                    });
                 }
                 Ok(())
             })();
-            let hh = hh_job.map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-            (hh, asked)
-        });
-        asked?;
-        if progress.cancelled() {
-            return Err(ScanError::Cancelled);
-        }
-
-        // Search paths, base macro tables and forced includes per TU.
-        let mut sp_ids: FxMap<SearchPath, u32> = FxMap::default();
-        let mut bases: FxMap<u64, Arc<Macros>> = FxMap::default();
-        struct Prepared {
-            tu: FileId,
-            sp: Arc<SearchPath>,
-            sp_id: u32,
-            base: Arc<Macros>,
-            forced: Vec<FileId>,
-            clang: bool,
-            cplusplus: bool,
-            key: u64,
-        }
-        let mut sps: Vec<Arc<SearchPath>> = Vec::new();
-        let mut prepared: Vec<Prepared> = Vec::new();
-        if want_pre {
-            // TUs mostly share their flags: set each distinct (language, flags) up once (search
-            // path directories are stat'ed, forced includes checked).
-            type Setup = (
-                Arc<SearchPath>,
-                u32,
-                Arc<Macros>,
-                Vec<FileId>,
-                bool,
-                bool,
-                u64,
-            );
-            let mut setups: FxMap<(Lang, &TuFlags), Setup> = FxMap::default();
-            for s in &specs {
-                let (sp, sp_id, base, forced, clang, cplusplus, key) =
-                    setups.entry((s.lang, &s.flags)).or_insert_with(|| {
-                        let env = &envs[&(s.lang, s.flags.std.clone())];
-                        let sp = build_search_path(&s.flags, env);
-                        let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
-                            let id = store.search_path_id(&sp);
-                            sps.push(Arc::new(sp.clone()));
-                            id
-                        });
-                        let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
-                        let base = bases
-                            .entry(bkey)
-                            .or_insert_with(|| {
-                                let mut m = Macros::default();
-                                apply_defines(
-                                    &mut m,
-                                    &lex::lex(env.predefined.as_bytes(), &self.interner),
-                                );
-                                apply_defines(
-                                    &mut m,
-                                    &lex::lex(
-                                        macro_text(&s.flags.macros).as_bytes(),
-                                        &self.interner,
-                                    ),
-                                );
-                                Arc::new(m)
-                            })
-                            .clone();
-                        let clang = base.map.contains_key(&syms.clang);
-                        let cplusplus = base.map.contains_key(&syms.cplusplus);
-                        // The driver's implicit pre-includes, then `-include` files, as GCC
-                        // orders them.
-                        let forced: Vec<FileId> = env
-                            .preincludes
-                            .iter()
-                            .chain(s.flags.forced_includes.iter())
-                            .filter(|f| f.is_file())
-                            .map(|f| store.id_of(&normalize(f)))
-                            .collect();
-                        let key = fx_hash(&(&sp, bkey, &forced));
-                        (
-                            sps[sp_id as usize].clone(),
-                            sp_id,
-                            base,
-                            forced,
-                            clang,
-                            cplusplus,
-                            key,
-                        )
-                    });
-                prepared.push(Prepared {
-                    tu: store.id_of(&s.file),
-                    sp: sp.clone(),
-                    sp_id: *sp_id,
-                    base: base.clone(),
-                    forced: forced.clone(),
-                    clang: *clang,
-                    cplusplus: *cplusplus,
-                    key: *key,
-                });
+            asked?;
+            if progress.cancelled() {
+                return Err(ScanError::Cancelled);
             }
-        }
 
-        // Preprocess TUs (reusing unchanged ones).
-        progress.set_phase("preprocessing translation units");
-        // Unchanged TUs take their previous result (moved, not copied: it holds every edge).
-        let mut prev_tus = std::mem::take(&mut prev.tus);
-        let prev_tu_count = prev_tus.len();
-        let reusable: Vec<Option<TuResult>> = prepared
-            .iter()
-            .map(|p| {
-                if changed_dirs || opts.clean {
-                    return None;
+            // Search paths, base macro tables and forced includes per TU.
+            let mut sp_ids: FxMap<SearchPath, u32> = FxMap::default();
+            let mut bases: FxMap<u64, Arc<Macros>> = FxMap::default();
+            struct Prepared {
+                tu: FileId,
+                sp: Arc<SearchPath>,
+                sp_id: u32,
+                base: Arc<Macros>,
+                forced: Vec<FileId>,
+                clang: bool,
+                cplusplus: bool,
+                key: u64,
+            }
+            let mut sps: Vec<Arc<SearchPath>> = Vec::new();
+            let mut prepared: Vec<Prepared> = Vec::new();
+            if want_pre {
+                // TUs mostly share their flags: set each distinct (language, flags) up once (search
+                // path directories are stat'ed, forced includes checked).
+                type Setup = (
+                    Arc<SearchPath>,
+                    u32,
+                    Arc<Macros>,
+                    Vec<FileId>,
+                    bool,
+                    bool,
+                    u64,
+                );
+                let mut setups: FxMap<(Lang, &TuFlags), Setup> = FxMap::default();
+                for s in &specs {
+                    let (sp, sp_id, base, forced, clang, cplusplus, key) =
+                        setups.entry((s.lang, &s.flags)).or_insert_with(|| {
+                            let env = &envs[&(s.lang, s.flags.std.clone())];
+                            let sp = build_search_path(&s.flags, env);
+                            let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
+                                let id = store.search_path_id(&sp);
+                                sps.push(Arc::new(sp.clone()));
+                                id
+                            });
+                            let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
+                            let base = bases
+                                .entry(bkey)
+                                .or_insert_with(|| {
+                                    let mut m = Macros::default();
+                                    apply_defines(
+                                        &mut m,
+                                        &lex::lex(env.predefined.as_bytes(), &self.interner),
+                                    );
+                                    apply_defines(
+                                        &mut m,
+                                        &lex::lex(
+                                            macro_text(&s.flags.macros).as_bytes(),
+                                            &self.interner,
+                                        ),
+                                    );
+                                    Arc::new(m)
+                                })
+                                .clone();
+                            let clang = base.map.contains_key(&syms.clang);
+                            let cplusplus = base.map.contains_key(&syms.cplusplus);
+                            // The driver's implicit pre-includes, then `-include` files, as GCC
+                            // orders them.
+                            let forced: Vec<FileId> = env
+                                .preincludes
+                                .iter()
+                                .chain(s.flags.forced_includes.iter())
+                                .filter(|f| f.is_file())
+                                .map(|f| store.id_of(&normalize(f)))
+                                .collect();
+                            let key = fx_hash(&(&sp, bkey, &forced));
+                            (
+                                sps[sp_id as usize].clone(),
+                                sp_id,
+                                base,
+                                forced,
+                                clang,
+                                cplusplus,
+                                key,
+                            )
+                        });
+                    prepared.push(Prepared {
+                        tu: store.id_of(&s.file),
+                        sp: sp.clone(),
+                        sp_id: *sp_id,
+                        base: base.clone(),
+                        forced: forced.clone(),
+                        clang: *clang,
+                        cplusplus: *cplusplus,
+                        key: *key,
+                    });
                 }
-                let (k, r) = prev_tus.get(&p.tu)?;
-                if *k != p.key
-                    || r.closure
+            }
+
+            // Preprocess TUs (reusing unchanged ones).
+            progress.set_phase("preprocessing translation units");
+            // Unchanged TUs take their previous result (moved, not copied: it holds every edge).
+            let mut prev_tus = std::mem::take(&mut prev.tus);
+            let prev_tu_count = prev_tus.len();
+            let reusable: Vec<Option<TuResult>> = prepared
+                .iter()
+                .map(|p| {
+                    if changed_dirs || opts.clean {
+                        return None;
+                    }
+                    let (k, r) = prev_tus.get(&p.tu)?;
+                    if *k != p.key
+                        || r.closure
+                            .iter()
+                            .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
+                    {
+                        return None;
+                    }
+                    prev_tus.remove(&p.tu).map(|(_, r)| r)
+                })
+                .collect();
+            let memo = eval::Memo::default();
+            let edge_table = eval::EdgeTable::from_vec(std::mem::take(&mut prev.edge_tab));
+            let results: Vec<(TuResult, bool)> = prepared
+                .par_iter()
+                .zip(reusable)
+                .map(|(p, reused)| {
+                    if progress.cancelled() {
+                        return (TuResult::default(), false);
+                    }
+                    let r = match reused {
+                        Some(r) => (r, true),
+                        None => {
+                            let input = TuInput {
+                                tu: p.tu,
+                                sp: &p.sp,
+                                sp_id: p.sp_id,
+                                base: &p.base,
+                                forced: &p.forced,
+                                clang: p.clang,
+                                cplusplus: p.cplusplus,
+                                memo: if opts.no_memo { None } else { Some(&memo) },
+                                edges: &edge_table,
+                            };
+                            (eval::run_tu(&store, &syms, &input), false)
+                        }
+                    };
+                    progress.tus_done.fetch_add(1, Ordering::Relaxed);
+                    r
+                })
+                .collect();
+            if progress.cancelled() {
+                return Err(ScanError::Cancelled);
+            }
+
+            let hh = hh_job.map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            // Build the reports (a file's data is loaded where a report needs its line count).
+            progress.set_phase("building report");
+            let counted_prefixes: Vec<PathBuf> = roots
+                .iter()
+                .cloned()
+                .chain(specs.iter().flat_map(|s| {
+                    s.flags
+                        .include_dirs
                         .iter()
-                        .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
-                {
-                    return None;
-                }
-                prev_tus.remove(&p.tu).map(|(_, r)| r)
-            })
-            .collect();
-        let memo = eval::Memo::default();
-        let edge_table = eval::EdgeTable::from_vec(std::mem::take(&mut prev.edge_tab));
-        let results: Vec<(TuResult, bool)> = prepared
-            .par_iter()
-            .zip(reusable)
-            .map(|(p, reused)| {
-                if progress.cancelled() {
-                    return (TuResult::default(), false);
-                }
-                let r = match reused {
-                    Some(r) => (r, true),
-                    None => {
-                        let input = TuInput {
-                            tu: p.tu,
-                            sp: &p.sp,
-                            sp_id: p.sp_id,
-                            base: &p.base,
-                            forced: &p.forced,
-                            clang: p.clang,
-                            cplusplus: p.cplusplus,
-                            memo: if opts.no_memo { None } else { Some(&memo) },
-                            edges: &edge_table,
-                        };
-                        (eval::run_tu(&store, &syms, &input), false)
-                    }
-                };
-                progress.tus_done.fetch_add(1, Ordering::Relaxed);
-                r
-            })
-            .collect();
-        if progress.cancelled() {
-            return Err(ScanError::Cancelled);
-        }
+                        .chain(s.flags.quote_dirs.iter())
+                        .cloned()
+                }))
+                .collect::<FxSet<_>>()
+                .into_iter()
+                .collect();
+            let stats = ScanStats {
+                files_read: store.files_read.load(Ordering::Relaxed),
+                files_reused: store.files_reused.load(Ordering::Relaxed),
+                tus_evaluated: results.iter().filter(|r| !r.1).count(),
+                tus_reused: results.iter().filter(|r| r.1).count(),
+                cache_used: !prev.paths.is_empty(),
+            };
+            let secs = t0.elapsed().as_secs_f64();
+            let edge_tab = edge_table.snapshot();
+            progress.set_phase("building reports");
+            // Nothing probed beyond the previous scan's answers, in unchanged directories: those
+            // answers and directory stamps are still exact.
+            let same_probes = !changed_dirs
+                && !opts.clean
+                && !prev.paths.is_empty()
+                && store.files_stat.load(Ordering::Relaxed) == 0;
+            let kept_exists = same_probes.then(|| std::mem::take(&mut prev.exists));
+            let kept_stamps = same_probes.then(|| std::mem::take(&mut prev.dir_stamps));
+            // The two modes' reports are independent: build them on both cores, and meanwhile
+            // collect what the next rescan needs (existence answers, directory stamps).
+            let reports = || {
+                rayon::join(
+                    || {
+                        want_pre.then(|| {
+                            let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
+                            let md = mode_data_pre(
+                                &store,
+                                &trs,
+                                &edge_tab,
+                                &roots,
+                                &counted_prefixes,
+                                opts.count_system,
+                                &walk_errors,
+                            );
+                            let mut notes = notes.clone();
+                            notes.push(NOTE_PREPROCESSED.into());
+                            Report::build(md, secs, notes, stats.clone())
+                        })
+                    },
+                    || {
+                        hh.map(|h| {
+                            let mut notes = vec![NOTE_ALL_BRANCHES.to_string()];
+                            if !h.missing.is_empty() {
+                                notes.push(NOTE_HH_SYSTEM.into());
+                            }
+                            let md = mode_data_hh(&store, &h, &tu_ids, &roots, &walk_errors);
+                            Report::build(md, secs, notes, stats.clone())
+                        })
+                    },
+                )
+            };
+            let remember = || {
+                let exists = kept_exists.unwrap_or_else(|| store.exists_snapshot());
+                let dir_stamps =
+                    kept_stamps.unwrap_or_else(|| stamp_dirs(store.probed_parent_dirs()));
+                (exists, dir_stamps)
+            };
+            let ((pre_report, hh_report), (exists, dir_stamps)) = rayon::join(reports, remember);
 
-        // Build the reports (a file's data is loaded where a report needs its line count).
-        progress.set_phase("building report");
-        let counted_prefixes: Vec<PathBuf> = roots
-            .iter()
-            .cloned()
-            .chain(specs.iter().flat_map(|s| {
-                s.flags
-                    .include_dirs
-                    .iter()
-                    .chain(s.flags.quote_dirs.iter())
-                    .cloned()
-            }))
-            .collect::<FxSet<_>>()
-            .into_iter()
-            .collect();
-        let stats = ScanStats {
-            files_read: store.files_read.load(Ordering::Relaxed),
-            files_reused: store.files_reused.load(Ordering::Relaxed),
-            tus_evaluated: results.iter().filter(|r| !r.1).count(),
-            tus_reused: results.iter().filter(|r| r.1).count(),
-            cache_used: !prev.paths.is_empty(),
-        };
-        let secs = t0.elapsed().as_secs_f64();
-        let edge_tab = edge_table.snapshot();
-        progress.set_phase("building reports");
-        // Nothing probed beyond the previous scan's answers, in unchanged directories: those
-        // answers and directory stamps are still exact.
-        let same_probes = !changed_dirs
-            && !opts.clean
-            && !prev.paths.is_empty()
-            && store.files_stat.load(Ordering::Relaxed) == 0;
-        let kept_exists = same_probes.then(|| std::mem::take(&mut prev.exists));
-        let kept_stamps = same_probes.then(|| std::mem::take(&mut prev.dir_stamps));
-        // The two modes' reports are independent: build them on both cores, and meanwhile
-        // collect what the next rescan needs (existence answers, directory stamps).
-        let reports = || {
-            rayon::join(
-                || {
-                    want_pre.then(|| {
-                    let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
-                    let md = mode_data_pre(
-                        &store,
-                        &trs,
-                        &edge_tab,
-                        &roots,
-                        &counted_prefixes,
-                        opts.count_system,
-                        &walk_errors,
-                    );
-                    let mut notes = notes.clone();
-                    notes.push("preprocessed: conditionals, macros, include guards, #pragma once, #include_next and #include MACRO evaluated per translation unit (the closure `g++ -M` reports)".into());
-                    Report::build(md, secs, notes, stats.clone())
-                })
-                },
-                || {
-                    hh.map(|h| {
-                    let mut notes = vec![
-                        "all branches: Header Hero's definition (every #include line, all #if branches, no macros, no #include_next), with true reachability".into(),
-                    ];
-                    if !h.missing.is_empty() {
-                        notes.push("system headers are unresolved unless their directories are given with -I".into());
-                    }
-                    Report::build(mode_data_hh(&store, &h, &tu_ids, &roots, &walk_errors), secs, notes, stats.clone())
-                })
-                },
-            )
-        };
-        let remember = || {
-            let exists = kept_exists.unwrap_or_else(|| store.exists_snapshot());
-            let dir_stamps = kept_stamps.unwrap_or_else(|| stamp_dirs(store.probed_parent_dirs()));
-            (exists, dir_stamps)
-        };
-        let ((pre_report, hh_report), (exists, dir_stamps)) = rayon::join(reports, remember);
+            // Remember this scan.
+            progress.set_phase("remembering the scan");
+            let slots = store.all_slots();
+            let mut new_prev = Prev {
+                paths: slots.iter().map(|s| s.path.clone()).collect(),
+                files: slots.iter().map(|s| s.data.get().cloned()).collect(),
+                tus: FxMap::default(),
+                dir_stamps,
+                compilers,
+                exists,
+                edge_tab,
+                walk: new_walk,
+            };
+            for (p, (r, _)) in prepared.iter().zip(results) {
+                new_prev.tus.insert(p.tu, (p.key, r));
+            }
+            self.dirty = stats.files_read > 0
+                || stats.tus_evaluated > 0
+                || changed_dirs
+                || new_prev.paths.len() != prev.paths.len()
+                || new_prev.tus.len() != prev_tu_count;
+            self.prev = new_prev;
 
-        // Remember this scan.
-        progress.set_phase("remembering the scan");
-        let slots = store.all_slots();
-        let mut new_prev = Prev {
-            paths: slots.iter().map(|s| s.path.clone()).collect(),
-            files: slots.iter().map(|s| s.data.get().cloned()).collect(),
-            tus: FxMap::default(),
-            dir_stamps,
-            compilers,
-            exists,
-            edge_tab,
-            walk: new_walk,
-        };
-        for (p, (r, _)) in prepared.iter().zip(results) {
-            new_prev.tus.insert(p.tu, (p.key, r));
-        }
-        self.dirty = stats.files_read > 0
-            || stats.tus_evaluated > 0
-            || changed_dirs
-            || new_prev.paths.len() != prev.paths.len()
-            || new_prev.tus.len() != prev_tu_count;
-        self.prev = new_prev;
-
-        let secs = t0.elapsed().as_secs_f64();
-        let (mut primary, mut secondary) = match opts.mode {
-            Mode::Preprocessed => (pre_report.expect("pre"), hh_report),
-            Mode::AllBranches => (hh_report.expect("hh"), pre_report),
-        };
-        primary.scan_seconds = secs;
-        if let Some(s) = &mut secondary {
-            s.scan_seconds = secs;
-            primary.other_mode = Some(s.summary());
-            s.other_mode = Some(primary.summary());
-        }
-        progress.set_phase("done");
-        Ok(ScanResult { primary, secondary })
+            let secs = t0.elapsed().as_secs_f64();
+            let (mut primary, mut secondary) = match opts.mode {
+                Mode::Preprocessed => (pre_report.expect("pre"), hh_report),
+                Mode::AllBranches => (hh_report.expect("hh"), pre_report),
+            };
+            primary.scan_seconds = secs;
+            if let Some(s) = &mut secondary {
+                s.scan_seconds = secs;
+                primary.other_mode = Some(s.summary());
+                s.other_mode = Some(primary.summary());
+            }
+            progress.set_phase("done");
+            Ok(ScanResult { primary, secondary })
+        })
     }
 }
+
+const NOTE_PREPROCESSED: &str = "preprocessed: conditionals, macros, include guards, #pragma once, #include_next and #include MACRO evaluated per translation unit (the closure `g++ -M` reports)";
+const NOTE_ALL_BRANCHES: &str = "all branches: Header Hero's definition (every #include line, all #if branches, no macros, no #include_next), with true reachability";
+const NOTE_HH_SYSTEM: &str =
+    "system headers are unresolved unless their directories are given with -I";
+const NOTE_BUILTIN: &str = "predefined macros: built-in GCC 12 x86-64 Linux set (--compiler none); no system include dirs, so system headers are unresolved";
+const NOTE_COUNTED: &str = "system headers are followed for their macros, only files under the roots and the given include dirs are counted";
+const NOTE_NO_COMPILER: &str =
+    "no C++ compiler found on PATH: built-in GCC macro set, no system include dirs";
 
 /// GCC's chain: quote dirs, then -I, -isystem, the compiler's system dirs, -idirafter. Like GCC,
 /// a non-system dir that duplicates a system dir is dropped (the system one keeps its place),
