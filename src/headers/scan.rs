@@ -101,11 +101,15 @@ fn dir_mtime(p: &Path) -> Option<i64> {
 /// through its deepest existing ancestor instead: creating it, or anything between, changes that
 /// ancestor's time. Thousands of missing probe directories (every `-I` dir × `sub/dir/x.h`) then
 /// cost a few stats on the next rescan instead of one each.
-fn stamp_dirs(probed: Vec<PathBuf>) -> Vec<(PathBuf, Option<i64>)> {
+/// `listed` holds the times taken when directories were listed during the scan.
+fn stamp_dirs(
+    probed: Vec<PathBuf>,
+    mut listed: FxMap<PathBuf, Option<i64>>,
+) -> Vec<(PathBuf, Option<i64>)> {
     let stamped: Vec<(PathBuf, Option<i64>)> = probed
         .into_par_iter()
         .map(|d| {
-            let m = dir_mtime(&d);
+            let m = listed.get(&d).copied().unwrap_or_else(|| dir_mtime(&d));
             (d, m)
         })
         .collect();
@@ -127,7 +131,7 @@ fn stamp_dirs(probed: Vec<PathBuf>) -> Vec<(PathBuf, Option<i64>)> {
                     break;
                 }
             } else {
-                let m = dir_mtime(x);
+                let m = listed.remove(x).unwrap_or_else(|| dir_mtime(x));
                 known.insert(x.to_path_buf(), m);
                 if m.is_some() {
                     break;
@@ -728,8 +732,9 @@ impl Scanner {
             };
             let remember = || {
                 let exists = kept_exists.unwrap_or_else(|| store.exists_snapshot());
-                let dir_stamps =
-                    kept_stamps.unwrap_or_else(|| stamp_dirs(store.probed_parent_dirs()));
+                let dir_stamps = kept_stamps.unwrap_or_else(|| {
+                    stamp_dirs(store.probed_parent_dirs(), store.listed_dir_times())
+                });
                 (exists, dir_stamps)
             };
             let ((pre_report, hh_report), (exists, dir_stamps)) = rayon::join(reports, remember);

@@ -65,6 +65,8 @@ pub struct Store {
     slots: RwLock<Vec<Arc<Slot>>>,
     dirs: Mutex<(FxMap<OsString, u32>, Vec<PathBuf>)>,
     exists: Vec<Shard<OsString, bool>>,
+    listings: Vec<Shard<OsString, Option<Arc<Listing>>>>,
+    realdirs: Vec<Shard<OsString, Option<PathBuf>>>,
     rel_cache: Vec<Shard<(u32, Sym), Option<FileId>>>,
     chain_cache: Vec<Shard<ChainKey, Option<(FileId, u32)>>>,
     search_paths: Mutex<Vec<SearchPath>>,
@@ -73,6 +75,35 @@ pub struct Store {
     pub files_read: AtomicUsize,
     pub files_reused: AtomicUsize,
     pub files_stat: AtomicUsize,
+}
+
+/// A directory entry's type, as its listing reports it.
+#[derive(Clone, Copy)]
+enum Entry {
+    File,
+    Dir,
+    /// Symlink or unknown: needs a `stat`.
+    Other,
+    Absent,
+}
+
+/// A directory's entries and its modification time when listed (`None`: it does not exist).
+#[derive(Default)]
+struct Listing {
+    entries: FxMap<OsString, Entry>,
+    mtime: Option<i64>,
+}
+
+/// Regular file (after following symlinks)? A symlink loop or an unreadable entry makes
+/// `metadata` fail; then the name exists, and reporting it found turns the loop into an error
+/// entry instead of a silent miss.
+fn stat_is_file(p: &Path) -> bool {
+    match std::fs::metadata(p) {
+        Ok(m) => m.is_file(),
+        Err(e) => {
+            e.raw_os_error() == Some(40) /* ELOOP */ || e.kind() == std::io::ErrorKind::PermissionDenied
+        }
+    }
 }
 
 fn mtime_ns(m: &std::fs::Metadata) -> i64 {
@@ -91,6 +122,8 @@ impl Store {
             slots: RwLock::new(Vec::new()),
             dirs: Mutex::new((FxMap::default(), Vec::new())),
             exists: shards(),
+            listings: shards(),
+            realdirs: shards(),
             rel_cache: shards(),
             chain_cache: shards(),
             search_paths: Mutex::new(Vec::new()),
@@ -170,16 +203,112 @@ impl Store {
             return b;
         }
         self.files_stat.fetch_add(1, Ordering::Relaxed);
-        // A symlink loop or unreadable entry makes `metadata` fail; if the name exists at all we
-        // still report it as found so the loop becomes an error entry instead of a silent miss.
-        let b = match std::fs::metadata(p) {
-            Ok(m) => m.is_file(),
-            Err(e) => {
-                e.raw_os_error() == Some(40) /* ELOOP */ || e.kind() == std::io::ErrorKind::PermissionDenied
-            }
+        // Answered from the directory's listing when it says "regular file", "directory" or
+        // "absent"; symlinks and unknown types are stat'ed like before.
+        let listed = match (p.parent(), p.file_name()) {
+            (Some(dir), Some(name)) if !dir.as_os_str().is_empty() => self
+                .listing(dir)
+                .map(|l| l.entries.get(name).copied().unwrap_or(Entry::Absent)),
+            _ => None,
+        };
+        let b = match listed {
+            Some(Entry::File) => true,
+            Some(Entry::Dir | Entry::Absent) => false,
+            Some(Entry::Other) | None => stat_is_file(p),
         };
         sh.write().unwrap().insert(p.as_os_str().to_owned(), b);
         b
+    }
+
+    /// `realpath` of an existing file: its directory's realpath (once per directory) joined with
+    /// its name, unless the listing says the file itself is a symlink (or cannot tell).
+    fn realpath(&self, p: &Path) -> Option<PathBuf> {
+        let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+            return std::fs::canonicalize(p).ok();
+        };
+        let plain = self
+            .listing(dir)
+            .is_some_and(|l| matches!(l.entries.get(name), Some(Entry::File)));
+        if !plain {
+            return std::fs::canonicalize(p).ok();
+        }
+        let sh = &self.realdirs[(fx_hash(dir.as_os_str()) as usize) % SHARDS];
+        if let Some(r) = sh.read().unwrap().get(dir.as_os_str()) {
+            return r.as_ref().map(|d| d.join(name));
+        }
+        let r = std::fs::canonicalize(dir).ok();
+        sh.write()
+            .unwrap()
+            .insert(dir.as_os_str().to_owned(), r.clone());
+        r.map(|d| d.join(name))
+    }
+
+    /// The directory's entries, listed once per scan (`None`: it cannot be listed). One listing
+    /// answers every probe in that directory: with a dozen include dirs, most probes are misses
+    /// in directories that do not even exist, and a failed `opendir` answers them all at once.
+    fn listing(&self, dir: &Path) -> Option<Arc<Listing>> {
+        let sh = &self.listings[(fx_hash(dir.as_os_str()) as usize) % SHARDS];
+        if let Some(l) = sh.read().unwrap().get(dir.as_os_str()) {
+            return l.clone();
+        }
+        // Absent from its parent's listing (or a file there): missing, without a syscall. Most
+        // probed directories are `-I dir` + a subdirectory of some other include dir.
+        if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name())
+            && !parent.as_os_str().is_empty()
+            && let Some(pl) = self.listing(parent)
+            && matches!(pl.entries.get(name), None | Some(Entry::File))
+        {
+            let l = Some(Arc::new(Listing::default()));
+            sh.write()
+                .unwrap()
+                .insert(dir.as_os_str().to_owned(), l.clone());
+            return l;
+        }
+        // The directory's time is taken before it is listed: a file added after this point
+        // changes it, so the next rescan sees the change (the stamps come from here).
+        let l = match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => std::fs::read_dir(dir).ok().map(|rd| {
+                let mut entries = FxMap::default();
+                for e in rd.flatten() {
+                    let kind = match e.file_type() {
+                        Ok(t) if t.is_file() => Entry::File,
+                        Ok(t) if t.is_dir() => Entry::Dir,
+                        _ => Entry::Other,
+                    };
+                    entries.insert(e.file_name(), kind);
+                }
+                Arc::new(Listing {
+                    entries,
+                    mtime: Some(mtime_ns(&m)),
+                })
+            }),
+            // Missing, or not a directory: nothing below it exists.
+            Ok(_) => Some(Arc::new(Listing::default())),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(20) /* ENOTDIR */ =>
+            {
+                Some(Arc::new(Listing::default()))
+            }
+            Err(_) => None,
+        };
+        sh.write()
+            .unwrap()
+            .insert(dir.as_os_str().to_owned(), l.clone());
+        l
+    }
+
+    /// Modification times (`None`: missing) of the directories listed so far.
+    pub fn listed_dir_times(&self) -> FxMap<PathBuf, Option<i64>> {
+        let mut m = FxMap::default();
+        for sh in &self.listings {
+            for (d, l) in sh.read().unwrap().iter() {
+                if let Some(l) = l {
+                    m.insert(PathBuf::from(d), l.mtime);
+                }
+            }
+        }
+        m
     }
 
     /// The file's data, reading and lexing it on first use.
@@ -198,30 +327,47 @@ impl Store {
             lex: Arc::new(Lexed::default()),
             error: Some(msg),
         };
-        let meta = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) => {
-                let msg = if e.raw_os_error() == Some(40) {
-                    "symlink loop (too many levels of symbolic links)".to_string()
-                } else {
-                    format!("cannot stat: {e}")
-                };
-                return err(msg);
-            }
+        let stat_err = |e: std::io::Error| {
+            err(if e.raw_os_error() == Some(40) {
+                "symlink loop (too many levels of symbolic links)".to_string()
+            } else {
+                format!("cannot stat: {e}")
+            })
         };
-        let mtime = mtime_ns(&meta);
         let prev = self.prev.get(path.as_os_str());
-        if let Some(p) = prev
-            && p.error.is_none()
-            && p.size == meta.len()
-            && p.mtime == mtime
-        {
-            self.files_reused.fetch_add(1, Ordering::Relaxed);
-            return (**p).clone();
-        }
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) => return err(format!("cannot read: {e}")),
+        // With a previous version, a `stat` decides whether to read at all; without one, the file
+        // is opened first and its times come from the open file (one path lookup, not two).
+        let (mtime, bytes) = if let Some(p) = prev {
+            let meta = match std::fs::metadata(path) {
+                Ok(m) => m,
+                Err(e) => return stat_err(e),
+            };
+            let mtime = mtime_ns(&meta);
+            if p.error.is_none() && p.size == meta.len() && p.mtime == mtime {
+                self.files_reused.fetch_add(1, Ordering::Relaxed);
+                return (**p).clone();
+            }
+            match std::fs::read(path) {
+                Ok(b) => (mtime, b),
+                Err(e) => return err(format!("cannot read: {e}")),
+            }
+        } else {
+            let mut f = match std::fs::File::open(path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    return err(format!("cannot read: {e}"));
+                }
+                Err(e) => return stat_err(e),
+            };
+            let meta = match f.metadata() {
+                Ok(m) => m,
+                Err(e) => return stat_err(e),
+            };
+            let mut b = Vec::with_capacity(meta.len() as usize + 1);
+            if let Err(e) = std::io::Read::read_to_end(&mut f, &mut b) {
+                return err(format!("cannot read: {e}"));
+            }
+            (mtime_ns(&meta), b)
         };
         self.files_read.fetch_add(1, Ordering::Relaxed);
         if prev.is_some() && std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
@@ -297,7 +443,7 @@ impl Store {
                     // GCC's -fcanonical-system-headers (on by default): a system header's path is
                     // replaced by its realpath when that is shorter (`ncurses.h` -> `curses.h`).
                     if i >= sp.system_start
-                        && let Ok(c) = std::fs::canonicalize(&joined)
+                        && let Some(c) = self.realpath(&joined)
                         && c.as_os_str().len() < joined.as_os_str().len()
                     {
                         p = c;

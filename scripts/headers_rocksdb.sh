@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The tree the issue names: RocksDB (7.8.3, the upstream source as Debian ships it:
+# rocksdb_7.8.3.orig.tar.gz from deb.debian.org, pinned by sha256). 674 TUs in a 1,924-file tree,
+# with the include dirs and defines of ../shared/reference/header-hero-notes.md section 4
+# (`. include java third-party/gtest-1.8.1/fused-src`, ROCKSDB_PLATFORM_POSIX ROCKSDB_LIB_IO_POSIX
+# OS_LINUX, -std=c++20).
+#
+# Runs: g++ -M -MG ground truth (../shared/tools/headers/gt.py, 2 workers), Header Hero's
+# algorithm (hh_emul.py), then `clipforge headers` cold / warm / touched-one-header, and compares
+# Total Parsed and the per-TU closures (preprocessed vs g++), and the all-branches numbers vs
+# hh_emul. CPU times (user+sys) are printed beside wall times: the machine is shared.
+#
+# usage: scripts/headers_rocksdb.sh [path/to/clipforge]
+# env:   WORK=/tmp/cf-rocksdb  TOOLS=../shared/tools/headers  SKIP_GT=1 (reuse $WORK/gt)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-${CARGO_TARGET_DIR:-$here/target}/release/clipforge}
+tools=${TOOLS:-$here/../shared/tools/headers}
+work=${WORK:-/tmp/cf-rocksdb}
+url=http://deb.debian.org/debian/pool/main/r/rocksdb/rocksdb_7.8.3.orig.tar.gz
+sha=b85408a374770897332bf15e51620a5f35720dd416a4749e3899057f9cfaf84d
+mkdir -p "$work"
+tgz=$work/rocksdb_7.8.3.orig.tar.gz
+if [[ ! -f $tgz ]]; then curl -sSfL -o "$tgz" "$url"; fi
+echo "$sha  $tgz" | sha256sum -c --quiet
+tree=$work/tree
+rm -rf "$tree"
+mkdir -p "$tree"
+tar xzf "$tgz" -C "$tree" --strip-components=1
+cd "$tree"
+incs=". include java third-party/gtest-1.8.1/fused-src"
+defs="ROCKSDB_PLATFORM_POSIX ROCKSDB_LIB_IO_POSIX OS_LINUX"
+gt_inc=() ; hh_inc=() ; ours=()
+for d in $incs; do gt_inc+=(--inc "$d"); hh_inc+=(--inc "$d"); ours+=(-I "$d"); done
+for d in $defs; do gt_inc+=(--def "$d"); ours+=(-D "$d"); done
+echo "tree: $(find . -type f | wc -l) files, $(find . -type f \( -name '*.c' -o -name '*.cc' \) | wc -l) TUs"
+
+if [[ -z ${SKIP_GT:-} || ! -f $work/gt/ground_truth.json ]]; then
+  /usr/bin/time -f "g++ -M -MG (gt.py, 2 workers): %e s wall, %U s user, %S s sys" \
+    python3 "$tools/gt.py" . "$work/gt" "${gt_inc[@]}" --std c++20 --jobs 2 > "$work/gt.log"
+  python3 "$tools/hh_emul.py" . "$work/gt" "${hh_inc[@]}" > "$work/hh.log"
+fi
+
+cache=$work/ours.cache
+run() {
+  /usr/bin/time -f "$1: %e s wall, %U s user, %S s sys" \
+    "$bin" headers . "${ours[@]}" --std c++20 --cache "$cache" -q "${@:2}" > /dev/null
+}
+run "ours cold (--clean)" --clean --json "$work/ours_pre.json"
+run "ours warm, nothing changed"
+# The per-TU closures (~30 MB of JSON) for the comparison, written by an untimed run.
+"$bin" headers . "${ours[@]}" --std c++20 --cache "$cache" -q --closures "$work/ours_closures.json" > /dev/null
+"$bin" headers . "${ours[@]}" --std c++20 --mode all-branches --no-cache -q --json "$work/ours_all.json" > /dev/null
+echo "// touched" >> include/rocksdb/status.h
+run "ours, one header touched (include/rocksdb/status.h)"
+sed -i '$ d' include/rocksdb/status.h
+
+python3 - "$work" "$tree" <<'EOF'
+import json, os, sys
+w, tree = sys.argv[1], os.path.realpath(sys.argv[2])
+gt = json.load(open(f"{w}/gt/ground_truth.json"))
+full = json.load(open(f"{w}/gt/_closures_full.json"))
+p = json.load(open(f"{w}/ours_pre.json"))
+a = json.load(open(f"{w}/ours_all.json"))
+hh = json.load(open(f"{w}/gt/regex_scan_emulation.json"))
+ours = {os.path.relpath(k, tree): {os.path.relpath(f, tree) for f in v}
+        for k, v in json.load(open(f"{w}/ours_closures.json")).items()}
+files = full["files"]
+truth = {tu: {files[i] for i in idx} for tu, idx in full["tu_closures"].items()}
+same = sum(1 for tu, c in truth.items() if ours.get(tu) == c)
+print(f"preprocessed vs g++ -M: TUs {p['translation_units']} vs {gt['tu_count']}; closures identical "
+      f"{same}/{len(truth)} ({100.0 * same / max(1, len(truth)):.1f}%)")
+for k in ["files", "total_lines", "total_parsed"]:
+    d = 100.0 * (p[k] - gt[k]) / gt[k] if gt[k] else 0
+    print(f"  {k:<14} g++ {gt[k]:>12}  ours {p[k]:>12}  {d:+.3f}%")
+bad = [tu for tu, c in truth.items() if ours.get(tu) != c][:5]
+for tu in bad:
+    o = ours.get(tu, set())
+    print(f"  differs: {tu}: only g++ {sorted(truth[tu] - o)[:4]}, only ours {sorted(o - truth[tu])[:4]}")
+print("all branches vs hh_emul.py:")
+for name, x, y in [("files", hh["files"], a["files"]), ("translation_units", hh["tu_count"], a["translation_units"]),
+                   ("total_lines", hh["total_lines"], a["total_lines"]),
+                   ("total_parsed", hh["total_parsed_true_reachability"], a["total_parsed"])]:
+    print(f"  {name:<18} hh_emul {x:>12}  ours {y:>12}  {'OK' if x == y else 'DIFF'}")
+print(f"g++ -M pass: {gt['gxx_pass']['wall_s']} s wall (2 workers); ours cold scan_seconds {p['scan_seconds']:.3f}")
+EOF
