@@ -522,6 +522,54 @@ fn rescan_sees_a_header_created_in_missing_directories() {
 }
 
 #[test]
+fn all_branches_graph_is_kept_only_while_its_inputs_hold() {
+    // The all-branches graph is reused by a rescan when no file's Header Hero include lines
+    // changed. An `#include` inside a block comment changes those lines (Header Hero follows
+    // it) but not the directives, so it must still be seen; so must a new TU.
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    chain_tree(r);
+    write(r, "src/z.h", "int z;\n".repeat(7).as_bytes());
+    let mut p = project(r, &[]);
+    p.cache_file = Some(r.join("proj.cache"));
+    let o = ScanOptions {
+        use_disk_cache: true,
+        ..opts(Mode::AllBranches)
+    };
+    let scan = || headers::scan(&p, &o, &Progress::default()).unwrap().primary;
+    let first = scan();
+    let warm = scan();
+    assert_eq!(warm.total_parsed, first.total_parsed);
+    assert_eq!(warm.to_csv(), first.to_csv());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write(
+        r,
+        "src/y.h",
+        b"int y;\n#include \"x.h\"\n/*\n#include \"z.h\"\n*/\n",
+    );
+    let t = scan();
+    assert_eq!(closure(&t, "a.cpp"), vec!["big.h", "x.h", "y.h", "z.h"]);
+    // y.h grew by 3 lines and a.cpp now reaches z.h's 7 lines.
+    assert_eq!(t.total_parsed, first.total_parsed + 3 + 7);
+    // The preprocessed mode is not fooled by the comment.
+    let pre = headers::scan(
+        &p,
+        &ScanOptions {
+            mode: Mode::Preprocessed,
+            ..o.clone()
+        },
+        &Progress::default(),
+    )
+    .unwrap()
+    .primary;
+    assert_eq!(closure(&pre, "a.cpp"), vec!["big.h", "x.h", "y.h"]);
+    write(r, "src/c.cpp", b"#include \"z.h\"\n");
+    let t2 = scan();
+    assert_eq!(t2.translation_units, 3);
+    assert_eq!(t2.total_parsed, t.total_parsed + 1 + 7);
+}
+
+#[test]
 fn disk_cache_roundtrip() {
     let d = tempfile::tempdir().unwrap();
     let r = d.path();

@@ -12,13 +12,13 @@ use super::eval::TuResult;
 use super::lex::{
     DKind, Directive, Directives, HhInclude, IncSpec, Lexed, MacroDef, RawDirectives, TK, Tok,
 };
-use super::scan::{Prev, Scanner, WalkCache};
+use super::scan::{HhCached, Prev, Scanner, WalkCache};
 use super::store::FileData;
 use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"CFHDRC09";
+const MAGIC: &[u8; 8] = b"CFHDRC10";
 
 /// Where the cache of a project lives: next to the project file when one is given, else in the
 /// user cache dir (`$XDG_CACHE_HOME` or `~/.cache`) under a name derived from the inputs.
@@ -580,6 +580,45 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
                 }
             }
         }
+        match &p.hh {
+            None => w.u8(0),
+            Some(h) => {
+                w.u8(1);
+                w.u32(h.tus.len() as u32);
+                for &t in &h.tus {
+                    w.v(t);
+                }
+                w.u32(h.dirs.len() as u32);
+                for d in &h.dirs {
+                    w.path(d);
+                }
+                let mut keys: Vec<&u32> = h.graph.edges.keys().collect();
+                keys.sort();
+                w.u32(keys.len() as u32);
+                for f in keys {
+                    let e = &h.graph.edges[f];
+                    w.v(*f);
+                    w.u32(e.len() as u32);
+                    for &(l, t) in e {
+                        w.v(l);
+                        w.v(t);
+                    }
+                }
+                w.u32(h.graph.missing.len() as u32);
+                for (f, l, n, a) in &h.graph.missing {
+                    w.v(*f);
+                    w.v(*l);
+                    w.str(n);
+                    w.u8(*a as u8);
+                }
+                w.u32(h.graph.errors.len() as u32);
+                for (f, l, m) in &h.graph.errors {
+                    w.v(*f);
+                    w.v(*l);
+                    w.str(m);
+                }
+            }
+        }
         w.0
     };
     let (sw, (fw, rw)) = rayon::join(strings, || rayon::join(files, rest));
@@ -754,6 +793,33 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
             }
             prev.walk = Some(k);
         }
+        if r.u8()? != 0 {
+            let mut h = HhCached::default();
+            for _ in 0..r.len()? {
+                h.tus.push(r.v()?);
+            }
+            for _ in 0..r.len()? {
+                h.dirs.push(r.path()?);
+            }
+            for _ in 0..r.len()? {
+                let f = r.v()?;
+                let n = r.len()?;
+                let mut e = Vec::with_capacity(n);
+                for _ in 0..n {
+                    e.push((r.v()?, r.v()?));
+                }
+                h.graph.edges.insert(f, e);
+            }
+            for _ in 0..r.len()? {
+                let (f, l, n) = (r.v()?, r.v()?, r.str()?);
+                h.graph.missing.push((f, l, n, r.u8()? != 0));
+            }
+            for _ in 0..r.len()? {
+                let (f, l) = (r.v()?, r.v()?);
+                h.graph.errors.push((f, l, r.str()?));
+            }
+            prev.hh = Some(h);
+        }
         Ok(())
     }
     let decode = |r: &mut R| -> Res<(Interner, Prev)> {
@@ -779,6 +845,20 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
         prev.exists = more.exists;
         prev.compilers = more.compilers;
         prev.walk = more.walk;
+        prev.hh = more.hh;
+        // Ids the graph names must exist in this cache's file table.
+        let n = prev.paths.len() as u32;
+        if let Some(h) = &prev.hh
+            && (h.tus.iter().any(|&t| t >= n)
+                || h.graph
+                    .edges
+                    .iter()
+                    .any(|(&f, e)| f >= n || e.iter().any(|&(_, t)| t >= n))
+                || h.graph.missing.iter().any(|m| m.0 >= n)
+                || h.graph.errors.iter().any(|m| m.0 >= n))
+        {
+            return Err("corrupt cache file (all-branches graph)".into());
+        }
         Ok((interner, prev))
     };
     let (interner, prev) = decode(&mut r).map_err(|e| format!("{}: {e}", path.display()))?;

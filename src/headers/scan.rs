@@ -69,6 +69,18 @@ pub struct Prev {
     pub edge_tab: Vec<(FileId, u32, FileId)>,
     /// The last walk of the roots.
     pub walk: Option<WalkCache>,
+    /// The last all-branches graph, with the TUs and include dirs it was built from.
+    pub hh: Option<HhCached>,
+}
+
+/// An all-branches graph kept for the next scan: it depends only on the TUs, the include dirs,
+/// the files' Header Hero include lines and which files exist, so a rescan where none of those
+/// changed reuses it instead of walking again.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HhCached {
+    pub tus: Vec<FileId>,
+    pub dirs: Vec<PathBuf>,
+    pub graph: HhGraph,
 }
 
 /// A scanning session: reuse it for rescans (the GUI keeps one; the CLI loads it from the cache).
@@ -412,28 +424,38 @@ impl Scanner {
             }
             changed
         };
-        let files_check = || -> Vec<bool> {
+        // Per file: (directives changed, Header Hero include lines changed).
+        let files_check = || -> Vec<(bool, bool)> {
             (0..prev.paths.len() as FileId)
                 .into_par_iter()
                 .map(|id| {
                     if progress.cancelled() {
-                        return true;
+                        return (true, true);
                     }
                     // Files the previous scan only probed (e.g. `__has_include`) were never read:
                     // they are in no closure, so there is nothing to compare.
                     let Some(old) = &prev.files[id as usize] else {
-                        return false;
+                        return (false, false);
                     };
                     let new = store.data(id);
-                    !(Arc::ptr_eq(&old.lex, &new.lex)
-                        || (old.error == new.error
-                            && old.lex.directives == new.lex.directives
-                            && old.lex.guard == new.lex.guard
-                            && old.lex.pragma_once == new.lex.pragma_once))
+                    if Arc::ptr_eq(&old.lex, &new.lex) {
+                        return (false, false);
+                    }
+                    let (o, n) = (&old.lex, &new.lex);
+                    (
+                        !(old.error == new.error
+                            && o.directives == n.directives
+                            && o.guard == n.guard
+                            && o.pragma_once == n.pragma_once),
+                        !(old.error == new.error
+                            && o.hh_includes == n.hh_includes
+                            && o.hh_errors == n.hh_errors),
+                    )
                 })
                 .collect()
         };
-        let (changed_dirs, directive_changed) = rayon::join(dirs_check, files_check);
+        let (changed_dirs, file_changes) = rayon::join(dirs_check, files_check);
+        let directive_changed: Vec<bool> = file_changes.iter().map(|c| c.0).collect();
         if progress.cancelled() {
             return Err(ScanError::Cancelled);
         }
@@ -459,9 +481,25 @@ impl Scanner {
         // The all-branches walk runs on its own thread through the whole preprocessed pass (its
         // own parallel waves and the TU evaluation share the pool): neither waits at the other's
         // barriers, and the walk's serial resolution steps overlap TU work.
+        // The previous all-branches graph still holds when nothing it was built from changed.
+        let hh_kept: Option<HhGraph> = prev
+            .hh
+            .take()
+            .filter(|c| {
+                want_hh
+                    && !opts.clean
+                    && !changed_dirs
+                    && c.tus == tu_ids
+                    && c.dirs == hh_dirs
+                    && c.graph
+                        .edges
+                        .keys()
+                        .all(|&f| !file_changes.get(f as usize).is_none_or(|c| c.1))
+            })
+            .map(|c| c.graph);
         std::thread::scope(|sc| {
-            let hh_job =
-                want_hh.then(|| sc.spawn(|| hh_graph(&store, &tu_ids, &hh_dirs, progress)));
+            let hh_job = (want_hh && hh_kept.is_none())
+                .then(|| sc.spawn(|| hh_graph(&store, &tu_ids, &hh_dirs, progress)));
             let asked = (|| -> Result<(), ScanError> {
                 let compiler_name = match &project.compiler {
                     CompilerChoice::Auto => compiler::detect_known(|c| {
@@ -663,7 +701,9 @@ impl Scanner {
                 return Err(ScanError::Cancelled);
             }
 
-            let hh = hh_job.map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            let hh = hh_job
+                .map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .or(hh_kept);
             // Build the reports (a file's data is loaded where a report needs its line count).
             progress.set_phase("building report");
             let counted_prefixes: Vec<PathBuf> = roots
@@ -719,12 +759,12 @@ impl Scanner {
                         })
                     },
                     || {
-                        hh.map(|h| {
+                        hh.as_ref().map(|h| {
                             let mut notes = vec![NOTE_ALL_BRANCHES.to_string()];
                             if !h.missing.is_empty() {
                                 notes.push(NOTE_HH_SYSTEM.into());
                             }
-                            let md = mode_data_hh(&store, &h, &tu_ids, &roots, &walk_errors);
+                            let md = mode_data_hh(&store, h, &tu_ids, &roots, &walk_errors);
                             Report::build(md, secs, notes, stats.clone())
                         })
                     },
@@ -751,6 +791,11 @@ impl Scanner {
                 exists,
                 edge_tab,
                 walk: new_walk,
+                hh: hh.map(|graph| HhCached {
+                    tus: tu_ids.clone(),
+                    dirs: hh_dirs.clone(),
+                    graph,
+                }),
             };
             for (p, (r, _)) in prepared.iter().zip(results) {
                 new_prev.tus.insert(p.tu, (p.key, r));
@@ -827,6 +872,7 @@ pub fn build_search_path(f: &TuFlags, env: &CompilerEnv) -> SearchPath {
 }
 
 /// Header Hero's include graph.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HhGraph {
     /// Resolved includes per file: (line, target), in source order, duplicates kept.
     pub edges: FxMap<FileId, Vec<(u32, FileId)>>,
