@@ -183,6 +183,26 @@ pub fn scan_cached(
     opts: &ScanOptions,
     progress: &Progress,
 ) -> Result<ScanResult, ScanError> {
+    let (mut res, (), saved) = scan_cached_then(scanner, project, opts, progress, |_| ())?;
+    if let Err(n) = saved {
+        res.primary.notes.push(n.clone());
+        if let Some(s) = &mut res.secondary {
+            s.notes.push(n);
+        }
+    }
+    Ok(res)
+}
+
+/// [`scan_cached`] that runs `then` on the result (writing the reports, say) while the cache is
+/// being saved, instead of after. Returns the result, what `then` returned, and the outcome of
+/// the save (a note when it failed; the result's notes cannot carry it, `then` already ran).
+pub fn scan_cached_then<T: Send>(
+    scanner: &mut Scanner,
+    project: &Project,
+    opts: &ScanOptions,
+    progress: &Progress,
+    then: impl FnOnce(&ScanResult) -> T + Send,
+) -> Result<(ScanResult, T, Result<(), String>), ScanError> {
     let cache_path = cache::cache_path(project);
     let mut cache_note = None;
     if opts.use_disk_cache
@@ -196,21 +216,28 @@ pub fn scan_cached(
         }
     }
     let mut res = scanner.scan(project, opts, progress)?;
-    if opts.use_disk_cache
-        && scanner.dirty
-        && let Some(p) = &cache_path
-    {
-        progress.set_phase("saving cache");
-        if let Err(e) = cache::save(p, scanner) {
-            cache_note = Some(format!("cache not saved: {e}"));
-        }
-        progress.set_phase("done");
-    }
     if let Some(n) = cache_note {
         res.primary.notes.push(n.clone());
         if let Some(s) = &mut res.secondary {
             s.notes.push(n);
         }
     }
-    Ok(res)
+    let save_to = cache_path.filter(|_| opts.use_disk_cache && scanner.dirty);
+    let scanner = &*scanner;
+    let (out, saved) = std::thread::scope(|sc| {
+        let save = save_to.as_ref().map(|p| {
+            sc.spawn(move || {
+                progress.set_phase("saving cache");
+                let r = cache::save(p, scanner).map_err(|e| format!("cache not saved: {e}"));
+                progress.set_phase("done");
+                r
+            })
+        });
+        let out = then(&res);
+        let saved = save.map_or(Ok(()), |h| {
+            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+        });
+        (out, saved)
+    });
+    Ok((res, out, saved))
 }
