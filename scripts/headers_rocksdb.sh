@@ -42,18 +42,27 @@ if [[ -z ${SKIP_GT:-} || ! -f $work/gt/ground_truth.json ]]; then
 fi
 
 cache=$work/ours.cache
-run() {
-  /usr/bin/time -f "$1: %e s wall, %U s user, %S s sys" \
-    "$bin" headers . "${ours[@]}" --std c++20 --cache "$cache" -q "${@:2}" > /dev/null
-}
-run "ours cold (--clean)" --clean --json "$work/ours_pre.json"
-run "ours warm, nothing changed"
+runs=${RUNS:-7}
+timed() { python3 "$here/scripts/headers_time.py" "$@"; }
+ours_cmd=("$bin" headers . "${ours[@]}" --std c++20 --cache "$cache" -q)
+timed "$runs" "ours cold (--clean --json)" -- "${ours_cmd[@]}" --clean --json "$work/ours_pre.json"
+timed "$runs" "ours warm, nothing changed" -- "${ours_cmd[@]}"
 # The per-TU closures (~30 MB of JSON) for the comparison, written by an untimed run.
-"$bin" headers . "${ours[@]}" --std c++20 --cache "$cache" -q --closures "$work/ours_closures.json" > /dev/null
+"${ours_cmd[@]}" --closures "$work/ours_closures.json" > /dev/null
 "$bin" headers . "${ours[@]}" --std c++20 --mode all-branches --no-cache -q --json "$work/ours_all.json" > /dev/null
-echo "// touched" >> include/rocksdb/status.h
-run "ours, one header touched (include/rocksdb/status.h)"
-sed -i '$ d' include/rocksdb/status.h
+# One header edited: a line appended (its directives unchanged: the file is re-read and counted
+# again, no TU re-evaluated); then its #includes changed (every TU reaching it is re-evaluated).
+# Each run starts from the unchanged tree, restored and rescanned after it.
+h=include/rocksdb/status.h
+cp "$h" "$work/header.bak"
+restore="cp $work/header.bak $h && ${ours_cmd[*]} > /dev/null"
+timed "$runs" "ours, one header touched ($h: a line appended)" \
+  --pre "echo '// touched' >> $h" --post "$restore" -- "${ours_cmd[@]}"
+timed 3 "ours, one header's #includes changed ($h: #include <deque> added)" \
+  --pre "sed -i '0,/^#include/s//#include <deque>\n#include/' $h" --post "$restore" -- "${ours_cmd[@]}"
+sed -i '0,/^#include/s//#include <deque>\n#include/' "$h"
+"${ours_cmd[@]}" | grep '^scan' | sed 's/^/  after the #include change: /'
+cp "$work/header.bak" "$h"
 
 python3 - "$work" "$tree" <<'EOF'
 import json, os, sys

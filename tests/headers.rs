@@ -570,6 +570,40 @@ fn all_branches_graph_is_kept_only_while_its_inputs_hold() {
 }
 
 #[test]
+fn a_header_saved_through_a_rename_reevaluates_only_its_tus() {
+    // Editors (and `sed -i`) save by writing a new file and renaming it over the old one: the
+    // directory's time changes, but no name appeared or disappeared, so only the TUs reaching the
+    // header are evaluated again. A rename that makes a probed name appear still counts.
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    chain_tree(r);
+    let p = project(r, &[]);
+    let mut s = Scanner::new();
+    let o = opts(Mode::Preprocessed);
+    let first = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write(
+        r,
+        "src/y.h.tmp",
+        b"int y;\n#include \"x.h\"\n#include \"big.h\"\n",
+    );
+    fs::rename(r.join("src/y.h.tmp"), r.join("src/y.h")).unwrap();
+    let t = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    assert_eq!(t.stats.tus_evaluated, 1, "only a.cpp reaches y.h");
+    assert_eq!(t.total_parsed, first.total_parsed + 1);
+    // A file renamed into a name the TUs probed and missed: seen.
+    write(r, "src/b.cpp", b"#include \"big.h\"\n#include \"late.h\"\n");
+    let t = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    assert_eq!(t.missing.len(), 1);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write(r, "src/late.tmp", b"int l;\nint m;\n");
+    fs::rename(r.join("src/late.tmp"), r.join("src/late.h")).unwrap();
+    let t2 = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    assert!(t2.missing.is_empty());
+    assert_eq!(t2.total_parsed, t.total_parsed + 2);
+}
+
+#[test]
 fn disk_cache_roundtrip() {
     let d = tempfile::tempdir().unwrap();
     let r = d.path();

@@ -10,7 +10,7 @@ use super::eval::{self, TuInput, TuResult};
 use super::lex::{self, DKind, Lexed};
 use super::pp::{Macros, Syms};
 use super::report::{Graph, ModeData, Node, Report, ScanStats, TuReach};
-use super::store::{FileData, FileId, SearchPath, Store};
+use super::store::{self, FileData, FileId, SearchPath, Store};
 use super::util::{FxMap, FxSet, Interner, absolutize, fx_hash, normalize};
 use super::{CompilerChoice, Mode, Progress, Project, ScanOptions};
 use rayon::prelude::*;
@@ -416,13 +416,27 @@ impl Scanner {
         // Re-stat (and re-read if changed) every previously known file, in parallel.
         progress.set_phase("checking files");
         // Directories and files are checked at once (the file checks do not use the seeded answers).
+        // (an existence answer changed, a directory's time changed)
         let dirs_check = || {
-            let changed = prev.dir_stamps.par_iter().any(|(d, m)| dir_mtime(d) != *m);
+            let moved: Vec<&PathBuf> = prev
+                .dir_stamps
+                .par_iter()
+                .filter(|(d, m)| dir_mtime(d) != *m)
+                .map(|(d, _)| d)
+                .collect();
+            // A directory's time also changes when a file in it is replaced through a rename (how
+            // many editors save, and `sed -i`). Resolution only depends on which probed names
+            // exist, so those under a changed directory are checked again: the same answers mean
+            // the same resolution.
+            let changed = !moved.is_empty()
+                && prev.exists.par_iter().any(|(p, b)| {
+                    moved.iter().any(|d| p.starts_with(d)) && store::stat_is_file(p) != *b
+                });
             if !changed && !opts.clean {
-                // Same directory listings: every earlier "is there a file X?" answer still holds.
+                // Every earlier "is there a file X?" answer still holds.
                 store.seed_exists(&prev.exists);
             }
-            changed
+            (changed, !moved.is_empty())
         };
         // Per file: (directives changed, Header Hero include lines changed).
         let files_check = || -> Vec<(bool, bool)> {
@@ -454,7 +468,7 @@ impl Scanner {
                 })
                 .collect()
         };
-        let (changed_dirs, file_changes) = rayon::join(dirs_check, files_check);
+        let ((changed_dirs, moved_dirs), file_changes) = rayon::join(dirs_check, files_check);
         let directive_changed: Vec<bool> = file_changes.iter().map(|c| c.0).collect();
         if progress.cancelled() {
             return Err(ScanError::Cancelled);
@@ -732,6 +746,7 @@ impl Scanner {
             // Nothing probed beyond the previous scan's answers, in unchanged directories: those
             // answers and directory stamps are still exact.
             let same_probes = !changed_dirs
+                && !moved_dirs
                 && !opts.clean
                 && !prev.paths.is_empty()
                 && store.files_stat.load(Ordering::Relaxed) == 0;
@@ -802,7 +817,7 @@ impl Scanner {
             }
             self.dirty = stats.files_read > 0
                 || stats.tus_evaluated > 0
-                || changed_dirs
+                || moved_dirs
                 || new_prev.paths.len() != prev.paths.len()
                 || new_prev.tus.len() != prev_tu_count;
             self.prev = new_prev;

@@ -97,7 +97,7 @@ struct Listing {
 /// Regular file (after following symlinks)? A symlink loop or an unreadable entry makes
 /// `metadata` fail; then the name exists, and reporting it found turns the loop into an error
 /// entry instead of a silent miss.
-fn stat_is_file(p: &Path) -> bool {
+pub(crate) fn stat_is_file(p: &Path) -> bool {
     match std::fs::metadata(p) {
         Ok(m) => m.is_file(),
         Err(e) => {
