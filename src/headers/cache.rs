@@ -539,7 +539,7 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
             }
         }
         w.u32(p.exists.len() as u32);
-        for (d, b) in &p.exists {
+        for (d, b) in p.exists.iter() {
             w.path(d);
             w.u8(*b as u8);
         }
@@ -747,11 +747,13 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
             prev.dir_stamps.push((d, m));
         }
         let n = r.len()?;
+        let mut exists = Vec::with_capacity(n);
         for _ in 0..n {
             let d = r.path()?;
             let b = r.u8()? != 0;
-            prev.exists.push((d, b));
+            exists.push((d, b));
         }
+        prev.exists = Arc::new(exists);
         let n = r.len()?;
         for _ in 0..n {
             let k = r.str()?;

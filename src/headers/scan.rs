@@ -64,7 +64,7 @@ pub struct Prev {
     pub dir_stamps: Vec<(PathBuf, Option<i64>)>,
     pub compilers: FxMap<String, CompilerEnv>,
     /// File existence checks of the previous scan, reused while no probed directory changed.
-    pub exists: Vec<(PathBuf, bool)>,
+    pub exists: Arc<Vec<(PathBuf, bool)>>,
     /// The edge table the TU results' edge ids index.
     pub edge_tab: Vec<(FileId, u32, FileId)>,
     /// The last walk of the roots.
@@ -434,7 +434,7 @@ impl Scanner {
                 });
             if !changed && !opts.clean {
                 // Every earlier "is there a file X?" answer still holds.
-                store.seed_exists(&prev.exists);
+                store.seed_exists(prev.exists.clone());
             }
             (changed, !moved.is_empty())
         };
@@ -750,7 +750,7 @@ impl Scanner {
                 && !opts.clean
                 && !prev.paths.is_empty()
                 && store.files_stat.load(Ordering::Relaxed) == 0;
-            let kept_exists = same_probes.then(|| std::mem::take(&mut prev.exists));
+            let kept_exists = same_probes.then(|| prev.exists.clone());
             let kept_stamps = same_probes.then(|| std::mem::take(&mut prev.dir_stamps));
             // The two modes' reports are independent: build them on both cores, and meanwhile
             // collect what the next rescan needs (existence answers, directory stamps).
@@ -786,7 +786,7 @@ impl Scanner {
                 )
             };
             let remember = || {
-                let exists = kept_exists.unwrap_or_else(|| store.exists_snapshot());
+                let exists = kept_exists.unwrap_or_else(|| Arc::new(store.exists_snapshot()));
                 let dir_stamps = kept_stamps.unwrap_or_else(|| {
                     stamp_dirs(store.probed_parent_dirs(), store.listed_dir_times())
                 });

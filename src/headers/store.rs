@@ -65,6 +65,8 @@ pub struct Store {
     slots: RwLock<Vec<Arc<Slot>>>,
     dirs: Mutex<(FxMap<OsString, u32>, Vec<PathBuf>)>,
     exists: Vec<Shard<OsString, bool>>,
+    /// Answers of the previous scan not yet moved into `exists` (see [`Store::seed_exists`]).
+    seed: Mutex<Option<Arc<Vec<(PathBuf, bool)>>>>,
     listings: Vec<Shard<OsString, Option<Arc<Listing>>>>,
     realdirs: Vec<Shard<OsString, Option<PathBuf>>>,
     rel_cache: Vec<Shard<(u32, Sym), Option<FileId>>>,
@@ -122,6 +124,7 @@ impl Store {
             slots: RwLock::new(Vec::new()),
             dirs: Mutex::new((FxMap::default(), Vec::new())),
             exists: shards(),
+            seed: Mutex::new(None),
             listings: shards(),
             realdirs: shards(),
             rel_cache: shards(),
@@ -200,6 +203,11 @@ impl Store {
     pub fn is_file(&self, p: &Path) -> bool {
         let sh = &self.exists[(fx_hash(p.as_os_str()) as usize) % SHARDS];
         if let Some(&b) = sh.read().unwrap().get(p.as_os_str()) {
+            return b;
+        }
+        if self.apply_seed()
+            && let Some(&b) = sh.read().unwrap().get(p.as_os_str())
+        {
             return b;
         }
         self.files_stat.fetch_add(1, Ordering::Relaxed);
@@ -464,6 +472,7 @@ impl Store {
 
     /// Known existence results (kept between scans while no probed directory changed).
     pub fn exists_snapshot(&self) -> Vec<(PathBuf, bool)> {
+        self.apply_seed();
         let mut v = Vec::new();
         for sh in &self.exists {
             v.extend(
@@ -476,23 +485,35 @@ impl Store {
         v
     }
 
-    pub fn seed_exists(&self, v: &[(PathBuf, bool)]) {
+    /// Earlier existence answers, still valid: applied on the first probe the map cannot answer
+    /// (a rescan in which nothing changed probes nothing, and then never pays for them).
+    pub fn seed_exists(&self, v: Arc<Vec<(PathBuf, bool)>>) {
+        *self.seed.lock().unwrap() = Some(v);
+    }
+
+    /// Moves the seeded answers into the map (false: there were none left to apply).
+    fn apply_seed(&self) -> bool {
+        let Some(v) = self.seed.lock().unwrap().take() else {
+            return false;
+        };
         // One lock per shard, not per answer.
         let mut by_shard: Vec<Vec<(&OsStr, bool)>> = vec![Vec::new(); SHARDS];
-        for (p, b) in v {
+        for (p, b) in v.iter() {
             by_shard[fx_hash(p.as_os_str()) as usize % SHARDS].push((p.as_os_str(), *b));
         }
         for (sh, items) in self.exists.iter().zip(by_shard) {
             let mut g = sh.write().unwrap();
             g.reserve(items.len());
             for (p, b) in items {
-                g.insert(p.to_owned(), b);
+                g.entry(p.to_owned()).or_insert(b);
             }
         }
+        true
     }
 
     /// Directories probed so far (for change detection): each with whether it existed.
     pub fn probed_parent_dirs(&self) -> Vec<PathBuf> {
+        self.apply_seed();
         let mut v: Vec<PathBuf> = Vec::new();
         for sh in &self.exists {
             for p in sh.read().unwrap().keys() {
