@@ -18,6 +18,9 @@ use std::time::UNIX_EPOCH;
 
 pub type FileId = u32;
 
+/// Existence answers (path, is a regular file), shared between a scan and the next.
+pub type Answers = Arc<Vec<(PathBuf, bool)>>;
+
 /// What we know about one file's content.
 #[derive(Debug, Clone)]
 pub struct FileData {
@@ -66,7 +69,7 @@ pub struct Store {
     dirs: Mutex<(FxMap<OsString, u32>, Vec<PathBuf>)>,
     exists: Vec<Shard<OsString, bool>>,
     /// Answers of the previous scan not yet moved into `exists` (see [`Store::seed_exists`]).
-    seed: Mutex<Option<Arc<Vec<(PathBuf, bool)>>>>,
+    seed: Mutex<Option<Answers>>,
     listings: Vec<Shard<OsString, Option<Arc<Listing>>>>,
     realdirs: Vec<Shard<OsString, Option<PathBuf>>>,
     rel_cache: Vec<Shard<(u32, Sym), Option<FileId>>>,
@@ -487,7 +490,7 @@ impl Store {
 
     /// Earlier existence answers, still valid: applied on the first probe the map cannot answer
     /// (a rescan in which nothing changed probes nothing, and then never pays for them).
-    pub fn seed_exists(&self, v: Arc<Vec<(PathBuf, bool)>>) {
+    pub fn seed_exists(&self, v: Answers) {
         *self.seed.lock().unwrap() = Some(v);
     }
 
