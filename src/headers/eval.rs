@@ -233,7 +233,28 @@ struct Run<'a> {
     base_id: usize,
 }
 
+thread_local! {
+    /// A worker thread's macro table and per-macro clock stamps, reused from one TU to the next
+    /// (see [`pp::MacroMap::reset`]), with the clock value the stamps were left at.
+    static TABLES: std::cell::RefCell<Option<(pp::MacroMap, Vec<u32>, u32)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
+    let (mut map, last, clock) = TABLES.with(|t| t.borrow_mut().take()).unwrap_or_default();
+    for (s, m) in input.base.map.iter() {
+        map.insert(s, m.clone());
+    }
+    // The clock goes on from the previous TU: its stamps are then all older than this TU's
+    // recorders, which is what "not seen yet" means, without zeroing them.
+    let macros = Macros {
+        map,
+        pushed: input.base.pushed.clone(),
+        counter: input.base.counter,
+        rec: Vec::new(),
+        clock,
+        last,
+    };
     let mut r = Run {
         h: HostState {
             store,
@@ -246,7 +267,7 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
             depth: 0,
         },
         syms,
-        macros: input.base.clone(),
+        macros,
         once: FxSet::default(),
         once_last: Vec::new(),
         seen: vec![false; store.len()],
@@ -278,6 +299,14 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
         m.hint_edges.fetch_max(r.edge_seen.len(), Ordering::Relaxed);
     }
     r.out.edges = input.edges.ids(&r.edges);
+    let mut m = std::mem::take(&mut r.macros);
+    m.map.reset();
+    let (last, clock) = if m.clock > u32::MAX / 2 {
+        (Vec::new(), 0)
+    } else {
+        (m.last, m.clock)
+    };
+    TABLES.with(|t| *t.borrow_mut() = Some((m.map, last, clock)));
     r.out
 }
 
