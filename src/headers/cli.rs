@@ -246,6 +246,18 @@ fn print_tables(r: &Report, top: usize) {
     }
 }
 
+fn print_what_if(what: &str, w: &super::report::WhatIfResult) {
+    println!(
+        "\nWhat if {what}: Total Parsed {} -> {} (-{}, {:.2}%), {} TUs affected ({})",
+        w.total_parsed_before,
+        w.total_parsed_after,
+        w.saved,
+        w.saved_percent,
+        w.tus_affected,
+        w.note
+    );
+}
+
 /// Runs `clipforge headers`.
 pub fn run(args: &HeadersArgs) -> ExitCode {
     reexec_with_huge_pages();
@@ -323,67 +335,50 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     let progress = Progress::default();
     let mut scanner = super::Scanner::new();
     // The reports are written while the cache is saved.
-    let (res, out, saved) = super::scan_cached_then(&mut scanner, &project, &opts, &progress, |res| {
-        let r = &res.primary;
-        print_summary(r, res.secondary.as_ref());
-        if !args.quiet {
-            print_tables(r, args.top);
-        }
-        if let Some(p) = &args.json {
-            write_out(p, &r.to_json())?;
-        }
-        if let Some(p) = &args.csv {
-            write_out(p, &r.to_csv())?;
-        }
-        if let Some(p) = &args.dot {
-            write_out(p, &r.to_dot())?;
-        }
-        if let Some(p) = &args.closures {
-            write_out(p, &r.closures_json())?;
-        }
-        if let Some(h) = &args.why {
-            let chain = r.why_chain(h, args.from.as_deref())?;
-            println!("\nWhy is {h} included ({}):", r.mode);
-            for (i, s) in chain.iter().enumerate() {
-                if s.line > 0 {
-                    println!("  {}{}:{}  #include", "  ".repeat(i), s.file, s.line);
-                } else {
-                    println!("  {}{}", "  ".repeat(i), s.file);
+    let (res, out, saved) =
+        super::scan_cached_then(&mut scanner, &project, &opts, &progress, |res| {
+            let r = &res.primary;
+            print_summary(r, res.secondary.as_ref());
+            if !args.quiet {
+                print_tables(r, args.top);
+            }
+            if let Some(p) = &args.json {
+                write_out(p, &r.to_json())?;
+            }
+            if let Some(p) = &args.csv {
+                write_out(p, &r.to_csv())?;
+            }
+            if let Some(p) = &args.dot {
+                write_out(p, &r.to_dot())?;
+            }
+            if let Some(p) = &args.closures {
+                write_out(p, &r.closures_json())?;
+            }
+            if let Some(h) = &args.why {
+                let chain = r.why_chain(h, args.from.as_deref())?;
+                println!("\nWhy is {h} included ({}):", r.mode);
+                for (i, s) in chain.iter().enumerate() {
+                    if s.line > 0 {
+                        println!("  {}{}:{}  #include", "  ".repeat(i), s.file, s.line);
+                    } else {
+                        println!("  {}{}", "  ".repeat(i), s.file);
+                    }
                 }
             }
-        }
-        if let Some(v) = &args.remove_include {
-            let w = r.what_if(&WhatIf::RemoveInclude {
-                from: v[0].clone(),
-                to: v[1].clone(),
-            })?;
-            println!(
-                "\nWhat if {} did not include {}: Total Parsed {} -> {} (-{}, {:.2}%), {} TUs affected ({})",
-                v[0],
-                v[1],
-                w.total_parsed_before,
-                w.total_parsed_after,
-                w.saved,
-                w.saved_percent,
-                w.tus_affected,
-                w.note
-            );
-        }
-        if let Some(h) = &args.empty {
-            let w = r.what_if(&WhatIf::EmptyFile(h.clone()))?;
-            println!(
-                "\nWhat if {h} were empty: Total Parsed {} -> {} (-{}, {:.2}%), {} TUs affected ({})",
-                w.total_parsed_before,
-                w.total_parsed_after,
-                w.saved,
-                w.saved_percent,
-                w.tus_affected,
-                w.note
-            );
-        }
-        Ok::<(), String>(())
-    })
-    .map_err(|e| e.to_string())?;
+            if let Some(v) = &args.remove_include {
+                let w = r.what_if(&WhatIf::RemoveInclude {
+                    from: v[0].clone(),
+                    to: v[1].clone(),
+                })?;
+                print_what_if(&format!("{} did not include {}", v[0], v[1]), &w);
+            }
+            if let Some(h) = &args.empty {
+                let w = r.what_if(&WhatIf::EmptyFile(h.clone()))?;
+                print_what_if(&format!("{h} were empty"), &w);
+            }
+            Ok::<(), String>(())
+        })
+        .map_err(|e| e.to_string())?;
     // The process ends right after: skip freeing the scan's many small allocations.
     std::mem::forget(scanner);
     if let Err(n) = saved {
