@@ -16,17 +16,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-${CARGO_TARGET_DIR:-$here/target}/release/clipforge}
 tools=${TOOLS:-$here/../shared/tools/headers}
 work=${WORK:-/tmp/cf-grpc}
-url=https://files.pythonhosted.org/packages/e7/42/94293200e40480d79fc876b2330e7dffb20f959b390afa77c0dbaa0c8372/grpcio-1.66.1.tar.gz
-sha=35334f9c9745add3e357e3372756fd32d925bd52c41da97f4dfdafbde0bf0ee2
-mkdir -p "$work"
-tgz=$work/grpcio-1.66.1.tar.gz
-if [[ ! -f $tgz ]]; then curl -sSfL -o "$tgz" "$url"; fi
-echo "$sha  $tgz" | sha256sum -c --quiet
-tree=$work/tree
-rm -rf "$tree"
-mkdir -p "$tree"
-tar xzf "$tgz" -C "$tree" --strip-components=1
-cd "$tree"
+# shellcheck source=headers_realtree.sh
+source "$here/scripts/headers_realtree.sh"
+fetch_tree https://files.pythonhosted.org/packages/e7/42/94293200e40480d79fc876b2330e7dffb20f959b390afa77c0dbaa0c8372/grpcio-1.66.1.tar.gz \
+  35334f9c9745add3e357e3372756fd32d925bd52c41da97f4dfdafbde0bf0ee2
 find . -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.cxx' -o -name '*.m' -o -name '*.mm' \) \
   -not -path './src/core/*' -delete
 incs="src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
@@ -36,5 +29,4 @@ incs="src/python/grpcio include . third_party/abseil-cpp third_party/address_sor
 defs="_WIN32_WINNT=0x600 OPENSSL_NO_ASM=1"
 std=c++17
 touch_header=src/core/lib/gprpp/ref_counted.h
-# shellcheck source=headers_realtree.sh
-source "$here/scripts/headers_realtree.sh"
+run_realtree

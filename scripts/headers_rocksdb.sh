@@ -17,20 +17,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-${CARGO_TARGET_DIR:-$here/target}/release/clipforge}
 tools=${TOOLS:-$here/../shared/tools/headers}
 work=${WORK:-/tmp/cf-rocksdb}
-url=http://deb.debian.org/debian/pool/main/r/rocksdb/rocksdb_7.8.3.orig.tar.gz
-sha=b85408a374770897332bf15e51620a5f35720dd416a4749e3899057f9cfaf84d
-mkdir -p "$work"
-tgz=$work/rocksdb_7.8.3.orig.tar.gz
-if [[ ! -f $tgz ]]; then curl -sSfL -o "$tgz" "$url"; fi
-echo "$sha  $tgz" | sha256sum -c --quiet
-tree=$work/tree
-rm -rf "$tree"
-mkdir -p "$tree"
-tar xzf "$tgz" -C "$tree" --strip-components=1
-cd "$tree"
+# shellcheck source=headers_realtree.sh
+source "$here/scripts/headers_realtree.sh"
+fetch_tree http://deb.debian.org/debian/pool/main/r/rocksdb/rocksdb_7.8.3.orig.tar.gz \
+  b85408a374770897332bf15e51620a5f35720dd416a4749e3899057f9cfaf84d
 incs=". include java third-party/gtest-1.8.1/fused-src"
 defs="ROCKSDB_PLATFORM_POSIX ROCKSDB_LIB_IO_POSIX OS_LINUX"
 std=c++20
 touch_header=include/rocksdb/status.h
-# shellcheck source=headers_realtree.sh
-source "$here/scripts/headers_realtree.sh"
+run_realtree
