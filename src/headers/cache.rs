@@ -18,7 +18,7 @@ use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"CFHDRC10";
+const MAGIC: &[u8; 8] = b"CFHDRC11";
 
 /// Where the cache of a project lives: next to the project file when one is given, else in the
 /// user cache dir (`$XDG_CACHE_HOME` or `~/.cache`) under a name derived from the inputs.
@@ -592,8 +592,13 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
                 for d in &h.dirs {
                     w.path(d);
                 }
-                let mut keys: Vec<&u32> = h.graph.edges.keys().collect();
-                keys.sort();
+                // In the walk's order, which the report keeps.
+                let keys: Vec<&u32> = h
+                    .graph
+                    .order
+                    .iter()
+                    .filter(|f| h.graph.edges.contains_key(f))
+                    .collect();
                 w.u32(keys.len() as u32);
                 for f in keys {
                     let e = &h.graph.edges[f];
@@ -810,6 +815,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 for _ in 0..n {
                     e.push((r.v()?, r.v()?));
                 }
+                h.graph.order.push(f);
                 h.graph.edges.insert(f, e);
             }
             for _ in 0..r.len()? {

@@ -508,28 +508,32 @@ impl<'a> Lexer<'a> {
     }
 
     fn skip_line_comment(&mut self) {
-        // A `//` comment runs to the end of the line, continued by line splices.
+        // A `//` comment runs to the end of the line, continued by line splices. Comments are a
+        // large share of a header's bytes: jump between the only bytes that matter (memchr).
         let n = self.b.len();
         self.pos += 2;
-        while self.pos < n {
+        while let Some(k) = memchr::memchr3(b'\n', b'\r', b'\\', &self.b[self.pos..]) {
+            self.pos += k;
+            if self.b[self.pos] != b'\\' {
+                return;
+            }
             let s = self.splice_len(self.pos);
             if s > 0 {
                 self.pos += s;
                 self.line += 1;
-                continue;
+            } else {
+                self.pos += 1;
             }
-            if self.nl_len(self.pos) > 0 {
-                return;
-            }
-            self.pos += 1;
         }
+        self.pos = n;
     }
 
     fn skip_block_comment(&mut self) {
         let start_line = self.line;
         let n = self.b.len();
         self.pos += 2;
-        while self.pos < n {
+        while let Some(k) = memchr::memchr3(b'*', b'\n', b'\r', &self.b[self.pos..]) {
+            self.pos += k;
             match self.b[self.pos] {
                 b'*' if self.at(self.pos + 1) == b'/' => {
                     self.pos += 2;
@@ -542,6 +546,7 @@ impl<'a> Lexer<'a> {
                 _ => self.pos += 1,
             }
         }
+        self.pos = n;
         self.out
             .errors
             .push((start_line, "unterminated comment".into()));
@@ -1032,6 +1037,24 @@ impl Tokenizer<'_> {
 /// line comment is fine, anything else is an error and the line is ignored. No comments, no
 /// conditionals, no macros: that is the "all branches" definition.
 pub fn hh_scan(bytes: &[u8], out: &mut Lexed) {
+    // Only lines with a `#` can hold an include. Without `\r` line ends (nearly every file),
+    // jump from `#` to `#` and count the `\n`s in between, instead of walking every line.
+    if memchr::memchr(b'\r', bytes).is_none() {
+        let n = bytes.len();
+        let (mut counted_to, mut newlines, mut next_line) = (0usize, 0u32, 0usize);
+        for h in memchr::memchr_iter(b'#', bytes) {
+            if h < next_line {
+                continue;
+            }
+            let start = memchr::memrchr(b'\n', &bytes[..h]).map_or(0, |k| k + 1);
+            let end = memchr::memchr(b'\n', &bytes[h..]).map_or(n, |k| h + k);
+            newlines += memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count() as u32;
+            counted_to = start;
+            next_line = end + 1;
+            hh_line(&bytes[start..end], newlines + 1, out);
+        }
+        return;
+    }
     let mut line_no = 0u32;
     let mut i = 0;
     let n = bytes.len();
@@ -1049,18 +1072,25 @@ pub fn hh_scan(bytes: &[u8], out: &mut Lexed) {
             }
         }
         line_no += 1;
-        if !line.contains(&b'#') || !contains(line, b"include") {
-            continue;
+        if line.contains(&b'#') {
+            hh_line(line, line_no, out);
         }
-        match hh_parse_line(line) {
-            Ok(Some((quoted, name))) => out.hh_includes.push(HhInclude {
-                line: line_no,
-                quoted,
-                name: String::from_utf8_lossy(name).into_owned(),
-            }),
-            Ok(None) => {}
-            Err(()) => out.hh_errors.push(line_no),
-        }
+    }
+}
+
+/// One line that has a `#`, through Header Hero's line parser.
+fn hh_line(line: &[u8], line_no: u32, out: &mut Lexed) {
+    if !contains(line, b"include") {
+        return;
+    }
+    match hh_parse_line(line) {
+        Ok(Some((quoted, name))) => out.hh_includes.push(HhInclude {
+            line: line_no,
+            quoted,
+            name: String::from_utf8_lossy(name).into_owned(),
+        }),
+        Ok(None) => {}
+        Err(()) => out.hh_errors.push(line_no),
     }
 }
 

@@ -906,6 +906,9 @@ pub struct HhGraph {
     pub missing: Vec<(FileId, u32, String, bool)>,
     /// (file, line) of lines HH 2011 could not parse.
     pub errors: Vec<(FileId, u32, String)>,
+    /// The files in the order the walk reached them. The report numbers its nodes in this
+    /// order: file ids are not a stable order, the preprocessed pass creates them concurrently.
+    pub order: Vec<FileId>,
 }
 
 /// Breadth-first scan from the TUs, exactly as `Scanner.cs` resolves (see notes §2): `"x"` tries
@@ -917,15 +920,12 @@ pub fn hh_graph(
     inc_dirs: &[PathBuf],
     progress: &Progress,
 ) -> HhGraph {
-    let mut g = HhGraph {
-        edges: FxMap::default(),
-        missing: Vec::new(),
-        errors: Vec::new(),
-    };
+    let mut g = HhGraph::default();
     let mut queued: FxSet<FileId> = tus.iter().copied().collect();
     let mut wave: Vec<FileId> = tus.to_vec();
     wave.sort();
     wave.dedup();
+    g.order = wave.clone();
     let mut sys_cache: FxMap<String, Option<FileId>> = FxMap::default();
     let resolve_angle = |s: &str, cache: &mut FxMap<String, Option<FileId>>| -> Option<FileId> {
         if let Some(r) = cache.get(s) {
@@ -1000,6 +1000,7 @@ pub fn hh_graph(
             }
             for &(_, t) in &out {
                 if queued.insert(t) {
+                    g.order.push(t);
                     next.push(t);
                 }
             }
@@ -1190,9 +1191,7 @@ fn mode_data_hh(
     let counted = |_: &Path| true;
     let mut nm = NodeMap::new(store, roots);
     let mut edges = Vec::new();
-    let mut keys: Vec<&FileId> = h.edges.keys().collect();
-    keys.sort();
-    for &f in keys {
+    for &f in h.order.iter().filter(|f| h.edges.contains_key(f)) {
         let a = nm.get(f, &counted);
         for &(l, t) in &h.edges[&f] {
             if t == f {

@@ -246,9 +246,15 @@ pub fn count_lines(b: &[u8]) -> u32 {
     if b.is_empty() {
         return 0;
     }
+    let len = b.len();
+    let last = b[len - 1];
+    // Without `\r` (nearly every file) the count is the number of `\n`s, which memchr counts
+    // many bytes at a time.
+    if memchr::memchr(b'\r', b).is_none() {
+        return memchr::memchr_iter(b'\n', b).count() as u32 + (last != b'\n') as u32;
+    }
     let mut n = 0u32;
     let mut i = 0;
-    let len = b.len();
     while i < len {
         match b[i] {
             b'\n' => n += 1,
@@ -262,7 +268,6 @@ pub fn count_lines(b: &[u8]) -> u32 {
         }
         i += 1;
     }
-    let last = b[len - 1];
     if last != b'\n' && last != b'\r' {
         n += 1;
     }
