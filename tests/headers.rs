@@ -604,6 +604,74 @@ fn a_header_saved_through_a_rename_reevaluates_only_its_tus() {
 }
 
 #[test]
+fn a_name_with_a_trailing_slash_is_not_a_file() {
+    // `x.h/` names a directory that does not exist: g++ says "No such file or directory".
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    write(r, "src/a.cpp", b"#include \"x.h/\"\n#include \"y.h/.\"\n");
+    write(r, "src/x.h", b"int x;\n");
+    write(r, "src/y.h", b"int y;\n");
+    let rep = run(&project(r, &[]), Mode::Preprocessed);
+    assert_eq!(closure(&rep, "a.cpp"), Vec::<String>::new());
+    assert_eq!(rep.missing.len(), 2, "{:?}", rep.missing);
+}
+
+#[test]
+fn a_rescan_orders_the_all_branches_report_like_a_clean_scan() {
+    // A TU added since the last scan gets the highest file id; the report must not depend on
+    // ids (its include lists follow the walk's order), or a rescan and a clean scan disagree.
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    write(r, "src/b.cpp", b"#include \"x.h\"\n#include \"z.h\"\n");
+    write(r, "src/z.h", b"#include \"x.h\"\n#include \"y.h\"\n");
+    write(r, "src/x.h", b"int x;\n");
+    write(r, "src/y.h", b"int y;\n");
+    let p = project(r, &[]);
+    let o = opts(Mode::AllBranches);
+    let mut s = Scanner::new();
+    s.scan(&p, &o, &Progress::default()).unwrap();
+    write(r, "src/a.cpp", b"#include \"y.h\"\n");
+    let warm = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    let clean = run(&p, Mode::AllBranches);
+    let rows = |rep: &Report| -> Vec<(String, Vec<String>, Vec<String>)> {
+        rep.headers
+            .iter()
+            .map(|h| (h.path.clone(), h.includes.clone(), h.included_by.clone()))
+            .collect()
+    };
+    assert_eq!(rows(&warm), rows(&clean));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_repointed_system_header_symlink_is_seen_by_a_rescan() {
+    // A system header's reported path is its realpath when shorter (GCC's
+    // -fcanonical-system-headers): re-pointing the symlink changes it without changing which
+    // names exist.
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    write(r, "src/a.cpp", b"#include <h.h>\n");
+    write(r, "a.h", b"int a;\n");
+    write(r, "b.h", b"int b;\nint c;\n");
+    fs::create_dir_all(r.join("some/sys")).unwrap();
+    std::os::unix::fs::symlink(r.join("a.h"), r.join("some/sys/h.h")).unwrap();
+    let mut p = project(r, &[]);
+    p.system_dirs = vec![r.join("some/sys")];
+    let o = ScanOptions {
+        count_system: true,
+        ..opts(Mode::Preprocessed)
+    };
+    let mut s = Scanner::new();
+    let first = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    assert_eq!(closure(&first, "a.cpp"), vec!["a.h"]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs::remove_file(r.join("some/sys/h.h")).unwrap();
+    std::os::unix::fs::symlink(r.join("b.h"), r.join("some/sys/h.h")).unwrap();
+    let t = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    assert_eq!(closure(&t, "a.cpp"), vec!["b.h"]);
+}
+
+#[test]
 fn disk_cache_roundtrip() {
     let d = tempfile::tempdir().unwrap();
     let r = d.path();

@@ -113,7 +113,18 @@ fn dir_mtime(p: &Path) -> Option<i64> {
 /// through its deepest existing ancestor instead: creating it, or anything between, changes that
 /// ancestor's time. Thousands of missing probe directories (every `-I` dir × `sub/dir/x.h`) then
 /// cost a few stats on the next rescan instead of one each.
-/// `listed` holds the times taken when directories were listed during the scan.
+/// `listed` holds the times to use where known: taken when a directory was listed during the
+/// scan, or at its start for directories stamped before.
+/// Does the directory hold a symlink (or cannot it be listed)?
+fn has_symlink(d: &Path) -> bool {
+    match std::fs::read_dir(d) {
+        Ok(rd) => rd
+            .flatten()
+            .any(|e| e.file_type().map_or(true, |t| t.is_symlink())),
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
+}
+
 fn stamp_dirs(
     probed: Vec<PathBuf>,
     mut listed: FxMap<PathBuf, Option<i64>>,
@@ -417,26 +428,38 @@ impl Scanner {
         progress.set_phase("checking files");
         // Directories and files are checked at once (the file checks do not use the seeded answers).
         // (an existence answer changed, a directory's time changed)
+        // The stamped directories' times now, read before anything is checked: they become the
+        // next stamps of the answers carried over, so a file created while this scan runs is
+        // seen by the next one.
         let dirs_check = || {
-            let moved: Vec<&PathBuf> = prev
+            let start_times: Vec<(PathBuf, Option<i64>)> = prev
                 .dir_stamps
                 .par_iter()
-                .filter(|(d, m)| dir_mtime(d) != *m)
-                .map(|(d, _)| d)
+                .map(|(d, _)| (d.clone(), dir_mtime(d)))
+                .collect();
+            let moved: Vec<&PathBuf> = prev
+                .dir_stamps
+                .iter()
+                .zip(&start_times)
+                .filter(|((_, old), (_, now))| old != now)
+                .map(|((d, _), _)| d)
                 .collect();
             // A directory's time also changes when a file in it is replaced through a rename (how
             // many editors save, and `sed -i`). Resolution only depends on which probed names
             // exist, so those under a changed directory are checked again: the same answers mean
-            // the same resolution.
+            // the same resolution. A symlink in it may have been re-pointed, which changes a
+            // system header's reported path (its realpath) without changing any answer: then
+            // everything is re-resolved, as before.
             let changed = !moved.is_empty()
-                && prev.exists.par_iter().any(|(p, b)| {
-                    moved.iter().any(|d| p.starts_with(d)) && store::stat_is_file(p) != *b
-                });
+                && (moved.par_iter().any(|d| has_symlink(d))
+                    || prev.exists.par_iter().any(|(p, b)| {
+                        moved.iter().any(|d| p.starts_with(d)) && store::stat_is_file(p) != *b
+                    }));
             if !changed && !opts.clean {
                 // Every earlier "is there a file X?" answer still holds.
                 store.seed_exists(prev.exists.clone());
             }
-            (changed, !moved.is_empty())
+            (changed, !moved.is_empty(), start_times)
         };
         // Per file: (directives changed, Header Hero include lines changed).
         let files_check = || -> Vec<(bool, bool)> {
@@ -468,7 +491,8 @@ impl Scanner {
                 })
                 .collect()
         };
-        let ((changed_dirs, moved_dirs), file_changes) = rayon::join(dirs_check, files_check);
+        let ((changed_dirs, moved_dirs, start_times), file_changes) =
+            rayon::join(dirs_check, files_check);
         let directive_changed: Vec<bool> = file_changes.iter().map(|c| c.0).collect();
         if progress.cancelled() {
             return Err(ScanError::Cancelled);
@@ -718,6 +742,10 @@ impl Scanner {
             let hh = hh_job
                 .map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .or(hh_kept);
+            // The walk stops early when cancelled: its graph must not be reported or kept.
+            if progress.cancelled() {
+                return Err(ScanError::Cancelled);
+            }
             // Build the reports (a file's data is loaded where a report needs its line count).
             progress.set_phase("building report");
             let counted_prefixes: Vec<PathBuf> = roots
@@ -788,7 +816,11 @@ impl Scanner {
             let remember = || {
                 let exists = kept_exists.unwrap_or_else(|| Arc::new(store.exists_snapshot()));
                 let dir_stamps = kept_stamps.unwrap_or_else(|| {
-                    stamp_dirs(store.probed_parent_dirs(), store.listed_dir_times())
+                    let mut times = store.listed_dir_times();
+                    // A directory stamped before keeps the time read at the start of this scan:
+                    // answers carried over were checked against that state, not a later one.
+                    times.extend(start_times.iter().cloned());
+                    stamp_dirs(store.probed_parent_dirs(), times)
                 });
                 (exists, dir_stamps)
             };
@@ -921,10 +953,11 @@ pub fn hh_graph(
     progress: &Progress,
 ) -> HhGraph {
     let mut g = HhGraph::default();
-    let mut queued: FxSet<FileId> = tus.iter().copied().collect();
-    let mut wave: Vec<FileId> = tus.to_vec();
-    wave.sort();
-    wave.dedup();
+    // The TUs in the order the walk of the roots lists them (not by file id: a TU new since the
+    // last scan has the highest id, and the report's node order follows this one).
+    let mut queued: FxSet<FileId> = FxSet::default();
+    let wave: Vec<FileId> = tus.iter().copied().filter(|&t| queued.insert(t)).collect();
+    let mut wave = wave;
     g.order = wave.clone();
     let mut sys_cache: FxMap<String, Option<FileId>> = FxMap::default();
     let resolve_angle = |s: &str, cache: &mut FxMap<String, Option<FileId>>| -> Option<FileId> {

@@ -216,8 +216,14 @@ impl Store {
         self.files_stat.fetch_add(1, Ordering::Relaxed);
         // Answered from the directory's listing when it says "regular file", "directory" or
         // "absent"; symlinks and unknown types are stat'ed like before.
+        // Only when the name really is the path's last component: `Path` drops a trailing `/`
+        // or `/.`, and `x.h/` is no file (stat says so; the listing would say "x.h exists").
+        let last_is_name = |name: &std::ffi::OsStr| {
+            let (b, n) = (p.as_os_str().as_encoded_bytes(), name.as_encoded_bytes());
+            b.len() > n.len() && b.ends_with(n) && b[b.len() - n.len() - 1] == b'/'
+        };
         let listed = match (p.parent(), p.file_name()) {
-            (Some(dir), Some(name)) if !dir.as_os_str().is_empty() => self
+            (Some(dir), Some(name)) if !dir.as_os_str().is_empty() && last_is_name(name) => self
                 .listing(dir)
                 .map(|l| l.entries.get(name).copied().unwrap_or(Entry::Absent)),
             _ => None,
