@@ -5,11 +5,13 @@
 //! - [`pipeline`]: batch jobs, progress, cancellation, the skip cache, folder watching, reports.
 //! - [`anim`]: the animation clip codec (raw data, importers, compression, runtime format, error metric).
 //! - [`headers`]: the C/C++ header profiler.
+//! - [`fsio`]: atomic file writes, used by the layers above.
 
 // Parallel arrays indexed by bone (structure-of-arrays) read best as index loops.
 #![allow(clippy::needless_range_loop)]
 
 pub mod anim;
+pub mod fsio;
 pub mod headers;
 pub mod pipeline;
 

@@ -10,7 +10,7 @@ use super::headers_job::{
     CompilerPick, HeadersJob, HeadersProject, HeadersWatcher, JobPoll, ScanOutcome, parse_defines,
     write_atomic,
 };
-use crate::headers::report::Detail;
+use crate::headers::report::{Detail, DetailLink};
 use crate::headers::{ChainStep, Mode, Report, ScanOptions, Scanner, WhatIf, WhatIfResult};
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
@@ -1065,59 +1065,41 @@ impl HeadersState {
         let picked = self.picked.clone();
         ui.columns(3, |cols| {
             // Includers: the count is how many files reach each includer.
-            let ui = &mut cols[0];
-            ui.label(egui::RichText::new(format!("Included by ({})", d.includers.len())).strong())
-                .on_hover_text("Direct includers. Count: files that include that includer, directly or not. Double-click to open");
-            egui::ScrollArea::vertical()
-                .id_salt("hh_includers")
-                .auto_shrink([false, false])
-                .show(ui, |ui| {
-                    if d.includers.is_empty() {
-                        ui.weak("Nothing includes it (a translation unit, or unused)");
-                    }
-                    for l in &d.includers {
-                        let edge = PickedEdge {
-                            from: l.path.clone(),
-                            to: d.path.clone(),
-                        };
-                        let r = link_row(
-                            ui,
-                            l.count,
-                            &format!("{}:{}", l.path, l.line),
-                            picked.as_ref() == Some(&edge),
-                        );
-                        if r.double_clicked() || r.triple_clicked() {
-                            refocus = Some(l.path.clone());
-                        } else if r.clicked() {
-                            pick = Some(edge);
-                        }
-                    }
-                });
+            let side = LinkColumn {
+                title: format!("Included by ({})", d.includers.len()),
+                hover: "Direct includers. Count: files that include that includer, directly or not. Double-click to open",
+                id: "hh_includers",
+                empty: "Nothing includes it (a translation unit, or unused)",
+                picked: picked.as_ref(),
+            };
+            side.show(&mut cols[0], &d.includers, &mut refocus, &mut pick, |l| {
+                (
+                    PickedEdge {
+                        from: l.path.clone(),
+                        to: d.path.clone(),
+                    },
+                    format!("{}:{}", l.path, l.line),
+                    None,
+                )
+            });
             // Includes: the count is how many files each include pulls in.
-            let ui = &mut cols[1];
-            ui.label(egui::RichText::new(format!("Includes ({})", d.includes.len())).strong())
-                .on_hover_text("Direct includes. Count: files each one includes, directly or not. Click to pick it for What-if, double-click to open");
-            egui::ScrollArea::vertical()
-                .id_salt("hh_includes")
-                .auto_shrink([false, false])
-                .show(ui, |ui| {
-                    if d.includes.is_empty() {
-                        ui.weak("Includes no project file");
-                    }
-                    for l in &d.includes {
-                        let edge = PickedEdge {
-                            from: d.path.clone(),
-                            to: l.path.clone(),
-                        };
-                        let r = link_row(ui, l.count, &l.path, picked.as_ref() == Some(&edge))
-                            .on_hover_text(format!("#include at line {} of {}", l.line, d.path));
-                        if r.double_clicked() || r.triple_clicked() {
-                            refocus = Some(l.path.clone());
-                        } else if r.clicked() {
-                            pick = Some(edge);
-                        }
-                    }
-                });
+            let side = LinkColumn {
+                title: format!("Includes ({})", d.includes.len()),
+                hover: "Direct includes. Count: files each one includes, directly or not. Click to pick it for What-if, double-click to open",
+                id: "hh_includes",
+                empty: "Includes no project file",
+                picked: picked.as_ref(),
+            };
+            side.show(&mut cols[1], &d.includes, &mut refocus, &mut pick, |l| {
+                (
+                    PickedEdge {
+                        from: d.path.clone(),
+                        to: l.path.clone(),
+                    },
+                    l.path.clone(),
+                    Some(format!("#include at line {} of {}", l.line, d.path)),
+                )
+            });
             let ui = &mut cols[2];
             egui::ScrollArea::vertical()
                 .id_salt("hh_why_whatif")
@@ -1429,6 +1411,51 @@ impl HeadersState {
 }
 
 /// One row of an includers / includes list: the count, then the path as a selectable button.
+/// One side of the detail view (includers or includes): a titled, scrolling list of linked
+/// files with their counts. Click picks the edge for What-if, double-click refocuses on the file.
+struct LinkColumn<'a> {
+    title: String,
+    hover: &'a str,
+    id: &'a str,
+    empty: &'a str,
+    picked: Option<&'a PickedEdge>,
+}
+
+impl LinkColumn<'_> {
+    /// `row` gives each link's edge, label and optional hover text.
+    fn show(
+        &self,
+        ui: &mut egui::Ui,
+        links: &[DetailLink],
+        refocus: &mut Option<String>,
+        pick: &mut Option<PickedEdge>,
+        row: impl Fn(&DetailLink) -> (PickedEdge, String, Option<String>),
+    ) {
+        ui.label(egui::RichText::new(&self.title).strong())
+            .on_hover_text(self.hover);
+        egui::ScrollArea::vertical()
+            .id_salt(self.id)
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                if links.is_empty() {
+                    ui.weak(self.empty);
+                }
+                for l in links {
+                    let (edge, label, hover) = row(l);
+                    let mut r = link_row(ui, l.count, &label, self.picked == Some(&edge));
+                    if let Some(h) = hover {
+                        r = r.on_hover_text(h);
+                    }
+                    if r.double_clicked() || r.triple_clicked() {
+                        *refocus = Some(l.path.clone());
+                    } else if r.clicked() {
+                        *pick = Some(edge);
+                    }
+                }
+            });
+    }
+}
+
 fn link_row(ui: &mut egui::Ui, count: u32, text: &str, picked: bool) -> egui::Response {
     ui.horizontal(|ui| {
         ui.add_sized(

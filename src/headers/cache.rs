@@ -638,15 +638,11 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
     // corrupt file could no longer just be discarded.
     let crc = crc32fast::hash(&w.0);
     w.u32(crc);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
-    }
-    // Write then rename, so a crash never leaves a half-written cache behind.
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, &w.0).map_err(|e| format!("{}: cannot write: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-    Ok(())
+    // Temporary file then rename: never half a cache, and the CLI and the app saving the same
+    // cache at once do not share a temporary name. No flush to disk: a damaged cache fails its
+    // checksum and is rebuilt.
+    crate::fsio::replace_file(path, &w.0, false)
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
 /// Loads a cache into a fresh session (its interner must be empty apart from the initial entry).

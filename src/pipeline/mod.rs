@@ -13,7 +13,6 @@ use crate::anim::{CompressionSettings, RawClip};
 use cache::{CacheEntry, SkipCache};
 use report::{BatchReport, ClipReport};
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -161,53 +160,9 @@ pub fn lower_thread_priority() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Atomic writes
+// Atomic writes: in [`crate::fsio`], shared with the header profiler's cache.
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes `bytes` to `path` atomically: the data goes to a temporary file in the same folder
-/// (`.<name>.cf-tmp-<pid>-<n>`), is flushed to disk, then renamed over `path`. Readers see the old
-/// file or the new one, never a partial one; on any error the temporary file is removed.
-/// Missing parent folders are created.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir)?;
-    let name = path.file_name().ok_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::InvalidInput, "path has no file name")
-    })?;
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(
-        ".{}.cf-tmp-{}-{}",
-        name.to_string_lossy(),
-        std::process::id(),
-        n
-    ));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// True for the temporary files [`write_atomic`] creates (left behind only if the process is killed).
-pub fn is_temp_file(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| {
-        let n = n.to_string_lossy();
-        n.starts_with('.') && n.contains(".cf-tmp-")
-    })
-}
+pub use crate::fsio::{is_temp_file, write_atomic};
 
 // ---------------------------------------------------------------------------------------------
 // Output naming
