@@ -118,6 +118,23 @@ fn type_into(h: &mut Harness<'_, AppState>, label: &str, text: &str) {
 }
 
 /// Adds a root by typing it, presses Scan and waits.
+/// The sample tree in a fresh folder, an app that exports to `out/<report>`, and the root typed
+/// in and scanned. The folders live as long as the returned guards.
+fn scanned_sample(
+    report: &str,
+) -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    Harness<'static, AppState>,
+) {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let mut h = harness(state(&out.path().join(report)));
+    scan_root(&mut h, root.path());
+    (root, out, h)
+}
+
 fn scan_root(h: &mut Harness<'_, AppState>, root: &Path) {
     h.run();
     h.get_by_label("Add root").click();
@@ -219,11 +236,7 @@ fn type_a_root_scan_and_see_hand_counted_numbers() {
 
 #[test]
 fn filter_select_refocus_back_and_why_chain() {
-    let root = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_tree(root.path());
-    let mut h = harness(state(&out.path().join("rep")));
-    scan_root(&mut h, root.path());
+    let (_root, _out, mut h) = scanned_sample("rep");
 
     // Filter the table.
     type_into(&mut h, "Filter:", "common");
@@ -288,12 +301,8 @@ fn filter_select_refocus_back_and_why_chain() {
 
 #[test]
 fn what_if_missing_and_export() {
-    let root = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_tree(root.path());
     let e = expected();
-    let mut h = harness(state(&out.path().join("sub").join("report")));
-    scan_root(&mut h, root.path());
+    let (_root, out, mut h) = scanned_sample("sub/report");
 
     click_table_row(&mut h, "common.h");
     // Remove common.h -> util.h: a.cpp still gets util.h through big.h, b.cpp loses it.
@@ -395,12 +404,8 @@ fn bad_input_is_shown_not_scanned() {
 
 #[test]
 fn rescan_is_incremental_and_clean_rescan_rereads() {
-    let root = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_tree(root.path());
     let e = expected();
-    let mut h = harness(state(&out.path().join("rep")));
-    scan_root(&mut h, root.path());
+    let (root, _out, mut h) = scanned_sample("rep");
 
     // util.h grows by 2 lines: both TUs parse it once.
     std::fs::write(
@@ -428,12 +433,8 @@ fn rescan_is_incremental_and_clean_rescan_rereads() {
 
 #[test]
 fn watch_rescans_after_a_change() {
-    let root = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_tree(root.path());
     let e = expected();
-    let mut h = harness(state(&out.path().join("rep")));
-    scan_root(&mut h, root.path());
+    let (root, _out, mut h) = scanned_sample("rep");
     let gen0 = h.state().headers.generation;
 
     h.get_by_role_and_label(Role::CheckBox, "Watch").click();
