@@ -216,3 +216,88 @@ fn agrees_with_gxx_on_boost_when_enabled() {
     );
     agree(&hs, ".cpp", "c++20");
 }
+
+/// `#import` (a GCC extension, deprecated outside Objective-C but still honoured): the file is
+/// entered at most once, and not at all if it was entered before. Headers without guards make
+/// each difference visible in the closure. The same answers with and without the memo: a TU
+/// that imports must not replay inclusions recorded in TUs that did not.
+#[test]
+fn import_semantics_match_gxx_with_and_without_the_memo() {
+    if !have_gxx() {
+        eprintln!("skipped: g++ not found");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().to_path_buf();
+    let files: &[(&str, &str)] = &[
+        ("a.h", "#include \"c.h\"\n"),
+        (
+            "c.h",
+            "#ifdef C_AGAIN\n#include \"again.h\"\n#endif\n#define C_AGAIN\n",
+        ),
+        ("again.h", "int again;\n"),
+        ("undef_seen.h", "int undef_seen;\n"),
+        // Entered by a.h, then imported: the import is skipped.
+        ("tu_include_then_import.cc", "#include \"a.h\"\n#import \"c.h\"\n"),
+        // Imported, then included through a.h: skipped, so C_AGAIN stays undefined.
+        (
+            "tu_import_then_include.cc",
+            "#import \"c.h\"\n#undef C_AGAIN\n#include \"a.h\"\n#ifndef C_AGAIN\n#include \"undef_seen.h\"\n#endif\n",
+        ),
+        // Included twice, no guard: entered twice.
+        ("tu_twice.cc", "#include \"a.h\"\n#include \"a.h\"\n"),
+        ("tu_import_twice.cc", "#import \"c.h\"\n#import \"c.h\"\n#import \"a.h\"\n"),
+    ];
+    for (n, t) in files {
+        std::fs::write(root.join(n), t).unwrap();
+    }
+    // Plain TUs that record a.h's inclusion in the memo before and beside the importing ones.
+    for i in 0..16 {
+        std::fs::write(root.join(format!("tu_plain_{i}.cc")), "#include \"a.h\"\n").unwrap();
+    }
+    let mut tus: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cc"))
+        .collect();
+    tus.sort();
+    let truth: BTreeMap<PathBuf, BTreeSet<PathBuf>> = tus
+        .iter()
+        .map(|t| (t.clone(), gxx_deps(&root, t, "c++17")))
+        .collect();
+    let name = |p: &PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+    let has = |tu: &str, h: &str| truth[&root.join(tu)].iter().any(|p| name(p) == h);
+    // The cases above do what they say in g++ itself.
+    assert!(!has("tu_include_then_import.cc", "again.h"));
+    assert!(has("tu_import_then_include.cc", "undef_seen.h"));
+    assert!(has("tu_twice.cc", "again.h"));
+    assert!(!has("tu_import_twice.cc", "again.h"));
+    for no_memo in [false, true] {
+        let project = Project {
+            roots: vec![root.clone()],
+            std: Some("c++17".into()),
+            compiler: CompilerChoice::Named("g++".into()),
+            ..Default::default()
+        };
+        let opts = ScanOptions {
+            mode: Mode::Preprocessed,
+            use_disk_cache: false,
+            no_memo,
+            ..Default::default()
+        };
+        let r = headers::scan(&project, &opts, &Progress::default())
+            .unwrap()
+            .primary;
+        let g = &r.graph;
+        for t in &g.tus {
+            let tu = g.nodes[t.node as usize].abs.clone();
+            let ours: BTreeSet<PathBuf> = t
+                .closure
+                .iter()
+                .map(|&f| g.nodes[f as usize].abs.clone())
+                .collect();
+            assert_eq!(ours, truth[&tu], "{} (no_memo {no_memo})", tu.display());
+        }
+        assert_eq!(g.tus.len(), truth.len());
+    }
+}

@@ -125,6 +125,8 @@ impl HeadersArgs {
             count_system: self.count_system,
             use_disk_cache: !self.no_cache,
             no_memo: self.no_memo,
+            // The other mode only shows up in the summary table and the JSON's `other_mode`.
+            other_mode_summary_only: true,
         }
     }
 }
@@ -334,6 +336,7 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     tune_allocator();
     let progress = Progress::default();
     let mut scanner = super::Scanner::new();
+    scanner.map_cache_file = true;
     // The reports are written while the cache is saved.
     let (res, out, saved) =
         super::scan_cached_then(&mut scanner, &project, &opts, &progress, |res| {

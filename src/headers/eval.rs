@@ -132,6 +132,7 @@ impl EdgeTable {
     }
 }
 
+#[derive(Clone, Copy)]
 pub struct TuInput<'a> {
     pub tu: FileId,
     pub sp: &'a SearchPath,
@@ -219,6 +220,14 @@ struct Run<'a> {
     syms: &'a Syms,
     macros: Macros,
     once: FxSet<FileId>,
+    /// Files entered (not skipped by a guard or `once`), kept when the memo is off: `#import` of
+    /// a file entered before skips it (libcpp's `stack_count`).
+    entered: FxSet<FileId>,
+    /// An `#import` was met while using the memo: the TU is evaluated again without it. Without
+    /// `#import`, only files with a `#pragma once` can be in `once`, so recorded inclusions
+    /// check only those (most headers use guards; checking every included file was a tenth of
+    /// the memo), and replays cannot tell which files were entered.
+    restart: bool,
     /// Per file, the recorder clock of the last `#pragma once` check or mark (see `pp::Rec`).
     once_last: Vec<u32>,
     /// Files already in the closure, by id.
@@ -241,6 +250,15 @@ thread_local! {
 }
 
 pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
+    match run_tu_once(store, syms, input) {
+        Some(r) => r,
+        None => run_tu_once(store, syms, &TuInput { memo: None, ..*input }).expect("no memo"),
+    }
+}
+
+/// One evaluation of a TU; `None` when it met an `#import` while using the memo (see
+/// [`Run::restart`]).
+fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> {
     let (mut map, last, clock) = TABLES.with(|t| t.borrow_mut().take()).unwrap_or_default();
     for (s, m) in input.base.map.iter() {
         map.insert(s, m.clone());
@@ -269,6 +287,8 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
         syms,
         macros,
         once: FxSet::default(),
+        entered: FxSet::default(),
+        restart: false,
         once_last: Vec::new(),
         seen: vec![false; store.len()],
         edge_seen: FxSet::default(),
@@ -288,6 +308,7 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
         r.edge_seen.reserve(m.hint_edges.load(Ordering::Relaxed));
     }
     r.add_closure(input.tu);
+    r.entered.insert(input.tu);
     for &f in input.forced {
         r.enter(input.tu, 0, f, None, false);
     }
@@ -298,7 +319,10 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
             .fetch_max(r.macros.map.span(), Ordering::Relaxed);
         m.hint_edges.fetch_max(r.edge_seen.len(), Ordering::Relaxed);
     }
-    r.out.edges = input.edges.ids(&r.edges);
+    let restart = r.restart;
+    if !restart {
+        r.out.edges = input.edges.ids(&r.edges);
+    }
     let mut m = std::mem::take(&mut r.macros);
     m.map.reset();
     let (last, clock) = if m.clock > u32::MAX / 2 {
@@ -307,7 +331,7 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
         (m.last, m.clock)
     };
     TABLES.with(|t| *t.borrow_mut() = Some((m.map, last, clock)));
-    r.out
+    (!restart).then_some(r.out)
 }
 
 #[derive(Clone, Copy)]
@@ -333,9 +357,12 @@ impl Run<'_> {
         }
     }
 
-    fn once_has(&mut self, f: FileId) -> bool {
+    /// Is `f` in `once`? `may_be_once`: `f` has a `#pragma once` (see [`Run::restart`]).
+    fn once_has(&mut self, f: FileId, may_be_once: bool) -> bool {
         let b = self.once.contains(&f);
-        self.note_once_read(f, b);
+        if may_be_once {
+            self.note_once_read(f, b);
+        }
         b
     }
 
@@ -404,7 +431,7 @@ impl Run<'_> {
     fn valid(&self, e: &Entry) -> bool {
         e.reads
             .iter()
-            .all(|&(s, v)| pp::def_ptr(self.macros.map.get(&s)) == v)
+            .all(|&(s, v)| pp::def_id(self.macros.map.get(&s)) == v)
             && e.once_reads
                 .iter()
                 .all(|&(f, b)| self.once.contains(&f) == b)
@@ -446,6 +473,10 @@ impl Run<'_> {
 
     /// Records the edge and the file, then preprocesses it unless a guard / once skips it.
     fn enter(&mut self, from: FileId, line: u32, to: FileId, found: Option<u32>, import: bool) {
+        if import && self.memo.is_some() {
+            self.restart = true;
+            return;
+        }
         self.add_edge(from, line, to);
         self.add_closure(to);
         self.effect(Effect::Include(from, line, to));
@@ -459,11 +490,14 @@ impl Run<'_> {
             return;
         }
         let data = self.h.store.data(to);
-        if self.once_has(to) {
+        if self.once_has(to, data.lex.pragma_once) {
             return;
         }
         if import {
             self.once_add(to);
+            if self.entered.contains(&to) {
+                return;
+            }
         }
         if let Some(g) = data.lex.guard
             && self.macros.contains(g)
@@ -483,6 +517,9 @@ impl Run<'_> {
             }
             self.macros.begin_rec();
         }
+        if self.memo.is_none() {
+            self.entered.insert(to);
+        }
         let (pc, pf, pl) = (self.h.cur, self.h.cur_found, self.h.line);
         self.h.depth += 1;
         self.file(to, found, data);
@@ -492,6 +529,9 @@ impl Run<'_> {
         self.h.line = pl;
         if let Some(memo) = self.memo {
             let rec = self.macros.rec.pop().expect("recorder");
+            if self.restart {
+                return;
+            }
             if rec.poisoned {
                 self.macros.poison();
                 if let Some(p) = self.macros.rec.last_mut() {
@@ -524,6 +564,9 @@ impl Run<'_> {
         self.h.cur_found = found;
         let mut conds: Vec<Cond> = Vec::new();
         for d in lex.directives.iter() {
+            if self.restart {
+                return;
+            }
             let active = conds.last().is_none_or(|c| c.active);
             self.h.line = d.line;
             match &d.kind {

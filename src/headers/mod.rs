@@ -110,6 +110,9 @@ pub struct ScanOptions {
     pub use_disk_cache: bool,
     /// Disable cross-TU memoisation of inclusions (for testing it: results must not change).
     pub no_memo: bool,
+    /// The other mode's report carries only what the CLI prints of it: its summary numbers,
+    /// missing includes, cycles and errors, not its per-file table (see [`Report::build`]).
+    pub other_mode_summary_only: bool,
 }
 
 impl Default for ScanOptions {
@@ -121,6 +124,7 @@ impl Default for ScanOptions {
             count_system: false,
             use_disk_cache: true,
             no_memo: false,
+            other_mode_summary_only: false,
         }
     }
 }

@@ -86,8 +86,8 @@ pub enum Effect {
 /// checked) have the same values; then its effects are the same too.
 #[derive(Debug, Default)]
 pub struct Entry {
-    /// (macro, definition pointer or 0 when undefined) as first read from outside the header.
-    pub reads: Vec<(Sym, usize)>,
+    /// (macro, definition id or 0 when undefined) as first read from outside the header.
+    pub reads: Vec<(Sym, u32)>,
     pub once_reads: Vec<(u32, bool)>,
     pub effects: Vec<Effect>,
 }
@@ -100,15 +100,16 @@ pub struct Entry {
 pub struct Rec {
     /// Clock value when this recorder started.
     pub start: u32,
-    pub reads: Vec<(Sym, usize)>,
+    pub reads: Vec<(Sym, u32)>,
     pub once_reads: Vec<(u32, bool)>,
     pub effects: Vec<Effect>,
     /// Depends on something beyond macros (`__COUNTER__`, `__INCLUDE_LEVEL__`, push/pop_macro...).
     pub poisoned: bool,
 }
 
-pub fn def_ptr(m: Option<&Arc<MacroDef>>) -> usize {
-    m.map_or(0, |m| Arc::as_ptr(m) as usize)
+/// The definition's id ([`MacroDef::id`]), 0 when undefined.
+pub fn def_id(m: Option<&Arc<MacroDef>>) -> u32 {
+    m.map_or(0, |m| m.id)
 }
 
 /// Clock of the last event on `i` in `last`, growing it as needed.
@@ -246,7 +247,7 @@ impl Clone for Macros {
 
 impl Macros {
     #[inline]
-    pub fn note_read(&mut self, s: Sym, p: usize) {
+    pub fn note_read(&mut self, s: Sym, p: u32) {
         note_first_read(&mut self.rec, &mut self.last, &mut self.clock, s, p, |r| {
             &mut r.reads
         });
@@ -270,12 +271,12 @@ impl Macros {
     /// Looks a macro up (recorded).
     pub fn lookup(&mut self, s: Sym) -> Option<Arc<MacroDef>> {
         let m = self.map.get(&s).cloned();
-        self.note_read(s, def_ptr(m.as_ref()));
+        self.note_read(s, def_id(m.as_ref()));
         m
     }
     /// Is it defined (recorded)?
     pub fn contains(&mut self, s: Sym) -> bool {
-        let p = def_ptr(self.map.get(&s));
+        let p = def_id(self.map.get(&s));
         self.note_read(s, p);
         p != 0
     }

@@ -196,6 +196,7 @@ pub struct WhatIfResult {
     pub note: String,
 }
 
+#[derive(Default)]
 struct Bits {
     words: usize,
     data: Vec<u64>,
@@ -310,7 +311,16 @@ fn for_bits(row: &[u64], mut f: impl FnMut(usize)) {
 }
 
 impl Report {
-    pub fn build(d: ModeData, scan_seconds: f64, notes: Vec<String>, stats: ScanStats) -> Report {
+    /// The report of one mode. Without `full`, only the summary numbers, missing includes,
+    /// cycles and errors are filled in: no per-file table, hubs or transitive counts (a third
+    /// of a rescan's report time, for a table nobody shows).
+    pub fn build(
+        d: ModeData,
+        scan_seconds: f64,
+        notes: Vec<String>,
+        stats: ScanStats,
+        full: bool,
+    ) -> Report {
         let g = d.graph;
         let n = g.nodes.len();
         let mut tu_count = vec![0u32; n];
@@ -330,12 +340,17 @@ impl Report {
                 }
             }
         }
-        let (comp, sccs, bits) = reach_bits(n, &g.out);
+        let (comp, sccs, bits) = if full {
+            reach_bits(n, &g.out)
+        } else {
+            let (comp, sccs) = tarjan(n, &g.out);
+            (comp, sccs, Bits::default())
+        };
         let mut trans_n = vec![0u32; n];
         let mut trans_l = vec![0u64; n];
         let mut inc_by = vec![0u32; n];
         for v in 0..n {
-            if !in_union[v] {
+            if !in_union[v] || !full {
                 continue;
             }
             let row = bits.row(comp[v] as usize);
@@ -353,8 +368,13 @@ impl Report {
             trans_l[v] = l;
         }
         let name = |i: u32| g.nodes[i as usize].path.clone();
-        let mut headers: Vec<FileEntry> = (0..n)
+        let files = in_union.iter().filter(|&&b| b).count();
+        let total_lines: u64 = (0..n)
             .filter(|&v| in_union[v])
+            .map(|v| g.nodes[v].lines as u64)
+            .sum();
+        let mut headers: Vec<FileEntry> = (0..n)
+            .filter(|&v| in_union[v] && full)
             .map(|v| {
                 let node = &g.nodes[v];
                 let tc = tu_count[v];
@@ -460,8 +480,6 @@ impl Report {
             .collect();
         errors.sort();
         errors.dedup();
-        let files = headers.len();
-        let total_lines: u64 = headers.iter().map(|h| h.lines as u64).sum();
         Report {
             mode: d.mode,
             files,

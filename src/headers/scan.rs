@@ -64,7 +64,7 @@ pub struct Prev {
     pub dir_stamps: Vec<(PathBuf, Option<i64>)>,
     pub compilers: FxMap<String, CompilerEnv>,
     /// File existence checks of the previous scan, reused while no probed directory changed.
-    pub exists: Arc<Vec<(PathBuf, bool)>>,
+    pub exists: store::Answers,
     /// The edge table the TU results' edge ids index.
     pub edge_tab: Vec<(FileId, u32, FileId)>,
     /// The last walk of the roots.
@@ -89,6 +89,9 @@ pub struct Scanner {
     pub prev: Prev,
     /// The last scan changed something worth saving to the disk cache.
     pub dirty: bool,
+    /// Map the disk cache file instead of reading it (see `cache::cache_bytes`): for a
+    /// short-lived process, which the file cannot change under.
+    pub map_cache_file: bool,
 }
 
 impl Default for Scanner {
@@ -319,6 +322,7 @@ impl Scanner {
             interner: Arc::new(Interner::new()),
             prev: Prev::default(),
             dirty: true,
+            map_cache_file: false,
         }
     }
 
@@ -333,6 +337,35 @@ impl Scanner {
         if opts.clean {
             self.prev = Prev::default();
         }
+        let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
+        // Asking the compiler (one process per query, two queries per language) is a cold scan's
+        // longest serial step, and its answers are only needed once TUs are preprocessed: when
+        // the languages and standards are known up front (no compilation database: C++ and C with
+        // the project's standards), it is asked now, while the roots are walked and files
+        // checked. A language the tree turns out not to have costs one unused query.
+        // A rescan usually has every answer already: then no thread is started (a new thread
+        // gets its own malloc arena, whose first page costs more than the detection).
+        let keys = vec![
+            (Lang::Cxx, project.std.clone()),
+            (Lang::C, project.cstd.clone()),
+        ];
+        let answered = |c: &str| {
+            keys.iter()
+                .all(|(l, s)| self.prev.compilers.contains_key(&compiler_key(c, *l, s)))
+        };
+        let all_known = match &project.compiler {
+            CompilerChoice::Named(c) => answered(c),
+            _ => ["c++", "g++", "clang++"].into_iter().any(answered),
+        };
+        let early_answers = (want_pre
+            && !all_known
+            && project.compile_commands.is_none()
+            && project.compiler != CompilerChoice::None)
+            .then(|| {
+                let known: Vec<String> = self.prev.compilers.keys().cloned().collect();
+                let choice = project.compiler.clone();
+                std::thread::spawn(move || ask_compiler(&choice, &known, &keys))
+            });
         progress.set_phase("finding translation units");
         let roots: Vec<PathBuf> = project.roots.iter().map(|r| absolutize(r)).collect();
         for r in &roots {
@@ -502,7 +535,6 @@ impl Scanner {
         let syms = Syms::new(&self.interner);
         let mut compilers = std::mem::take(&mut prev.compilers);
         let mut envs: FxMap<(Lang, Option<String>), CompilerEnv> = FxMap::default();
-        let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
         // The all-branches graph (Header Hero: global include dirs only, its line parser) needs
         // no compiler: it runs, reading and lexing the project's files, while the compiler is
         // asked (a cold scan's longest serial step).
@@ -539,12 +571,25 @@ impl Scanner {
             let hh_job = (want_hh && hh_kept.is_none())
                 .then(|| sc.spawn(|| hh_graph(&store, &tu_ids, &hh_dirs, progress)));
             let asked = (|| -> Result<(), ScanError> {
-                let compiler_name = match &project.compiler {
-                    CompilerChoice::Auto => compiler::detect_known(|c| {
-                        compilers.keys().any(|k| k.split('|').next() == Some(c))
-                    }),
-                    CompilerChoice::Named(n) => Some(n.clone()),
-                    CompilerChoice::None => None,
+                // Answers asked for early; a failed query is an error only if its key is needed.
+                let mut failed: FxMap<String, String> = FxMap::default();
+                let compiler_name = match early_answers {
+                    Some(h) => {
+                        let (name, answers) =
+                            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                        for (k, r) in answers {
+                            match r {
+                                Ok(e) => {
+                                    compilers.insert(k, e);
+                                }
+                                Err(e) => {
+                                    failed.insert(k, e);
+                                }
+                            }
+                        }
+                        name
+                    }
+                    None => detect_compiler(&project.compiler, &compilers),
                 };
                 if want_pre {
                     progress.set_phase("asking the compiler");
@@ -557,7 +602,10 @@ impl Scanner {
                     for k in keys {
                         let env = match &compiler_name {
                             Some(c) => {
-                                let ck = format!("{c}|{:?}|{:?}", k.0, k.1);
+                                let ck = compiler_key(c, k.0, &k.1);
+                                if let Some(e) = failed.remove(&ck) {
+                                    return Err(ScanError::Input(e));
+                                }
                                 match compilers.get(&ck) {
                                     Some(e) => e.clone(),
                                     None => {
@@ -798,7 +846,9 @@ impl Scanner {
                             );
                             let mut notes = notes.clone();
                             notes.push(NOTE_PREPROCESSED.into());
-                            Report::build(md, secs, notes, stats.clone())
+                            let full = opts.mode == Mode::Preprocessed
+                                || !opts.other_mode_summary_only;
+                            Report::build(md, secs, notes, stats.clone(), full)
                         })
                     },
                     || {
@@ -808,13 +858,15 @@ impl Scanner {
                                 notes.push(NOTE_HH_SYSTEM.into());
                             }
                             let md = mode_data_hh(&store, h, &tu_ids, &roots, &walk_errors);
-                            Report::build(md, secs, notes, stats.clone())
+                            let full = opts.mode == Mode::AllBranches
+                                || !opts.other_mode_summary_only;
+                            Report::build(md, secs, notes, stats.clone(), full)
                         })
                     },
                 )
             };
             let remember = || {
-                let exists = kept_exists.unwrap_or_else(|| Arc::new(store.exists_snapshot()));
+                let exists = kept_exists.unwrap_or_else(|| store::Answers::new(store.exists_snapshot()));
                 let dir_stamps = kept_stamps.unwrap_or_else(|| {
                     let mut times = store.listed_dir_times();
                     // A directory stamped before keeps the time read at the start of this scan:
@@ -872,6 +924,53 @@ impl Scanner {
         drop_in_background((store, prev));
         out
     }
+}
+
+/// The compiler a scan uses: the named one, or the first of `c++`, `g++`, `clang++` on PATH (one
+/// that answered before, per `known`'s keys, is taken without running it).
+fn detect_compiler<V>(choice: &CompilerChoice, known: &FxMap<String, V>) -> Option<String> {
+    match choice {
+        CompilerChoice::Auto => {
+            compiler::detect_known(|c| known.keys().any(|k| k.split('|').next() == Some(c)))
+        }
+        CompilerChoice::Named(n) => Some(n.clone()),
+        CompilerChoice::None => None,
+    }
+}
+
+/// The key of a compiler's answers for one language and standard, in [`Prev::compilers`].
+fn compiler_key(compiler: &str, lang: Lang, std: &Option<String>) -> String {
+    format!("{compiler}|{lang:?}|{std:?}")
+}
+
+/// Detects the compiler and asks it, all languages at once, for each of `keys` it has not
+/// answered before (`known`: the keys of earlier answers). Returns the compiler's name and the
+/// new answers by key.
+#[allow(clippy::type_complexity)]
+fn ask_compiler(
+    choice: &CompilerChoice,
+    known: &[String],
+    keys: &[(Lang, Option<String>)],
+) -> (Option<String>, Vec<(String, Result<CompilerEnv, String>)>) {
+    let known_map: FxMap<String, ()> = known.iter().map(|k| (k.clone(), ())).collect();
+    let Some(name) = detect_compiler(choice, &known_map) else {
+        return (None, Vec::new());
+    };
+    let answers = std::thread::scope(|sc| {
+        let jobs: Vec<_> = keys
+            .iter()
+            .map(|(lang, std)| (compiler_key(&name, *lang, std), *lang, std))
+            .filter(|(k, _, _)| !known_map.contains_key(k))
+            .map(|(k, lang, std)| {
+                let name = &name;
+                (k, sc.spawn(move || compiler::query(name, lang, std.as_deref())))
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|(k, j)| (k, j.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+            .collect()
+    });
+    (Some(name), answers)
 }
 
 /// Frees a scan's working data (the memo's recorded inclusions, the store's maps) on another
