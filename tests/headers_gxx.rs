@@ -238,7 +238,10 @@ fn import_semantics_match_gxx_with_and_without_the_memo() {
         ("again.h", "int again;\n"),
         ("undef_seen.h", "int undef_seen;\n"),
         // Entered by a.h, then imported: the import is skipped.
-        ("tu_include_then_import.cc", "#include \"a.h\"\n#import \"c.h\"\n"),
+        (
+            "tu_include_then_import.cc",
+            "#include \"a.h\"\n#import \"c.h\"\n",
+        ),
         // Imported, then included through a.h: skipped, so C_AGAIN stays undefined.
         (
             "tu_import_then_include.cc",
@@ -246,7 +249,10 @@ fn import_semantics_match_gxx_with_and_without_the_memo() {
         ),
         // Included twice, no guard: entered twice.
         ("tu_twice.cc", "#include \"a.h\"\n#include \"a.h\"\n"),
-        ("tu_import_twice.cc", "#import \"c.h\"\n#import \"c.h\"\n#import \"a.h\"\n"),
+        (
+            "tu_import_twice.cc",
+            "#import \"c.h\"\n#import \"c.h\"\n#import \"a.h\"\n",
+        ),
     ];
     for (n, t) in files {
         std::fs::write(root.join(n), t).unwrap();

@@ -252,7 +252,15 @@ thread_local! {
 pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
     match run_tu_once(store, syms, input) {
         Some(r) => r,
-        None => run_tu_once(store, syms, &TuInput { memo: None, ..*input }).expect("no memo"),
+        None => run_tu_once(
+            store,
+            syms,
+            &TuInput {
+                memo: None,
+                ..*input
+            },
+        )
+        .expect("no memo"),
     }
 }
 

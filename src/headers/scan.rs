@@ -11,12 +11,12 @@ use super::lex::{self, DKind, Lexed};
 use super::pp::{Macros, Syms};
 use super::report::{Graph, ModeData, Node, Report, ScanStats, TuReach};
 use super::store::{self, FileData, FileId, SearchPath, Store};
-use super::util::{FxMap, FxSet, Interner, absolutize, fx_hash, normalize};
+use super::util::{FxMap, FxSet, Interner, absolutize, fx_hash, normalize, relative_to};
 use super::{CompilerChoice, Mode, Progress, Project, ScanOptions};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// Both modes' reports, side by side. `primary` is the mode asked for.
@@ -50,7 +50,19 @@ pub const TU_EXTS: &[&str] = &["c", "cc", "cpp", "cxx", "m", "mm"];
 pub struct TuSpec {
     pub file: PathBuf,
     pub lang: Lang,
-    pub flags: TuFlags,
+    /// Shared by the TUs that have the same flags (all of them without a compilation database):
+    /// per-flags work is then done once per distinct `Arc`, not once per TU.
+    pub flags: Arc<TuFlags>,
+}
+
+/// The distinct flag sets of `specs`, by identity (TUs sharing an `Arc` count once).
+fn distinct_flags(specs: &[TuSpec]) -> Vec<&Arc<TuFlags>> {
+    let mut seen: FxSet<*const TuFlags> = FxSet::default();
+    specs
+        .iter()
+        .map(|s| &s.flags)
+        .filter(|f| seen.insert(Arc::as_ptr(f)))
+        .collect()
 }
 
 /// State kept between scans.
@@ -206,12 +218,16 @@ pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
 /// for the next scan (`None` when the walk met errors or a root is a file).
 pub fn find_tus_cached(
     roots: &[PathBuf],
-    prev: Option<&WalkCache>,
+    prev: Option<WalkCache>,
 ) -> (Vec<PathBuf>, Vec<(PathBuf, String)>, Option<WalkCache>) {
     let finish = |w: &WalkCache| {
         let mut out: Vec<PathBuf> = w.files.clone();
         out.extend(w.links.iter().filter(|p| link_is_tu(p)).cloned());
-        out.sort();
+        // A walk sorted by file name already yields paths in `Path` order (comparing paths
+        // walks their components: a rescan's sort of 886 paths took a millisecond).
+        if !out.is_sorted() {
+            out.sort();
+        }
         out.dedup();
         out
     };
@@ -219,7 +235,7 @@ pub fn find_tus_cached(
         && w.roots == roots
         && w.dirs.par_iter().all(|(d, m)| dir_mtime(d) == Some(*m))
     {
-        return (finish(w), Vec::new(), Some(w.clone()));
+        return (finish(&w), Vec::new(), Some(w));
     }
     let mut walk = WalkCache {
         roots: roots.to_vec(),
@@ -408,7 +424,7 @@ impl Scanner {
                 v.push(TuSpec {
                     lang: lang_of(&e.file),
                     file: e.file,
-                    flags,
+                    flags: Arc::new(flags),
                 });
             }
             notes.push(format!(
@@ -417,25 +433,33 @@ impl Scanner {
             ));
             v
         } else {
-            let (tus, errs, walk) = find_tus_cached(&roots, self.prev.walk.as_ref());
+            let (tus, errs, walk) = find_tus_cached(&roots, self.prev.walk.take());
             walk_errors = errs;
             new_walk = walk;
+            let flags_for = |lang: Lang| {
+                Arc::new(TuFlags {
+                    quote_dirs: g_quote.clone(),
+                    include_dirs: g_inc.clone(),
+                    system_dirs: g_sys.clone(),
+                    after_dirs: Vec::new(),
+                    macros: project.defines.clone(),
+                    forced_includes: Vec::new(),
+                    std: if lang == Lang::Cxx {
+                        project.std.clone()
+                    } else {
+                        project.cstd.clone()
+                    },
+                })
+            };
+            let (cxx_flags, c_flags) = (flags_for(Lang::Cxx), flags_for(Lang::C));
             tus.into_iter()
                 .map(|f| {
                     let lang = lang_of(&f);
                     TuSpec {
-                        flags: TuFlags {
-                            quote_dirs: g_quote.clone(),
-                            include_dirs: g_inc.clone(),
-                            system_dirs: g_sys.clone(),
-                            after_dirs: Vec::new(),
-                            macros: project.defines.clone(),
-                            forced_includes: Vec::new(),
-                            std: if lang == Lang::Cxx {
-                                project.std.clone()
-                            } else {
-                                project.cstd.clone()
-                            },
+                        flags: if lang == Lang::Cxx {
+                            cxx_flags.clone()
+                        } else {
+                            c_flags.clone()
                         },
                         lang,
                         file: f,
@@ -447,16 +471,16 @@ impl Scanner {
 
         // Store, with previous content for reuse and stable ids.
         let mut prev = std::mem::take(&mut self.prev);
-        let mut prev_map = FxMap::default();
+        let mut store = Store::new(self.interner.clone());
+        let mut prev_files: Vec<Option<Arc<FileData>>> = vec![None; prev.paths.len()];
         for (p, f) in prev.paths.iter().zip(&prev.files) {
-            if let Some(f) = f {
-                prev_map.insert(p.as_os_str().to_owned(), f.clone());
+            let id = store.id_of(p) as usize;
+            if id >= prev_files.len() {
+                prev_files.resize(id + 1, None);
             }
+            prev_files[id] = f.clone();
         }
-        let store = Store::new(self.interner.clone(), prev_map);
-        for p in &prev.paths {
-            store.id_of(p);
-        }
+        store.prev = prev_files;
         // Re-stat (and re-read if changed) every previously known file, in parallel.
         progress.set_phase("checking files");
         // Directories and files are checked at once (the file checks do not use the seeded answers).
@@ -541,8 +565,8 @@ impl Scanner {
         let tu_ids: Vec<FileId> = specs.iter().map(|s| store.id_of(&s.file)).collect();
         let want_hh = opts.mode == Mode::AllBranches || opts.both_modes;
         let mut hh_dirs: Vec<PathBuf> = Vec::new();
-        for s in &specs {
-            for d in s.flags.include_dirs.iter() {
+        for f in distinct_flags(&specs) {
+            for d in f.include_dirs.iter() {
                 if !hh_dirs.contains(d) {
                     hh_dirs.push(d.clone());
                 }
@@ -641,15 +665,13 @@ impl Scanner {
 
             // Search paths, base macro tables and forced includes per TU.
             let mut sp_ids: FxMap<SearchPath, u32> = FxMap::default();
-            let mut bases: FxMap<u64, Arc<Macros>> = FxMap::default();
+            let mut bases: FxMap<u64, Arc<LazyBase>> = FxMap::default();
             struct Prepared {
                 tu: FileId,
                 sp: Arc<SearchPath>,
                 sp_id: u32,
-                base: Arc<Macros>,
+                base: Arc<LazyBase>,
                 forced: Vec<FileId>,
-                clang: bool,
-                cplusplus: bool,
                 key: u64,
             }
             let mut sps: Vec<Arc<SearchPath>> = Vec::new();
@@ -657,75 +679,57 @@ impl Scanner {
             if want_pre {
                 // TUs mostly share their flags: set each distinct (language, flags) up once (search
                 // path directories are stat'ed, forced includes checked).
-                type Setup = (
-                    Arc<SearchPath>,
-                    u32,
-                    Arc<Macros>,
-                    Vec<FileId>,
-                    bool,
-                    bool,
-                    u64,
-                );
+                type Setup = (Arc<SearchPath>, u32, Arc<LazyBase>, Vec<FileId>, u64);
                 let mut setups: FxMap<(Lang, &TuFlags), Setup> = FxMap::default();
-                for s in &specs {
-                    let (sp, sp_id, base, forced, clang, cplusplus, key) =
-                        setups.entry((s.lang, &s.flags)).or_insert_with(|| {
-                            let env = &envs[&(s.lang, s.flags.std.clone())];
-                            let sp = build_search_path(&s.flags, env);
-                            let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
-                                let id = store.search_path_id(&sp);
-                                sps.push(Arc::new(sp.clone()));
-                                id
-                            });
-                            let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
-                            let base = bases
-                                .entry(bkey)
+                // By identity first: hashing a TU's flags means hashing all its include dirs.
+                let mut by_ptr: FxMap<(Lang, *const TuFlags), Setup> = FxMap::default();
+                for (s, &tu) in specs.iter().zip(&tu_ids) {
+                    let (sp, sp_id, base, forced, key) = by_ptr
+                        .entry((s.lang, Arc::as_ptr(&s.flags)))
+                        .or_insert_with(|| {
+                            setups
+                                .entry((s.lang, &*s.flags))
                                 .or_insert_with(|| {
-                                    let mut m = Macros::default();
-                                    apply_defines(
-                                        &mut m,
-                                        &lex::lex(env.predefined.as_bytes(), &self.interner),
-                                    );
-                                    apply_defines(
-                                        &mut m,
-                                        &lex::lex(
-                                            macro_text(&s.flags.macros).as_bytes(),
-                                            &self.interner,
-                                        ),
-                                    );
-                                    Arc::new(m)
+                                    let env = &envs[&(s.lang, s.flags.std.clone())];
+                                    let sp = build_search_path(&s.flags, env);
+                                    let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
+                                        let id = store.search_path_id(&sp);
+                                        sps.push(Arc::new(sp.clone()));
+                                        id
+                                    });
+                                    let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
+                                    let base = bases
+                                        .entry(bkey)
+                                        .or_insert_with(|| {
+                                            Arc::new(LazyBase {
+                                                text: [
+                                                    env.predefined.clone(),
+                                                    macro_text(&s.flags.macros),
+                                                ],
+                                                built: OnceLock::new(),
+                                            })
+                                        })
+                                        .clone();
+                                    // The driver's implicit pre-includes, then `-include` files, as GCC
+                                    // orders them.
+                                    let forced: Vec<FileId> = env
+                                        .preincludes
+                                        .iter()
+                                        .chain(s.flags.forced_includes.iter())
+                                        .filter(|f| f.is_file())
+                                        .map(|f| store.id_of(&normalize(f)))
+                                        .collect();
+                                    let key = fx_hash(&(&sp, bkey, &forced));
+                                    (sps[sp_id as usize].clone(), sp_id, base, forced, key)
                                 })
-                                .clone();
-                            let clang = base.map.contains_key(&syms.clang);
-                            let cplusplus = base.map.contains_key(&syms.cplusplus);
-                            // The driver's implicit pre-includes, then `-include` files, as GCC
-                            // orders them.
-                            let forced: Vec<FileId> = env
-                                .preincludes
-                                .iter()
-                                .chain(s.flags.forced_includes.iter())
-                                .filter(|f| f.is_file())
-                                .map(|f| store.id_of(&normalize(f)))
-                                .collect();
-                            let key = fx_hash(&(&sp, bkey, &forced));
-                            (
-                                sps[sp_id as usize].clone(),
-                                sp_id,
-                                base,
-                                forced,
-                                clang,
-                                cplusplus,
-                                key,
-                            )
+                                .clone()
                         });
                     prepared.push(Prepared {
-                        tu: store.id_of(&s.file),
+                        tu,
                         sp: sp.clone(),
                         sp_id: *sp_id,
                         base: base.clone(),
                         forced: forced.clone(),
-                        clang: *clang,
-                        cplusplus: *cplusplus,
                         key: *key,
                     });
                 }
@@ -753,6 +757,7 @@ impl Scanner {
                     prev_tus.remove(&p.tu).map(|(_, r)| r)
                 })
                 .collect();
+            let interner = self.interner.clone();
             let memo = eval::Memo::default();
             let edge_table = eval::EdgeTable::from_vec(std::mem::take(&mut prev.edge_tab));
             let results: Vec<(TuResult, bool)> = prepared
@@ -765,14 +770,15 @@ impl Scanner {
                     let r = match reused {
                         Some(r) => (r, true),
                         None => {
+                            let base = p.base.get(&interner, &syms);
                             let input = TuInput {
                                 tu: p.tu,
                                 sp: &p.sp,
                                 sp_id: p.sp_id,
-                                base: &p.base,
+                                base: &base.macros,
                                 forced: &p.forced,
-                                clang: p.clang,
-                                cplusplus: p.cplusplus,
+                                clang: base.clang,
+                                cplusplus: base.cplusplus,
                                 memo: if opts.no_memo { None } else { Some(&memo) },
                                 edges: &edge_table,
                             };
@@ -799,13 +805,11 @@ impl Scanner {
             let counted_prefixes: Vec<PathBuf> = roots
                 .iter()
                 .cloned()
-                .chain(specs.iter().flat_map(|s| {
-                    s.flags
-                        .include_dirs
-                        .iter()
-                        .chain(s.flags.quote_dirs.iter())
-                        .cloned()
-                }))
+                .chain(
+                    distinct_flags(&specs)
+                        .into_iter()
+                        .flat_map(|f| f.include_dirs.iter().chain(f.quote_dirs.iter()).cloned()),
+                )
                 .collect::<FxSet<_>>()
                 .into_iter()
                 .collect();
@@ -846,8 +850,8 @@ impl Scanner {
                             );
                             let mut notes = notes.clone();
                             notes.push(NOTE_PREPROCESSED.into());
-                            let full = opts.mode == Mode::Preprocessed
-                                || !opts.other_mode_summary_only;
+                            let full =
+                                opts.mode == Mode::Preprocessed || !opts.other_mode_summary_only;
                             Report::build(md, secs, notes, stats.clone(), full)
                         })
                     },
@@ -858,15 +862,16 @@ impl Scanner {
                                 notes.push(NOTE_HH_SYSTEM.into());
                             }
                             let md = mode_data_hh(&store, h, &tu_ids, &roots, &walk_errors);
-                            let full = opts.mode == Mode::AllBranches
-                                || !opts.other_mode_summary_only;
+                            let full =
+                                opts.mode == Mode::AllBranches || !opts.other_mode_summary_only;
                             Report::build(md, secs, notes, stats.clone(), full)
                         })
                     },
                 )
             };
             let remember = || {
-                let exists = kept_exists.unwrap_or_else(|| store::Answers::new(store.exists_snapshot()));
+                let exists =
+                    kept_exists.unwrap_or_else(|| store::Answers::new(store.exists_snapshot()));
                 let dir_stamps = kept_stamps.unwrap_or_else(|| {
                     let mut times = store.listed_dir_times();
                     // A directory stamped before keeps the time read at the start of this scan:
@@ -963,7 +968,10 @@ fn ask_compiler(
             .filter(|(k, _, _)| !known_map.contains_key(k))
             .map(|(k, lang, std)| {
                 let name = &name;
-                (k, sc.spawn(move || compiler::query(name, lang, std.as_deref())))
+                (
+                    k,
+                    sc.spawn(move || compiler::query(name, lang, std.as_deref())),
+                )
             })
             .collect();
         jobs.into_iter()
@@ -971,6 +979,37 @@ fn ask_compiler(
             .collect()
     });
     (Some(name), answers)
+}
+
+/// A TU setup's base macro table: the compiler's predefined macros, then the `-D`/`-U` options.
+/// Built the first time a TU with that setup is evaluated: a rescan that reuses every TU never
+/// needs it (lexing and applying the predefined macros was most of a rescan's setup step).
+struct LazyBase {
+    /// The predefined `#define`s, then the options as `#define`/`#undef` lines.
+    text: [String; 2],
+    built: OnceLock<BuiltBase>,
+}
+
+struct BuiltBase {
+    macros: Macros,
+    clang: bool,
+    cplusplus: bool,
+}
+
+impl LazyBase {
+    fn get(&self, interner: &Interner, syms: &Syms) -> &BuiltBase {
+        self.built.get_or_init(|| {
+            let mut macros = Macros::default();
+            for t in &self.text {
+                apply_defines(&mut macros, &lex::lex(t.as_bytes(), interner));
+            }
+            BuiltBase {
+                clang: macros.map.contains_key(&syms.clang),
+                cplusplus: macros.map.contains_key(&syms.cplusplus),
+                macros,
+            }
+        })
+    }
 }
 
 /// Frees a scan's working data (the memo's recorded inclusions, the store's maps) on another
@@ -1146,10 +1185,10 @@ pub fn hh_graph(
 
 fn display_path(p: &Path, roots: &[PathBuf]) -> String {
     for r in roots {
-        if let Ok(rel) = p.strip_prefix(r)
-            && !rel.as_os_str().is_empty()
+        if let Some(rel) = relative_to(p, r)
+            && !rel.is_empty()
         {
-            return rel.to_string_lossy().into_owned();
+            return String::from_utf8_lossy(rel).into_owned();
         }
     }
     p.to_string_lossy().into_owned()
@@ -1236,7 +1275,8 @@ fn mode_data_pre(
     count_system: bool,
     walk_errors: &[(PathBuf, String)],
 ) -> ModeData {
-    let counted = |p: &Path| count_system || counted_prefixes.iter().any(|r| p.starts_with(r));
+    let counted =
+        |p: &Path| count_system || counted_prefixes.iter().any(|r| relative_to(p, r).is_some());
     let mut nm = NodeMap::new(store, roots);
     // The session's edge table in node space; only the edges some TU took get mapped (the
     // others may name files no TU reached).

@@ -126,8 +126,8 @@ pub struct Store {
     rel_cache: Vec<Shard<(u32, Sym), Option<FileId>>>,
     chain_cache: Vec<Shard<ChainKey, Option<(FileId, u32)>>>,
     search_paths: Mutex<Vec<SearchPath>>,
-    /// Previous content by path, reused when size + mtime (or the hash) match.
-    pub prev: FxMap<OsString, Arc<FileData>>,
+    /// Previous content by file id, reused when size + mtime (or the hash) match.
+    pub prev: Vec<Option<Arc<FileData>>>,
     pub files_read: AtomicUsize,
     pub files_reused: AtomicUsize,
     pub files_stat: AtomicUsize,
@@ -171,7 +171,7 @@ fn mtime_ns(m: &std::fs::Metadata) -> i64 {
 }
 
 impl Store {
-    pub fn new(interner: Arc<Interner>, prev: FxMap<OsString, Arc<FileData>>) -> Self {
+    pub fn new(interner: Arc<Interner>) -> Self {
         Store {
             interner,
             index: Mutex::new(FxMap::default()),
@@ -184,7 +184,7 @@ impl Store {
             rel_cache: shards(),
             chain_cache: shards(),
             search_paths: Mutex::new(Vec::new()),
-            prev,
+            prev: Vec::new(),
             files_read: AtomicUsize::new(0),
             files_reused: AtomicUsize::new(0),
             files_stat: AtomicUsize::new(0),
@@ -383,11 +383,11 @@ impl Store {
     pub fn data(&self, id: FileId) -> Arc<FileData> {
         let slot = self.slot(id);
         slot.data
-            .get_or_init(|| Arc::new(self.load(&slot.path)))
+            .get_or_init(|| Arc::new(self.load(id, &slot.path)))
             .clone()
     }
 
-    fn load(&self, path: &Path) -> FileData {
+    fn load(&self, id: FileId, path: &Path) -> FileData {
         let err = |msg: String| FileData {
             size: 0,
             mtime: 0,
@@ -402,7 +402,7 @@ impl Store {
                 format!("cannot stat: {e}")
             })
         };
-        let prev = self.prev.get(path.as_os_str());
+        let prev = self.prev.get(id as usize).and_then(|p| p.as_ref());
         // With a previous version, a `stat` decides whether to read at all; without one, the file
         // is opened first and its times come from the open file (one path lookup, not two).
         let (mtime, bytes) = if let Some(p) = prev {

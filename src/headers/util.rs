@@ -231,6 +231,25 @@ pub fn normalize(p: &Path) -> PathBuf {
 }
 
 /// Absolute, normalised form of a user-given path (relative to the current directory, as for a compiler).
+/// `p` relative to `dir` when `p` is `dir` or under it (`Some("")` for `dir` itself), for
+/// normalised absolute paths: then comparing bytes is comparing components, without
+/// `Path::strip_prefix`'s component walk (reports ask this for every file and root).
+pub fn relative_to<'a>(p: &'a Path, dir: &Path) -> Option<&'a [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, d) = (p.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    let d = if d.len() > 1 {
+        d.strip_suffix(b"/").unwrap_or(d)
+    } else {
+        d
+    };
+    let rest = p.strip_prefix(d)?;
+    if rest.is_empty() || d == b"/" {
+        Some(rest)
+    } else {
+        rest.strip_prefix(b"/")
+    }
+}
+
 pub fn absolutize(p: &Path) -> PathBuf {
     if p.is_absolute() {
         normalize(p)
@@ -296,6 +315,32 @@ mod tests {
             ("a/..", "."),
         ] {
             assert_eq!(normalize(Path::new(p)), PathBuf::from(want), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn relative_to_agrees_with_strip_prefix() {
+        let paths = [
+            "/",
+            "/a",
+            "/a/b",
+            "/a/b/c.h",
+            "/ab/c.h",
+            "/a/bc/d.h",
+            "/a/b/",
+        ];
+        for p in paths {
+            for d in paths {
+                let (p, d) = (Path::new(p), Path::new(d));
+                let want = p
+                    .strip_prefix(d)
+                    .ok()
+                    .map(|r| r.as_os_str().to_string_lossy().into_owned());
+                let got = relative_to(p, d).map(|r| String::from_utf8_lossy(r).into_owned());
+                // Trailing slashes aside (normalised paths have none), the same answer.
+                let got = got.map(|g| g.trim_end_matches('/').to_string());
+                assert_eq!(got, want, "{p:?} under {d:?}");
+            }
         }
     }
 
