@@ -806,3 +806,48 @@ fn watch_rescans_after_a_change() {
         "rescan after the change: {totals:?}"
     );
 }
+
+#[test]
+fn a_mapped_cache_carries_existence_answers_through_saves() {
+    // The one-shot CLI maps the cache file and leaves its existence answers encoded until
+    // something needs them; a save in between copies them as they are. Each step is a fresh
+    // process's view: a new scanner loading what the previous one saved.
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    write(r, "src/a.cpp", b"#include \"gen.h\"\n#include \"x.h\"\n");
+    write(r, "src/x.h", b"int x;\n");
+    let mut p = project(r, &[]);
+    p.cache_file = Some(r.join("proj.cache"));
+    let o = ScanOptions {
+        use_disk_cache: true,
+        ..opts(Mode::Preprocessed)
+    };
+    let scan = || {
+        let mut s = Scanner::new();
+        s.map_cache_file = true;
+        headers::scan_cached(&mut s, &p, &o, &Progress::default())
+            .unwrap()
+            .primary
+    };
+    let first = scan();
+    assert_eq!(first.missing.len(), 1, "gen.h does not exist yet");
+    // Rewritten in place: its directory's time does not change, the answers are not decoded,
+    // and the scan is saved (a file was read again).
+    write(r, "src/x.h", b"int x;\nint x2;\n");
+    let second = scan();
+    assert_eq!(second.stats.files_read, 1);
+    assert_eq!(second.total_parsed, first.total_parsed + 1);
+    // The name the TU missed appears: the saved answers are read and found out of date.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write(r, "src/gen.h", b"int g;\n");
+    let third = scan();
+    assert!(
+        !third.notes.iter().any(|n| n.contains("cache not used")),
+        "{:?}",
+        third.notes
+    );
+    assert!(third.stats.cache_used);
+    assert_eq!(third.stats.files_read, 1, "only gen.h is read");
+    assert!(third.missing.is_empty());
+    assert_eq!(closure(&third, "a.cpp"), vec!["gen.h", "x.h"]);
+}
