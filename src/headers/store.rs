@@ -574,16 +574,25 @@ impl Store {
     /// Directories probed so far (for change detection): each with whether it existed.
     pub fn probed_parent_dirs(&self) -> Vec<PathBuf> {
         self.apply_seed();
-        let mut v: Vec<PathBuf> = Vec::new();
-        for sh in &self.exists {
-            for p in sh.read().unwrap().keys() {
-                if let Some(d) = Path::new(p).parent() {
-                    v.push(d.to_path_buf());
+        // Deduplicated by bytes before anything is allocated or sorted: 26,000 answers on gRPC
+        // name a few hundred directories, and sorting them all as `Path`s (component by
+        // component) was 2% of a cold scan.
+        // Keyed by the bytes before the last '/' (normalised absolute paths), with one path
+        // that has them.
+        let mut seen: FxMap<&[u8], &OsString> = FxMap::default();
+        let shards: Vec<_> = self.exists.iter().map(|sh| sh.read().unwrap()).collect();
+        for g in &shards {
+            for p in g.keys() {
+                let b = p.as_encoded_bytes();
+                if let Some(i) = memchr::memrchr(b'/', b) {
+                    seen.entry(&b[..i]).or_insert(p);
                 }
             }
         }
-        v.sort();
-        v.dedup();
-        v
+        let mut v: Vec<(&[u8], &OsString)> = seen.into_iter().collect();
+        v.sort_unstable();
+        v.into_iter()
+            .filter_map(|(_, p)| Path::new(p).parent().map(Path::to_path_buf))
+            .collect()
     }
 }

@@ -235,8 +235,10 @@ pub fn normalize(p: &Path) -> PathBuf {
 /// normalised absolute paths: then comparing bytes is comparing components, without
 /// `Path::strip_prefix`'s component walk (reports ask this for every file and root).
 pub fn relative_to<'a>(p: &'a Path, dir: &Path) -> Option<&'a [u8]> {
-    use std::os::unix::ffi::OsStrExt;
-    let (p, d) = (p.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    let (p, d) = (
+        p.as_os_str().as_encoded_bytes(),
+        dir.as_os_str().as_encoded_bytes(),
+    );
     let d = if d.len() > 1 {
         d.strip_suffix(b"/").unwrap_or(d)
     } else {
