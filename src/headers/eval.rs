@@ -267,10 +267,13 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
 /// One evaluation of a TU; `None` when it met an `#import` while using the memo (see
 /// [`Run::restart`]).
 fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> {
-    let (mut map, last, clock) = TABLES.with(|t| t.borrow_mut().take()).unwrap_or_default();
-    for (s, m) in input.base.map.iter() {
-        map.insert(s, m.clone());
-    }
+    let (mut map, last, clock) = TABLES.with(|t| t.borrow_mut().take()).unwrap_or_else(|| {
+        // SAFETY: this TU's definitions come from the base table (`input.base`), the files'
+        // directives (held by `store`) and the memo's effects (`input.memo`): all outlive this
+        // call, and the table is reset before it returns (or dropped, if evaluation panics).
+        (unsafe { pp::MacroMap::borrowing() }, Vec::new(), 0)
+    });
+    map.copy_from(&input.base.map);
     // The clock goes on from the previous TU: its stamps are then all older than this TU's
     // recorders, which is what "not seen yet" means, without zeroing them.
     let macros = Macros {
@@ -454,7 +457,7 @@ impl Run<'_> {
                     if recording {
                         self.macros.note_written(m.name);
                     }
-                    self.macros.map.insert(m.name, m.clone());
+                    self.macros.map.insert(m.name, m);
                 }
                 Effect::Undef(s) => {
                     if recording {
@@ -650,7 +653,7 @@ impl Run<'_> {
                     }
                 }
                 _ if !active => {}
-                DKind::Define(m) => self.macros.define(m.clone()),
+                DKind::Define(m) => self.macros.define(m),
                 DKind::Undef(s) => self.macros.undef(*s),
                 DKind::PushMacro(s) => self.macros.push(*s),
                 DKind::PopMacro(s) => self.macros.pop(*s),

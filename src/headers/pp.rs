@@ -108,7 +108,7 @@ pub struct Rec {
 }
 
 /// The definition's id ([`MacroDef::id`]), 0 when undefined.
-pub fn def_id(m: Option<&Arc<MacroDef>>) -> u32 {
+pub fn def_id(m: Option<&MacroDef>) -> u32 {
     m.map_or(0, |m| m.id)
 }
 
@@ -149,55 +149,138 @@ pub fn note_first_read<T: Copy>(
 
 /// Macro definitions by name, dense by symbol id: replaying an inclusion defines thousands of
 /// macros per TU, and an index costs less than hashing each one.
-#[derive(Clone, Default)]
+///
+/// Slots hold pointers to definitions that live in `Arc`s elsewhere, not `Arc`s: replaying an
+/// inclusion sets thousands of slots per TU, and an `Arc` per slot meant an atomic increment and
+/// decrement each, on counts both worker threads touch (a twentieth of a cold scan). A table
+/// made with [`MacroMap::default`] keeps its own `Arc` of each definition it is given; one made
+/// with [`MacroMap::borrowing`] does not, and whoever fills it keeps the definitions alive.
 pub struct MacroMap {
-    v: Vec<Option<Arc<MacroDef>>>,
+    v: Vec<*const MacroDef>,
     len: usize,
     /// Slots set since the last [`MacroMap::reset`]: clearing those is how a worker thread
     /// reuses one table for TU after TU, instead of allocating and zeroing a fresh one each time
     /// (tens of thousands of slots: a tenth of a cold scan went to page faults and zeroing).
     touched: Vec<Sym>,
+    /// The definitions an owning table keeps alive; `None` for a borrowing table.
+    owned: Option<Vec<Arc<MacroDef>>>,
+}
+
+// SAFETY: the pointers are to `MacroDef`s, which are immutable and `Send + Sync`, kept alive as
+// the type's contract says (by `owned`, or by whoever fills a borrowing table).
+unsafe impl Send for MacroMap {}
+unsafe impl Sync for MacroMap {}
+
+impl Default for MacroMap {
+    fn default() -> Self {
+        MacroMap {
+            v: Vec::new(),
+            len: 0,
+            touched: Vec::new(),
+            owned: Some(Vec::new()),
+        }
+    }
+}
+
+impl Clone for MacroMap {
+    fn clone(&self) -> Self {
+        MacroMap {
+            v: self.v.clone(),
+            len: self.len,
+            touched: self.touched.clone(),
+            owned: self.owned.clone(),
+        }
+    }
 }
 
 impl MacroMap {
+    /// A table that does not keep its definitions alive.
+    ///
+    /// # Safety
+    /// Every definition inserted (or copied in with [`MacroMap::copy_from`]) must stay alive,
+    /// in the `Arc` it was given in, until the table is [`reset`](MacroMap::reset) or dropped.
+    /// A TU's table meets this: its definitions come from the scan's base tables, its files'
+    /// directives and the memo's recorded effects, all kept until the scan ends, and the table
+    /// is reset at the end of each TU.
+    pub unsafe fn borrowing() -> Self {
+        MacroMap {
+            owned: None,
+            ..Default::default()
+        }
+    }
     #[inline]
-    pub fn get(&self, s: &Sym) -> Option<&Arc<MacroDef>> {
-        self.v.get(*s as usize)?.as_ref()
+    pub fn get(&self, s: &Sym) -> Option<&MacroDef> {
+        let p = *self.v.get(*s as usize)?;
+        // SAFETY: non-null slots point to live definitions (the type's contract).
+        (!p.is_null()).then(|| unsafe { &*p })
+    }
+    /// The definition's own `Arc` (the expander keeps definitions while it changes the table).
+    pub fn get_arc(&self, s: &Sym) -> Option<Arc<MacroDef>> {
+        let p = *self.v.get(*s as usize)?;
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` came from `Arc::as_ptr` of an `Arc` that is still alive (the type's
+        // contract), so taking one more strong reference to it is sound.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Some(Arc::from_raw(p))
+        }
     }
     #[inline]
     pub fn contains_key(&self, s: &Sym) -> bool {
         self.get(s).is_some()
     }
     #[inline]
-    pub fn insert(&mut self, s: Sym, m: Arc<MacroDef>) {
+    pub fn insert(&mut self, s: Sym, m: &Arc<MacroDef>) {
+        if let Some(o) = &mut self.owned {
+            o.push(m.clone());
+        }
+        self.set(s, Arc::as_ptr(m));
+    }
+    #[inline]
+    fn set(&mut self, s: Sym, p: *const MacroDef) {
         let i = s as usize;
         if i >= self.v.len() {
-            self.v.resize((i + 1).max(self.v.len() * 2), None);
+            self.v
+                .resize((i + 1).max(self.v.len() * 2), std::ptr::null());
         }
-        if self.v[i].replace(m).is_none() {
+        if std::mem::replace(&mut self.v[i], p).is_null() {
             self.len += 1;
             self.touched.push(s);
+        }
+    }
+    /// Sets every macro `other` defines, as `other` defines it.
+    pub fn copy_from(&mut self, other: &MacroMap) {
+        for (i, &p) in other.v.iter().enumerate() {
+            if !p.is_null() {
+                if let Some(o) = &mut self.owned {
+                    // SAFETY: `p` is alive in `other` (its contract); one more reference keeps
+                    // it alive in this owning table too.
+                    o.push(unsafe {
+                        Arc::increment_strong_count(p);
+                        Arc::from_raw(p)
+                    });
+                }
+                self.set(i as Sym, p);
+            }
         }
     }
     /// Empties the table, keeping its allocation.
     pub fn reset(&mut self) {
         for &s in &self.touched {
-            self.v[s as usize] = None;
+            self.v[s as usize] = std::ptr::null();
         }
         self.touched.clear();
         self.len = 0;
-    }
-    /// The defined macros.
-    pub fn iter(&self) -> impl Iterator<Item = (Sym, &Arc<MacroDef>)> {
-        self.v
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| m.as_ref().map(|m| (i as Sym, m)))
+        if let Some(o) = &mut self.owned {
+            o.clear();
+        }
     }
     #[inline]
     pub fn remove(&mut self, s: &Sym) {
         if let Some(x) = self.v.get_mut(*s as usize)
-            && x.take().is_some()
+            && !std::mem::replace(x, std::ptr::null()).is_null()
         {
             self.len -= 1;
         }
@@ -215,7 +298,7 @@ impl MacroMap {
     /// Makes room for symbol ids below `n` up front.
     pub fn reserve_span(&mut self, n: usize) {
         if n > self.v.len() {
-            self.v.resize(n, None);
+            self.v.resize(n, std::ptr::null());
         }
     }
 }
@@ -270,8 +353,8 @@ impl Macros {
     }
     /// Looks a macro up (recorded).
     pub fn lookup(&mut self, s: Sym) -> Option<Arc<MacroDef>> {
-        let m = self.map.get(&s).cloned();
-        self.note_read(s, def_id(m.as_ref()));
+        let m = self.map.get_arc(&s);
+        self.note_read(s, def_id(m.as_deref()));
         m
     }
     /// Is it defined (recorded)?
@@ -286,7 +369,7 @@ impl Macros {
             r.effects.push(e);
         }
     }
-    pub fn define(&mut self, m: Arc<MacroDef>) {
+    pub fn define(&mut self, m: &Arc<MacroDef>) {
         if !self.rec.is_empty() {
             self.note_write(m.name, Effect::Define(m.clone()));
         }
@@ -305,13 +388,14 @@ impl Macros {
     }
     pub fn push(&mut self, s: Sym) {
         self.poison();
-        let cur = self.map.get(&s).cloned();
+        let cur = self.map.get_arc(&s);
         self.pushed.entry(s).or_default().push(cur);
     }
     pub fn pop(&mut self, s: Sym) {
         self.poison();
         if let Some(Some(m)) = self.pushed.get_mut(&s).and_then(|v| v.pop()) {
-            self.map.insert(s, m);
+            // It was in the table when pushed: the table's contract already keeps it alive.
+            self.map.insert(s, &m);
         } else if self.pushed.contains_key(&s) {
             self.map.remove(&s);
         }
@@ -1454,7 +1538,7 @@ mod tests {
         let mut out = Vec::new();
         for d in lx.directives.iter() {
             match &d.kind {
-                DKind::Define(m) => macros.define(m.clone()),
+                DKind::Define(m) => macros.define(m),
                 DKind::If(t) => {
                     let mut c = Ctx {
                         macros: &mut macros,

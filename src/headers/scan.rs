@@ -325,7 +325,7 @@ fn macro_text(opts: &[MacroOpt]) -> String {
 fn apply_defines(m: &mut Macros, lx: &Lexed) {
     for d in lx.directives.iter() {
         match &d.kind {
-            DKind::Define(md) => m.define(md.clone()),
+            DKind::Define(md) => m.define(md),
             DKind::Undef(s) => m.undef(*s),
             _ => {}
         }
