@@ -253,6 +253,17 @@ fn import_semantics_match_gxx_with_and_without_the_memo() {
             "tu_import_twice.cc",
             "#import \"c.h\"\n#import \"c.h\"\n#import \"a.h\"\n",
         ),
+        // Included while its guard is defined: still entered once (libcpp learns the guard by
+        // reading the file), so the import after the #undef is skipped.
+        (
+            "g.h",
+            "#ifndef G_H\n#define G_H\n#include \"g_inner.h\"\n#endif\n",
+        ),
+        ("g_inner.h", "int gi;\n"),
+        (
+            "tu_guard_then_import.cc",
+            "#define G_H\n#include \"g.h\"\n#undef G_H\n#import \"g.h\"\n",
+        ),
     ];
     for (n, t) in files {
         std::fs::write(root.join(n), t).unwrap();
@@ -278,6 +289,7 @@ fn import_semantics_match_gxx_with_and_without_the_memo() {
     assert!(has("tu_import_then_include.cc", "undef_seen.h"));
     assert!(has("tu_twice.cc", "again.h"));
     assert!(!has("tu_import_twice.cc", "again.h"));
+    assert!(!has("tu_guard_then_import.cc", "g_inner.h"));
     for no_memo in [false, true] {
         let project = Project {
             roots: vec![root.clone()],

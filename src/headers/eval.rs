@@ -510,6 +510,12 @@ impl Run<'_> {
                 return;
             }
         }
+        // libcpp knows a file's guard only after reading it once: a first inclusion is stacked
+        // even when the guard is already defined, so it counts as entered; a file it cannot read
+        // is not.
+        if self.memo.is_none() && data.error.is_none() {
+            self.entered.insert(to);
+        }
         if let Some(g) = data.lex.guard
             && self.macros.contains(g)
         {
@@ -527,9 +533,6 @@ impl Run<'_> {
                 return;
             }
             self.macros.begin_rec();
-        }
-        if self.memo.is_none() {
-            self.entered.insert(to);
         }
         let (pc, pf, pl) = (self.h.cur, self.h.cur_found, self.h.line);
         self.h.depth += 1;

@@ -182,14 +182,13 @@ impl Default for MacroMap {
     }
 }
 
+/// A clone owns its definitions, whichever kind of table it was made from: a borrowing table's
+/// contract covers only the table it was made for.
 impl Clone for MacroMap {
     fn clone(&self) -> Self {
-        MacroMap {
-            v: self.v.clone(),
-            len: self.len,
-            touched: self.touched.clone(),
-            owned: self.owned.clone(),
-        }
+        let mut m = MacroMap::default();
+        m.copy_from(self);
+        m
     }
 }
 

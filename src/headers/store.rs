@@ -9,7 +9,7 @@
 //! the current file was found in. Existence checks and lookups are memoised.
 
 use super::lex::{self, Lexed};
-use super::util::{FxMap, Interner, Sym, fx_hash, normalize};
+use super::util::{FxMap, FxSet, Interner, Sym, fx_hash, normalize};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -577,22 +577,20 @@ impl Store {
         // Deduplicated by bytes before anything is allocated or sorted: 26,000 answers on gRPC
         // name a few hundred directories, and sorting them all as `Path`s (component by
         // component) was 2% of a cold scan.
-        // Keyed by the bytes before the last '/' (normalised absolute paths), with one path
-        // that has them.
-        let mut seen: FxMap<&[u8], &OsString> = FxMap::default();
+        let mut seen: FxSet<&[u8]> = FxSet::default();
         let shards: Vec<_> = self.exists.iter().map(|sh| sh.read().unwrap()).collect();
         for g in &shards {
             for p in g.keys() {
-                let b = p.as_encoded_bytes();
-                if let Some(i) = memchr::memrchr(b'/', b) {
-                    seen.entry(&b[..i]).or_insert(p);
+                if let Some(d) = Path::new(p).parent() {
+                    seen.insert(d.as_os_str().as_encoded_bytes());
                 }
             }
         }
-        let mut v: Vec<(&[u8], &OsString)> = seen.into_iter().collect();
+        let mut v: Vec<&[u8]> = seen.into_iter().collect();
         v.sort_unstable();
         v.into_iter()
-            .filter_map(|(_, p)| Path::new(p).parent().map(Path::to_path_buf))
+            // SAFETY: each slice is a whole `OsStr` (a parent path's bytes), as encoded.
+            .map(|b| PathBuf::from(unsafe { OsStr::from_encoded_bytes_unchecked(b) }))
             .collect()
     }
 }

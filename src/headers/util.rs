@@ -230,7 +230,6 @@ pub fn normalize(p: &Path) -> PathBuf {
     out.iter().collect()
 }
 
-/// Absolute, normalised form of a user-given path (relative to the current directory, as for a compiler).
 /// `p` relative to `dir` when `p` is `dir` or under it (`Some("")` for `dir` itself), for
 /// normalised absolute paths: then comparing bytes is comparing components, without
 /// `Path::strip_prefix`'s component walk (reports ask this for every file and root).
@@ -252,6 +251,7 @@ pub fn relative_to<'a>(p: &'a Path, dir: &Path) -> Option<&'a [u8]> {
     }
 }
 
+/// Absolute, normalised form of a user-given path (relative to the current directory, as for a compiler).
 pub fn absolutize(p: &Path) -> PathBuf {
     if p.is_absolute() {
         normalize(p)
