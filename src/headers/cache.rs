@@ -1,9 +1,9 @@
 //! The on-disk cache: per file size + mtime + content hash (CRC-32) + extracted directives, per
 //! TU its last result, the directory stamps that guard resolution, the compiler queries and the
 //! last walk of the roots. A compact hand-rolled binary format: the warm-rescan budget (≤ 10% of
-//! a cold scan) leaves no room for JSON parsing of hundreds of thousands of tokens. Three sections
-//! (strings, files, the rest) are encoded and decoded in parallel; a file's directives stay
-//! encoded until used. A checksum covers the whole file; any mismatch or corruption simply
+//! a cold scan) leaves no room for JSON parsing of hundreds of thousands of tokens. Four sections
+//! (strings, files, TU results, the rest) are encoded and decoded in parallel; a file's
+//! directives and the existence answers stay encoded until used. A checksum covers the whole file; any mismatch or corruption simply
 //! discards the cache.
 
 use super::Project;
@@ -18,7 +18,7 @@ use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"CFHDRC11";
+const MAGIC: &[u8; 8] = b"CFHDRC12";
 
 /// Where the cache of a project lives: next to the project file when one is given, else in the
 /// user cache dir (`$XDG_CACHE_HOME` or `~/.cache`) under a name derived from the inputs.
@@ -299,12 +299,13 @@ impl<'b> R<'b> {
         }
         Ok(n)
     }
-    fn bytes(&mut self) -> Res<Vec<u8>> {
-        let n = self.u32()? as usize;
-        Ok(self.take(n)?.to_vec())
-    }
     fn str(&mut self) -> Res<String> {
-        Ok(String::from_utf8_lossy(&self.bytes()?).into_owned())
+        // Checked in place: one copy, not a `Vec` and then a `String` (paths are most of a load).
+        let b = self.take_len()?;
+        Ok(match std::str::from_utf8(b) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(b).into_owned(),
+        })
     }
     fn path(&mut self) -> Res<PathBuf> {
         Ok(PathBuf::from(self.str()?))
@@ -465,8 +466,8 @@ pub fn decode_directives(b: &[u8]) -> Result<Vec<Directive>, String> {
 /// Writes the session's previous-scan state.
 pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
     let p = &s.prev;
-    // The three sections are encoded on both cores; the string table and the files come with
-    // their byte lengths, so a load decodes the three on separate threads too.
+    // The four sections are encoded on both cores; all but the last come with their byte
+    // lengths, so a load decodes the four on separate threads too.
     let strings = || {
         let mut w = W(Vec::with_capacity(1 << 20));
         let strs = s.interner.snapshot();
@@ -501,7 +502,7 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
         }
         w.0
     };
-    let rest = || {
+    let tus_part = || {
         let mut w = W(Vec::with_capacity(4 << 20));
         let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
         tus.sort_by_key(|t| *t.0);
@@ -534,6 +535,10 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
                 w.str(m);
             }
         }
+        w.0
+    };
+    let rest = || {
+        let mut w = W(Vec::with_capacity(1 << 20));
         w.u32(p.dir_stamps.len() as u32);
         for (d, m) in &p.dir_stamps {
             w.path(d);
@@ -637,13 +642,18 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
         }
         w.0
     };
-    let (sw, (fw, rw)) = rayon::join(strings, || rayon::join(files, rest));
-    let mut w = W(Vec::with_capacity(32 + sw.len() + fw.len() + rw.len()));
+    let ((sw, fw), (tw, rw)) = rayon::join(
+        || rayon::join(strings, files),
+        || rayon::join(tus_part, rest),
+    );
+    let mut w = W(Vec::with_capacity(
+        40 + sw.len() + fw.len() + tw.len() + rw.len(),
+    ));
     w.0.extend_from_slice(MAGIC);
-    w.u64(sw.len() as u64);
-    w.0.extend_from_slice(&sw);
-    w.u64(fw.len() as u64);
-    w.0.extend_from_slice(&fw);
+    for section in [&sw, &fw, &tw] {
+        w.u64(section.len() as u64);
+        w.0.extend_from_slice(section);
+    }
     w.0.extend_from_slice(&rw);
     // A checksum of everything: directives are decoded lazily, long after the load, when a
     // corrupt file could no longer just be discarded.
@@ -743,7 +753,9 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
         }
         Ok(prev)
     }
-    fn rest(r: &mut R, prev: &mut Prev, buf: &Arc<CacheBytes>) -> Res<()> {
+    type EdgeTab = Vec<(u32, u32, u32)>;
+    type TuTable = FxMap<u32, (u64, TuResult)>;
+    fn tus_part(r: &mut R) -> Res<(EdgeTab, TuTable)> {
         let n = r.vlen()?;
         let mut edge_tab = Vec::with_capacity(n);
         for _ in 0..n {
@@ -783,8 +795,9 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
             }
             tus.insert(id, (key, t));
         }
-        prev.tus = tus;
-        prev.edge_tab = edge_tab;
+        Ok((edge_tab, tus))
+    }
+    fn rest(r: &mut R, prev: &mut Prev, buf: &Arc<CacheBytes>) -> Res<()> {
         let n = r.len()?;
         for _ in 0..n {
             let d = r.path()?;
@@ -878,11 +891,13 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
         let mut sr = r.section()?;
         let files_off = r.i + 8;
         let mut fr = r.section()?;
-        let (interner, (prev, more)) = rayon::join(
-            || strings(&mut sr),
+        let mut tr = r.section()?;
+        // Four sections, decoded on both cores.
+        let ((interner, prev), (tus, more)) = rayon::join(
+            || rayon::join(|| strings(&mut sr), || files(&mut fr, &whole, files_off)),
             || {
                 rayon::join(
-                    || files(&mut fr, &whole, files_off),
+                    || tus_part(&mut tr),
                     || {
                         let mut more = Prev::default();
                         rest(r, &mut more, &whole).map(|_| more)
@@ -890,9 +905,9 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 )
             },
         );
-        let (interner, mut prev, more) = (interner?, prev?, more?);
-        prev.tus = more.tus;
-        prev.edge_tab = more.edge_tab;
+        let (interner, mut prev, (edge_tab, tus), more) = (interner?, prev?, tus?, more?);
+        prev.tus = tus;
+        prev.edge_tab = edge_tab;
         prev.dir_stamps = more.dir_stamps;
         prev.exists = more.exists;
         prev.compilers = more.compilers;

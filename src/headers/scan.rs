@@ -1398,11 +1398,12 @@ fn mode_data_hh(
     // Missing includes by distinct (name, angle), numbered: each TU marks the ones it reaches
     // (a TU reaches hundreds of includers of the same few missing names).
     let mut miss_ids: FxMap<(&str, bool), u32> = FxMap::default();
-    let mut miss_by: FxMap<u32, Vec<u32>> = FxMap::default();
+    // By node, dense: the walk below asks it for every node of every TU's closure.
+    let mut miss_by: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (f, _, nmx, a) in &missing {
         let n = miss_ids.len() as u32;
         let id = *miss_ids.entry((nmx.as_str(), *a)).or_insert(n);
-        miss_by.entry(*f).or_default().push(id);
+        miss_by[*f as usize].push(id);
     }
     let mut miss_count = vec![0u32; miss_ids.len()];
     let mut miss_mark = vec![u32::MAX; miss_ids.len()];
@@ -1413,12 +1414,10 @@ fn mode_data_hh(
         let mut closure = Vec::new();
         while let Some(v) = st.pop() {
             closure.push(v);
-            if let Some(ms) = miss_by.get(&v) {
-                for &m in ms {
-                    if miss_mark[m as usize] != k as u32 {
-                        miss_mark[m as usize] = k as u32;
-                        miss_count[m as usize] += 1;
-                    }
+            for &m in &miss_by[v as usize] {
+                if miss_mark[m as usize] != k as u32 {
+                    miss_mark[m as usize] = k as u32;
+                    miss_count[m as usize] += 1;
                 }
             }
             for &(w, _) in &graph.out[v as usize] {
