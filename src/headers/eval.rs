@@ -555,10 +555,15 @@ impl Run<'_> {
                 return;
             }
             // Its first reads and writes already reached the enclosing recorders as they happened.
+            // Kept for the whole scan: trimmed to size, so the rest of a grown list is reused
+            // instead of the kernel zeroing fresh pages for later allocations.
+            let (mut reads, mut effects) = (rec.reads, rec.effects);
+            reads.shrink_to_fit();
+            effects.shrink_to_fit();
             let e = Arc::new(Entry {
-                reads: rec.reads,
+                reads,
                 once_reads: rec.once_reads,
-                effects: rec.effects,
+                effects,
             });
             memo.insert(key, e.clone());
             if let Some(p) = self.macros.rec.last_mut() {
