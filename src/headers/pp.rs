@@ -251,7 +251,10 @@ impl MacroMap {
     }
     /// Sets every macro `other` defines, as `other` defines it.
     pub fn copy_from(&mut self, other: &MacroMap) {
-        for (i, &p) in other.v.iter().enumerate() {
+        // Through `touched` (every slot set since the last reset): the slots themselves span
+        // every symbol id up to the highest defined, tens of thousands, for a few hundred set.
+        for &s in &other.touched {
+            let (i, p) = (s as usize, other.v[s as usize]);
             if !p.is_null() {
                 if let Some(o) = &mut self.owned {
                     // SAFETY: `p` is alive in `other` (its contract); one more reference keeps
