@@ -19,6 +19,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// [`write_atomic`], with the flush to disk optional: a cache that is checksummed and simply
 /// rebuilt when damaged does not need to wait for the disk.
 pub fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
+    replace_file_parts(path, &[bytes], durable)
+}
+
+/// [`replace_file`] with the content given in parts, written one after the other (no buffer
+/// joining them: the header cache is several megabytes of separately encoded sections).
+pub fn replace_file_parts(path: &Path, parts: &[&[u8]], durable: bool) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -39,7 +45,9 @@ pub fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result
             .write(true)
             .create_new(true)
             .open(&tmp)?;
-        f.write_all(bytes)?;
+        for p in parts {
+            f.write_all(p)?;
+        }
         if durable {
             f.sync_all()?;
         }

@@ -646,23 +646,22 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
         || rayon::join(strings, files),
         || rayon::join(tus_part, rest),
     );
-    let mut w = W(Vec::with_capacity(
-        40 + sw.len() + fw.len() + tw.len() + rw.len(),
-    ));
-    w.0.extend_from_slice(MAGIC);
-    for section in [&sw, &fw, &tw] {
-        w.u64(section.len() as u64);
-        w.0.extend_from_slice(section);
-    }
-    w.0.extend_from_slice(&rw);
+    // Written in parts, not joined into one more buffer of the whole size.
+    let len = |b: &Vec<u8>| (b.len() as u64).to_le_bytes();
+    let (sl, fl, tl) = (len(&sw), len(&fw), len(&tw));
+    let mut parts: Vec<&[u8]> = vec![MAGIC, &sl, &sw, &fl, &fw, &tl, &tw, &rw];
     // A checksum of everything: directives are decoded lazily, long after the load, when a
     // corrupt file could no longer just be discarded.
-    let crc = crc32fast::hash(&w.0);
-    w.u32(crc);
+    let mut crc = crc32fast::Hasher::new();
+    for p in &parts {
+        crc.update(p);
+    }
+    let crc = crc.finalize().to_le_bytes();
+    parts.push(&crc);
     // Temporary file then rename: never half a cache, and the CLI and the app saving the same
     // cache at once do not share a temporary name. No flush to disk: a damaged cache fails its
     // checksum and is rebuilt.
-    crate::fsio::replace_file(path, &w.0, false)
+    crate::fsio::replace_file_parts(path, &parts, false)
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
