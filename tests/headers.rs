@@ -851,3 +851,35 @@ fn a_mapped_cache_carries_existence_answers_through_saves() {
     assert!(third.missing.is_empty());
     assert_eq!(closure(&third, "a.cpp"), vec!["gen.h", "x.h"]);
 }
+
+#[test]
+fn code_lines_hide_no_comment_or_literal_boundary() {
+    // Inside code lines the lexer jumps between the few bytes that matter: a digit separator
+    // is not a quote, a raw string or a literal can hold `/*`, a prefixed char literal is one.
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    for h in [
+        "in1.h", "in2.h", "in3.h", "in4.h", "out1.h", "out2.h", "out3.h",
+    ] {
+        write(r, &format!("src/{h}"), b"int h;\n");
+    }
+    write(
+        r,
+        "src/a.cpp",
+        concat!(
+            "int a = 1'000; /*\n#include \"out1.h\"\n*/\n",
+            "auto s = R\"x(/*)x\"; int k = 0x1'F'F;\n#include \"in1.h\"\n",
+            "char c = u8'/'; /*\n#include \"out2.h\" */\n",
+            "int x1 = 0; auto t = \"a\\\"/*\"; float f = .5'0;\n#include \"in2.h\"\n",
+            "auto u = LR\"(\n#include \"out3.h\"\n)\"; int y = x1+1'0;\n#include \"in3.h\"\n",
+            "int z = 2 / 3; // a comment \\\n#include \"out3.h\"\n#include \"in4.h\"\n",
+        )
+        .as_bytes(),
+    );
+    let rep = run(&project(r, &[]), Mode::Preprocessed);
+    assert_eq!(
+        closure(&rep, "a.cpp"),
+        vec!["in1.h", "in2.h", "in3.h", "in4.h"]
+    );
+    assert!(rep.errors.is_empty(), "{:?}", rep.errors);
+}

@@ -276,6 +276,19 @@ impl<'a> Strs<'a> {
 fn is_ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c >= 0x80
 }
+
+/// Bytes [`Lexer::skip_code`] stops at.
+static CODE_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let stops = b"\n\r\\/\"'.0123456789";
+    let mut i = 0;
+    while i < stops.len() {
+        t[stops[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 #[inline]
 fn is_ident_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
@@ -530,11 +543,73 @@ impl<'a> Lexer<'a> {
                     {
                         self.skip_raw_string();
                     }
+                    self.skip_code();
                 }
                 _ => {
                     self.saw_code();
                     bol = false;
                     self.pos += 1;
+                    self.skip_code();
+                }
+            }
+        }
+    }
+
+    /// Inside a line of code (not a directive, code already seen): only newlines, splices,
+    /// comments, literals and numbers (whose digit separators look like quotes) can change what
+    /// follows, so the bytes in between are skipped with one table check each instead of being
+    /// dispatched one by one (code lines are most of a header's bytes). Returns at a newline or
+    /// splice, or at the start of a comment, for `run` to handle.
+    fn skip_code(&mut self) {
+        let n = self.b.len();
+        loop {
+            while self.pos < n && !CODE_STOP[self.b[self.pos] as usize] {
+                self.pos += 1;
+            }
+            if self.pos >= n {
+                return;
+            }
+            let c = self.b[self.pos];
+            match c {
+                b'\n' | b'\r' | b'\\' => return,
+                b'/' => {
+                    if matches!(self.at(self.pos + 1), b'/' | b'*') {
+                        return;
+                    }
+                    self.pos += 1;
+                }
+                b'"' => {
+                    // A raw string's prefix is the identifier right before the quote (`run`
+                    // checks the same when it meets the identifier).
+                    let mut start = self.pos;
+                    while start > 0 && is_ident_char(self.b[start - 1]) {
+                        start -= 1;
+                    }
+                    if matches!(
+                        &self.b[start..self.pos],
+                        b"R" | b"LR" | b"uR" | b"UR" | b"u8R"
+                    ) {
+                        self.skip_raw_string();
+                    } else {
+                        self.skip_quoted(b'"');
+                    }
+                }
+                b'\'' => self.skip_quoted(b'\''),
+                b'.' => {
+                    if self.at(self.pos + 1).is_ascii_digit() {
+                        self.skip_number();
+                    } else {
+                        self.pos += 1;
+                    }
+                }
+                // A digit: inside an identifier when an identifier character comes right before
+                // (an identifier runs on through digits); otherwise a number starts here.
+                _ => {
+                    if self.pos > 0 && is_ident_char(self.b[self.pos - 1]) {
+                        self.pos += 1;
+                    } else {
+                        self.skip_number();
+                    }
                 }
             }
         }
