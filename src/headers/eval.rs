@@ -80,11 +80,15 @@ pub struct TuResult {
     pub errors: Vec<(FileId, u32, String)>,
 }
 
-/// The distinct include edges (includer, line, included) of a session, numbered densely.
+/// The distinct include edges (includer, line, included) of a session, numbered densely, and
+/// the distinct (includer, included) pairs of a scan: a TU keeps the first edge of each pair.
+/// Both are numbered when an inclusion is first evaluated and travel in its recorded effects,
+/// so replaying one marks edges in a dense array instead of hashing them.
 #[derive(Default)]
 pub struct EdgeTable {
     ids: RwLock<FxMap<(FileId, u32, FileId), u32>>,
     tab: RwLock<Vec<(FileId, u32, FileId)>>,
+    pairs: RwLock<FxMap<(FileId, FileId), u32>>,
 }
 
 impl EdgeTable {
@@ -97,34 +101,28 @@ impl EdgeTable {
         EdgeTable {
             ids: RwLock::new(ids),
             tab: RwLock::new(tab),
+            pairs: RwLock::new(FxMap::default()),
         }
     }
 
-    /// Ids of a TU's edges, adding new ones (one read lock for the known ones, as most are).
-    pub fn ids(&self, edges: &[(FileId, u32, FileId)]) -> Arc<[u32]> {
-        let mut out: Vec<u32> = Vec::with_capacity(edges.len());
-        let mut missing = false;
-        {
-            let ids = self.ids.read().unwrap();
-            for e in edges {
-                let id = ids.get(e).copied().unwrap_or(u32::MAX);
-                missing |= id == u32::MAX;
-                out.push(id);
-            }
-        }
-        if missing {
+    /// Ids of the edge (a, l, b) and of the pair (a, b), numbering them if new.
+    pub fn edge(&self, a: FileId, l: u32, b: FileId) -> (u32, u32) {
+        let e = self.ids.read().unwrap().get(&(a, l, b)).copied();
+        let e = e.unwrap_or_else(|| {
             let mut ids = self.ids.write().unwrap();
             let mut tab = self.tab.write().unwrap();
-            for (o, e) in out.iter_mut().zip(edges) {
-                if *o == u32::MAX {
-                    *o = *ids.entry(*e).or_insert_with(|| {
-                        tab.push(*e);
-                        (tab.len() - 1) as u32
-                    });
-                }
-            }
-        }
-        out.into()
+            *ids.entry((a, l, b)).or_insert_with(|| {
+                tab.push((a, l, b));
+                (tab.len() - 1) as u32
+            })
+        });
+        let p = self.pairs.read().unwrap().get(&(a, b)).copied();
+        let p = p.unwrap_or_else(|| {
+            let mut pairs = self.pairs.write().unwrap();
+            let n = pairs.len() as u32;
+            *pairs.entry((a, b)).or_insert(n)
+        });
+        (e, p)
     }
 
     pub fn snapshot(&self) -> Vec<(FileId, u32, FileId)> {
@@ -232,12 +230,16 @@ struct Run<'a> {
     once_last: Vec<u32>,
     /// Files already in the closure, by id.
     seen: Vec<bool>,
-    /// Edges already recorded, as `includer << 32 | included`.
-    edge_seen: FxSet<u64>,
+    /// Per pair id, the stamp of the last TU on this thread that took an edge of that pair.
+    pair_seen: Vec<u32>,
+    /// This TU's stamp in `pair_seen`.
+    pair_stamp: u32,
     clang: bool,
     cplusplus: bool,
     out: TuResult,
-    edges: Vec<(FileId, u32, FileId)>,
+    /// Edge ids, the first per pair, in encounter order.
+    edges: Vec<u32>,
+    edge_table: &'a EdgeTable,
     memo: Option<&'a Memo>,
     base_id: usize,
 }
@@ -247,6 +249,9 @@ thread_local! {
     /// (see [`pp::MacroMap::reset`]), with the clock value the stamps were left at.
     static TABLES: std::cell::RefCell<Option<(pp::MacroMap, Vec<u32>, u32)>> =
         const { std::cell::RefCell::new(None) };
+    /// A worker thread's per-pair stamps (see [`Run::pair_seen`]) and the last stamp used.
+    static PAIRS: std::cell::RefCell<(Vec<u32>, u32)> =
+        const { std::cell::RefCell::new((Vec::new(), 0)) };
 }
 
 pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
@@ -274,6 +279,13 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
         (unsafe { pp::MacroMap::borrowing() }, Vec::new(), 0)
     });
     map.copy_from(&input.base.map);
+    let (mut pair_seen, mut pair_stamp) = PAIRS.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    pair_stamp = pair_stamp.wrapping_add(1);
+    if pair_stamp == 0 {
+        // After 2^32 TUs on this thread: old stamps could match again.
+        pair_seen.iter_mut().for_each(|s| *s = 0);
+        pair_stamp = 1;
+    }
     // The clock goes on from the previous TU: its stamps are then all older than this TU's
     // recorders, which is what "not seen yet" means, without zeroing them.
     let macros = Macros {
@@ -302,7 +314,8 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
         restart: false,
         once_last: Vec::new(),
         seen: vec![false; store.len()],
-        edge_seen: FxSet::default(),
+        pair_seen,
+        pair_stamp,
         clang: input.clang,
         cplusplus: input.cplusplus,
         out: TuResult {
@@ -310,13 +323,14 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
             ..Default::default()
         },
         edges: Vec::new(),
+        edge_table: input.edges,
         memo: input.memo,
         base_id: input.base as *const Macros as usize,
     };
     if let Some(m) = input.memo {
         let n = m.hint_macros.load(Ordering::Relaxed);
         r.macros.map.reserve_span(n);
-        r.edge_seen.reserve(m.hint_edges.load(Ordering::Relaxed));
+        r.edges.reserve(m.hint_edges.load(Ordering::Relaxed));
     }
     r.add_closure(input.tu);
     r.entered.insert(input.tu);
@@ -328,12 +342,13 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
     if let Some(m) = input.memo {
         m.hint_macros
             .fetch_max(r.macros.map.span(), Ordering::Relaxed);
-        m.hint_edges.fetch_max(r.edge_seen.len(), Ordering::Relaxed);
+        m.hint_edges.fetch_max(r.edges.len(), Ordering::Relaxed);
     }
     let restart = r.restart;
     if !restart {
-        r.out.edges = input.edges.ids(&r.edges);
+        r.out.edges = std::mem::take(&mut r.edges).into();
     }
+    PAIRS.with(|p| *p.borrow_mut() = (std::mem::take(&mut r.pair_seen), r.pair_stamp));
     let mut m = std::mem::take(&mut r.macros);
     m.map.reset();
     let (last, clock) = if m.clock > u32::MAX / 2 {
@@ -414,9 +429,17 @@ impl Run<'_> {
         }
     }
 
-    fn add_edge(&mut self, a: FileId, l: u32, b: FileId) {
-        if self.edge_seen.insert((a as u64) << 32 | b as u64) {
-            self.edges.push((a, l, b));
+    /// Takes edge `e` unless this TU took an edge of its pair `p` before.
+    #[inline]
+    fn add_edge(&mut self, e: u32, p: u32) {
+        let i = p as usize;
+        if i >= self.pair_seen.len() {
+            self.pair_seen
+                .resize((i + 1).max(self.pair_seen.len() * 2), 0);
+        }
+        if self.pair_seen[i] != self.pair_stamp {
+            self.pair_seen[i] = self.pair_stamp;
+            self.edges.push(e);
         }
     }
 
@@ -471,8 +494,8 @@ impl Run<'_> {
                     }
                     self.once.insert(*f);
                 }
-                Effect::Include(a, l, b) => {
-                    self.add_edge(*a, *l, *b);
+                Effect::Include(e, p, b) => {
+                    self.add_edge(*e, *p);
                     self.add_closure(*b);
                 }
                 Effect::Missing(m) => self.out.missing.push((**m).clone()),
@@ -488,9 +511,10 @@ impl Run<'_> {
             self.restart = true;
             return;
         }
-        self.add_edge(from, line, to);
+        let (e, p) = self.edge_table.edge(from, line, to);
+        self.add_edge(e, p);
         self.add_closure(to);
-        self.effect(Effect::Include(from, line, to));
+        self.effect(Effect::Include(e, p, to));
         if self.h.depth + 1 > MAX_DEPTH {
             self.macros.poison();
             self.err(

@@ -74,7 +74,8 @@ pub enum Effect {
     Define(Arc<MacroDef>),
     Undef(Sym),
     Once(u32),
-    /// `#include` from the first file, at the line, reached the second: an edge and a closure entry.
+    /// An `#include` taken: (edge id, (includer, included) pair id, included file), ids from the
+    /// scan's `eval::EdgeTable`: an edge of the TU (the first per pair) and a closure entry.
     Include(u32, u32, u32),
     Missing(Box<(u32, u32, String, bool)>),
     Error(Box<(u32, u32, String)>),
