@@ -348,6 +348,18 @@ fn missing_includes_list_who_tried() {
     );
 }
 
+/// A [`chain_tree`] project in a new directory, scanned once ("preprocessed") by a session kept
+/// for rescans: (directory, project, session, options, first report).
+fn chain_session() -> (tempfile::TempDir, Project, Scanner, ScanOptions, Report) {
+    let d = tempfile::tempdir().unwrap();
+    chain_tree(d.path());
+    let p = project(d.path(), &[]);
+    let mut s = Scanner::new();
+    let o = opts(Mode::Preprocessed);
+    let first = s.scan(&p, &o, &Progress::default()).unwrap().primary;
+    (d, p, s, o, first)
+}
+
 fn chain_tree(r: &Path) {
     write(r, "src/a.cpp", b"#include \"x.h\"\n\n#include \"y.h\"\n");
     write(r, "src/b.cpp", b"#include \"big.h\"\n");
@@ -444,13 +456,8 @@ fn exports_have_stable_keys() {
 
 #[test]
 fn rescan_reuses_unchanged_and_sees_changes() {
-    let d = tempfile::tempdir().unwrap();
+    let (d, p, mut s, o, first) = chain_session();
     let r = d.path();
-    chain_tree(r);
-    let p = project(r, &[]);
-    let mut s = Scanner::new();
-    let o = opts(Mode::Preprocessed);
-    let first = s.scan(&p, &o, &Progress::default()).unwrap().primary;
     assert_eq!(first.stats.tus_evaluated, 2);
     let warm = s.scan(&p, &o, &Progress::default()).unwrap().primary;
     assert_eq!(warm.stats.files_read, 0);
@@ -574,13 +581,8 @@ fn a_header_saved_through_a_rename_reevaluates_only_its_tus() {
     // Editors (and `sed -i`) save by writing a new file and renaming it over the old one: the
     // directory's time changes, but no name appeared or disappeared, so only the TUs reaching the
     // header are evaluated again. A rename that makes a probed name appear still counts.
-    let d = tempfile::tempdir().unwrap();
+    let (d, p, mut s, o, first) = chain_session();
     let r = d.path();
-    chain_tree(r);
-    let p = project(r, &[]);
-    let mut s = Scanner::new();
-    let o = opts(Mode::Preprocessed);
-    let first = s.scan(&p, &o, &Progress::default()).unwrap().primary;
     std::thread::sleep(std::time::Duration::from_millis(20));
     write(
         r,

@@ -9,14 +9,12 @@
 use super::Project;
 use super::compiler::CompilerEnv;
 use super::eval::TuResult;
-use super::lex::{
-    DKind, Directive, Directives, HhInclude, IncSpec, Lexed, MacroDef, RawDirectives, TK, Tok,
-};
+use super::lex::{DKind, Directive, Directives, HhInclude, IncSpec, Lexed, MacroDef, TK, Tok};
 use super::scan::{HhCached, Prev, Scanner, WalkCache};
 use super::store::{Answers, FileData};
 use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 const MAGIC: &[u8; 8] = b"CFHDRC12";
 
@@ -347,11 +345,7 @@ impl<'b> R<'b> {
         let n = self.u32()? as usize;
         let start = off + self.i;
         self.take(n)?;
-        let directives = Directives::lazy(RawDirectives {
-            buf: buf.clone(),
-            start,
-            end: start + n,
-        });
+        let directives = Directives::lazy(buf.clone(), start, start + n);
         let mut l = self.hh()?;
         l.lines = lines;
         l.directives = directives;
@@ -665,7 +659,71 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
-/// Loads a cache into a fresh session (its interner must be empty apart from the initial entry).
+/// A part of a loaded cache file kept encoded until first used: a rescan in which nothing
+/// changed never decodes it, and a save copies the encoding as it is.
+pub struct Lazy<T> {
+    value: OnceLock<T>,
+    /// The encoding: the whole cache file, and where in it.
+    raw: Option<(Arc<CacheBytes>, usize, usize)>,
+}
+
+impl<T> Lazy<T> {
+    pub fn new(v: T) -> Self {
+        Lazy {
+            value: OnceLock::from(v),
+            raw: None,
+        }
+    }
+
+    pub fn encoded_in(buf: Arc<CacheBytes>, start: usize, end: usize) -> Self {
+        Lazy {
+            value: OnceLock::new(),
+            raw: Some((buf, start, end)),
+        }
+    }
+
+    /// The encoded form, while it has not been decoded.
+    pub fn encoded(&self) -> Option<&[u8]> {
+        match (&self.raw, self.value.get()) {
+            (Some((b, s, e)), None) => b.get(*s..*e),
+            _ => None,
+        }
+    }
+
+    /// The value, decoded on first use. The cache file's checksum was verified when it was
+    /// loaded, so decoding cannot fail short of a bug; the empty value is then the safe answer.
+    pub fn get(&self, decode: fn(&[u8]) -> Result<T, String>) -> &T
+    where
+        T: Default,
+    {
+        self.value.get_or_init(|| {
+            self.raw
+                .as_ref()
+                .and_then(|(b, s, e)| b.get(*s..*e))
+                .and_then(|b| decode(b).ok())
+                .unwrap_or_default()
+        })
+    }
+}
+
+impl<T: Default> Default for Lazy<T> {
+    fn default() -> Self {
+        Lazy::new(T::default())
+    }
+}
+
+impl<T: Clone> Clone for Lazy<T> {
+    fn clone(&self) -> Self {
+        match self.value.get() {
+            Some(v) => Lazy::new(v.clone()),
+            None => Lazy {
+                value: OnceLock::new(),
+                raw: self.raw.clone(),
+            },
+        }
+    }
+}
+
 /// A loaded cache file's bytes: read into memory, or mapped ([`Scanner::map_cache_file`]).
 pub enum CacheBytes {
     Read(Vec<u8>),
@@ -703,6 +761,7 @@ fn cache_bytes(path: &Path, map: bool) -> std::io::Result<CacheBytes> {
     Ok(CacheBytes::Read(v))
 }
 
+/// Loads a cache into a fresh session (its interner must be empty apart from the initial entry).
 pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
     let whole: Arc<CacheBytes> = match cache_bytes(path, s.map_cache_file) {
         Ok(b) => Arc::new(b),

@@ -67,6 +67,9 @@ pub fn builtin(lang: Lang, std: Option<&str>) -> CompilerEnv {
     }
 }
 
+/// The compilers tried, in order, when none is named.
+pub const CANDIDATES: [&str; 3] = ["c++", "g++", "clang++"];
+
 /// Finds a C++ compiler on PATH: `c++`, `g++`, then `clang++`.
 pub fn detect() -> Option<String> {
     detect_known(|_| false)
@@ -79,7 +82,7 @@ pub fn detect_known(known: impl Fn(&str) -> bool) -> Option<String> {
         std::env::var_os("PATH")
             .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(c).is_file()))
     };
-    ["c++", "g++", "clang++"]
+    CANDIDATES
         .into_iter()
         .find(|c| {
             (known(c) && on_path(c))

@@ -244,14 +244,20 @@ struct Run<'a> {
     base_id: usize,
 }
 
+/// What a worker thread reuses from one TU to the next instead of allocating and zeroing it
+/// again: the macro table (see [`pp::MacroMap::reset`]), the per-macro clock stamps with the
+/// clock value they were left at, and the per-pair stamps (see [`Run::pair_seen`]) with the
+/// last TU stamp used.
+struct Tables {
+    map: pp::MacroMap,
+    last: Vec<u32>,
+    clock: u32,
+    pair_seen: Vec<u32>,
+    pair_stamp: u32,
+}
+
 thread_local! {
-    /// A worker thread's macro table and per-macro clock stamps, reused from one TU to the next
-    /// (see [`pp::MacroMap::reset`]), with the clock value the stamps were left at.
-    static TABLES: std::cell::RefCell<Option<(pp::MacroMap, Vec<u32>, u32)>> =
-        const { std::cell::RefCell::new(None) };
-    /// A worker thread's per-pair stamps (see [`Run::pair_seen`]) and the last stamp used.
-    static PAIRS: std::cell::RefCell<(Vec<u32>, u32)> =
-        const { std::cell::RefCell::new((Vec::new(), 0)) };
+    static TABLES: std::cell::RefCell<Option<Tables>> = const { std::cell::RefCell::new(None) };
 }
 
 pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
@@ -272,14 +278,26 @@ pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
 /// One evaluation of a TU; `None` when it met an `#import` while using the memo (see
 /// [`Run::restart`]).
 fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> {
-    let (mut map, last, clock) = TABLES.with(|t| t.borrow_mut().take()).unwrap_or_else(|| {
-        // SAFETY: this TU's definitions come from the base table (`input.base`), the files'
-        // directives (held by `store`) and the memo's effects (`input.memo`): all outlive this
-        // call, and the table is reset before it returns (or dropped, if evaluation panics).
-        (unsafe { pp::MacroMap::borrowing() }, Vec::new(), 0)
-    });
+    let Tables {
+        mut map,
+        last,
+        clock,
+        mut pair_seen,
+        mut pair_stamp,
+    } = TABLES
+        .with(|t| t.borrow_mut().take())
+        .unwrap_or_else(|| Tables {
+            // SAFETY: this TU's definitions come from the base table (`input.base`), the files'
+            // directives (held by `store`) and the memo's effects (`input.memo`): all outlive
+            // this call, and the table is reset before it returns (or dropped, if evaluation
+            // panics).
+            map: unsafe { pp::MacroMap::borrowing() },
+            last: Vec::new(),
+            clock: 0,
+            pair_seen: Vec::new(),
+            pair_stamp: 0,
+        });
     map.copy_from(&input.base.map);
-    let (mut pair_seen, mut pair_stamp) = PAIRS.with(|p| std::mem::take(&mut *p.borrow_mut()));
     pair_stamp = pair_stamp.wrapping_add(1);
     if pair_stamp == 0 {
         // After 2^32 TUs on this thread: old stamps could match again.
@@ -348,7 +366,6 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
     if !restart {
         r.out.edges = std::mem::take(&mut r.edges).into();
     }
-    PAIRS.with(|p| *p.borrow_mut() = (std::mem::take(&mut r.pair_seen), r.pair_stamp));
     let mut m = std::mem::take(&mut r.macros);
     m.map.reset();
     let (last, clock) = if m.clock > u32::MAX / 2 {
@@ -356,7 +373,15 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
     } else {
         (m.last, m.clock)
     };
-    TABLES.with(|t| *t.borrow_mut() = Some((m.map, last, clock)));
+    TABLES.with(|t| {
+        *t.borrow_mut() = Some(Tables {
+            map: m.map,
+            last,
+            clock,
+            pair_seen: std::mem::take(&mut r.pair_seen),
+            pair_stamp: r.pair_stamp,
+        })
+    });
     (!restart).then_some(r.out)
 }
 

@@ -8,8 +8,9 @@
 //! character and raw-string literals (so `"#include"` in a string is never a directive) and
 //! pp-numbers with digit separators.
 
+use super::cache::{CacheBytes, Lazy};
 use super::util::{FxMap, Interner, Sym, count_lines};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Token kinds inside directives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -152,71 +153,31 @@ pub struct HhInclude {
     pub name: String,
 }
 
-/// The encoded directives of a file, inside a loaded cache file.
-#[derive(Clone)]
-pub struct RawDirectives {
-    /// The whole cache file.
-    pub buf: Arc<super::cache::CacheBytes>,
-    pub start: usize,
-    pub end: usize,
-}
-
 /// A file's directives. Loaded from the cache, they stay encoded until first used: a rescan in
 /// which nothing changed never looks at them (decoding them all was most of loading the cache).
-#[derive(Default)]
-pub struct Directives {
-    list: OnceLock<Vec<Directive>>,
-    raw: Option<RawDirectives>,
-}
+#[derive(Clone, Default)]
+pub struct Directives(Lazy<Vec<Directive>>);
 
 impl Directives {
     pub fn new(v: Vec<Directive>) -> Self {
-        Directives {
-            list: OnceLock::from(v),
-            raw: None,
-        }
+        Directives(Lazy::new(v))
     }
 
-    pub fn lazy(raw: RawDirectives) -> Self {
-        Directives {
-            list: OnceLock::new(),
-            raw: Some(raw),
-        }
+    /// Directives encoded in `buf[start..end]`, the whole cache file.
+    pub fn lazy(buf: Arc<CacheBytes>, start: usize, end: usize) -> Self {
+        Directives(Lazy::encoded_in(buf, start, end))
     }
 
     /// The encoded form, while it has not been decoded (a cache save copies it as is).
     pub fn encoded(&self) -> Option<&[u8]> {
-        match (&self.raw, self.list.get()) {
-            (Some(r), None) => r.buf.get(r.start..r.end),
-            _ => None,
-        }
+        self.0.encoded()
     }
 }
 
 impl std::ops::Deref for Directives {
     type Target = [Directive];
     fn deref(&self) -> &[Directive] {
-        self.list.get_or_init(|| {
-            // The cache file's checksum was verified when it was loaded, so this cannot fail
-            // short of a bug; an empty list then is the safe answer.
-            self.raw
-                .as_ref()
-                .and_then(|r| r.buf.get(r.start..r.end))
-                .and_then(|b| super::cache::decode_directives(b).ok())
-                .unwrap_or_default()
-        })
-    }
-}
-
-impl Clone for Directives {
-    fn clone(&self) -> Self {
-        match self.list.get() {
-            Some(v) => Directives::new(v.clone()),
-            None => Directives {
-                list: OnceLock::new(),
-                raw: self.raw.clone(),
-            },
-        }
+        self.0.get(super::cache::decode_directives)
     }
 }
 

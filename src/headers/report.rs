@@ -196,7 +196,6 @@ pub struct WhatIfResult {
     pub note: String,
 }
 
-#[derive(Default)]
 struct Bits {
     words: usize,
     data: Vec<u64>,
@@ -269,8 +268,7 @@ fn tarjan(n: usize, out: &[Vec<(u32, u32)>]) -> (Vec<u32>, Vec<Vec<u32>>) {
     (comp, sccs)
 }
 
-fn reach_bits(n: usize, out: &[Vec<(u32, u32)>]) -> (Vec<u32>, Vec<Vec<u32>>, Bits) {
-    let (comp, sccs) = tarjan(n, out);
+fn reach_bits(n: usize, out: &[Vec<(u32, u32)>], comp: &[u32], sccs: &[Vec<u32>]) -> Bits {
     let words = n.div_ceil(64).max(1);
     let mut bits = Bits {
         words,
@@ -296,7 +294,7 @@ fn reach_bits(n: usize, out: &[Vec<(u32, u32)>]) -> (Vec<u32>, Vec<Vec<u32>>, Bi
         }
         bits.data[ci * words..(ci + 1) * words].copy_from_slice(&row);
     }
-    (comp, sccs, bits)
+    bits
 }
 
 fn for_bits(row: &[u64], mut f: impl FnMut(usize)) {
@@ -308,6 +306,66 @@ fn for_bits(row: &[u64], mut f: impl FnMut(usize)) {
             w &= w - 1;
         }
     }
+}
+
+/// The per-file table: every file some TU reaches, with its transitive includes (reachability
+/// bitsets over the graph's condensation) and its direct includes and includers.
+fn file_entries(
+    g: &Graph,
+    comp: &[u32],
+    sccs: &[Vec<u32>],
+    in_union: &[bool],
+    tu_count: &[u32],
+) -> Vec<FileEntry> {
+    let n = g.nodes.len();
+    let bits = reach_bits(n, &g.out, comp, sccs);
+    let mut trans_n = vec![0u32; n];
+    let mut trans_l = vec![0u64; n];
+    let mut inc_by = vec![0u32; n];
+    for v in (0..n).filter(|&v| in_union[v]) {
+        let (mut c, mut l) = (0u32, 0u64);
+        for_bits(bits.row(comp[v] as usize), |b| {
+            if b != v && g.nodes[b].counted {
+                c += 1;
+                l += g.nodes[b].lines as u64;
+                if g.nodes[v].counted {
+                    inc_by[b] += 1;
+                }
+            }
+        });
+        trans_n[v] = c;
+        trans_l[v] = l;
+    }
+    let name = |i: u32| g.nodes[i as usize].path.clone();
+    (0..n)
+        .filter(|&v| in_union[v])
+        .map(|v| {
+            let node = &g.nodes[v];
+            let tc = tu_count[v];
+            FileEntry {
+                path: node.path.clone(),
+                lines: node.lines,
+                tu: node.is_tu,
+                tu_count: tc,
+                contributed: node.lines as u64 * tc as u64,
+                transitive_includes: trans_n[v],
+                transitive_lines: trans_l[v],
+                included_by_count: inc_by[v],
+                hub_score: trans_n[v] as u64 * tc as u64,
+                includes: g.out[v]
+                    .iter()
+                    .filter(|e| g.nodes[e.0 as usize].counted)
+                    .map(|e| name(e.0))
+                    .collect(),
+                included_by: g.inc[v]
+                    .iter()
+                    .filter(|e| g.nodes[e.0 as usize].counted)
+                    .map(|e| name(e.0))
+                    .collect(),
+                node: v as u32,
+            }
+        })
+        .collect()
 }
 
 impl Report {
@@ -340,68 +398,18 @@ impl Report {
                 }
             }
         }
-        let (comp, sccs, bits) = if full {
-            reach_bits(n, &g.out)
-        } else {
-            let (comp, sccs) = tarjan(n, &g.out);
-            (comp, sccs, Bits::default())
-        };
-        let mut trans_n = vec![0u32; n];
-        let mut trans_l = vec![0u64; n];
-        let mut inc_by = vec![0u32; n];
-        for v in 0..n {
-            if !in_union[v] || !full {
-                continue;
-            }
-            let row = bits.row(comp[v] as usize);
-            let (mut c, mut l) = (0u32, 0u64);
-            for_bits(row, |b| {
-                if b != v && g.nodes[b].counted {
-                    c += 1;
-                    l += g.nodes[b].lines as u64;
-                    if g.nodes[v].counted {
-                        inc_by[b] += 1;
-                    }
-                }
-            });
-            trans_n[v] = c;
-            trans_l[v] = l;
-        }
+        let (comp, sccs) = tarjan(n, &g.out);
         let name = |i: u32| g.nodes[i as usize].path.clone();
         let files = in_union.iter().filter(|&&b| b).count();
         let total_lines: u64 = (0..n)
             .filter(|&v| in_union[v])
             .map(|v| g.nodes[v].lines as u64)
             .sum();
-        let mut headers: Vec<FileEntry> = (0..n)
-            .filter(|&v| in_union[v] && full)
-            .map(|v| {
-                let node = &g.nodes[v];
-                let tc = tu_count[v];
-                FileEntry {
-                    path: node.path.clone(),
-                    lines: node.lines,
-                    tu: node.is_tu,
-                    tu_count: tc,
-                    contributed: node.lines as u64 * tc as u64,
-                    transitive_includes: trans_n[v],
-                    transitive_lines: trans_l[v],
-                    included_by_count: inc_by[v],
-                    hub_score: trans_n[v] as u64 * tc as u64,
-                    includes: g.out[v]
-                        .iter()
-                        .filter(|e| g.nodes[e.0 as usize].counted)
-                        .map(|e| name(e.0))
-                        .collect(),
-                    included_by: g.inc[v]
-                        .iter()
-                        .filter(|e| g.nodes[e.0 as usize].counted)
-                        .map(|e| name(e.0))
-                        .collect(),
-                    node: v as u32,
-                }
-            })
-            .collect();
+        let mut headers = if full {
+            file_entries(&g, &comp, &sccs, &in_union, &tu_count)
+        } else {
+            Vec::new()
+        };
         headers.sort_by(|a, b| {
             b.contributed
                 .cmp(&a.contributed)

@@ -371,7 +371,7 @@ impl Scanner {
         };
         let all_known = match &project.compiler {
             CompilerChoice::Named(c) => answered(c),
-            _ => ["c++", "g++", "clang++"].into_iter().any(answered),
+            _ => compiler::CANDIDATES.into_iter().any(answered),
         };
         let early_answers = (want_pre
             && !all_known
@@ -613,7 +613,7 @@ impl Scanner {
                         }
                         name
                     }
-                    None => detect_compiler(&project.compiler, &compilers),
+                    None => detect_compiler(&project.compiler, compilers.keys()),
                 };
                 if want_pre {
                     progress.set_phase("asking the compiler");
@@ -932,11 +932,14 @@ impl Scanner {
 }
 
 /// The compiler a scan uses: the named one, or the first of `c++`, `g++`, `clang++` on PATH (one
-/// that answered before, per `known`'s keys, is taken without running it).
-fn detect_compiler<V>(choice: &CompilerChoice, known: &FxMap<String, V>) -> Option<String> {
+/// that answered before, per the keys of its earlier answers, is taken without running it).
+fn detect_compiler<'a>(
+    choice: &CompilerChoice,
+    known: impl Iterator<Item = &'a String> + Clone,
+) -> Option<String> {
     match choice {
         CompilerChoice::Auto => {
-            compiler::detect_known(|c| known.keys().any(|k| k.split('|').next() == Some(c)))
+            compiler::detect_known(|c| known.clone().any(|k| k.split('|').next() == Some(c)))
         }
         CompilerChoice::Named(n) => Some(n.clone()),
         CompilerChoice::None => None,
@@ -957,15 +960,14 @@ fn ask_compiler(
     known: &[String],
     keys: &[(Lang, Option<String>)],
 ) -> (Option<String>, Vec<(String, Result<CompilerEnv, String>)>) {
-    let known_map: FxMap<String, ()> = known.iter().map(|k| (k.clone(), ())).collect();
-    let Some(name) = detect_compiler(choice, &known_map) else {
+    let Some(name) = detect_compiler(choice, known.iter()) else {
         return (None, Vec::new());
     };
     let answers = std::thread::scope(|sc| {
         let jobs: Vec<_> = keys
             .iter()
             .map(|(lang, std)| (compiler_key(&name, *lang, std), *lang, std))
-            .filter(|(k, _, _)| !known_map.contains_key(k))
+            .filter(|(k, _, _)| !known.contains(k))
             .map(|(k, lang, std)| {
                 let name = &name;
                 (

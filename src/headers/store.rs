@@ -8,8 +8,9 @@
 //! system dirs); `<x>` starts at the bracket chain; `#include_next` continues after the directory
 //! the current file was found in. Existence checks and lookups are memoised.
 
+use super::cache::{CacheBytes, Lazy};
 use super::lex::{self, Lexed};
-use super::util::{FxMap, FxSet, Interner, Sym, fx_hash, normalize};
+use super::util::{FxMap, Interner, Sym, fx_hash, normalize};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,53 +23,28 @@ pub type FileId = u32;
 /// the cache they stay encoded until first used: a rescan in which nothing changed never reads
 /// them (decoding gRPC's 26,000 took a third of loading its cache).
 #[derive(Clone, Default)]
-pub struct Answers(Arc<AnswersInner>);
-
-#[derive(Default)]
-struct AnswersInner {
-    list: OnceLock<Vec<(PathBuf, bool)>>,
-    /// The encoded answers in a loaded cache file: (file, start, end).
-    raw: Option<(Arc<super::cache::CacheBytes>, usize, usize)>,
-}
+pub struct Answers(Arc<Lazy<Vec<(PathBuf, bool)>>>);
 
 impl Answers {
     pub fn new(v: Vec<(PathBuf, bool)>) -> Self {
-        Answers(Arc::new(AnswersInner {
-            list: OnceLock::from(v),
-            raw: None,
-        }))
+        Answers(Arc::new(Lazy::new(v)))
     }
 
     /// Answers encoded in `buf[start..end]`, as `cache::save` wrote them.
-    pub fn lazy(buf: Arc<super::cache::CacheBytes>, start: usize, end: usize) -> Self {
-        Answers(Arc::new(AnswersInner {
-            list: OnceLock::new(),
-            raw: Some((buf, start, end)),
-        }))
+    pub fn lazy(buf: Arc<CacheBytes>, start: usize, end: usize) -> Self {
+        Answers(Arc::new(Lazy::encoded_in(buf, start, end)))
     }
 
     /// The encoded form, while it has not been decoded (a cache save copies it as is).
     pub fn encoded(&self) -> Option<&[u8]> {
-        match (&self.0.raw, self.0.list.get()) {
-            (Some((b, s, e)), None) => b.get(*s..*e),
-            _ => None,
-        }
+        self.0.encoded()
     }
 }
 
 impl std::ops::Deref for Answers {
     type Target = [(PathBuf, bool)];
     fn deref(&self) -> &[(PathBuf, bool)] {
-        self.0.list.get_or_init(|| {
-            // The cache file's checksum was verified when it was loaded: this cannot fail short
-            // of a bug, and no answers then only means more probes.
-            self.0
-                .raw
-                .as_ref()
-                .and_then(|(b, s, e)| b.get(*s..*e))
-                .and_then(|b| super::cache::decode_answers(b).ok())
-                .unwrap_or_default()
-        })
+        self.0.get(super::cache::decode_answers)
     }
 }
 
@@ -577,20 +553,17 @@ impl Store {
         // Deduplicated by bytes before anything is allocated or sorted: 26,000 answers on gRPC
         // name a few hundred directories, and sorting them all as `Path`s (component by
         // component) was 2% of a cold scan.
-        let mut seen: FxSet<&[u8]> = FxSet::default();
+        let mut seen: FxMap<&[u8], &Path> = FxMap::default();
         let shards: Vec<_> = self.exists.iter().map(|sh| sh.read().unwrap()).collect();
         for g in &shards {
             for p in g.keys() {
                 if let Some(d) = Path::new(p).parent() {
-                    seen.insert(d.as_os_str().as_encoded_bytes());
+                    seen.insert(d.as_os_str().as_encoded_bytes(), d);
                 }
             }
         }
-        let mut v: Vec<&[u8]> = seen.into_iter().collect();
-        v.sort_unstable();
-        v.into_iter()
-            // SAFETY: each slice is a whole `OsStr` (a parent path's bytes), as encoded.
-            .map(|b| PathBuf::from(unsafe { OsStr::from_encoded_bytes_unchecked(b) }))
-            .collect()
+        let mut v: Vec<(&[u8], &Path)> = seen.into_iter().collect();
+        v.sort_unstable_by_key(|e| e.0);
+        v.into_iter().map(|(_, d)| d.to_path_buf()).collect()
     }
 }
