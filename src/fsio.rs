@@ -67,3 +67,123 @@ pub fn is_temp_file(path: &Path) -> bool {
         n.starts_with('.') && n.contains(".cf-tmp-")
     })
 }
+
+/// Opens `path` for reading only if it is a regular file, checked on the opened handle (no race
+/// between a `stat` and the `open`). FIFOs are opened non-blocking so that a FIFO without a writer
+/// cannot hang the caller before the check refuses it; devices, sockets and folders are refused
+/// with an error naming what they are.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("not a regular file ({})", file_kind(&meta.file_type())),
+        ));
+    }
+    #[cfg(unix)]
+    {
+        // Regular files ignore O_NONBLOCK on Linux, but clear it so the handle behaves as a
+        // plain blocking one everywhere.
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own; no memory is passed.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(file)
+}
+
+/// Reads a whole regular file ([`open_regular`]) of at most `max_len` bytes. A larger file is
+/// refused before anything is allocated for it; a file that grows while it is read is refused too.
+pub fn read_regular(path: &Path, max_len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let len = file.metadata()?.len();
+    if len > max_len {
+        return Err(too_large(len, max_len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max_len + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_len {
+        return Err(too_large(bytes.len() as u64, max_len));
+    }
+    Ok(bytes)
+}
+
+fn too_large(len: u64, max_len: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("file is {len} bytes, more than the {max_len} accepted"),
+    )
+}
+
+/// What a non-regular file is, in words for an error message.
+pub fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a folder"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("x.bvh");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let e = open_regular(&fifo).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let e = read_regular(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+        let e = read_regular(dir.path(), 1 << 20).unwrap_err();
+        assert!(!e.to_string().is_empty());
+    }
+
+    #[test]
+    fn read_regular_bounds_the_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.txt");
+        std::fs::write(&f, b"0123456789").unwrap();
+        assert_eq!(read_regular(&f, 10).unwrap(), b"0123456789");
+        let e = read_regular(&f, 9).unwrap_err();
+        assert!(e.to_string().contains("10 bytes"), "{e}");
+    }
+}

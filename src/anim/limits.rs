@@ -1,0 +1,121 @@
+//! Resource budgets for hostile input: how much memory importing and compressing one clip may
+//! take. Importers and the compressor estimate their need from the input's declared sizes
+//! *before* allocating and refuse a clip over budget with an error that names the figure, so a
+//! small file can never make the process allocate gigabytes.
+//!
+//! The budget is process-wide (set once from `--max-memory` or the app's settings) because it
+//! protects the process, not a clip: it is not part of the compression settings or the skip cache.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// 0 means "not set": [`default_max_memory_bytes`] applies.
+static MAX_MEMORY: AtomicU64 = AtomicU64::new(0);
+
+/// The memory one clip's import and compression may use: the value set with
+/// [`set_max_memory_bytes`], else [`default_max_memory_bytes`].
+pub fn max_memory_bytes() -> u64 {
+    match MAX_MEMORY.load(Ordering::Relaxed) {
+        0 => default_max_memory_bytes(),
+        n => n,
+    }
+}
+
+/// Sets the per-clip memory budget (`--max-memory`). 0 restores the default.
+pub fn set_max_memory_bytes(bytes: u64) {
+    MAX_MEMORY.store(bytes, Ordering::Relaxed);
+}
+
+/// A quarter of physical memory (batches compress clips in parallel, one per core), at least
+/// 256 MiB; 2 GiB where physical memory cannot be read.
+pub fn default_max_memory_bytes() -> u64 {
+    (physical_memory_bytes().unwrap_or(8 << 30) / 4).max(256 << 20)
+}
+
+fn physical_memory_bytes() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf has no memory arguments.
+        let (pages, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGE_SIZE),
+            )
+        };
+        if pages > 0 && page > 0 {
+            return Some((pages as u64).saturating_mul(page as u64));
+        }
+    }
+    None
+}
+
+/// Parses a memory size as users type it: `512M`, `2G`, `1.5GiB`, `1000000` (bytes).
+pub fn parse_memory_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a memory size (e.g. 512M, 2G)"))?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        u => return Err(format!("'{u}' is not a memory unit (use K, M, G or T)")),
+    };
+    let bytes = value * scale;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("'{text}' is not a usable memory size"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Formats a byte count for an error message: `2.4 GiB`, `310 MiB`, `12 KiB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v >= 100.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_as_typed() {
+        assert_eq!(parse_memory_size("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_memory_size("2G").unwrap(), 2 << 30);
+        assert_eq!(parse_memory_size("1.5GiB").unwrap(), 3 << 29);
+        assert_eq!(parse_memory_size("1000").unwrap(), 1000);
+        assert!(parse_memory_size("lots").is_err());
+        assert!(parse_memory_size("5X").is_err());
+        assert!(parse_memory_size("0").is_err());
+    }
+
+    #[test]
+    fn bytes_format_readably() {
+        assert_eq!(format_bytes(12), "12 B");
+        assert_eq!(format_bytes(2_576_980_378), "2.4 GiB");
+        assert_eq!(format_bytes(310 << 20), "310 MiB");
+    }
+
+    #[test]
+    fn default_budget_is_usable() {
+        assert!(default_max_memory_bytes() >= 256 << 20);
+    }
+}
