@@ -112,7 +112,16 @@ pub struct Prepared<'a> {
     pub tracks: Vec<Track>,
     /// Largest parent object scale component per bone (1 for roots): translation errors scale by it.
     pub parent_scale: Vec<f32>,
+    /// The hierarchy is shallow enough for [`Prepared::dominant_shells`] to walk every ancestor.
+    pub exact_dominant_shells: bool,
 }
+
+/// Up to this mean number of ancestors per bone, dominant shells are measured exactly; real
+/// skeletons have 5–15 (the deepest real clip here: under 30).
+pub const EXACT_MEAN_DEPTH: usize = 64;
+/// The chain guard demotes one sub-track per pass over the bones; past this many bone visits
+/// (far above what any real clip needs) it finishes with one linear pass instead.
+const CHAIN_GUARD_WORK: usize = 20_000_000;
 
 impl Prepared<'_> {
     pub fn segment_span(&self, seg: usize) -> (usize, usize) {
@@ -136,9 +145,38 @@ impl Prepared<'_> {
 
     /// Dominant shell distance of every bone over `samples`: the farthest any virtual vertex of
     /// its sub-hierarchy gets from its origin, so its local error times this bounds what moves.
+    ///
+    /// Measured exactly (every bone against each of its ancestors) while that costs at most
+    /// [`EXACT_MEAN_DEPTH`] steps per bone; deeper hierarchies (a 20,000-bone chain would take
+    /// 2·10⁸ steps per sample) get a bound computed children first in one pass instead:
+    /// `d[a] = max(reach[a], max over children c of |t_c − t_a| + d[c])`, never below the exact
+    /// value by the triangle inequality (an over-estimate only costs bits).
     pub fn dominant_shells(&self, samples: impl Iterator<Item = usize>) -> Vec<f32> {
         let nb = self.num_bones;
         let mut d = vec![0.0f32; nb];
+        if !self.exact_dominant_shells {
+            let mut here = vec![0.0f32; nb];
+            for s in samples {
+                let obj = &self.raw_obj[s * nb..(s + 1) * nb];
+                for b in 0..nb {
+                    here[b] = self.shells[b] * obj[b].s.abs().max_element().max(1e-6);
+                }
+                for b in (0..nb).rev() {
+                    if let Some(par) =
+                        (self.parents[b] != NO_PARENT).then(|| self.parents[b] as usize)
+                    {
+                        let via = obj[b].t.distance(obj[par].t) + here[b];
+                        if via > here[par] {
+                            here[par] = via;
+                        }
+                    }
+                    if here[b] > d[b] {
+                        d[b] = here[b];
+                    }
+                }
+            }
+            return d;
+        }
         for s in samples {
             let obj = &self.raw_obj[s * nb..(s + 1) * nb];
             for b in 0..nb {
@@ -172,12 +210,14 @@ pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f3
         .collect();
     let parents = clip.skeleton.parents.clone();
     let mut root_of = vec![0usize; nb];
+    let mut depth = vec![0usize; nb];
     for b in 0..nb {
-        root_of[b] = match parents[b] {
-            NO_PARENT => b,
-            p => root_of[p as usize],
+        (root_of[b], depth[b]) = match parents[b] {
+            NO_PARENT => (b, 0),
+            p => (root_of[p as usize], depth[p as usize] + 1),
         };
     }
+    let exact_dominant_shells = depth.iter().sum::<usize>() <= EXACT_MEAN_DEPTH * nb;
     let mut p = Prepared {
         clip,
         rotations: clip
@@ -203,6 +243,7 @@ pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f3
         fixed_err: vec![0.0; nb],
         tracks: Vec::new(),
         parent_scale: vec![1.0; nb],
+        exact_dominant_shells,
     };
     for s in 0..n {
         let base = s * nb;
@@ -428,7 +469,13 @@ fn classify(p: &mut Prepared, target: f32) {
         }
     }
     // Chain guard: fixed errors add up along a chain; demote the largest until every chain fits.
+    let mut work = 0usize;
     loop {
+        work += nb;
+        if work > CHAIN_GUARD_WORK {
+            chain_guard_linear(p, &sub_err, FIXED_CHAIN_SHARE * target);
+            break;
+        }
         let mut chain = vec![0.0f32; nb];
         let mut worst = (0.0f32, 0usize);
         for b in 0..nb {
@@ -538,6 +585,36 @@ fn classify(p: &mut Prepared, target: f32) {
         }
     }
     p.fixed = fixed;
+}
+
+/// The chain guard's fallback for huge hierarchies, in one pass parents first: each bone whose
+/// chain is over `limit` demotes its own fixed sub-tracks, largest first, until it fits (its
+/// parent's chain already fits, so it always can). Sets `fixed_err` like the guard.
+fn chain_guard_linear(p: &mut Prepared, sub_err: &[[f32; 3]], limit: f32) {
+    let nb = p.num_bones;
+    let mut chain = vec![0.0f32; nb];
+    for b in 0..nb {
+        let above = match p.parents[b] {
+            NO_PARENT => 0.0,
+            q => chain[q as usize],
+        };
+        let mut ks: Vec<usize> = (0..3).filter(|&k| p.kinds[b][k] != KIND_ANIMATED).collect();
+        ks.sort_by(|&x, &y| sub_err[b][y].total_cmp(&sub_err[b][x]));
+        let mut own: f32 = ks.iter().map(|&k| sub_err[b][k]).sum();
+        for k in ks {
+            if above + own <= limit {
+                break;
+            }
+            p.kinds[b][k] = KIND_ANIMATED;
+            own -= sub_err[b][k];
+        }
+        let own: f32 = (0..3)
+            .filter(|&k| p.kinds[b][k] != KIND_ANIMATED)
+            .map(|k| sub_err[b][k])
+            .sum();
+        p.fixed_err[b] = own;
+        chain[b] = above + own;
+    }
 }
 
 /// Makes a rotation track continuous (each sample in the hemisphere of the previous), picks the
