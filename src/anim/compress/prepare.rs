@@ -668,3 +668,106 @@ fn rotation_track_values(
     }
     (DROPPED_PER_SEGMENT, vals)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::generate::{GenerateOptions, generate};
+    use crate::anim::skeleton::{BoneDesc, Skeleton};
+
+    /// A random hierarchy (each bone's parent any earlier bone, or none) over a generated clip's
+    /// samples, so object space varies.
+    fn random_tree_clip(seed: u64, nb: usize) -> RawClip {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let base = generate(&GenerateOptions {
+            num_samples: 12,
+            seed,
+            with_scale: true,
+            ..Default::default()
+        });
+        let src = base.num_bones();
+        let descs: Vec<BoneDesc> = (0..nb)
+            .map(|b| {
+                let parent = (b > 0 && next() % 8 != 0).then(|| next() as usize % b);
+                BoneDesc::new(format!("b{b}"), parent)
+            })
+            .collect();
+        let n = base.num_samples;
+        let pick = |v: &[glam::Vec3]| -> Vec<glam::Vec3> {
+            (0..nb * n).map(|i| v[(i / n % src) * n + i % n]).collect()
+        };
+        RawClip::new(
+            "tree",
+            Skeleton::from_ordered(descs).unwrap(),
+            base.sample_rate,
+            n,
+            (0..nb * n)
+                .map(|i| base.rotations[(i / n % src) * n + i % n])
+                .collect(),
+            pick(&base.translations),
+            pick(&base.scales),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_linear_dominant_shell_bound_is_never_below_the_exact_value() {
+        for seed in 1..20u64 {
+            let clip = random_tree_clip(seed, 40);
+            let mut p = prepare(&clip, &CompressionSettings::default(), 0.01);
+            assert!(p.exact_dominant_shells);
+            let exact = p.dominant_shells(0..clip.num_samples);
+            p.exact_dominant_shells = false;
+            let bound = p.dominant_shells(0..clip.num_samples);
+            for b in 0..clip.num_bones() {
+                assert!(
+                    bound[b] >= exact[b] * (1.0 - 1e-5),
+                    "seed {seed} bone {b}: {} < {}",
+                    bound[b],
+                    exact[b]
+                );
+            }
+            // Leaves: both are the bone's own reach.
+            for b in (0..clip.num_bones()).filter(|&b| !p.parents.contains(&(b as u32))) {
+                assert!((bound[b] - exact[b]).abs() <= 1e-6 * exact[b].max(1.0));
+            }
+        }
+    }
+
+    #[test]
+    fn the_linear_chain_guard_keeps_every_chain_within_the_limit() {
+        for seed in 1..10u64 {
+            let clip = random_tree_clip(seed, 60);
+            let mut p = prepare(&clip, &CompressionSettings::default(), 0.01);
+            let nb = p.num_bones;
+            // Every sub-track fixed, with errors that overflow long chains.
+            let sub_err: Vec<[f32; 3]> = (0..nb)
+                .map(|b| [0.001 * (b % 3) as f32, 0.002, 0.0005 * (b % 5) as f32])
+                .collect();
+            p.kinds = vec![[KIND_CONSTANT; 3]; nb];
+            let limit = 0.005;
+            chain_guard_linear(&mut p, &sub_err, limit);
+            let mut chain = vec![0.0f32; nb];
+            for b in 0..nb {
+                let own: f32 = (0..3)
+                    .filter(|&k| p.kinds[b][k] != KIND_ANIMATED)
+                    .map(|k| sub_err[b][k])
+                    .sum();
+                assert_eq!(own, p.fixed_err[b]);
+                chain[b] = own
+                    + match p.parents[b] {
+                        NO_PARENT => 0.0,
+                        q => chain[q as usize],
+                    };
+                assert!(chain[b] <= limit * (1.0 + 1e-6), "bone {b}: {}", chain[b]);
+            }
+            assert!(p.kinds.iter().flatten().any(|&k| k == KIND_CONSTANT));
+        }
+    }
+}

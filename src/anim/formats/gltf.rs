@@ -995,6 +995,84 @@ mod tests {
         assert!(e.message.contains("goes backwards"), "{e}");
     }
 
+    /// The gap-closing rule as it was first written (walk up from every joint), to check the
+    /// linear version against.
+    fn nodes_between_naive(joints: &BTreeSet<usize>, parent_of: &[Option<usize>]) -> Vec<usize> {
+        let mut set = joints.clone();
+        for &j in joints {
+            let mut path_up = Vec::new();
+            let mut p = parent_of[j];
+            let mut guard = 0;
+            while let Some(a) = p {
+                guard += 1;
+                if guard > parent_of.len() {
+                    break;
+                }
+                if set.contains(&a) {
+                    set.extend(path_up.iter().copied());
+                    break;
+                }
+                path_up.push(a);
+                p = parent_of[a];
+            }
+        }
+        set.difference(joints).copied().collect()
+    }
+
+    #[test]
+    fn linear_gap_closing_matches_the_walk_up_on_random_forests() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..300 {
+            let n = 1 + next() as usize % 40;
+            let mut parent_of: Vec<Option<usize>> = (0..n)
+                .map(|i| (i > 0 && next() % 5 != 0).then(|| next() as usize % i))
+                .collect();
+            // Shuffle indices so parents are not always earlier.
+            let perm: Vec<usize> = {
+                let mut p: Vec<usize> = (0..n).collect();
+                for i in (1..n).rev() {
+                    p.swap(i, next() as usize % (i + 1));
+                }
+                p
+            };
+            let mut shuffled = vec![None; n];
+            for i in 0..n {
+                shuffled[perm[i]] = parent_of[i].map(|q| perm[q]);
+            }
+            parent_of = shuffled;
+            let joints: BTreeSet<usize> = (0..n).filter(|_| next() % 3 == 0).collect();
+            assert_eq!(
+                nodes_between(&joints, &parent_of),
+                nodes_between_naive(&joints, &parent_of),
+                "{parent_of:?} {joints:?}"
+            );
+        }
+        // A cycle (validation lets it through): no hang, no panic.
+        let cyc = vec![Some(1), Some(0), None];
+        let joints: BTreeSet<usize> = [0].into_iter().collect();
+        let _ = nodes_between(&joints, &cyc);
+    }
+
+    #[test]
+    fn base64_decoding() {
+        assert_eq!(buffers::decode_base64("").unwrap(), b"");
+        assert_eq!(buffers::decode_base64("TWFu").unwrap(), b"Man");
+        assert_eq!(buffers::decode_base64("TWE=").unwrap(), b"Ma");
+        assert_eq!(buffers::decode_base64("TWE").unwrap(), b"Ma");
+        assert_eq!(buffers::decode_base64("TQ==").unwrap(), b"M");
+        assert!(buffers::decode_base64("T").is_err());
+        assert!(buffers::decode_base64("TW E").is_err());
+        assert!(buffers::decode_base64("TQ===").is_err());
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(buffers::decode_base64(&base64_encode(&all)).unwrap(), all);
+    }
+
     #[test]
     fn slerp_takes_the_short_way() {
         let a = [0.0, 0.0, 0.0, 1.0];

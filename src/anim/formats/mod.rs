@@ -484,6 +484,20 @@ mod tests {
     }
 
     #[test]
+    fn quiet_catch_turns_a_panic_into_none_and_keeps_the_hook_for_others() {
+        assert_eq!(catch_quietly(|| 7), Some(7));
+        assert_eq!(catch_quietly(|| -> i32 { panic!("hostile input") }), None);
+        // Nested and repeated calls restore the flag.
+        assert_eq!(
+            catch_quietly(|| catch_quietly(|| -> u8 { panic!("inner") })),
+            Some(None)
+        );
+        // Other threads' panics still reach the previous hook and are still caught as panics.
+        let r = std::thread::spawn(|| std::panic::catch_unwind(|| panic!("elsewhere"))).join();
+        assert!(r.unwrap().is_err());
+    }
+
+    #[test]
     fn quat_from_f64_keeps_unit_f32_bits() {
         let q = Quat::from_xyzw(0.1, 0.2, 0.3, 0.4).normalize();
         let back = quat_from_f64(q.to_array().map(|c| c as f64));

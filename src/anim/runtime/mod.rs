@@ -844,6 +844,25 @@ impl<'a> ClipReader<'a> {
         Some(out)
     }
 
+    /// Refuses, before [`Self::to_raw_clip`] allocates it, a clip whose decoded form needs more
+    /// memory than a `.cfa` of this size may use ([`crate::anim::limits::budget_for_input`]): a
+    /// small hostile buffer can declare tens of millions of bone samples. The message carries
+    /// [`crate::anim::limits::OVER_BUDGET`].
+    pub fn check_memory_budget(&self) -> Result<(), String> {
+        use crate::anim::limits;
+        let (nb, n) = (self.num_bones, self.meta.original_num_samples);
+        let needed = limits::clip_memory_estimate(nb, n);
+        let budget = limits::budget_for_input(self.buf.len() as u64);
+        if needed > budget {
+            return Err(limits::over_budget_message(
+                &format!("{nb} bones x {n} samples"),
+                needed,
+                budget,
+            ));
+        }
+        Ok(())
+    }
+
     /// Every original sample decoded back into a raw clip, with the stored names, hierarchy and bind pose.
     pub fn to_raw_clip(&self) -> RawClip {
         let nb = self.num_bones;
