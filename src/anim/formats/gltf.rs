@@ -1171,12 +1171,34 @@ mod buffers {
         if !resolved.starts_with(&folder) {
             return Err("the path leads outside the glTF file's folder".into());
         }
-        crate::fsio::read_regular(&resolved, crate::anim::limits::max_memory_bytes()).map_err(|e| {
-            match e.kind() {
-                std::io::ErrorKind::InvalidInput => format!("cannot read: {e}"),
-                _ => "the buffer file cannot be read or is too large".to_string(),
+        let file = crate::fsio::open_regular(&resolved).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidInput => format!("cannot read: {e}"),
+            _ => "the buffer file cannot be opened".to_string(),
+        })?;
+        // A folder swapped for a symbolic link between the check above and the open: what was
+        // opened is checked too (Linux names it in /proc).
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
+            if opened.is_ok_and(|p| !p.starts_with(&folder)) {
+                return Err("the path leads outside the glTF file's folder".into());
             }
-        })
+        }
+        read_bounded(file, crate::anim::limits::max_memory_bytes())
+            .ok_or_else(|| "the buffer file cannot be read or is too large".to_string())
+    }
+
+    /// The whole of an opened regular file of at most `max_len` bytes.
+    fn read_bounded(file: std::fs::File, max_len: u64) -> Option<Vec<u8>> {
+        use std::io::Read;
+        let len = file.metadata().ok()?.len();
+        if len > max_len {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.take(max_len + 1).read_to_end(&mut bytes).ok()?;
+        (bytes.len() as u64 <= max_len).then_some(bytes)
     }
 
     /// `relative` as a path that stays inside the folder (`a/../b.bin` is fine, `../b.bin` not).
