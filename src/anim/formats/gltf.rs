@@ -25,6 +25,10 @@
 //! - Clip name: the animation's name, or `anim{index}` when it has none.
 //! - Morph-target weight channels, and channels on nodes outside the chosen skeleton, are ignored
 //!   with a warning. Animations with nothing to import are skipped with a warning.
+//! - Buffers: the GLB binary chunk, base64 `data:` URIs, or a relative path inside the `.gltf`
+//!   file's folder (see [`buffers`]); images are never read. Channels and accessors are checked
+//!   before the gltf crate's readers run (they panic on a target node out of range, an unknown
+//!   target path or an integer rotation type they do not expect).
 
 use super::{
     ImportError, ImportWarning, build_clip, catch_quietly, check_budget, check_size, quat_from_f64,

@@ -11,7 +11,12 @@
 //! - Rotations are normalized with f64 arithmetic; a rotation already of unit length to f32
 //!   precision (|length − 1| ≤ 1e-6) keeps its exact bits, so write → read round-trips exactly.
 //! - Errors name the file, the line when the format has lines, and what is wrong. No input makes
-//!   an importer panic.
+//!   an importer panic; panics of the gltf crate are caught without printing ([`catch_quietly`]).
+//! - Hostile input: files are read only when regular ([`crate::fsio::read_regular`]); before
+//!   allocating samples an importer estimates what import and compression of the clip need
+//!   ([`crate::anim::limits::clip_memory_estimate`]; for glTF the sum over the file's animations
+//!   and keyframes) and refuses a clip over [`crate::anim::limits::budget_for_input`] with an
+//!   error carrying [`crate::anim::limits::OVER_BUDGET`] ([`ImportError::is_over_budget`]).
 
 pub mod acl;
 pub mod bvh;
