@@ -440,6 +440,50 @@ fn a_deep_chain_imports_and_compresses() {
     );
 }
 
+#[test]
+fn deep_bvh_and_acl_chains_import() {
+    // 5,000 joints in one chain: the BVH reader checked each new name against every joint
+    // before it (quadratic), the ACL reader resolves parents through a map.
+    let n = 5000;
+    let mut bvh = String::from("HIERARCHY\n");
+    for i in 0..n {
+        let kw = if i == 0 { "ROOT" } else { "JOINT" };
+        bvh.push_str(&format!(
+            "{kw} j{i}\n{{\nOFFSET 0 1 0\nCHANNELS 1 Zrotation\n"
+        ));
+    }
+    bvh.push_str("End Site\n{\nOFFSET 0 1 0\n}\n");
+    bvh.push_str(&"}\n".repeat(n));
+    bvh.push_str("MOTION\nFrames: 2\nFrame Time: 0.0333333\n");
+    for k in 0..2 {
+        bvh.push_str(&vec![format!("{k}"); n].join(" "));
+        bvh.push('\n');
+    }
+    let clips = load_text(&bvh, "deep.bvh").unwrap();
+    assert_eq!(clips[0].skeleton.longest_chain(), n);
+    // A repeated name is still found.
+    let dup = bvh.replacen("JOINT j4999", "JOINT j17", 1);
+    let e = load_text(&dup, "dup.bvh").unwrap_err();
+    assert!(e.message.contains("duplicate joint name 'j17'"), "{e}");
+
+    let mut acl = String::from(
+        "version = 5\nclip = { name = \"deep\" num_samples = 2 sample_rate = 30 }\nbones = [\n",
+    );
+    for i in 0..n {
+        let parent = if i == 0 {
+            String::new()
+        } else {
+            format!("b{}", i - 1)
+        };
+        acl.push_str(&format!(
+            "{{ name = \"b{i}\" parent = \"{parent}\" bind_translation = [ 0, 1, 0 ] }}\n"
+        ));
+    }
+    acl.push_str("]\n");
+    let clips = load_text(&acl, "deep.acl.sjson").unwrap();
+    assert_eq!(clips[0].skeleton.longest_chain(), n);
+}
+
 // ---------------------------------------------------------------------------------------------
 // .cfa semantic validation
 
