@@ -15,7 +15,7 @@ use notify_debouncer_full::notify::{
     EventKind, RecursiveMode, event::ModifyKind, event::RenameMode,
 };
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -196,6 +196,7 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         root: root.clone(),
         opts: options,
         pending: HashMap::new(),
+        reported_special: HashSet::new(),
         tx,
         cancel: cancel.clone(),
     };
@@ -245,6 +246,8 @@ struct Worker {
     root: PathBuf,
     opts: WatchOptions,
     pending: HashMap<PathBuf, Pending>,
+    /// Special files already reported (once each, until they go away: events repeat).
+    reported_special: HashSet<PathBuf>,
     tx: Sender<WatchEvent>,
     cancel: CancelToken,
 }
@@ -435,6 +438,9 @@ impl Worker {
     /// FIFO would block the watch).
     fn special_file(&mut self, special: &super::SpecialFile) {
         self.pending.remove(&special.path);
+        if !self.reported_special.insert(special.path.clone()) {
+            return;
+        }
         let message = special.message();
         let row = ClipReport {
             input: special.path.display().to_string(),
@@ -487,6 +493,7 @@ impl Worker {
                 });
             }
         } else if is_clip {
+            self.reported_special.remove(path);
             self.mark(path, false);
         } else {
             // The external buffer of a text glTF beside it: recompress the glTF files naming it.
@@ -575,6 +582,7 @@ impl Worker {
             return;
         }
         self.pending.retain(|p, _| !p.starts_with(path));
+        self.reported_special.retain(|p| !p.starts_with(path));
         let Ok(rel) = path.strip_prefix(&self.root) else {
             return;
         };
