@@ -47,11 +47,27 @@ impl BoneDesc {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SkeletonError {
-    DanglingParent { bone: String, parent: usize },
-    Cycle { bone: String },
-    DuplicateName { name: String },
-    ParentAfterChild { bone: String },
+    DanglingParent {
+        bone: String,
+        parent: usize,
+    },
+    Cycle {
+        bone: String,
+    },
+    DuplicateName {
+        name: String,
+    },
+    ParentAfterChild {
+        bone: String,
+    },
     TooManyBones(usize),
+    /// A bind-pose value or shell distance outside what clips may hold (non-finite, a zero
+    /// rotation, a component beyond [`crate::anim::clip::MAX_COMPONENT_MAGNITUDE`], a negative
+    /// shell distance).
+    BadBindPose {
+        bone: String,
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for SkeletonError {
@@ -71,11 +87,31 @@ impl fmt::Display for SkeletonError {
             SkeletonError::TooManyBones(n) => {
                 write!(f, "{n} bones is more than the 65535 supported")
             }
+            SkeletonError::BadBindPose { bone, what } => write!(f, "bone '{bone}': {what}"),
         }
     }
 }
 
 impl std::error::Error for SkeletonError {}
+
+/// What is wrong with a bone's bind pose or shell distance, if anything: the same limits as
+/// the clip's samples ([`crate::anim::clip::RawClip::new`]), so a default sub-track (which
+/// decodes to the bind pose) holds only values an importer accepts.
+fn bad_bind_pose(b: &BoneDesc) -> Option<&'static str> {
+    let limit = crate::anim::clip::MAX_COMPONENT_MAGNITUDE;
+    let big = |v: Vec3| !v.is_finite() || v.abs().max_element() > limit;
+    if !b.bind_rotation.is_finite() || b.bind_rotation.length() < 1e-6 {
+        Some("bind rotation is zero or not finite")
+    } else if big(b.bind_translation) {
+        Some("bind translation is not finite or larger than 1e7")
+    } else if big(b.bind_scale) {
+        Some("bind scale is not finite or larger than 1e7")
+    } else if !(b.shell_distance.is_finite() && b.shell_distance >= 0.0) {
+        Some("shell distance is negative or not finite")
+    } else {
+        None
+    }
+}
 
 impl Skeleton {
     pub fn num_bones(&self) -> usize {
@@ -173,6 +209,12 @@ impl Skeleton {
             if !seen.insert(b.name.as_str()) {
                 return Err(SkeletonError::DuplicateName {
                     name: b.name.clone(),
+                });
+            }
+            if let Some(what) = bad_bind_pose(b) {
+                return Err(SkeletonError::BadBindPose {
+                    bone: b.name.clone(),
+                    what,
                 });
             }
         }

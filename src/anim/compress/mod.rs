@@ -69,6 +69,9 @@ pub enum CompressError {
     TooLarge(String),
     /// The internal check failed (a bug): never returned silently as a bad clip.
     Verification(String),
+    /// Compressing the clip would need more memory than [`crate::anim::limits::max_memory_bytes`];
+    /// the message carries [`crate::anim::limits::OVER_BUDGET`].
+    LimitExceeded(String),
 }
 
 impl fmt::Display for CompressError {
@@ -77,6 +80,7 @@ impl fmt::Display for CompressError {
             CompressError::InvalidSettings(s) => write!(f, "invalid settings: {s}"),
             CompressError::TooLarge(s) => write!(f, "clip too large to compress: {s}"),
             CompressError::Verification(s) => write!(f, "compressed clip failed verification: {s}"),
+            CompressError::LimitExceeded(s) => write!(f, "{s}"),
         }
     }
 }
@@ -115,6 +119,19 @@ pub fn compress(
             "{} samples",
             clip.num_samples
         )));
+    }
+    // Clips built in memory (not through an importer) meet the process-wide budget here.
+    let (nb, ns) = (clip.num_bones(), clip.num_samples);
+    let needed = crate::anim::limits::clip_memory_estimate(nb, ns);
+    let budget = crate::anim::limits::max_memory_bytes();
+    if needed > budget {
+        return Err(CompressError::LimitExceeded(
+            crate::anim::limits::over_budget_message(
+                &format!("{nb} bones x {ns} samples"),
+                needed,
+                budget,
+            ),
+        ));
     }
     let target = (t - INPUT_ROUNDING_MARGIN).max(t * 0.5);
     // Normal search first; if a segment still fails the float64 check after tightening, one

@@ -112,7 +112,16 @@ pub struct Prepared<'a> {
     pub tracks: Vec<Track>,
     /// Largest parent object scale component per bone (1 for roots): translation errors scale by it.
     pub parent_scale: Vec<f32>,
+    /// The hierarchy is shallow enough for [`Prepared::dominant_shells`] to walk every ancestor.
+    pub exact_dominant_shells: bool,
 }
+
+/// Up to this mean number of ancestors per bone, dominant shells are measured exactly; real
+/// skeletons have 5–15 (the deepest real clip here: under 30).
+pub const EXACT_MEAN_DEPTH: usize = 64;
+/// The chain guard demotes one sub-track per pass over the bones; past this many bone visits
+/// (far above what any real clip needs) it finishes with one linear pass instead.
+const CHAIN_GUARD_WORK: usize = 20_000_000;
 
 impl Prepared<'_> {
     pub fn segment_span(&self, seg: usize) -> (usize, usize) {
@@ -136,9 +145,38 @@ impl Prepared<'_> {
 
     /// Dominant shell distance of every bone over `samples`: the farthest any virtual vertex of
     /// its sub-hierarchy gets from its origin, so its local error times this bounds what moves.
+    ///
+    /// Measured exactly (every bone against each of its ancestors) while that costs at most
+    /// [`EXACT_MEAN_DEPTH`] steps per bone; deeper hierarchies (a 20,000-bone chain would take
+    /// 2·10⁸ steps per sample) get a bound computed children first in one pass instead:
+    /// `d[a] = max(reach[a], max over children c of |t_c − t_a| + d[c])`, never below the exact
+    /// value by the triangle inequality (an over-estimate only costs bits).
     pub fn dominant_shells(&self, samples: impl Iterator<Item = usize>) -> Vec<f32> {
         let nb = self.num_bones;
         let mut d = vec![0.0f32; nb];
+        if !self.exact_dominant_shells {
+            let mut here = vec![0.0f32; nb];
+            for s in samples {
+                let obj = &self.raw_obj[s * nb..(s + 1) * nb];
+                for b in 0..nb {
+                    here[b] = self.shells[b] * obj[b].s.abs().max_element().max(1e-6);
+                }
+                for b in (0..nb).rev() {
+                    if let Some(par) =
+                        (self.parents[b] != NO_PARENT).then(|| self.parents[b] as usize)
+                    {
+                        let via = obj[b].t.distance(obj[par].t) + here[b];
+                        if via > here[par] {
+                            here[par] = via;
+                        }
+                    }
+                    if here[b] > d[b] {
+                        d[b] = here[b];
+                    }
+                }
+            }
+            return d;
+        }
         for s in samples {
             let obj = &self.raw_obj[s * nb..(s + 1) * nb];
             for b in 0..nb {
@@ -172,12 +210,14 @@ pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f3
         .collect();
     let parents = clip.skeleton.parents.clone();
     let mut root_of = vec![0usize; nb];
+    let mut depth = vec![0usize; nb];
     for b in 0..nb {
-        root_of[b] = match parents[b] {
-            NO_PARENT => b,
-            p => root_of[p as usize],
+        (root_of[b], depth[b]) = match parents[b] {
+            NO_PARENT => (b, 0),
+            p => (root_of[p as usize], depth[p as usize] + 1),
         };
     }
+    let exact_dominant_shells = depth.iter().sum::<usize>() <= EXACT_MEAN_DEPTH * nb;
     let mut p = Prepared {
         clip,
         rotations: clip
@@ -203,6 +243,7 @@ pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f3
         fixed_err: vec![0.0; nb],
         tracks: Vec::new(),
         parent_scale: vec![1.0; nb],
+        exact_dominant_shells,
     };
     for s in 0..n {
         let base = s * nb;
@@ -428,7 +469,13 @@ fn classify(p: &mut Prepared, target: f32) {
         }
     }
     // Chain guard: fixed errors add up along a chain; demote the largest until every chain fits.
+    let mut work = 0usize;
     loop {
+        work += nb;
+        if work > CHAIN_GUARD_WORK {
+            chain_guard_linear(p, &sub_err, FIXED_CHAIN_SHARE * target);
+            break;
+        }
         let mut chain = vec![0.0f32; nb];
         let mut worst = (0.0f32, 0usize);
         for b in 0..nb {
@@ -540,6 +587,36 @@ fn classify(p: &mut Prepared, target: f32) {
     p.fixed = fixed;
 }
 
+/// The chain guard's fallback for huge hierarchies, in one pass parents first: each bone whose
+/// chain is over `limit` demotes its own fixed sub-tracks, largest first, until it fits (its
+/// parent's chain already fits, so it always can). Sets `fixed_err` like the guard.
+fn chain_guard_linear(p: &mut Prepared, sub_err: &[[f32; 3]], limit: f32) {
+    let nb = p.num_bones;
+    let mut chain = vec![0.0f32; nb];
+    for b in 0..nb {
+        let above = match p.parents[b] {
+            NO_PARENT => 0.0,
+            q => chain[q as usize],
+        };
+        let mut ks: Vec<usize> = (0..3).filter(|&k| p.kinds[b][k] != KIND_ANIMATED).collect();
+        ks.sort_by(|&x, &y| sub_err[b][y].total_cmp(&sub_err[b][x]));
+        let mut own: f32 = ks.iter().map(|&k| sub_err[b][k]).sum();
+        for k in ks {
+            if above + own <= limit {
+                break;
+            }
+            p.kinds[b][k] = KIND_ANIMATED;
+            own -= sub_err[b][k];
+        }
+        let own: f32 = (0..3)
+            .filter(|&k| p.kinds[b][k] != KIND_ANIMATED)
+            .map(|k| sub_err[b][k])
+            .sum();
+        p.fixed_err[b] = own;
+        chain[b] = above + own;
+    }
+}
+
 /// Makes a rotation track continuous (each sample in the hemisphere of the previous), picks the
 /// component that stays farthest from zero to drop (ACL always drops W; the largest one loses
 /// less precision), and returns the three kept components with the dropped one made
@@ -590,4 +667,107 @@ fn rotation_track_values(
         vals.extend(seg.iter().map(|&v| keep(v, *d)));
     }
     (DROPPED_PER_SEGMENT, vals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::generate::{GenerateOptions, generate};
+    use crate::anim::skeleton::{BoneDesc, Skeleton};
+
+    /// A random hierarchy (each bone's parent any earlier bone, or none) over a generated clip's
+    /// samples, so object space varies.
+    fn random_tree_clip(seed: u64, nb: usize) -> RawClip {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let base = generate(&GenerateOptions {
+            num_samples: 12,
+            seed,
+            with_scale: true,
+            ..Default::default()
+        });
+        let src = base.num_bones();
+        let descs: Vec<BoneDesc> = (0..nb)
+            .map(|b| {
+                let parent = (b > 0 && next() % 8 != 0).then(|| next() as usize % b);
+                BoneDesc::new(format!("b{b}"), parent)
+            })
+            .collect();
+        let n = base.num_samples;
+        let pick = |v: &[glam::Vec3]| -> Vec<glam::Vec3> {
+            (0..nb * n).map(|i| v[(i / n % src) * n + i % n]).collect()
+        };
+        RawClip::new(
+            "tree",
+            Skeleton::from_ordered(descs).unwrap(),
+            base.sample_rate,
+            n,
+            (0..nb * n)
+                .map(|i| base.rotations[(i / n % src) * n + i % n])
+                .collect(),
+            pick(&base.translations),
+            pick(&base.scales),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_linear_dominant_shell_bound_is_never_below_the_exact_value() {
+        for seed in 1..20u64 {
+            let clip = random_tree_clip(seed, 40);
+            let mut p = prepare(&clip, &CompressionSettings::default(), 0.01);
+            assert!(p.exact_dominant_shells);
+            let exact = p.dominant_shells(0..clip.num_samples);
+            p.exact_dominant_shells = false;
+            let bound = p.dominant_shells(0..clip.num_samples);
+            for b in 0..clip.num_bones() {
+                assert!(
+                    bound[b] >= exact[b] * (1.0 - 1e-5),
+                    "seed {seed} bone {b}: {} < {}",
+                    bound[b],
+                    exact[b]
+                );
+            }
+            // Leaves: both are the bone's own reach.
+            for b in (0..clip.num_bones()).filter(|&b| !p.parents.contains(&(b as u32))) {
+                assert!((bound[b] - exact[b]).abs() <= 1e-6 * exact[b].max(1.0));
+            }
+        }
+    }
+
+    #[test]
+    fn the_linear_chain_guard_keeps_every_chain_within_the_limit() {
+        for seed in 1..10u64 {
+            let clip = random_tree_clip(seed, 60);
+            let mut p = prepare(&clip, &CompressionSettings::default(), 0.01);
+            let nb = p.num_bones;
+            // Every sub-track fixed, with errors that overflow long chains.
+            let sub_err: Vec<[f32; 3]> = (0..nb)
+                .map(|b| [0.001 * (b % 3) as f32, 0.002, 0.0005 * (b % 5) as f32])
+                .collect();
+            p.kinds = vec![[KIND_CONSTANT; 3]; nb];
+            let limit = 0.005;
+            chain_guard_linear(&mut p, &sub_err, limit);
+            let mut chain = vec![0.0f32; nb];
+            for b in 0..nb {
+                let own: f32 = (0..3)
+                    .filter(|&k| p.kinds[b][k] != KIND_ANIMATED)
+                    .map(|k| sub_err[b][k])
+                    .sum();
+                assert_eq!(own, p.fixed_err[b]);
+                chain[b] = own
+                    + match p.parents[b] {
+                        NO_PARENT => 0.0,
+                        q => chain[q as usize],
+                    };
+                assert!(chain[b] <= limit * (1.0 + 1e-6), "bone {b}: {}", chain[b]);
+            }
+            assert!(p.kinds.iter().flatten().any(|&k| k == KIND_CONSTANT));
+        }
+    }
 }

@@ -54,6 +54,8 @@ struct Reader<'p> {
     exact: bool,
     /// 64 for clip files, 32 for track lists (binary-exact width).
     bits: u32,
+    /// Size of the file's text: the memory budget scales with it.
+    input_len: usize,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -244,6 +246,7 @@ pub fn read_acl_clip(text: &str, path: &Path) -> Result<RawClip, ImportError> {
         path,
         exact: false,
         bits: 64,
+        input_len: text.len(),
     };
 
     let Some(version) = get(top, "version") else {
@@ -395,7 +398,7 @@ fn read_clip<'a>(rd: &mut Reader<'_>, top: &[sjson::Entry<'a>], clip: &Node<'a>)
     }
     let skeleton = skeleton_ordered(descs).map_err(|e| skeleton_error(rd, bones_node, e))?;
     let nb = skeleton.num_bones();
-    check_size(rd.path, Some(clip.line), nb, n)?;
+    check_size(rd.path, Some(clip.line), nb, n, rd.input_len)?;
 
     // Tracks.
     let mut rotations = vec![Quat::IDENTITY; nb * n];
@@ -534,7 +537,7 @@ fn read_track_list<'a>(
     }
 
     let nb = track_nodes.len();
-    check_size(rd.path, Some(list.line), nb, n)?;
+    check_size(rd.path, Some(list.line), nb, n, rd.input_len)?;
     let mut descs = Vec::with_capacity(nb);
     let mut rotations = Vec::with_capacity(nb * n);
     let mut translations = Vec::with_capacity(nb * n);

@@ -97,7 +97,7 @@ pub fn read_bvh(bytes: &[u8], path: &Path) -> Result<(RawClip, Vec<ImportWarning
     let text = decode(bytes);
     let mut warnings = Vec::new();
     let bvh = parse(&text, path, &mut warnings)?;
-    Ok((convert(&bvh, path)?, warnings))
+    Ok((convert(&bvh, path, bytes.len())?, warnings))
 }
 
 fn err<T>(path: &Path, line: usize, msg: impl Into<String>) -> Result<T, ImportError> {
@@ -189,7 +189,13 @@ fn parse(text: &str, path: &Path, warnings: &mut Vec<ImportWarning>) -> Result<B
         );
     }
 
-    let mut values = Vec::with_capacity(num_frames.saturating_mul(num_channels).min(1 << 26));
+    // Each value takes at least two characters of the text: reserve no more than it can hold,
+    // whatever 'Frames:' declares.
+    let mut values = Vec::with_capacity(
+        num_frames
+            .saturating_mul(num_channels)
+            .min(text.len() / 2 + 1),
+    );
     let mut got = 0usize;
     let mut last_line = time_no;
     for &(no, line) in rest.by_ref() {
@@ -242,8 +248,8 @@ fn parse(text: &str, path: &Path, warnings: &mut Vec<ImportWarning>) -> Result<B
     })
 }
 
-fn parse_hierarchy(
-    tokens: &[(usize, &str)],
+fn parse_hierarchy<'t>(
+    tokens: &[(usize, &'t str)],
     path: &Path,
     motion_line: usize,
 ) -> Result<Vec<Joint>, ImportError> {
@@ -277,11 +283,13 @@ fn parse_hierarchy(
     let mut channel_count = 0usize;
     // Stack of open blocks: Some(joint) for a ROOT/JOINT body, None for an End Site.
     let mut stack: Vec<Option<usize>> = Vec::new();
-    let open_joint = |name: (usize, &str),
-                      parent: Option<usize>,
-                      joints: &mut Vec<Joint>|
+    // Names seen so far: a set, so that a file with tens of thousands of joints stays linear.
+    let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut open_joint = |name: (usize, &'t str),
+                          parent: Option<usize>,
+                          joints: &mut Vec<Joint>|
      -> Result<usize, ImportError> {
-        if joints.iter().any(|j| j.name == name.1) {
+        if !names.insert(name.1) {
             return err(path, name.0, format!("duplicate joint name '{}'", name.1));
         }
         joints.push(Joint {
@@ -432,10 +440,10 @@ fn axis_quat(axis: usize, degrees: f64) -> [f64; 4] {
     q
 }
 
-fn convert(bvh: &Bvh, path: &Path) -> Result<RawClip, ImportError> {
+fn convert(bvh: &Bvh, path: &Path, input_len: usize) -> Result<RawClip, ImportError> {
     let nb = bvh.joints.len();
     let n = bvh.num_frames;
-    check_size(path, None, nb, n)?;
+    check_size(path, None, nb, n, input_len)?;
     let descs: Vec<BoneDesc> = bvh
         .joints
         .iter()

@@ -27,9 +27,11 @@
 //!   with a warning. Animations with nothing to import are skipped with a warning.
 
 use super::{
-    ImportError, ImportWarning, build_clip, check_size, quat_from_f64, skeleton_unordered,
+    ImportError, ImportWarning, build_clip, catch_quietly, check_budget, check_size, quat_from_f64,
+    read_input, skeleton_unordered,
 };
 use crate::anim::clip::RawClip;
+use crate::anim::limits;
 use crate::anim::skeleton::BoneDesc;
 use glam::Vec3;
 use gltf::animation::util::ReadOutputs;
@@ -58,8 +60,7 @@ pub fn load_gltf_file(path: &Path) -> Result<Vec<RawClip>, ImportError> {
 pub fn load_gltf_file_with_warnings(
     path: &Path,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
+    let bytes = read_input(path)?;
     let base = path.parent().map(|p| {
         if p.as_os_str().is_empty() {
             Path::new(".")
@@ -94,16 +95,16 @@ fn load(
     path: &Path,
     base: Option<&Path>,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    // The gltf crate validates indices, but malformed accessors can still trip assertions in
-    // its readers; a crash on hostile input must surface as an import error, never a panic.
-    match std::panic::catch_unwind(|| load_inner(bytes, path, base)) {
-        Ok(r) => r,
-        Err(_) => Err(ImportError::new(
+    // Everything the gltf crate would panic on is checked first ([`check_document`],
+    // [`check_accessor`]); as a last line, a panic left in its readers becomes an import error,
+    // with no panic text printed.
+    catch_quietly(|| load_inner(bytes, path, base)).unwrap_or_else(|| {
+        Err(ImportError::new(
             path,
             None,
             "malformed glTF: the glTF reader failed on this file's data",
-        )),
-    }
+        ))
+    })
 }
 
 fn gerr(path: &Path, msg: impl Into<String>) -> ImportError {
@@ -131,8 +132,14 @@ fn load_inner(
     let gltf =
         gltf::Gltf::from_slice(bytes).map_err(|e| gerr(path, format!("invalid glTF: {e}")))?;
     let doc = gltf.document;
-    let buffers = gltf::import_buffers(&doc, base, gltf.blob)
-        .map_err(|e| gerr(path, format!("cannot load glTF buffers: {e}")))?;
+    check_document(&doc, path)?;
+    let buffers = buffers::load(&doc, gltf.blob, path, base)?;
+    // The memory budget grows with the input: the file and the buffers it brought in.
+    let input_len = bytes
+        .len()
+        .saturating_add(buffers.iter().map(Vec::len).sum::<usize>());
+    // What the animations imported so far need (all their clips stay in memory together).
+    let mut spent: u64 = 0;
     let mut warnings = Vec::new();
     let warn = |w: &mut Vec<ImportWarning>, msg: String| {
         w.push(ImportWarning {
@@ -180,13 +187,33 @@ fn load_inner(
             }
             let sampler = ch.sampler();
             let interpolation = sampler.interpolation();
-            let reader = ch.reader(|b| buffers.get(b.index()).map(|d| &d.0[..]));
             let what = format!(
                 "animation '{clip_name}', channel {} ({:?} of node '{}')",
                 ch.index(),
                 property,
                 node_name(node)
             );
+            // Keyframes are read into f64 vectors: their size counts against the budget before
+            // they are read (a sparse accessor can declare any count without data behind it).
+            let (input, output) = (sampler.input(), sampler.output());
+            for (acc, role) in [(&input, "keyframe times"), (&output, "keyframe values")] {
+                check_accessor(acc, &buffers)
+                    .map_err(|m| gerr(path, format!("{what}: {role}: {m}")))?;
+            }
+            check_channel_types(&input, &output, property)
+                .map_err(|m| gerr(path, format!("{what}: {m}")))?;
+            let key_bytes = (input.count() as u64)
+                .saturating_add((output.count() as u64).saturating_mul(4))
+                .saturating_mul(8);
+            spent = spent.saturating_add(key_bytes);
+            check_budget(
+                path,
+                None,
+                &format!("{what}: {} keyframes", input.count()),
+                spent,
+                input_len,
+            )?;
+            let reader = ch.reader(|b| buffers.get(b.index()).map(|d| &d[..]));
             let times: Vec<f64> = reader
                 .read_inputs()
                 .ok_or_else(|| gerr(path, format!("{what}: keyframe times cannot be read")))?
@@ -277,23 +304,7 @@ fn load_inner(
             Some(s) => {
                 set.extend(s.joints().map(|j| j.index()));
                 // Close gaps: nodes between a joint and an ancestor joint join the skeleton.
-                for j in set.clone() {
-                    let mut path_up = Vec::new();
-                    let mut p = parent_of[j];
-                    let mut guard = 0;
-                    while let Some(a) = p {
-                        guard += 1;
-                        if guard > nodes.len() {
-                            break;
-                        }
-                        if set.contains(&a) {
-                            set.extend(path_up.iter().copied());
-                            break;
-                        }
-                        path_up.push(a);
-                        p = parent_of[a];
-                    }
-                }
+                set.extend(nodes_between(&set, &parent_of));
             }
             None => {
                 for &n in &animated {
@@ -364,17 +375,46 @@ fn load_inner(
         let num_samples = (((end - start) * rate).round() as usize).saturating_add(1);
 
         let nb = skeleton.num_bones();
-        check_size(path, None, nb, num_samples).map_err(|mut e| {
+        let tag = |mut e: ImportError| {
             e.message = format!("animation '{clip_name}': {}", e.message);
             e
-        })?;
+        };
+        check_size(path, None, nb, num_samples, input_len).map_err(tag)?;
+        // All the file's clips are held together: their sum must fit the input's budget too.
+        spent = spent.saturating_add(limits::clip_memory_estimate(nb, num_samples));
+        if !clips.is_empty() {
+            check_budget(
+                path,
+                None,
+                &format!(
+                    "{nb} bones x {num_samples} samples with the {} animation(s) before it",
+                    clips.len()
+                ),
+                spent,
+                input_len,
+            )
+            .map_err(tag)?;
+        }
+        // First channel of each (node, property), as the search over all tracks found it, without
+        // searching every track for every bone (quadratic with thousands of animated nodes).
+        let mut first_track: std::collections::HashMap<(usize, u8), usize> =
+            std::collections::HashMap::with_capacity(tracks.len());
+        for (i, t) in tracks.iter().enumerate() {
+            first_track
+                .entry((t.node, property_key(t.property)))
+                .or_insert(i);
+        }
         let mut rotations = Vec::with_capacity(nb * num_samples);
         let mut translations = Vec::with_capacity(nb * num_samples);
         let mut scales = Vec::with_capacity(nb * num_samples);
         for &node in &order {
             let node = members[node];
             let (t0, r0, s0) = nodes[node].transform().decomposed();
-            let find = |p: Property| tracks.iter().find(|t| t.node == node && t.property == p);
+            let find = |p: Property| {
+                first_track
+                    .get(&(node, property_key(p)))
+                    .map(|&i| &tracks[i])
+            };
             let (tt, rt, st) = (
                 find(Property::Translation),
                 find(Property::Rotation),
@@ -433,6 +473,206 @@ fn load_inner(
         ));
     }
     Ok((clips, warnings))
+}
+
+fn property_key(p: Property) -> u8 {
+    match p {
+        Property::Translation => 0,
+        Property::Rotation => 1,
+        Property::Scale => 2,
+        Property::MorphTargetWeights => 3,
+    }
+}
+
+/// The nodes that are not in `joints` but lie between a joint and one of its ancestor joints,
+/// in time linear in the number of nodes (a 20,000-node chain must not walk up 20,000 times).
+/// `parent_of` may hold cycles (glTF validation does not refuse them): a node on a cycle has no
+/// joint ancestor here, and the skeleton builder then reports the cycle.
+fn nodes_between(joints: &BTreeSet<usize>, parent_of: &[Option<usize>]) -> Vec<usize> {
+    let n = parent_of.len();
+    let is_joint = |i: usize| joints.contains(&i);
+    // Has a joint strictly above it: 0 unknown, 1 in progress, 2 no, 3 yes.
+    let mut above = vec![0u8; n];
+    let mut path = Vec::new();
+    for start in 0..n {
+        if above[start] != 0 {
+            continue;
+        }
+        path.clear();
+        path.push(start);
+        above[start] = 1;
+        let mut x = start;
+        let value = loop {
+            match parent_of[x] {
+                None => break 2,
+                Some(p) if is_joint(p) => break 3,
+                Some(p) if above[p] >= 2 => break above[p],
+                Some(p) if above[p] == 1 => break 2, // a cycle
+                Some(p) => {
+                    above[p] = 1;
+                    path.push(p);
+                    x = p;
+                }
+            }
+        };
+        // Every node on the walk except the start is a non-joint, so they all share the answer.
+        for &q in &path {
+            above[q] = value;
+        }
+    }
+    // Has a joint strictly below it: marked walking up from every joint, stopping at the first
+    // node already marked (so each node is marked once).
+    let mut below = vec![false; n];
+    for &j in joints {
+        let mut p = parent_of.get(j).copied().flatten();
+        while let Some(a) = p {
+            if below[a] {
+                break;
+            }
+            below[a] = true;
+            p = parent_of[a];
+        }
+    }
+    (0..n)
+        .filter(|&i| !is_joint(i) && above[i] == 3 && below[i])
+        .collect()
+}
+
+/// What the gltf crate's validation lets through but its accessors would panic on: a channel
+/// whose target node does not exist or whose target path is unknown.
+fn check_document(doc: &gltf::Document, path: &Path) -> Result<(), ImportError> {
+    let json = doc.as_json();
+    let num_nodes = json.nodes.len();
+    for (a, anim) in json.animations.iter().enumerate() {
+        let name = anim
+            .name
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("anim{a}"));
+        for (c, ch) in anim.channels.iter().enumerate() {
+            let node = ch.target.node.value();
+            if node >= num_nodes {
+                return Err(gerr(
+                    path,
+                    format!(
+                        "animation '{name}', channel {c}: target node {node} does not exist (the file has {num_nodes} nodes)"
+                    ),
+                ));
+            }
+            if !matches!(ch.target.path, gltf::json::validation::Checked::Valid(_)) {
+                return Err(gerr(
+                    path,
+                    format!(
+                        "animation '{name}', channel {c}: invalid target path (expected translation, rotation, scale or weights)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The accessor types the glTF specification allows for a channel (the gltf crate reaches an
+/// `unreachable!()` on other rotation component types): times are float scalars; translations
+/// and scales float VEC3; rotations VEC4 of floats or normalized 8/16-bit integers.
+fn check_channel_types(
+    input: &gltf::Accessor,
+    output: &gltf::Accessor,
+    property: Property,
+) -> Result<(), String> {
+    use gltf::accessor::{DataType, Dimensions};
+    if input.dimensions() != Dimensions::Scalar || input.data_type() != DataType::F32 {
+        return Err(format!(
+            "keyframe times are {:?} of {:?}, expected float scalars",
+            input.dimensions(),
+            input.data_type()
+        ));
+    }
+    let rotation = property == Property::Rotation;
+    let dims = if rotation {
+        Dimensions::Vec4
+    } else {
+        Dimensions::Vec3
+    };
+    let type_ok = match output.data_type() {
+        DataType::F32 => true,
+        DataType::I8 | DataType::U8 | DataType::I16 | DataType::U16 => rotation,
+        DataType::U32 => false,
+    };
+    if output.dimensions() != dims || !type_ok {
+        return Err(format!(
+            "keyframe values are {:?} of {:?}, not allowed for {property:?}",
+            output.dimensions(),
+            output.data_type()
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses an accessor the gltf crate's readers would mis-handle: no elements, or a strided
+/// extent that overflows or runs past its buffer view (its arithmetic is unchecked).
+fn check_accessor(acc: &gltf::Accessor, buffers: &[Vec<u8>]) -> Result<(), String> {
+    let count = acc.count();
+    if count == 0 {
+        return Err("accessor has no elements".into());
+    }
+    let size = acc.size();
+    if let Some(view) = acc.view() {
+        let stride = view.stride().unwrap_or(size);
+        if stride < size {
+            return Err(format!(
+                "byte stride {stride} is smaller than an element ({size})"
+            ));
+        }
+        let end = stride
+            .checked_mul(count - 1)
+            .and_then(|x| x.checked_add(size))
+            .and_then(|x| x.checked_add(acc.offset()));
+        let data = buffers.get(view.buffer().index()).map_or(0, Vec::len);
+        let view_end = view.offset().checked_add(view.length());
+        match (end, view_end) {
+            (Some(e), Some(v)) if e <= view.length() && v <= data => {}
+            _ => {
+                return Err(format!(
+                    "{count} elements do not fit in buffer view {}",
+                    view.index()
+                ));
+            }
+        }
+    } else if acc.sparse().is_none() {
+        return Err("accessor has neither a buffer view nor sparse data".into());
+    }
+    if let Some(sparse) = acc.sparse() {
+        let n = sparse.count();
+        if n == 0 || n > count {
+            return Err(format!("{n} sparse elements for an accessor of {count}"));
+        }
+        let checks = [
+            (
+                sparse.indices().view(),
+                sparse.indices().offset(),
+                sparse.indices().index_type().size(),
+            ),
+            (sparse.values().view(), sparse.values().offset(), size),
+        ];
+        for (view, offset, item) in checks {
+            let stride = view.stride().unwrap_or(item).max(item);
+            let end = stride
+                .checked_mul(n - 1)
+                .and_then(|x| x.checked_add(item))
+                .and_then(|x| x.checked_add(offset));
+            let data = buffers.get(view.buffer().index()).map_or(0, Vec::len);
+            let view_end = view.offset().checked_add(view.length());
+            if !matches!((end, view_end), (Some(e), Some(v)) if e <= view.length() && v <= data) {
+                return Err(format!(
+                    "{n} sparse elements do not fit in buffer view {}",
+                    view.index()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The uniform rate of the animation's keyframe grid, or [`FALLBACK_RATE`].
@@ -755,10 +995,268 @@ mod tests {
         assert!(e.message.contains("goes backwards"), "{e}");
     }
 
+    /// The gap-closing rule as it was first written (walk up from every joint), to check the
+    /// linear version against.
+    fn nodes_between_naive(joints: &BTreeSet<usize>, parent_of: &[Option<usize>]) -> Vec<usize> {
+        let mut set = joints.clone();
+        for &j in joints {
+            let mut path_up = Vec::new();
+            let mut p = parent_of[j];
+            let mut guard = 0;
+            while let Some(a) = p {
+                guard += 1;
+                if guard > parent_of.len() {
+                    break;
+                }
+                if set.contains(&a) {
+                    set.extend(path_up.iter().copied());
+                    break;
+                }
+                path_up.push(a);
+                p = parent_of[a];
+            }
+        }
+        set.difference(joints).copied().collect()
+    }
+
+    #[test]
+    fn linear_gap_closing_matches_the_walk_up_on_random_forests() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..300 {
+            let n = 1 + next() as usize % 40;
+            let mut parent_of: Vec<Option<usize>> = (0..n)
+                .map(|i| (i > 0 && next() % 5 != 0).then(|| next() as usize % i))
+                .collect();
+            // Shuffle indices so parents are not always earlier.
+            let perm: Vec<usize> = {
+                let mut p: Vec<usize> = (0..n).collect();
+                for i in (1..n).rev() {
+                    p.swap(i, next() as usize % (i + 1));
+                }
+                p
+            };
+            let mut shuffled = vec![None; n];
+            for i in 0..n {
+                shuffled[perm[i]] = parent_of[i].map(|q| perm[q]);
+            }
+            parent_of = shuffled;
+            let joints: BTreeSet<usize> = (0..n).filter(|_| next() % 3 == 0).collect();
+            assert_eq!(
+                nodes_between(&joints, &parent_of),
+                nodes_between_naive(&joints, &parent_of),
+                "{parent_of:?} {joints:?}"
+            );
+        }
+        // A cycle (validation lets it through): no hang, no panic.
+        let cyc = vec![Some(1), Some(0), None];
+        let joints: BTreeSet<usize> = [0].into_iter().collect();
+        let _ = nodes_between(&joints, &cyc);
+    }
+
+    #[test]
+    fn base64_decoding() {
+        assert_eq!(buffers::decode_base64("").unwrap(), b"");
+        assert_eq!(buffers::decode_base64("TWFu").unwrap(), b"Man");
+        assert_eq!(buffers::decode_base64("TWE=").unwrap(), b"Ma");
+        assert_eq!(buffers::decode_base64("TWE").unwrap(), b"Ma");
+        assert_eq!(buffers::decode_base64("TQ==").unwrap(), b"M");
+        assert!(buffers::decode_base64("T").is_err());
+        assert!(buffers::decode_base64("TW E").is_err());
+        assert!(buffers::decode_base64("TQ===").is_err());
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(buffers::decode_base64(&base64_encode(&all)).unwrap(), all);
+    }
+
     #[test]
     fn slerp_takes_the_short_way() {
         let a = [0.0, 0.0, 0.0, 1.0];
         let b = [0.0, 0.0, 0.0, -1.0];
         assert_eq!(slerp(a, b, 0.5), [0.0, 0.0, 0.0, 1.0]);
+    }
+}
+
+/// The buffers of a glTF document, resolved without the gltf crate's importer (which opens any
+/// path a `uri` names): the GLB binary chunk; `data:` URIs (base64, decoded size bounded by the
+/// text that holds them); relative URIs, percent-decoded, read only when they stay inside the
+/// `.gltf` file's folder (no absolute path, no scheme, no `..` above the folder, no symbolic link
+/// leading out of it) and are regular files. Images are never read. Errors name the buffer and
+/// the URI as the file wrote it, never what another file holds or how big it is.
+mod buffers {
+    use super::{ImportError, gerr};
+    use std::path::{Component, Path, PathBuf};
+
+    pub fn load(
+        doc: &gltf::Document,
+        mut blob: Option<Vec<u8>>,
+        path: &Path,
+        base: Option<&Path>,
+    ) -> Result<Vec<Vec<u8>>, ImportError> {
+        let mut out = Vec::new();
+        for buffer in doc.buffers() {
+            let i = buffer.index();
+            let mut data = match buffer.source() {
+                gltf::buffer::Source::Bin => blob.take().ok_or_else(|| {
+                    gerr(
+                        path,
+                        format!("buffer {i}: the GLB file has no binary chunk"),
+                    )
+                })?,
+                gltf::buffer::Source::Uri(uri) => read_uri(uri, base)
+                    .map_err(|m| gerr(path, format!("buffer {i} (uri '{}'): {m}", shown(uri))))?,
+            };
+            if data.len() < buffer.length() {
+                return Err(gerr(
+                    path,
+                    format!(
+                        "buffer {i}: {} bytes of data for a declared byteLength of {}",
+                        data.len(),
+                        buffer.length()
+                    ),
+                ));
+            }
+            // As the gltf crate does: accessors may read whole 4-byte words at the end.
+            while data.len() % 4 != 0 {
+                data.push(0);
+            }
+            out.push(data);
+        }
+        Ok(out)
+    }
+
+    /// The URI as shown in errors: `data:` payloads are cut short.
+    fn shown(uri: &str) -> String {
+        if uri.len() > 80 {
+            let mut end = 60;
+            while !uri.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}...", &uri[..end])
+        } else {
+            uri.to_string()
+        }
+    }
+
+    fn read_uri(uri: &str, base: Option<&Path>) -> Result<Vec<u8>, String> {
+        if let Some(rest) = uri.strip_prefix("data:") {
+            let Some((_, payload)) = rest.split_once(";base64,") else {
+                return Err("only base64 data: URIs are supported".into());
+            };
+            return decode_base64(payload);
+        }
+        if uri.contains(':') || uri.starts_with('/') || uri.starts_with('\\') {
+            return Err(
+                "only a relative path inside the glTF file's folder (or a data: URI) is accepted"
+                    .into(),
+            );
+        }
+        let Some(base) = base else {
+            return Err("external buffers cannot be resolved for glTF data given in memory".into());
+        };
+        let relative = percent_decode(uri)?;
+        let relative = inside(&relative)?;
+        let folder = base
+            .canonicalize()
+            .map_err(|_| "the glTF file's folder cannot be resolved".to_string())?;
+        let target = folder.join(&relative);
+        // A symbolic link inside the folder may lead out of it: compare the resolved paths.
+        let resolved = target
+            .canonicalize()
+            .map_err(|_| "the buffer file does not exist or cannot be opened".to_string())?;
+        if !resolved.starts_with(&folder) {
+            return Err("the path leads outside the glTF file's folder".into());
+        }
+        crate::fsio::read_regular(&resolved, crate::anim::limits::max_memory_bytes()).map_err(|e| {
+            match e.kind() {
+                std::io::ErrorKind::InvalidInput => format!("cannot read: {e}"),
+                _ => "the buffer file cannot be read or is too large".to_string(),
+            }
+        })
+    }
+
+    /// `relative` as a path that stays inside the folder (`a/../b.bin` is fine, `../b.bin` not).
+    fn inside(relative: &str) -> Result<PathBuf, String> {
+        let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+        for c in Path::new(relative).components() {
+            match c {
+                Component::Normal(p) => parts.push(p),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if parts.pop().is_none() {
+                        return Err("the path leads outside the glTF file's folder".into());
+                    }
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err("absolute paths are not accepted".into());
+                }
+            }
+        }
+        if parts.is_empty() {
+            return Err("the path names no file".into());
+        }
+        Ok(parts.iter().collect())
+    }
+
+    fn percent_decode(text: &str) -> Result<String, String> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' {
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| "invalid percent-encoding".to_string())?;
+                out.push(hex);
+                i += 3;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        if out.contains(&0) {
+            return Err("the path contains a NUL byte".into());
+        }
+        String::from_utf8(out).map_err(|_| "the decoded path is not UTF-8".into())
+    }
+
+    /// Standard base64 with optional `=` padding. The output is 3/4 of the text at most, so it is
+    /// bounded by the input's size.
+    pub(super) fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
+        let bad = || "invalid base64 in a data: URI".to_string();
+        let body = text.trim_end_matches('=');
+        if text.len() - body.len() > 2 {
+            return Err(bad());
+        }
+        let mut out = Vec::with_capacity(body.len() / 4 * 3 + 3);
+        let mut acc = 0u32;
+        let mut nbits = 0;
+        for &c in body.as_bytes() {
+            let v = match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a' + 26,
+                b'0'..=b'9' => c - b'0' + 52,
+                b'+' => 62,
+                b'/' => 63,
+                _ => return Err(bad()),
+            };
+            acc = (acc << 6) | v as u32;
+            nbits += 6;
+            if nbits >= 8 {
+                nbits -= 8;
+                out.push((acc >> nbits) as u8);
+                acc &= (1 << nbits) - 1;
+            }
+        }
+        if body.len() % 4 == 1 {
+            return Err(bad());
+        }
+        Ok(out)
     }
 }

@@ -21,6 +21,7 @@ pub mod sjson;
 pub use acl::{AclWriteOptions, write_acl_clip_with};
 
 use super::clip::{ClipError, RawClip};
+use super::limits;
 use super::skeleton::{BoneDesc, Skeleton, SkeletonError};
 use glam::{Quat, Vec3};
 use std::fmt;
@@ -41,6 +42,14 @@ impl ImportError {
             line,
             message: message.into(),
         }
+    }
+}
+
+impl ImportError {
+    /// True when the clip was refused for memory (its message carries [`limits::OVER_BUDGET`]),
+    /// so a report can say which limit was hit.
+    pub fn is_over_budget(&self) -> bool {
+        limits::is_over_budget(&self.message)
     }
 }
 
@@ -126,11 +135,10 @@ pub fn load_clips_with_warnings(
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     let format = format_of(path)?;
     if format == ClipFormat::Gltf {
-        // The gltf crate resolves external buffers (`.bin`) relative to the file itself.
+        // External buffers (`.bin`) resolve inside the file's own folder.
         return gltf::load_gltf_file_with_warnings(path);
     }
-    let bytes = std::fs::read(path)
-        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
+    let bytes = read_input(path)?;
     load_bytes(&bytes, path, format)
 }
 
@@ -151,6 +159,13 @@ pub fn load_clips_from_bytes_with_warnings(
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     let format = format_of(path)?;
     load_bytes(bytes, path, format)
+}
+
+/// Reads a clip file: a regular file only (FIFOs, devices and sockets are refused without
+/// blocking, see [`crate::fsio::open_regular`]) and no larger than the memory budget.
+pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
+    crate::fsio::read_regular(path, limits::max_memory_bytes())
+        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))
 }
 
 fn format_of(path: &Path) -> Result<ClipFormat, ImportError> {
@@ -303,12 +318,15 @@ fn restore_bind_rotations(s: &mut Skeleton, original: impl Fn(usize) -> Quat) {
 /// are far below (44 × 574 for ACL's 27_06). Guards against absurd headers allocating memory.
 pub const MAX_TOTAL_SAMPLES: usize = 50_000_000;
 
-/// Refuses a clip whose bones × samples exceeds [`MAX_TOTAL_SAMPLES`].
+/// Refuses, before anything is allocated for it, a clip whose bones × samples exceeds
+/// [`MAX_TOTAL_SAMPLES`] or whose import and compression would need more memory than an input of
+/// `input_len` bytes may use ([`limits::budget_for_input`]).
 pub(crate) fn check_size(
     path: &Path,
     line: Option<usize>,
     bones: usize,
     samples: usize,
+    input_len: usize,
 ) -> Result<(), ImportError> {
     if bones.saturating_mul(samples) > MAX_TOTAL_SAMPLES {
         return Err(ImportError::new(
@@ -319,7 +337,63 @@ pub(crate) fn check_size(
             ),
         ));
     }
+    check_budget(
+        path,
+        line,
+        &format!("{bones} bones x {samples} samples"),
+        limits::clip_memory_estimate(bones, samples),
+        input_len,
+    )
+}
+
+/// Refuses `needed` bytes (what importing and compressing `what` takes) when it is over the
+/// budget of an input of `input_len` bytes; the message carries [`limits::OVER_BUDGET`].
+pub(crate) fn check_budget(
+    path: &Path,
+    line: Option<usize>,
+    what: &str,
+    needed: u64,
+    input_len: usize,
+) -> Result<(), ImportError> {
+    let budget = limits::budget_for_input(input_len as u64);
+    if needed > budget {
+        return Err(ImportError::new(
+            path,
+            line,
+            limits::over_budget_message(what, needed, budget),
+        ));
+    }
     Ok(())
+}
+
+/// Runs `f`, turning a panic into `None` without printing anything: importers call
+/// dependencies (the gltf crate) that can panic on hostile data, and no panic text or backtrace
+/// may reach a user.
+///
+/// Silencing works through a thread-local flag read by a panic hook installed once per process
+/// that chains to the hook found at installation: swapping the process-wide hook around each
+/// call would race between rayon workers (one thread restoring the default hook while another
+/// is inside its call, or a real panic elsewhere being swallowed), whereas the flag only ever
+/// affects panics raised on the thread that set it, inside `f`.
+pub(crate) fn catch_quietly<T>(f: impl FnOnce() -> T) -> Option<T> {
+    use std::cell::Cell;
+    use std::sync::Once;
+    thread_local! {
+        static QUIET: Cell<bool> = const { Cell::new(false) };
+    }
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was = QUIET.with(|q| q.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was));
+    result.ok()
 }
 
 /// Clip name from a file name: the name without its format extension(s).
@@ -407,6 +481,20 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    #[test]
+    fn quiet_catch_turns_a_panic_into_none_and_keeps_the_hook_for_others() {
+        assert_eq!(catch_quietly(|| 7), Some(7));
+        assert_eq!(catch_quietly(|| -> i32 { panic!("hostile input") }), None);
+        // Nested and repeated calls restore the flag.
+        assert_eq!(
+            catch_quietly(|| catch_quietly(|| -> u8 { panic!("inner") })),
+            Some(None)
+        );
+        // Other threads' panics still reach the previous hook and are still caught as panics.
+        let r = std::thread::spawn(|| std::panic::catch_unwind(|| panic!("elsewhere"))).join();
+        assert!(r.unwrap().is_err());
     }
 
     #[test]

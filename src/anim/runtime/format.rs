@@ -7,6 +7,18 @@ pub const HEADER_SIZE: usize = 48;
 /// Zero bytes after the last bit stream, so a 4-byte load at any bit position stays in bounds.
 pub const TAIL_PADDING: usize = 4;
 
+/// Samples per segment: the only segment size this version of the format has (the header
+/// stores it, and a reader refuses any other value).
+pub const SEGMENT_SIZE: usize = 16;
+const _: () = assert!(SEGMENT_SIZE == crate::anim::compress::SEGMENT_SIZE);
+
+/// Largest magnitude of a kept quaternion component a reader accepts (unit quaternions have
+/// components in [-1, 1]; the margin covers float32 rounding of a normalized value).
+pub const MAX_KEPT_COMPONENT: f32 = 1.0 + 1e-4;
+/// Largest deviation from unit length of a stored bind rotation (the compressor writes
+/// rotations normalized to float32 precision, about 1e-7 off).
+pub const BIND_ROTATION_TOLERANCE: f32 = 1e-5;
+
 pub const FLAG_WRAP: u16 = 1;
 pub const FLAG_METADATA: u16 = 2;
 pub const KNOWN_FLAGS: u16 = FLAG_WRAP | FLAG_METADATA;

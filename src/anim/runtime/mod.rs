@@ -5,13 +5,23 @@
 pub mod format;
 pub mod quant;
 
-use super::clip::RawClip;
+use super::clip::{MAX_COMPONENT_MAGNITUDE, RawClip};
 use super::pose::Pose;
 use super::skeleton::{BoneDesc, Skeleton};
 use format::*;
 use glam::{Quat, Vec3, Vec3A, Vec4};
 use quant::{Dequant, num_segments, rebuild_rotation, rebuild_rotation_unnormalized};
 use std::fmt;
+
+/// Reads a `.cfa` file for [`ClipReader::new`]: a regular file only (a FIFO or device is
+/// refused without blocking, see [`crate::fsio::open_regular`]), no larger than the format's
+/// 32-bit size field or the memory budget allows.
+pub fn read_cfa_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    crate::fsio::read_regular(
+        path,
+        crate::anim::limits::max_memory_bytes().min(u32::MAX as u64),
+    )
+}
 
 /// How time outside `[0, duration]` is handled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -52,6 +62,17 @@ impl fmt::Display for FormatError {
 }
 
 impl std::error::Error for FormatError {}
+
+/// A stored range `[min, min + ext]` is finite, not reversed, and within ±`limit`
+/// (float32 rounding of `min + ext` allowed for).
+fn range_within(min: f32, ext: f32, limit: f32) -> bool {
+    let slack = limit * 1e-6;
+    min.is_finite()
+        && ext.is_finite()
+        && ext >= 0.0
+        && min >= -limit - slack
+        && min as f64 + ext as f64 <= (limit + slack) as f64
+}
 
 fn corrupt<T>(msg: impl Into<String>) -> Result<T, FormatError> {
     Err(FormatError::Corrupt(msg.into()))
@@ -231,8 +252,21 @@ impl<'a> ClipReader<'a> {
         if !(sample_rate.is_finite() && sample_rate > 0.0) {
             return corrupt(format!("sample rate {sample_rate} is not positive"));
         }
-        if segment_size == 0 {
-            return corrupt("segment size is 0");
+        if segment_size != SEGMENT_SIZE {
+            return corrupt(format!(
+                "segment size {segment_size}: the format's is {SEGMENT_SIZE}"
+            ));
+        }
+        if num_bones.saturating_mul(num_samples) > crate::anim::formats::MAX_TOTAL_SAMPLES {
+            return corrupt(format!(
+                "{num_bones} bones x {num_samples} samples is more than the {} an importer accepts",
+                crate::anim::formats::MAX_TOTAL_SAMPLES
+            ));
+        }
+        if num_samples > 0 && !(num_samples as f32 / sample_rate).is_finite() {
+            return corrupt(format!(
+                "sample rate {sample_rate} gives {num_samples} samples an infinite duration"
+            ));
         }
         if num_segs != num_segments(num_samples, segment_size) {
             return corrupt(format!(
@@ -302,9 +336,12 @@ impl<'a> ClipReader<'a> {
         }
         // Box of the 16-bit constant translations (only when there are some), then the 16-bit constants.
         let qbox_off = c.take(if counted_qtrans > 0 { 24 } else { 0 })?;
-        for i in 0..(if counted_qtrans > 0 { 6 } else { 0 }) {
-            let v = f32_at(buf, qbox_off + 4 * i);
-            if !v.is_finite() || (i >= 3 && v < 0.0) {
+        for i in 0..(if counted_qtrans > 0 { 3 } else { 0 }) {
+            let (min, ext) = (
+                f32_at(buf, qbox_off + 4 * i),
+                f32_at(buf, qbox_off + 12 + 4 * i),
+            );
+            if !range_within(min, ext, MAX_COMPONENT_MAGNITUDE) {
                 return corrupt("constant translation box is invalid");
             }
         }
@@ -403,6 +440,17 @@ impl<'a> ClipReader<'a> {
                     KIND_CONSTANT => {
                         let v = f3(const_off + 12 * ci);
                         ci += 1;
+                        let limit = if kind == 0 {
+                            MAX_KEPT_COMPONENT
+                        } else {
+                            MAX_COMPONENT_MAGNITUDE
+                        };
+                        if v.iter().any(|c| c.abs() > limit) {
+                            return corrupt(format!(
+                                "bone {b}: constant {} beyond {limit}",
+                                ["rotation component", "translation", "scale"][kind]
+                            ));
+                        }
                         match kind {
                             0 => fixed_rotations[b] = rebuild_rotation(v, dropped),
                             1 => fixed_translations[b] = Vec3A::from_array(v),
@@ -439,9 +487,23 @@ impl<'a> ClipReader<'a> {
                 }
             }
         }
-        let clip_ranges = (0..num_animated)
+        let clip_ranges: Vec<[f32; 6]> = (0..num_animated)
             .map(|a| std::array::from_fn(|i| f32_at(buf, clip_range_off + 24 * a + 4 * i)))
             .collect();
+        // Decoded values lie in [min, min + extent]: keep that inside what an importer accepts.
+        for (a, (t, r)) in animated.iter().zip(&clip_ranges).enumerate() {
+            let limit = if t.kind == 0 {
+                MAX_KEPT_COMPONENT
+            } else {
+                MAX_COMPONENT_MAGNITUDE
+            };
+            if (0..3).any(|c| !range_within(r[c], r[c + 3], limit)) {
+                return corrupt(format!(
+                    "clip range of animated sub-track {a} (bone {}) reaches beyond {limit}",
+                    t.bone
+                ));
+            }
+        }
         Ok(Self {
             buf,
             num_bones,
@@ -495,9 +557,18 @@ impl<'a> ClipReader<'a> {
             };
             let mut d = BoneDesc::new(name, parent);
             d.shell_distance = c.f32()?;
+            if d.shell_distance < 0.0 {
+                return corrupt(format!(
+                    "bone {b}: negative shell distance {}",
+                    d.shell_distance
+                ));
+            }
             let q = Quat::from_xyzw(c.f32()?, c.f32()?, c.f32()?, c.f32()?);
-            if q.length() < 1e-3 {
-                return corrupt(format!("bone {b}: bind rotation has zero length"));
+            if (q.length() - 1.0).abs() > BIND_ROTATION_TOLERANCE {
+                return corrupt(format!(
+                    "bone {b}: bind rotation is not normalized (length {})",
+                    q.length()
+                ));
             }
             d.bind_rotation = q.normalize();
             d.bind_translation = Vec3::new(c.f32()?, c.f32()?, c.f32()?);
@@ -771,6 +842,25 @@ impl<'a> ClipReader<'a> {
             }
         }
         Some(out)
+    }
+
+    /// Refuses, before [`Self::to_raw_clip`] allocates it, a clip whose decoded form needs more
+    /// memory than a `.cfa` of this size may use ([`crate::anim::limits::budget_for_input`]): a
+    /// small hostile buffer can declare tens of millions of bone samples. The message carries
+    /// [`crate::anim::limits::OVER_BUDGET`].
+    pub fn check_memory_budget(&self) -> Result<(), String> {
+        use crate::anim::limits;
+        let (nb, n) = (self.num_bones, self.meta.original_num_samples);
+        let needed = limits::clip_memory_estimate(nb, n);
+        let budget = limits::budget_for_input(self.buf.len() as u64);
+        if needed > budget {
+            return Err(limits::over_budget_message(
+                &format!("{nb} bones x {n} samples"),
+                needed,
+                budget,
+            ));
+        }
+        Ok(())
     }
 
     /// Every original sample decoded back into a raw clip, with the stored names, hierarchy and bind pose.
