@@ -108,7 +108,10 @@ fn read_report(path: &Path) -> BatchReport {
         .expect("JSON report parses")
 }
 
-fn row<'a>(report: &'a BatchReport, input_ends: &str) -> &'a clipforge::pipeline::report::ClipReport {
+fn row<'a>(
+    report: &'a BatchReport,
+    input_ends: &str,
+) -> &'a clipforge::pipeline::report::ClipReport {
     report
         .clips
         .iter()
@@ -152,10 +155,25 @@ fn fifo_given_as_a_clip_fails_with_exit_1_without_blocking() {
     let fifo = dir.path().join("x.bvh");
     mkfifo(&fifo);
     for args in [
-        vec!["compress".into(), fifo.clone(), "-o".into(), dir.path().join("out")],
-        vec!["convert".into(), fifo.clone(), "-o".into(), dir.path().join("x.acl.sjson")],
+        vec![
+            "compress".into(),
+            fifo.clone(),
+            "-o".into(),
+            dir.path().join("out"),
+        ],
+        vec![
+            "convert".into(),
+            fifo.clone(),
+            "-o".into(),
+            dir.path().join("x.acl.sjson"),
+        ],
         vec!["inspect".into(), fifo.clone()],
-        vec!["decompress".into(), fifo.clone(), "-o".into(), dir.path().join("y.acl.sjson")],
+        vec![
+            "decompress".into(),
+            fifo.clone(),
+            "-o".into(),
+            dir.path().join("y.acl.sjson"),
+        ],
     ] {
         let out = run(clipforge().args(&args));
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -176,7 +194,11 @@ fn mixed_batch_with_special_and_garbage_files_writes_every_good_clip() {
     mkfifo(&input.join("stuck.bvh"));
     mkfifo(&input.join("good/also_stuck.gltf"));
     mkfifo(&input.join("notes.pipe"));
-    std::fs::write(input.join("junk.bvh"), b"\x00\xffHIERARCHY garbage \x7f\x01").unwrap();
+    std::fs::write(
+        input.join("junk.bvh"),
+        b"\x00\xffHIERARCHY garbage \x7f\x01",
+    )
+    .unwrap();
     let json = dir.path().join("report.json");
     let csv = dir.path().join("report.csv");
     let o = run(clipforge()
@@ -263,7 +285,11 @@ fn mixed_batch_with_memory_bombs_refuses_them_and_names_the_limit() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     for rel in &expected {
-        assert!(out.join(rel).is_file(), "{} missing: {stderr}", rel.display());
+        assert!(
+            out.join(rel).is_file(),
+            "{} missing: {stderr}",
+            rel.display()
+        );
     }
     let report = read_report(&json);
     for bomb in ["bomb.acl.sjson", "bomb0.acl.sjson"] {
@@ -350,7 +376,11 @@ fn signal(child: &Child, sig: i32) {
 
 fn long_batch(input: &Path, n: u64) {
     for i in 0..n {
-        write_clip(&input.join(format!("d{}/c{i}.acl.sjson", i % 4)), 500 + i, 900);
+        write_clip(
+            &input.join(format!("d{}/c{i}.acl.sjson", i % 4)),
+            500 + i,
+            900,
+        );
     }
 }
 
@@ -369,12 +399,18 @@ fn sigint_mid_batch_cancels_cleanly() {
     let stderr = lines.join("\n");
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
-    assert!(stderr.contains("cancelled"), "the summary is printed: {stderr}");
+    assert!(
+        stderr.contains("cancelled"),
+        "the summary is printed: {stderr}"
+    );
     assert!(temp_files(&out).is_empty(), "{:?}", temp_files(&out));
 
     let report = read_report(&json);
     assert_eq!(report.clips.len(), 60);
-    assert!(report.totals.cancelled > 0, "the batch ended before the signal");
+    assert!(
+        report.totals.cancelled > 0,
+        "the batch ended before the signal"
+    );
     assert_eq!(report.totals.failed, 0);
     let done: Vec<_> = report.clips.iter().filter(|c| c.error.is_none()).collect();
     assert!(!done.is_empty());
@@ -458,7 +494,10 @@ fn stale_temp_files_of_a_killed_run_are_removed_by_the_next_run() {
     // This test's own process is alive: a concurrent run's file is left alone, and so is
     // anything not named like our temporary files.
     let live = out.join(format!("sub/.run.cfa.cf-tmp-{}-1", std::process::id()));
-    let unrelated = [out.join("sub/notes.txt"), out.join("sub/.walk.cfa.cf-tmp-x")];
+    let unrelated = [
+        out.join("sub/notes.txt"),
+        out.join("sub/.walk.cfa.cf-tmp-x"),
+    ];
     for f in stale.iter().chain([&live]).chain(&unrelated) {
         std::fs::write(f, b"partial").unwrap();
     }
@@ -552,7 +591,11 @@ fn watch_is_fed_hostile_files_then_compresses_ten_good_clips(with_budget_cases: 
     let mut hostile = vec!["stuck.bvh"];
     if with_budget_cases {
         mkfifo(&input.join("buffer.bin"));
-        std::fs::write(input.join("fifo_buffer.gltf"), fifo_buffer_gltf("buffer.bin")).unwrap();
+        std::fs::write(
+            input.join("fifo_buffer.gltf"),
+            fifo_buffer_gltf("buffer.bin"),
+        )
+        .unwrap();
         std::fs::write(input.join("bomb.acl.sjson"), SAMPLES_BOMB).unwrap();
         hostile.extend(["fifo_buffer.gltf", "bomb.acl.sjson"]);
     }
@@ -570,7 +613,11 @@ fn watch_is_fed_hostile_files_then_compresses_ten_good_clips(with_budget_cases: 
     };
     assert!(line("stuck.bvh").contains("FIFO"), "{failed:#?}");
     if with_budget_cases {
-        assert!(line("bomb.acl.sjson").contains("memory budget"), "{failed:#?}");
+        assert!(
+            line("bomb.acl.sjson").contains("memory budget"),
+            "{failed:#?}"
+        );
+        assert!(line("fifo_buffer.gltf").contains("FIFO"), "{failed:#?}");
     }
 
     // Then ten good clips arrive (written elsewhere and moved in, as a copy tool does).

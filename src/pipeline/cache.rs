@@ -305,7 +305,11 @@ mod tests {
         let dir = Path::new("/assets/hero");
         assert_eq!(
             listed,
-            vec![dir.join("walk.bin"), dir.join("sub/a b.bin"), dir.join("./c.bin")]
+            vec![
+                dir.join("walk.bin"),
+                dir.join("sub/a b.bin"),
+                dir.join("./c.bin")
+            ]
         );
     }
 }

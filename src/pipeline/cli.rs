@@ -540,6 +540,10 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
             ));
         }
     };
+    // Decoding allocates bones x samples: checked against the budget first.
+    if let Err(e) = reader.check_memory_budget() {
+        return fail(format!("{}: {e}", args.file.display()));
+    }
     let decoded = reader.to_raw_clip();
     let stats = cfa_stats(&reader);
 
@@ -726,7 +730,10 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
         Err(e) => return fail(e.message),
     };
     let mut clip = match ClipReader::new(&bytes) {
-        Ok(r) => r.to_raw_clip(),
+        Ok(r) => match r.check_memory_budget() {
+            Ok(()) => r.to_raw_clip(),
+            Err(e) => return fail(format!("{}: {e}", args.file.display())),
+        },
         Err(e) => {
             return fail(format!(
                 "{}: not a valid .cfa file: {e}",

@@ -152,7 +152,7 @@ pub fn scan_with_special(root: &Path) -> ScanResult {
 /// budget could not be imported within it anyway. The error names the file; `retry` is false
 /// when retrying cannot help (not a regular file).
 pub fn read_input(path: &Path) -> Result<Vec<u8>, ReadError> {
-    use crate::anim::limits::{format_bytes, max_memory_bytes};
+    use crate::anim::limits::{OVER_BUDGET, format_bytes, max_memory_bytes};
     let budget = max_memory_bytes();
     crate::fsio::read_regular(path, budget).map_err(|e| {
         let len = std::fs::metadata(path)
@@ -193,15 +193,11 @@ pub struct ReadError {
 /// [`ClipReport::limit`] of a clip refused for the per-clip memory budget.
 pub const LIMIT_MEMORY: &str = "memory";
 
-/// The text every "over budget" refusal holds, the importers' and the compressor's
-/// (`anim::limits::OVER_BUDGET`) and [`read_input`]'s alike.
-const OVER_BUDGET: &str = "over the memory budget";
-
-/// The limit an error message reports hitting ([`ClipReport::limit`]), if any.
+/// The limit an error message reports hitting ([`ClipReport::limit`]), if any: every refusal for
+/// memory, the importers', the compressor's and [`read_input`]'s, carries
+/// [`crate::anim::limits::OVER_BUDGET`].
 pub fn limit_of(message: &str) -> Option<String> {
-    message
-        .contains(OVER_BUDGET)
-        .then(|| LIMIT_MEMORY.to_string())
+    crate::anim::limits::is_over_budget(message).then(|| LIMIT_MEMORY.to_string())
 }
 
 /// Shared cancellation flag: set it from any thread; running jobs stop at the next clip boundary
