@@ -417,6 +417,7 @@ fn json_and_csv_reports_have_stable_keys() {
         "error",
         "cancelled",
         "warnings",
+        "limit",
     ];
     for c in v["clips"].as_array().unwrap() {
         assert_eq!(keys(c), clip_keys.iter().map(|s| s.to_string()).collect());

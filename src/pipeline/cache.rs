@@ -14,6 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 const CACHE_VERSION: u32 = 1;
 
+/// A larger cache file is ignored (everything recompresses) rather than read: about 2 KB per
+/// input, so 1 GiB is far beyond any real tree.
+const MAX_CACHE_FILE_BYTES: u64 = 1 << 30;
+
 /// One output file of an input.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CachedOutput {
@@ -111,12 +115,15 @@ pub fn content_hash(bytes: &[u8]) -> String {
 /// The skip cache's hash of an input: its content hash, plus, for a text `.gltf`, the hash of
 /// each external buffer file it names (`buffers[].uri`), because the animation data lives there:
 /// a re-exported `.bin` beside an unchanged `.gltf` must recompress. A missing or unreadable
-/// buffer hashes as "missing" (the import then fails and reports it).
+/// buffer, or one that is not a regular file, hashes as "missing" (the import then fails and
+/// reports it).
 pub fn input_hash(path: &Path, content: &[u8]) -> String {
     let mut hash = content_hash(content);
     for buffer in gltf_external_buffers(path, content) {
         hash.push('+');
-        match std::fs::read(&buffer) {
+        // A regular file of at most the per-clip budget: a FIFO named as a buffer must not
+        // block the batch (the import then refuses it with the reason).
+        match crate::fsio::read_regular(&buffer, crate::anim::limits::max_memory_bytes()) {
             Ok(bytes) => hash.push_str(&content_hash(&bytes)),
             Err(_) => hash.push_str("missing"),
         }
@@ -125,6 +132,9 @@ pub fn input_hash(path: &Path, content: &[u8]) -> String {
 }
 
 /// The external buffer files a text `.gltf` (its bytes: `content`) names; empty for anything else.
+/// Only relative URIs that stay inside the `.gltf` file's folder are listed: an absolute path,
+/// a `file:` (or any other scheme) URI or a `..` is never read through an asset (the importer
+/// refuses such a file).
 pub fn gltf_external_buffers(path: &Path, content: &[u8]) -> Vec<PathBuf> {
     let is_text_gltf = path
         .extension()
@@ -142,8 +152,23 @@ pub fn gltf_external_buffers(path: &Path, content: &[u8]) -> Vec<PathBuf> {
         .flatten()
         .filter_map(|b| b["uri"].as_str())
         .filter(|uri| !uri.starts_with("data:")) // embedded: already part of the content
-        .map(|uri| dir.join(percent_decode(uri)))
+        .map(percent_decode)
+        .filter(|rel| stays_inside(rel))
+        .map(|rel| dir.join(rel))
         .collect()
+}
+
+/// A relative path with no scheme, no root and no `..`: joined to a folder, it stays inside it.
+fn stays_inside(rel: &str) -> bool {
+    let has_scheme = rel
+        .split_once(':')
+        .is_some_and(|(scheme, _)| !scheme.contains('/'));
+    !rel.is_empty()
+        && !has_scheme
+        && !rel.contains('\\')
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// `%20` → ` ` in a glTF URI (relative URIs are percent-encoded, RFC 3986).
@@ -186,7 +211,7 @@ impl SkipCache {
     pub fn load(output_root: &Path) -> Self {
         let path = output_root.join(super::CACHE_FILE_NAME);
         // Entries are decoded one by one: one unreadable entry costs one recompression, not all.
-        let entries = std::fs::read(&path)
+        let entries = crate::fsio::read_regular(&path, MAX_CACHE_FILE_BYTES)
             .ok()
             .and_then(|b| serde_json::from_slice::<CacheFile<serde_json::Value>>(&b).ok())
             .filter(|c| c.version == CACHE_VERSION)
@@ -262,5 +287,29 @@ impl SkipCache {
             self.dirty.store(true, Ordering::Relaxed);
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_buffers_inside_the_gltf_folder_are_listed() {
+        let gltf = Path::new("/assets/hero/walk.gltf");
+        let doc = br#"{"buffers":[{"uri":"walk.bin"},{"uri":"sub/a%20b.bin"},{"uri":"./c.bin"},
+            {"uri":"/etc/passwd"},{"uri":"file:///etc/passwd"},{"uri":"../../secret.bin"},
+            {"uri":"sub/../../x.bin"},{"uri":"data:application/octet-stream;base64,AAAA"},
+            {"uri":"C:\\win.bin"},{"uri":""}]}"#;
+        let listed = gltf_external_buffers(gltf, doc);
+        let dir = Path::new("/assets/hero");
+        assert_eq!(
+            listed,
+            vec![
+                dir.join("walk.bin"),
+                dir.join("sub/a b.bin"),
+                dir.join("./c.bin")
+            ]
+        );
     }
 }

@@ -5,8 +5,8 @@
 use super::report::{BatchReport, ClipReport};
 use super::watch::{WatchEventKind, WatchOptions, start_watch};
 use super::{
-    BatchOptions, CancelToken, ClipFile, Progress, clip_stem, run_batch_with, sanitize_name, scan,
-    write_atomic,
+    BatchOptions, CancelToken, ClipFile, Progress, clip_stem, read_input, run_batch_with,
+    sanitize_name, scan_with_special, write_atomic,
 };
 use crate::anim::formats::{self, ClipFormat};
 use crate::anim::{ClipReader, CompressionSettings, RawClip, error};
@@ -30,6 +30,26 @@ pub struct SettingsArgs {
     /// Recompress everything, ignoring the skip cache.
     #[arg(long = "no-skip")]
     pub no_skip: bool,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+}
+
+/// `--max-memory`, on every command that imports or decodes clips.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct MemoryArgs {
+    /// Memory one clip's import and compression may use (e.g. 512M, 2G); a clip that would need
+    /// more is refused with an error saying so (default: a quarter of physical memory).
+    #[arg(long = "max-memory", value_name = "SIZE", value_parser = crate::anim::limits::parse_memory_size)]
+    pub max_memory: Option<u64>,
+}
+
+impl MemoryArgs {
+    /// Sets the process-wide budget ([`crate::anim::limits::set_max_memory_bytes`]).
+    pub fn apply(&self) {
+        if let Some(bytes) = self.max_memory {
+            crate::anim::limits::set_max_memory_bytes(bytes);
+        }
+    }
 }
 
 impl SettingsArgs {
@@ -92,6 +112,8 @@ pub struct InspectArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -102,6 +124,8 @@ pub struct DecompressArgs {
     /// Output ACL clip file (.acl.sjson).
     #[arg(short = 'o', long = "output", value_name = "OUT.acl.sjson")]
     pub output: PathBuf,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -115,6 +139,8 @@ pub struct ConvertArgs {
     /// Only this animation of a glTF file (name or index); default: every animation, one file each.
     #[arg(long, value_name = "NAME|INDEX")]
     pub clip: Option<String>,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -154,12 +180,25 @@ fn mb(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
-/// Collects the clip files of the given paths; paths that are missing or not clips become error rows.
+/// What [`collect_files`] found.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub files: Vec<ClipFile>,
+    /// Paths that are missing, not clip files, or special files named like clips: error rows.
+    pub bad: Vec<ClipReport>,
+    /// Special files (FIFOs, devices, sockets) met in the scanned folders and not named like
+    /// clips: skipped (never opened), one warning line each.
+    pub special: Vec<super::SpecialFile>,
+}
+
+/// Collects the clip files of the given paths; paths that are missing or not clips become error rows,
+/// and so do special files (FIFOs, devices, sockets) named like clips, given or found in a folder.
 /// Files under `output` (an output folder inside an input folder) are left out.
-pub fn collect_files(paths: &[PathBuf], output: &Path) -> (Vec<ClipFile>, Vec<ClipReport>) {
+pub fn collect_files(paths: &[PathBuf], output: &Path) -> Collected {
     let out_canon = output.canonicalize().ok();
     let mut files = Vec::new();
     let mut bad = Vec::new();
+    let mut special = Vec::new();
     for p in paths {
         let bad_row = |msg: String| ClipReport {
             input: p.display().to_string(),
@@ -167,8 +206,22 @@ pub fn collect_files(paths: &[PathBuf], output: &Path) -> (Vec<ClipFile>, Vec<Cl
             error: Some(format!("{}: {msg}", p.display())),
             ..Default::default()
         };
-        if !p.exists() {
-            bad.push(bad_row("no such file or folder".into()));
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                bad.push(bad_row("no such file or folder".into()));
+                continue;
+            }
+            Err(e) => {
+                bad.push(bad_row(format!("cannot read: {e}")));
+                continue;
+            }
+        };
+        if !meta.is_file() && !meta.is_dir() {
+            bad.push(bad_row(format!(
+                "not a regular file ({}): not a clip file",
+                crate::fsio::file_kind(&meta.file_type())
+            )));
             continue;
         }
         if p.is_file() && ClipFormat::from_path(p).is_none() {
@@ -181,22 +234,45 @@ pub fn collect_files(paths: &[PathBuf], output: &Path) -> (Vec<ClipFile>, Vec<Cl
             (Some(o), Ok(r)) if p.is_dir() => o.strip_prefix(&r).ok().map(Path::to_path_buf),
             _ => None,
         };
+        let outside_output = |path: &Path| {
+            !inside_out
+                .as_ref()
+                .is_some_and(|o| path.strip_prefix(p).is_ok_and(|rel| rel.starts_with(o)))
+        };
+        let found = scan_with_special(p);
         files.extend(
-            scan(p)
+            found
+                .files
                 .into_iter()
-                .filter(|f| {
-                    !inside_out
-                        .as_ref()
-                        .is_some_and(|o| f.relative.starts_with(o))
-                })
+                .filter(|f| outside_output(&f.path))
                 .filter(|f| !super::is_temp_file(&f.path)),
         );
+        for s in found.special {
+            if !outside_output(&s.path) {
+                continue;
+            }
+            if s.clip_named {
+                bad.push(ClipReport {
+                    input: s.path.display().to_string(),
+                    clip: clip_stem(&s.path),
+                    error: Some(s.message()),
+                    ..Default::default()
+                });
+            } else {
+                special.push(s);
+            }
+        }
     }
-    (files, bad)
+    Collected {
+        files,
+        bad,
+        special,
+    }
 }
 
 /// `clipforge compress PATH... -o OUTDIR`: exit code 1 when any clip failed.
 pub fn run_compress(args: &CompressArgs) -> ExitCode {
+    args.settings.memory.apply();
     let settings = match args.settings.settings() {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -207,7 +283,28 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
             args.output.display()
         ));
     }
-    let (files, bad) = collect_files(&args.paths, &args.output);
+    let cancel = CancelToken::default();
+    let interrupt = match super::interrupt::install(
+        cancel.clone(),
+        "interrupted: finishing the clips in flight, then saving the skip cache and the report \
+         (interrupt again to stop at once)"
+            .into(),
+        args.output.clone(),
+    ) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            say!("clipforge: cannot handle Ctrl-C: {e}");
+            None
+        }
+    };
+    let Collected {
+        files,
+        bad,
+        special,
+    } = collect_files(&args.paths, &args.output);
+    for s in &special {
+        say!("warning: {}", s.message());
+    }
     let options = BatchOptions {
         settings,
         output_root: args.output.clone(),
@@ -215,7 +312,6 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         use_skip_cache: !args.settings.no_skip,
     };
     let progress = Progress::default();
-    let cancel = CancelToken::default();
     let tty = std::io::stderr().is_terminal();
     let quiet = args.quiet;
     let on_row = |r: &ClipReport| {
@@ -263,7 +359,16 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     report.clips.extend(bad);
     report.recompute_totals();
     print_summary(&report);
-    let mut code = if report.totals.failed > 0 {
+    if !special.is_empty() {
+        say!(
+            "{} special file(s) skipped (not regular files, not named like clips)",
+            special.len()
+        );
+    }
+    let interrupted = interrupt.as_ref().is_some_and(|i| i.received().is_some());
+    let mut code = if interrupted {
+        ExitCode::from(super::interrupt::EXIT_INTERRUPTED)
+    } else if report.totals.failed > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -421,9 +526,10 @@ pub fn select_clip(
 
 /// `clipforge inspect FILE.cfa [--raw CLIP]`.
 pub fn run_inspect(args: &InspectArgs) -> ExitCode {
-    let bytes = match std::fs::read(&args.file) {
+    args.memory.apply();
+    let bytes = match read_input(&args.file) {
         Ok(b) => b,
-        Err(e) => return fail(format!("{}: cannot read: {e}", args.file.display())),
+        Err(e) => return fail(e.message),
     };
     let reader = match ClipReader::new(&bytes) {
         Ok(r) => r,
@@ -434,12 +540,16 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
             ));
         }
     };
+    // Decoding allocates bones x samples: checked against the budget first.
+    if let Err(e) = reader.check_memory_budget() {
+        return fail(format!("{}: {e}", args.file.display()));
+    }
     let decoded = reader.to_raw_clip();
     let stats = cfa_stats(&reader);
 
     let mut measured = None;
     if let Some(raw_path) = &args.raw {
-        let clips = match formats::load_clips(raw_path) {
+        let clips = match load_clip_file(raw_path) {
             Ok(c) => c,
             Err(e) => return fail(e),
         };
@@ -614,12 +724,16 @@ fn write_acl(clip: &RawClip, out: &Path) -> Result<(), String> {
 
 /// `clipforge decompress FILE.cfa -o OUT.acl.sjson`.
 pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
-    let bytes = match std::fs::read(&args.file) {
+    args.memory.apply();
+    let bytes = match read_input(&args.file) {
         Ok(b) => b,
-        Err(e) => return fail(format!("{}: cannot read: {e}", args.file.display())),
+        Err(e) => return fail(e.message),
     };
     let mut clip = match ClipReader::new(&bytes) {
-        Ok(r) => r.to_raw_clip(),
+        Ok(r) => match r.check_memory_budget() {
+            Ok(()) => r.to_raw_clip(),
+            Err(e) => return fail(format!("{}: {e}", args.file.display())),
+        },
         Err(e) => {
             return fail(format!(
                 "{}: not a valid .cfa file: {e}",
@@ -685,9 +799,29 @@ pub fn convert_output_path(
     base.with_file_name(file)
 }
 
+/// Loads every clip of a clip file for `convert` and `inspect --raw`: the file itself is read as a
+/// regular file within the memory budget ([`read_input`]: a FIFO is refused, never waited on);
+/// glTF and GLB go through the path-based loader as before, which finds external buffers.
+/// Importer warnings are printed.
+fn load_clip_file(path: &Path) -> Result<Vec<RawClip>, String> {
+    let bytes = read_input(path).map_err(|e| e.message)?;
+    let loaded = if ClipFormat::from_path(path) == Some(ClipFormat::Gltf) {
+        drop(bytes);
+        formats::load_clips_with_warnings(path)
+    } else {
+        formats::load_clips_from_bytes_with_warnings(&bytes, path)
+    };
+    let (clips, warnings) = loaded.map_err(|e| e.to_string())?;
+    for w in &warnings {
+        say!("{w}");
+    }
+    Ok(clips)
+}
+
 /// `clipforge convert IN -o OUT.acl.sjson [--clip NAME|INDEX]`.
 pub fn run_convert(args: &ConvertArgs) -> ExitCode {
-    let clips = match formats::load_clips(&args.input) {
+    args.memory.apply();
+    let clips = match load_clip_file(&args.input) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
@@ -732,6 +866,7 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
 
 /// `clipforge watch IN -o OUT`: runs until killed, one line per event on stdout.
 pub fn run_watch(args: &WatchArgs) -> ExitCode {
+    args.settings.memory.apply();
     let settings = match args.settings.settings() {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -739,41 +874,75 @@ pub fn run_watch(args: &WatchArgs) -> ExitCode {
     let mut opts = WatchOptions::new(settings, &args.output);
     opts.batch.jobs = args.settings.jobs;
     opts.batch.use_skip_cache = !args.settings.no_skip;
-    let handle = match start_watch(&args.input, opts) {
+    let mut handle = match start_watch(&args.input, opts) {
         Ok(h) => h,
         Err(e) => return fail(e),
+    };
+    // The first signal stops the watch through its own stop (the clip in flight is abandoned
+    // without a partial file, the skip cache is saved); a second one exits at once.
+    let interrupt = match super::interrupt::install(
+        CancelToken::default(),
+        "stopping the watch (interrupt again to stop at once)".into(),
+        handle.output_root().to_path_buf(),
+    ) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            say!("clipforge: cannot handle Ctrl-C: {e}");
+            None
+        }
     };
     say!(
         "watching {} -> {} (Ctrl-C to stop)",
         handle.input_root().display(),
         handle.output_root().display()
     );
-    while let Ok(ev) = handle.events().recv() {
-        let outs = ev
-            .outputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        match &ev.kind {
-            WatchEventKind::Compressed => {
-                let worst = ev
-                    .reports
-                    .iter()
-                    .map(|r| r.max_error_cm)
-                    .fold(0.0, f64::max);
-                out!(
-                    "compressed {} -> {outs} (max error {worst:.4} cm)",
-                    ev.path.display()
-                );
+    loop {
+        if interrupt.as_ref().is_some_and(|i| i.received().is_some()) {
+            handle.stop();
+            while let Ok(ev) = handle.events().try_recv() {
+                print_watch_event(&ev);
             }
-            WatchEventKind::Skipped => out!("up to date {} -> {outs}", ev.path.display()),
-            WatchEventKind::Failed(m) => out!("FAILED     {m}"),
-            WatchEventKind::Removed => {
-                out!("removed    {} (deleted: {outs})", ev.path.display())
-            }
-            WatchEventKind::WatchError(m) => out!("watch error {}: {m}", ev.path.display()),
+            say!("watch stopped");
+            return ExitCode::SUCCESS;
         }
+        let ev = match handle
+            .events()
+            .recv_timeout(std::time::Duration::from_millis(100))
+        {
+            Ok(ev) => ev,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        print_watch_event(&ev);
     }
     ExitCode::SUCCESS
+}
+
+/// One line on stdout per watch event.
+fn print_watch_event(ev: &super::watch::WatchEvent) {
+    let outs = ev
+        .outputs
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    match &ev.kind {
+        WatchEventKind::Compressed => {
+            let worst = ev
+                .reports
+                .iter()
+                .map(|r| r.max_error_cm)
+                .fold(0.0, f64::max);
+            out!(
+                "compressed {} -> {outs} (max error {worst:.4} cm)",
+                ev.path.display()
+            );
+        }
+        WatchEventKind::Skipped => out!("up to date {} -> {outs}", ev.path.display()),
+        WatchEventKind::Failed(m) => out!("FAILED     {m}"),
+        WatchEventKind::Removed => {
+            out!("removed    {} (deleted: {outs})", ev.path.display())
+        }
+        WatchEventKind::WatchError(m) => out!("watch error {}: {m}", ev.path.display()),
+    }
 }

@@ -5,6 +5,7 @@
 
 pub mod cache;
 pub mod cli;
+pub mod interrupt;
 pub mod report;
 pub mod watch;
 
@@ -60,31 +61,143 @@ fn is_dot_name(name: &std::ffi::OsStr) -> bool {
 /// Recursively lists every supported clip file under `root` (a file is returned as itself), sorted by path.
 ///
 /// Folders whose name starts with a dot are skipped (`.git`, `.cache`, ...), symbolic links are
-/// followed (loops are detected), unreadable entries are ignored.
+/// followed (loops are detected), unreadable entries are ignored. Special files (FIFOs, devices,
+/// sockets) are left out: [`scan_with_special`] lists them.
 pub fn scan(root: &Path) -> Vec<ClipFile> {
-    if root.is_file() {
-        return ClipFile::new(root, root).into_iter().collect();
+    scan_with_special(root).files
+}
+
+/// A file found by a scan that is neither a regular file nor a folder: never opened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecialFile {
+    pub path: PathBuf,
+    /// What it is, in words ("a FIFO", "a socket", ...).
+    pub kind: &'static str,
+    /// Its name is a clip file name (`x.bvh`): it was meant as a clip, so it counts as a failure.
+    pub clip_named: bool,
+}
+
+impl SpecialFile {
+    fn new(path: &Path, file_type: &std::fs::FileType) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            kind: crate::fsio::file_kind(file_type),
+            clip_named: ClipFormat::from_path(path).is_some(),
+        }
     }
-    let mut out: Vec<ClipFile> = walkdir::WalkDir::new(root)
+
+    /// The line that reports it: `PATH: not a regular file (a FIFO): skipped`.
+    pub fn message(&self) -> String {
+        format!(
+            "{}: not a regular file ({}): skipped",
+            self.path.display(),
+            self.kind
+        )
+    }
+}
+
+/// What a scan found: the clip files, and the special files it skipped.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScanResult {
+    pub files: Vec<ClipFile>,
+    /// Sorted by path.
+    pub special: Vec<SpecialFile>,
+}
+
+/// [`scan`], also listing the special files (FIFOs, devices, sockets) met on the way, which are
+/// never opened (reading a FIFO blocks until someone writes to it).
+pub fn scan_with_special(root: &Path) -> ScanResult {
+    if root.is_file() {
+        return ScanResult {
+            files: ClipFile::new(root, root).into_iter().collect(),
+            special: Vec::new(),
+        };
+    }
+    let mut result = ScanResult::default();
+    let entries = walkdir::WalkDir::new(root)
         .follow_links(true)
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !(e.file_type().is_dir() && is_dot_name(e.file_name())))
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .filter_map(|e| {
-            let format = ClipFormat::from_path(e.path())?;
-            let relative = e.path().strip_prefix(root).ok()?.to_path_buf();
-            let size_bytes = e.metadata().map(|m| m.len()).unwrap_or(0);
-            Some(ClipFile {
-                path: e.path().to_path_buf(),
-                relative,
-                format,
-                size_bytes,
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
+        .filter_map(Result::ok);
+    for e in entries {
+        let t = e.file_type();
+        if t.is_dir() {
+            continue;
+        }
+        if !t.is_file() {
+            result.special.push(SpecialFile::new(e.path(), &t));
+            continue;
+        }
+        let Some(format) = ClipFormat::from_path(e.path()) else {
+            continue;
+        };
+        let Ok(relative) = e.path().strip_prefix(root) else {
+            continue;
+        };
+        let size_bytes = e.metadata().map(|m| m.len()).unwrap_or(0);
+        result.files.push(ClipFile {
+            path: e.path().to_path_buf(),
+            relative: relative.to_path_buf(),
+            format,
+            size_bytes,
+        });
+    }
+    result.files.sort_by(|a, b| a.path.cmp(&b.path));
+    result.special.sort_by(|a, b| a.path.cmp(&b.path));
+    result
+}
+
+/// Reads a clip input (or a `.cfa`) as a regular file checked on its handle, at most the per-clip
+/// memory budget ([`crate::anim::limits::max_memory_bytes`]) in size: a clip file larger than the
+/// budget could not be imported within it anyway. The error names the file; `retry` is false
+/// when retrying cannot help (not a regular file).
+pub fn read_input(path: &Path) -> Result<Vec<u8>, ReadError> {
+    use crate::anim::limits::{OVER_BUDGET, format_bytes, max_memory_bytes};
+    let budget = max_memory_bytes();
+    crate::fsio::read_regular(path, budget).map_err(|e| {
+        let len = std::fs::metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        let over_budget = len.is_some_and(|l| l > budget);
+        let message = if over_budget {
+            format!(
+                "{}: cannot read: the file ({}) is {OVER_BUDGET} of {} for one clip \
+                 (see --max-memory)",
+                path.display(),
+                format_bytes(len.unwrap_or_default()),
+                format_bytes(budget)
+            )
+        } else {
+            format!("{}: cannot read: {e}", path.display())
+        };
+        ReadError {
+            message,
+            retry: e.kind() != std::io::ErrorKind::InvalidInput && !over_budget,
+            limit: over_budget.then(|| LIMIT_MEMORY.to_string()),
+        }
+    })
+}
+
+/// Why [`read_input`] failed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadError {
+    /// Names the file and the problem.
+    pub message: String,
+    /// The file may still be being written: reading it again later may succeed.
+    pub retry: bool,
+    /// The resource limit that refused it ([`ClipReport::limit`]).
+    pub limit: Option<String>,
+}
+
+/// [`ClipReport::limit`] of a clip refused for the per-clip memory budget.
+pub const LIMIT_MEMORY: &str = "memory";
+
+/// The limit an error message reports hitting ([`ClipReport::limit`]), if any: every refusal for
+/// memory, the importers', the compressor's and [`read_input`]'s, carries
+/// [`crate::anim::limits::OVER_BUDGET`].
+pub fn limit_of(message: &str) -> Option<String> {
+    crate::anim::limits::is_over_budget(message).then(|| LIMIT_MEMORY.to_string())
 }
 
 /// Shared cancellation flag: set it from any thread; running jobs stop at the next clip boundary
@@ -413,9 +526,21 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
             outputs: Vec::new(),
         };
     }
-    let content = match std::fs::read(&file.path) {
+    let content = match read_input(&file.path) {
         Ok(c) => c,
-        Err(e) => return single_error(format!("{}: cannot read: {e}", file.path.display()), true),
+        Err(e) => {
+            let row = ClipReport {
+                error: Some(e.message),
+                limit: e.limit,
+                ..row_for(file, &stem)
+            };
+            job.progress.record(&row);
+            return FileOutcome {
+                rows: vec![row],
+                import_failed: e.retry,
+                outputs: Vec::new(),
+            };
+        }
     };
     let hash = cache::input_hash(&file.path, &content);
     let key = cache::cache_key(&file.relative);
@@ -459,7 +584,24 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
     drop(content);
     let (clips, warnings) = match loaded {
         Ok(c) => c,
-        Err(e) => return single_error(e.to_string(), true),
+        Err(e) => {
+            let message = e.to_string();
+            if let Some(limit) = limit_of(&message) {
+                // Refused for a budget: the same bytes will be refused again, no retry.
+                let row = ClipReport {
+                    error: Some(message),
+                    limit: Some(limit),
+                    ..row_for(file, &stem)
+                };
+                job.progress.record(&row);
+                return FileOutcome {
+                    rows: vec![row],
+                    import_failed: false,
+                    outputs: Vec::new(),
+                };
+            }
+            return single_error(message, true);
+        }
     };
     let warnings: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
     if clips.is_empty() {
@@ -586,7 +728,11 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
     row.compress_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let compressed = match compressed {
         Ok(c) => c,
-        Err(e) => return fail(row, format!("{} (clip '{name}'): {e}", file.path.display())),
+        Err(e) => {
+            let message = format!("{} (clip '{name}'): {e}", file.path.display());
+            row.limit = limit_of(&message);
+            return fail(row, message);
+        }
     };
     if job.cancel.is_cancelled() {
         return ClipReport {
@@ -665,7 +811,7 @@ pub fn cached_results(
                 if !entry.matches_run(&skey, base, &options.output_root) {
                     return None;
                 }
-                let content = std::fs::read(&file.path).ok()?;
+                let content = read_input(&file.path).ok()?;
                 let hash = cache::input_hash(&file.path, &content);
                 (entry.input_hash == hash).then(|| entry.skipped_rows(&file.path))
             })
@@ -692,6 +838,14 @@ pub fn run_batch_with(
     on_row: &(dyn Fn(&ClipReport) + Sync),
 ) -> BatchReport {
     let start = Instant::now();
+    for p in interrupt::remove_stale_temp_files(&options.output_root) {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "clipforge: removed {} (a temporary file left by an interrupted run)",
+            p.display()
+        );
+    }
     progress
         .total_clips
         .fetch_add(files.len() as u64, Ordering::Relaxed);

@@ -47,6 +47,10 @@ pub struct ClipReport {
     /// Importer warnings about the input (e.g. a BVH frame time that looks wrong).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Null, or the resource limit that refused this clip: `"memory"` (the per-clip memory
+    /// budget, `--max-memory`). `error` gives the figures.
+    #[serde(default)]
+    pub limit: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -197,6 +201,7 @@ impl BatchReport {
                 c.cancelled.to_string(),
                 opt(&c.error),
                 c.warnings.join("; "),
+                opt(&c.limit),
             ];
             out.push_str(
                 &fields
@@ -250,6 +255,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "cancelled",
     "error",
     "warnings",
+    "limit",
 ];
 
 /// RFC 4180 quoting: fields holding a comma, a quote or a line break are quoted, quotes doubled.

@@ -15,7 +15,7 @@ use notify_debouncer_full::notify::{
     EventKind, RecursiveMode, event::ModifyKind, event::RenameMode,
 };
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -177,6 +177,8 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         .map_err(|e| format!("{}: {e}", options.batch.output_root.display()))?;
     let mut options = options;
     options.batch.output_root = out.clone();
+    // Temporary files of a run that was killed (never those of a live process).
+    super::interrupt::remove_stale_temp_files(&out);
 
     let (raw_tx, raw_rx) = mpsc::channel::<DebounceEventResult>();
     let mut debouncer = new_debouncer(options.debounce, None, raw_tx)
@@ -194,6 +196,7 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         root: root.clone(),
         opts: options,
         pending: HashMap::new(),
+        reported_special: HashSet::new(),
         tx,
         cancel: cancel.clone(),
     };
@@ -243,6 +246,8 @@ struct Worker {
     root: PathBuf,
     opts: WatchOptions,
     pending: HashMap<PathBuf, Pending>,
+    /// Special files already reported (once each, until they go away: events repeat).
+    reported_special: HashSet<PathBuf>,
     tx: Sender<WatchEvent>,
     cancel: CancelToken,
 }
@@ -413,13 +418,42 @@ impl Worker {
         }
     }
 
-    /// Marks every clip file under `dir` pending (`now`: due at once, for the initial scan).
+    /// Marks every clip file under `dir` pending (`now`: due at once, for the initial scan);
+    /// reports the special files named like clips (never opened).
     fn rescan(&mut self, dir: &Path, now: bool) {
-        for f in super::scan(dir) {
+        let found = super::scan_with_special(dir);
+        for f in found.files {
             if !self.ignored(&f.path) {
                 self.mark(&f.path, now);
             }
         }
+        for s in found.special {
+            if s.clip_named && !self.ignored(&s.path) {
+                self.special_file(&s);
+            }
+        }
+    }
+
+    /// A FIFO, device or socket named like a clip: reported as failed, never opened (reading a
+    /// FIFO would block the watch).
+    fn special_file(&mut self, special: &super::SpecialFile) {
+        self.pending.remove(&special.path);
+        if !self.reported_special.insert(special.path.clone()) {
+            return;
+        }
+        let message = special.message();
+        let row = ClipReport {
+            input: special.path.display().to_string(),
+            clip: super::clip_stem(&special.path),
+            error: Some(message.clone()),
+            ..Default::default()
+        };
+        self.emit(
+            special.path.clone(),
+            WatchEventKind::Failed(message),
+            vec![],
+            vec![row],
+        );
     }
 
     fn mark(&mut self, path: &Path, now: bool) {
@@ -443,12 +477,25 @@ impl Worker {
         if self.ignored(path) {
             return;
         }
-        if path.is_dir() {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        let is_clip = crate::anim::formats::ClipFormat::from_path(path).is_some();
+        if meta.is_dir() {
             // A new (or moved-in) folder: inotify may have missed files created right after it.
             self.rescan(path, false);
-        } else if crate::anim::formats::ClipFormat::from_path(path).is_some() && path.is_file() {
+        } else if !meta.is_file() {
+            if is_clip {
+                self.special_file(&super::SpecialFile {
+                    path: path.to_path_buf(),
+                    kind: crate::fsio::file_kind(&meta.file_type()),
+                    clip_named: true,
+                });
+            }
+        } else if is_clip {
+            self.reported_special.remove(path);
             self.mark(path, false);
-        } else if path.is_file() {
+        } else {
             // The external buffer of a text glTF beside it: recompress the glTF files naming it.
             let gltfs: Vec<PathBuf> = path
                 .parent()
@@ -460,7 +507,7 @@ impl Worker {
                 .filter(|g| {
                     g.extension()
                         .is_some_and(|e| e.eq_ignore_ascii_case("gltf"))
-                        && std::fs::read(g).is_ok_and(|c| {
+                        && super::read_input(g).is_ok_and(|c| {
                             super::cache::gltf_external_buffers(g, &c)
                                 .iter()
                                 .any(|b| b == path)
@@ -535,6 +582,7 @@ impl Worker {
             return;
         }
         self.pending.retain(|p, _| !p.starts_with(path));
+        self.reported_special.retain(|p| !p.starts_with(path));
         let Ok(rel) = path.strip_prefix(&self.root) else {
             return;
         };
