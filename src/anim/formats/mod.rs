@@ -1,4 +1,4 @@
-//! Importers and exporters: ACL's `.acl.sjson` clip format, BVH motion capture, glTF 2.0.
+//! Importers and exporters: ACL's `.acl.sjson` clip format, BVH motion capture, glTF 2.0, FBX.
 //!
 //! - [`load_clips`] reads any supported file (dispatch on the file name, see [`ClipFormat`]);
 //!   [`load_clips_from_bytes`] does the same for data already in memory;
@@ -15,6 +15,7 @@
 
 pub mod acl;
 pub mod bvh;
+pub mod fbx;
 pub mod gltf;
 pub mod sjson;
 
@@ -61,10 +62,11 @@ pub enum ClipFormat {
     AclSjson,
     Bvh,
     Gltf,
+    Fbx,
 }
 
 impl ClipFormat {
-    /// Format from the file name (`.acl.sjson`, `.bvh`, `.gltf`, `.glb`), case-insensitive.
+    /// Format from the file name (`.acl.sjson`, `.bvh`, `.gltf`, `.glb`, `.fbx`), case-insensitive.
     pub fn from_path(path: &Path) -> Option<Self> {
         let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
         if name.ends_with(".acl.sjson") {
@@ -73,6 +75,8 @@ impl ClipFormat {
             Some(Self::Bvh)
         } else if name.ends_with(".gltf") || name.ends_with(".glb") {
             Some(Self::Gltf)
+        } else if name.ends_with(".fbx") {
+            Some(Self::Fbx)
         } else {
             None
         }
@@ -83,6 +87,7 @@ impl ClipFormat {
             Self::AclSjson => "acl.sjson",
             Self::Bvh => "bvh",
             Self::Gltf => "gltf",
+            Self::Fbx => "fbx",
         }
     }
 }
@@ -129,6 +134,9 @@ pub fn load_clips_with_warnings(
         // The gltf crate resolves external buffers (`.bin`) relative to the file itself.
         return gltf::load_gltf_file_with_warnings(path);
     }
+    if format == ClipFormat::Fbx {
+        return fbx::load_fbx_file_with_warnings(path, &fbx::FbxOptions::default());
+    }
     let bytes = std::fs::read(path)
         .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
     load_bytes(&bytes, path, format)
@@ -158,7 +166,7 @@ fn format_of(path: &Path) -> Result<ClipFormat, ImportError> {
         ImportError::new(
             path,
             None,
-            "unknown clip format: expected a file name ending in .acl.sjson, .bvh, .gltf or .glb",
+            "unknown clip format: expected a file name ending in .acl.sjson, .bvh, .gltf, .glb or .fbx",
         )
     })
 }
@@ -175,6 +183,7 @@ fn load_bytes(
         }
         ClipFormat::Bvh => bvh::read_bvh(bytes, path).map(|(c, w)| (vec![c], w)),
         ClipFormat::Gltf => gltf::load_gltf_slice_with_warnings(bytes, path),
+        ClipFormat::Fbx => fbx::read_fbx(bytes, path, &fbx::FbxOptions::default()),
     }
 }
 
@@ -329,7 +338,7 @@ pub(crate) fn file_stem(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let lower = name.to_ascii_lowercase();
-    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb"] {
+    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb", ".fbx"] {
         if lower.ends_with(ext) {
             return name[..name.len() - ext.len()].to_string();
         }
@@ -343,7 +352,7 @@ mod tests {
 
     #[test]
     fn unknown_extension_is_a_clear_error() {
-        let e = load_clips(Path::new("clip.fbx")).unwrap_err();
+        let e = load_clips(Path::new("clip.obj")).unwrap_err();
         assert!(e.message.contains("unknown clip format"), "{e}");
         let e = load_clips_from_bytes(b"", Path::new("x.txt")).unwrap_err();
         assert!(e.message.contains("unknown clip format"), "{e}");
