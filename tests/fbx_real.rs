@@ -29,6 +29,9 @@ struct Row {
     stacks: Vec<(String, f64, usize, f64)>,
     notes: String,
     assimp_ok: bool,
+    /// GlobalSettings UnitScaleFactor (cm per file unit) and up axis ("+Y", "+Z").
+    unit_scale: f64,
+    up_axis: String,
 }
 
 fn index(data: &Path) -> Vec<Row> {
@@ -66,6 +69,8 @@ fn index(data: &Path) -> Vec<Row> {
             stacks,
             notes: f[11].to_string(),
             assimp_ok: f[12].starts_with("yes"),
+            unit_scale: f[9].parse().unwrap(),
+            up_axis: f[10].to_string(),
         });
     }
     assert_eq!(rows.len(), 28, "INDEX.tsv lists 28 files");
@@ -425,10 +430,10 @@ fn gltf_world_positions(gltf_path: &Path) -> Vec<(RawClip, Vec<Vec<DVec3>>)> {
     out
 }
 
-/// assimp 5.2.5 keeps the file's units and axes (it writes FBX centimetres as glTF "metres",
-/// which our glTF importer scales ×100) and applies UnitScaleFactor/up axis through the root
-/// node's transform; the comparison therefore maps glTF world positions to ours by the uniform
-/// factor `1/100` and nothing else. Files whose conversion differs are explained in docs/FBX.md.
+/// assimp 5.2.5 keeps the file's units and axes: it writes FBX file units as glTF "metres"
+/// (which our glTF importer scales ×100) and leaves a Z-up file Z-up. Its world positions are
+/// mapped to ours (centimetres, Y-up) with the file's own GlobalSettings, as listed in INDEX.tsv:
+/// × UnitScaleFactor / 100, and (x, y, z) → (x, z, −y) for a Z-up file.
 #[test]
 fn agrees_with_assimp_on_joint_positions() {
     let Some(data) = real_data_or_skip!() else {
@@ -463,6 +468,11 @@ fn agrees_with_assimp_on_joint_positions() {
         );
         let ours = load_clips(&src).unwrap();
         let theirs = gltf_world_positions(&out);
+        let (unit, z_up) = (row.unit_scale / 100.0, row.up_axis == "+Z");
+        let convert = |p: DVec3| {
+            let p = p * unit;
+            if z_up { DVec3::new(p.x, p.z, -p.y) } else { p }
+        };
         for clip in &ours {
             let Some((gclip, gframes)) = theirs.iter().find(|(g, _)| g.name == clip.name) else {
                 failures.push(format!("{} '{}': no assimp animation of that name", row.path, clip.name));
@@ -488,7 +498,7 @@ fn agrees_with_assimp_on_joint_positions() {
             for k in 0..frames {
                 let ours_k = object_positions(clip, k);
                 for &(b, g) in &pairs {
-                    let d = (ours_k[b].as_dvec3() - gframes[k][g] / 100.0).length();
+                    let d = (ours_k[b].as_dvec3() - convert(gframes[k][g])).length();
                     if d > max {
                         max = d;
                         at = format!("{} frame {k}", clip.skeleton.names[b]);
