@@ -310,7 +310,7 @@ fn mutated_fbx_files_give_clean_errors() {
             }
             Err(e) => {
                 assert_eq!(e.path, name, "{file} {what}: {e}");
-                assert!(e.message.len() > 10, "{file} {what}: '{e}'");
+                assert!(!e.message.is_empty(), "{file} {what}: '{e}'");
                 refused += 1;
             }
         };

@@ -186,18 +186,34 @@ fn read_inner(
         .iter()
         .map(|n| n.parent.as_ref().map(|p| id_of(p)).filter(|&p| p < n_nodes))
         .collect();
-    // Scene root and scale helpers are never bones: their transforms are folded into the bones'.
-    let bone_capable = |i: usize| !nodes[i].is_root && !nodes[i].is_scale_helper;
+    // Scene root and scale helpers are never bones. A helper stands for its parent node: ufbx
+    // moves the node's scale, bone attribute and scale animation to it, so the node's own world
+    // transform is the helper's.
+    let owner = |i: usize| -> Option<usize> {
+        let o = if nodes[i].is_scale_helper { up[i]? } else { i };
+        (!nodes[o].is_root && !nodes[o].is_scale_helper).then_some(o)
+    };
+    let helper_of: Vec<Option<usize>> = nodes
+        .iter()
+        .map(|n| n.scale_helper.as_ref().map(|h| id_of(h)).filter(|&h| h < n_nodes))
+        .collect();
 
     // Joints: bones, and nodes a skin cluster binds (a joint may be typed Null).
-    let mut joints: Vec<bool> = (0..n_nodes)
-        .map(|i| nodes[i].bone.is_some() && bone_capable(i))
-        .collect();
+    let mut joints = vec![false; n_nodes];
+    for i in 0..n_nodes {
+        if nodes[i].bone.is_some()
+            && let Some(o) = owner(i)
+        {
+            joints[o] = true;
+        }
+    }
     for c in scene.skin_clusters.iter() {
         if let Some(b) = &c.bone_node {
             let i = id_of(b);
-            if i < n_nodes && bone_capable(i) {
-                joints[i] = true;
+            if i < n_nodes
+                && let Some(o) = owner(i)
+            {
+                joints[o] = true;
             }
         }
     }
@@ -210,8 +226,10 @@ fn read_inner(
                     && TRANSFORM_PROPS.contains(&&*ap.prop_name)
                 {
                     let i = ap.element.typed_id as usize;
-                    if i < n_nodes && bone_capable(i) {
-                        set.insert(i);
+                    if i < n_nodes
+                        && let Some(o) = owner(i)
+                    {
+                        set.insert(o);
                     }
                 }
             }
@@ -257,12 +275,20 @@ fn read_inner(
             cur = up[c];
         }
     }
+    let members: Vec<usize> = (0..n_nodes)
+        .filter(|&i| needed[i] && owner(i) == Some(i))
+        .collect();
+    // A bone's world transform is its scale helper's when it has one.
+    let world_node: Vec<usize> = members
+        .iter()
+        .map(|&i| helper_of[i].filter(|&h| up[h] == Some(i)).unwrap_or(i))
+        .collect();
+    for &w in &world_node {
+        needed[w] = true;
+    }
     // Composition order: parents first (ufbx's depth), then id for determinism.
     let mut eval_order: Vec<usize> = (0..n_nodes).filter(|&i| needed[i]).collect();
     eval_order.sort_by_key(|&i| (nodes[i].node_depth, i));
-    let members: Vec<usize> = (0..n_nodes)
-        .filter(|&i| needed[i] && bone_capable(i))
-        .collect();
     let local = |node: usize| members.binary_search(&node).ok();
     // A bone's parent: its nearest ancestor that is a bone.
     let bone_parent = |i: usize| -> Option<usize> {
@@ -283,7 +309,7 @@ fn read_inner(
     let parents: Vec<Option<usize>> = members.iter().map(|&i| bone_parent(i)).collect();
 
     // Bind pose: the static scene's world transforms, made local (see `local_qvv`).
-    let static_world: Vec<Qvv> = members
+    let static_world: Vec<Qvv> = world_node
         .iter()
         .map(|&i| Qvv::from_affine(&affine_of(&nodes[i].node_to_world)))
         .collect();
@@ -405,7 +431,7 @@ fn read_inner(
                     _ => l,
                 };
             }
-            for (b, &i) in members.iter().enumerate() {
+            for (b, &i) in world_node.iter().enumerate() {
                 bone_world[b] = Qvv::from_affine(&world[i]);
             }
             for b in 0..members.len() {
