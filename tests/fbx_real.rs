@@ -234,7 +234,10 @@ fn every_fbx_clip_compresses_within_threshold_by_clip_eval() {
     };
     let tools = data.join("../tools");
     if !tools.join("clip_eval.py").is_file() || !python_with_numpy() {
-        eprintln!("skipped: needs python3 with numpy and {}/clip_eval.py", tools.display());
+        eprintln!(
+            "skipped: needs python3 with numpy and {}/clip_eval.py",
+            tools.display()
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -341,7 +344,8 @@ fn files_without_animation_are_refused_clearly() {
     let text = "; FBX 7.4.0 project file\nFBXHeaderExtension:  {\n\tFBXHeaderVersion: 1003\n\tFBXVersion: 7400\n}\n\
                 Objects:  {\n\tModel: 1, \"Model::hip\", \"LimbNode\" {\n\t\tVersion: 232\n\t}\n}\n\
                 Connections:  {\n\tC: \"OO\",1,0\n}\n";
-    let e = load_clips_from_bytes_with_warnings(text.as_bytes(), Path::new("still.fbx")).unwrap_err();
+    let e =
+        load_clips_from_bytes_with_warnings(text.as_bytes(), Path::new("still.fbx")).unwrap_err();
     assert!(e.message.contains("no animation"), "{e}");
     assert_eq!(e.path, Path::new("still.fbx"));
     let e = load_clips_from_bytes_with_warnings(b"", Path::new("empty.fbx")).unwrap_err();
@@ -450,10 +454,9 @@ fn agrees_with_assimp_on_joint_positions() {
     let mut failures = Vec::new();
     for row in index(&data).into_iter().filter(|r| r.assimp_ok) {
         let src = data.join("fbx").join(&row.path);
-        let out: PathBuf = dir.path().join(format!(
-            "{}.gltf",
-            row.path.replace(['/', '.'], "_")
-        ));
+        let out: PathBuf = dir
+            .path()
+            .join(format!("{}.gltf", row.path.replace(['/', '.'], "_")));
         let status = Command::new("assimp")
             .arg("export")
             .arg(&src)
@@ -475,7 +478,10 @@ fn agrees_with_assimp_on_joint_positions() {
         };
         for clip in &ours {
             let Some((gclip, gframes)) = theirs.iter().find(|(g, _)| g.name == clip.name) else {
-                failures.push(format!("{} '{}': no assimp animation of that name", row.path, clip.name));
+                failures.push(format!(
+                    "{} '{}': no assimp animation of that name",
+                    row.path, clip.name
+                ));
                 continue;
             };
             let gindex: HashMap<&str, usize> = gclip
@@ -565,15 +571,48 @@ const ASSIMP_TOLERANCE_CM: f64 = 0.01;
 /// and our import, agree with the FBX SDK's transform rules there, as
 /// `joint_positions_equal_ufbx_world_transforms` checks against ufbx's own evaluation).
 const ASSIMP_MISREADS: &[(&str, &str)] = &[
-    ("magnum-plugins/skinning.fbx", "pre-rotation applied twice on animated joints"),
-    ("ufbx/maya_game_sausage_7500_binary_combined.fbx", "pre-rotation applied twice on animated joints"),
-    ("ufbx/maya_axes_anim_7700_ascii.fbx", "pre-rotation applied twice on animated joints"),
-    ("ufbx/maya_anim_no_inherit_scale_7700_ascii.fbx", "pre-rotation applied twice; segment scale compensate ignored"),
-    ("ufbx/maya_anim_layers_over_acc_orders_7500_binary.fbx", "animation layers and cubic curves flattened"),
-    ("ufbx/max_transformed_skin_7500_binary.fbx", "cubic curves between keys replaced by linear"),
-    ("ozz-animation/pab/atlas.fbx", "pre-rotation applied twice on animated joints"),
-    ("ozz-animation/pab/crackhead.fbx", "pre-rotation applied twice on animated joints"),
-    ("ozz-animation/pab/jog.fbx", "pre-rotation applied twice on animated joints"),
-    ("ozz-animation/pab/locomotions.fbx", "pre-rotation applied twice on animated joints"),
-    ("ozz-animation/pab/walk.fbx", "pre-rotation applied twice on animated joints"),
+    (
+        "magnum-plugins/skinning.fbx",
+        "pre-rotation applied twice on animated joints",
+    ),
+    (
+        "ufbx/maya_game_sausage_7500_binary_combined.fbx",
+        "pre-rotation applied twice on animated joints",
+    ),
+    (
+        "ufbx/maya_axes_anim_7700_ascii.fbx",
+        "pre-rotation applied twice on animated joints",
+    ),
+    (
+        "ufbx/maya_anim_no_inherit_scale_7700_ascii.fbx",
+        "pre-rotation applied twice; segment scale compensate ignored",
+    ),
+    (
+        "ufbx/maya_anim_layers_over_acc_orders_7500_binary.fbx",
+        "animation layers and cubic curves flattened",
+    ),
+    (
+        "ufbx/max_transformed_skin_7500_binary.fbx",
+        "cubic curves between keys replaced by linear",
+    ),
+    (
+        "ozz-animation/pab/atlas.fbx",
+        "pre-rotation applied twice on animated joints",
+    ),
+    (
+        "ozz-animation/pab/crackhead.fbx",
+        "pre-rotation applied twice on animated joints",
+    ),
+    (
+        "ozz-animation/pab/jog.fbx",
+        "pre-rotation applied twice on animated joints",
+    ),
+    (
+        "ozz-animation/pab/locomotions.fbx",
+        "pre-rotation applied twice on animated joints",
+    ),
+    (
+        "ozz-animation/pab/walk.fbx",
+        "pre-rotation applied twice on animated joints",
+    ),
 ];

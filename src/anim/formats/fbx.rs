@@ -39,7 +39,9 @@
 //!   that are not valid UTF-8) are returned as import warnings. Stacks that animate none of the
 //!   skeleton's nodes are skipped with a warning.
 
-use super::{ImportError, ImportWarning, build_clip, check_size, quat_from_f64, skeleton_unordered};
+use super::{
+    ImportError, ImportWarning, build_clip, check_size, quat_from_f64, skeleton_unordered,
+};
 use crate::anim::clip::RawClip;
 use crate::anim::limits;
 use crate::anim::skeleton::BoneDesc;
@@ -195,7 +197,12 @@ fn read_inner(
     };
     let helper_of: Vec<Option<usize>> = nodes
         .iter()
-        .map(|n| n.scale_helper.as_ref().map(|h| id_of(h)).filter(|&h| h < n_nodes))
+        .map(|n| {
+            n.scale_helper
+                .as_ref()
+                .map(|h| id_of(h))
+                .filter(|&h| h < n_nodes)
+        })
         .collect();
 
     // Joints: bones, and nodes a skin cluster binds (a joint may be typed Null).
