@@ -7,7 +7,8 @@
 //!
 //! Conventions shared by the importers:
 //! - Units: clips are in centimetres (ACL's 0.01 cm error threshold assumes it). ACL files and
-//!   BVH are taken as they are; glTF (metres) is converted to centimetres, see [`gltf`].
+//!   BVH are taken as they are; glTF (metres) is converted to centimetres, see [`gltf`]; FBX is
+//!   converted from its own unit and axis system to centimetres, Y-up, see [`fbx`].
 //! - Rotations are normalized with f64 arithmetic; a rotation already of unit length to f32
 //!   precision (|length − 1| ≤ 1e-6) keeps its exact bits, so write → read round-trips exactly.
 //! - Errors name the file, the line when the format has lines, and what is wrong. No input makes
@@ -115,7 +116,7 @@ impl fmt::Display for ImportWarning {
     }
 }
 
-/// Loads every clip in a file (glTF files may hold several animations; the others hold one).
+/// Loads every clip in a file (glTF and FBX files may hold several animations; the others hold one).
 /// Warnings (see [`load_clips_with_warnings`]) are printed to stderr so nothing is dropped silently.
 pub fn load_clips(path: &Path) -> Result<Vec<RawClip>, ImportError> {
     let (clips, warnings) = load_clips_with_warnings(path)?;
