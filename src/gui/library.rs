@@ -229,7 +229,7 @@ impl AppState {
                     ui.label("Scanning…");
                 } else {
                     ui.label("No clips yet: type an input folder above and press Scan or Compress all.");
-                    ui.weak("Supported: .acl.sjson, .bvh, .gltf, .glb (each animation in a file is one clip)");
+                    ui.weak("Supported: .acl.sjson, .bvh, .gltf, .glb, .fbx (each animation in a file is one clip)");
                 }
             });
             return;

@@ -495,7 +495,7 @@ fn file_stem(p: &std::path::Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let lower = name.to_ascii_lowercase();
-    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb"] {
+    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb", ".fbx"] {
         if lower.ends_with(ext) {
             return name[..name.len() - ext.len()].to_string();
         }

@@ -130,7 +130,7 @@ pub struct DecompressArgs {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ConvertArgs {
-    /// A .bvh, .gltf, .glb or .acl.sjson clip file.
+    /// A .bvh, .gltf, .glb, .fbx or .acl.sjson clip file.
     #[arg(value_name = "IN")]
     pub input: PathBuf,
     /// Output ACL clip file (.acl.sjson), or an existing folder.
@@ -226,7 +226,7 @@ pub fn collect_files(paths: &[PathBuf], output: &Path) -> Collected {
         }
         if p.is_file() && ClipFormat::from_path(p).is_none() {
             bad.push(bad_row(
-                "not a clip file (expected .acl.sjson, .bvh, .gltf or .glb)".into(),
+                "not a clip file (expected .acl.sjson, .bvh, .gltf, .glb or .fbx)".into(),
             ));
             continue;
         }

@@ -287,7 +287,7 @@ pub fn clip_stem(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let lower = name.to_ascii_lowercase();
-    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb"] {
+    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb", ".fbx"] {
         if lower.ends_with(ext) && lower.len() > ext.len() {
             return name[..name.len() - ext.len()].to_string();
         }

@@ -1,4 +1,4 @@
-//! Importers and exporters: ACL's `.acl.sjson` clip format, BVH motion capture, glTF 2.0.
+//! Importers and exporters: ACL's `.acl.sjson` clip format, BVH motion capture, glTF 2.0, FBX.
 //!
 //! - [`load_clips`] reads any supported file (dispatch on the file name, see [`ClipFormat`]);
 //!   [`load_clips_from_bytes`] does the same for data already in memory;
@@ -7,7 +7,8 @@
 //!
 //! Conventions shared by the importers:
 //! - Units: clips are in centimetres (ACL's 0.01 cm error threshold assumes it). ACL files and
-//!   BVH are taken as they are; glTF (metres) is converted to centimetres, see [`gltf`].
+//!   BVH are taken as they are; glTF (metres) is converted to centimetres, see [`gltf`]; FBX is
+//!   converted from its own unit and axis system to centimetres, Y-up, see [`fbx`].
 //! - Rotations are normalized with f64 arithmetic; a rotation already of unit length to f32
 //!   precision (|length − 1| ≤ 1e-6) keeps its exact bits, so write → read round-trips exactly.
 //! - Errors name the file, the line when the format has lines, and what is wrong. No input makes
@@ -20,6 +21,7 @@
 
 pub mod acl;
 pub mod bvh;
+pub mod fbx;
 pub mod gltf;
 pub mod sjson;
 
@@ -75,10 +77,11 @@ pub enum ClipFormat {
     AclSjson,
     Bvh,
     Gltf,
+    Fbx,
 }
 
 impl ClipFormat {
-    /// Format from the file name (`.acl.sjson`, `.bvh`, `.gltf`, `.glb`), case-insensitive.
+    /// Format from the file name (`.acl.sjson`, `.bvh`, `.gltf`, `.glb`, `.fbx`), case-insensitive.
     pub fn from_path(path: &Path) -> Option<Self> {
         let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
         if name.ends_with(".acl.sjson") {
@@ -87,6 +90,8 @@ impl ClipFormat {
             Some(Self::Bvh)
         } else if name.ends_with(".gltf") || name.ends_with(".glb") {
             Some(Self::Gltf)
+        } else if name.ends_with(".fbx") {
+            Some(Self::Fbx)
         } else {
             None
         }
@@ -97,6 +102,7 @@ impl ClipFormat {
             Self::AclSjson => "acl.sjson",
             Self::Bvh => "bvh",
             Self::Gltf => "gltf",
+            Self::Fbx => "fbx",
         }
     }
 }
@@ -124,7 +130,7 @@ impl fmt::Display for ImportWarning {
     }
 }
 
-/// Loads every clip in a file (glTF files may hold several animations; the others hold one).
+/// Loads every clip in a file (glTF and FBX files may hold several animations; the others hold one).
 /// Warnings (see [`load_clips_with_warnings`]) are printed to stderr so nothing is dropped silently.
 pub fn load_clips(path: &Path) -> Result<Vec<RawClip>, ImportError> {
     let (clips, warnings) = load_clips_with_warnings(path)?;
@@ -142,6 +148,9 @@ pub fn load_clips_with_warnings(
     if format == ClipFormat::Gltf {
         // External buffers (`.bin`) resolve inside the file's own folder.
         return gltf::load_gltf_file_with_warnings(path);
+    }
+    if format == ClipFormat::Fbx {
+        return fbx::load_fbx_file_with_warnings(path, &fbx::FbxOptions::default());
     }
     let bytes = read_input(path)?;
     load_bytes(&bytes, path, format)
@@ -178,7 +187,7 @@ fn format_of(path: &Path) -> Result<ClipFormat, ImportError> {
         ImportError::new(
             path,
             None,
-            "unknown clip format: expected a file name ending in .acl.sjson, .bvh, .gltf or .glb",
+            "unknown clip format: expected a file name ending in .acl.sjson, .bvh, .gltf, .glb or .fbx",
         )
     })
 }
@@ -195,6 +204,7 @@ fn load_bytes(
         }
         ClipFormat::Bvh => bvh::read_bvh(bytes, path).map(|(c, w)| (vec![c], w)),
         ClipFormat::Gltf => gltf::load_gltf_slice_with_warnings(bytes, path),
+        ClipFormat::Fbx => fbx::read_fbx(bytes, path, &fbx::FbxOptions::default()),
     }
 }
 
@@ -408,7 +418,7 @@ pub(crate) fn file_stem(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let lower = name.to_ascii_lowercase();
-    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb"] {
+    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb", ".fbx"] {
         if lower.ends_with(ext) {
             return name[..name.len() - ext.len()].to_string();
         }
@@ -422,7 +432,7 @@ mod tests {
 
     #[test]
     fn unknown_extension_is_a_clear_error() {
-        let e = load_clips(Path::new("clip.fbx")).unwrap_err();
+        let e = load_clips(Path::new("clip.obj")).unwrap_err();
         assert!(e.message.contains("unknown clip format"), "{e}");
         let e = load_clips_from_bytes(b"", Path::new("x.txt")).unwrap_err();
         assert!(e.message.contains("unknown clip format"), "{e}");
