@@ -418,6 +418,7 @@ fn json_and_csv_reports_have_stable_keys() {
         "cancelled",
         "warnings",
         "limit",
+        "settings",
     ];
     for c in v["clips"].as_array().unwrap() {
         assert_eq!(keys(c), clip_keys.iter().map(|s| s.to_string()).collect());

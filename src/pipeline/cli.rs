@@ -2,10 +2,11 @@
 //! `convert`, `watch`): argument types and implementations, so `main.rs` stays a dispatcher.
 //! Documented in `docs/CLI.md`.
 
+use super::folder_settings::{Overrides, SettingsResolver};
 use super::report::{BatchReport, ClipReport};
 use super::watch::{WatchEventKind, WatchOptions, start_watch};
 use super::{
-    BatchOptions, CancelToken, ClipFile, Progress, clip_stem, read_input, run_batch_with,
+    BatchOptions, CancelToken, ClipFile, Progress, clip_stem, read_input, run_batch_configured,
     sanitize_name, scan_with_special, write_atomic,
 };
 use crate::anim::formats::{self, ClipFormat};
@@ -18,12 +19,18 @@ use std::sync::atomic::Ordering;
 /// Compression settings shared by `compress` and `watch`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SettingsArgs {
-    /// Largest error allowed, in cm (object-space virtual-vertex distance).
-    #[arg(long = "error-threshold", value_name = "CM", default_value_t = 0.01)]
-    pub error_threshold: f32,
-    /// Virtual-vertex (shell) distance for every bone, in cm (default: each bone's own, 3 cm unless the clip says).
+    /// Largest error allowed, in cm (object-space virtual-vertex distance); wins over the
+    /// folders' clipforge.toml [default: the folder's, else 0.01].
+    #[arg(long = "error-threshold", value_name = "CM")]
+    pub error_threshold: Option<f32>,
+    /// Virtual-vertex (shell) distance for every bone, in cm; wins over clipforge.toml (default:
+    /// the folder's, else each bone's own, 3 cm unless the clip says).
     #[arg(long = "shell-distance", value_name = "CM")]
     pub shell_distance: Option<f32>,
+    /// Leave out the clips whose path relative to the input folder matches this regular
+    /// expression (repeatable; added to the folders' clipforge.toml `exclude`).
+    #[arg(long = "exclude", value_name = "REGEX")]
+    pub exclude: Vec<String>,
     /// Worker threads (0 = all cores).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
     pub jobs: usize,
@@ -53,11 +60,13 @@ impl MemoryArgs {
 }
 
 impl SettingsArgs {
-    pub fn settings(&self) -> Result<CompressionSettings, String> {
-        if !(self.error_threshold.is_finite() && self.error_threshold > 0.0) {
+    /// The options given explicitly: they win over every folder's clipforge.toml.
+    pub fn overrides(&self) -> Result<Overrides, String> {
+        if let Some(t) = self.error_threshold
+            && !(t.is_finite() && t > 0.0)
+        {
             return Err(format!(
-                "--error-threshold must be a positive number of cm, got {}",
-                self.error_threshold
+                "--error-threshold must be a positive number of cm, got {t}"
             ));
         }
         if let Some(d) = self.shell_distance
@@ -67,10 +76,28 @@ impl SettingsArgs {
                 "--shell-distance must be a positive number of cm, got {d}"
             ));
         }
-        Ok(CompressionSettings {
+        let exclude = self
+            .exclude
+            .iter()
+            .map(|p| {
+                regex::Regex::new(p).map_err(|e| {
+                    format!(
+                        "--exclude '{p}': not a valid regular expression: {}",
+                        e.to_string().lines().last().unwrap_or_default().trim()
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Overrides {
             error_threshold: self.error_threshold,
             shell_distance: self.shell_distance,
+            exclude,
         })
+    }
+
+    /// The settings a clip gets when neither a folder file nor this command line says.
+    pub fn defaults(&self) -> CompressionSettings {
+        CompressionSettings::default()
     }
 }
 
@@ -146,11 +173,26 @@ pub struct ConvertArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct WatchArgs {
     /// Folder to watch (recursively).
-    #[arg(value_name = "IN")]
-    pub input: PathBuf,
+    #[arg(
+        value_name = "IN",
+        required_unless_present = "pipelines",
+        conflicts_with = "pipelines"
+    )]
+    pub input: Option<PathBuf>,
     /// Output folder (mirrors the input tree).
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub output: PathBuf,
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "OUT",
+        required_unless_present = "pipelines",
+        conflicts_with = "pipelines"
+    )]
+    pub output: Option<PathBuf>,
+    /// Run every `[[pipeline]]` of this TOML file (input, output and settings each), all in
+    /// this process; see docs/PIPELINE.md. The settings options then apply to every pipeline
+    /// that does not set them itself.
+    #[arg(long = "pipelines", value_name = "FILE.toml")]
+    pub pipelines: Option<PathBuf>,
     #[command(flatten)]
     pub settings: SettingsArgs,
 }
@@ -273,10 +315,11 @@ pub fn collect_files(paths: &[PathBuf], output: &Path) -> Collected {
 /// `clipforge compress PATH... -o OUTDIR`: exit code 1 when any clip failed.
 pub fn run_compress(args: &CompressArgs) -> ExitCode {
     args.settings.memory.apply();
-    let settings = match args.settings.settings() {
+    let overrides = match args.settings.overrides() {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    let settings = args.settings.defaults();
     if let Err(e) = std::fs::create_dir_all(&args.output) {
         return fail(format!(
             "{}: cannot create the output folder: {e}",
@@ -302,6 +345,19 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         bad,
         special,
     } = collect_files(&args.paths, &args.output);
+    // Exclude patterns (command line and folder files), over the path relative to its input.
+    let excluder = SettingsResolver::new(settings.clone(), overrides.clone());
+    let before = files.len();
+    let files: Vec<ClipFile> = files
+        .into_iter()
+        .filter(|f| {
+            !excluder.excluded(
+                &super::folder_settings::root_of(&f.path, &f.relative),
+                &f.path,
+            )
+        })
+        .collect();
+    let excluded = before - files.len();
     for s in &special {
         say!("warning: {}", s.message());
     }
@@ -348,7 +404,15 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
             say!("{line}");
         }
     };
-    let mut report = run_batch_with(&files, &options, &progress, &cancel, &on_row);
+    let mut report =
+        run_batch_configured(&files, &options, &overrides, &progress, &cancel, &on_row);
+    // Settings warnings (e.g. `[[bone]]` tables not applied yet): once each.
+    let mut warned = std::collections::BTreeSet::new();
+    for w in report.clips.iter().flat_map(|r| &r.warnings) {
+        if w.contains(super::folder_settings::BONE_OVERRIDES_WARNING) && warned.insert(w.clone()) {
+            say!("warning: {w}");
+        }
+    }
     if tty && quiet {
         use std::io::Write as _;
         let _ = write!(std::io::stderr(), "\r\x1b[K");
@@ -359,6 +423,9 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     report.clips.extend(bad);
     report.recompute_totals();
     print_summary(&report);
+    if excluded > 0 {
+        say!("{excluded} clip file(s) left out by exclude patterns");
+    }
     if !special.is_empty() {
         say!(
             "{} special file(s) skipped (not regular files, not named like clips)",
@@ -864,26 +931,93 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
 // ---------------------------------------------------------------------------------------------
 // watch
 
-/// `clipforge watch IN -o OUT`: runs until killed, one line per event on stdout.
+/// One watch to start: a name (for the log lines; empty for a single watch), its input and
+/// its options.
+struct WatchPlan {
+    name: String,
+    input: PathBuf,
+    options: WatchOptions,
+}
+
+/// The watches `clipforge watch` runs: one for `IN -o OUT`, one per pipeline for `--pipelines`.
+fn watch_plans(args: &WatchArgs) -> Result<Vec<WatchPlan>, String> {
+    let overrides = args.settings.overrides()?;
+    let defaults = args.settings.defaults();
+    let Some(file) = &args.pipelines else {
+        let (Some(input), Some(output)) = (&args.input, &args.output) else {
+            return Err("watch needs IN and -o OUT, or --pipelines FILE.toml".into());
+        };
+        let mut options = WatchOptions::new(defaults, output);
+        options.batch.jobs = args.settings.jobs;
+        options.batch.use_skip_cache = !args.settings.no_skip;
+        options.overrides = overrides;
+        return Ok(vec![WatchPlan {
+            name: String::new(),
+            input: input.clone(),
+            options,
+        }]);
+    };
+    let parsed = super::pipelines::PipelinesFile::load(file).map_err(|e| e.to_string())?;
+    super::pipelines::check_overlaps(&parsed.pipelines)?;
+    if args.settings.memory.max_memory.is_none()
+        && let Some(bytes) = parsed.max_memory
+    {
+        crate::anim::limits::set_max_memory_bytes(bytes);
+    }
+    Ok(parsed
+        .pipelines
+        .into_iter()
+        .map(|p| {
+            let mut options = WatchOptions::new(defaults.clone(), &p.output);
+            options.batch.jobs = if p.jobs > 0 {
+                p.jobs
+            } else {
+                args.settings.jobs
+            };
+            options.batch.use_skip_cache = !(p.no_skip || args.settings.no_skip);
+            // The pipeline's own keys win; the command line's apply to the others.
+            let mut exclude = overrides.exclude.clone();
+            exclude.extend(p.exclude);
+            options.overrides = Overrides {
+                error_threshold: p.error_threshold.or(overrides.error_threshold),
+                shell_distance: p.shell_distance.or(overrides.shell_distance),
+                exclude,
+            };
+            WatchPlan {
+                name: p.name,
+                input: p.input,
+                options,
+            }
+        })
+        .collect())
+}
+
+/// `clipforge watch IN -o OUT` or `clipforge watch --pipelines FILE.toml`: runs until killed
+/// (SIGINT or SIGTERM stop every watch cleanly), one line per event on stdout. Each watch first
+/// catches up with what changed while nothing watched it.
 pub fn run_watch(args: &WatchArgs) -> ExitCode {
     args.settings.memory.apply();
-    let settings = match args.settings.settings() {
-        Ok(s) => s,
+    let plans = match watch_plans(args) {
+        Ok(p) => p,
         Err(e) => return fail(e),
     };
-    let mut opts = WatchOptions::new(settings, &args.output);
-    opts.batch.jobs = args.settings.jobs;
-    opts.batch.use_skip_cache = !args.settings.no_skip;
-    let mut handle = match start_watch(&args.input, opts) {
-        Ok(h) => h,
-        Err(e) => return fail(e),
-    };
-    // The first signal stops the watch through its own stop (the clip in flight is abandoned
+    let mut handles = Vec::with_capacity(plans.len());
+    for plan in plans {
+        match start_watch(&plan.input, plan.options) {
+            Ok(h) => handles.push((plan.name, h)),
+            Err(e) if plan.name.is_empty() => return fail(e),
+            Err(e) => return fail(format!("pipeline '{}': {e}", plan.name)),
+        }
+    }
+    // The first signal stops every watch through its own stop (the clip in flight is abandoned
     // without a partial file, the skip cache is saved); a second one exits at once.
-    let interrupt = match super::interrupt::install(
+    let interrupt = match super::interrupt::install_many(
         CancelToken::default(),
         "stopping the watch (interrupt again to stop at once)".into(),
-        handle.output_root().to_path_buf(),
+        handles
+            .iter()
+            .map(|(_, h)| h.output_root().to_path_buf())
+            .collect(),
     ) {
         Ok(i) => Some(i),
         Err(e) => {
@@ -891,35 +1025,56 @@ pub fn run_watch(args: &WatchArgs) -> ExitCode {
             None
         }
     };
-    say!(
-        "watching {} -> {} (Ctrl-C to stop)",
-        handle.input_root().display(),
-        handle.output_root().display()
-    );
+    for (name, h) in &handles {
+        say!(
+            "{}watching {} -> {} (Ctrl-C to stop)",
+            prefix(name),
+            h.input_root().display(),
+            h.output_root().display()
+        );
+    }
     loop {
         if interrupt.as_ref().is_some_and(|i| i.received().is_some()) {
-            handle.stop();
-            while let Ok(ev) = handle.events().try_recv() {
-                print_watch_event(&ev);
+            for (name, h) in &mut handles {
+                h.stop();
+                while let Ok(ev) = h.events().try_recv() {
+                    print_watch_event(name, &ev);
+                }
             }
             say!("watch stopped");
             return ExitCode::SUCCESS;
         }
-        let ev = match handle
-            .events()
-            .recv_timeout(std::time::Duration::from_millis(100))
-        {
-            Ok(ev) => ev,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-        };
-        print_watch_event(&ev);
+        let mut any = false;
+        let mut running = false;
+        for (name, h) in &handles {
+            while let Ok(ev) = h.events().try_recv() {
+                print_watch_event(name, &ev);
+                any = true;
+            }
+            running |= h.is_running();
+        }
+        if !running {
+            break;
+        }
+        if !any {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
     ExitCode::SUCCESS
 }
 
+/// `[name] ` before a pipeline's lines, nothing for a single watch.
+fn prefix(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!("[{name}] ")
+    }
+}
+
 /// One line on stdout per watch event.
-fn print_watch_event(ev: &super::watch::WatchEvent) {
+fn print_watch_event(name: &str, ev: &super::watch::WatchEvent) {
+    let pre = prefix(name);
     let outs = ev
         .outputs
         .iter()
@@ -934,15 +1089,15 @@ fn print_watch_event(ev: &super::watch::WatchEvent) {
                 .map(|r| r.max_error_cm)
                 .fold(0.0, f64::max);
             out!(
-                "compressed {} -> {outs} (max error {worst:.4} cm)",
+                "{pre}compressed {} -> {outs} (max error {worst:.4} cm)",
                 ev.path.display()
             );
         }
-        WatchEventKind::Skipped => out!("up to date {} -> {outs}", ev.path.display()),
-        WatchEventKind::Failed(m) => out!("FAILED     {m}"),
+        WatchEventKind::Skipped => out!("{pre}up to date {} -> {outs}", ev.path.display()),
+        WatchEventKind::Failed(m) => out!("{pre}FAILED     {m}"),
         WatchEventKind::Removed => {
-            out!("removed    {} (deleted: {outs})", ev.path.display())
+            out!("{pre}removed    {} (deleted: {outs})", ev.path.display())
         }
-        WatchEventKind::WatchError(m) => out!("watch error {}: {m}", ev.path.display()),
+        WatchEventKind::WatchError(m) => out!("{pre}watch error {}: {m}", ev.path.display()),
     }
 }

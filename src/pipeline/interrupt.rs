@@ -35,11 +35,21 @@ impl Interrupt {
 /// `first_message` and cancels `cancel`; a second one prints a line, removes the temporary files
 /// this process has under `output_root` and exits with [`EXIT_INTERRUPTED`] without waiting for
 /// anything else.
-#[cfg(unix)]
 pub fn install(
     cancel: CancelToken,
     first_message: String,
     output_root: PathBuf,
+) -> std::io::Result<Interrupt> {
+    install_many(cancel, first_message, vec![output_root])
+}
+
+/// [`install`] for a process writing into several output folders (`watch --pipelines`): a
+/// second signal removes this process's temporary files from each of them.
+#[cfg(unix)]
+pub fn install_many(
+    cancel: CancelToken,
+    first_message: String,
+    output_roots: Vec<PathBuf>,
 ) -> std::io::Result<Interrupt> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
@@ -61,7 +71,9 @@ pub fn install(
                         std::io::stderr(),
                         "\nclipforge: interrupted again: stopping now"
                     );
-                    remove_own_temp_files(&output_root);
+                    for root in &output_roots {
+                        remove_own_temp_files(root);
+                    }
                     // _exit: no destructor or atexit handler can block it (the workers still run).
                     signal_hook::low_level::exit(i32::from(EXIT_INTERRUPTED));
                 }
@@ -72,10 +84,10 @@ pub fn install(
 
 /// Without Unix signals: nothing is installed and no signal is ever reported.
 #[cfg(not(unix))]
-pub fn install(
+pub fn install_many(
     _cancel: CancelToken,
     _first_message: String,
-    _output_root: PathBuf,
+    _output_roots: Vec<PathBuf>,
 ) -> std::io::Result<Interrupt> {
     Ok(Interrupt {
         received: Arc::new(AtomicI32::new(0)),

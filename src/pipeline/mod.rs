@@ -5,7 +5,9 @@
 
 pub mod cache;
 pub mod cli;
+pub mod folder_settings;
 pub mod interrupt;
+pub mod pipelines;
 pub mod report;
 pub mod watch;
 
@@ -443,12 +445,14 @@ pub(crate) struct FileJob<'a> {
     pub base: PathBuf,
     pub options: &'a BatchOptions,
     pub settings_key: &'a str,
+    /// The settings that apply to this file (folder settings and explicit options merged).
+    pub resolved: &'a folder_settings::Resolved,
     pub cache: &'a SkipCache,
     pub cancel: &'a CancelToken,
     pub progress: &'a Progress,
 }
 
-fn row_for(file: &ClipFile, clip: &str) -> ClipReport {
+pub(crate) fn row_for(file: &ClipFile, clip: &str) -> ClipReport {
     ClipReport {
         input: file.path.display().to_string(),
         clip: clip.to_string(),
@@ -631,6 +635,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
             compress_one(job, clip, &name, &rel_out)
         };
         row.warnings = warnings.clone();
+        row.warnings.extend(job.resolved.warnings.iter().cloned());
         job.progress.record(&row);
         if row.error.is_none() {
             written.push(cache::CachedOutput {
@@ -707,7 +712,9 @@ pub(crate) fn input_root_of(file: &ClipFile) -> String {
 /// compressor's own float64 check of the very bytes written (decoded, measured against `clip`).
 fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> ClipReport {
     let file = job.file;
-    let settings = &job.options.settings;
+    let settings = &job.resolved.compression;
+    // The compressor works in the clip's units; the report is in cm.
+    let k = job.resolved.cm_per_unit();
     let out_path = job.options.output_root.join(rel_out);
     let mut row = ClipReport {
         output: Some(out_path.display().to_string()),
@@ -716,6 +723,7 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
         sample_rate: clip.sample_rate,
         duration_s: clip.duration(),
         raw_bytes: clip.raw_size_bytes() as u64,
+        settings: Some(job.resolved.clip.clone()),
         ..row_for(file, name)
     };
     let fail = |mut row: ClipReport, msg: String| {
@@ -752,8 +760,8 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
     } else {
         0.0
     };
-    row.max_error_cm = stats.max;
-    row.mean_error_cm = stats.mean;
+    row.max_error_cm = stats.max * k;
+    row.mean_error_cm = stats.mean * k;
     if clip.num_bones() > 0 && clip.num_samples > 0 {
         row.worst_bone = clip.skeleton.names.get(stats.worst_bone).cloned();
         row.worst_sample = Some(stats.worst_sample);
@@ -764,8 +772,8 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
     row.animated_subtracks = s.animated_subtracks;
     row.segments = s.segments;
     row.looping = s.looping;
-    row.per_bone_max_error_cm = stats.per_bone_max;
-    row.per_sample_max_error_cm = stats.per_sample_max;
+    row.per_bone_max_error_cm = stats.per_bone_max.iter().map(|e| e * k).collect();
+    row.per_sample_max_error_cm = stats.per_sample_max.iter().map(|e| e * k).collect();
     row
 }
 
@@ -796,7 +804,10 @@ pub fn cached_results(
     if cache.is_empty() {
         return vec![None; files.len()];
     }
-    let skey = settings_key(&options.settings);
+    let resolver = folder_settings::SettingsResolver::new(
+        options.settings.clone(),
+        folder_settings::Overrides::default(),
+    );
     let bases = plan_outputs(files);
     let lookup = || -> Vec<Option<Vec<ClipReport>>> {
         files
@@ -807,6 +818,14 @@ pub fn cached_results(
                     return None;
                 }
                 let entry = cache.get(&cache::cache_key(&file.relative))?;
+                let skey = resolver
+                    .resolve(
+                        &folder_settings::root_of(&file.path, &file.relative),
+                        &file.path,
+                        file.format,
+                    )
+                    .ok()?
+                    .settings_key();
                 // Settings, output base and outputs first: the input is read only if they match.
                 if !entry.matches_run(&skey, base, &options.output_root) {
                     return None;
@@ -837,6 +856,29 @@ pub fn run_batch_with(
     cancel: &CancelToken,
     on_row: &(dyn Fn(&ClipReport) + Sync),
 ) -> BatchReport {
+    run_batch_configured(
+        files,
+        options,
+        &folder_settings::Overrides::default(),
+        progress,
+        cancel,
+        on_row,
+    )
+}
+
+/// [`run_batch_with`] with explicit options (`overrides`, from a command line or a pipeline)
+/// that win over the folders' `clipforge.toml` files; `options.settings` are the defaults used
+/// when neither says. Exclude patterns are not applied here (the caller filters `files`).
+pub fn run_batch_configured(
+    files: &[ClipFile],
+    options: &BatchOptions,
+    overrides: &folder_settings::Overrides,
+    progress: &Progress,
+    cancel: &CancelToken,
+    on_row: &(dyn Fn(&ClipReport) + Sync),
+) -> BatchReport {
+    let resolver =
+        folder_settings::SettingsResolver::new(options.settings.clone(), overrides.clone());
     let start = Instant::now();
     for p in interrupt::remove_stale_temp_files(&options.output_root) {
         use std::io::Write as _;
@@ -849,7 +891,6 @@ pub fn run_batch_with(
     progress
         .total_clips
         .fetch_add(files.len() as u64, Ordering::Relaxed);
-    let skey = settings_key(&options.settings);
     let cache = SkipCache::load(&options.output_root);
     let bases = plan_outputs(files);
 
@@ -881,11 +922,32 @@ pub fn run_batch_with(
             on_row(&row);
             return vec![row];
         }
+        let resolved = match resolver.resolve(
+            &folder_settings::root_of(&file.path, &file.relative),
+            &file.path,
+            file.format,
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                let row = ClipReport {
+                    error: Some(format!(
+                        "{}: not compressed: the folder settings do not apply: {e}",
+                        file.path.display()
+                    )),
+                    ..row_for(file, &clip_stem(&file.path))
+                };
+                progress.record(&row);
+                on_row(&row);
+                return vec![row];
+            }
+        };
+        let skey = resolved.settings_key();
         let job = FileJob {
             file,
             base: bases[i].clone(),
             options,
             settings_key: &skey,
+            resolved: &resolved,
             cache: &cache,
             cancel,
             progress,

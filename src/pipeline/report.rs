@@ -51,6 +51,10 @@ pub struct ClipReport {
     /// budget, `--max-memory`). `error` gives the figures.
     #[serde(default)]
     pub limit: Option<String>,
+    /// The settings the clip was compressed with (folder settings and explicit options merged;
+    /// thresholds in cm). `None` for rows of inputs that were never compressed.
+    #[serde(default)]
+    pub settings: Option<super::folder_settings::ClipSettings>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

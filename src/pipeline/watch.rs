@@ -68,6 +68,9 @@ pub struct WatchOptions {
     pub initial_scan: bool,
     /// Run the watch's worker threads at a lower CPU priority (the app: its UI comes first).
     pub low_priority: bool,
+    /// Explicit options (a command line, a pipeline) that win over the folders' `clipforge.toml`
+    /// files, and extra exclude patterns. `batch.settings` are the defaults.
+    pub overrides: super::folder_settings::Overrides,
     /// Test seam: called with each file's path after it was processed and before the worker
     /// checks whether it changed meanwhile, so a test can change it at exactly that moment.
     #[doc(hidden)]
@@ -102,6 +105,7 @@ impl WatchOptions {
             debounce: Duration::from_millis(200),
             initial_scan: true,
             low_priority: false,
+            overrides: Default::default(),
             after_process_hook: None,
         }
     }
@@ -192,7 +196,10 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
     let cancel = CancelToken::default();
     let mut worker = Worker {
         cache: SkipCache::load(&out),
-        settings_key: super::settings_key(&options.batch.settings),
+        resolver: super::folder_settings::SettingsResolver::new(
+            options.batch.settings.clone(),
+            options.overrides.clone(),
+        ),
         root: root.clone(),
         opts: options,
         pending: HashMap::new(),
@@ -242,7 +249,8 @@ struct Pending {
 
 struct Worker {
     cache: SkipCache,
-    settings_key: String,
+    /// Folder settings; forgotten whenever a `clipforge.toml` changes.
+    resolver: super::folder_settings::SettingsResolver,
     root: PathBuf,
     opts: WatchOptions,
     pending: HashMap<PathBuf, Pending>,
@@ -326,7 +334,25 @@ impl Worker {
         rel.components().enumerate().any(|(i, c)| {
             let dot = c.as_os_str().to_string_lossy().starts_with('.');
             dot && (i + 1 < n || path.is_dir())
-        })
+        }) || (!path.is_dir() && self.resolver.excluded(&self.root, path))
+    }
+
+    /// A `clipforge.toml` appeared, changed or went away: every clip under its folder is looked
+    /// at again (the skip cache key holds the effective settings, so only the clips whose
+    /// settings changed are recompressed).
+    fn settings_file_changed(&mut self, path: &Path) -> bool {
+        if path.file_name() != Some(std::ffi::OsStr::new(super::folder_settings::FILE_NAME))
+            || self.ignored_parent(path)
+        {
+            return false;
+        }
+        self.resolver.invalidate();
+        if let Some(dir) = path.parent() {
+            self.rescan(&dir.to_path_buf(), false);
+            // Clips newly excluded keep their outputs; clips no longer excluded are picked up
+            // by the rescan above.
+        }
+        true
     }
 
     fn handle(&mut self, result: DebounceEventResult) {
@@ -477,6 +503,9 @@ impl Worker {
         if self.ignored(path) {
             return;
         }
+        if self.settings_file_changed(path) {
+            return;
+        }
         let Ok(meta) = std::fs::metadata(path) else {
             return;
         };
@@ -578,7 +607,7 @@ impl Worker {
             self.touched(path);
             return;
         }
-        if self.ignored_parent(path) {
+        if self.ignored_parent(path) || self.settings_file_changed(path) {
             return;
         }
         self.pending.retain(|p, _| !p.starts_with(path));
@@ -658,11 +687,30 @@ impl Worker {
         let work = |(path, _, _, _): &(PathBuf, Option<Sig>, u32, bool)| {
             let file = ClipFile::new(&self.root, path)?;
             let base = super::output_base_on_disk(&file);
+            let resolved = match self.resolver.resolve(&self.root, path, file.format) {
+                Ok(r) => r,
+                Err(e) => {
+                    let row = ClipReport {
+                        error: Some(format!(
+                            "{}: not compressed: the folder settings do not apply: {e}",
+                            path.display()
+                        )),
+                        ..super::row_for(&file, &super::clip_stem(path))
+                    };
+                    return Some(super::FileOutcome {
+                        rows: vec![row],
+                        import_failed: false,
+                        outputs: Vec::new(),
+                    });
+                }
+            };
+            let skey = resolved.settings_key();
             let job = FileJob {
                 file: &file,
                 base,
                 options: &self.opts.batch,
-                settings_key: &self.settings_key,
+                settings_key: &skey,
+                resolved: &resolved,
                 cache: &self.cache,
                 cancel: &self.cancel,
                 progress: &progress,

@@ -1,0 +1,525 @@
+//! Folder settings: a `clipforge.toml` in a folder sets the compression defaults of the clips
+//! under it (error threshold, shell distance, the units of formats that carry none, exclude
+//! patterns). Owns parsing that file, finding the nearest one for a clip (bounded to the input
+//! root), merging it with the explicit options of a command line or a pipeline, and the settings
+//! each clip was compressed with ([`ClipSettings`], recorded in its report row and in the skip
+//! cache key). Documented in `docs/PIPELINE.md` ("Folder settings").
+
+use crate::anim::CompressionSettings;
+use crate::anim::formats::ClipFormat;
+use regex::Regex;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use toml::Spanned;
+
+/// File name of the folder settings file.
+pub const FILE_NAME: &str = "clipforge.toml";
+
+/// Largest settings file read (it holds a handful of keys; anything bigger is not one).
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// The warning given while `[[bone]]` tables are parsed but not applied.
+pub const BONE_OVERRIDES_WARNING: &str = "per-bone overrides are not applied yet";
+
+/// Length unit of a clip file's positions, for the formats that do not say (BVH, ACL).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Units {
+    #[default]
+    Cm,
+    M,
+    Mm,
+    In,
+}
+
+impl Units {
+    /// Centimetres in one unit.
+    pub fn cm_per_unit(self) -> f64 {
+        match self {
+            Units::Cm => 1.0,
+            Units::M => 100.0,
+            Units::Mm => 0.1,
+            Units::In => 2.54,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "cm" => Some(Units::Cm),
+            "m" => Some(Units::M),
+            "mm" => Some(Units::Mm),
+            "in" => Some(Units::In),
+            _ => None,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Units::Cm => "cm",
+            Units::M => "m",
+            Units::Mm => "mm",
+            Units::In => "in",
+        }
+    }
+}
+
+/// A `[[bone]]` table: reserved for per-bone overrides (parsed and kept, not applied yet).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoneOverride {
+    /// Glob over bone names (`*Finger*`).
+    pub pattern: String,
+    pub error_threshold: Option<f32>,
+    pub shell_distance: Option<f32>,
+}
+
+/// A parsed `clipforge.toml`.
+#[derive(Clone, Debug)]
+pub struct FolderSettings {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// In cm.
+    pub error_threshold: Option<f32>,
+    /// In cm.
+    pub shell_distance: Option<f32>,
+    pub units: Option<Units>,
+    /// Regexes over the path relative to the input root (`/` separators).
+    pub exclude: Vec<Regex>,
+    pub bones: Vec<BoneOverride>,
+}
+
+/// A settings (or pipelines) file that cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{path}: cannot read: {message}")]
+    Read { path: String, message: String },
+    #[error("{path}: line {line}: {message}")]
+    Invalid {
+        path: String,
+        line: usize,
+        message: String,
+    },
+}
+
+/// 1-based line of a byte offset.
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Turns a `toml` error into one naming the file and line (the message names the key).
+pub(crate) fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> SettingsError {
+    let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
+    SettingsError::Invalid {
+        path: path.display().to_string(),
+        line,
+        message: e.message().trim().to_string(),
+    }
+}
+
+/// An error about one key's value.
+pub(crate) fn value_error(
+    path: &Path,
+    text: &str,
+    span: std::ops::Range<usize>,
+    key: &str,
+    problem: &str,
+) -> SettingsError {
+    SettingsError::Invalid {
+        path: path.display().to_string(),
+        line: line_of(text, span.start),
+        message: format!("`{key}`: {problem}"),
+    }
+}
+
+/// A positive, finite length in cm.
+pub(crate) fn positive(
+    path: &Path,
+    text: &str,
+    v: &Option<Spanned<f64>>,
+    key: &str,
+) -> Result<Option<f32>, SettingsError> {
+    match v {
+        None => Ok(None),
+        Some(s) => {
+            let x = *s.get_ref();
+            if x.is_finite() && x > 0.0 && x <= f32::MAX as f64 {
+                Ok(Some(x as f32))
+            } else {
+                Err(value_error(
+                    path,
+                    text,
+                    s.span(),
+                    key,
+                    &format!("must be a positive number of cm, got {x}"),
+                ))
+            }
+        }
+    }
+}
+
+/// Compiles exclude patterns, naming the file, line and pattern on error.
+pub(crate) fn compile_excludes(
+    path: &Path,
+    text: &str,
+    v: &Option<Vec<Spanned<String>>>,
+) -> Result<Vec<Regex>, SettingsError> {
+    let mut out = Vec::new();
+    for p in v.iter().flatten() {
+        let re = Regex::new(p.get_ref()).map_err(|e| {
+            value_error(
+                path,
+                text,
+                p.span(),
+                "exclude",
+                &format!(
+                    "'{}' is not a valid regular expression: {}",
+                    p.get_ref(),
+                    e.to_string().lines().last().unwrap_or_default().trim()
+                ),
+            )
+        })?;
+        out.push(re);
+    }
+    Ok(out)
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    error_threshold: Option<Spanned<f64>>,
+    shell_distance: Option<Spanned<f64>>,
+    units: Option<Spanned<String>>,
+    exclude: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    bone: Vec<RawBone>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBone {
+    #[serde(rename = "match")]
+    pattern: Spanned<String>,
+    error_threshold: Option<Spanned<f64>>,
+    shell_distance: Option<Spanned<f64>>,
+}
+
+impl FolderSettings {
+    /// Parses the text of a `clipforge.toml` read from `path`.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, SettingsError> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+        let units = match &raw.units {
+            None => None,
+            Some(u) => Some(Units::parse(u.get_ref()).ok_or_else(|| {
+                value_error(
+                    path,
+                    text,
+                    u.span(),
+                    "units",
+                    &format!(
+                        "'{}' is not a unit; expected \"cm\", \"m\", \"mm\" or \"in\"",
+                        u.get_ref()
+                    ),
+                )
+            })?),
+        };
+        let mut bones = Vec::new();
+        for b in &raw.bone {
+            if b.pattern.get_ref().is_empty() {
+                return Err(value_error(
+                    path,
+                    text,
+                    b.pattern.span(),
+                    "match",
+                    "must not be empty",
+                ));
+            }
+            bones.push(BoneOverride {
+                pattern: b.pattern.get_ref().clone(),
+                error_threshold: positive(path, text, &b.error_threshold, "error_threshold")?,
+                shell_distance: positive(path, text, &b.shell_distance, "shell_distance")?,
+            });
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            error_threshold: positive(path, text, &raw.error_threshold, "error_threshold")?,
+            shell_distance: positive(path, text, &raw.shell_distance, "shell_distance")?,
+            units,
+            exclude: compile_excludes(path, text, &raw.exclude)?,
+            bones,
+        })
+    }
+
+    /// Reads and parses `path` (a regular file, checked on its handle).
+    pub fn load(path: &Path) -> Result<Self, SettingsError> {
+        let read_err = |message: String| SettingsError::Read {
+            path: path.display().to_string(),
+            message,
+        };
+        let bytes =
+            crate::fsio::read_regular(path, MAX_FILE_BYTES).map_err(|e| read_err(e.to_string()))?;
+        if bytes.is_empty() {
+            // An empty file sets nothing: valid, and worth no error.
+            return Self::parse(path, "");
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            read_err(format!(
+                "not UTF-8 text (byte {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        Self::parse(path, &text)
+    }
+}
+
+/// Options given explicitly (command line, pipeline): they win over every folder file.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// In cm.
+    pub error_threshold: Option<f32>,
+    /// In cm.
+    pub shell_distance: Option<f32>,
+    /// Regexes over the path relative to the input root; added to the folder files' own.
+    pub exclude: Vec<Regex>,
+}
+
+/// The settings one clip was compressed with, as its report row records them.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClipSettings {
+    /// Always in cm, whatever the clip's units.
+    pub error_threshold_cm: f32,
+    /// In cm; `None`: each bone's own.
+    pub shell_distance_cm: Option<f32>,
+    /// Units the clip file's positions were read in (`cm` for glTF, converted from metres by
+    /// the importer).
+    pub units: Units,
+    /// The `clipforge.toml` that applied, if any.
+    pub settings_file: Option<String>,
+}
+
+/// What applies to one clip file.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// For the compressor, in the clip's own units.
+    pub compression: CompressionSettings,
+    /// What the report records (cm).
+    pub clip: ClipSettings,
+    /// Warnings about the settings (e.g. `[[bone]]` tables not applied yet).
+    pub warnings: Vec<String>,
+}
+
+impl Resolved {
+    /// Centimetres per clip unit (multiplies the compressor's error figures into cm).
+    pub fn cm_per_unit(&self) -> f64 {
+        self.clip.units.cm_per_unit()
+    }
+
+    /// The skip cache's key for these settings: changing any of them recompresses. For clips in
+    /// cm (every clip before folder settings existed) it is the key older versions wrote.
+    pub fn settings_key(&self) -> String {
+        let mut key = format!(
+            "error_threshold={:?};shell_distance={:?}",
+            self.clip.error_threshold_cm, self.clip.shell_distance_cm
+        );
+        if self.clip.units != Units::Cm {
+            key.push_str(";units=");
+            key.push_str(self.clip.units.label());
+        }
+        key.push_str(";codec=");
+        key.push_str(super::codec_fingerprint());
+        key
+    }
+}
+
+type Found = Result<Option<Arc<FolderSettings>>, SettingsError>;
+
+/// Finds the folder settings of clips and merges them with the defaults and explicit options.
+/// Files are read once per resolver (a watch calls [`Self::invalidate`] when one changes).
+#[derive(Debug)]
+pub struct SettingsResolver {
+    defaults: CompressionSettings,
+    overrides: Overrides,
+    /// Folder → the settings file found in that very folder.
+    files: Mutex<HashMap<PathBuf, Found>>,
+}
+
+impl SettingsResolver {
+    /// `defaults`: what applies when neither a folder file nor an explicit option says (cm).
+    pub fn new(defaults: CompressionSettings, overrides: Overrides) -> Self {
+        Self {
+            defaults,
+            overrides,
+            files: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Forgets every file read (one changed).
+    pub fn invalidate(&self) {
+        self.files.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    fn in_folder(&self, dir: &Path) -> Found {
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = files.get(dir) {
+            return f.clone();
+        }
+        let p = dir.join(FILE_NAME);
+        let found = match std::fs::symlink_metadata(&p) {
+            Err(_) => Ok(None),
+            Ok(_) => FolderSettings::load(&p).map(|s| Some(Arc::new(s))),
+        };
+        files.insert(dir.to_path_buf(), found.clone());
+        found
+    }
+
+    /// The nearest `clipforge.toml` from `path`'s folder up to `root` (inclusive, never above).
+    pub fn nearest(&self, root: &Path, path: &Path) -> Found {
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if !d.starts_with(root) {
+                break;
+            }
+            if let Some(f) = self.in_folder(d)? {
+                return Ok(Some(f));
+            }
+            if d == root {
+                break;
+            }
+            dir = d.parent();
+        }
+        Ok(None)
+    }
+
+    /// True when `path` (under `root`) matches an explicit exclude pattern or one of its nearest
+    /// settings file's. A settings file that does not parse excludes nothing (its error is
+    /// reported on the clips under it).
+    pub fn excluded(&self, root: &Path, path: &Path) -> bool {
+        let Ok(rel) = path.strip_prefix(root) else {
+            return false;
+        };
+        let rel = super::cache::cache_key(rel);
+        if self.overrides.exclude.iter().any(|r| r.is_match(&rel)) {
+            return true;
+        }
+        matches!(self.nearest(root, path), Ok(Some(f)) if f.exclude.iter().any(|r| r.is_match(&rel)))
+    }
+
+    /// The settings of the clip file `path` of format `format`, under input root `root`.
+    pub fn resolve(
+        &self,
+        root: &Path,
+        path: &Path,
+        format: ClipFormat,
+    ) -> Result<Resolved, SettingsError> {
+        let folder = self.nearest(root, path)?;
+        let f = folder.as_deref();
+        let error_threshold_cm = self
+            .overrides
+            .error_threshold
+            .or(f.and_then(|f| f.error_threshold))
+            .unwrap_or(self.defaults.error_threshold);
+        let shell_distance_cm = self
+            .overrides
+            .shell_distance
+            .or(f.and_then(|f| f.shell_distance))
+            .or(self.defaults.shell_distance);
+        // glTF is in metres by specification and its importer converts to cm: `units` only
+        // concerns the formats that carry none (BVH, ACL).
+        let units = match format {
+            ClipFormat::Gltf => Units::Cm,
+            _ => f.and_then(|f| f.units).unwrap_or_default(),
+        };
+        let k = units.cm_per_unit();
+        let to_units = |cm: f32| (cm as f64 / k) as f32;
+        let mut warnings = Vec::new();
+        if let Some(f) = f
+            && !f.bones.is_empty()
+        {
+            warnings.push(format!(
+                "{}: {} [[bone]] table(s): {BONE_OVERRIDES_WARNING}",
+                f.path.display(),
+                f.bones.len()
+            ));
+        }
+        Ok(Resolved {
+            compression: CompressionSettings {
+                error_threshold: to_units(error_threshold_cm),
+                shell_distance: shell_distance_cm.map(to_units),
+            },
+            clip: ClipSettings {
+                error_threshold_cm,
+                shell_distance_cm,
+                units,
+                settings_file: f.map(|f| f.path.display().to_string()),
+            },
+            warnings,
+        })
+    }
+}
+
+/// Input root of a clip file: the folder its `relative` path starts from.
+pub fn root_of(path: &Path, relative: &Path) -> PathBuf {
+    path.ancestors()
+        .nth(relative.components().count())
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<FolderSettings, SettingsError> {
+        FolderSettings::parse(Path::new("/x/clipforge.toml"), text)
+    }
+
+    #[test]
+    fn parses_every_key() {
+        let f = parse(
+            "error_threshold = 0.05\nshell_distance = 4\nunits = \"m\"\nexclude = [\"_old/\", \"\\\\.tmp\\\\.\"]\n\
+             [[bone]]\nmatch = \"*Finger*\"\nerror_threshold = 0.002\n",
+        )
+        .unwrap();
+        assert_eq!(f.error_threshold, Some(0.05));
+        assert_eq!(f.shell_distance, Some(4.0));
+        assert_eq!(f.units, Some(Units::M));
+        assert!(f.exclude[1].is_match("a/b.tmp.bvh"));
+        assert!(!f.exclude[1].is_match("a/btmp.bvh"));
+        assert_eq!(f.bones[0].pattern, "*Finger*");
+        assert_eq!(f.bones[0].error_threshold, Some(0.002));
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_key() {
+        let e = parse("error_threshold = 0.1\n\nthreshold = 2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/x/clipforge.toml: line 3: "), "{e}");
+        assert!(e.contains("threshold"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_line_and_key() {
+        let e = parse("units = \"m\"\nerror_threshold = -1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 2") && e.contains("error_threshold") && e.contains("-1"),
+            "{e}"
+        );
+        let e = parse("units = \"feet\"\n").unwrap_err().to_string();
+        assert!(
+            e.contains("line 1") && e.contains("units") && e.contains("feet"),
+            "{e}"
+        );
+        let e = parse("exclude = [\"(\"]\n").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("exclude"), "{e}");
+        let e = parse("error_threshold = \"small\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1"), "{e}");
+    }
+}
