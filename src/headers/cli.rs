@@ -189,6 +189,7 @@ fn print_summary(r: &Report, other: Option<&Report>) {
         r.errors.len().to_string(),
         other.map(|o| o.errors.len().to_string()),
     );
+    print_skipped(r);
     println!(
         "scan {:.3} s (files read {}, reused {}; TUs evaluated {}, reused {})",
         r.scan_seconds,
@@ -196,6 +197,24 @@ fn print_summary(r: &Report, other: Option<&Report>) {
         r.stats.files_reused,
         r.stats.tus_evaluated,
         r.stats.tus_reused
+    );
+}
+
+/// The special files the scan skipped (nothing when there were none).
+fn print_skipped(r: &Report) {
+    if r.skipped_special.is_empty() {
+        return;
+    }
+    let n = r.skipped_special.len();
+    let list: Vec<String> = r
+        .skipped_special
+        .iter()
+        .map(|f| format!("{} ({})", f.path, f.kind))
+        .collect();
+    println!(
+        "skipped {n} special file{} (not a regular file, never opened): {}",
+        if n == 1 { "" } else { "s" },
+        list.join(", ")
     );
 }
 

@@ -110,6 +110,15 @@ pub struct ErrorEntry {
     pub message: String,
 }
 
+/// A file named like a translation unit that is a FIFO, a device or a socket: never opened
+/// (opening a FIFO blocks, a device reads forever), listed so that it is not skipped silently.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SkippedFile {
+    pub path: String,
+    /// What it is, in words ("a FIFO", "a character device", ...).
+    pub kind: String,
+}
+
 /// Side-by-side numbers of the other mode.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -146,6 +155,10 @@ pub struct Report {
     pub cycles: Vec<Vec<String>>,
     pub missing: Vec<MissingEntry>,
     pub errors: Vec<ErrorEntry>,
+    /// Special files skipped by the scan (see [`SkippedFile`]); `skipped_special_count` in the
+    /// JSON is their number.
+    pub skipped_special: Vec<SkippedFile>,
+    pub skipped_special_count: usize,
     pub notes: Vec<String>,
     pub other_mode: Option<Summary>,
     pub stats: ScanStats,
@@ -164,6 +177,7 @@ pub struct ModeData {
     /// Which TUs hit each missing (name, angle).
     pub missing_tus: FxMap<(String, bool), u32>,
     pub errors: Vec<(u32, u32, String)>,
+    pub skipped: Vec<SkippedFile>,
 }
 
 /// A step of an include chain: `file` includes the next step's file at `line` (0 for the last).
@@ -488,6 +502,9 @@ impl Report {
             .collect();
         errors.sort();
         errors.dedup();
+        let mut skipped_special = d.skipped;
+        skipped_special.sort();
+        skipped_special.dedup();
         Report {
             mode: d.mode,
             files,
@@ -505,6 +522,8 @@ impl Report {
             cycles,
             missing,
             errors,
+            skipped_special_count: skipped_special.len(),
+            skipped_special,
             notes,
             other_mode: None,
             stats,
