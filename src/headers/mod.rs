@@ -32,6 +32,7 @@
 //! `skipped_special`.
 
 pub mod cache;
+pub mod churn;
 pub mod cli;
 pub mod compdb;
 pub mod compiler;

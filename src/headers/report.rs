@@ -73,6 +73,13 @@ pub struct FileEntry {
     pub includes: Vec<String>,
     /// Direct includers (paths).
     pub included_by: Vec<String>,
+    /// With `--churn`: commits of the period that changed it (see `headers::churn`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_commits: Option<u32>,
+    /// With `--churn`: the TU rebuilds those commits caused (commits × TUs reaching it in the
+    /// preprocessed closures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_tu_rebuilds: Option<u64>,
     #[serde(skip)]
     pub node: u32,
 }
@@ -162,6 +169,16 @@ pub struct Report {
     pub notes: Vec<String>,
     pub other_mode: Option<Summary>,
     pub stats: ScanStats,
+    /// With `--churn` (see `headers::churn`): the period in days, the commits in it that changed
+    /// a file of the tree, the TU rebuilds they caused (each TU once per commit) and per week.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_days: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_commits: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_tu_rebuilds: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_tu_rebuilds_per_week: Option<f64>,
     #[serde(skip)]
     pub graph: Graph,
     #[serde(skip)]
@@ -376,6 +393,8 @@ fn file_entries(
                     .filter(|e| g.nodes[e.0 as usize].counted)
                     .map(|e| name(e.0))
                     .collect(),
+                churn_commits: None,
+                churn_tu_rebuilds: None,
                 node: v as u32,
             }
         })
@@ -527,6 +546,10 @@ impl Report {
             notes,
             other_mode: None,
             stats,
+            churn_days: None,
+            churn_commits: None,
+            churn_tu_rebuilds: None,
+            churn_tu_rebuilds_per_week: None,
             graph: g,
             by_node,
         }
