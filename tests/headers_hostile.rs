@@ -509,3 +509,31 @@ fn fifo_compile_commands_cache_and_entries() {
         "{out}"
     );
 }
+
+/// Headers that include the next one twice without a guard: 2^40 inclusions within GCC's depth
+/// limit. The TU stops at its inclusion budget with an error entry; the other TU is whole.
+#[test]
+fn an_include_bomb_stops_at_the_tu_inclusion_budget() {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    write(r, "a.cpp", b"#include \"h0.h\"\n");
+    write(r, "b.cpp", b"#include \"ok.h\"\n");
+    write(r, "ok.h", b"\n");
+    for i in 0..40 {
+        write(
+            r,
+            &format!("h{i}.h"),
+            format!("#include \"h{n}.h\"\n#include \"h{n}.h\"\n", n = i + 1).as_bytes(),
+        );
+    }
+    write(r, "h40.h", b"int x;\n");
+    let o = clipforge(r, &[]);
+    let errs = o.errors();
+    assert!(
+        errs.iter()
+            .any(|(f, _, m)| f.starts_with('h') && m.contains("inclusions in one translation unit")),
+        "{errs:#?}"
+    );
+    assert_eq!(o.closure("b.cpp"), ["b.cpp", "ok.h"]);
+    assert!(o.closure("a.cpp").contains(&"h40.h".to_string()));
+}

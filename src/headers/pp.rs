@@ -1574,7 +1574,8 @@ fn char_value(s: &[u8]) -> i64 {
         return 0;
     };
     let wide = q > 0;
-    let inner = &s[q + 1..s.len().saturating_sub(1)];
+    // An unterminated literal (`'` alone at the end of a directive) has no closing quote.
+    let inner = s.get(q + 1..s.len().saturating_sub(1)).unwrap_or(&[]);
     let mut vals = Vec::new();
     let mut i = 0;
     while i < inner.len() {
@@ -1740,6 +1741,16 @@ mod tests {
         ));
         let r = run(&src);
         assert_eq!(r, vec![Ok(true), Ok(true)]);
+    }
+
+    /// Found by fuzzing (`headers_if`): a character literal that is only its opening quote.
+    #[test]
+    fn a_lone_quote_is_no_character_value() {
+        assert_eq!(char_value(b"'"), 0);
+        assert_eq!(char_value(b"L'"), 0);
+        assert_eq!(char_value(b"'a'"), 97);
+        let r = run("#if ' == 0\n#endif\n#if 'a\n#endif\n#if u8'\n#endif\n");
+        assert_eq!(r.len(), 3);
     }
 
     #[test]
