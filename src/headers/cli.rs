@@ -137,12 +137,14 @@ impl HeadersArgs {
     }
 }
 
-fn write_out(path: &PathBuf, text: &str) -> Result<(), String> {
+fn write_out(path: &std::path::Path, text: &str) -> Result<(), String> {
     if path.as_os_str() == "-" {
         print!("{text}");
         return Ok(());
     }
-    std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    // Atomic: a reader (or a crash) never sees half a report.
+    crate::fsio::write_atomic(path, text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
 fn print_summary(r: &Report, other: Option<&Report>) {
