@@ -744,7 +744,8 @@ impl std::ops::Deref for CacheBytes {
 /// copy, and no fresh memory for the kernel to zero first, which was half of loading gRPC's
 /// 8.6 MB cache in a rescan where nothing changed.
 fn cache_bytes(path: &Path, map: bool) -> std::io::Result<CacheBytes> {
-    let mut f = std::fs::File::open(path)?;
+    // `--cache FILE` may name anything: a FIFO must not block the scan.
+    let mut f = crate::fsio::open_regular(path)?;
     let len = f.metadata()?.len();
     if map && len >= 12 {
         // SAFETY: the mapping is only valid while nobody truncates or rewrites the file in

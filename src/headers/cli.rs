@@ -2,6 +2,7 @@
 //! style flags, runs the scan (with the on-disk cache), prints both modes side by side plus the
 //! top of the tables, and writes the JSON / CSV / dot exports, why-chains and what-if answers.
 
+use super::churn::{self, Churn};
 use super::report::{Report, WhatIf};
 use super::{CompilerChoice, MacroOpt, Mode, Progress, Project, ScanOptions};
 use std::path::PathBuf;
@@ -89,6 +90,11 @@ pub struct HeadersArgs {
     /// Print only the summary lines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Rebuild cost from history: per header, the commits of the last PERIOD (`90d`, `12w`)
+    /// that changed it (`git log`) times the TUs that reach it; a ranked table, and the JSON's
+    /// `churn_*` figures.
+    #[arg(long, value_name = "PERIOD")]
+    pub churn: Option<String>,
 }
 
 impl HeadersArgs {
@@ -131,12 +137,14 @@ impl HeadersArgs {
     }
 }
 
-fn write_out(path: &PathBuf, text: &str) -> Result<(), String> {
+fn write_out(path: &std::path::Path, text: &str) -> Result<(), String> {
     if path.as_os_str() == "-" {
         print!("{text}");
         return Ok(());
     }
-    std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    // Atomic: a reader (or a crash) never sees half a report.
+    crate::fsio::write_atomic(path, text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
 fn print_summary(r: &Report, other: Option<&Report>) {
@@ -189,6 +197,7 @@ fn print_summary(r: &Report, other: Option<&Report>) {
         r.errors.len().to_string(),
         other.map(|o| o.errors.len().to_string()),
     );
+    print_skipped(r);
     println!(
         "scan {:.3} s (files read {}, reused {}; TUs evaluated {}, reused {})",
         r.scan_seconds,
@@ -196,6 +205,24 @@ fn print_summary(r: &Report, other: Option<&Report>) {
         r.stats.files_reused,
         r.stats.tus_evaluated,
         r.stats.tus_reused
+    );
+}
+
+/// The special files the scan skipped (nothing when there were none).
+fn print_skipped(r: &Report) {
+    if r.skipped_special.is_empty() {
+        return;
+    }
+    let n = r.skipped_special.len();
+    let list: Vec<String> = r
+        .skipped_special
+        .iter()
+        .map(|f| format!("{} ({})", f.path, f.kind))
+        .collect();
+    println!(
+        "skipped {n} special file{} (not a regular file, never opened): {}",
+        if n == 1 { "" } else { "s" },
+        list.join(", ")
     );
 }
 
@@ -315,12 +342,58 @@ fn reexec_with_huge_pages() {
     }
 }
 
+/// The folders whose git history `--churn` reads: the roots, or the compilation database's.
+fn history_dirs(project: &Project) -> Vec<PathBuf> {
+    if !project.roots.is_empty() {
+        return project
+            .roots
+            .iter()
+            .map(|r| super::util::absolutize(r))
+            .collect();
+    }
+    project
+        .compile_commands
+        .iter()
+        .map(|c| {
+            let c = super::util::absolutize(c);
+            c.parent().map(|p| p.to_path_buf()).unwrap_or(c)
+        })
+        .collect()
+}
+
+fn print_churn(c: &Churn, top: usize) {
+    println!(
+        "\nRebuild cost from history (last {} days: {} commits, {} TU rebuilds, {:.1} per week):",
+        c.days, c.commits, c.tu_rebuilds, c.tu_rebuilds_per_week
+    );
+    println!(
+        "{:>12} {:>9} {:>8} {:>6}  path",
+        "TU rebuilds", "per week", "commits", "TUs"
+    );
+    for f in c.files.iter().filter(|f| !f.tu).take(top) {
+        println!(
+            "{:>12} {:>9.1} {:>8} {:>6}  {}",
+            f.tu_rebuilds, f.tu_rebuilds_per_week, f.commits, f.tus, f.path
+        );
+    }
+}
+
 fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     if args.roots.is_empty() && args.compile_commands.is_none() {
         return Err("give at least one source root (or --compile-commands FILE)".into());
     }
     let project = args.project();
     let opts = args.options();
+    // History is read before the scan: a tree without git says so at once.
+    let history = match &args.churn {
+        Some(p) => {
+            let days = churn::parse_period(p).map_err(|e| format!("--churn: {e}"))?;
+            let h = churn::read_history(&history_dirs(&project), days)
+                .map_err(|e| format!("--churn: {e}"))?;
+            Some((days, h))
+        }
+        None => None,
+    };
     if args.watch {
         let mut scanner = super::Scanner::new();
         let stop = std::sync::atomic::AtomicBool::new(false);
@@ -340,10 +413,26 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     // The reports are written while the cache is saved.
     let (res, out, saved) =
         super::scan_cached_then(&mut scanner, &project, &opts, &progress, |res| {
-            let r = &res.primary;
+            // With --churn, the primary report with its churn figures (a copy: the scan's own
+            // report is shared with the cache save running meanwhile).
+            let with_churn = history.as_ref().map(|(days, h)| {
+                let pre = if res.primary.mode == Mode::Preprocessed {
+                    &res.primary
+                } else {
+                    res.secondary.as_ref().unwrap_or(&res.primary)
+                };
+                let c = churn::compute(pre, h, *days);
+                let mut r = res.primary.clone();
+                c.apply(&mut r);
+                (c, r)
+            });
+            let r = with_churn.as_ref().map_or(&res.primary, |x| &x.1);
             print_summary(r, res.secondary.as_ref());
             if !args.quiet {
                 print_tables(r, args.top);
+            }
+            if let Some((c, _)) = &with_churn {
+                print_churn(c, args.top);
             }
             if let Some(p) = &args.json {
                 write_out(p, &r.to_json())?;

@@ -40,10 +40,21 @@ pub struct CompDbEntry {
     pub flags: TuFlags,
 }
 
+/// Largest `compile_commands.json` read (Chromium's is about 200 MB).
+pub const MAX_COMPDB_BYTES: u64 = 2 << 30;
+
 /// Reads and parses a compilation database. Errors name the file and the entry.
 pub fn load(path: &Path) -> Result<Vec<CompDbEntry>, String> {
-    let text = std::fs::read_to_string(path)
+    // A regular file only (a FIFO would block), of a size a compilation database can have.
+    let bytes = crate::fsio::read_regular(path, MAX_COMPDB_BYTES)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{}: not UTF-8 text (byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         format!(
             "{}: invalid JSON at line {}, column {}: {e}",

@@ -64,6 +64,11 @@ impl Memo {
 /// GCC's limit (`#include nested depth 200 exceeds maximum of 200`).
 const MAX_DEPTH: u32 = 200;
 
+/// Inclusions one TU may take (entered, skipped by a guard, or replayed from the memo). Real TUs
+/// take a few thousand; headers that include each other twice without a guard double it at
+/// every level (2^200 within GCC's depth limit), which no depth limit stops.
+pub const MAX_TU_INCLUSIONS: u64 = 1_000_000;
+
 /// What one TU reached. Every list uses store file ids; `closure` includes the TU itself and every
 /// file it opened (system headers too; the report decides what is counted).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -242,6 +247,9 @@ struct Run<'a> {
     edge_table: &'a EdgeTable,
     memo: Option<&'a Memo>,
     base_id: usize,
+    /// Inclusions taken so far (see [`MAX_TU_INCLUSIONS`]); past it the TU stops.
+    inclusions: u64,
+    over_budget: bool,
 }
 
 /// What a worker thread reuses from one TU to the next instead of allocating and zeroing it
@@ -344,6 +352,8 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
         edge_table: input.edges,
         memo: input.memo,
         base_id: input.base as *const Macros as usize,
+        inclusions: 0,
+        over_budget: false,
     };
     if let Some(m) = input.memo {
         let n = m.hint_macros.load(Ordering::Relaxed);
@@ -454,6 +464,28 @@ impl Run<'_> {
         }
     }
 
+    /// Counts one more inclusion, from `from` at `line`; false once the TU is over
+    /// [`MAX_TU_INCLUSIONS`] (an error entry the first time; nothing it does is memoised).
+    fn count_inclusion(&mut self, from: FileId, line: u32) -> bool {
+        self.inclusions += 1;
+        if self.inclusions <= MAX_TU_INCLUSIONS {
+            return true;
+        }
+        if !self.over_budget {
+            self.over_budget = true;
+            self.err(
+                from,
+                line,
+                format!(
+                    "more than {MAX_TU_INCLUSIONS} inclusions in one translation unit (headers \
+                     that include each other repeatedly without a guard): the rest of the TU is skipped"
+                ),
+            );
+        }
+        self.macros.poison();
+        false
+    }
+
     /// Takes edge `e` unless this TU took an edge of its pair `p` before.
     #[inline]
     fn add_edge(&mut self, e: u32, p: u32) {
@@ -500,6 +532,9 @@ impl Run<'_> {
     /// seen by the open recorders (the caller records the entry itself).
     fn apply(&mut self, e: &Entry, recording: bool) {
         for eff in &e.effects {
+            if self.over_budget {
+                return;
+            }
             match eff {
                 Effect::Define(m) => {
                     if recording {
@@ -520,6 +555,14 @@ impl Run<'_> {
                     self.once.insert(*f);
                 }
                 Effect::Include(e, p, b) => {
+                    if self.inclusions >= MAX_TU_INCLUSIONS {
+                        let (from, line, _) = self.edge_table.tab.read().unwrap()[*e as usize];
+                        if !self.count_inclusion(from, line) {
+                            return;
+                        }
+                    } else {
+                        self.inclusions += 1;
+                    }
                     self.add_edge(*e, *p);
                     self.add_closure(*b);
                 }
@@ -534,6 +577,9 @@ impl Run<'_> {
     fn enter(&mut self, from: FileId, line: u32, to: FileId, found: Option<u32>, import: bool) {
         if import && self.memo.is_some() {
             self.restart = true;
+            return;
+        }
+        if !self.count_inclusion(from, line) {
             return;
         }
         let (e, p) = self.edge_table.edge(from, line, to);
@@ -632,7 +678,7 @@ impl Run<'_> {
         self.h.cur_found = found;
         let mut conds: Vec<Cond> = Vec::new();
         for d in lex.directives.iter() {
-            if self.restart {
+            if self.restart || self.over_budget {
                 return;
             }
             let active = conds.last().is_none_or(|c| c.active);

@@ -638,7 +638,8 @@ impl<'a> Lexer<'a> {
                     self.line += 1;
                     continue;
                 }
-                self.pos += 2;
+                // An escape; a backslash that ends the file escapes nothing.
+                self.pos = (self.pos + 2).min(n);
                 continue;
             }
             if c == b'\n' || c == b'\r' {
@@ -1241,5 +1242,28 @@ pub fn spell(t: &Tok, interner: &Interner, out: &mut Vec<u8>) {
         TK::Punct => out.extend_from_slice(PUNCTS[t.sym as usize].as_bytes()),
         TK::Placemarker => {}
         _ => interner.with(t.sym, |s| out.extend_from_slice(s)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by fuzzing (`headers_lex`, `headers_if`): a literal whose last byte is a backslash
+    /// at the end of the file read past the end of the buffer.
+    #[test]
+    fn a_backslash_ending_the_file_inside_a_literal() {
+        let i = Interner::new();
+        for src in [
+            &b"#if \"\\"[..],
+            b"#define X '\\",
+            b"#include \"a.h\\",
+            b"int x = '\\",
+            b"#if 1 '000 == 10 \\\\\\\\\\",
+        ] {
+            let mut l = lex(src, &i);
+            hh_scan(src, &mut l);
+            assert_eq!(l.lines, 1, "{:?}", String::from_utf8_lossy(src));
+        }
     }
 }

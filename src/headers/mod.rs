@@ -20,10 +20,19 @@
 //! JSON keys (stable, scripts read them): `mode`, `files`, `translation_units`, `total_lines`,
 //! `total_parsed`, `blowup`, `scan_seconds`, `headers[]` (`path`, `lines`, `tu`, `tu_count`,
 //! `contributed`, `transitive_includes`, `transitive_lines`, `included_by_count`, `hub_score`,
-//! `includes`, `included_by`), `hubs`, `cycles`, `missing`, `errors`, `notes`, `other_mode`,
-//! `stats`.
+//! `includes`, `included_by`), `hubs`, `cycles`, `missing`, `errors`, `skipped_special`
+//! (`path`, `kind`), `skipped_special_count`, `notes`, `other_mode`, `stats`.
+//!
+//! Hostile input is bounded: `#if` expressions nest at most [`pp::MAX_EXPRESSION_DEPTH`] levels,
+//! macro arguments [`pp::MAX_EXPANSION_DEPTH`], and one directive's macro expansion spends at
+//! most [`pp::EXPANSION_BUDGET_FLOOR`] + [`pp::EXPANSION_UNITS_PER_TOKEN`] units per token of
+//! the directive; past a limit the directive gets an error entry and the scan goes on. Files are
+//! opened only when they are regular files (checked on the handle, see
+//! [`crate::fsio::open_regular`]); FIFOs, devices and sockets named like a TU are listed in
+//! `skipped_special`.
 
 pub mod cache;
+pub mod churn;
 pub mod cli;
 pub mod compdb;
 pub mod compiler;

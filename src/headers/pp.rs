@@ -436,12 +436,70 @@ pub struct Ctx<'a, H: Host> {
     pub cplusplus: bool,
 }
 
+/// Work units one directive's macro expansion may use: this floor plus
+/// [`EXPANSION_UNITS_PER_TOKEN`] per token of the directive. A unit is a token handled (popped,
+/// collected as an argument, copied for pre-expansion, produced by a substitution), a hide-set
+/// element allocated or a byte of a spelling built by `#` or `##`: everything expansion
+/// allocates is counted, so its memory is bounded by the budget (about 16 bytes a unit at most)
+/// and the whole scan's expansion work is linear in the input. Real headers (libstdc++, glibc,
+/// gRPC, RocksDB) stay orders of magnitude below it; macro chains and nestings that grow
+/// quadratically, and exponential bombs, stop at it with an error entry.
+pub const EXPANSION_BUDGET_FLOOR: usize = 8_000_000;
+pub const EXPANSION_UNITS_PER_TOKEN: usize = 16;
+/// Macro arguments pre-expanded inside macro arguments, deepest nesting allowed (each level is a
+/// recursion of the expander: the limit keeps it far from a worker thread's stack size).
+pub const MAX_EXPANSION_DEPTH: u32 = 256;
+/// `#if` sub-expressions nested inside each other (parentheses, unary operators, `?:`), deepest
+/// allowed: the evaluator recurses per level (two levels per parenthesis). The C standard asks
+/// for 63 levels of parentheses.
+pub const MAX_EXPRESSION_DEPTH: u32 = 512;
+
 struct Exp<'c, 'a, H: Host> {
     c: &'c mut Ctx<'a, H>,
     hs: Vec<Vec<Sym>>,
     in_if: bool,
     err: Option<String>,
+    /// Work units left (see [`EXPANSION_BUDGET_FLOOR`]).
     budget: usize,
+    /// The whole budget, for the error message.
+    budget_total: usize,
+    /// Current nesting of [`Exp::expand`] calls.
+    depth: u32,
+}
+
+impl<'c, 'a, H: Host> Exp<'c, 'a, H> {
+    /// An expander for a directive of `ntoks` tokens.
+    fn new(c: &'c mut Ctx<'a, H>, in_if: bool, ntoks: usize) -> Self {
+        let budget =
+            EXPANSION_BUDGET_FLOOR.saturating_add(ntoks.saturating_mul(EXPANSION_UNITS_PER_TOKEN));
+        Exp {
+            c,
+            hs: vec![Vec::new()],
+            in_if,
+            err: None,
+            budget,
+            budget_total: budget,
+            depth: 0,
+        }
+    }
+
+    /// Spends `n` work units; false (and the error set) once the budget is exhausted.
+    #[inline]
+    fn charge(&mut self, n: usize) -> bool {
+        if self.budget >= n {
+            self.budget -= n;
+            return true;
+        }
+        self.budget = 0;
+        if self.err.is_none() {
+            self.err = Some(format!(
+                "macro expansion too large: more than {} units of work for this directive \
+                 (limit {} + {} per token of the directive; a macro bomb or a runaway macro chain)",
+                self.budget_total, EXPANSION_BUDGET_FLOOR, EXPANSION_UNITS_PER_TOKEN
+            ));
+        }
+        false
+    }
 }
 
 /// Evaluates an `#if`/`#elif` expression. `Err` carries GCC-like messages; GCC treats such a
@@ -450,13 +508,7 @@ pub fn eval_if<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<bool, String
     if toks.is_empty() {
         return Err("#if with no expression".into());
     }
-    let mut e = Exp {
-        c,
-        hs: vec![Vec::new()],
-        in_if: true,
-        err: None,
-        budget: 2_000_000,
-    };
+    let mut e = Exp::new(c, true, toks.len());
     let input: Vec<ET> = toks
         .iter()
         .map(|&t| ET {
@@ -474,6 +526,7 @@ pub fn eval_if<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<bool, String
         i: 0,
         c: e.c,
         err: None,
+        depth: 0,
     };
     let v = ev.comma(false);
     if let Some(err) = ev.err {
@@ -492,13 +545,7 @@ pub fn eval_if<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<bool, String
 
 /// Expands `#include MACRO...` to a header name.
 pub fn include_name<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<HeaderName, String> {
-    let mut e = Exp {
-        c,
-        hs: vec![Vec::new()],
-        in_if: false,
-        err: None,
-        budget: 2_000_000,
-    };
+    let mut e = Exp::new(c, false, toks.len());
     let input: Vec<ET> = toks
         .iter()
         .map(|&t| ET {
@@ -552,8 +599,11 @@ impl<H: Host> Exp<'_, '_, H> {
         match v.binary_search(&s) {
             Ok(_) => h,
             Err(pos) => {
-                let mut n = v.clone();
-                n.insert(pos, s);
+                let mut n = Vec::with_capacity(v.len() + 1);
+                n.extend_from_slice(&v[..pos]);
+                n.push(s);
+                n.extend_from_slice(&v[pos..]);
+                self.charge(n.len() + 2);
                 self.hs.push(n);
                 (self.hs.len() - 1) as u32
             }
@@ -570,6 +620,7 @@ impl<H: Host> Exp<'_, '_, H> {
         n.extend_from_slice(&self.hs[b as usize]);
         n.sort_unstable();
         n.dedup();
+        self.charge(n.len() + 2);
         self.hs.push(n);
         (self.hs.len() - 1) as u32
     }
@@ -586,6 +637,7 @@ impl<H: Host> Exp<'_, '_, H> {
             .copied()
             .filter(|s| bb.binary_search(s).is_ok())
             .collect();
+        self.charge(n.len() + 2);
         self.hs.push(n);
         (self.hs.len() - 1) as u32
     }
@@ -609,17 +661,27 @@ impl<H: Host> Exp<'_, '_, H> {
     }
 
     fn expand(&mut self, input: Vec<ET>) -> Vec<ET> {
+        if self.depth >= MAX_EXPANSION_DEPTH {
+            if self.err.is_none() {
+                self.err = Some(format!(
+                    "macro arguments nested too deeply (more than {MAX_EXPANSION_DEPTH} levels)"
+                ));
+            }
+            return Vec::new();
+        }
+        self.depth += 1;
+        let out = self.expand_level(input);
+        self.depth -= 1;
+        out
+    }
+
+    fn expand_level(&mut self, input: Vec<ET>) -> Vec<ET> {
         let mut stack: Vec<ET> = input.into_iter().rev().collect();
         let mut out = Vec::with_capacity(stack.len());
         while let Some(t) = stack.pop() {
-            if self.err.is_some() {
+            if self.err.is_some() || !self.charge(1) {
                 break;
             }
-            if self.budget == 0 {
-                self.err = Some("macro expansion too deep or too long".into());
-                break;
-            }
-            self.budget -= 1;
             if t.t.kind != TK::Ident || t.blue {
                 out.push(t);
                 continue;
@@ -653,10 +715,13 @@ impl<H: Host> Exp<'_, '_, H> {
                 stack.pop();
                 let Some((args, rp_hs)) = self.collect_args(&mut stack, params.len(), m.variadic)
                 else {
-                    self.err = Some(format!(
-                        "unterminated argument list invoking macro \"{}\"",
-                        self.c.interner.string(name)
-                    ));
+                    // Out of budget while collecting, or truly unterminated.
+                    if self.err.is_none() {
+                        self.err = Some(format!(
+                            "unterminated argument list invoking macro \"{}\"",
+                            self.c.interner.string(name)
+                        ));
+                    }
                     break;
                 };
                 let mut args = args;
@@ -848,6 +913,9 @@ impl<H: Host> Exp<'_, '_, H> {
         let mut depth = 0;
         loop {
             let t = stack.pop()?;
+            if !self.charge(1) {
+                return None;
+            }
             if t.t.kind == TK::Punct {
                 match t.t.sym {
                     P::LPAREN => depth += 1,
@@ -878,6 +946,9 @@ impl<H: Host> Exp<'_, '_, H> {
         let mut s = Vec::new();
         spell(&lhs.t, self.c.interner, &mut s);
         spell(&rhs.t, self.c.interner, &mut s);
+        if !self.charge(s.len()) {
+            return vec![lhs];
+        }
         let kind = if s
             .iter()
             .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80)
@@ -917,7 +988,7 @@ impl<H: Host> Exp<'_, '_, H> {
         }]
     }
 
-    fn stringize(&self, arg: &[ET], ws: bool) -> ET {
+    fn stringize(&mut self, arg: &[ET], ws: bool) -> ET {
         let mut s = vec![b'"'];
         for (k, e) in arg.iter().enumerate() {
             if k > 0 && e.t.ws {
@@ -937,7 +1008,12 @@ impl<H: Host> Exp<'_, '_, H> {
             }
         }
         s.push(b'"');
-        let sym = self.c.interner.intern(&s);
+        // Escaping doubles backslashes: stringizing stringized text grows exponentially.
+        let sym = if self.charge(s.len()) {
+            self.c.interner.intern(&s)
+        } else {
+            self.c.syms.zero
+        };
         ET {
             t: Tok {
                 kind: TK::Str,
@@ -970,8 +1046,17 @@ impl<H: Host> Exp<'_, '_, H> {
         };
         let mut expanded: Vec<Option<Vec<ET>>> = vec![None; args.len()];
         let mut os: Vec<ET> = Vec::with_capacity(body.len());
+        // Tokens produced are charged as they come: a body that uses a long argument many
+        // times multiplies two sizes of the input.
+        let mut charged = 0;
         let mut i = 0;
         while i < body.len() {
+            if os.len() > charged {
+                if !self.charge(os.len() - charged) {
+                    return Vec::new();
+                }
+                charged = os.len();
+            }
             let t = body[i];
             if fnlike
                 && is_punct(&t, P::HASH)
@@ -1042,7 +1127,11 @@ impl<H: Host> Exp<'_, '_, H> {
                     }
                 } else {
                     if expanded[p].is_none() {
-                        let e = self.expand(args[p].clone());
+                        let e = if self.charge(args[p].len()) {
+                            self.expand(args[p].clone())
+                        } else {
+                            Vec::new()
+                        };
                         expanded[p] = Some(e);
                     }
                     os.extend(expanded[p].as_ref().unwrap().iter().copied());
@@ -1060,11 +1149,10 @@ impl<H: Host> Exp<'_, '_, H> {
             });
             i += 1;
         }
-        os.retain(|e| e.t.kind != TK::Placemarker);
-        for e in os.iter_mut() {
-            // hs_union needs &mut self; done below.
-            let _ = e;
+        if os.len() > charged && !self.charge(os.len() - charged) {
+            return Vec::new();
         }
+        os.retain(|e| e.t.kind != TK::Placemarker);
         let mut out = Vec::with_capacity(os.len());
         for mut e in os {
             e.hs = self.hs_union(e.hs, hs);
@@ -1172,6 +1260,8 @@ struct Eval<'t, 'c, 'a, H: Host> {
     i: usize,
     c: &'c mut Ctx<'a, H>,
     err: Option<String>,
+    /// Current nesting of sub-expressions (see [`MAX_EXPRESSION_DEPTH`]).
+    depth: u32,
 }
 
 impl<H: Host> Eval<'_, '_, '_, H> {
@@ -1195,7 +1285,27 @@ impl<H: Host> Eval<'_, '_, '_, H> {
         }
         v
     }
+    /// Enters one more level of nesting; false (and the error set) past the limit. Every cycle
+    /// of the recursive descent goes through [`Eval::cond`] or [`Eval::unary`], which call this.
+    fn enter(&mut self) -> bool {
+        if self.depth >= MAX_EXPRESSION_DEPTH {
+            self.fail(format!(
+                "#if expression nested too deeply (more than {MAX_EXPRESSION_DEPTH} levels)"
+            ));
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
     fn cond(&mut self, skip: bool) -> V {
+        if !self.enter() {
+            return V::s(0);
+        }
+        let v = self.cond_inner(skip);
+        self.depth -= 1;
+        v
+    }
+    fn cond_inner(&mut self, skip: bool) -> V {
         let c = self.binary(0, skip);
         if self.peek_punct() == Some(PQ) {
             self.i += 1;
@@ -1305,6 +1415,14 @@ impl<H: Host> Eval<'_, '_, '_, H> {
         }
     }
     fn unary(&mut self, skip: bool) -> V {
+        if !self.enter() {
+            return V::s(0);
+        }
+        let v = self.unary_inner(skip);
+        self.depth -= 1;
+        v
+    }
+    fn unary_inner(&mut self, skip: bool) -> V {
         let Some(e) = self.t.get(self.i).copied() else {
             return self.fail("#if with no expression".into());
         };
@@ -1456,7 +1574,8 @@ fn char_value(s: &[u8]) -> i64 {
         return 0;
     };
     let wide = q > 0;
-    let inner = &s[q + 1..s.len().saturating_sub(1)];
+    // An unterminated literal (`'` alone at the end of a directive) has no closing quote.
+    let inner = s.get(q + 1..s.len().saturating_sub(1)).unwrap_or(&[]);
     let mut vals = Vec::new();
     let mut i = 0;
     while i < inner.len() {
@@ -1557,6 +1676,81 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Nesting right at the limits evaluates exactly, within a quarter of a worker thread's
+    /// 2 MiB stack (the rest is for the include recursion); one level more is an error.
+    #[test]
+    fn nesting_limits_fit_a_small_stack() {
+        let run_small = |src: String| {
+            std::thread::Builder::new()
+                .stack_size(512 << 10)
+                .spawn(move || run(&src))
+                .unwrap()
+                .join()
+                .expect("no stack overflow")
+        };
+        let parens = (MAX_EXPRESSION_DEPTH / 2 - 1) as usize;
+        let nots = MAX_EXPRESSION_DEPTH as usize - 2;
+        let calls = MAX_EXPANSION_DEPTH as usize - 1;
+        let r = run_small(format!(
+            "#if {}1{}\n#endif\n#if {}1\n#endif\n#define G(x) x\n#if {}7{} == 7\n#endif\n",
+            "(".repeat(parens),
+            ")".repeat(parens),
+            "!".repeat(nots),
+            "G(".repeat(calls),
+            ")".repeat(calls),
+        ));
+        assert_eq!(r, vec![Ok(true), Ok(true), Ok(true)]);
+        let r = run_small(format!(
+            "#if {}1{}\n#endif\n#if {}1\n#endif\n#define G(x) x\n#if {}7{} == 7\n#endif\n",
+            "(".repeat(parens + 1),
+            ")".repeat(parens + 1),
+            "!".repeat(nots + 2),
+            "G(".repeat(calls + 1),
+            ")".repeat(calls + 1),
+        ));
+        assert!(
+            r[0].as_ref().unwrap_err().contains("nested too deeply"),
+            "{r:?}"
+        );
+        assert!(
+            r[1].as_ref().unwrap_err().contains("nested too deeply"),
+            "{r:?}"
+        );
+        assert!(
+            r[2].as_ref().unwrap_err().contains("nested too deeply"),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn expansion_budget_grows_with_the_directive() {
+        // A macro chain, and a directive whose expansion needs more than the floor: its own
+        // length raises the budget.
+        let mut src = String::new();
+        for i in 0..400 {
+            src.push_str(&format!("#define C{i} C{}\n", i + 1));
+        }
+        src.push_str("#define C400 5\n#if C0 == 5\n#endif\n");
+        // 1.5 M uses of an object-like macro: about 7 units each (the name, its hide set, the
+        // substitution, its result, the `+`), past the floor, within the directive's share.
+        src.push_str(&format!(
+            "#define O 1\n#if {}O\n#endif\n",
+            "O + ".repeat(1_500_000)
+        ));
+        let r = run(&src);
+        assert_eq!(r, vec![Ok(true), Ok(true)]);
+    }
+
+    /// Found by fuzzing (`headers_if`): a character literal that is only its opening quote.
+    #[test]
+    fn a_lone_quote_is_no_character_value() {
+        assert_eq!(char_value(b"'"), 0);
+        assert_eq!(char_value(b"L'"), 0);
+        assert_eq!(char_value(b"'a'"), 97);
+        let r = run("#if ' == 0\n#endif\n#if 'a\n#endif\n#if u8'\n#endif\n");
+        assert_eq!(r.len(), 3);
     }
 
     #[test]

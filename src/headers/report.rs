@@ -73,6 +73,13 @@ pub struct FileEntry {
     pub includes: Vec<String>,
     /// Direct includers (paths).
     pub included_by: Vec<String>,
+    /// With `--churn`: commits of the period that changed it (see `headers::churn`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_commits: Option<u32>,
+    /// With `--churn`: the TU rebuilds those commits caused (commits × TUs reaching it in the
+    /// preprocessed closures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_tu_rebuilds: Option<u64>,
     #[serde(skip)]
     pub node: u32,
 }
@@ -108,6 +115,15 @@ pub struct ErrorEntry {
     pub file: String,
     pub line: u32,
     pub message: String,
+}
+
+/// A file named like a translation unit that is a FIFO, a device or a socket: never opened
+/// (opening a FIFO blocks, a device reads forever), listed so that it is not skipped silently.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SkippedFile {
+    pub path: String,
+    /// What it is, in words ("a FIFO", "a character device", ...).
+    pub kind: String,
 }
 
 /// Side-by-side numbers of the other mode.
@@ -146,9 +162,23 @@ pub struct Report {
     pub cycles: Vec<Vec<String>>,
     pub missing: Vec<MissingEntry>,
     pub errors: Vec<ErrorEntry>,
+    /// Special files skipped by the scan (see [`SkippedFile`]); `skipped_special_count` in the
+    /// JSON is their number.
+    pub skipped_special: Vec<SkippedFile>,
+    pub skipped_special_count: usize,
     pub notes: Vec<String>,
     pub other_mode: Option<Summary>,
     pub stats: ScanStats,
+    /// With `--churn` (see `headers::churn`): the period in days, the commits in it that changed
+    /// a file of the tree, the TU rebuilds they caused (each TU once per commit) and per week.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_days: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_commits: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_tu_rebuilds: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_tu_rebuilds_per_week: Option<f64>,
     #[serde(skip)]
     pub graph: Graph,
     #[serde(skip)]
@@ -164,6 +194,7 @@ pub struct ModeData {
     /// Which TUs hit each missing (name, angle).
     pub missing_tus: FxMap<(String, bool), u32>,
     pub errors: Vec<(u32, u32, String)>,
+    pub skipped: Vec<SkippedFile>,
 }
 
 /// A step of an include chain: `file` includes the next step's file at `line` (0 for the last).
@@ -362,6 +393,8 @@ fn file_entries(
                     .filter(|e| g.nodes[e.0 as usize].counted)
                     .map(|e| name(e.0))
                     .collect(),
+                churn_commits: None,
+                churn_tu_rebuilds: None,
                 node: v as u32,
             }
         })
@@ -488,6 +521,9 @@ impl Report {
             .collect();
         errors.sort();
         errors.dedup();
+        let mut skipped_special = d.skipped;
+        skipped_special.sort();
+        skipped_special.dedup();
         Report {
             mode: d.mode,
             files,
@@ -505,9 +541,15 @@ impl Report {
             cycles,
             missing,
             errors,
+            skipped_special_count: skipped_special.len(),
+            skipped_special,
             notes,
             other_mode: None,
             stats,
+            churn_days: None,
+            churn_commits: None,
+            churn_tu_rebuilds: None,
+            churn_tu_rebuilds_per_week: None,
             graph: g,
             by_node,
         }

@@ -199,30 +199,58 @@ pub struct WalkCache {
     pub links: Vec<PathBuf>,
 }
 
-/// A symlinked TU counts if it leads to a file; a loop is kept so it becomes an error entry.
-fn link_is_tu(p: &Path) -> bool {
+/// What a symlink named like a TU leads to.
+enum LinkTarget {
+    /// A regular file, or a loop (kept so that it becomes an error entry).
+    Tu,
+    /// A FIFO, device or socket: skipped and reported.
+    Special(&'static str),
+    /// A folder, or nothing.
+    Ignored,
+}
+
+fn link_target(p: &Path) -> LinkTarget {
     match std::fs::metadata(p) {
-        Ok(m) => m.is_file(),
-        Err(er) => er.raw_os_error() == Some(40),
+        Ok(m) if m.is_file() => LinkTarget::Tu,
+        Ok(m) if m.is_dir() => LinkTarget::Ignored,
+        Ok(m) => LinkTarget::Special(crate::fsio::file_kind(&m.file_type())),
+        Err(er) if er.raw_os_error() == Some(40) => LinkTarget::Tu,
+        Err(_) => LinkTarget::Ignored,
     }
+}
+
+/// What a walk of the roots found.
+#[derive(Debug, Default)]
+pub struct Walked {
+    /// Translation units, sorted.
+    pub tus: Vec<PathBuf>,
+    /// Unreadable directories: (path, message).
+    pub errors: Vec<(PathBuf, String)>,
+    /// FIFOs, devices and sockets named like a TU (directly or through a symlink): never opened.
+    pub skipped: Vec<(PathBuf, &'static str)>,
+    /// What to keep for the next scan (`None` when the walk met errors, special files, or a root
+    /// is a file).
+    pub cache: Option<WalkCache>,
 }
 
 /// Finds translation units under the roots (dot-directories skipped, as Header Hero does).
 /// Unreadable directories become error entries.
 pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
-    let (tus, errs, _) = find_tus_cached(roots, None);
-    (tus, errs)
+    let w = find_tus_cached(roots, None);
+    (w.tus, w.errors)
 }
 
-/// [`find_tus`], reusing `prev` when none of its directories changed. Also returns what to keep
-/// for the next scan (`None` when the walk met errors or a root is a file).
-pub fn find_tus_cached(
-    roots: &[PathBuf],
-    prev: Option<WalkCache>,
-) -> (Vec<PathBuf>, Vec<(PathBuf, String)>, Option<WalkCache>) {
-    let finish = |w: &WalkCache| {
+/// [`find_tus`], reusing `prev` when none of its directories changed.
+pub fn find_tus_cached(roots: &[PathBuf], prev: Option<WalkCache>) -> Walked {
+    let finish = |w: &WalkCache, skipped: &mut Vec<(PathBuf, &'static str)>| {
         let mut out: Vec<PathBuf> = w.files.clone();
-        out.extend(w.links.iter().filter(|p| link_is_tu(p)).cloned());
+        for p in &w.links {
+            match link_target(p) {
+                LinkTarget::Tu => out.push(p.clone()),
+                LinkTarget::Special(kind) => skipped.push((p.clone(), kind)),
+                LinkTarget::Ignored => {}
+            }
+        }
         // A walk sorted by file name already yields paths in `Path` order (comparing paths
         // walks their components: a rescan's sort of 886 paths took a millisecond).
         if !out.is_sorted() {
@@ -235,7 +263,14 @@ pub fn find_tus_cached(
         && w.roots == roots
         && w.dirs.par_iter().all(|(d, m)| dir_mtime(d) == Some(*m))
     {
-        return (finish(&w), Vec::new(), Some(w));
+        let mut skipped = Vec::new();
+        let tus = finish(&w, &mut skipped);
+        return Walked {
+            tus,
+            errors: Vec::new(),
+            skipped,
+            cache: Some(w),
+        };
     }
     let mut walk = WalkCache {
         roots: roots.to_vec(),
@@ -243,11 +278,20 @@ pub fn find_tus_cached(
     };
     let mut cacheable = true;
     let mut errs = Vec::new();
+    let mut skipped = Vec::new();
     for r in roots {
-        if r.is_file() {
-            walk.files.push(r.clone());
-            cacheable = false;
-            continue;
+        match std::fs::metadata(r) {
+            Ok(m) if m.is_file() => {
+                walk.files.push(r.clone());
+                cacheable = false;
+                continue;
+            }
+            Ok(m) if !m.is_dir() => {
+                skipped.push((r.clone(), crate::fsio::file_kind(&m.file_type())));
+                cacheable = false;
+                continue;
+            }
+            _ => {}
         }
         let walker = walkdir::WalkDir::new(r)
             .follow_links(false)
@@ -285,13 +329,23 @@ pub fn find_tus_cached(
             }
             if ft.is_symlink() {
                 walk.links.push(normalize(p));
-            } else {
+            } else if ft.is_file() {
                 walk.files.push(normalize(p));
+            } else {
+                // Opening a FIFO blocks; a device reads forever. Reported, never opened, and
+                // the walk is not kept (the next scan must report it again).
+                skipped.push((normalize(p), crate::fsio::file_kind(&ft)));
+                cacheable = false;
             }
         }
     }
-    let out = finish(&walk);
-    (out, errs, cacheable.then_some(walk))
+    let tus = finish(&walk, &mut skipped);
+    Walked {
+        tus,
+        errors: errs,
+        skipped,
+        cache: cacheable.then_some(walk),
+    }
 }
 
 fn lang_of(p: &Path) -> Lang {
@@ -399,6 +453,7 @@ impl Scanner {
         let g_sys = user_dirs(&project.system_dirs);
         let mut notes = Vec::new();
         let mut walk_errors = Vec::new();
+        let mut skipped: Vec<(PathBuf, &'static str)> = Vec::new();
         let mut new_walk = None;
         // TUs: from the compilation database or by walking the roots.
         let specs: Vec<TuSpec> = if let Some(cc) = &project.compile_commands {
@@ -409,6 +464,13 @@ impl Scanner {
                 if !TU_EXTS.contains(&e.file.extension().and_then(|x| x.to_str()).unwrap_or(""))
                     || !seen.insert(e.file.clone())
                 {
+                    continue;
+                }
+                if let Ok(m) = std::fs::metadata(&e.file)
+                    && !m.is_file()
+                    && !m.is_dir()
+                {
+                    skipped.push((e.file.clone(), crate::fsio::file_kind(&m.file_type())));
                     continue;
                 }
                 let mut flags = e.flags;
@@ -433,9 +495,11 @@ impl Scanner {
             ));
             v
         } else {
-            let (tus, errs, walk) = find_tus_cached(&roots, self.prev.walk.take());
-            walk_errors = errs;
-            new_walk = walk;
+            let w = find_tus_cached(&roots, self.prev.walk.take());
+            walk_errors = w.errors;
+            skipped = w.skipped;
+            new_walk = w.cache;
+            let tus = w.tus;
             let flags_for = |lang: Lang| {
                 Arc::new(TuFlags {
                     quote_dirs: g_quote.clone(),
@@ -848,6 +912,8 @@ impl Scanner {
                                 opts.count_system,
                                 &walk_errors,
                             );
+                            let mut md = md;
+                            md.skipped = skipped_files(&skipped, &roots);
                             let mut notes = notes.clone();
                             notes.push(NOTE_PREPROCESSED.into());
                             let full =
@@ -861,7 +927,8 @@ impl Scanner {
                             if !h.missing.is_empty() {
                                 notes.push(NOTE_HH_SYSTEM.into());
                             }
-                            let md = mode_data_hh(&store, h, &tu_ids, &roots, &walk_errors);
+                            let mut md = mode_data_hh(&store, h, &tu_ids, &roots, &walk_errors);
+                            md.skipped = skipped_files(&skipped, &roots);
                             let full =
                                 opts.mode == Mode::AllBranches || !opts.other_mode_summary_only;
                             Report::build(md, secs, notes, stats.clone(), full)
@@ -1185,6 +1252,19 @@ pub fn hh_graph(
     g
 }
 
+fn skipped_files(
+    skipped: &[(PathBuf, &'static str)],
+    roots: &[PathBuf],
+) -> Vec<super::report::SkippedFile> {
+    skipped
+        .iter()
+        .map(|(p, kind)| super::report::SkippedFile {
+            path: display_path(p, roots),
+            kind: kind.to_string(),
+        })
+        .collect()
+}
+
 fn display_path(p: &Path, roots: &[PathBuf]) -> String {
     for r in roots {
         if let Some(rel) = relative_to(p, r)
@@ -1339,6 +1419,7 @@ fn mode_data_pre(
         missing,
         missing_tus,
         errors,
+        skipped: Vec::new(),
     }
 }
 
@@ -1447,5 +1528,6 @@ fn mode_data_hh(
         missing,
         missing_tus,
         errors,
+        skipped: Vec::new(),
     }
 }

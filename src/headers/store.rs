@@ -138,6 +138,15 @@ pub(crate) fn stat_is_file(p: &Path) -> bool {
     }
 }
 
+/// The whole content of a regular file (refused without blocking otherwise).
+fn read_whole(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut f = crate::fsio::open_regular(path)?;
+    let len = f.metadata().map_or(0, |m| m.len());
+    let mut b = Vec::with_capacity(len as usize + 1);
+    std::io::Read::read_to_end(&mut f, &mut b)?;
+    Ok(b)
+}
+
 fn mtime_ns(m: &std::fs::Metadata) -> i64 {
     m.modified()
         .ok()
@@ -391,14 +400,21 @@ impl Store {
                 self.files_reused.fetch_add(1, Ordering::Relaxed);
                 return (**p).clone();
             }
-            match std::fs::read(path) {
+            match read_whole(path) {
                 Ok(b) => (mtime, b),
                 Err(e) => return err(format!("cannot read: {e}")),
             }
         } else {
-            let mut f = match std::fs::File::open(path) {
+            // A regular file only, checked on the handle: a FIFO named like a TU or a header
+            // would block a plain `open` (see `fsio::open_regular`).
+            let mut f = match crate::fsio::open_regular(path) {
                 Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidInput
+                    ) =>
+                {
                     return err(format!("cannot read: {e}"));
                 }
                 Err(e) => return stat_err(e),
