@@ -2,8 +2,8 @@
 # The whole "never fails" sweep (issue 11): every real clip of $CLIPFORGE_DATA (ACL regression
 # transform clips, BVH, glTF) at every threshold, through the release CLI, one JSON report per
 # (set, threshold); prints failures, the worst max_error_cm (at and between samples), the worst
-# max_error_at_samples_cm, bytes and wall time per threshold. Then the test sweep in full mode
-# (tests/codec_sweep.rs with CLIPFORGE_SWEEP=full). Run niced; figures in docs/BENCHMARKS.md.
+# max_error_at_samples_cm, bytes and wall time per threshold. Then the test sweep
+# (tests/codec_sweep.rs). Run niced; figures in docs/BENCHMARKS.md.
 #
 #   scripts/codec_sweep.sh [OUT_DIR]     (CLIPFORGE_DATA defaults to ../shared/data)
 set -euo pipefail
@@ -38,4 +38,4 @@ for c in failed + over:
 PY
   done
 done
-time CLIPFORGE_SWEEP=full nice -n 10 cargo test --release --no-default-features --test codec_sweep -- --nocapture
+time nice -n 10 cargo test --release --no-default-features --test codec_sweep -- --nocapture
