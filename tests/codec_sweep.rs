@@ -171,3 +171,44 @@ fn raw_float32_last_resort_meets_the_lowest_threshold() {
         }
     }
 }
+
+/// The last resort on a generated clip (no real data needed): the raw float32 buffer decodes to
+/// the clip's own values, a version-1 stamp on it is refused (raw widths are version 2), and a
+/// non-finite raw value is refused by validation, never returned as a pose.
+#[test]
+fn raw_float32_buffers_are_exact_and_validated() {
+    use clipforge::anim::generate::{GenerateOptions, generate};
+    use clipforge::anim::runtime::format::checksum;
+    let clip = generate(&GenerateOptions {
+        seed: 7,
+        num_samples: 40,
+        with_scale: true,
+        ..Default::default()
+    });
+    let settings = CompressionSettings {
+        error_threshold: 0.0005,
+        shell_distance: None,
+    };
+    let c = compress_all_raw(&clip, &settings).unwrap();
+    assert!(
+        c.stats.verified_max_error <= 1e-4,
+        "{}",
+        c.stats.verified_max_error
+    );
+    let reseal = |mut b: Vec<u8>| {
+        let crc = checksum(&b);
+        b[8..12].copy_from_slice(&crc.to_le_bytes());
+        b
+    };
+    let mut v1 = c.bytes.clone();
+    v1[4..6].copy_from_slice(&1u16.to_le_bytes());
+    let err = ClipReader::new(&reseal(v1)).unwrap_err().to_string();
+    assert!(err.contains("version 1"), "{err}");
+    // Some aligned word of the runtime data is a raw component: a NaN there must be caught.
+    let caught = (48..c.runtime_bytes - 4).step_by(4).any(|o| {
+        let mut b = c.bytes.clone();
+        b[o..o + 4].copy_from_slice(&f32::NAN.to_bits().to_le_bytes());
+        ClipReader::new(&reseal(b)).is_err_and(|e| e.to_string().contains("raw float32 value"))
+    });
+    assert!(caught);
+}
