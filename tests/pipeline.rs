@@ -401,6 +401,7 @@ fn json_and_csv_reports_have_stable_keys() {
         "file_bytes",
         "ratio",
         "max_error_cm",
+        "max_error_at_samples_cm",
         "mean_error_cm",
         "worst_bone",
         "worst_sample",

@@ -1,7 +1,9 @@
 //! The error metric: object-space distance between raw and lossy virtual vertices placed at each
 //! bone's shell distance on its local X, Y and Z axes (ACL's qvv metric, the one
 //! `clip_eval.py` implements). Measured in float64 for reports; the compressor has its own
-//! float32 kernel for the search but always finishes with this measurement.
+//! float32 kernel for the search but always finishes with this measurement, at every sample and
+//! between samples (the raw clip interpolated the way the runtime interpolates: lerp, nlerp on
+//! the shorter arc). `docs/METRIC.md` explains it.
 
 use super::clip::RawClip;
 use glam::{DQuat, DVec3};
@@ -22,10 +24,69 @@ pub struct ErrorStats {
     pub mean: f64,
     pub worst_bone: usize,
     pub worst_sample: usize,
-    /// Max error of each bone over all samples.
+    /// Max error of each bone over every point measured.
     pub per_bone_max: Vec<f64>,
     /// Max error over all bones at each sample.
     pub per_sample_max: Vec<f64>,
+    /// Max error at the stored samples alone (`max` also covers the points between samples
+    /// when they were measured).
+    #[serde(default)]
+    pub max_at_samples: f64,
+    /// Max error over all bones at the points measured between sample `i` and `i + 1` (empty
+    /// when only the samples were measured).
+    #[serde(default)]
+    pub per_interval_max: Vec<f64>,
+}
+
+/// Local transform of `bone` at `sample` in float64, rotation normalized.
+#[inline]
+fn local_f64(clip: &RawClip, bone: usize, sample: usize) -> DTransform {
+    let i = clip.index(bone, sample);
+    DTransform {
+        rotation: clip.rotations[i].as_dquat().normalize(),
+        translation: clip.translations[i].as_dvec3(),
+        scale: clip.scales[i].as_dvec3(),
+    }
+}
+
+/// Blends two local transforms the way the runtime does: lerp for translation and scale,
+/// nlerp on the shorter arc for the rotation.
+#[inline]
+pub fn blend_local(a: &DTransform, b: &DTransform, alpha: f64) -> DTransform {
+    let (qa, qb) = (a.rotation, b.rotation);
+    let qb = if qa.dot(qb) < 0.0 { -qb } else { qb };
+    let v = glam::DVec4::from(qa)
+        .lerp(glam::DVec4::from(qb), alpha)
+        .normalize();
+    DTransform {
+        rotation: DQuat::from_vec4(v),
+        translation: a.translation.lerp(b.translation, alpha),
+        scale: a.scale.lerp(b.scale, alpha),
+    }
+}
+
+/// Appends the object-space transforms of one pose, given its local transforms in bone order.
+fn push_object_pose(
+    clip: &RawClip,
+    local: impl Fn(usize) -> DTransform,
+    out: &mut Vec<DTransform>,
+) {
+    let base = out.len();
+    for b in 0..clip.num_bones() {
+        let local = local(b);
+        let t = match clip.skeleton.parent(b) {
+            None => local,
+            Some(p) => {
+                let pt: DTransform = out[base + p];
+                DTransform {
+                    rotation: (pt.rotation * local.rotation).normalize(),
+                    translation: pt.rotation * (local.translation * pt.scale) + pt.translation,
+                    scale: local.scale * pt.scale,
+                }
+            }
+        };
+        out.push(t);
+    }
 }
 
 /// Object-space transforms of every bone at every sample, `sample * bones + bone`.
@@ -33,27 +94,24 @@ pub fn object_space_f64(clip: &RawClip) -> Vec<DTransform> {
     let nb = clip.num_bones();
     let mut out = Vec::with_capacity(nb * clip.num_samples);
     for s in 0..clip.num_samples {
-        let base = out.len();
-        for b in 0..nb {
-            let i = clip.index(b, s);
-            let local = DTransform {
-                rotation: clip.rotations[i].as_dquat().normalize(),
-                translation: clip.translations[i].as_dvec3(),
-                scale: clip.scales[i].as_dvec3(),
-            };
-            let t = match clip.skeleton.parent(b) {
-                None => local,
-                Some(p) => {
-                    let pt: DTransform = out[base + p];
-                    DTransform {
-                        rotation: (pt.rotation * local.rotation).normalize(),
-                        translation: pt.rotation * (local.translation * pt.scale) + pt.translation,
-                        scale: local.scale * pt.scale,
-                    }
-                }
-            };
-            out.push(t);
-        }
+        push_object_pose(clip, |b| local_f64(clip, b, s), &mut out);
+    }
+    out
+}
+
+/// Object-space transforms at `alpha` between every pair of consecutive samples (`num_samples −
+/// 1` poses, `interval * bones + bone`), the local transforms blended in float64 as the runtime
+/// blends them.
+pub fn object_space_f64_between(clip: &RawClip, alpha: f64) -> Vec<DTransform> {
+    let nb = clip.num_bones();
+    let intervals = clip.num_samples.saturating_sub(1);
+    let mut out = Vec::with_capacity(nb * intervals);
+    for s in 0..intervals {
+        push_object_pose(
+            clip,
+            |b| blend_local(&local_f64(clip, b, s), &local_f64(clip, b, s + 1), alpha),
+            &mut out,
+        );
     }
     out
 }
@@ -130,6 +188,59 @@ pub fn measure_with_shells(
     }
     if nb * ns > 0 {
         stats.mean = sum / (nb * ns) as f64;
+    }
+    stats.max_at_samples = stats.max;
+    Ok(stats)
+}
+
+/// The lossy clip between two samples: `poses` holds one pose per interval (`raw.num_samples −
+/// 1`, decoded as the runtime decodes at blend `alpha`), as a clip of that many samples.
+pub struct Between<'a> {
+    pub alpha: f64,
+    pub poses: &'a RawClip,
+}
+
+/// [`measure_with_shells`] at every sample plus, for each of `between`, at its blend between
+/// every pair of consecutive samples, against the raw clip blended the same way in float64.
+/// `max`, `worst_bone` and `worst_sample` cover every point (a worst point between samples `i`
+/// and `i + 1` reports sample `i`); `max_at_samples` and `per_sample_max` the samples alone.
+pub fn measure_with_between(
+    raw: &RawClip,
+    lossy: &RawClip,
+    between: &[Between],
+    shells: &[f32],
+) -> Result<ErrorStats, String> {
+    let mut stats = measure_with_shells(raw, lossy, shells)?;
+    let nb = raw.num_bones();
+    let intervals = raw.num_samples.saturating_sub(1);
+    stats.per_interval_max = vec![0.0; intervals];
+    for bt in between {
+        if bt.poses.num_bones() != nb || bt.poses.num_samples != intervals {
+            return Err(format!(
+                "between-sample poses: {} bones x {} poses for {nb} bones x {intervals} intervals",
+                bt.poses.num_bones(),
+                bt.poses.num_samples
+            ));
+        }
+        let a = object_space_f64_between(raw, bt.alpha);
+        let b = object_space_f64(bt.poses);
+        for s in 0..intervals {
+            for bone in 0..nb {
+                let i = s * nb + bone;
+                let e = vertex_error(&a[i], &b[i], shells[bone] as f64);
+                if e > stats.per_interval_max[s] {
+                    stats.per_interval_max[s] = e;
+                }
+                if e > stats.per_bone_max[bone] {
+                    stats.per_bone_max[bone] = e;
+                }
+                if e > stats.max {
+                    stats.max = e;
+                    stats.worst_bone = bone;
+                    stats.worst_sample = s;
+                }
+            }
+        }
     }
     Ok(stats)
 }

@@ -761,6 +761,7 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
         0.0
     };
     row.max_error_cm = stats.max * k;
+    row.max_error_at_samples_cm = stats.max_at_samples * k;
     row.mean_error_cm = stats.mean * k;
     if clip.num_bones() > 0 && clip.num_samples > 0 {
         row.worst_bone = clip.skeleton.names.get(stats.worst_bone).cloned();

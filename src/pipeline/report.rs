@@ -21,7 +21,11 @@ pub struct ClipReport {
     /// The whole `.cfa` file, skeleton metadata included.
     pub file_bytes: u64,
     pub ratio: f64,
+    /// Max error at every sample and between samples (where a game samples too).
     pub max_error_cm: f64,
+    /// Max error at the stored samples alone (what ACL reports).
+    #[serde(default)]
+    pub max_error_at_samples_cm: f64,
     pub mean_error_cm: f64,
     pub worst_bone: Option<String>,
     pub worst_sample: Option<usize>,
@@ -187,6 +191,7 @@ impl BatchReport {
                 c.file_bytes.to_string(),
                 format!("{:.4}", c.ratio),
                 format!("{:.6}", c.max_error_cm),
+                format!("{:.6}", c.max_error_at_samples_cm),
                 format!("{:.6}", c.mean_error_cm),
                 opt(&c.worst_bone),
                 c.worst_sample.map(|s| s.to_string()).unwrap_or_default(),
@@ -245,6 +250,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "file_bytes",
     "ratio",
     "max_error_cm",
+    "max_error_at_samples_cm",
     "mean_error_cm",
     "worst_bone",
     "worst_sample",

@@ -5,7 +5,7 @@ use super::prepare::Prepared;
 use super::search::SegmentChoice;
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::*;
-use crate::anim::runtime::quant::{Dequant, MAX_BITS};
+use crate::anim::runtime::quant::{Dequant, MAX_BITS, RAW_BITS};
 use crate::anim::skeleton::NO_PARENT;
 
 fn put_u16(out: &mut Vec<u8>, v: u16) {
@@ -68,7 +68,7 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
         let (start, len) = p.segment_span(s);
         let widths_off = out.len();
         for w in &choice.widths {
-            debug_assert!(w.iter().all(|&x| x <= MAX_BITS));
+            debug_assert!(w.iter().all(|&x| x <= MAX_BITS || x == RAW_BITS));
             put_u16(&mut out, pack_widths(*w));
         }
         if multi {
@@ -81,7 +81,15 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
         }
         pad4(&mut out);
         let data_off = out.len();
-        let bits: u32 = choice.widths.iter().map(|w| w[0] + w[1] + w[2]).sum();
+        let none = |t: &super::prepare::Track| {
+            t.kind == 0 && t.per_segment_dropped && t.dropped[s] == DROPPED_NONE
+        };
+        let bits: u32 = choice
+            .widths
+            .iter()
+            .map(|w| w[0] + w[1] + w[2])
+            .sum::<u32>()
+            + p.tracks.iter().filter(|t| none(t)).count() as u32 * DROPPED_NONE_BITS as u32;
         let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
             .map(|k| super::search::dequants(p, k, &choice.ranges[k], choice.widths[k]))
             .collect();
@@ -90,7 +98,15 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
             for (k, t) in p.tracks.iter().enumerate() {
                 for c in 0..3 {
                     let width = choice.widths[k][c];
-                    w.write(dqs[k][c].quantize(t.values[i][c], width), width);
+                    let q = if width == RAW_BITS {
+                        t.values[i][c].to_bits()
+                    } else {
+                        dqs[k][c].quantize(t.values[i][c], width)
+                    };
+                    w.write(q, width);
+                }
+                if none(t) {
+                    w.write(t.w[i].to_bits(), DROPPED_NONE_BITS as u32);
                 }
             }
         }
@@ -132,7 +148,14 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     // Header.
     let total = out.len();
     out[0..4].copy_from_slice(&MAGIC);
-    out[4..6].copy_from_slice(&VERSION.to_le_bytes());
+    // The lowest version that reads this buffer: 2 only when a raw float32 width or a segment
+    // dropping no rotation component is used.
+    let raw = choices
+        .iter()
+        .any(|c| c.widths.iter().any(|w| w.contains(&RAW_BITS)))
+        || p.tracks.iter().any(|t| t.dropped.contains(&DROPPED_NONE));
+    let version = if raw { VERSION } else { MIN_VERSION };
+    out[4..6].copy_from_slice(&version.to_le_bytes());
     let flags = FLAG_METADATA | if p.wrap { FLAG_WRAP } else { 0 };
     out[6..8].copy_from_slice(&flags.to_le_bytes());
     out[12..16].copy_from_slice(&(total as u32).to_le_bytes());
@@ -150,12 +173,16 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     (out, runtime_size)
 }
 
-/// Number of (component, segment) pairs at each bit width.
+/// Number of (component, segment) pairs at each bit width (index 32: raw float32).
 pub fn histogram(choices: &[SegmentChoice]) -> Vec<u32> {
     let mut h = vec![0u32; MAX_BITS as usize + 1];
     for c in choices {
         for w in &c.widths {
             for &x in w {
+                // Index 32 (raw float32) only exists when it is used.
+                if x as usize >= h.len() {
+                    h.resize(x as usize + 1, 0);
+                }
                 h[x as usize] += 1;
             }
         }

@@ -47,8 +47,15 @@ pub struct CompressionStats {
     pub segments: u32,
     /// The last sample matched the first and was dropped (the clip wraps).
     pub looping: bool,
-    /// Max error measured (float64, decoded buffer vs the raw clip) by the compressor's final check.
+    /// Max error measured (float64, decoded buffer vs the raw clip) by the compressor's final
+    /// check, at every sample and between samples ([`BETWEEN_ALPHAS`]).
     pub verified_max_error: f64,
+    /// The same check at the stored samples alone.
+    #[serde(default)]
+    pub verified_max_error_at_samples: f64,
+    /// Segments stored as raw float32 by the last resort (0 on every clip measured so far).
+    #[serde(default)]
+    pub raw_segments: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -72,6 +79,9 @@ pub enum CompressError {
     /// Compressing the clip would need more memory than [`crate::anim::limits::max_memory_bytes`];
     /// the message carries [`crate::anim::limits::OVER_BUDGET`].
     LimitExceeded(String),
+    /// The threshold is below float32 rounding of the clip's values (far below 0.0005 cm on
+    /// every real clip measured).
+    BelowPrecision(String),
 }
 
 impl fmt::Display for CompressError {
@@ -81,6 +91,7 @@ impl fmt::Display for CompressError {
             CompressError::TooLarge(s) => write!(f, "clip too large to compress: {s}"),
             CompressError::Verification(s) => write!(f, "compressed clip failed verification: {s}"),
             CompressError::LimitExceeded(s) => write!(f, "{s}"),
+            CompressError::BelowPrecision(s) => write!(f, "threshold too low: {s}"),
         }
     }
 }
@@ -90,6 +101,78 @@ impl std::error::Error for CompressError {}
 /// Float32 rounding of the raw input moves the float64 measurement against the original file
 /// by up to ~3e-5 cm, so the compressor aims that much below the threshold.
 const INPUT_ROUNDING_MARGIN: f32 = 3.0e-5;
+
+/// Blends at which the final check measures between every pair of samples (see `docs/METRIC.md`
+/// for why the midpoint stands for the whole interval).
+pub const BETWEEN_ALPHAS: [f32; 1] = [0.5];
+
+/// Stored sample holding original sample `i` (a wrapping clip's last sample is its first).
+fn stored_index(i: usize, num_stored: usize) -> usize {
+    if i >= num_stored { 0 } else { i }
+}
+
+/// The decoded clip at `alpha` between every pair of consecutive original samples, decoded as the
+/// runtime samples it (one pose per interval).
+pub fn decoded_between(reader: &ClipReader, alpha: f32) -> RawClip {
+    let nb = reader.num_bones();
+    let n = reader.num_samples();
+    let intervals = n.saturating_sub(1);
+    let stored = reader.num_stored_samples();
+    let mut rotations = vec![glam::Quat::IDENTITY; nb * intervals];
+    let mut translations = vec![glam::Vec3::ZERO; nb * intervals];
+    let mut scales = vec![glam::Vec3::ONE; nb * intervals];
+    let mut pose = crate::anim::pose::Pose::new(nb);
+    for s in 0..intervals {
+        reader.decode_blend(
+            stored_index(s, stored),
+            stored_index(s + 1, stored),
+            alpha,
+            &mut pose,
+        );
+        for b in 0..nb {
+            rotations[b * intervals + s] = pose.rotations[b];
+            translations[b * intervals + s] = pose.translations[b].into();
+            scales[b * intervals + s] = pose.scales[b].into();
+        }
+    }
+    RawClip {
+        name: String::new(),
+        skeleton: reader.skeleton().clone(),
+        sample_rate: reader.sample_rate(),
+        num_samples: intervals,
+        rotations,
+        translations,
+        scales,
+    }
+}
+
+/// The float64 check of a decoded buffer against the raw clip: every sample and every
+/// [`BETWEEN_ALPHAS`] blend between samples, at the given shell distances.
+pub fn verify(
+    clip: &RawClip,
+    reader: &ClipReader,
+    shells: &[f32],
+) -> Result<error::ErrorStats, CompressError> {
+    let decoded = reader.to_raw_clip();
+    let between: Vec<RawClip> = if clip.num_samples > 1 {
+        BETWEEN_ALPHAS
+            .iter()
+            .map(|&a| decoded_between(reader, a))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let between: Vec<error::Between> = between
+        .iter()
+        .zip(BETWEEN_ALPHAS)
+        .map(|(poses, alpha)| error::Between {
+            alpha: alpha as f64,
+            poses,
+        })
+        .collect();
+    error::measure_with_between(clip, &decoded, &between, shells)
+        .map_err(CompressError::Verification)
+}
 
 /// Compresses a raw clip so that the measured max error stays under `settings.error_threshold`.
 pub fn compress(
@@ -134,35 +217,84 @@ pub fn compress(
         ));
     }
     let target = (t - INPUT_ROUNDING_MARGIN).max(t * 0.5);
-    // Normal search first; if a segment still fails the float64 check after tightening, one
-    // near-lossless attempt (exact constants only, a far lower target so the finest widths win).
-    for (prepare_target, attempts) in [(target, 6), (target * 1e-3, 1)] {
-        if let Some(done) = attempt(clip, settings, target, prepare_target, attempts)? {
-            return Ok(done);
-        }
+    let (done, passed) = attempt(clip, settings, target, target, Mode::Search)?;
+    if passed {
+        return Ok(done);
     }
-    Err(CompressError::Verification(format!(
-        "could not meet {t} after tightening the search; please report this clip"
+    // Last resort: constants exact to a thousandth of the target, every rotation with its four
+    // components (nothing rebuilt), then every segment that still fails stored as raw float32:
+    // its error is then float32 rounding alone.
+    let (done, passed) = attempt(clip, settings, target, target * 1e-3, Mode::RawWhereFailing)?;
+    if passed {
+        return Ok(done);
+    }
+    Err(CompressError::BelowPrecision(format!(
+        "{t} cm is below float32 precision for this clip: with every animated value stored as \
+         raw float32 the runtime's own float32 arithmetic still reaches {:.6} cm (bone '{}', \
+         sample {}); use a larger threshold",
+        done.error.max,
+        clip.skeleton
+            .names
+            .get(done.error.worst_bone)
+            .map_or("?", |s| s.as_str()),
+        done.error.worst_sample
     )))
 }
 
-/// One search of the whole clip with `prepare_target` driving classification and the search;
-/// `Ok(None)` when the float64 check still fails after `attempts` tightenings.
+/// Every segment stored as raw float32 and every rotation with its four components, whatever
+/// the threshold: the last resort's worst case, for tests. The float64 check's result is in
+/// `stats` and `error`; it is not compared with the threshold.
+#[doc(hidden)]
+pub fn compress_all_raw(
+    clip: &RawClip,
+    settings: &CompressionSettings,
+) -> Result<CompressedClip, CompressError> {
+    let t = settings.error_threshold;
+    let target = (t - INPUT_ROUNDING_MARGIN).max(t * 0.5);
+    Ok(attempt(clip, settings, target, target * 1e-3, Mode::AllRaw)?.0)
+}
+
+/// How an attempt searches and what it does with a segment that fails the float64 check.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// Searched; a failing segment is searched again with a tighter target.
+    Search,
+    /// Searched; a failing segment is stored as raw float32.
+    RawWhereFailing,
+    /// Every segment raw float32 (tests).
+    AllRaw,
+}
+
+/// One classification of the whole clip with `prepare_target`, then searches and float64
+/// checks of the encoded buffer; the last encoding and whether it passed the check.
 fn attempt(
     clip: &RawClip,
     settings: &CompressionSettings,
     target: f32,
     prepare_target: f32,
-    attempts: usize,
-) -> Result<Option<CompressedClip>, CompressError> {
-    let prepared = prepare::prepare(clip, settings, prepare_target);
+    mode: Mode,
+) -> Result<(CompressedClip, bool), CompressError> {
+    // The last resort keeps all four components of every rotation: nothing is rebuilt.
+    let prepared = if mode == Mode::Search {
+        prepare::prepare(clip, settings, prepare_target)
+    } else {
+        prepare::prepare_with(clip, settings, prepare_target, true)
+    };
     let mut segment_targets = vec![prepare_target * search::SEARCH_SAFETY; prepared.num_segments];
+    let mut raw = vec![mode == Mode::AllRaw; prepared.num_segments];
+    let rounds = match mode {
+        Mode::Search => 6,
+        _ => 3,
+    };
     // The search measures in float32; the final check decodes the real buffer and measures in
     // float64. A segment that fails it (rare) is searched again with a tighter target.
-    for _attempt in 0..attempts {
+    for round in 0..rounds {
         let mut start = 2.0f32;
         let choices: Vec<search::SegmentChoice> = (0..prepared.num_segments)
             .map(|s| {
+                if raw[s] {
+                    return search::raw_segment(&prepared, s);
+                }
                 let (c, m) = search::search_segment(&prepared, s, segment_targets[s], start);
                 start = m;
                 c
@@ -172,24 +304,30 @@ fn attempt(
         let reader = ClipReader::new(&bytes).map_err(|e| {
             CompressError::Verification(format!("encoded buffer does not read back: {e}"))
         })?;
-        let decoded = reader.to_raw_clip();
-        let stats = error::measure_with_shells(clip, &decoded, &prepared.shells)
-            .map_err(CompressError::Verification)?;
+        let stats = verify(clip, &reader, &prepared.shells)?;
+        // Worst error each segment's choices take part in: its samples and the intervals that
+        // touch them (the wrapped last sample is stored sample 0).
+        let mut seg_worst = vec![0.0f64; prepared.num_segments];
+        let seg_of = |i: usize| {
+            (stored_index(i, prepared.num_stored) / SEGMENT_SIZE)
+                .min(prepared.num_segments.saturating_sub(1))
+        };
+        for (i, &e) in stats.per_sample_max.iter().enumerate() {
+            let s = seg_of(i);
+            seg_worst[s] = seg_worst[s].max(e);
+        }
+        for (i, &e) in stats.per_interval_max.iter().enumerate() {
+            for s in [seg_of(i), seg_of(i + 1)] {
+                seg_worst[s] = seg_worst[s].max(e);
+            }
+        }
         let failing: Vec<usize> = (0..prepared.num_segments)
-            .filter(|&s| {
-                let (start, len) = prepared.segment_span(s);
-                let mut worst = (start..start + len)
-                    .map(|i| stats.per_sample_max[i])
-                    .fold(0.0, f64::max);
-                if s == 0 && prepared.wrap {
-                    worst = worst.max(stats.per_sample_max[clip.num_samples - 1]);
-                }
-                worst > target as f64
-            })
+            .filter(|&s| seg_worst[s] > target as f64)
             .collect();
-        if failing.is_empty() {
+        let last = round + 1 == rounds;
+        if failing.is_empty() || last {
             let histogram = encode::histogram(&choices);
-            return Ok(Some(CompressedClip {
+            let done = CompressedClip {
                 bytes,
                 runtime_bytes,
                 stats: CompressionStats {
@@ -203,13 +341,19 @@ fn attempt(
                     segments: prepared.num_segments as u32,
                     looping: prepared.wrap,
                     verified_max_error: stats.max,
+                    verified_max_error_at_samples: stats.max_at_samples,
+                    raw_segments: raw.iter().filter(|&&r| r).count() as u32,
                 },
                 error: stats,
-            }));
+            };
+            return Ok((done, failing.is_empty()));
         }
         for s in failing {
-            segment_targets[s] *= 0.7;
+            match mode {
+                Mode::Search => segment_targets[s] *= 0.7,
+                _ => raw[s] = true,
+            }
         }
     }
-    Ok(None)
+    unreachable!("the last round returns")
 }

@@ -5,8 +5,8 @@
 use super::{CompressionSettings, SEGMENT_SIZE};
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::{
-    DROPPED_PER_SEGMENT, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT, QROT_RANGE,
-    q16_decode, q16_encode,
+    DROPPED_NONE, DROPPED_PER_SEGMENT, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
+    QROT_RANGE, q16_decode, q16_encode,
 };
 use crate::anim::runtime::quant::{self, kept_components, rebuild_rotation};
 use crate::anim::skeleton::NO_PARENT;
@@ -21,6 +21,17 @@ const LOOP_SHARE: f32 = 0.05;
 /// Rebuilding a dropped component loses float32 precision as it nears zero; below this over the
 /// clip, the dropped component is chosen per segment instead.
 const MIN_CLIP_DROPPED: f32 = 0.3;
+/// Share of the error budget that rebuilding a dropped component in float32 may cost; a segment
+/// whose best dropped component would cost more drops none ([`DROPPED_NONE`]).
+const REBUILD_SHARE: f32 = 0.1;
+
+/// Object-space error bound of rebuilding a dropped component whose smallest magnitude is
+/// `min_abs`, at lever `lever`: `d = sqrt(1 − |k|²)` with `|k|²` rounded in float32 (about
+/// 2.4e-7 absolute, kept components included) is off by about 1.2e-7 / d, and a quaternion
+/// error `e` moves a point at distance 1 by up to `2e`.
+fn rebuild_error(min_abs: f32, lever: f32) -> f32 {
+    2.4e-7 / min_abs.max(1e-12) * lever
+}
 
 /// An object-space (or local) transform in float32.
 #[derive(Clone, Copy, Debug)]
@@ -76,6 +87,8 @@ pub struct Track {
     pub dropped: Vec<u8>,
     /// The dropped component is stored per segment.
     pub per_segment_dropped: bool,
+    /// w of every stored sample, for segments that drop no component (empty when none does).
+    pub w: Vec<f32>,
     pub clip_min: [f32; 3],
     pub clip_ext: [f32; 3],
 }
@@ -122,6 +135,19 @@ pub const EXACT_MEAN_DEPTH: usize = 64;
 /// The chain guard demotes one sub-track per pass over the bones; past this many bone visits
 /// (far above what any real clip needs) it finishes with one linear pass instead.
 const CHAIN_GUARD_WORK: usize = 20_000_000;
+
+impl Track {
+    /// The rotation decoded from three decoded components of stored sample `i` in segment
+    /// `seg`, as the runtime decodes it.
+    #[inline(always)]
+    pub fn rotation(&self, k: [f32; 3], seg: usize, i: usize) -> Quat {
+        if self.dropped[seg] == DROPPED_NONE {
+            Quat::from_vec4(Vec4::new(k[0], k[1], k[2], self.w[i]).normalize())
+        } else {
+            rebuild_rotation(k, self.dropped[seg])
+        }
+    }
+}
 
 impl Prepared<'_> {
     pub fn segment_span(&self, seg: usize) -> (usize, usize) {
@@ -199,6 +225,17 @@ impl Prepared<'_> {
 }
 
 pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f32) -> Prepared<'a> {
+    prepare_with(clip, settings, target, false)
+}
+
+/// [`prepare`]; with `exact_rotations` every animated rotation keeps all four components in
+/// every segment (the last resort: nothing is rebuilt).
+pub fn prepare_with<'a>(
+    clip: &'a RawClip,
+    settings: &CompressionSettings,
+    target: f32,
+    exact_rotations: bool,
+) -> Prepared<'a> {
     let nb = clip.num_bones();
     let n = clip.num_samples;
     let shells: Vec<f32> = (0..nb)
@@ -273,7 +310,7 @@ pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f3
     p.wrap = n >= 3 && is_looping(&p, target);
     p.num_stored = if p.wrap { n - 1 } else { n };
     p.num_segments = quant::num_segments(p.num_stored, SEGMENT_SIZE);
-    classify(&mut p, target);
+    classify(&mut p, target, exact_rotations);
     p
 }
 
@@ -332,7 +369,7 @@ fn bbox_mid(vals: &[glam::Vec3]) -> Vec3A {
     (lo + hi) * 0.5
 }
 
-fn classify(p: &mut Prepared, target: f32) {
+fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
     let nb = p.num_bones;
     let n = p.num_samples;
     let dom = p.dominant_shells(0..n);
@@ -550,10 +587,22 @@ fn classify(p: &mut Prepared, target: f32) {
                     let ns = p.num_stored;
                     let mut seg_dropped = vec![3u8; p.num_segments];
                     let mut per_segment = false;
+                    let mut w = Vec::new();
                     let values: Vec<[f32; 3]> = match k {
                         0 => {
-                            let (dropped, vals) =
-                                rotation_track_values(p, &rots[..ns], &mut seg_dropped);
+                            // Rebuilding may cost a share of the budget at the bone's lever.
+                            let max_err = if exact_rotations {
+                                0.0
+                            } else {
+                                REBUILD_SHARE * target / dom[b].max(1e-6)
+                            };
+                            let (dropped, vals) = rotation_track_values(
+                                p,
+                                &rots[..ns],
+                                &mut seg_dropped,
+                                max_err,
+                                &mut w,
+                            );
                             per_segment = dropped == DROPPED_PER_SEGMENT;
                             p.dropped[b] = dropped;
                             vals
@@ -576,6 +625,7 @@ fn classify(p: &mut Prepared, target: f32) {
                         values,
                         dropped: seg_dropped,
                         per_segment_dropped: per_segment,
+                        w,
                         clip_min: lo,
                         clip_ext: ext,
                     });
@@ -627,6 +677,8 @@ fn rotation_track_values(
     p: &Prepared,
     rots: &[Quat],
     seg_dropped: &mut [u8],
+    max_err: f32,
+    w: &mut Vec<f32>,
 ) -> (u8, Vec<[f32; 3]>) {
     let mut aligned: Vec<Vec4> = Vec::with_capacity(rots.len());
     for &q in rots {
@@ -655,7 +707,7 @@ fn rotation_track_values(
     let keep = |v: Vec4, j: u8| kept_components(if v[j as usize] < 0.0 { -v } else { v }, j);
     // At clip level the per-segment marker value is not a component choice.
     let (dropped, min_abs) = best_of(&aligned, &[0, 1, 3]);
-    if min_abs >= MIN_CLIP_DROPPED {
+    if min_abs >= MIN_CLIP_DROPPED && rebuild_error(min_abs, 1.0) <= max_err {
         seg_dropped.iter_mut().for_each(|d| *d = dropped);
         return (dropped, aligned.iter().map(|&v| keep(v, dropped)).collect());
     }
@@ -663,8 +715,22 @@ fn rotation_track_values(
     for (s, d) in seg_dropped.iter_mut().enumerate() {
         let (start, len) = p.segment_span(s);
         let seg = &aligned[start..start + len];
-        *d = best_of(seg, &[0, 1, 2, 3]).0;
-        vals.extend(seg.iter().map(|&v| keep(v, *d)));
+        let (best, min_abs) = best_of(seg, &[0, 1, 2, 3]);
+        if rebuild_error(min_abs, 1.0) <= max_err {
+            *d = best;
+            vals.extend(seg.iter().map(|&v| keep(v, best)));
+        } else {
+            // Every component nears zero somewhere in the segment (a pose that turns half way
+            // round between two samples): keep all four, w raw.
+            *d = DROPPED_NONE;
+            if w.is_empty() {
+                w.resize(aligned.len(), 0.0);
+            }
+            for (i, &v) in seg.iter().enumerate() {
+                w[start + i] = v.w;
+            }
+            vals.extend(seg.iter().map(|&v| kept_components(v, 3)));
+        }
     }
     (DROPPED_PER_SEGMENT, vals)
 }

@@ -10,7 +10,7 @@
 //! allows.
 
 use super::prepare::{Prepared, Xf, rotation_lever, vertex_error};
-use crate::anim::runtime::quant::{Dequant, MAX_BITS, SEGMENT_RANGE_STEPS, rebuild_rotation};
+use crate::anim::runtime::quant::{Dequant, MAX_BITS, RAW_BITS, SEGMENT_RANGE_STEPS};
 use crate::anim::skeleton::NO_PARENT;
 use glam::Vec3A;
 
@@ -75,7 +75,8 @@ pub(super) fn dequants(
             t.clip_ext[c],
             range[c],
             range[3 + c],
-            widths[c],
+            // A raw float32 component has no dequantizer (any one will do, it is not used).
+            widths[c].min(MAX_BITS),
         )
     })
 }
@@ -83,7 +84,21 @@ pub(super) fn dequants(
 /// Decoded value of a track's stored sample, exactly as the runtime computes it.
 #[inline(always)]
 fn decode_value(v: &[f32; 3], dq: &[Dequant; 3], widths: [u32; 3]) -> [f32; 3] {
-    std::array::from_fn(|c| dq[c].value(dq[c].quantize(v[c], widths[c])))
+    std::array::from_fn(|c| {
+        if widths[c] == RAW_BITS {
+            v[c]
+        } else {
+            dq[c].value(dq[c].quantize(v[c], widths[c]))
+        }
+    })
+}
+
+/// The raw float32 level of a track: every component that varies over the clip is stored
+/// verbatim, so the decoded values are the values themselves (a component constant over the
+/// clip decodes exactly to its clip minimum with 0 bits).
+pub(super) fn raw_widths(p: &Prepared, track: usize) -> [u32; 3] {
+    let t = &p.tracks[track];
+    std::array::from_fn(|c| if t.clip_ext[c] > 0.0 { RAW_BITS } else { 0 })
 }
 
 struct SegmentCtx<'a> {
@@ -142,6 +157,21 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
     )
 }
 
+/// The last resort for one segment: every animated component that varies over the clip stored
+/// as raw float32, so the segment's error is float32 rounding alone.
+pub fn raw_segment(p: &Prepared, seg: usize) -> SegmentChoice {
+    let (start, len) = p.segment_span(seg);
+    let multi = p.num_segments > 1;
+    SegmentChoice {
+        ranges: p
+            .tracks
+            .iter()
+            .map(|t| segment_range(&t.values[start..start + len], t.clip_min, t.clip_ext, multi))
+            .collect(),
+        widths: (0..p.tracks.len()).map(|k| raw_widths(p, k)).collect(),
+    }
+}
+
 /// The ladder of levels of one track in one segment, cheapest first, with each level's local error.
 #[allow(clippy::too_many_arguments)]
 fn track_levels(
@@ -166,7 +196,7 @@ fn track_levels(
             let d = decode_value(&t.values[i], &dq, widths);
             let raw = p.raw_local(t.bone, j);
             let e = match t.kind {
-                0 => rotation_lever(raw.r, rebuild_rotation(d, t.dropped[seg])) * dom[t.bone],
+                0 => rotation_lever(raw.r, t.rotation(d, seg, i)) * dom[t.bone],
                 1 => (Vec3A::from_array(d) - raw.t).length() * p.parent_scale[t.bone],
                 _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
             };
@@ -210,7 +240,13 @@ fn track_levels(
             let err = push(widths);
             let saturated = (0..3).all(|c| r[c] <= 0.0 || widths[c] == MAX_BITS);
             // Finer than the smallest budget bucket is never worth its bits.
-            if err <= target / (2.0 * BUCKETS as f32) || saturated {
+            if err <= target / (2.0 * BUCKETS as f32) {
+                break;
+            }
+            if saturated {
+                // 24 bits are not fine enough (a large range, or a low threshold): the raw
+                // float32 level is the one finer step left.
+                push(raw_widths(p, k));
                 break;
             }
         }
@@ -364,7 +400,7 @@ impl SegmentCtx<'_> {
             for (k, t) in p.tracks.iter().enumerate() {
                 let d = decode_value(&t.values[i], &dqs[k], self.levels[k][choice[k]].widths);
                 match t.kind {
-                    0 => local[t.bone].r = rebuild_rotation(d, t.dropped[self.seg]),
+                    0 => local[t.bone].r = t.rotation(d, self.seg, i),
                     1 => local[t.bone].t = Vec3A::from_array(d),
                     _ => local[t.bone].s = Vec3A::from_array(d),
                 }

@@ -2,7 +2,14 @@
 //! the bit packing shared by the writer and the reader.
 
 pub const MAGIC: [u8; 4] = *b"CFA1";
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
+/// The oldest version the reader accepts: version 2 only added the raw float32 width code
+/// ([`RAW_WIDTH_CODE`]), so a version-1 buffer is a version-2 buffer without it. The writer
+/// stamps the lowest version that describes the buffer.
+pub const MIN_VERSION: u16 = 1;
+/// Width code (5 bits) of a component stored as raw float32 bits (32 bits, no range): the
+/// compressor's guaranteed last resort. Version 2 and later.
+pub const RAW_WIDTH_CODE: u32 = 31;
 pub const HEADER_SIZE: usize = 48;
 /// Zero bytes after the last bit stream, so a 4-byte load at any bit position stays in bounds.
 pub const TAIL_PADDING: usize = 4;
@@ -56,6 +63,13 @@ pub const NO_PARENT_U16: u16 = u16::MAX;
 /// component comes close to zero somewhere in the clip (a root turning around).
 pub const DROPPED_PER_SEGMENT: u8 = 2;
 
+/// Per-segment dropped value (version 2): no component dropped. The three stored components are
+/// x, y, z and w follows them as raw float32 (32 more bits per sample), for segments where every
+/// component nears zero somewhere, so rebuilding one from the other three would lose precision.
+pub const DROPPED_NONE: u8 = 4;
+/// Bits that follow the three components of a rotation whose segment drops nothing.
+pub const DROPPED_NONE_BITS: usize = 32;
+
 /// Bone descriptor byte: rotation kind (bits 0-1), translation kind (2-3), scale kind (4-5),
 /// dropped rotation component (6-7).
 #[inline]
@@ -68,16 +82,32 @@ pub fn unpack_descriptor(d: u8) -> ([u8; 3], u8) {
     ([d & 3, (d >> 2) & 3, (d >> 4) & 3], d >> 6)
 }
 
-/// Per-segment bit widths of one animated sub-track: 5 bits per component.
+/// Per-segment bit widths of one animated sub-track: 5 bits per component; a width of
+/// [`RAW_BITS`](super::quant::RAW_BITS) (raw float32) is stored as [`RAW_WIDTH_CODE`].
 #[inline]
 pub fn pack_widths(w: [u32; 3]) -> u16 {
-    (w[0] | (w[1] << 5) | (w[2] << 10)) as u16
+    let code = |x: u32| {
+        if x == super::quant::RAW_BITS {
+            RAW_WIDTH_CODE
+        } else {
+            x
+        }
+    };
+    (code(w[0]) | (code(w[1]) << 5) | (code(w[2]) << 10)) as u16
 }
 
+/// The three widths in bits ([`RAW_WIDTH_CODE`] read as [`RAW_BITS`](super::quant::RAW_BITS)).
 #[inline]
 pub fn unpack_widths(v: u16) -> [u32; 3] {
     let v = v as u32;
-    [v & 31, (v >> 5) & 31, (v >> 10) & 31]
+    let bits = |x: u32| {
+        if x == RAW_WIDTH_CODE {
+            super::quant::RAW_BITS
+        } else {
+            x
+        }
+    };
+    [bits(v & 31), bits((v >> 5) & 31), bits((v >> 10) & 31)]
 }
 
 #[inline]
@@ -126,6 +156,13 @@ impl BitWriter {
 
 /// Reads `bits` (≤ 24) bits at bit position `pos` of `data`. The caller guarantees
 /// `pos / 8 + 4 <= data.len()` (validated once, see `TAIL_PADDING`).
+/// Reads a raw float32 component (32 bits at any bit position), in two reads of 16 bits so it
+/// touches no byte beyond what [`read_bits`] may.
+#[inline]
+pub fn read_raw_f32(data: &[u8], pos: usize) -> f32 {
+    f32::from_bits(read_bits(data, pos, 16) | (read_bits(data, pos + 16, 16) << 16))
+}
+
 #[inline(always)]
 pub fn read_bits(data: &[u8], pos: usize, bits: u32) -> u32 {
     let byte = pos >> 3;

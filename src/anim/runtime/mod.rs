@@ -182,6 +182,16 @@ struct AnimatedTrack {
     per_segment_slot: Option<u16>,
 }
 
+/// Where a segment's widths and bit stream are, for the check of its raw float32 values.
+struct RawLayout<'a> {
+    widths_off: usize,
+    data_off: usize,
+    num_animated: usize,
+    bits: usize,
+    /// Animated rotations whose segment drops no component (a raw w follows x, y, z).
+    none_tracks: &'a [usize],
+}
+
 /// Where one sample's data lives: its segment's widths, ranges and the bit position.
 #[derive(Clone, Copy)]
 struct SampleCursor {
@@ -208,7 +218,7 @@ impl<'a> ClipReader<'a> {
             return Err(FormatError::BadMagic);
         }
         let version = u16_at(buf, 4);
-        if version != VERSION {
+        if !(MIN_VERSION..=VERSION).contains(&version) {
             return Err(FormatError::UnsupportedVersion(version));
         }
         let total_size = u32_at(buf, 12) as usize;
@@ -290,6 +300,8 @@ impl<'a> ClipReader<'a> {
         let mut counted_qtrans = 0usize;
         let mut counted_animated = 0usize;
         let mut num_seg_dropped = 0usize;
+        // Animated sub-track index of each per-segment dropped slot.
+        let mut slot_track = Vec::new();
         let mut bone_first = Vec::with_capacity(num_bones);
         for b in 0..num_bones {
             bone_first.push([
@@ -301,6 +313,7 @@ impl<'a> ClipReader<'a> {
             let (kinds, dropped) = unpack_descriptor(buf[desc_off + b]);
             if kinds[0] == KIND_ANIMATED && dropped == DROPPED_PER_SEGMENT {
                 num_seg_dropped += 1;
+                slot_track.push(counted_animated);
             }
             for (i, k) in kinds.into_iter().enumerate() {
                 match k {
@@ -381,9 +394,15 @@ impl<'a> ClipReader<'a> {
             for a in 0..num_animated {
                 let w = unpack_widths(u16_at(buf, widths_off + 2 * a));
                 if u16_at(buf, widths_off + 2 * a) >> 15 != 0
-                    || w.iter().any(|&x| x > quant::MAX_BITS)
+                    || w.iter()
+                        .any(|&x| x > quant::MAX_BITS && x != quant::RAW_BITS)
                 {
                     return corrupt(format!("segment {s}: bit width above {}", quant::MAX_BITS));
+                }
+                if version < 2 && w.contains(&quant::RAW_BITS) {
+                    return corrupt(format!(
+                        "segment {s}: raw float32 width in a version {version} buffer"
+                    ));
                 }
                 sum += (w[0] + w[1] + w[2]) as usize;
                 if num_segs > 1 {
@@ -396,12 +415,14 @@ impl<'a> ClipReader<'a> {
                 }
             }
             let dropped_off = widths_off + num_animated * per_seg;
-            if buf[dropped_off..dropped_off + num_seg_dropped]
-                .iter()
-                .any(|&d| d > 3)
-            {
-                return corrupt(format!("segment {s}: dropped rotation component above 3"));
+            let slots = &buf[dropped_off..dropped_off + num_seg_dropped];
+            let max_dropped = if version >= 2 { DROPPED_NONE } else { 3 };
+            if slots.iter().any(|&d| d > max_dropped) {
+                return corrupt(format!(
+                    "segment {s}: dropped rotation component above {max_dropped}"
+                ));
             }
+            sum += DROPPED_NONE_BITS * slots.iter().filter(|&&d| d == DROPPED_NONE).count();
             if sum != bits {
                 return corrupt(format!(
                     "segment {s}: {bits} bits per sample, widths add up to {sum}"
@@ -417,6 +438,18 @@ impl<'a> ClipReader<'a> {
                     "segment {s}: bit stream runs past the runtime data"
                 ));
             }
+            let none_tracks: Vec<usize> = (0..num_seg_dropped)
+                .filter(|&k| slots[k] == DROPPED_NONE)
+                .map(|k| slot_track[k])
+                .collect();
+            let layout = RawLayout {
+                widths_off,
+                data_off,
+                num_animated,
+                bits,
+                none_tracks: &none_tracks,
+            };
+            Self::check_raw_values(buf, s, &layout, seg_len)?;
         }
         let meta = Self::read_metadata(buf, runtime_size, len, num_bones, num_samples, wrap)?;
         let sk = &meta.skeleton;
@@ -524,6 +557,40 @@ impl<'a> ClipReader<'a> {
             bone_animated,
             meta,
         })
+    }
+
+    /// Raw float32 components (the compressor's last resort, and the w of rotations whose
+    /// segment drops nothing) must be finite, like every other stored float.
+    fn check_raw_values(
+        buf: &[u8],
+        seg: usize,
+        l: &RawLayout,
+        seg_len: usize,
+    ) -> Result<(), FormatError> {
+        let widths = (0..l.num_animated).map(|a| unpack_widths(u16_at(buf, l.widths_off + 2 * a)));
+        if l.none_tracks.is_empty() && !widths.clone().any(|w| w.contains(&quant::RAW_BITS)) {
+            return Ok(());
+        }
+        for i in 0..seg_len {
+            let mut pos = l.data_off * 8 + i * l.bits;
+            for (a, w) in widths.clone().enumerate() {
+                let mut raw = w.map(|x| x == quant::RAW_BITS).to_vec();
+                let mut step: Vec<usize> = w.iter().map(|&x| x as usize).collect();
+                if l.none_tracks.contains(&a) {
+                    raw.push(true);
+                    step.push(DROPPED_NONE_BITS);
+                }
+                for (r, x) in raw.into_iter().zip(step) {
+                    if r && !read_raw_f32(buf, pos).is_finite() {
+                        return corrupt(format!(
+                            "segment {seg}: raw float32 value at sample {i} is not finite"
+                        ));
+                    }
+                    pos += x;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn read_metadata(
@@ -676,16 +743,33 @@ impl<'a> ClipReader<'a> {
                 Some(r) => (b[r + 6 * a + k], b[r + 6 * a + 3 + k]),
                 None => (0, 255),
             };
-            let d = Dequant::new(cr[k], cr[3 + k], smin, sext, w[k]);
-            let q = if w[k] == 0 {
-                0
+            out[k] = if w[k] == quant::RAW_BITS {
+                read_raw_f32(b, cur.bitpos)
             } else {
-                read_bits(b, cur.bitpos, w[k])
+                let d = Dequant::new(cr[k], cr[3 + k], smin, sext, w[k]);
+                let q = if w[k] == 0 {
+                    0
+                } else {
+                    read_bits(b, cur.bitpos, w[k])
+                };
+                d.value(q)
             };
             cur.bitpos += w[k] as usize;
-            out[k] = d.value(q);
         }
         out
+    }
+
+    /// The unnormalized rotation of three decoded components with dropped component `d`; when
+    /// the segment drops nothing, w is read raw at the cursor, which moves past it.
+    #[inline(always)]
+    fn rotation(&self, v: [f32; 3], d: u8, c: &mut SampleCursor) -> Vec4 {
+        if d == DROPPED_NONE {
+            let w = read_raw_f32(self.buf, c.bitpos);
+            c.bitpos += DROPPED_NONE_BITS;
+            Vec4::new(v[0], v[1], v[2], w)
+        } else {
+            rebuild_rotation_unnormalized(v, d)
+        }
     }
 
     /// Decodes animated sub-track `a` at one cursor: a normalized rotation or x,y,z (what
@@ -699,7 +783,7 @@ impl<'a> ClipReader<'a> {
                 Some(s) => self.buf[c.dropped_off + s as usize],
                 None => t.dropped,
             };
-            rebuild_rotation_unnormalized(v, d).normalize()
+            self.rotation(v, d, c).normalize()
         } else {
             Vec4::new(v[0], v[1], v[2], 0.0)
         }
@@ -725,8 +809,8 @@ impl<'a> ClipReader<'a> {
                 ),
                 None => (t.dropped, t.dropped),
             };
-            let q0 = rebuild_rotation_unnormalized(v0, d0);
-            let q1 = rebuild_rotation_unnormalized(v1, d1);
+            let q0 = self.rotation(v0, d0, c0);
+            let q1 = self.rotation(v1, d1, c1);
             let q1 = if q0.dot(q1) < 0.0 { -q1 } else { q1 };
             q0.lerp(q1, alpha).normalize()
         } else {
@@ -774,6 +858,14 @@ impl<'a> ClipReader<'a> {
     pub fn decode_sample(&self, sample: usize, pose: &mut Pose) {
         let s = sample.min(self.num_samples.saturating_sub(1));
         self.decode_between(s, s, 0.0, pose);
+    }
+
+    /// Decodes at blend `alpha` between stored samples `i0` and `i1` exactly as
+    /// [`Self::sample_pose`] does, without going through a time in seconds (the compressor's
+    /// check between samples).
+    pub fn decode_blend(&self, i0: usize, i1: usize, alpha: f32, pose: &mut Pose) {
+        let last = self.num_samples.saturating_sub(1);
+        self.decode_between(i0.min(last), i1.min(last), alpha, pose);
     }
 
     fn decode_between(&self, i0: usize, i1: usize, alpha: f32, pose: &mut Pose) {
@@ -831,6 +923,11 @@ impl<'a> ClipReader<'a> {
             for a in 0..first as usize {
                 let w = unpack_widths(u16_at(self.buf, c.widths_off + 2 * a));
                 c.bitpos += (w[0] + w[1] + w[2]) as usize;
+                if let Some(slot) = self.animated[a].per_segment_slot
+                    && self.buf[c.dropped_off + slot as usize] == DROPPED_NONE
+                {
+                    c.bitpos += DROPPED_NONE_BITS;
+                }
             }
         }
         for a in first as usize..first as usize + count as usize {

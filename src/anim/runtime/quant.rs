@@ -5,6 +5,9 @@ use glam::{Quat, Vec4};
 
 /// Largest bit width of one quantized component.
 pub const MAX_BITS: u32 = 24;
+/// Width of a component stored as raw float32 bits (no quantization, no range): the last resort
+/// that meets any threshold above float32 rounding.
+pub const RAW_BITS: u32 = 32;
 /// Steps of the 8-bit per-segment range inside the clip range.
 pub const SEGMENT_RANGE_STEPS: f32 = 255.0;
 
