@@ -106,9 +106,12 @@ cfa_seeds() {
 run() {
   local t="$1"; shift
   mkdir -p "$FUZZ/artifacts/$t" "$FUZZ/corpus/$t"
+  # New inputs go to the first folder (corpus); the committed seeds are only read.
+  local dirs=("$FUZZ/corpus/$t")
+  if [ -d "$FUZZ/seeds/$t" ]; then dirs+=("$FUZZ/seeds/$t"); fi
   # shellcheck disable=SC2046
   $NICE "$(bin "$t")" $(limits "$t") -artifact_prefix="$FUZZ/artifacts/$t/" -print_final_stats=1 \
-    "$@" "$FUZZ/corpus/$t" "$FUZZ/seeds/$t"
+    "$@" "${dirs[@]}"
 }
 
 replay() {
