@@ -46,9 +46,29 @@ fn inputs(folder: &str) -> Vec<(&'static str, fn(&[u8]), String, PathBuf)> {
     out
 }
 
+/// Caps this test process's address space at 4 GiB (the mutant sweep's limit): an input that
+/// still blows memory up (an open regression replayed before its fix) then fails this test
+/// binary with an allocation failure instead of taking the machine's memory.
+fn cap_memory() {
+    #[cfg(unix)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 4 << 30,
+                rlim_max: 4 << 30,
+            };
+            // SAFETY: setrlimit reads the struct only.
+            unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) };
+        });
+    }
+}
+
 /// Runs each input on a thread with a generous stack: the fuzz binaries run on the main
 /// thread (8 MiB), test threads get 2 MiB by default.
 fn replay(list: &[(&'static str, fn(&[u8]), String, PathBuf)]) {
+    cap_memory();
+    let mut failed = Vec::new();
     for (target, entry, name, path) in list {
         let bytes = std::fs::read(path).unwrap();
         let entry = *entry;
@@ -57,8 +77,11 @@ fn replay(list: &[(&'static str, fn(&[u8]), String, PathBuf)]) {
             .spawn(move || entry(&bytes))
             .unwrap()
             .join();
-        assert!(r.is_ok(), "fuzz input {target}/{name} failed");
+        if r.is_err() {
+            failed.push(format!("{target}/{name}"));
+        }
     }
+    assert!(failed.is_empty(), "fuzz inputs failed: {failed:?}");
 }
 
 #[test]
@@ -79,6 +102,19 @@ fn seeds_run_through_every_target() {
 #[test]
 fn fixed_regressions_stay_fixed() {
     let open = open_list();
+    let all = inputs("regressions");
+    for o in &open {
+        assert!(
+            all.iter().any(|(t, _, n, _)| &format!("{t}/{n}") == o),
+            "fuzz/regressions/OPEN names {o}, which is not a saved input"
+        );
+    }
+    for (t, _, n, p) in &all {
+        assert!(
+            p.with_file_name(format!("{n}.txt")).is_file(),
+            "regression input {t}/{n} has no note ({n}.txt: what it is, where it failed)"
+        );
+    }
     let list: Vec<_> = inputs("regressions")
         .into_iter()
         .filter(|(t, _, n, _)| !open.contains(&format!("{t}/{n}")))
@@ -94,7 +130,10 @@ fn open_regressions() {
         .into_iter()
         .filter(|(t, _, n, _)| open.contains(&format!("{t}/{n}")))
         .collect();
-    assert!(!list.is_empty(), "fuzz/regressions/OPEN lists no existing input");
+    assert!(
+        !list.is_empty(),
+        "fuzz/regressions/OPEN lists no existing input"
+    );
     replay(&list);
 }
 

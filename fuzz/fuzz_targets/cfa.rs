@@ -26,7 +26,23 @@ const HEADER_FIELDS: &[(usize, usize)] = &[
 ];
 
 const INTS: &[u32] = &[
-    0, 1, 2, 3, 7, 15, 16, 17, 31, 32, 255, 256, 0x7fff, 0xffff, 0x1_0000, 0x7fff_ffff, 0xffff_ffff,
+    0,
+    1,
+    2,
+    3,
+    7,
+    15,
+    16,
+    17,
+    31,
+    32,
+    255,
+    256,
+    0x7fff,
+    0xffff,
+    0x1_0000,
+    0x7fff_ffff,
+    0xffff_ffff,
 ];
 
 const FLOATS: &[f32] = &[

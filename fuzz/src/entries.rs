@@ -93,7 +93,15 @@ pub fn gltf(data: &[u8]) {
 
 /// Times to sample a clip of duration `d` at: inside, at both ends and outside.
 fn sample_times(d: f32) -> [f32; 7] {
-    [0.0, d * 0.37, d * 0.5 + 1e-4, d, -1.0, d * 2.5 + 0.1, f32::MAX]
+    [
+        0.0,
+        d * 0.37,
+        d * 0.5 + 1e-4,
+        d,
+        -1.0,
+        d * 2.5 + 0.1,
+        f32::MAX,
+    ]
 }
 
 /// `.cfa` reader: validation, then sampling every bone at several times in both looping modes,
