@@ -285,7 +285,7 @@ def run_one(args, binary, fmt, name, payload, siblings, idx):
             "format": fmt, "index": idx, "class": cls, "notes": notes, "rc": rc,
             "cpu_s": round(cpu, 3), "wall_s": round(wall, 3), "rss_mb": round(rss_mb, 1),
             "size": len(payload), "stderr": err[-2000:].decode("utf-8", "replace"),
-            "cmd": " ".join(cmd), "leftovers": leftovers, "payload": payload,
+            "cmd": " ".join(cmd), "leftovers": leftovers, "payload": payload, "name": name,
         }
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -388,13 +388,13 @@ def main():
                             if args.keep:
                                 k = Path(args.keep) / fmt
                                 k.mkdir(parents=True, exist_ok=True)
-                                base = k / f"{r['class']}-{r['index']:05d}-{name}"
+                                base = k / f"{r['class']}-{r['index']:05d}-{r['name']}"
                                 base.write_bytes(r["payload"])
                                 Path(str(base) + ".txt").write_text(
                                     f"{r['cmd']}\nrc={r['rc']} cpu={r['cpu_s']}s rss={r['rss_mb']}MB\n{r['stderr']}\n")
                             r2 = dict(r)
                             r2.pop("payload")
-                            r2["source"] = name
+                            r2["source"] = r2.pop("name")
                             failing.append(r2)
                         if done % 500 == 0:
                             print(f"[{fmt}] {done}/{args.n} {counts} {time.monotonic() - t0:.0f}s", flush=True)
