@@ -11,6 +11,9 @@ mod entries;
 
 use std::path::{Path, PathBuf};
 
+/// One saved input: target name, its entry point, file name, path.
+type Input = (&'static str, entries::Entry, String, PathBuf);
+
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz")
 }
@@ -26,7 +29,7 @@ fn open_list() -> Vec<String> {
 
 /// (target, input file name, path) of every input under `fuzz/<folder>/<target>/`; notes
 /// (`*.txt`, `*.md`) are not inputs.
-fn inputs(folder: &str) -> Vec<(&'static str, fn(&[u8]), String, PathBuf)> {
+fn inputs(folder: &str) -> Vec<Input> {
     let mut out = Vec::new();
     for &(target, entry) in entries::TARGETS {
         let dir = fuzz_dir().join(folder).join(target);
@@ -66,7 +69,7 @@ fn cap_memory() {
 
 /// Runs each input on a thread with a generous stack: the fuzz binaries run on the main
 /// thread (8 MiB), test threads get 2 MiB by default.
-fn replay(list: &[(&'static str, fn(&[u8]), String, PathBuf)]) {
+fn replay(list: &[Input]) {
     cap_memory();
     let mut failed = Vec::new();
     for (target, entry, name, path) in list {

@@ -21,9 +21,12 @@ use clipforge::headers::pp::{self, Ctx, Host, Macros, Syms};
 use clipforge::headers::util::Interner;
 use std::path::Path;
 
+/// A target's entry point: takes one input, panics (or aborts) on a failure.
+pub type Entry = fn(&[u8]);
+
 /// Every target, by name (the name of its `fuzz_targets/` binary and of its corpus and
 /// regression folders).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Entry)] = &[
     ("acl_sjson", acl_sjson),
     ("bvh", bvh),
     ("gltf", gltf),
@@ -44,11 +47,11 @@ const FAKE_DIR: &str = "/nonexistent-clipforge-fuzz";
 
 fn import(data: &[u8], name: &str) {
     let path = Path::new(FAKE_DIR).join(name);
-    if let Ok(clips) = formats::load_clips_from_bytes(data, &path) {
-        if strict() {
-            for c in &clips {
-                check_clip(c, name);
-            }
+    if let Ok(clips) = formats::load_clips_from_bytes(data, &path)
+        && strict()
+    {
+        for c in &clips {
+            check_clip(c, name);
         }
     }
 }
