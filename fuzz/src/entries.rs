@@ -1,0 +1,296 @@
+//! The fuzz targets' entry points: one function per target, taking the raw input bytes.
+//!
+//! Shared by the libFuzzer binaries (`fuzz/fuzz_targets/*.rs`, through `clipforge_fuzz`) and by
+//! the regression replay in the main crate (`tests/fuzz_regressions.rs` includes this file with
+//! `#[path]`), so a saved crash input goes through exactly the code that found it. It depends on
+//! the `clipforge` library and `std` only (plus `tempfile` for the preprocessor's temporary tree).
+//!
+//! A failure is a panic, an abort, a hang or a memory blow-up. Besides "no panic", the targets
+//! check contracts the project states (docs/RELIABILITY.md lists them), e.g. that a `.cfa` the
+//! reader accepts decodes to finite values that re-import. `CLIPFORGE_FUZZ_LAX=1` turns those
+//! contract checks off (then only panics, aborts, hangs and blow-ups count), for measuring a
+//! build that is known to break a contract.
+
+#![allow(dead_code)]
+
+use clipforge::anim::formats::{self, sjson};
+use clipforge::anim::runtime::format::checksum;
+use clipforge::anim::{ClipReader, Looping, Pose};
+use clipforge::headers::lex::{self, DKind, IncSpec};
+use clipforge::headers::pp::{self, Ctx, Host, Macros, Syms};
+use clipforge::headers::util::Interner;
+use std::path::Path;
+
+/// A target's entry point: takes one input, panics (or aborts) on a failure.
+pub type Entry = fn(&[u8]);
+
+/// Every target, by name (the name of its `fuzz_targets/` binary and of its corpus and
+/// regression folders).
+pub const TARGETS: &[(&str, Entry)] = &[
+    ("acl_sjson", acl_sjson),
+    ("bvh", bvh),
+    ("gltf", gltf),
+    ("cfa", cfa),
+    ("headers_lex", headers_lex),
+    ("headers_if", headers_if),
+    ("headers_pp", headers_pp),
+];
+
+/// Contract checks on (the default) unless `CLIPFORGE_FUZZ_LAX` is set.
+pub fn strict() -> bool {
+    std::env::var_os("CLIPFORGE_FUZZ_LAX").is_none()
+}
+
+/// Importer inputs are given a path inside a folder that does not exist: a relative glTF buffer
+/// URI then cannot reach a real file, so the targets stay independent of the file system.
+const FAKE_DIR: &str = "/nonexistent-clipforge-fuzz";
+
+fn import(data: &[u8], name: &str) {
+    let path = Path::new(FAKE_DIR).join(name);
+    if let Ok(clips) = formats::load_clips_from_bytes(data, &path)
+        && strict()
+    {
+        for c in &clips {
+            check_clip(c, name);
+        }
+    }
+}
+
+/// What an importer hands the compressor must be well formed: consistent lengths and finite
+/// values (the compressor's error metric and range reduction assume it).
+fn check_clip(c: &clipforge::anim::RawClip, what: &str) {
+    let n = c.num_bones() * c.num_samples;
+    assert_eq!(c.rotations.len(), n, "{what}: rotations length");
+    assert_eq!(c.translations.len(), n, "{what}: translations length");
+    assert_eq!(c.scales.len(), n, "{what}: scales length");
+    assert!(
+        c.sample_rate.is_finite() && c.sample_rate > 0.0,
+        "{what}: accepted sample rate {}",
+        c.sample_rate
+    );
+    for q in &c.rotations {
+        assert!(q.is_finite(), "{what}: accepted non-finite rotation {q:?}");
+    }
+    for v in c.translations.iter().chain(&c.scales) {
+        assert!(v.is_finite(), "{what}: accepted non-finite value {v:?}");
+    }
+}
+
+/// `.acl.sjson`: the SJSON parser on its own, then the whole importer.
+pub fn acl_sjson(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = sjson::parse(text);
+    }
+    import(data, "fuzz.acl.sjson");
+}
+
+/// BVH importer.
+pub fn bvh(data: &[u8]) {
+    import(data, "fuzz.bvh");
+}
+
+/// glTF / GLB importer (the gltf crate detects GLB by its magic, whatever the extension).
+pub fn gltf(data: &[u8]) {
+    import(data, "fuzz.gltf");
+}
+
+/// Times to sample a clip of duration `d` at: inside, at both ends and outside.
+fn sample_times(d: f32) -> [f32; 7] {
+    [
+        0.0,
+        d * 0.37,
+        d * 0.5 + 1e-4,
+        d,
+        -1.0,
+        d * 2.5 + 0.1,
+        f32::MAX,
+    ]
+}
+
+/// `.cfa` reader: validation, then sampling every bone at several times in both looping modes,
+/// whole poses, every stored sample, and the decode back to a raw clip. Strict: what the reader
+/// accepts decodes to finite values, and the decoded clip re-imports (docs/FORMAT.md).
+pub fn cfa(data: &[u8]) {
+    let Ok(r) = ClipReader::new(data) else {
+        return;
+    };
+    let strict = strict();
+    let nb = r.num_bones();
+    let mut pose = Pose::new(nb);
+    for looping in [Looping::Clamp, Looping::Wrap] {
+        for t in sample_times(r.duration()) {
+            r.sample_pose(t, looping, &mut pose);
+            if strict {
+                for b in 0..nb {
+                    assert!(
+                        pose.rotations[b].is_finite()
+                            && pose.translations[b].is_finite()
+                            && pose.scales[b].is_finite(),
+                        "accepted .cfa decodes bone {b} at t={t} to non-finite values"
+                    );
+                }
+            }
+            for b in 0..nb {
+                let (q, t_, s) = r.sample_bone(b, t, looping).expect("bone in range");
+                if strict {
+                    assert!(
+                        q.is_finite() && t_.is_finite() && s.is_finite(),
+                        "accepted .cfa: sample_bone({b}, {t}) is not finite"
+                    );
+                }
+            }
+        }
+    }
+    for s in 0..r.num_stored_samples().min(64) {
+        r.decode_sample(s, &mut pose);
+    }
+    let raw = r.to_raw_clip();
+    if strict {
+        check_clip(&raw, "decoded .cfa");
+        // Re-import through the text format: the importer's limits apply to what we decoded.
+        let text = formats::write_acl_clip(&raw);
+        if let Err(e) = formats::load_clips_from_bytes(
+            text.as_bytes(),
+            &Path::new(FAKE_DIR).join("decoded.acl.sjson"),
+        ) {
+            panic!("accepted .cfa decodes to a clip the importer refuses: {e}");
+        }
+    }
+}
+
+/// Makes a mutated `.cfa` buffer self-consistent where a checksum would otherwise refuse it at
+/// once: total size (bytes 12..16) set to the length, CRC-32 (bytes 8..12) recomputed. The
+/// custom mutator of the `cfa` target calls it after every mutation, so mutations reach the
+/// semantic checks behind the checksum.
+pub fn cfa_fix_up(buf: &mut [u8]) {
+    if buf.len() < 16 {
+        return;
+    }
+    let len = buf.len() as u32;
+    buf[12..16].copy_from_slice(&len.to_le_bytes());
+    let crc = checksum(buf);
+    buf[8..12].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Header lexer: the preprocessing lexer (directives, tokens) and Header Hero's line scanner,
+/// then every token of every directive spelled back.
+pub fn headers_lex(data: &[u8]) {
+    let interner = Interner::new();
+    let mut lexed = lex::lex(data, &interner);
+    lex::hh_scan(data, &mut lexed);
+    let mut out = Vec::new();
+    for d in lexed.directives.iter() {
+        match &d.kind {
+            DKind::If(t) | DKind::Elif(t) => {
+                for tok in t {
+                    out.clear();
+                    lex::spell(tok, &interner, &mut out);
+                }
+            }
+            DKind::Define(m) => {
+                for tok in &m.body {
+                    out.clear();
+                    lex::spell(tok, &interner, &mut out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The evaluator's view of a translation unit: `__has_include` finds `yes.h` only.
+struct FuzzHost;
+
+impl Host for FuzzHost {
+    fn has_include(&mut self, name: &[u8], _angle: bool, _next: bool) -> bool {
+        name == b"yes.h"
+    }
+    fn line(&self) -> u32 {
+        1
+    }
+    fn file_name(&self) -> Vec<u8> {
+        b"fuzz.cpp".to_vec()
+    }
+    fn base_file(&self) -> Vec<u8> {
+        b"fuzz.cpp".to_vec()
+    }
+    fn include_level(&self) -> u32 {
+        0
+    }
+}
+
+/// Macro expansion and the `#if` evaluator, in memory: the input is lexed, then its directives
+/// are applied in order (`#define`, `#undef`, push/pop_macro) and every `#if`/`#elif` and
+/// `#include MACRO` is expanded and evaluated, whatever the branch (like "all branches" mode).
+pub fn headers_if(data: &[u8]) {
+    let interner = Interner::new();
+    let syms = Syms::new(&interner);
+    let lexed = lex::lex(data, &interner);
+    let mut macros = Macros::default();
+    let mut host = FuzzHost;
+    for clang in [false, true] {
+        for d in lexed.directives.iter() {
+            match &d.kind {
+                DKind::Define(m) => macros.define(m),
+                DKind::Undef(s) => macros.undef(*s),
+                DKind::PushMacro(s) => macros.push(*s),
+                DKind::PopMacro(s) => macros.pop(*s),
+                DKind::If(t) | DKind::Elif(t) => {
+                    let mut c = Ctx {
+                        macros: &mut macros,
+                        syms: &syms,
+                        interner: &interner,
+                        host: &mut host,
+                        clang,
+                        cplusplus: !clang,
+                    };
+                    let _ = pp::eval_if(&mut c, t);
+                }
+                DKind::Include {
+                    spec: IncSpec::Macro(t),
+                    ..
+                } => {
+                    let mut c = Ctx {
+                        macros: &mut macros,
+                        syms: &syms,
+                        interner: &interner,
+                        host: &mut host,
+                        clang,
+                        cplusplus: true,
+                    };
+                    let _ = pp::include_name(&mut c, t);
+                }
+                _ => {}
+            }
+        }
+        macros = Macros::default();
+    }
+}
+
+/// File names the `headers_pp` target gives the NUL-separated parts of its input: the first is
+/// the translation unit, the others headers it can include by these names.
+pub const PP_FILES: &[&str] = &["tu.cpp", "a.h", "b.h", "sub/c.h", "sub/d.hpp"];
+
+/// The whole header scanner (both modes: all branches and preprocessed) on a temporary tree
+/// made from the input: parts separated by NUL bytes become the files of [`PP_FILES`], the tree
+/// is its own `-I` dir, and the built-in GCC macro set is used (no compiler is started).
+pub fn headers_pp(data: &[u8]) {
+    use clipforge::headers::{self, CompilerChoice, Progress, Project, ScanOptions};
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("sub")).expect("sub dir");
+    for (name, part) in PP_FILES.iter().zip(data.split(|&b| b == 0)) {
+        std::fs::write(dir.path().join(name), part).expect("write part");
+    }
+    let project = Project {
+        roots: vec![dir.path().to_path_buf()],
+        include_dirs: vec![dir.path().to_path_buf(), dir.path().join("sub")],
+        compiler: CompilerChoice::None,
+        cache_file: Some(dir.path().join("no-cache")),
+        ..Project::default()
+    };
+    let opts = ScanOptions {
+        use_disk_cache: false,
+        ..ScanOptions::default()
+    };
+    let _ = headers::scan(&project, &opts, &Progress::default());
+}
