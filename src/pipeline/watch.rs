@@ -348,7 +348,7 @@ impl Worker {
         }
         self.resolver.invalidate();
         if let Some(dir) = path.parent() {
-            self.rescan(&dir.to_path_buf(), false);
+            self.rescan(dir, false);
             // Clips newly excluded keep their outputs; clips no longer excluded are picked up
             // by the rescan above.
         }

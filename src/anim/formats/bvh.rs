@@ -46,6 +46,9 @@ struct Joint {
     offset: [f64; 3],
     channels: Vec<Channel>,
     first_channel: usize,
+    /// A CHANNELS line was read: a second one would leave the first's values unassigned in every
+    /// frame (and used to index past the joint's channels).
+    has_channels_line: bool,
 }
 
 /// A parsed BVH file before conversion.
@@ -298,6 +301,7 @@ fn parse_hierarchy<'t>(
             offset: [0.0; 3],
             channels: Vec::new(),
             first_channel: 0,
+            has_channels_line: false,
         });
         Ok(joints.len() - 1)
     };
@@ -342,6 +346,14 @@ fn parse_hierarchy<'t>(
             }
             ("CHANNELS", Some(j)) => {
                 let (ln, count) = take!("channel count");
+                if joints[j].has_channels_line {
+                    return err(
+                        path,
+                        ln,
+                        format!("second CHANNELS line for {}", joints[j].name),
+                    );
+                }
+                joints[j].has_channels_line = true;
                 let count: usize = count.parse().ok().filter(|&c| c <= 64).ok_or_else(|| {
                     ImportError::new(
                         path,

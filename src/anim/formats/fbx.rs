@@ -398,7 +398,7 @@ fn read_inner(
             e.message = format!("animation stack '{name}': {}", e.message);
             e
         };
-        check_size(path, None, nb, num_samples).map_err(in_stack)?;
+        check_size(path, None, nb, num_samples, bytes.len()).map_err(in_stack)?;
         let need = (nb as u64)
             .saturating_mul(num_samples as u64)
             .saturating_mul(BYTES_PER_SAMPLE);

@@ -384,7 +384,10 @@ impl<'a> ClipReader<'a> {
             );
             let per_seg = if num_segs > 1 { 8 } else { 2 };
             let meta_end = widths_off.checked_add(num_animated * per_seg + num_seg_dropped);
-            if widths_off < seg_header_off + 12 * num_segs || meta_end.is_none_or(|e| e > data_off)
+            // Every offset inside the runtime data before anything is read through it.
+            if widths_off < seg_header_off + 12 * num_segs
+                || meta_end.is_none_or(|e| e > data_off)
+                || data_off > runtime_size
             {
                 return corrupt(format!(
                     "segment {s}: metadata offset {widths_off} out of place"
