@@ -57,12 +57,8 @@ pub const MAX_NODE_DEPTH: u32 = 1024;
 /// (40 bytes), twice (the importer's vectors and the validated clip).
 const BYTES_PER_SAMPLE: u64 = 80;
 
-/// Import options.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct FbxOptions {
-    /// Sampling rate in Hz; `None`: the file's frame rate.
-    pub sample_rate: Option<f64>,
-}
+/// Import options (`sample_rate`: `None` samples at the file's frame rate).
+pub type FbxOptions = super::ImportOptions;
 
 /// Reads an FBX file (regular files only, size bounded by the memory budget) and imports every
 /// animation stack.
@@ -344,13 +340,7 @@ fn read_inner(
     let nb = skeleton.num_bones();
 
     let (rate, rate_note) = match options.sample_rate {
-        Some(r) if r.is_finite() && (1.0..=1000.0).contains(&r) => (r, None),
-        Some(r) => {
-            return Err(ferr(
-                path,
-                format!("sample rate {r} Hz is not supported (1-1000 Hz)"),
-            ));
-        }
+        Some(r) => (super::check_sample_rate(r).map_err(|e| ferr(path, e))?, None),
         None => {
             let fps = scene.settings.frames_per_second;
             if fps.is_finite() && (1.0..=1000.0).contains(&fps) {
