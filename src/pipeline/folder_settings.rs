@@ -455,10 +455,10 @@ impl SettingsResolver {
             .shell_distance
             .or(f.and_then(|f| f.shell_distance))
             .or(self.defaults.shell_distance);
-        // glTF is in metres by specification and its importer converts to cm: `units` only
-        // concerns the formats that carry none (BVH, ACL).
+        // glTF is in metres by specification and FBX says its unit (UnitScaleFactor); both
+        // importers convert to cm: `units` only concerns the formats that carry none (BVH, ACL).
         let units = match format {
-            ClipFormat::Gltf => Units::Cm,
+            ClipFormat::Gltf | ClipFormat::Fbx => Units::Cm,
             _ => f.and_then(|f| f.units).unwrap_or_default(),
         };
         let import = ImportOptions {
@@ -529,6 +529,47 @@ mod tests {
         assert!(!f.exclude[1].is_match("a/btmp.bvh"));
         assert_eq!(f.bones[0].pattern, "*Finger*");
         assert_eq!(f.bones[0].error_threshold, Some(0.002));
+    }
+
+    #[test]
+    fn units_and_sample_rate_apply_only_where_the_format_needs_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join(FILE_NAME),
+            "units = \"m\"\nsample_rate = 60\nerror_threshold = 0.5\n",
+        )
+        .unwrap();
+        let r = SettingsResolver::new(CompressionSettings::default(), Overrides::default());
+        let get = |name: &str, f: ClipFormat| r.resolve(root, &root.join(name), f).unwrap();
+        let bvh = get("a.bvh", ClipFormat::Bvh);
+        assert_eq!(bvh.clip.units, Units::M);
+        assert_eq!(bvh.compression.error_threshold, 0.005);
+        assert_eq!(bvh.clip.sample_rate_hz, None);
+        assert!(!bvh.settings_key().contains("sample_rate"));
+        for (name, f) in [("a.fbx", ClipFormat::Fbx), ("a.glb", ClipFormat::Gltf)] {
+            let c = get(name, f);
+            // Both importers already convert to cm: the threshold is not rescaled.
+            assert_eq!(c.clip.units, Units::Cm, "{name}");
+            assert_eq!(c.compression.error_threshold, 0.5, "{name}");
+            assert_eq!(c.clip.sample_rate_hz, Some(60.0), "{name}");
+            assert_eq!(c.import.sample_rate, Some(60.0), "{name}");
+            assert!(c.settings_key().contains(";sample_rate=60.0"), "{name}");
+        }
+        // The explicit option wins over the file's.
+        let r = SettingsResolver::new(
+            CompressionSettings::default(),
+            Overrides {
+                sample_rate: Some(24.0),
+                ..Default::default()
+            },
+        );
+        let c = r
+            .resolve(root, &root.join("a.fbx"), ClipFormat::Fbx)
+            .unwrap();
+        assert_eq!(c.clip.sample_rate_hz, Some(24.0));
+        let e = parse("sample_rate = 0\n").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("sample_rate"), "{e}");
     }
 
     #[test]
