@@ -939,6 +939,18 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
         },
         None => clips.into_iter().enumerate().collect(),
     };
+    // `-o clips/` names a folder even before it exists (else `clips/` would become `clips.acl.sjson`).
+    let names_folder = args
+        .output
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(std::path::is_separator);
+    if names_folder
+        && !args.output.is_dir()
+        && let Err(e) = std::fs::create_dir_all(&args.output)
+    {
+        return fail(format!("{}: cannot create folder: {e}", args.output.display()));
+    }
     let count = selected.len();
     let mut code = ExitCode::SUCCESS;
     for (index, clip) in &selected {
