@@ -160,13 +160,24 @@ fn read_inner(
             message,
         });
     };
+    // ufbx lists a warning once per place (8-11 identical "Bad UTF-8 string" on MotionBuilder
+    // files): one line per distinct text, with the total count, in first-seen order.
+    let mut distinct: Vec<(String, usize)> = Vec::new();
     for w in scene.metadata.warnings.iter() {
-        let times = if w.count > 1 {
-            format!(" ({} times)", w.count)
+        let text = w.description.to_string();
+        let n = w.count.max(1);
+        match distinct.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, c)) => *c += n,
+            None => distinct.push((text, n)),
+        }
+    }
+    for (text, n) in distinct {
+        let times = if n > 1 {
+            format!(" ({n} times)")
         } else {
             String::new()
         };
-        warn(&mut warnings, format!("ufbx: {}{times}", &*w.description));
+        warn(&mut warnings, format!("ufbx: {text}{times}"));
     }
     if scene.anim_stacks.is_empty() {
         return Err(ferr(
