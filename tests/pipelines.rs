@@ -426,13 +426,19 @@ fn real_fbx_files_dropped_into_two_pipelines() {
     assert!(t.join("out-a/skinning.cfa").is_file());
     assert!(t.join("out-a/gen.cfa").is_file());
     for s in ["0_wiggle", "1_spin", "2_deform"] {
-        assert!(t.join(format!("out-b/props/sausage.{s}.cfa")).is_file(), "{s}");
+        assert!(
+            t.join(format!("out-b/props/sausage.{s}.cfa")).is_file(),
+            "{s}"
+        );
     }
     assert_eq!(cfa_count(&t.join("out-a")), 2);
     assert_eq!(cfa_count(&t.join("out-b")), 3);
     let ca = SkipCache::load(&t.join("out-a"));
     let r = &ca.get("skinning.fbx").expect("cache entry").reports[0];
-    assert_eq!((r.format.as_str(), r.samples, r.sample_rate), ("fbx", 26, 30.0));
+    assert_eq!(
+        (r.format.as_str(), r.samples, r.sample_rate),
+        ("fbx", 26, 30.0)
+    );
     assert_eq!(r.settings.as_ref().unwrap().sample_rate_hz, None);
     let cb = SkipCache::load(&t.join("out-b"));
     let rows = &cb.get("props/sausage.fbx").expect("cache entry").reports;

@@ -501,7 +501,11 @@ fn a_real_fbx_dropped_in_is_compressed_per_stack_and_skipped_on_restart() {
     for ((stem, frames), row) in expected.iter().zip(&ev.reports) {
         assert_eq!((row.samples, row.sample_rate), (*frames, 24.0), "{stem}");
         assert_eq!(row.format, "fbx");
-        assert!(row.max_error_cm <= 0.01 * 1.0001, "{stem}: {}", row.max_error_cm);
+        assert!(
+            row.max_error_cm <= 0.01 * 1.0001,
+            "{stem}: {}",
+            row.max_error_cm
+        );
         let bytes = std::fs::read(out.join(format!("chars/sausage.{stem}.cfa"))).unwrap();
         let reader = clipforge::anim::ClipReader::new(&bytes).unwrap();
         assert_eq!(
@@ -515,7 +519,8 @@ fn a_real_fbx_dropped_in_is_compressed_per_stack_and_skipped_on_restart() {
     // Second start: the skip cache says the file is up to date; nothing is compressed.
     let mut h = start(&input, &out);
     let evs = collect_until(&h, Duration::from_secs(30), |evs| {
-        evs.iter().any(|e| is(&WatchEventKind::Skipped, &dropped, e))
+        evs.iter()
+            .any(|e| is(&WatchEventKind::Skipped, &dropped, e))
     });
     let more = drain(&h, Duration::from_millis(1500));
     h.stop();
@@ -524,7 +529,10 @@ fn a_real_fbx_dropped_in_is_compressed_per_stack_and_skipped_on_restart() {
             .chain(&more)
             .any(|e| e.kind == WatchEventKind::Compressed),
         "{:?}",
-        evs.iter().chain(&more).map(|e| (&e.path, &e.kind)).collect::<Vec<_>>()
+        evs.iter()
+            .chain(&more)
+            .map(|e| (&e.path, &e.kind))
+            .collect::<Vec<_>>()
     );
 
     // `--sample-rate 60` (the pipeline/command-line override): a new setting, so the file is

@@ -949,7 +949,10 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
         && !args.output.is_dir()
         && let Err(e) = std::fs::create_dir_all(&args.output)
     {
-        return fail(format!("{}: cannot create folder: {e}", args.output.display()));
+        return fail(format!(
+            "{}: cannot create folder: {e}",
+            args.output.display()
+        ));
     }
     let count = selected.len();
     let mut code = ExitCode::SUCCESS;

@@ -462,10 +462,7 @@ impl SettingsResolver {
             _ => f.and_then(|f| f.units).unwrap_or_default(),
         };
         let import = ImportOptions {
-            sample_rate: self
-                .overrides
-                .sample_rate
-                .or(f.and_then(|f| f.sample_rate)),
+            sample_rate: self.overrides.sample_rate.or(f.and_then(|f| f.sample_rate)),
         };
         // Recorded (and part of the cache key) only where it changes the import.
         let sample_rate_hz = import.sample_rate.filter(|_| import.applies_to(format));

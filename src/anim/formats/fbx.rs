@@ -351,7 +351,10 @@ fn read_inner(
     let nb = skeleton.num_bones();
 
     let (rate, rate_note) = match options.sample_rate {
-        Some(r) => (super::check_sample_rate(r).map_err(|e| ferr(path, e))?, None),
+        Some(r) => (
+            super::check_sample_rate(r).map_err(|e| ferr(path, e))?,
+            None,
+        ),
         None => {
             let fps = scene.settings.frames_per_second;
             if fps.is_finite() && (1.0..=1000.0).contains(&fps) {

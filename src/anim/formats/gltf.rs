@@ -34,8 +34,7 @@
 
 use super::{
     ImportError, ImportOptions, ImportWarning, build_clip, catch_quietly, check_budget, check_size,
-    quat_from_f64,
-    read_input, skeleton_unordered,
+    quat_from_f64, read_input, skeleton_unordered,
 };
 use crate::anim::clip::RawClip;
 use crate::anim::limits;
