@@ -19,7 +19,7 @@ Failure classes are panic-shown, abort, hang, temp-left, input-modified (the scr
 any occurs) plus, with --strict-limits, cpu>10s and rss>1GiB. The same seed gives the same
 mutants. Formats and the command each runs (relative to a fresh run folder):
 
-  acl, bvh, gltf, glb   import-only:  clipforge convert M -o out/      (--mode compress: compress M -o out)
+  acl, bvh, gltf, glb, fbx  import-only:  clipforge convert M -o out/      (--mode compress: compress M -o out)
   cfa                   clipforge decompress M.cfa -o out/m.acl.sjson (reader + full decode); the
                         sources are made first by compressing small real clips; half of the
                         mutants get their size field and CRC-32 recomputed so they reach the checks
@@ -27,7 +27,7 @@ mutants. Formats and the command each runs (relative to a fresh run folder):
 
 Example (the integrator's re-run after the merge; one format at a time, niced):
   CARGO_TARGET_DIR=... cargo build --release --no-default-features --bin clipforge
-  nice -n 10 scripts/mutants.py -n 10000 --formats acl,bvh,gltf,glb,cfa --json mutants.json
+  nice -n 10 scripts/mutants.py -n 10000 --formats acl,bvh,gltf,glb,fbx,cfa --json mutants.json
 """
 
 import argparse
@@ -71,6 +71,7 @@ def sources(fmt, data, max_kb):
         "bvh": ("bvh", "*.bvh"),
         "gltf": ("gltf", "*.gltf"),
         "glb": ("gltf", "*.glb"),
+        "fbx": ("fbx", "*.fbx"),
     }
     d, pat = pats[fmt]
     out = [p for p in sorted((data / d).rglob(pat)) if p.stat().st_size <= max_kb * 1024]
@@ -145,7 +146,8 @@ def mutate_json(data, rng):
 
 def mutate(data, fmt, rng, others):
     b = bytearray(data)
-    text = fmt in ("acl", "bvh", "gltf")
+    # ASCII FBX is text (numbers and lines are worth mutating); binary FBX starts with its magic.
+    text = fmt in ("acl", "bvh", "gltf") or (fmt == "fbx" and not data.startswith(b"Kaydara FBX Binary"))
     ops = rng.randint(1, 3)
     for _ in range(ops):
         r = rng.random()
@@ -311,7 +313,7 @@ def make_cfa_sources(binary, data, workdir, max_kb):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=10000, help="mutants per format (default 10000)")
-    ap.add_argument("--formats", default="acl,bvh,gltf,glb,cfa")
+    ap.add_argument("--formats", default="acl,bvh,gltf,glb,fbx,cfa")
     ap.add_argument("--mode", choices=("import", "compress"), default="import")
     ap.add_argument("--bin", help="clipforge binary (default $CARGO_TARGET_DIR/release/clipforge)")
     ap.add_argument("--data", default=os.environ.get("CLIPFORGE_DATA", str(ROOT.parent / "shared" / "data")))

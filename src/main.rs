@@ -25,7 +25,7 @@ enum Command {
     Inspect(cli::InspectArgs),
     /// Decompress a .cfa back to an ACL clip file (.acl.sjson).
     Decompress(cli::DecompressArgs),
-    /// Convert a BVH, glTF/GLB or ACL clip file to ACL's .acl.sjson clip format.
+    /// Convert a BVH, glTF/GLB, FBX or ACL clip file to ACL's .acl.sjson clip format.
     Convert(cli::ConvertArgs),
     /// Watch a folder and compress clips as they appear or change (runs until killed).
     Watch(cli::WatchArgs),

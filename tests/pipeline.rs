@@ -681,6 +681,16 @@ fn cli_inspect_decompress_convert() {
         clipforge::anim::formats::load_clips(&conv).unwrap()[0].num_samples,
         30
     );
+    // `-o DIR/` names a folder even before it exists: the file goes inside, named after the input.
+    let new_dir = dir.path().join("new-dir");
+    let o = clipforge()
+        .args(["convert", back.to_str().unwrap(), "-o"])
+        .arg(format!("{}/", new_dir.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(new_dir.join("back.acl.sjson").is_file());
+    assert!(!dir.path().join("new-dir.acl.sjson").exists());
 
     let o = clipforge()
         .args(["inspect", input.join("walk.acl.sjson").to_str().unwrap()])

@@ -5,6 +5,8 @@
 //! patterns. Clips are generated (`anim::generate`).
 #![cfg(unix)]
 
+mod common;
+
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::pipeline::cache::SkipCache;
@@ -375,4 +377,85 @@ fn overlapping_or_bad_pipelines_are_refused() {
     );
     // Nothing was created for a refused file.
     assert!(!t.join("o1").exists() && !t.join("in/out").exists());
+}
+
+/// Two pipelines fed real FBX files (`magnum-plugins/skinning.fbx`: one 26-frame stack at
+/// 30 Hz, beside a generated ACL clip; `maya_game_sausage_7500_binary_combined.fbx`: three
+/// stacks at 24 Hz) dropped in while they run: each compressed into its own pipeline's output,
+/// pipeline b at its own `sample_rate = 60`; a restart compresses nothing (skip cache).
+#[test]
+fn real_fbx_files_dropped_into_two_pipelines() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::create_dir_all(t.join("in-a")).unwrap();
+    std::fs::create_dir_all(t.join("in-b/props")).unwrap();
+    let file = pipelines_file(
+        t,
+        "[[pipeline]]\nname = \"a\"\ninput = \"in-a\"\noutput = \"out-a\"\n\n\
+         [[pipeline]]\nname = \"b\"\ninput = \"in-b\"\noutput = \"out-b\"\nsample_rate = 60\n",
+    );
+    let args = ["--pipelines".as_ref(), file.as_os_str()];
+    let mut w = Watch::start(&args);
+    w.wait_for("both watching", |_| {
+        t.join("out-a").is_dir() && t.join("out-b").is_dir()
+    });
+    // Moved in complete, as an exporter writing beside the folder would.
+    let drop_in = |src: &str, dst: &Path| {
+        let staged = t.join("staged.fbx");
+        std::fs::copy(data.join("fbx").join(src), &staged).unwrap();
+        std::fs::rename(&staged, dst).unwrap();
+    };
+    drop_in("magnum-plugins/skinning.fbx", &t.join("in-a/skinning.fbx"));
+    write_clip(&t.join("in-a/gen.acl.sjson"), 5);
+    drop_in(
+        "ufbx/maya_game_sausage_7500_binary_combined.fbx",
+        &t.join("in-b/props/sausage.fbx"),
+    );
+    w.wait_for("3 files compressed", |l| {
+        total(l, "a", "compressed") == 2 && total(l, "b", "compressed") == 1
+    });
+    let lines = w.terminate();
+    assert!(
+        !lines.iter().any(|l| l.contains("FAILED")),
+        "{}",
+        lines.join("\n")
+    );
+    assert!(t.join("out-a/skinning.cfa").is_file());
+    assert!(t.join("out-a/gen.cfa").is_file());
+    for s in ["0_wiggle", "1_spin", "2_deform"] {
+        assert!(
+            t.join(format!("out-b/props/sausage.{s}.cfa")).is_file(),
+            "{s}"
+        );
+    }
+    assert_eq!(cfa_count(&t.join("out-a")), 2);
+    assert_eq!(cfa_count(&t.join("out-b")), 3);
+    let ca = SkipCache::load(&t.join("out-a"));
+    let r = &ca.get("skinning.fbx").expect("cache entry").reports[0];
+    assert_eq!(
+        (r.format.as_str(), r.samples, r.sample_rate),
+        ("fbx", 26, 30.0)
+    );
+    assert_eq!(r.settings.as_ref().unwrap().sample_rate_hz, None);
+    let cb = SkipCache::load(&t.join("out-b"));
+    let rows = &cb.get("props/sausage.fbx").expect("cache entry").reports;
+    assert_eq!(rows.len(), 3);
+    // spin and deform last 0.8333 s: 51 samples at 60 Hz (21 at the file's 24).
+    for r in &rows[1..] {
+        assert_eq!((r.samples, r.sample_rate), (51, 60.0), "{}", r.clip);
+        assert_eq!(r.settings.as_ref().unwrap().sample_rate_hz, Some(60.0));
+    }
+
+    // Restart: everything is up to date.
+    let mut w = Watch::start(&args);
+    w.wait_for("the catch-up", |l| {
+        total(l, "a", "up to date") == 2 && total(l, "b", "up to date") == 1
+    });
+    w.settle(Duration::from_secs(2));
+    let lines = w.terminate();
+    assert_eq!(total(&lines, "a", "compressed"), 0, "{}", lines.join("\n"));
+    assert_eq!(total(&lines, "b", "compressed"), 0, "{}", lines.join("\n"));
 }

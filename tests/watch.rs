@@ -1,6 +1,8 @@
 //! Folder watching on a temporary folder. Waits use `recv_timeout` on the event channel with
 //! generous deadlines; nothing asserts on timing.
 
+mod common;
+
 use clipforge::anim::CompressionSettings;
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
@@ -458,4 +460,104 @@ fn a_file_touched_while_it_was_compressed_is_reported_compressed_once() {
     assert!(out.join("raced.cfa").is_file());
     h.stop();
     no_temp_files(&out);
+}
+
+/// A real multi-stack FBX (`maya_game_sausage_7500_binary_combined.fbx`: stacks wiggle, spin and
+/// deform, 20/21/21 frames at 24 Hz) moved into a subfolder of a running watch: one `.cfa` per
+/// stack in the mirrored folder, each decodable with the stack's frames; a second start
+/// compresses nothing (skip cache). A watch with `sample_rate` 60 resamples the same file.
+#[test]
+fn a_real_fbx_dropped_in_is_compressed_per_stack_and_skipped_on_restart() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let (d, input, out) = dirs();
+    let src = data.join("fbx/ufbx/maya_game_sausage_7500_binary_combined.fbx");
+    let mut h = start(&input, &out);
+    std::fs::create_dir_all(input.join("chars")).unwrap();
+    // Copied beside the input, then moved in: the watch sees a complete file appear.
+    let staged = d.path().join("sausage.fbx");
+    std::fs::copy(&src, &staged).unwrap();
+    let dropped = input.join("chars/sausage.fbx");
+    std::fs::rename(&staged, &dropped).unwrap();
+    let evs = collect_until(&h, Duration::from_secs(60), |evs| {
+        evs.iter()
+            .any(|e| is(&WatchEventKind::Compressed, &dropped, e))
+    });
+    h.stop();
+    let ev = evs
+        .iter()
+        .find(|e| is(&WatchEventKind::Compressed, &dropped, e))
+        .unwrap();
+    let expected = [("0_wiggle", 20), ("1_spin", 21), ("2_deform", 21)];
+    assert_eq!(
+        cfa_files(&out),
+        expected
+            .iter()
+            .map(|(s, _)| format!("chars/sausage.{s}.cfa"))
+            .collect::<BTreeSet<_>>()
+    );
+    assert_eq!(ev.reports.len(), 3);
+    for ((stem, frames), row) in expected.iter().zip(&ev.reports) {
+        assert_eq!((row.samples, row.sample_rate), (*frames, 24.0), "{stem}");
+        assert_eq!(row.format, "fbx");
+        assert!(
+            row.max_error_cm <= 0.01 * 1.0001,
+            "{stem}: {}",
+            row.max_error_cm
+        );
+        let bytes = std::fs::read(out.join(format!("chars/sausage.{stem}.cfa"))).unwrap();
+        let reader = clipforge::anim::ClipReader::new(&bytes).unwrap();
+        assert_eq!(
+            (reader.num_samples(), reader.sample_rate()),
+            (*frames, 24.0),
+            "{stem}"
+        );
+    }
+    no_temp_files(&out);
+
+    // Second start: the skip cache says the file is up to date; nothing is compressed.
+    let mut h = start(&input, &out);
+    let evs = collect_until(&h, Duration::from_secs(30), |evs| {
+        evs.iter()
+            .any(|e| is(&WatchEventKind::Skipped, &dropped, e))
+    });
+    let more = drain(&h, Duration::from_millis(1500));
+    h.stop();
+    assert!(
+        !evs.iter()
+            .chain(&more)
+            .any(|e| e.kind == WatchEventKind::Compressed),
+        "{:?}",
+        evs.iter()
+            .chain(&more)
+            .map(|e| (&e.path, &e.kind))
+            .collect::<Vec<_>>()
+    );
+
+    // `--sample-rate 60` (the pipeline/command-line override): a new setting, so the file is
+    // compressed again, 0.8333 s spin and deform stacks now at 51 samples.
+    let out60 = d.path().join("out60");
+    let mut opts = WatchOptions::new(CompressionSettings::default(), &out60);
+    opts.settle = Duration::from_millis(150);
+    opts.debounce = Duration::from_millis(100);
+    opts.batch.jobs = 2;
+    opts.overrides.sample_rate = Some(60.0);
+    let mut h = start_watch(&input, opts).unwrap();
+    let evs = collect_until(&h, Duration::from_secs(60), |evs| {
+        evs.iter()
+            .any(|e| is(&WatchEventKind::Compressed, &dropped, e))
+    });
+    h.stop();
+    let ev = evs
+        .iter()
+        .find(|e| is(&WatchEventKind::Compressed, &dropped, e))
+        .unwrap();
+    for row in &ev.reports[1..] {
+        assert_eq!((row.samples, row.sample_rate), (51, 60.0), "{}", row.clip);
+        assert_eq!(row.settings.as_ref().unwrap().sample_rate_hz, Some(60.0));
+    }
+    let bytes = std::fs::read(out60.join("chars/sausage.1_spin.cfa")).unwrap();
+    let reader = clipforge::anim::ClipReader::new(&bytes).unwrap();
+    assert_eq!((reader.num_samples(), reader.sample_rate()), (51, 60.0));
 }

@@ -27,6 +27,8 @@ pub struct SettingsArgs {
     /// the folder's, else each bone's own, 3 cm unless the clip says).
     #[arg(long = "shell-distance", value_name = "CM")]
     pub shell_distance: Option<f32>,
+    #[command(flatten)]
+    pub sample_rate: SampleRateArgs,
     /// Leave out the clips whose path relative to the input folder matches this regular
     /// expression (repeatable; added to the folders' clipforge.toml `exclude`).
     #[arg(long = "exclude", value_name = "REGEX")]
@@ -39,6 +41,32 @@ pub struct SettingsArgs {
     pub no_skip: bool,
     #[command(flatten)]
     pub memory: MemoryArgs,
+}
+
+/// `--sample-rate`, on every command that imports clips.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SampleRateArgs {
+    /// Sample FBX and glTF clips at this rate (1-1000 Hz) instead of the file's frame rate
+    /// (FBX) or its keyframe grid's (glTF); wins over clipforge.toml. ACL and BVH files store
+    /// their samples and are never resampled.
+    #[arg(long = "sample-rate", value_name = "HZ", value_parser = parse_sample_rate)]
+    pub sample_rate: Option<f64>,
+}
+
+impl SampleRateArgs {
+    pub fn import_options(&self) -> formats::ImportOptions {
+        formats::ImportOptions {
+            sample_rate: self.sample_rate,
+        }
+    }
+}
+
+fn parse_sample_rate(s: &str) -> Result<f64, String> {
+    let hz: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of Hz"))?;
+    formats::check_sample_rate(hz)
 }
 
 /// `--max-memory`, on every command that imports or decodes clips.
@@ -91,6 +119,7 @@ impl SettingsArgs {
         Ok(Overrides {
             error_threshold: self.error_threshold,
             shell_distance: self.shell_distance,
+            sample_rate: self.sample_rate.sample_rate,
             exclude,
         })
     }
@@ -139,6 +168,9 @@ pub struct InspectArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    // The --sample-rate the .cfa was compressed with, to import a --raw FBX or glTF the same way.
+    #[command(flatten)]
+    pub sample_rate: SampleRateArgs,
     #[command(flatten)]
     pub memory: MemoryArgs,
 }
@@ -166,6 +198,8 @@ pub struct ConvertArgs {
     /// Only this animation of a glTF file (name or index); default: every animation, one file each.
     #[arg(long, value_name = "NAME|INDEX")]
     pub clip: Option<String>,
+    #[command(flatten)]
+    pub sample_rate: SampleRateArgs,
     #[command(flatten)]
     pub memory: MemoryArgs,
 }
@@ -616,7 +650,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
 
     let mut measured = None;
     if let Some(raw_path) = &args.raw {
-        let clips = match load_clip_file(raw_path) {
+        let clips = match load_clip_file(raw_path, &args.sample_rate.import_options()) {
             Ok(c) => c,
             Err(e) => return fail(e),
         };
@@ -870,13 +904,13 @@ pub fn convert_output_path(
 /// regular file within the memory budget ([`read_input`]: a FIFO is refused, never waited on);
 /// glTF and GLB go through the path-based loader as before, which finds external buffers.
 /// Importer warnings are printed.
-fn load_clip_file(path: &Path) -> Result<Vec<RawClip>, String> {
+fn load_clip_file(path: &Path, options: &formats::ImportOptions) -> Result<Vec<RawClip>, String> {
     let bytes = read_input(path).map_err(|e| e.message)?;
     let loaded = if ClipFormat::from_path(path) == Some(ClipFormat::Gltf) {
         drop(bytes);
-        formats::load_clips_with_warnings(path)
+        formats::load_clips_with_options(path, options)
     } else {
-        formats::load_clips_from_bytes_with_warnings(&bytes, path)
+        formats::load_clips_from_bytes_with_options(&bytes, path, options)
     };
     let (clips, warnings) = loaded.map_err(|e| e.to_string())?;
     for w in &warnings {
@@ -888,7 +922,7 @@ fn load_clip_file(path: &Path) -> Result<Vec<RawClip>, String> {
 /// `clipforge convert IN -o OUT.acl.sjson [--clip NAME|INDEX]`.
 pub fn run_convert(args: &ConvertArgs) -> ExitCode {
     args.memory.apply();
-    let clips = match load_clip_file(&args.input) {
+    let clips = match load_clip_file(&args.input, &args.sample_rate.import_options()) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
@@ -905,6 +939,21 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
         },
         None => clips.into_iter().enumerate().collect(),
     };
+    // `-o clips/` names a folder even before it exists (else `clips/` would become `clips.acl.sjson`).
+    let names_folder = args
+        .output
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(std::path::is_separator);
+    if names_folder
+        && !args.output.is_dir()
+        && let Err(e) = std::fs::create_dir_all(&args.output)
+    {
+        return fail(format!(
+            "{}: cannot create folder: {e}",
+            args.output.display()
+        ));
+    }
     let count = selected.len();
     let mut code = ExitCode::SUCCESS;
     for (index, clip) in &selected {
@@ -981,6 +1030,7 @@ fn watch_plans(args: &WatchArgs) -> Result<Vec<WatchPlan>, String> {
             options.overrides = Overrides {
                 error_threshold: p.error_threshold.or(overrides.error_threshold),
                 shell_distance: p.shell_distance.or(overrides.shell_distance),
+                sample_rate: p.sample_rate.or(overrides.sample_rate),
                 exclude,
             };
             WatchPlan {

@@ -1,12 +1,12 @@
 //! Folder settings: a `clipforge.toml` in a folder sets the compression defaults of the clips
 //! under it (error threshold, shell distance, the units of formats that carry none, exclude
-//! patterns). Owns parsing that file, finding the nearest one for a clip (bounded to the input
+//! patterns, the sampling rate of the formats sampled from curves). Owns parsing that file, finding the nearest one for a clip (bounded to the input
 //! root), merging it with the explicit options of a command line or a pipeline, and the settings
 //! each clip was compressed with ([`ClipSettings`], recorded in its report row and in the skip
 //! cache key). Documented in `docs/PIPELINE.md` ("Folder settings").
 
 use crate::anim::CompressionSettings;
-use crate::anim::formats::ClipFormat;
+use crate::anim::formats::{ClipFormat, ImportOptions};
 use regex::Regex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -83,6 +83,8 @@ pub struct FolderSettings {
     /// In cm.
     pub shell_distance: Option<f32>,
     pub units: Option<Units>,
+    /// Hz, for FBX and glTF (`--sample-rate`).
+    pub sample_rate: Option<f64>,
     /// Regexes over the path relative to the input root (`/` separators).
     pub exclude: Vec<Regex>,
     pub bones: Vec<BoneOverride>,
@@ -161,6 +163,20 @@ pub(crate) fn positive(
     }
 }
 
+/// A sampling rate in Hz ([`crate::anim::formats::check_sample_rate`]).
+pub(crate) fn sample_rate(
+    path: &Path,
+    text: &str,
+    v: &Option<Spanned<f64>>,
+) -> Result<Option<f64>, SettingsError> {
+    match v {
+        None => Ok(None),
+        Some(s) => crate::anim::formats::check_sample_rate(*s.get_ref())
+            .map(Some)
+            .map_err(|e| value_error(path, text, s.span(), "sample_rate", &e)),
+    }
+}
+
 /// Compiles exclude patterns, naming the file, line and pattern on error.
 pub(crate) fn compile_excludes(
     path: &Path,
@@ -193,6 +209,7 @@ struct RawFile {
     error_threshold: Option<Spanned<f64>>,
     shell_distance: Option<Spanned<f64>>,
     units: Option<Spanned<String>>,
+    sample_rate: Option<Spanned<f64>>,
     exclude: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     bone: Vec<RawBone>,
@@ -248,6 +265,7 @@ impl FolderSettings {
             error_threshold: positive(path, text, &raw.error_threshold, "error_threshold")?,
             shell_distance: positive(path, text, &raw.shell_distance, "shell_distance")?,
             units,
+            sample_rate: sample_rate(path, text, &raw.sample_rate)?,
             exclude: compile_excludes(path, text, &raw.exclude)?,
             bones,
         })
@@ -282,6 +300,8 @@ pub struct Overrides {
     pub error_threshold: Option<f32>,
     /// In cm.
     pub shell_distance: Option<f32>,
+    /// Hz, for the formats sampled from curves (FBX, glTF); checked by the caller.
+    pub sample_rate: Option<f64>,
     /// Regexes over the path relative to the input root; added to the folder files' own.
     pub exclude: Vec<Regex>,
 }
@@ -296,6 +316,10 @@ pub struct ClipSettings {
     /// Units the clip file's positions were read in (`cm` for glTF, converted from metres by
     /// the importer).
     pub units: Units,
+    /// The rate an FBX or glTF clip was sampled at when one was asked for (`--sample-rate`,
+    /// `sample_rate`); absent: the file's own rate (and always for ACL and BVH, never resampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_rate_hz: Option<f64>,
     /// The `clipforge.toml` that applied, if any.
     pub settings_file: Option<String>,
 }
@@ -307,6 +331,8 @@ pub struct Resolved {
     pub compression: CompressionSettings,
     /// What the report records (cm).
     pub clip: ClipSettings,
+    /// How the file is imported (`--sample-rate`).
+    pub import: ImportOptions,
     /// Warnings about the settings (e.g. `[[bone]]` tables not applied yet).
     pub warnings: Vec<String>,
 }
@@ -327,6 +353,9 @@ impl Resolved {
         if self.clip.units != Units::Cm {
             key.push_str(";units=");
             key.push_str(self.clip.units.label());
+        }
+        if let Some(hz) = self.clip.sample_rate_hz {
+            key.push_str(&format!(";sample_rate={hz:?}"));
         }
         key.push_str(";codec=");
         key.push_str(super::codec_fingerprint());
@@ -426,12 +455,17 @@ impl SettingsResolver {
             .shell_distance
             .or(f.and_then(|f| f.shell_distance))
             .or(self.defaults.shell_distance);
-        // glTF is in metres by specification and its importer converts to cm: `units` only
-        // concerns the formats that carry none (BVH, ACL).
+        // glTF is in metres by specification and FBX says its unit (UnitScaleFactor); both
+        // importers convert to cm: `units` only concerns the formats that carry none (BVH, ACL).
         let units = match format {
-            ClipFormat::Gltf => Units::Cm,
+            ClipFormat::Gltf | ClipFormat::Fbx => Units::Cm,
             _ => f.and_then(|f| f.units).unwrap_or_default(),
         };
+        let import = ImportOptions {
+            sample_rate: self.overrides.sample_rate.or(f.and_then(|f| f.sample_rate)),
+        };
+        // Recorded (and part of the cache key) only where it changes the import.
+        let sample_rate_hz = import.sample_rate.filter(|_| import.applies_to(format));
         let k = units.cm_per_unit();
         let to_units = |cm: f32| (cm as f64 / k) as f32;
         let mut warnings = Vec::new();
@@ -453,8 +487,10 @@ impl SettingsResolver {
                 error_threshold_cm,
                 shell_distance_cm,
                 units,
+                sample_rate_hz,
                 settings_file: f.map(|f| f.path.display().to_string()),
             },
+            import,
             warnings,
         })
     }
@@ -490,6 +526,47 @@ mod tests {
         assert!(!f.exclude[1].is_match("a/btmp.bvh"));
         assert_eq!(f.bones[0].pattern, "*Finger*");
         assert_eq!(f.bones[0].error_threshold, Some(0.002));
+    }
+
+    #[test]
+    fn units_and_sample_rate_apply_only_where_the_format_needs_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join(FILE_NAME),
+            "units = \"m\"\nsample_rate = 60\nerror_threshold = 0.5\n",
+        )
+        .unwrap();
+        let r = SettingsResolver::new(CompressionSettings::default(), Overrides::default());
+        let get = |name: &str, f: ClipFormat| r.resolve(root, &root.join(name), f).unwrap();
+        let bvh = get("a.bvh", ClipFormat::Bvh);
+        assert_eq!(bvh.clip.units, Units::M);
+        assert_eq!(bvh.compression.error_threshold, 0.005);
+        assert_eq!(bvh.clip.sample_rate_hz, None);
+        assert!(!bvh.settings_key().contains("sample_rate"));
+        for (name, f) in [("a.fbx", ClipFormat::Fbx), ("a.glb", ClipFormat::Gltf)] {
+            let c = get(name, f);
+            // Both importers already convert to cm: the threshold is not rescaled.
+            assert_eq!(c.clip.units, Units::Cm, "{name}");
+            assert_eq!(c.compression.error_threshold, 0.5, "{name}");
+            assert_eq!(c.clip.sample_rate_hz, Some(60.0), "{name}");
+            assert_eq!(c.import.sample_rate, Some(60.0), "{name}");
+            assert!(c.settings_key().contains(";sample_rate=60.0"), "{name}");
+        }
+        // The explicit option wins over the file's.
+        let r = SettingsResolver::new(
+            CompressionSettings::default(),
+            Overrides {
+                sample_rate: Some(24.0),
+                ..Default::default()
+            },
+        );
+        let c = r
+            .resolve(root, &root.join("a.fbx"), ClipFormat::Fbx)
+            .unwrap();
+        assert_eq!(c.clip.sample_rate_hz, Some(24.0));
+        let e = parse("sample_rate = 0\n").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("sample_rate"), "{e}");
     }
 
     #[test]

@@ -580,10 +580,11 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         .to_string_lossy()
         .to_ascii_lowercase()
         .ends_with(".gltf");
+    let import = &job.resolved.import;
     let loaded = if is_text_gltf {
-        formats::load_clips_with_warnings(&file.path)
+        formats::load_clips_with_options(&file.path, import)
     } else {
-        formats::load_clips_from_bytes_with_warnings(&content, &file.path)
+        formats::load_clips_from_bytes_with_options(&content, &file.path, import)
     };
     drop(content);
     let (clips, warnings) = match loaded {

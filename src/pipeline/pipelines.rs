@@ -3,7 +3,9 @@
 //! Owns parsing the file and refusing pipelines whose folders overlap. Documented in
 //! `docs/PIPELINE.md` ("Pipelines") and `docs/SERVICE.md`.
 
-use super::folder_settings::{SettingsError, compile_excludes, positive, toml_error, value_error};
+use super::folder_settings::{
+    SettingsError, compile_excludes, positive, sample_rate, toml_error, value_error,
+};
 use regex::Regex;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -23,6 +25,8 @@ pub struct Pipeline {
     pub error_threshold: Option<f32>,
     /// In cm; wins over the folders' `clipforge.toml`.
     pub shell_distance: Option<f32>,
+    /// Hz, for FBX and glTF (`--sample-rate`); wins over the folders' `clipforge.toml`.
+    pub sample_rate: Option<f64>,
     pub exclude: Vec<Regex>,
     /// Worker threads (0 = all cores).
     pub jobs: usize,
@@ -54,6 +58,7 @@ struct RawPipeline {
     output: Spanned<String>,
     error_threshold: Option<Spanned<f64>>,
     shell_distance: Option<Spanned<f64>>,
+    sample_rate: Option<Spanned<f64>>,
     exclude: Option<Vec<Spanned<String>>>,
     jobs: Option<usize>,
     #[serde(default)]
@@ -100,6 +105,7 @@ impl PipelinesFile {
                 output: folder(&p.output, "output")?,
                 error_threshold: positive(path, text, &p.error_threshold, "error_threshold")?,
                 shell_distance: positive(path, text, &p.shell_distance, "shell_distance")?,
+                sample_rate: sample_rate(path, text, &p.sample_rate)?,
                 exclude: compile_excludes(path, text, &p.exclude)?,
                 jobs: p.jobs.unwrap_or(0),
                 no_skip: p.no_skip,
@@ -247,6 +253,7 @@ mod tests {
             output: PathBuf::from(o),
             error_threshold: None,
             shell_distance: None,
+            sample_rate: None,
             exclude: vec![],
             jobs: 0,
             no_skip: false,

@@ -57,12 +57,8 @@ pub const MAX_NODE_DEPTH: u32 = 1024;
 /// (40 bytes), twice (the importer's vectors and the validated clip).
 const BYTES_PER_SAMPLE: u64 = 80;
 
-/// Import options.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct FbxOptions {
-    /// Sampling rate in Hz; `None`: the file's frame rate.
-    pub sample_rate: Option<f64>,
-}
+/// Import options (`sample_rate`: `None` samples at the file's frame rate).
+pub type FbxOptions = super::ImportOptions;
 
 /// Reads an FBX file (regular files only, size bounded by the memory budget) and imports every
 /// animation stack.
@@ -164,13 +160,24 @@ fn read_inner(
             message,
         });
     };
+    // ufbx lists a warning once per place (8-11 identical "Bad UTF-8 string" on MotionBuilder
+    // files): one line per distinct text, with the total count, in first-seen order.
+    let mut distinct: Vec<(String, usize)> = Vec::new();
     for w in scene.metadata.warnings.iter() {
-        let times = if w.count > 1 {
-            format!(" ({} times)", w.count)
+        let text = w.description.to_string();
+        let n = w.count.max(1);
+        match distinct.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, c)) => *c += n,
+            None => distinct.push((text, n)),
+        }
+    }
+    for (text, n) in distinct {
+        let times = if n > 1 {
+            format!(" ({n} times)")
         } else {
             String::new()
         };
-        warn(&mut warnings, format!("ufbx: {}{times}", &*w.description));
+        warn(&mut warnings, format!("ufbx: {text}{times}"));
     }
     if scene.anim_stacks.is_empty() {
         return Err(ferr(
@@ -344,13 +351,10 @@ fn read_inner(
     let nb = skeleton.num_bones();
 
     let (rate, rate_note) = match options.sample_rate {
-        Some(r) if r.is_finite() && (1.0..=1000.0).contains(&r) => (r, None),
-        Some(r) => {
-            return Err(ferr(
-                path,
-                format!("sample rate {r} Hz is not supported (1-1000 Hz)"),
-            ));
-        }
+        Some(r) => (
+            super::check_sample_rate(r).map_err(|e| ferr(path, e))?,
+            None,
+        ),
         None => {
             let fps = scene.settings.frames_per_second;
             if fps.is_finite() && (1.0..=1000.0).contains(&fps) {

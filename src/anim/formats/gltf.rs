@@ -14,6 +14,8 @@
 //!   distinct times, 1–1000 Hz) that grid's rate is used, multiplied by the smallest integer
 //!   that brings it to 24 Hz or more (2 Hz keys → 24 Hz: keys stay on samples, and curves
 //!   between sparse keys are captured), rounded when within 0.01 of an integer; else 30 Hz.
+//!   [`ImportOptions::sample_rate`] (`--sample-rate`) replaces that rate; the span is the same
+//!   (`round(span × rate) + 1` samples from the first key).
 //!   Interpolation per the glTF spec: STEP; LINEAR (slerp, shortest path, for rotations; lerp
 //!   otherwise); CUBICSPLINE (Hermite with the in/out tangents scaled by the key interval,
 //!   rotations normalized). Before the first / after the last key: clamped. A sample within
@@ -31,8 +33,8 @@
 //!   target path or an integer rotation type they do not expect).
 
 use super::{
-    ImportError, ImportWarning, build_clip, catch_quietly, check_budget, check_size, quat_from_f64,
-    read_input, skeleton_unordered,
+    ImportError, ImportOptions, ImportWarning, build_clip, catch_quietly, check_budget, check_size,
+    quat_from_f64, read_input, skeleton_unordered,
 };
 use crate::anim::clip::RawClip;
 use crate::anim::limits;
@@ -64,6 +66,15 @@ pub fn load_gltf_file(path: &Path) -> Result<Vec<RawClip>, ImportError> {
 pub fn load_gltf_file_with_warnings(
     path: &Path,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    load_gltf_file_with_options(path, &ImportOptions::default())
+}
+
+/// [`load_gltf_file_with_warnings`] with import options (`sample_rate` replaces the keyframe
+/// grid's rate).
+pub fn load_gltf_file_with_options(
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     let bytes = read_input(path)?;
     let base = path.parent().map(|p| {
         if p.as_os_str().is_empty() {
@@ -72,7 +83,7 @@ pub fn load_gltf_file_with_warnings(
             p
         }
     });
-    load(&bytes, path, base)
+    load(&bytes, path, base, options)
 }
 
 /// Loads every animation of glTF/GLB bytes; external buffer files cannot be resolved.
@@ -91,18 +102,33 @@ pub fn load_gltf_slice_with_warnings(
     bytes: &[u8],
     path: &Path,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    load(bytes, path, None)
+    load(bytes, path, None, &ImportOptions::default())
+}
+
+/// [`load_gltf_slice_with_warnings`] with import options.
+pub fn load_gltf_slice_with_options(
+    bytes: &[u8],
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    load(bytes, path, None, options)
 }
 
 fn load(
     bytes: &[u8],
     path: &Path,
     base: Option<&Path>,
+    options: &ImportOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     // Everything the gltf crate would panic on is checked first ([`check_document`],
     // [`check_accessor`]); as a last line, a panic left in its readers becomes an import error,
     // with no panic text printed.
-    catch_quietly(|| load_inner(bytes, path, base)).unwrap_or_else(|| {
+    let rate = options
+        .sample_rate
+        .map(super::check_sample_rate)
+        .transpose()
+        .map_err(|e| gerr(path, e))?;
+    catch_quietly(|| load_inner(bytes, path, base, rate)).unwrap_or_else(|| {
         Err(ImportError::new(
             path,
             None,
@@ -125,10 +151,12 @@ struct Track {
     values: Vec<f64>,
 }
 
+/// `sample_rate`: the rate asked for (checked), else the keyframe grid's ([`detect_rate`]).
 fn load_inner(
     bytes: &[u8],
     path: &Path,
     base: Option<&Path>,
+    sample_rate: Option<f64>,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     if bytes.is_empty() {
         return Err(gerr(path, "empty file"));
@@ -374,7 +402,7 @@ fn load_inner(
             .iter()
             .map(|t| *t.times.last().unwrap_or(&0.0))
             .fold(f64::NEG_INFINITY, f64::max);
-        let rate = detect_rate(&tracks, start, end);
+        let rate = sample_rate.unwrap_or_else(|| detect_rate(&tracks, start, end));
         // `as usize` saturates for absurd (but finite) key times; check_size then refuses.
         let num_samples = (((end - start) * rate).round() as usize).saturating_add(1);
 
@@ -886,7 +914,12 @@ mod tests {
     }
 
     fn load_text(text: &str) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-        load(text.as_bytes(), Path::new("tiny.gltf"), None)
+        load(
+            text.as_bytes(),
+            Path::new("tiny.gltf"),
+            None,
+            &ImportOptions::default(),
+        )
     }
 
     #[test]

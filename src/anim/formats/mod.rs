@@ -97,6 +97,12 @@ impl ClipFormat {
         }
     }
 
+    /// True for the formats whose clips are sampled from keyframe curves at a rate the importer
+    /// chooses (FBX, glTF), so `--sample-rate` applies; ACL and BVH store their samples.
+    pub fn is_sampled_from_curves(self) -> bool {
+        matches!(self, Self::Gltf | Self::Fbx)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Self::AclSjson => "acl.sjson",
@@ -130,6 +136,40 @@ impl fmt::Display for ImportWarning {
     }
 }
 
+/// Lowest and highest sampling rate accepted for `--sample-rate` ([`ImportOptions::sample_rate`]).
+pub const SAMPLE_RATE_RANGE: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
+
+/// How files are imported.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ImportOptions {
+    /// Sampling rate in Hz for the formats whose clips are sampled from curves (FBX, glTF), in
+    /// [`SAMPLE_RATE_RANGE`]; `None`: the file's own rate (FBX) or its keyframe grid's (glTF).
+    /// Formats that store samples (ACL, BVH) keep their own samples and rate: they are never
+    /// resampled.
+    pub sample_rate: Option<f64>,
+}
+
+impl ImportOptions {
+    /// True when these options change what a file of `format` imports to (the skip cache and the
+    /// report record them only then).
+    pub fn applies_to(&self, format: ClipFormat) -> bool {
+        self.sample_rate.is_some() && format.is_sampled_from_curves()
+    }
+}
+
+/// Checks a `--sample-rate` value: finite and within [`SAMPLE_RATE_RANGE`].
+pub fn check_sample_rate(hz: f64) -> Result<f64, String> {
+    if hz.is_finite() && SAMPLE_RATE_RANGE.contains(&hz) {
+        Ok(hz)
+    } else {
+        Err(format!(
+            "sample rate {hz} Hz is not supported (expected {}-{} Hz)",
+            SAMPLE_RATE_RANGE.start(),
+            SAMPLE_RATE_RANGE.end()
+        ))
+    }
+}
+
 /// Loads every clip in a file (glTF and FBX files may hold several animations; the others hold one).
 /// Warnings (see [`load_clips_with_warnings`]) are printed to stderr so nothing is dropped silently.
 pub fn load_clips(path: &Path) -> Result<Vec<RawClip>, ImportError> {
@@ -144,16 +184,24 @@ pub fn load_clips(path: &Path) -> Result<Vec<RawClip>, ImportError> {
 pub fn load_clips_with_warnings(
     path: &Path,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    load_clips_with_options(path, &ImportOptions::default())
+}
+
+/// [`load_clips_with_warnings`] with import options (e.g. `--sample-rate`).
+pub fn load_clips_with_options(
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     let format = format_of(path)?;
     if format == ClipFormat::Gltf {
         // External buffers (`.bin`) resolve inside the file's own folder.
-        return gltf::load_gltf_file_with_warnings(path);
+        return gltf::load_gltf_file_with_options(path, options);
     }
     if format == ClipFormat::Fbx {
-        return fbx::load_fbx_file_with_warnings(path, &fbx::FbxOptions::default());
+        return fbx::load_fbx_file_with_warnings(path, options);
     }
     let bytes = read_input(path)?;
-    load_bytes(&bytes, path, format)
+    load_bytes(&bytes, path, format, options)
 }
 
 /// Loads clips from bytes already in memory; `path` names the data in errors and picks the format
@@ -171,8 +219,17 @@ pub fn load_clips_from_bytes_with_warnings(
     bytes: &[u8],
     path: &Path,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    load_clips_from_bytes_with_options(bytes, path, &ImportOptions::default())
+}
+
+/// [`load_clips_from_bytes_with_warnings`] with import options (e.g. `--sample-rate`).
+pub fn load_clips_from_bytes_with_options(
+    bytes: &[u8],
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     let format = format_of(path)?;
-    load_bytes(bytes, path, format)
+    load_bytes(bytes, path, format, options)
 }
 
 /// Reads a clip file: a regular file only (FIFOs, devices and sockets are refused without
@@ -196,6 +253,7 @@ fn load_bytes(
     bytes: &[u8],
     path: &Path,
     format: ClipFormat,
+    options: &ImportOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     match format {
         ClipFormat::AclSjson => {
@@ -203,8 +261,8 @@ fn load_bytes(
             acl::read_acl_clip(text, path).map(|c| (vec![c], Vec::new()))
         }
         ClipFormat::Bvh => bvh::read_bvh(bytes, path).map(|(c, w)| (vec![c], w)),
-        ClipFormat::Gltf => gltf::load_gltf_slice_with_warnings(bytes, path),
-        ClipFormat::Fbx => fbx::read_fbx(bytes, path, &fbx::FbxOptions::default()),
+        ClipFormat::Gltf => gltf::load_gltf_slice_with_options(bytes, path, options),
+        ClipFormat::Fbx => fbx::read_fbx(bytes, path, options),
     }
 }
 
