@@ -146,6 +146,66 @@ pub struct TuInput<'a> {
     pub cplusplus: bool,
     pub memo: Option<&'a Memo>,
     pub edges: &'a EdgeTable,
+    /// Evaluate as if one directive were deleted or one file were empty (the exact check of
+    /// `headers::cuts`); `None` for a normal scan.
+    pub skip: Option<&'a Skip>,
+}
+
+/// A hypothetical edit evaluated for real: an `#include` directive removed (`line: Some`), or a
+/// file made empty (`line: None`: none of its directives run). Memoised inclusions that took the
+/// removed directive (or included the emptied file) are not replayed; every other inclusion
+/// is, and inclusions recorded under the edit that never met it are valid for normal
+/// evaluation too, so they go into the scan's memo like any other.
+pub struct Skip {
+    pub file: FileId,
+    pub line: Option<u32>,
+    /// Edge ids of the session's [`EdgeTable`] the edit removes: `file`'s edges at `line`, or
+    /// every edge into `file` when it is emptied (a guard-skipped inclusion of it may be taken
+    /// for real once its guard is never defined).
+    edges: FxSet<u32>,
+    /// Per recorded entry (by address; the memo keeps them alive), does it contain one of `edges`?
+    tainted: RwLock<FxMap<usize, bool>>,
+}
+
+impl Skip {
+    pub fn new(file: FileId, line: Option<u32>, table: &EdgeTable) -> Skip {
+        let tab = table.tab.read().unwrap();
+        let edges = tab
+            .iter()
+            .enumerate()
+            .filter(|(_, (a, l, b))| match line {
+                Some(x) => *a == file && *l == x,
+                None => *b == file,
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        Skip {
+            file,
+            line,
+            edges,
+            tainted: RwLock::new(FxMap::default()),
+        }
+    }
+
+    /// Does the directive at (`fid`, `line`) not run under this edit?
+    #[inline]
+    fn skips(&self, fid: FileId, line: u32) -> bool {
+        fid == self.file && self.line.is_none_or(|l| l == line)
+    }
+
+    fn tainted(&self, e: &Entry) -> bool {
+        let k = e as *const Entry as usize;
+        if let Some(&t) = self.tainted.read().unwrap().get(&k) {
+            return t;
+        }
+        let t = e.effects.iter().any(|eff| match eff {
+            Effect::Include(id, _, _) => self.edges.contains(id),
+            Effect::Sub(x) => self.tainted(x),
+            _ => false,
+        });
+        self.tainted.write().unwrap().insert(k, t);
+        t
+    }
 }
 
 struct HostState<'a> {
@@ -246,6 +306,7 @@ struct Run<'a> {
     edges: Vec<u32>,
     edge_table: &'a EdgeTable,
     memo: Option<&'a Memo>,
+    skip: Option<&'a Skip>,
     base_id: usize,
     /// Inclusions taken so far (see [`MAX_TU_INCLUSIONS`]); past it the TU stops.
     inclusions: u64,
@@ -351,6 +412,7 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
         edges: Vec::new(),
         edge_table: input.edges,
         memo: input.memo,
+        skip: input.skip,
         base_id: input.base as *const Macros as usize,
         inclusions: 0,
         over_budget: false,
@@ -623,7 +685,13 @@ impl Run<'_> {
             self.base_id,
         );
         if let Some(memo) = self.memo {
-            if let Some(e) = memo.find(&key, |e| self.valid(e)) {
+            let found = match self.skip {
+                None => memo.find(&key, |e| self.valid(e)),
+                // The emptied file's own recorded inclusion is its content.
+                Some(sk) if sk.line.is_none() && sk.file == to => None,
+                Some(sk) => memo.find(&key, |e| self.valid(e) && !sk.tainted(e)),
+            };
+            if let Some(e) = found {
                 self.replay(&e);
                 return;
             }
@@ -671,6 +739,14 @@ impl Run<'_> {
     fn file(&mut self, fid: FileId, found: Option<u32>, data: Arc<FileData>) {
         if let Some(e) = &data.error {
             self.err(fid, 0, e.clone());
+            return;
+        }
+        if let Some(sk) = self.skip
+            && sk.line.is_none()
+            && sk.file == fid
+        {
+            // The emptied file: what encloses it must not be recorded as if it were whole.
+            self.macros.poison();
             return;
         }
         let lex: Arc<Lexed> = data.lex.clone();
@@ -766,6 +842,9 @@ impl Run<'_> {
                     if !m.is_empty() {
                         self.err(fid, d.line, m.clone())
                     }
+                }
+                DKind::Include { .. } if self.skip.is_some_and(|sk| sk.skips(fid, d.line)) => {
+                    self.macros.poison();
                 }
                 DKind::Include { next, import, spec } => {
                     let (name, angle) = match spec {

@@ -36,6 +36,7 @@ pub mod churn;
 pub mod cli;
 pub mod compdb;
 pub mod compiler;
+pub mod cuts;
 pub mod eval;
 pub mod lex;
 pub mod pp;
@@ -122,6 +123,9 @@ pub struct ScanOptions {
     /// The other mode's report carries only what the CLI prints of it: its summary numbers,
     /// missing includes, cycles and errors, not its per-file table (see [`Report::build`]).
     pub other_mode_summary_only: bool,
+    /// Compute every directive's saving (the primary report's `cuts`, see [`cuts`]) and confirm
+    /// this many of the best by evaluating their TUs again with the edit; `None`: no cuts.
+    pub cuts: Option<usize>,
 }
 
 impl Default for ScanOptions {
@@ -134,6 +138,7 @@ impl Default for ScanOptions {
             use_disk_cache: true,
             no_memo: false,
             other_mode_summary_only: false,
+            cuts: None,
         }
     }
 }
