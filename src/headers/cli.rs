@@ -292,7 +292,10 @@ fn print_cuts(r: &Report, n: usize) {
         exact,
         cuts.len()
     );
-    println!("{:>14} {:>6} {:>6}  directive", "lines saved", "TUs", "exact");
+    println!(
+        "{:>14} {:>6} {:>6}  directive",
+        "lines saved", "TUs", "exact"
+    );
     for c in cuts.iter().take(n) {
         let what = match c.kind {
             CutKind::Include => format!("{}:{}  #include {}", c.includer, c.line, c.included),

@@ -6,14 +6,14 @@
 
 use super::compdb::{self, MacroOpt, TuFlags};
 use super::compiler::{self, CompilerEnv, Lang};
+use super::cuts;
 use super::eval::{self, TuInput, TuResult};
 use super::lex::{self, DKind, Lexed};
 use super::pp::{Macros, Syms};
 use super::report::{Graph, ModeData, Node, Report, ScanStats, TuReach};
 use super::store::{self, FileData, FileId, SearchPath, Store};
-use super::util::{FxMap, FxSet, Interner, absolutize, fx_hash, normalize, relative_to};
-use super::cuts;
 use super::util::Sym;
+use super::util::{FxMap, FxSet, Interner, absolutize, fx_hash, normalize, relative_to};
 use super::{CompilerChoice, Mode, Progress, Project, ScanOptions};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -962,12 +962,18 @@ impl Scanner {
                                 r.graph.nodes.iter().map(|n| store.id_of(&n.abs)).collect();
                             let mut cuts = cuts_pre(r, &store, &ids, &edge_tab);
                             // The exact check: the affected TUs evaluated again with the edit.
-                            let node_of: FxMap<FileId, u32> =
-                                ids.iter().enumerate().map(|(i, &f)| (f, i as u32)).collect();
+                            let node_of: FxMap<FileId, u32> = ids
+                                .iter()
+                                .enumerate()
+                                .map(|(i, &f)| (f, i as u32))
+                                .collect();
                             let mut weight: Vec<Option<u64>> = vec![None; store.len()];
                             for (v, n) in r.graph.nodes.iter().enumerate() {
-                                weight[ids[v] as usize] =
-                                    Some(if n.counted || n.is_tu { n.lines as u64 } else { 0 });
+                                weight[ids[v] as usize] = Some(if n.counted || n.is_tu {
+                                    n.lines as u64
+                                } else {
+                                    0
+                                });
                             }
                             let counted = |p: &Path| {
                                 opts.count_system
@@ -989,11 +995,8 @@ impl Scanner {
                             let confirm = |c: &cuts::Cut| -> (i64, Vec<u32>) {
                                 let f = ids[c.from as usize];
                                 let empty = c.kind == cuts::CutKind::EmptyHeader;
-                                let skip = eval::Skip::new(
-                                    f,
-                                    (!empty).then_some(c.line),
-                                    &edge_table,
-                                );
+                                let skip =
+                                    eval::Skip::new(f, (!empty).then_some(c.line), &edge_table);
                                 let changed: Vec<(i64, FileId)> = prepared
                                     .par_iter()
                                     .zip(&results)
@@ -1022,8 +1025,10 @@ impl Scanner {
                                     })
                                     .collect();
                                 let saved = changed.iter().map(|c| c.0).sum();
-                                let mut tus: Vec<u32> =
-                                    changed.iter().filter_map(|c| node_of.get(&c.1).copied()).collect();
+                                let mut tus: Vec<u32> = changed
+                                    .iter()
+                                    .filter_map(|c| node_of.get(&c.1).copied())
+                                    .collect();
                                 tus.sort_unstable();
                                 (saved, tus)
                             };
@@ -1541,7 +1546,11 @@ fn cuts_pre(
     ids: &[FileId],
     edge_tab: &[(FileId, u32, FileId)],
 ) -> Vec<cuts::Cut> {
-    let node_of: FxMap<FileId, u32> = ids.iter().enumerate().map(|(i, &f)| (f, i as u32)).collect();
+    let node_of: FxMap<FileId, u32> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (f, i as u32))
+        .collect();
     let mut lines: FxMap<(u32, u32), FxSet<u32>> = FxMap::default();
     for &(a, l, b) in edge_tab {
         if let (Some(&x), Some(&y)) = (node_of.get(&a), node_of.get(&b)) {
