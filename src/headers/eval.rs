@@ -165,6 +165,9 @@ pub struct Skip {
     edges: FxSet<u32>,
     /// Per recorded entry (by address; the memo keeps them alive), does it contain one of `edges`?
     tainted: RwLock<FxMap<usize, bool>>,
+    /// Inclusions recorded under the edit that met it: valid for the other TUs evaluated with
+    /// the same edit (the path from a TU down to the removed directive is evaluated once).
+    overlay: Memo,
 }
 
 impl Skip {
@@ -184,7 +187,13 @@ impl Skip {
             line,
             edges,
             tainted: RwLock::new(FxMap::default()),
+            overlay: Memo::default(),
         }
+    }
+
+    /// Is `e` one of the edges the edit removes (a TU that took it is affected)?
+    pub fn removes(&self, e: u32) -> bool {
+        self.edges.contains(&e)
     }
 
     /// Does the directive at (`fid`, `line`) not run under this edit?
@@ -307,6 +316,9 @@ struct Run<'a> {
     edge_table: &'a EdgeTable,
     memo: Option<&'a Memo>,
     skip: Option<&'a Skip>,
+    /// The open recorders below this index met the edit of `skip` (directly or by replaying an
+    /// inclusion that did): what they record goes to the edit's overlay memo.
+    skip_dep: usize,
     base_id: usize,
     /// Inclusions taken so far (see [`MAX_TU_INCLUSIONS`]); past it the TU stops.
     inclusions: u64,
@@ -413,6 +425,7 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
         edge_table: input.edges,
         memo: input.memo,
         skip: input.skip,
+        skip_dep: 0,
         base_id: input.base as *const Macros as usize,
         inclusions: 0,
         over_budget: false,
@@ -687,9 +700,15 @@ impl Run<'_> {
         if let Some(memo) = self.memo {
             let found = match self.skip {
                 None => memo.find(&key, |e| self.valid(e)),
-                // The emptied file's own recorded inclusion is its content.
-                Some(sk) if sk.line.is_none() && sk.file == to => None,
-                Some(sk) => memo.find(&key, |e| self.valid(e) && !sk.tainted(e)),
+                Some(sk) => match sk.overlay.find(&key, |e| self.valid(e)) {
+                    Some(e) => {
+                        self.met_skip();
+                        Some(e)
+                    }
+                    // The emptied file's own recorded inclusion is its content.
+                    None if sk.line.is_none() && sk.file == to => None,
+                    None => memo.find(&key, |e| self.valid(e) && !sk.tainted(e)),
+                },
             };
             if let Some(e) = found {
                 self.replay(&e);
@@ -710,6 +729,7 @@ impl Run<'_> {
                 return;
             }
             if rec.poisoned {
+                self.skip_dep = self.skip_dep.min(self.macros.rec.len());
                 self.macros.poison();
                 if let Some(p) = self.macros.rec.last_mut() {
                     // The parent saw these effects happen; it cannot be replayed either.
@@ -728,7 +748,14 @@ impl Run<'_> {
                 once_reads: rec.once_reads,
                 effects,
             });
-            memo.insert(key, e.clone());
+            let depth = self.macros.rec.len();
+            match self.skip {
+                Some(sk) if depth < self.skip_dep => {
+                    self.skip_dep = depth;
+                    sk.overlay.insert(key, e.clone())
+                }
+                _ => memo.insert(key, e.clone()),
+            }
             if let Some(p) = self.macros.rec.last_mut() {
                 p.effects.push(Effect::Sub(e));
             }
@@ -746,7 +773,7 @@ impl Run<'_> {
             && sk.file == fid
         {
             // The emptied file: what encloses it must not be recorded as if it were whole.
-            self.macros.poison();
+            self.met_skip();
             return;
         }
         let lex: Arc<Lexed> = data.lex.clone();
@@ -844,7 +871,7 @@ impl Run<'_> {
                     }
                 }
                 DKind::Include { .. } if self.skip.is_some_and(|sk| sk.skips(fid, d.line)) => {
-                    self.macros.poison();
+                    self.met_skip();
                 }
                 DKind::Include { next, import, spec } => {
                     let (name, angle) = match spec {
@@ -900,6 +927,11 @@ impl Run<'_> {
         if let Some(c) = conds.first() {
             self.err(fid, c.line, "unterminated conditional directive".into());
         }
+    }
+
+    /// Every open recorder now depends on the edit being evaluated.
+    fn met_skip(&mut self) {
+        self.skip_dep = self.macros.rec.len();
     }
 
     fn is_defined(&mut self, s: Sym) -> bool {

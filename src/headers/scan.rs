@@ -1000,7 +1000,14 @@ impl Scanner {
                                 let changed: Vec<(i64, FileId)> = prepared
                                     .par_iter()
                                     .zip(&results)
-                                    .filter(|(_, (r, _))| r.closure.contains(&f))
+                                    .filter(|(_, (r, _))| {
+                                        // The TUs that took the directive (or opened the file).
+                                        if empty || c.other_directives {
+                                            r.closure.contains(&f)
+                                        } else {
+                                            r.edges.iter().any(|&e| skip.removes(e))
+                                        }
+                                    })
                                     .filter_map(|(p, (r, _))| {
                                         if progress.cancelled() {
                                             return None;
@@ -1044,7 +1051,17 @@ impl Scanner {
                                     break;
                                 }
                                 for i in todo {
+                                    let t = Instant::now();
                                     let (saved, tus) = confirm(&cuts[i]);
+                                    if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
+                                        eprintln!(
+                                            "[headers]   exact check of {}:{} -> {}: {:.3} s",
+                                            cuts[i].includer,
+                                            cuts[i].line,
+                                            cuts[i].included,
+                                            t.elapsed().as_secs_f64()
+                                        );
+                                    }
                                     let c = &mut cuts[i];
                                     c.lines_saved = saved;
                                     c.tus_affected = tus.len() as u32;
