@@ -161,8 +161,8 @@ pub struct Skip {
     pub line: Option<u32>,
     /// Edge ids of the session's [`EdgeTable`] the edit removes: `file`'s edges at `line`, or
     /// every edge into `file` when it is emptied (a guard-skipped inclusion of it may be taken
-    /// for real once its guard is never defined).
-    edges: FxSet<u32>,
+    /// for real once its guard is never defined). A bitset: every TU's edges are tested.
+    edges: Vec<u64>,
     /// Per recorded entry (by address; the memo keeps them alive), does it contain one of `edges`?
     tainted: RwLock<FxMap<usize, bool>>,
     /// Inclusions recorded under the edit that met it: valid for the other TUs evaluated with
@@ -173,15 +173,16 @@ pub struct Skip {
 impl Skip {
     pub fn new(file: FileId, line: Option<u32>, table: &EdgeTable) -> Skip {
         let tab = table.tab.read().unwrap();
-        let edges = tab
-            .iter()
-            .enumerate()
-            .filter(|(_, (a, l, b))| match line {
+        let mut edges = vec![0u64; tab.len().div_ceil(64)];
+        for (i, (a, l, b)) in tab.iter().enumerate() {
+            let hit = match line {
                 Some(x) => *a == file && *l == x,
                 None => *b == file,
-            })
-            .map(|(i, _)| i as u32)
-            .collect();
+            };
+            if hit {
+                edges[i / 64] |= 1 << (i % 64);
+            }
+        }
         Skip {
             file,
             line,
@@ -192,8 +193,10 @@ impl Skip {
     }
 
     /// Is `e` one of the edges the edit removes (a TU that took it is affected)?
+    #[inline]
     pub fn removes(&self, e: u32) -> bool {
-        self.edges.contains(&e)
+        let i = e as usize;
+        self.edges.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
     /// Does the directive at (`fid`, `line`) not run under this edit?
@@ -208,7 +211,7 @@ impl Skip {
             return t;
         }
         let t = e.effects.iter().any(|eff| match eff {
-            Effect::Include(id, _, _) => self.edges.contains(id),
+            Effect::Include(id, _, _) => self.removes(*id),
             Effect::Sub(x) => self.tainted(x),
             _ => false,
         });
