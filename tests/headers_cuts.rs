@@ -9,7 +9,7 @@
 //!   estimate of every cut without a flag equal to its exact figure;
 //! - the CLI's table (thousands separators) and the JSON's `cuts` keys.
 
-use clipforge::headers::cuts::{Cut, CutKind};
+use clipforge::headers::cuts::{Cut, CutKind, thousands};
 use clipforge::headers::util::count_lines;
 use clipforge::headers::{self, CompilerChoice, Mode, Progress, Project, Report, ScanOptions};
 use std::fs;
@@ -393,4 +393,13 @@ fn cli_table_and_json() {
     let (text, j) = run(&[]);
     assert!(!text.contains("Top cuts"));
     assert!(j.get("cuts").is_none());
+}
+
+#[test]
+fn thousands_separators() {
+    assert_eq!(thousands(0), "0");
+    assert_eq!(thousands(999), "999");
+    assert_eq!(thousands(1000), "1,000");
+    assert_eq!(thousands(12_345_678), "12,345,678");
+    assert_eq!(thousands(-1_234), "-1,234");
 }

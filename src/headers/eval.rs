@@ -196,7 +196,9 @@ impl Skip {
     #[inline]
     pub fn removes(&self, e: u32) -> bool {
         let i = e as usize;
-        self.edges.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+        self.edges
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
     /// Does the directive at (`fid`, `line`) not run under this edit?
