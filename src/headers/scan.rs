@@ -1071,6 +1071,10 @@ impl Scanner {
                                 }
                                 cuts::sort_cuts(&mut cuts);
                             }
+                            // A check stopped halfway has no exact figure to report.
+                            if progress.cancelled() {
+                                return Err(ScanError::Cancelled);
+                            }
                             r.cuts = Some(cuts);
                         }
                     }
