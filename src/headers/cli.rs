@@ -95,6 +95,11 @@ pub struct HeadersArgs {
     /// `churn_*` figures.
     #[arg(long, value_name = "PERIOD")]
     pub churn: Option<String>,
+    /// The saving of every `#include` directive (and of emptying each header), in one
+    /// analysis: prints the N best, each confirmed by evaluating its TUs again with the
+    /// directive removed; the JSON's `cuts` lists them all.
+    #[arg(long, value_name = "N")]
+    pub cuts: Option<usize>,
 }
 
 impl HeadersArgs {
@@ -133,6 +138,7 @@ impl HeadersArgs {
             no_memo: self.no_memo,
             // The other mode only shows up in the summary table and the JSON's `other_mode`.
             other_mode_summary_only: true,
+            cuts: self.cuts,
         }
     }
 }
@@ -272,6 +278,47 @@ fn print_tables(r: &Report, top: usize) {
     }
     for n in &r.notes {
         println!("note: {n}");
+    }
+}
+
+fn print_cuts(r: &Report, n: usize) {
+    use super::cuts::{CutKind, thousands};
+    let Some(cuts) = &r.cuts else { return };
+    let exact = cuts.iter().filter(|c| c.exact).count();
+    println!(
+        "\nTop cuts ({}; Total Parsed lines saved if the #include were removed, or the header \
+         emptied; {} of {} confirmed exactly):",
+        r.mode,
+        exact,
+        cuts.len()
+    );
+    println!(
+        "{:>14} {:>6} {:>6}  directive",
+        "lines saved", "TUs", "exact"
+    );
+    for c in cuts.iter().take(n) {
+        let what = match c.kind {
+            CutKind::Include => format!("{}:{}  #include {}", c.includer, c.line, c.included),
+            CutKind::EmptyHeader => format!("{}  (make it empty)", c.included),
+        };
+        let mut notes = Vec::new();
+        if !c.exact && c.macros_tested_later {
+            notes.push("defines macros other files test");
+        }
+        if !c.exact && c.other_directives {
+            notes.push("included on another line too");
+        }
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", notes.join("; "))
+        };
+        println!(
+            "{:>14} {:>6} {:>6}  {what}{notes}",
+            thousands(c.lines_saved),
+            thousands(c.tus_affected as i64),
+            if c.exact { "yes" } else { "est." }
+        );
     }
 }
 
@@ -433,6 +480,9 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
             }
             if let Some((c, _)) = &with_churn {
                 print_churn(c, args.top);
+            }
+            if let Some(n) = args.cuts {
+                print_cuts(r, n);
             }
             if let Some(p) = &args.json {
                 write_out(p, &r.to_json())?;

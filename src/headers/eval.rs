@@ -146,6 +146,80 @@ pub struct TuInput<'a> {
     pub cplusplus: bool,
     pub memo: Option<&'a Memo>,
     pub edges: &'a EdgeTable,
+    /// Evaluate as if one directive were deleted or one file were empty (the exact check of
+    /// `headers::cuts`); `None` for a normal scan.
+    pub skip: Option<&'a Skip>,
+}
+
+/// A hypothetical edit evaluated for real: an `#include` directive removed (`line: Some`), or a
+/// file made empty (`line: None`: none of its directives run). Memoised inclusions that took the
+/// removed directive (or included the emptied file) are not replayed; every other inclusion
+/// is, and inclusions recorded under the edit that never met it are valid for normal
+/// evaluation too, so they go into the scan's memo like any other.
+pub struct Skip {
+    pub file: FileId,
+    pub line: Option<u32>,
+    /// Edge ids of the session's [`EdgeTable`] the edit removes: `file`'s edges at `line`, or
+    /// every edge into `file` when it is emptied (a guard-skipped inclusion of it may be taken
+    /// for real once its guard is never defined). A bitset: every TU's edges are tested.
+    edges: Vec<u64>,
+    /// Per recorded entry (by address; the memo keeps them alive), does it contain one of `edges`?
+    tainted: RwLock<FxMap<usize, bool>>,
+    /// Inclusions recorded under the edit that met it: valid for the other TUs evaluated with
+    /// the same edit (the path from a TU down to the removed directive is evaluated once).
+    overlay: Memo,
+}
+
+impl Skip {
+    pub fn new(file: FileId, line: Option<u32>, table: &EdgeTable) -> Skip {
+        let tab = table.tab.read().unwrap();
+        let mut edges = vec![0u64; tab.len().div_ceil(64)];
+        for (i, (a, l, b)) in tab.iter().enumerate() {
+            let hit = match line {
+                Some(x) => *a == file && *l == x,
+                None => *b == file,
+            };
+            if hit {
+                edges[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Skip {
+            file,
+            line,
+            edges,
+            tainted: RwLock::new(FxMap::default()),
+            overlay: Memo::default(),
+        }
+    }
+
+    /// Is `e` one of the edges the edit removes (a TU that took it is affected)?
+    #[inline]
+    pub fn removes(&self, e: u32) -> bool {
+        let i = e as usize;
+        self.edges
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Does the directive at (`fid`, `line`) not run under this edit?
+    #[inline]
+    fn skips(&self, fid: FileId, line: u32) -> bool {
+        fid == self.file && self.line.is_none_or(|l| l == line)
+    }
+
+    fn tainted(&self, e: &Entry) -> bool {
+        let k = e as *const Entry as usize;
+        if let Some(&t) = self.tainted.read().unwrap().get(&k) {
+            return t;
+        }
+        let t = e.effects.iter().any(|eff| match eff {
+            Effect::Include(id, _, _) => self.removes(*id),
+            Effect::Sub(x) => self.tainted(x),
+            _ => false,
+        });
+        self.tainted.write().unwrap().insert(k, t);
+        t
+    }
 }
 
 struct HostState<'a> {
@@ -246,6 +320,10 @@ struct Run<'a> {
     edges: Vec<u32>,
     edge_table: &'a EdgeTable,
     memo: Option<&'a Memo>,
+    skip: Option<&'a Skip>,
+    /// The open recorders below this index met the edit of `skip` (directly or by replaying an
+    /// inclusion that did): what they record goes to the edit's overlay memo.
+    skip_dep: usize,
     base_id: usize,
     /// Inclusions taken so far (see [`MAX_TU_INCLUSIONS`]); past it the TU stops.
     inclusions: u64,
@@ -351,6 +429,8 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
         edges: Vec::new(),
         edge_table: input.edges,
         memo: input.memo,
+        skip: input.skip,
+        skip_dep: 0,
         base_id: input.base as *const Macros as usize,
         inclusions: 0,
         over_budget: false,
@@ -623,7 +703,19 @@ impl Run<'_> {
             self.base_id,
         );
         if let Some(memo) = self.memo {
-            if let Some(e) = memo.find(&key, |e| self.valid(e)) {
+            let found = match self.skip {
+                None => memo.find(&key, |e| self.valid(e)),
+                Some(sk) => match sk.overlay.find(&key, |e| self.valid(e)) {
+                    Some(e) => {
+                        self.met_skip();
+                        Some(e)
+                    }
+                    // The emptied file's own recorded inclusion is its content.
+                    None if sk.line.is_none() && sk.file == to => None,
+                    None => memo.find(&key, |e| self.valid(e) && !sk.tainted(e)),
+                },
+            };
+            if let Some(e) = found {
                 self.replay(&e);
                 return;
             }
@@ -642,6 +734,7 @@ impl Run<'_> {
                 return;
             }
             if rec.poisoned {
+                self.skip_dep = self.skip_dep.min(self.macros.rec.len());
                 self.macros.poison();
                 if let Some(p) = self.macros.rec.last_mut() {
                     // The parent saw these effects happen; it cannot be replayed either.
@@ -660,7 +753,14 @@ impl Run<'_> {
                 once_reads: rec.once_reads,
                 effects,
             });
-            memo.insert(key, e.clone());
+            let depth = self.macros.rec.len();
+            match self.skip {
+                Some(sk) if depth < self.skip_dep => {
+                    self.skip_dep = depth;
+                    sk.overlay.insert(key, e.clone())
+                }
+                _ => memo.insert(key, e.clone()),
+            }
             if let Some(p) = self.macros.rec.last_mut() {
                 p.effects.push(Effect::Sub(e));
             }
@@ -671,6 +771,14 @@ impl Run<'_> {
     fn file(&mut self, fid: FileId, found: Option<u32>, data: Arc<FileData>) {
         if let Some(e) = &data.error {
             self.err(fid, 0, e.clone());
+            return;
+        }
+        if let Some(sk) = self.skip
+            && sk.line.is_none()
+            && sk.file == fid
+        {
+            // The emptied file: what encloses it must not be recorded as if it were whole.
+            self.met_skip();
             return;
         }
         let lex: Arc<Lexed> = data.lex.clone();
@@ -767,6 +875,9 @@ impl Run<'_> {
                         self.err(fid, d.line, m.clone())
                     }
                 }
+                DKind::Include { .. } if self.skip.is_some_and(|sk| sk.skips(fid, d.line)) => {
+                    self.met_skip();
+                }
                 DKind::Include { next, import, spec } => {
                     let (name, angle) = match spec {
                         IncSpec::Quoted(s) => (*s, false),
@@ -821,6 +932,11 @@ impl Run<'_> {
         if let Some(c) = conds.first() {
             self.err(fid, c.line, "unterminated conditional directive".into());
         }
+    }
+
+    /// Every open recorder now depends on the edit being evaluated.
+    fn met_skip(&mut self) {
+        self.skip_dep = self.macros.rec.len();
     }
 
     fn is_defined(&mut self, s: Sym) -> bool {

@@ -10,7 +10,8 @@
 //! Layout: [`lex`] (directive extraction), [`pp`] (macros and `#if`), [`store`] (files and
 //! resolution), [`eval`] (per-TU preprocessing), [`scan`] (orchestration, the [`Scanner`]
 //! session), [`report`] (numbers, detail view, why-chains, what-if, JSON/CSV/dot), [`cache`]
-//! (on-disk cache), [`watch`] (rescan on change), [`compiler`], [`compdb`], [`cli`].
+//! (on-disk cache), [`watch`] (rescan on change), [`cuts`] (the saving of every `#include`),
+//! [`compiler`], [`compdb`], [`cli`].
 //!
 //! For a UI: build a [`Project`] and [`ScanOptions`], run [`scan`] (or keep a [`Scanner`] for
 //! cheap rescans) on a worker thread while polling the shared [`Progress`] (set its cancel flag
@@ -21,7 +22,8 @@
 //! `total_parsed`, `blowup`, `scan_seconds`, `headers[]` (`path`, `lines`, `tu`, `tu_count`,
 //! `contributed`, `transitive_includes`, `transitive_lines`, `included_by_count`, `hub_score`,
 //! `includes`, `included_by`), `hubs`, `cycles`, `missing`, `errors`, `skipped_special`
-//! (`path`, `kind`), `skipped_special_count`, `notes`, `other_mode`, `stats`.
+//! (`path`, `kind`), `skipped_special_count`, `notes`, `other_mode`, `stats`; with `--cuts`,
+//! `cuts[]` (see [`cuts`]).
 //!
 //! Hostile input is bounded: `#if` expressions nest at most [`pp::MAX_EXPRESSION_DEPTH`] levels,
 //! macro arguments [`pp::MAX_EXPANSION_DEPTH`], and one directive's macro expansion spends at
@@ -36,6 +38,7 @@ pub mod churn;
 pub mod cli;
 pub mod compdb;
 pub mod compiler;
+pub mod cuts;
 pub mod eval;
 pub mod lex;
 pub mod pp;
@@ -122,6 +125,9 @@ pub struct ScanOptions {
     /// The other mode's report carries only what the CLI prints of it: its summary numbers,
     /// missing includes, cycles and errors, not its per-file table (see [`Report::build`]).
     pub other_mode_summary_only: bool,
+    /// Compute every directive's saving (the primary report's `cuts`, see [`cuts`]) and confirm
+    /// this many of the best by evaluating their TUs again with the edit; `None`: no cuts.
+    pub cuts: Option<usize>,
 }
 
 impl Default for ScanOptions {
@@ -134,6 +140,7 @@ impl Default for ScanOptions {
             use_disk_cache: true,
             no_memo: false,
             other_mode_summary_only: false,
+            cuts: None,
         }
     }
 }

@@ -179,6 +179,9 @@ pub struct Report {
     pub churn_tu_rebuilds: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub churn_tu_rebuilds_per_week: Option<f64>,
+    /// With `--cuts` (see `headers::cuts`): every directive's and header's saving, best first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuts: Option<Vec<super::cuts::Cut>>,
     #[serde(skip)]
     pub graph: Graph,
     #[serde(skip)]
@@ -550,6 +553,7 @@ impl Report {
             churn_commits: None,
             churn_tu_rebuilds: None,
             churn_tu_rebuilds_per_week: None,
+            cuts: None,
             graph: g,
             by_node,
         }

@@ -6,11 +6,13 @@
 
 use super::compdb::{self, MacroOpt, TuFlags};
 use super::compiler::{self, CompilerEnv, Lang};
+use super::cuts;
 use super::eval::{self, TuInput, TuResult};
 use super::lex::{self, DKind, Lexed};
 use super::pp::{Macros, Syms};
 use super::report::{Graph, ModeData, Node, Report, ScanStats, TuReach};
 use super::store::{self, FileData, FileId, SearchPath, Store};
+use super::util::Sym;
 use super::util::{FxMap, FxSet, Interner, absolutize, fx_hash, normalize, relative_to};
 use super::{CompilerChoice, Mode, Progress, Project, ScanOptions};
 use rayon::prelude::*;
@@ -845,6 +847,7 @@ impl Scanner {
                                 cplusplus: base.cplusplus,
                                 memo: if opts.no_memo { None } else { Some(&memo) },
                                 edges: &edge_table,
+                                skip: None,
                             };
                             (eval::run_tu(&store, &syms, &input), false)
                         }
@@ -948,7 +951,140 @@ impl Scanner {
                 });
                 (exists, dir_stamps)
             };
-            let ((pre_report, hh_report), (exists, dir_stamps)) = rayon::join(reports, remember);
+            let ((mut pre_report, mut hh_report), (exists, dir_stamps)) =
+                rayon::join(reports, remember);
+            if let Some(top) = opts.cuts {
+                progress.set_phase("computing cuts");
+                match opts.mode {
+                    Mode::Preprocessed => {
+                        if let Some(r) = pre_report.as_mut() {
+                            let ids: Vec<FileId> =
+                                r.graph.nodes.iter().map(|n| store.id_of(&n.abs)).collect();
+                            let mut cuts = cuts_pre(r, &store, &ids, &edge_tab);
+                            // The exact check: the affected TUs evaluated again with the edit.
+                            let node_of: FxMap<FileId, u32> = ids
+                                .iter()
+                                .enumerate()
+                                .map(|(i, &f)| (f, i as u32))
+                                .collect();
+                            let mut weight: Vec<Option<u64>> = vec![None; store.len()];
+                            for (v, n) in r.graph.nodes.iter().enumerate() {
+                                weight[ids[v] as usize] = Some(if n.counted || n.is_tu {
+                                    n.lines as u64
+                                } else {
+                                    0
+                                });
+                            }
+                            let counted = |p: &Path| {
+                                opts.count_system
+                                    || counted_prefixes.iter().any(|r| relative_to(p, r).is_some())
+                            };
+                            let lines_of = |closure: &[FileId], empty: Option<FileId>| -> u64 {
+                                closure
+                                    .iter()
+                                    .filter(|&&f| Some(f) != empty)
+                                    .map(|&f| match weight.get(f as usize) {
+                                        Some(Some(w)) => *w,
+                                        _ if counted(&store.path(f)) => {
+                                            store.data(f).lex.lines as u64
+                                        }
+                                        _ => 0,
+                                    })
+                                    .sum()
+                            };
+                            let confirm = |c: &cuts::Cut| -> (i64, Vec<u32>) {
+                                let f = ids[c.from as usize];
+                                let empty = c.kind == cuts::CutKind::EmptyHeader;
+                                let skip =
+                                    eval::Skip::new(f, (!empty).then_some(c.line), &edge_table);
+                                let changed: Vec<(i64, FileId)> = prepared
+                                    .par_iter()
+                                    .zip(&results)
+                                    .filter(|(_, (r, _))| {
+                                        // The TUs that took the directive (or opened the file).
+                                        if empty || c.other_directives {
+                                            r.closure.contains(&f)
+                                        } else {
+                                            r.edges.iter().any(|&e| skip.removes(e))
+                                        }
+                                    })
+                                    .filter_map(|(p, (r, _))| {
+                                        if progress.cancelled() {
+                                            return None;
+                                        }
+                                        let base = p.base.get(&interner, &syms);
+                                        let input = TuInput {
+                                            tu: p.tu,
+                                            sp: &p.sp,
+                                            sp_id: p.sp_id,
+                                            base: &base.macros,
+                                            forced: &p.forced,
+                                            clang: base.clang,
+                                            cplusplus: base.cplusplus,
+                                            memo: if opts.no_memo { None } else { Some(&memo) },
+                                            edges: &edge_table,
+                                            skip: Some(&skip),
+                                        };
+                                        let nr = eval::run_tu(&store, &syms, &input);
+                                        let old = lines_of(&r.closure, None) as i64;
+                                        let new = lines_of(&nr.closure, empty.then_some(f)) as i64;
+                                        (old != new).then_some((old - new, p.tu))
+                                    })
+                                    .collect();
+                                let saved = changed.iter().map(|c| c.0).sum();
+                                let mut tus: Vec<u32> = changed
+                                    .iter()
+                                    .filter_map(|c| node_of.get(&c.1).copied())
+                                    .collect();
+                                tus.sort_unstable();
+                                (saved, tus)
+                            };
+                            // Confirm the top; if exact figures reorder it, the newcomers too
+                            // (at most twice the count asked for).
+                            let mut confirmed = 0;
+                            while confirmed < 2 * top && !progress.cancelled() {
+                                let todo: Vec<usize> = (0..cuts.len().min(top))
+                                    .filter(|&i| !cuts[i].exact)
+                                    .take(2 * top - confirmed)
+                                    .collect();
+                                if todo.is_empty() {
+                                    break;
+                                }
+                                for i in todo {
+                                    let t = Instant::now();
+                                    let (saved, tus) = confirm(&cuts[i]);
+                                    if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
+                                        eprintln!(
+                                            "[headers]   exact check of {}:{} -> {}: {:.3} s",
+                                            cuts[i].includer,
+                                            cuts[i].line,
+                                            cuts[i].included,
+                                            t.elapsed().as_secs_f64()
+                                        );
+                                    }
+                                    let c = &mut cuts[i];
+                                    c.lines_saved = saved;
+                                    c.tus_affected = tus.len() as u32;
+                                    c.tus = tus;
+                                    c.exact = true;
+                                    confirmed += 1;
+                                }
+                                cuts::sort_cuts(&mut cuts);
+                            }
+                            // A check stopped halfway has no exact figure to report.
+                            if progress.cancelled() {
+                                return Err(ScanError::Cancelled);
+                            }
+                            r.cuts = Some(cuts);
+                        }
+                    }
+                    Mode::AllBranches => {
+                        if let (Some(r), Some(h)) = (hh_report.as_mut(), hh.as_ref()) {
+                            r.cuts = Some(cuts_hh(r, &store, h));
+                        }
+                    }
+                }
+            }
 
             // Remember this scan.
             progress.set_phase("remembering the scan");
@@ -1421,6 +1557,86 @@ fn mode_data_pre(
         errors,
         skipped: Vec::new(),
     }
+}
+
+/// Every directive's saving in the preprocessed report `r` (module [`cuts`]); `ids`: the store
+/// file of each graph node; `edge_tab`: the session's edges (every directive line ever taken).
+fn cuts_pre(
+    r: &Report,
+    store: &Store,
+    ids: &[FileId],
+    edge_tab: &[(FileId, u32, FileId)],
+) -> Vec<cuts::Cut> {
+    let node_of: FxMap<FileId, u32> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (f, i as u32))
+        .collect();
+    let mut lines: FxMap<(u32, u32), FxSet<u32>> = FxMap::default();
+    for &(a, l, b) in edge_tab {
+        if let (Some(&x), Some(&y)) = (node_of.get(&a), node_of.get(&b)) {
+            lines.entry((x, y)).or_default().insert(l);
+        }
+    }
+    let multi: FxSet<(u32, u32)> = lines
+        .into_iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(k, _)| k)
+        .collect();
+    let (defs, tests): (Vec<Vec<Sym>>, Vec<Vec<Sym>>) = ids
+        .par_iter()
+        .map(|&f| {
+            let d = store.data(f);
+            let (mut defs, mut tests) = (Vec::new(), Vec::new());
+            let idents = |t: &[lex::Tok], out: &mut Vec<Sym>| {
+                out.extend(t.iter().filter(|t| t.kind == lex::TK::Ident).map(|t| t.sym))
+            };
+            for x in d.lex.directives.iter() {
+                match &x.kind {
+                    DKind::Define(m) => defs.push(m.name),
+                    DKind::Undef(s) => defs.push(*s),
+                    DKind::If(t) | DKind::Elif(t) => idents(t, &mut tests),
+                    DKind::Ifdef(s) | DKind::Ifndef(s) | DKind::Elifdef(s) | DKind::Elifndef(s) => {
+                        tests.push(*s)
+                    }
+                    DKind::Include {
+                        spec: lex::IncSpec::Macro(t),
+                        ..
+                    } => idents(t, &mut tests),
+                    _ => {}
+                }
+            }
+            for v in [&mut defs, &mut tests] {
+                v.sort_unstable();
+                v.dedup();
+            }
+            (defs, tests)
+        })
+        .unzip();
+    cuts::estimate(r, &multi, &cuts::MacroUse { defs, tests })
+}
+
+/// Every directive's saving in the all-branches report `r`: exact (no macros).
+fn cuts_hh(r: &Report, store: &Store, h: &HhGraph) -> Vec<cuts::Cut> {
+    let node_of: FxMap<FileId, u32> = r
+        .graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (store.id_of(&n.abs), i as u32))
+        .collect();
+    let mut multi: FxSet<(u32, u32)> = FxSet::default();
+    for (a, list) in &h.edges {
+        let mut seen: FxSet<FileId> = FxSet::default();
+        for &(_, b) in list {
+            if !seen.insert(b)
+                && let (Some(&x), Some(&y)) = (node_of.get(a), node_of.get(&b))
+            {
+                multi.insert((x, y));
+            }
+        }
+    }
+    cuts::estimate(r, &multi, &cuts::MacroUse::default())
 }
 
 fn add_walk_errors(

@@ -1,0 +1,477 @@
+//! The saving of every `#include` directive ("cuts"), in one analysis over the scan's per-TU
+//! include graphs: for each directive of the project, the Total Parsed lines saved if it were
+//! removed (the line blanked or commented out, so line counts stay), and for each project
+//! header, the lines saved if it were empty.
+//!
+//! Per translation unit, on the graph of the include edges that TU took (its preprocessed
+//! edges; in "all branches" mode the union graph restricted to its closure), a file and
+//! everything only it pulls in leave the TU exactly when no other inclusion path reaches it:
+//! with the TU's dominator tree, removing the edge A → B drops B's dominator subtree iff A is
+//! B's only predecessor that B does not itself dominate; emptying B drops B's subtree (B's own
+//! lines included, the file stays, empty). Summed over TUs, that is every directive's saving in
+//! time linear in the edges (Cooper–Harvey–Kennedy dominators per TU).
+//!
+//! In "preprocessed" mode this keeps each TU's other edges as they were: when the removed files
+//! define macros that other files of the TU test in `#if`s, the real figure may differ (flag
+//! `macros_tested_later`); when the includer includes the same file on another line too, only
+//! the first active line is known per TU (flag `other_directives`). The scan then re-evaluates
+//! the affected translation units of the top cuts with the directive removed (module `eval`'s
+//! `Skip`), and those figures are the preprocessor's (`exact: true`).
+
+use super::Mode;
+use super::report::Report;
+use super::util::{FxMap, FxSet, Sym};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// What a cut removes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutKind {
+    /// One `#include` directive (`includer`, `line`) naming `included`.
+    Include,
+    /// The whole of `included` (the file stays, empty): `includer` is empty, `line` 0.
+    EmptyHeader,
+}
+
+/// One candidate edit with its saving. Serialized in the JSON's `cuts` array.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cut {
+    pub kind: CutKind,
+    pub includer: String,
+    pub line: u32,
+    pub included: String,
+    /// Total Parsed lines saved over all translation units (negative when the edit makes other
+    /// includes active: only possible in an exact figure).
+    pub lines_saved: i64,
+    /// Translation units whose Total Parsed drops.
+    pub tus_affected: u32,
+    /// The figure is the preprocessor's: the affected TUs were evaluated again with the edit
+    /// (always true in "all branches" mode, which has no macros).
+    pub exact: bool,
+    /// A removed file defines a macro that another file of the TU tests in an `#if` (so the
+    /// estimate may be off until confirmed).
+    pub macros_tested_later: bool,
+    /// The includer includes the same file on another line too.
+    pub other_directives: bool,
+    /// Graph nodes of the includer (the header for [`CutKind::EmptyHeader`]) and the included
+    /// file, and of the affected TUs.
+    #[serde(skip)]
+    pub from: u32,
+    #[serde(skip)]
+    pub to: u32,
+    #[serde(skip)]
+    pub tus: Vec<u32>,
+}
+
+/// Per node: the macros its directives define or undefine, and those its conditionals (and
+/// `#include MACRO`) name; both sorted. Empty in "all branches" mode.
+#[derive(Default)]
+pub struct MacroUse {
+    pub defs: Vec<Vec<Sym>>,
+    pub tests: Vec<Vec<Sym>>,
+}
+
+#[derive(Default)]
+struct Acc {
+    lines: u64,
+    tus: Vec<u32>,
+    flagged: bool,
+}
+
+/// Per-thread state of the analysis: reusable buffers and the accumulated savings.
+#[derive(Default)]
+struct Work {
+    local: Vec<u32>,
+    inc: FxMap<(u32, u32, u32), Acc>,
+    empty: FxMap<u32, Acc>,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Every directive's and every header's estimated saving over the report's TUs, best first.
+/// `multi`: (includer, included) node pairs with more than one directive line; `uses`: macro
+/// definitions and tests per node (for the `macros_tested_later` flag).
+pub fn estimate(report: &Report, multi: &FxSet<(u32, u32)>, uses: &MacroUse) -> Vec<Cut> {
+    let g = &report.graph;
+    let n = g.nodes.len();
+    let weight: Vec<u64> = g
+        .nodes
+        .iter()
+        .map(|x| {
+            if x.counted || x.is_tu {
+                x.lines as u64
+            } else {
+                0
+            }
+        })
+        .collect();
+    let editable: Vec<bool> = g.nodes.iter().map(|x| x.counted || x.is_tu).collect();
+    let all_branches = report.mode == Mode::AllBranches;
+    let merged = g
+        .tus
+        .par_iter()
+        .fold(
+            || Work {
+                local: vec![NONE; n],
+                ..Default::default()
+            },
+            |mut w, t| {
+                tu_savings(report, t, &weight, &editable, uses, &mut w);
+                w
+            },
+        )
+        .map(|w| (w.inc, w.empty))
+        .reduce(
+            || (FxMap::default(), FxMap::default()),
+            |mut a, b| {
+                for (k, v) in b.0 {
+                    let e = a.0.entry(k).or_default();
+                    merge(e, v);
+                }
+                for (k, v) in b.1 {
+                    let e = a.1.entry(k).or_default();
+                    merge(e, v);
+                }
+                a
+            },
+        );
+    let name = |i: u32| g.nodes[i as usize].path.clone();
+    let mut cuts: Vec<Cut> = Vec::new();
+    for ((a, l, b), acc) in merged.0 {
+        let other = multi.contains(&(a, b));
+        // In "all branches" every line is taken: the other directive still includes the file.
+        if (other && all_branches) || acc.lines == 0 {
+            continue;
+        }
+        cuts.push(Cut {
+            kind: CutKind::Include,
+            includer: name(a),
+            line: l,
+            included: name(b),
+            lines_saved: acc.lines as i64,
+            tus_affected: acc.tus.len() as u32,
+            exact: all_branches,
+            macros_tested_later: acc.flagged,
+            other_directives: other,
+            from: a,
+            to: b,
+            tus: sorted(acc.tus),
+        });
+    }
+    for (h, acc) in merged.1 {
+        if acc.lines == 0 {
+            continue;
+        }
+        cuts.push(Cut {
+            kind: CutKind::EmptyHeader,
+            includer: String::new(),
+            line: 0,
+            included: name(h),
+            lines_saved: acc.lines as i64,
+            tus_affected: acc.tus.len() as u32,
+            exact: all_branches,
+            macros_tested_later: acc.flagged,
+            other_directives: false,
+            from: h,
+            to: h,
+            tus: sorted(acc.tus),
+        });
+    }
+    sort_cuts(&mut cuts);
+    cuts
+}
+
+fn sorted(mut v: Vec<u32>) -> Vec<u32> {
+    v.sort_unstable();
+    v
+}
+
+fn merge(e: &mut Acc, v: Acc) {
+    e.lines += v.lines;
+    e.flagged |= v.flagged;
+    e.tus.extend(v.tus);
+}
+
+/// Best first: lines saved, then directives before whole headers, then by name and line.
+pub fn sort_cuts(cuts: &mut [Cut]) {
+    cuts.sort_by(|a, b| {
+        b.lines_saved
+            .cmp(&a.lines_saved)
+            .then_with(|| (a.kind == CutKind::EmptyHeader).cmp(&(b.kind == CutKind::EmptyHeader)))
+            .then_with(|| a.includer.cmp(&b.includer))
+            .then_with(|| a.line.cmp(&b.line))
+            .then_with(|| a.included.cmp(&b.included))
+    });
+}
+
+/// One TU's contribution: its graph, dominator tree, and the savings it implies.
+fn tu_savings(
+    report: &Report,
+    t: &super::report::TuReach,
+    weight: &[u64],
+    editable: &[bool],
+    uses: &MacroUse,
+    w: &mut Work,
+) {
+    let g = &report.graph;
+    let nodes: &[u32] = &t.closure;
+    let k = nodes.len();
+    if k == 0 {
+        return;
+    }
+    // Local numbering; the TU first.
+    let mut order: Vec<u32> = Vec::with_capacity(k);
+    order.push(t.node);
+    w.local[t.node as usize] = 0;
+    for &v in nodes {
+        if w.local[v as usize] == NONE {
+            w.local[v as usize] = order.len() as u32;
+            order.push(v);
+        }
+    }
+    let k = order.len();
+    // Edges in local space: (from, to, line).
+    let mut edges: Vec<(u32, u32, u32)> = Vec::new();
+    match &t.edges {
+        Some(ids) => {
+            for &i in ids.iter() {
+                if let Some(&(a, l, b)) = g.edge_tab.get(i as usize)
+                    && a != NONE
+                {
+                    let (la, lb) = (w.local[a as usize], w.local[b as usize]);
+                    if la != NONE && lb != NONE && la != lb {
+                        edges.push((la, lb, l));
+                    }
+                }
+            }
+        }
+        None => {
+            for (la, &v) in order.iter().enumerate() {
+                for &(b, l) in &g.out[v as usize] {
+                    let lb = w.local[b as usize];
+                    if lb != NONE && lb as usize != la {
+                        edges.push((la as u32, lb, l));
+                    }
+                }
+            }
+        }
+    }
+    for &v in &order {
+        w.local[v as usize] = NONE;
+    }
+    // CSR successors and predecessors.
+    let csr = |key: fn(&(u32, u32, u32)) -> u32| {
+        let mut start = vec![0u32; k + 1];
+        for e in &edges {
+            start[key(e) as usize + 1] += 1;
+        }
+        for i in 0..k {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; edges.len()];
+        for (i, e) in edges.iter().enumerate() {
+            let s = &mut fill[key(e) as usize];
+            list[*s as usize] = i as u32;
+            *s += 1;
+        }
+        (start, list)
+    };
+    let (out_start, out_list) = csr(|e| e.0);
+    let (in_start, in_list) = csr(|e| e.1);
+    // Reverse postorder from the TU (iterative DFS).
+    let mut post = vec![NONE; k];
+    let mut rpo: Vec<u32> = Vec::with_capacity(k);
+    let mut visited = vec![false; k];
+    let mut stack: Vec<(u32, u32)> = vec![(0, out_start[0])];
+    visited[0] = true;
+    while let Some(&mut (v, ref mut next)) = stack.last_mut() {
+        if *next < out_start[v as usize + 1] {
+            let to = edges[out_list[*next as usize] as usize].1;
+            *next += 1;
+            if !visited[to as usize] {
+                visited[to as usize] = true;
+                stack.push((to, out_start[to as usize]));
+            }
+        } else {
+            post[v as usize] = rpo.len() as u32;
+            rpo.push(v);
+            stack.pop();
+        }
+    }
+    rpo.reverse();
+    // Cooper, Harvey, Kennedy: "A Simple, Fast Dominance Algorithm".
+    let mut idom = vec![NONE; k];
+    idom[0] = 0;
+    let intersect = |idom: &[u32], mut a: u32, mut b: u32| {
+        while a != b {
+            while post[a as usize] < post[b as usize] {
+                a = idom[a as usize];
+            }
+            while post[b as usize] < post[a as usize] {
+                b = idom[b as usize];
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &v in rpo.iter().skip(1) {
+            let mut new = NONE;
+            for &ei in &in_list[in_start[v as usize] as usize..in_start[v as usize + 1] as usize] {
+                let p = edges[ei as usize].0;
+                if idom[p as usize] == NONE {
+                    continue;
+                }
+                new = if new == NONE {
+                    p
+                } else {
+                    intersect(&idom, p, new)
+                };
+            }
+            if new != NONE && idom[v as usize] != new {
+                idom[v as usize] = new;
+                changed = true;
+            }
+        }
+    }
+    // Dominator tree: preorder numbers, subtree sizes and subtree weights.
+    let mut kids_start = vec![0u32; k + 1];
+    for v in 1..k {
+        if visited[v] {
+            kids_start[idom[v] as usize + 1] += 1;
+        }
+    }
+    for i in 0..k {
+        kids_start[i + 1] += kids_start[i];
+    }
+    let mut fill = kids_start.clone();
+    let mut kids = vec![0u32; kids_start[k] as usize];
+    for v in 1..k {
+        if visited[v] {
+            let s = &mut fill[idom[v] as usize];
+            kids[*s as usize] = v as u32;
+            *s += 1;
+        }
+    }
+    let mut pre = vec![NONE; k];
+    let mut size = vec![1u32; k];
+    let mut sub = vec![0u64; k];
+    let mut by_pre: Vec<u32> = Vec::with_capacity(k);
+    let mut st: Vec<(u32, bool)> = vec![(0, false)];
+    while let Some((v, done)) = st.pop() {
+        let vi = v as usize;
+        if done {
+            sub[vi] += weight[order[vi] as usize];
+            if v != 0 {
+                let p = idom[vi] as usize;
+                size[p] += size[vi];
+                sub[p] += sub[vi];
+            }
+            continue;
+        }
+        pre[vi] = by_pre.len() as u32;
+        by_pre.push(v);
+        st.push((v, true));
+        for &c in &kids[kids_start[vi] as usize..kids_start[vi + 1] as usize] {
+            st.push((c, false));
+        }
+    }
+    let dominates = |a: usize, b: usize| pre[a] <= pre[b] && pre[b] < pre[a] + size[a];
+    // Macro tests per TU, for the flag: how many files of the closure test each macro.
+    let with_macros = !uses.tests.is_empty();
+    let mut tested: FxMap<Sym, u32> = FxMap::default();
+    if with_macros {
+        for &v in &order {
+            for &s in &uses.tests[v as usize] {
+                *tested.entry(s).or_default() += 1;
+            }
+        }
+    }
+    // Does the subtree of `b` define a macro a file outside it tests?
+    let leaks = |b: usize| -> bool {
+        let range = &by_pre[pre[b] as usize..(pre[b] + size[b]) as usize];
+        // The macros the subtree defines that some file of the TU tests...
+        let mut defined: FxMap<Sym, u32> = FxMap::default();
+        for &f in range {
+            for &s in &uses.defs[order[f as usize] as usize] {
+                if tested.contains_key(&s) {
+                    defined.insert(s, 0);
+                }
+            }
+        }
+        if defined.is_empty() {
+            return false;
+        }
+        // ...tested by a file outside it.
+        for &f in range {
+            for s in &uses.tests[order[f as usize] as usize] {
+                if let Some(c) = defined.get_mut(s) {
+                    *c += 1;
+                }
+            }
+        }
+        defined.iter().any(|(s, &inside)| tested[s] > inside)
+    };
+    let tu = t.node;
+    for b in 1..k {
+        if !visited[b] || sub[b] == 0 {
+            continue;
+        }
+        let bn = order[b];
+        let flagged_empty = with_macros && w.empty.get(&bn).is_none_or(|a| !a.flagged);
+        let mut leak = None;
+        if editable[bn as usize] && !g.nodes[bn as usize].is_tu {
+            let e = w.empty.entry(bn).or_default();
+            e.lines += sub[b];
+            e.tus.push(tu);
+            if flagged_empty {
+                let l = leaks(b);
+                leak = Some(l);
+                e.flagged |= l;
+            }
+        }
+        // The one entry into b's subtree, if there is exactly one.
+        let mut entry = None;
+        let mut count = 0;
+        for &ei in &in_list[in_start[b] as usize..in_start[b + 1] as usize] {
+            let p = edges[ei as usize].0 as usize;
+            if visited[p] && !dominates(b, p) {
+                count += 1;
+                entry = Some(ei);
+            }
+        }
+        if count != 1 {
+            continue;
+        }
+        let (a, _, line) = edges[entry.unwrap() as usize];
+        let an = order[a as usize];
+        if !editable[an as usize] || line == 0 {
+            continue;
+        }
+        let e = w.inc.entry((an, line, bn)).or_default();
+        e.lines += sub[b];
+        e.tus.push(tu);
+        if with_macros && !e.flagged {
+            e.flagged = leak.unwrap_or_else(|| leaks(b));
+        }
+    }
+}
+
+/// Formats `n` with thousands separators (`12,345,678`).
+pub fn thousands(n: i64) -> String {
+    let s = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
