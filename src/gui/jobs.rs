@@ -227,6 +227,11 @@ impl AppState {
         }
         self.message = None;
         self.remember_recent();
+        if self.library.root.as_deref() != Some(root.as_path()) {
+            // Another folder: the open clip (and the selection) belonged to the old one.
+            self.detail.close();
+            self.selection.clear();
+        }
         let (tx, rx) = mpsc::channel();
         let r = root.clone();
         std::thread::spawn(move || {

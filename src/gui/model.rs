@@ -218,6 +218,44 @@ impl Library {
         self.mark_dirty_now();
     }
 
+    /// Adds `path` (under `root`, the scanned folder) to the files when the scan did not list it:
+    /// a file a pipeline compressed after the scan. Its rows come from its reports until an
+    /// inspection (the next scan) reads it.
+    pub fn ensure_file(&mut self, root: &Path, path: &Path) {
+        if self.file_index.contains_key(path) {
+            return;
+        }
+        let Some(f) = ClipFile::new(root, path) else {
+            return;
+        };
+        self.file_index.insert(f.path.clone(), self.files.len());
+        self.files.push(f);
+        self.inspect.push(Inspect::Pending);
+        self.mark_dirty_now();
+    }
+
+    /// Forgets the results of a file (its row stays, not compressed).
+    pub fn forget_results(&mut self, path: &Path) {
+        self.results.remove(path);
+        self.mark_dirty_now();
+    }
+
+    /// Forgets a file whose input went away (a pipeline deleted its outputs), with its results.
+    pub fn remove_file(&mut self, path: &Path) {
+        self.results.remove(path);
+        let Some(i) = self.file_index.remove(path) else {
+            return;
+        };
+        self.files.remove(i);
+        self.inspect.remove(i);
+        for v in self.file_index.values_mut() {
+            if *v > i {
+                *v -= 1;
+            }
+        }
+        self.mark_dirty_now();
+    }
+
     /// Forces a rebuild on the next frame.
     pub fn mark_dirty_now(&mut self) {
         self.dirty = true;
