@@ -180,6 +180,8 @@ pub struct Library {
     pub files: Vec<ClipFile>,
     pub inspect: Vec<Inspect>,
     pub scan_time: Option<Duration>,
+    /// Special files (FIFOs, sockets…) named like clips: listed as unreadable, never opened.
+    pub special: std::collections::HashSet<PathBuf>,
     /// Latest reports per input file path.
     pub results: HashMap<PathBuf, Vec<StoredResult>>,
     pub rows: Vec<Row>,

@@ -699,13 +699,13 @@ fn pipelines_table(ui: &mut egui::Ui, w: &mut PipelinesState) {
         .id_salt("cf_pipelines")
         .striped(true)
         .cell_layout(egui::Layout::left_to_right(egui::Align::Center))
-        .column(egui_extras::Column::initial(110.0).clip(true))
-        .column(egui_extras::Column::initial(230.0).clip(true))
-        .column(egui_extras::Column::initial(230.0).clip(true))
-        .column(egui_extras::Column::initial(120.0).clip(true))
-        .column(egui_extras::Column::initial(90.0).clip(true))
-        .column(egui_extras::Column::initial(150.0).clip(true))
-        .column(egui_extras::Column::remainder().at_least(120.0).clip(true))
+        .column(egui_extras::Column::initial(100.0).clip(true))
+        .column(egui_extras::Column::initial(180.0).clip(true))
+        .column(egui_extras::Column::initial(180.0).clip(true))
+        .column(egui_extras::Column::initial(140.0).clip(true))
+        .column(egui_extras::Column::initial(76.0).clip(true))
+        .column(egui_extras::Column::initial(236.0).clip(true))
+        .column(egui_extras::Column::remainder().at_least(100.0).clip(true))
         .column(egui_extras::Column::exact(120.0))
         .max_scroll_height(220.0)
         .header(h, |mut r| {
@@ -737,7 +737,8 @@ fn pipelines_table(ui: &mut egui::Ui, w: &mut PipelinesState) {
                         ui.label(&p.config.output).on_hover_text(&p.config.output);
                     });
                     r.col(|ui| {
-                        ui.label(p.config.settings_text());
+                        let t = p.config.settings_text();
+                        ui.label(&t).on_hover_text(t);
                     });
                     r.col(|ui| {
                         let color = match p.status {
