@@ -311,10 +311,22 @@ fn pipeline_results_appear_live_in_the_clips_table() {
     assert!(row.good_report().unwrap().compressed_bytes > 0);
     assert_eq!(row.samples, Some(25));
 
+    // A broken file dropped there: a failed row at once (not "reading…" forever).
+    std::fs::write(input.path().join("broken.bvh"), "HIERARCHY\nROOT Hips\n{\n").unwrap();
+    wait_for(&mut h, "the broken file's row", |s| {
+        s.library
+            .rows
+            .iter()
+            .any(|r| r.label == "broken" && matches!(r.status, RowStatus::Failed(_)))
+    });
+    let s = h.state();
+    let broken = s.library.rows.iter().find(|r| r.label == "broken").unwrap();
+    assert!(!broken.pending, "{broken:?}");
+
     // Deleted in the folder: the pipeline deletes its output, the row goes away.
     std::fs::remove_file(input.path().join("jump.acl.sjson")).unwrap();
     wait_for(&mut h, "the row of the deleted clip to go", |s| {
-        s.library.view.len() == 2
+        s.library.view.len() == 3 && s.library.rows.iter().all(|r| r.label != "jump")
     });
 }
 

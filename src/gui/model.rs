@@ -221,8 +221,8 @@ impl Library {
     }
 
     /// Adds `path` (under `root`, the scanned folder) to the files when the scan did not list it:
-    /// a file a pipeline compressed after the scan. Its rows come from its reports until an
-    /// inspection (the next scan) reads it.
+    /// a file a pipeline compressed after the scan. Its rows come from its reports (bones,
+    /// samples, duration, sizes) until the next scan inspects it.
     pub fn ensure_file(&mut self, root: &Path, path: &Path) {
         if self.file_index.contains_key(path) {
             return;
@@ -232,7 +232,8 @@ impl Library {
         };
         self.file_index.insert(f.path.clone(), self.files.len());
         self.files.push(f);
-        self.inspect.push(Inspect::Pending);
+        // Not inspected: its rows come from its reports (not "pending" forever when it failed).
+        self.inspect.push(Inspect::Clips(Vec::new()));
         self.mark_dirty_now();
     }
 

@@ -349,9 +349,12 @@ impl PipelinesState {
     /// what changed in its input folder meanwhile).
     pub fn restore(&mut self, saved: &[SavedPipeline]) {
         for s in saved {
-            if let Ok(i) = self.add(s.config.clone()) {
-                if s.running {
-                    self.start(i);
+            match self.add(s.config.clone()) {
+                Ok(i) if s.running => self.start(i),
+                Ok(_) => {}
+                Err(e) => {
+                    let name = &s.config.name;
+                    self.push(entry(name, LogKind::Failed, format!("not restored: {e}")));
                 }
             }
         }
