@@ -493,3 +493,58 @@ fn reopening_a_folder_shows_the_previous_results() {
         "{statuses:?}"
     );
 }
+
+/// Special files are never opened and never skipped silently (as in the CLI): one named like a
+/// clip is an unreadable row, the others are counted in the folder bar; a batch goes on.
+#[cfg(unix)]
+#[test]
+fn special_files_are_reported_not_opened() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 1, 20);
+    for name in ["pipe.bvh", "notes.fifo"] {
+        let st = std::process::Command::new("mkfifo")
+            .arg(input.path().join(name))
+            .status()
+            .expect("mkfifo");
+        assert!(st.success());
+    }
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    assert_eq!(
+        s.library.rows.len(),
+        2,
+        "the clip and the FIFO named like a clip"
+    );
+    let pipe = s
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == "pipe")
+        .expect("a row for pipe.bvh");
+    assert!(
+        matches!(&pipe.status, RowStatus::Unreadable(m) if m.contains("not a regular file (a FIFO)")),
+        "{:?}",
+        pipe.status
+    );
+    h.get_by_label_contains("1 special file(s) skipped");
+    h.get_by_label_contains("notes.fifo: not a regular file (a FIFO)");
+
+    // Compressing the folder compresses the clip and never touches the FIFO.
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    let clip = s
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == "clip_00")
+        .unwrap();
+    assert!(clip.good_report().is_some(), "{:?}", clip.status);
+    let pipe = s.library.rows.iter().find(|r| r.label == "pipe").unwrap();
+    assert!(matches!(pipe.status, RowStatus::Unreadable(_)));
+}

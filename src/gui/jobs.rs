@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 pub struct ScanJob {
     pub root: PathBuf,
-    rx: Receiver<(Vec<ClipFile>, Duration)>,
+    rx: Receiver<(pipeline::ScanResult, Duration)>,
 }
 
 pub struct InspectJob {
@@ -227,13 +227,18 @@ impl AppState {
         }
         self.message = None;
         self.remember_recent();
+        if self.library.root.as_deref() != Some(root.as_path()) {
+            // Another folder: the open clip (and the selection) belonged to the old one.
+            self.detail.close();
+            self.selection.clear();
+        }
         let (tx, rx) = mpsc::channel();
         let r = root.clone();
         std::thread::spawn(move || {
             pipeline::lower_thread_priority();
             let t = Instant::now();
-            let files = pipeline::scan(&r);
-            let _ = tx.send((files, t.elapsed()));
+            let found = pipeline::scan_with_special(&r);
+            let _ = tx.send((found, t.elapsed()));
         });
         self.inspect_job = None;
         self.scan_job = Some(ScanJob { root, rx });
@@ -242,12 +247,35 @@ impl AppState {
     pub(super) fn poll_scan(&mut self) {
         let Some(job) = &self.scan_job else { return };
         match job.rx.try_recv() {
-            Ok((files, took)) => {
+            Ok((found, took)) => {
                 let root = job.root.clone();
                 self.scan_job = None;
+                let mut files = found.files;
                 let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
                 self.start_cached_lookup(&files);
+                // Special files (FIFOs, sockets, devices) are never opened. Named like a clip,
+                // one was meant as a clip: an unreadable row, as the CLI's failed row. The
+                // others are only counted, in the folder bar's message.
+                let (named, other): (Vec<_>, Vec<_>) =
+                    found.special.into_iter().partition(|s| s.clip_named);
+                let first_special = files.len();
+                files.extend(named.iter().filter_map(|s| ClipFile::new(&root, &s.path)));
                 self.library.set_files(root, files, took);
+                for (i, s) in named.iter().enumerate() {
+                    self.library
+                        .set_inspect(first_special + i, Inspect::Failed(s.message()));
+                }
+                self.library.special = named.iter().map(|s| s.path.clone()).collect();
+                if let Some(first) = other.first() {
+                    self.message = Some((
+                        format!(
+                            "{} special file(s) skipped (not regular files, not named like clips), e.g. {}",
+                            other.len(),
+                            first.message()
+                        ),
+                        false,
+                    ));
+                }
                 self.selection.clear();
                 self.start_inspect(paths);
             }
@@ -405,7 +433,9 @@ impl AppState {
         let mut files = Vec::new();
         let mut total_clips = 0u64;
         for (f, ins) in self.library.files.iter().zip(&self.library.inspect) {
-            if wanted.as_ref().is_some_and(|w| !w.contains(&f.path)) {
+            if wanted.as_ref().is_some_and(|w| !w.contains(&f.path))
+                || self.library.special.contains(&f.path)
+            {
                 continue;
             }
             files.push(f.clone());

@@ -50,13 +50,14 @@ impl AppState {
                     {
                         self.open_folder_dialog(DialogTarget::Input);
                     }
-                    recent_menu(
+                    let picked = recent_menu(
                         ui,
                         "Recent inputs",
                         &self.persisted.recent_inputs.clone(),
                         &mut self.persisted.input_dir,
                     );
-                    if ui.button("Scan").clicked() {
+                    // A folder chosen from Recent is opened like a typed one (scanned).
+                    if ui.button("Scan").clicked() || picked {
                         self.start_scan();
                     }
                     let dir = self.persisted.input_dir.trim().to_string();
@@ -64,7 +65,9 @@ impl AppState {
                     if ui
                         .checkbox(&mut watching, "Watch")
                         .on_hover_text(
-                            "Compress every clip dropped into this folder (see the Watch tab)",
+                            "Compress every clip dropped into this folder into the output \
+                             folder below, with the settings of now: a pipeline of the Watch tab, \
+                             which keeps them when this tab changes",
                         )
                         .changed()
                     {
@@ -83,12 +86,14 @@ impl AppState {
                     if ui.button("Browse… ").clicked() {
                         self.open_folder_dialog(DialogTarget::Output);
                     }
-                    recent_menu(
+                    if recent_menu(
                         ui,
                         "Recent outputs",
                         &self.persisted.recent_outputs.clone(),
                         &mut self.persisted.output_dir,
-                    );
+                    ) {
+                        self.export_message = None;
+                    }
                 });
                 ui.end_row();
             });
@@ -468,31 +473,40 @@ impl AppState {
         });
         ui.horizontal(|ui| {
             if self.persisted.export_path.trim().is_empty() {
-                self.persisted.export_path = Path::new(self.persisted.output_dir.trim())
-                    .join("clipforge-report")
-                    .display()
-                    .to_string();
+                self.persisted.export_path = super::DEFAULT_EXPORT_NAME.into();
             }
-            let l = ui.label("Export to:");
+            let l = ui.label("Export as:");
             ui.add(
-                egui::TextEdit::singleline(&mut self.persisted.export_path).desired_width(320.0),
+                egui::TextEdit::singleline(&mut self.persisted.export_path).desired_width(200.0),
             )
             .labelled_by(l.id)
-            .on_hover_text("Path without extension; .csv / .json is added");
+            .on_hover_text(format!(
+                "File name without extension (.csv / .json is added), in the output folder \
+                 ({}); an absolute path is used as it is",
+                self.persisted.output_dir.trim()
+            ));
             let has = self.library.summary.compressed > 0 || self.library.summary.failed > 0;
             if ui
                 .add_enabled(has, egui::Button::new("Export CSV"))
                 .clicked()
             {
-                let r = self.export(false);
-                self.message = Some(r);
+                self.export_message = Some(self.export(false));
             }
             if ui
                 .add_enabled(has, egui::Button::new("Export JSON"))
                 .clicked()
             {
-                let r = self.export(true);
-                self.message = Some(r);
+                self.export_message = Some(self.export(true));
+            }
+            // Where it wrote, next to the buttons that wrote it.
+            if let Some((msg, is_error)) = &self.export_message {
+                let c = if *is_error {
+                    ui.visuals().error_fg_color
+                } else {
+                    ui.visuals().text_color()
+                };
+                ui.add(egui::Label::new(egui::RichText::new(msg).color(c)).truncate())
+                    .on_hover_text(msg);
             }
         });
         ui.add_space(2.0);
@@ -518,10 +532,20 @@ impl AppState {
         }
     }
 
+    /// Where an export goes: the export name in the current output folder (an absolute path
+    /// as it is), with the format's extension.
+    pub fn export_file(&self, json: bool) -> PathBuf {
+        let name = match self.persisted.export_path.trim() {
+            "" => super::DEFAULT_EXPORT_NAME,
+            n => n,
+        };
+        let base = Path::new(self.persisted.output_dir.trim()).join(name);
+        base.with_extension(if json { "json" } else { "csv" })
+    }
+
     /// Writes the results as CSV or JSON (the pipeline's report formats); returns the message to show.
     pub fn export(&self, json: bool) -> (String, bool) {
-        let base = PathBuf::from(self.persisted.export_path.trim());
-        let path = base.with_extension(if json { "json" } else { "csv" });
+        let path = self.export_file(json);
         let report = self.results_report();
         let res = (|| {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -546,7 +570,9 @@ impl AppState {
         }
     }
 
-    fn set_watched(&mut self, dir: &str, on: bool) {
+    /// The folder bar's Watch box: starts the pipeline of this input folder (a new one gets the
+    /// output folder and settings shown now, copied) or stops it (it stays in the Watch tab).
+    pub fn set_watched(&mut self, dir: &str, on: bool) {
         if dir.is_empty() {
             return;
         }
@@ -555,22 +581,28 @@ impl AppState {
                 self.message = Some((format!("Cannot watch {dir}: not a folder"), true));
                 return;
             }
-            self.watch
-                .start(dir, &self.persisted.output_dir, &self.persisted.settings);
-            if !self.persisted.watched.iter().any(|w| w == dir) {
-                self.persisted.watched.push(dir.to_string());
+            let i = match self.watch.index_of_input(dir) {
+                Some(i) => i,
+                None => {
+                    if self.persisted.output_dir.trim().is_empty() {
+                        self.message = Some(("Choose an output folder first".into(), true));
+                        return;
+                    }
+                    match self.watch.add(self.pipeline_from_clips_tab(dir)) {
+                        Ok(i) => i,
+                        Err(e) => {
+                            self.message = Some((format!("Cannot watch {dir}: {e}"), true));
+                            return;
+                        }
+                    }
+                }
+            };
+            self.watch.start(i);
+            if let super::PipelineStatus::Error(e) = &self.watch.pipelines[i].status {
+                self.message = Some((format!("Cannot watch {dir}: {e}"), true));
             }
-        } else {
-            self.watch.stop(dir);
-            self.persisted.watched.retain(|w| w != dir);
-        }
-    }
-
-    pub(super) fn watch_tab(&mut self, ui: &mut egui::Ui) {
-        let mut toggle: Option<(String, bool)> = None;
-        super::watch_log::watch_ui(ui, &mut self.watch, &self.persisted, &mut toggle);
-        if let Some((dir, on)) = toggle {
-            self.set_watched(&dir, on);
+        } else if let Some(i) = self.watch.index_of_input(dir) {
+            self.watch.stop(i);
         }
     }
 }
@@ -594,16 +626,20 @@ fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
     }
 }
 
-fn recent_menu(ui: &mut egui::Ui, title: &str, recent: &[String], target: &mut String) {
+/// A Recent menu; true when a folder was picked (it is in `target`).
+fn recent_menu(ui: &mut egui::Ui, title: &str, recent: &[String], target: &mut String) -> bool {
+    let mut picked = false;
     ui.add_enabled_ui(!recent.is_empty(), |ui| {
         ui.menu_button("Recent", |ui| {
             ui.label(egui::RichText::new(title).weak());
             for r in recent {
                 if ui.button(r).clicked() {
                     *target = r.clone();
+                    picked = true;
                     ui.close();
                 }
             }
         });
     });
+    picked
 }

@@ -12,13 +12,17 @@ mod headers_tab;
 mod jobs;
 mod library;
 mod model;
+mod pipelines;
 mod settings;
 mod skeleton_view;
-mod watch_log;
 
 pub use headers_job::{CompilerPick, HeadersProject};
 pub use headers_tab::{HeaderColumn, HeaderSort, HeadersSettings, HeadersState, HeadersView};
 pub use model::{RowKey, RowStatus};
+pub use pipelines::{
+    PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, SavedPipeline, pipelines_toml,
+};
+pub use settings::Preset;
 
 use crate::anim::CompressionSettings;
 use eframe::egui;
@@ -47,8 +51,13 @@ pub struct Persisted {
     pub recent_inputs: Vec<String>,
     pub recent_outputs: Vec<String>,
     pub settings: settings::SettingsState,
-    /// Input folders being watched.
+    /// Input folders watched by versions before pipelines (read once: they become pipelines).
+    #[serde(skip_serializing)]
     pub watched: Vec<String>,
+    /// The Watch tab's pipelines (each its own input, output and settings) and which ran.
+    pub pipelines: Vec<SavedPipeline>,
+    /// The pipelines file the Watch tab saves to / loads from.
+    pub pipelines_file: String,
     pub tab: Tab,
     pub sort: model::SortState,
     pub export_path: String,
@@ -72,6 +81,8 @@ impl Default for Persisted {
             recent_outputs: Vec::new(),
             settings: settings::SettingsState::default(),
             watched: Vec::new(),
+            pipelines: Vec::new(),
+            pipelines_file: String::new(),
             tab: Tab::Clips,
             sort: model::SortState::default(),
             export_path: String::new(),
@@ -103,12 +114,15 @@ pub struct AppState {
     pending_compress: Option<jobs::CompressScope>,
     pub last_batch: Option<jobs::BatchOutcome>,
     pub detail: detail::DetailState,
-    pub watch: watch_log::WatchState,
+    /// The Watch tab's pipelines: they own their folders and settings.
+    pub watch: pipelines::PipelinesState,
     /// The Headers tab (its scan, watcher, selection).
     pub headers: headers_tab::HeadersState,
     folder_dialog: Option<mpsc::Receiver<(DialogTarget, Option<PathBuf>)>>,
-    /// One-line messages shown under the folder bar (errors, export results).
+    /// One-line messages shown under the folder bar (errors).
     pub message: Option<(String, bool)>,
+    /// The last export's message, shown next to the export buttons.
+    pub export_message: Option<(String, bool)>,
     pub filter: String,
     pub selection: HashSet<RowKey>,
     pub frame_stats: FrameStats,
@@ -169,7 +183,14 @@ impl Default for AppState {
 
 impl AppState {
     /// A fresh state from persisted settings. Nothing runs until [`AppState::start`] or a button.
-    pub fn new(persisted: Persisted) -> Self {
+    pub fn new(mut persisted: Persisted) -> Self {
+        // Before, the export path was fixed to the first output folder: a path of that shape is
+        // now the bare name, resolved against the current output folder.
+        if Path::new(&persisted.export_path).is_absolute()
+            && Path::new(&persisted.export_path).file_name() == Some("clipforge-report".as_ref())
+        {
+            persisted.export_path = DEFAULT_EXPORT_NAME.into();
+        }
         Self {
             persisted,
             library: model::Library::default(),
@@ -180,10 +201,11 @@ impl AppState {
             pending_compress: None,
             last_batch: None,
             detail: detail::DetailState::default(),
-            watch: watch_log::WatchState::default(),
+            watch: pipelines::PipelinesState::default(),
             headers: headers_tab::HeadersState::default(),
             folder_dialog: None,
             message: None,
+            export_message: None,
             filter: String::new(),
             selection: HashSet::new(),
             frame_stats: FrameStats::default(),
@@ -202,10 +224,38 @@ impl AppState {
                 self.pending_compress = Some(jobs::CompressScope::All);
             }
         }
-        let watched = self.persisted.watched.clone();
-        for w in watched {
-            self.watch
-                .start(&w, &self.persisted.output_dir, &self.persisted.settings);
+        self.restore_pipelines();
+    }
+
+    /// Starts the stored pipelines that were running (each catches up with its input folder).
+    /// Folders watched by an older version become pipelines with the output folder and settings
+    /// they were watched with then.
+    pub fn restore_pipelines(&mut self) {
+        let saved = self.persisted.pipelines.clone();
+        self.watch.restore(&saved);
+        self.watch.file_path = self.persisted.pipelines_file.clone();
+        for w in std::mem::take(&mut self.persisted.watched) {
+            let config = self.pipeline_from_clips_tab(&w);
+            if let Ok(i) = self.watch.add(config) {
+                self.watch.start(i);
+            }
+        }
+        self.persisted.pipelines = self.watch.saved();
+    }
+
+    /// A new pipeline of `input` with the Clips tab's output folder and settings as they are now
+    /// (copied: later changes in the Clips tab do not reach it).
+    pub fn pipeline_from_clips_tab(&self, input: &str) -> pipelines::PipelineConfig {
+        let s = &self.persisted.settings;
+        let short = pipelines::short_f64;
+        pipelines::PipelineConfig {
+            input: input.trim().to_string(),
+            output: self.persisted.output_dir.trim().to_string(),
+            error_threshold: Some(short(s.error_threshold_cm)),
+            shell_distance: s.override_shell.then(|| short(s.shell_distance_cm)),
+            jobs: s.jobs,
+            no_skip: !s.use_skip_cache,
+            ..Default::default()
         }
     }
 
@@ -251,7 +301,11 @@ impl AppState {
                 egui::CentralPanel::default().show(ui, |ui| charts::charts_ui(ui, &self.library));
             }
             Tab::Watch => {
-                egui::CentralPanel::default().show(ui, |ui| self.watch_tab(ui));
+                egui::CentralPanel::default().show(ui, |ui| {
+                    egui::ScrollArea::vertical()
+                        .id_salt("cf_watch_scroll")
+                        .show(ui, |ui| pipelines::watch_ui(ui, &mut self.watch));
+                });
             }
             Tab::Headers => {
                 self.headers.ui(ui, &mut self.persisted.headers);
@@ -379,17 +433,41 @@ impl AppState {
             self.compress(scope);
         }
         self.detail.poll();
-        if self.batch.is_none() && ctx.dragged_id().is_none() && !ctx.egui_wants_keyboard_input() {
-            self.watch
-                .sync(self.persisted.output_dir.trim(), &self.persisted.settings);
-        }
-        for rows in self.watch.poll() {
-            // Watched files land in the table too (one generation per watched file).
+        for r in self.watch.poll() {
+            // What a pipeline did to a file of the folder open in the Clips tab shows there at
+            // once (one generation per event: it replaces the file's older rows).
+            let Some(root) = self.library.root.clone() else {
+                continue;
+            };
+            if !r.path.starts_with(&root) {
+                continue;
+            }
+            if r.removed {
+                if self.inspect_job.is_some() {
+                    // Its index is still in flight: keep the row, drop its results.
+                    self.library.forget_results(&r.path);
+                } else {
+                    self.library.remove_file(&r.path);
+                }
+                if self
+                    .detail
+                    .selected
+                    .as_ref()
+                    .is_some_and(|k| k.path == r.path)
+                {
+                    self.detail.close();
+                }
+                continue;
+            }
+            self.library.ensure_file(&root, &r.path);
             self.batch_generation += 1;
-            let settings = self.compression_settings();
             self.library
-                .add_reports(&rows, &settings, self.batch_generation);
+                .add_reports(&r.reports, &r.settings, self.batch_generation);
         }
+        if self.watch.take_changed() {
+            self.persisted.pipelines = self.watch.saved();
+        }
+        self.persisted.pipelines_file = self.watch.file_path.clone();
         self.library
             .rebuild_if_needed(&self.persisted, &self.filter, self.batch.as_ref());
     }
@@ -426,6 +504,9 @@ pub struct ClipForgeApp {
 }
 
 const STORAGE_KEY: &str = "clipforge_app_state";
+
+/// The export file name (without extension), in the current output folder.
+pub const DEFAULT_EXPORT_NAME: &str = "clipforge-report";
 
 /// Writes what persists between runs (settings, folders, tab, watched folders) to eframe's storage.
 pub fn save_persisted(storage: &mut dyn eframe::Storage, state: &AppState) {

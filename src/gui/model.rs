@@ -180,6 +180,8 @@ pub struct Library {
     pub files: Vec<ClipFile>,
     pub inspect: Vec<Inspect>,
     pub scan_time: Option<Duration>,
+    /// Special files (FIFOs, sockets…) named like clips: listed as unreadable, never opened.
+    pub special: std::collections::HashSet<PathBuf>,
     /// Latest reports per input file path.
     pub results: HashMap<PathBuf, Vec<StoredResult>>,
     pub rows: Vec<Row>,
@@ -215,6 +217,45 @@ impl Library {
         self.files = files;
         self.root = Some(root);
         self.scan_time = Some(scan_time);
+        self.mark_dirty_now();
+    }
+
+    /// Adds `path` (under `root`, the scanned folder) to the files when the scan did not list it:
+    /// a file a pipeline compressed after the scan. Its rows come from its reports (bones,
+    /// samples, duration, sizes) until the next scan inspects it.
+    pub fn ensure_file(&mut self, root: &Path, path: &Path) {
+        if self.file_index.contains_key(path) {
+            return;
+        }
+        let Some(f) = ClipFile::new(root, path) else {
+            return;
+        };
+        self.file_index.insert(f.path.clone(), self.files.len());
+        self.files.push(f);
+        // Not inspected: its rows come from its reports (not "pending" forever when it failed).
+        self.inspect.push(Inspect::Clips(Vec::new()));
+        self.mark_dirty_now();
+    }
+
+    /// Forgets the results of a file (its row stays, not compressed).
+    pub fn forget_results(&mut self, path: &Path) {
+        self.results.remove(path);
+        self.mark_dirty_now();
+    }
+
+    /// Forgets a file whose input went away (a pipeline deleted its outputs), with its results.
+    pub fn remove_file(&mut self, path: &Path) {
+        self.results.remove(path);
+        let Some(i) = self.file_index.remove(path) else {
+            return;
+        };
+        self.files.remove(i);
+        self.inspect.remove(i);
+        for v in self.file_index.values_mut() {
+            if *v > i {
+                *v -= 1;
+            }
+        }
         self.mark_dirty_now();
     }
 

@@ -36,7 +36,7 @@ impl Preset {
     }
 
     /// (threshold cm, shell distance override cm)
-    fn values(self) -> Option<(f32, Option<f32>)> {
+    pub(super) fn values(self) -> Option<(f32, Option<f32>)> {
         match self {
             Preset::Default => Some((0.01, None)),
             Preset::HighQuality => Some((0.001, None)),

@@ -135,6 +135,27 @@ impl PipelinesFile {
     }
 }
 
+impl Pipeline {
+    /// The watch options that run this pipeline: `defaults` for what neither the pipeline nor a
+    /// folder's `clipforge.toml` sets, the pipeline's own keys as overrides (they win over the
+    /// folder files), its output folder, threads and skip cache. (The app runs its pipelines
+    /// with these; `clipforge watch --pipelines` also merges the command line's options.)
+    pub fn watch_options(
+        &self,
+        defaults: crate::anim::CompressionSettings,
+    ) -> super::watch::WatchOptions {
+        let mut options = super::watch::WatchOptions::new(defaults, &self.output);
+        options.batch.jobs = self.jobs;
+        options.batch.use_skip_cache = !self.no_skip;
+        options.overrides = super::folder_settings::Overrides {
+            error_threshold: self.error_threshold,
+            shell_distance: self.shell_distance,
+            exclude: self.exclude.clone(),
+        };
+        options
+    }
+}
+
 /// `path` made absolute and canonical as far as it exists (an output folder may not exist yet).
 fn absolute(path: &Path) -> PathBuf {
     let abs = if path.is_absolute() {
