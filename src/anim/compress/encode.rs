@@ -1,6 +1,5 @@
 //! Writes the `.cfa` buffer (layout in `docs/FORMAT.md`).
 
-use super::SEGMENT_SIZE;
 use super::prepare::Prepared;
 use super::search::SegmentChoice;
 use crate::anim::clip::RawClip;
@@ -161,7 +160,7 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     out[12..16].copy_from_slice(&(total as u32).to_le_bytes());
     out[16..20].copy_from_slice(&(runtime_size as u32).to_le_bytes());
     out[20..22].copy_from_slice(&(nb as u16).to_le_bytes());
-    out[22..24].copy_from_slice(&(SEGMENT_SIZE as u16).to_le_bytes());
+    out[22..24].copy_from_slice(&(p.segment_size as u16).to_le_bytes());
     out[24..28].copy_from_slice(&(p.num_stored as u32).to_le_bytes());
     out[28..32].copy_from_slice(&clip.sample_rate.to_le_bytes());
     out[32..36].copy_from_slice(&(p.num_segments as u32).to_le_bytes());
