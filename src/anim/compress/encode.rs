@@ -57,10 +57,17 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     }
     pad4(&mut out);
     for t in &p.tracks {
-        for &v in t.clip_min.iter().chain(&t.clip_ext) {
-            put_f32(&mut out, v);
+        if t.kind == 0 {
+            for &v in &t.rot_range_q {
+                put_u16(&mut out, v);
+            }
+        } else {
+            for &v in t.clip_min.iter().chain(&t.clip_ext) {
+                put_f32(&mut out, v);
+            }
         }
     }
+    pad4(&mut out);
     let seg_headers = out.len();
     out.resize(out.len() + 12 * p.num_segments, 0);
     for (s, choice) in choices.iter().enumerate() {
@@ -147,13 +154,8 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     // Header.
     let total = out.len();
     out[0..4].copy_from_slice(&MAGIC);
-    // The lowest version that reads this buffer: 2 only when a raw float32 width or a segment
-    // dropping no rotation component is used.
-    let raw = choices
-        .iter()
-        .any(|c| c.widths.iter().any(|w| w.contains(&RAW_BITS)))
-        || p.tracks.iter().any(|t| t.dropped.contains(&DROPPED_NONE));
-    let version = if raw { VERSION } else { MIN_VERSION };
+    // Every buffer is written in the current layout (16-bit rotation clip ranges).
+    let version = VERSION;
     out[4..6].copy_from_slice(&version.to_le_bytes());
     let flags = FLAG_METADATA | if p.wrap { FLAG_WRAP } else { 0 };
     out[6..8].copy_from_slice(&flags.to_le_bytes());

@@ -6,7 +6,7 @@ use super::CompressionSettings;
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::{
     DROPPED_NONE, DROPPED_PER_SEGMENT, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
-    QROT_RANGE, q16_decode, q16_encode,
+    QROT_RANGE, q16_decode, q16_encode, rot_range_decode, rot_range_encode,
 };
 use crate::anim::runtime::quant::{self, kept_components, rebuild_rotation};
 use crate::anim::skeleton::NO_PARENT;
@@ -91,6 +91,9 @@ pub struct Track {
     pub w: Vec<f32>,
     pub clip_min: [f32; 3],
     pub clip_ext: [f32; 3],
+    /// Rotations: the clip range as stored (16-bit min x,y,z then extent x,y,z); `clip_min` and
+    /// `clip_ext` are its decoded values.
+    pub rot_range_q: [u16; 6],
 }
 
 pub struct Prepared<'a> {
@@ -623,7 +626,17 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
                             hi[c] = hi[c].max(v[c]);
                         }
                     }
-                    let ext = std::array::from_fn(|c| (hi[c] - lo[c]).max(0.0));
+                    let mut ext = std::array::from_fn(|c| (hi[c] - lo[c]).max(0.0));
+                    let mut rot_range_q = [0u16; 6];
+                    if k == 0 {
+                        // Stored in 16 bits (format version 3): quantize with the decoded range.
+                        for c in 0..3 {
+                            let (mq, eq) = rot_range_encode(lo[c], hi[c]);
+                            (lo[c], ext[c]) = rot_range_decode(mq, eq);
+                            rot_range_q[c] = mq;
+                            rot_range_q[3 + c] = eq;
+                        }
+                    }
                     p.tracks.push(Track {
                         bone: b,
                         kind: k,
@@ -633,6 +646,7 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
                         w,
                         clip_min: lo,
                         clip_ext: ext,
+                        rot_range_q,
                     });
                 }
                 _ => {}
