@@ -2,7 +2,7 @@
 //! default/constant sub-track detection measured with the error metric, a dropped quaternion
 //! component chosen per track, clip range reduction. Per segment of ~16 samples: 8-bit segment
 //! ranges and a bit width per component of every animated sub-track, chosen by a
-//! hierarchy-aware search ([`search`]). The result is verified by decoding it and measuring the
+//! hierarchy-aware search ([`search`]) and a greedy refinement of it. The result is verified by decoding it and measuring the
 //! error in float64 before it is returned. Layout: `docs/FORMAT.md`.
 
 mod encode;

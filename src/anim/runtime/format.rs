@@ -213,6 +213,18 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// The 16-bit rotation clip range holds every value it was made for, and is tight (at
+        /// most a step and a bit wider on each side).
+        #[test]
+        fn rotation_ranges_hold_their_values(a in -1.0f32..=1.0, b in -1.0f32..=1.0) {
+            let (lo, hi) = (a.min(b), a.max(b));
+            let (mq, eq) = rot_range_encode(lo, hi);
+            prop_assert!(mq as u32 + eq as u32 <= 65535);
+            let (min, ext) = rot_range_decode(mq, eq);
+            prop_assert!(min <= lo && min + ext >= hi, "{lo} {hi}: {min} {ext}");
+            prop_assert!(lo - min <= 4e-5 && (min + ext) - hi <= 7e-5, "{lo} {hi}: {min} {ext}");
+        }
+
         #[test]
         fn bits_round_trip(values in proptest::collection::vec((0u32..=24, any::<u32>()), 0..200)) {
             let mut w = BitWriter::default();
