@@ -105,7 +105,7 @@ fn bench_decompress(c: &mut Criterion) {
         let prev = std::env::var_os("CLIPFORGE_PREV_CFA")
             .and_then(|d| std::fs::read(PathBuf::from(d).join(format!("{name}.cfa"))).ok());
         for (id, bytes) in std::iter::once(("pose_cold", &bytes))
-            .chain(prev.as_ref().map(|p| ("pose_cold_prev", p)).into_iter())
+            .chain(prev.as_ref().map(|p| ("pose_cold_prev", p)))
         {
             let copies: Vec<Vec<u8>> = (0..COLD_COPIES).map(|_| bytes.clone()).collect();
             let readers: Vec<ClipReader> =
