@@ -4,6 +4,11 @@
 //! (ACL's pattern: 220 copies of the clip visited in turn, the cache flushed every 220 calls).
 //!
 //! `CLIPFORGE_DATA=../shared/data cargo bench --no-default-features --bench codec -- --measurement-time 2`
+//!
+//! With `CLIPFORGE_PREV_CFA=DIR` (the `.cfa` files another build wrote for the same clips,
+//! `DIR/NAME.cfa`), each clip's cold full pose is also timed on that build's buffer, right after
+//! this build's (`pose_cold_prev`): the reader reads every format version, so the two differ
+//! only by what the compressors wrote.
 
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::anim::{ClipReader, CompressionSettings, Looping, Pose, RawClip, compress, formats};
@@ -97,23 +102,30 @@ fn bench_decompress(c: &mut Criterion) {
         });
         // ACL's cold pattern: rotate through 220 copies of the clip (each with its own reader)
         // and flush the cache every 220 calls, outside the timed region.
-        let copies: Vec<Vec<u8>> = (0..COLD_COPIES).map(|_| bytes.clone()).collect();
-        let readers: Vec<ClipReader> = copies.iter().map(|c| ClipReader::new(c).unwrap()).collect();
-        group.bench_function(BenchmarkId::new("pose_cold", name), |b| {
-            b.iter_custom(|iters| {
-                let mut total = std::time::Duration::ZERO;
-                for i in 0..iters as usize {
-                    if i % COLD_COPIES == 0 {
-                        flush_cache(&mut scratch);
+        let prev = std::env::var_os("CLIPFORGE_PREV_CFA")
+            .and_then(|d| std::fs::read(PathBuf::from(d).join(format!("{name}.cfa"))).ok());
+        for (id, bytes) in std::iter::once(("pose_cold", &bytes))
+            .chain(prev.as_ref().map(|p| ("pose_cold_prev", p)))
+        {
+            let copies: Vec<Vec<u8>> = (0..COLD_COPIES).map(|_| bytes.clone()).collect();
+            let readers: Vec<ClipReader> =
+                copies.iter().map(|c| ClipReader::new(c).unwrap()).collect();
+            group.bench_function(BenchmarkId::new(id, name), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = std::time::Duration::ZERO;
+                    for i in 0..iters as usize {
+                        if i % COLD_COPIES == 0 {
+                            flush_cache(&mut scratch);
+                        }
+                        let r = &readers[i % COLD_COPIES];
+                        let t = std::time::Instant::now();
+                        r.sample_pose(black_box(times[i % times.len()]), Looping::Clamp, &mut pose);
+                        total += t.elapsed();
                     }
-                    let r = &readers[i % COLD_COPIES];
-                    let t = std::time::Instant::now();
-                    r.sample_pose(black_box(times[i % times.len()]), Looping::Clamp, &mut pose);
-                    total += t.elapsed();
-                }
-                total
-            })
-        });
+                    total
+                })
+            });
+        }
     }
     group.finish();
 }

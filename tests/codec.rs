@@ -68,3 +68,37 @@ fn sample_pose_matches_stored_samples_and_interpolates() {
     r.decode_sample(39, &mut a);
     assert!((mid.translations[0] - a.translations[0]).length() < 1e-4);
 }
+
+/// Buffers written by the previous writer (format version 1, float32 rotation clip ranges;
+/// `tests/fixtures/cfa-v1/`, compressed from `assets/clips` at 0.01 cm) still read: the reader
+/// takes versions 1 to 3, and they decode within the threshold of their source clips.
+#[test]
+fn version_1_buffers_still_read() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (cfa, src) in [
+        (
+            "walk_slow.cfa",
+            "assets/clips/locomotion/walk_slow.acl.sjson",
+        ),
+        (
+            "swing_scaled.cfa",
+            "assets/clips/combat/swing_scaled.acl.sjson",
+        ),
+    ] {
+        let bytes = std::fs::read(root.join("tests/fixtures/cfa-v1").join(cfa)).unwrap();
+        assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 1, "{cfa}");
+        let reader = ClipReader::new(&bytes).unwrap();
+        let clip = clipforge::anim::formats::load_clips(&root.join(src))
+            .unwrap()
+            .remove(0);
+        let e = error::measure(&clip, &reader.to_raw_clip()).unwrap();
+        assert!(e.max <= 0.01, "{cfa}: {}", e.max);
+        // The same clip written today is version 3 and no larger.
+        let c = compress(&clip, &CompressionSettings::default()).unwrap();
+        assert_eq!(
+            u16::from_le_bytes([c.bytes[4], c.bytes[5]]),
+            clipforge::anim::runtime::format::VERSION
+        );
+        assert!(c.runtime_bytes <= reader.runtime_size(), "{cfa}");
+    }
+}

@@ -130,7 +130,7 @@ fn every_real_clip_compresses_under_every_threshold() {
 
 /// The last resort forced on real clips: every segment raw float32 and every rotation with its
 /// four components meets 0.0005 cm, the lowest threshold promised, at and between samples, and
-/// reads back as a version-2 buffer with only raw or empty widths.
+/// reads back as a current-version buffer with only raw or empty widths.
 #[test]
 fn raw_float32_last_resort_meets_the_lowest_threshold() {
     let Some(data) = real_data_or_skip!() else {
@@ -153,7 +153,10 @@ fn raw_float32_last_resort_meets_the_lowest_threshold() {
             let c = compress_all_raw(clip, &settings).unwrap();
             assert!(c.stats.raw_segments == c.stats.segments && c.stats.segments > 0);
             let reader = ClipReader::new(&c.bytes).unwrap();
-            assert_eq!(u16::from_le_bytes([c.bytes[4], c.bytes[5]]), 2);
+            assert_eq!(
+                u16::from_le_bytes([c.bytes[4], c.bytes[5]]),
+                clipforge::anim::runtime::format::VERSION
+            );
             assert!((0..reader.num_segments()).all(|s| {
                 reader
                     .segment_widths(s)
@@ -173,7 +176,7 @@ fn raw_float32_last_resort_meets_the_lowest_threshold() {
 }
 
 /// The last resort on a generated clip (no real data needed): the raw float32 buffer decodes to
-/// the clip's own values, a version-1 stamp on it is refused (raw widths are version 2), and a
+/// the clip's own values, an older or unknown version stamp on it is refused, and a
 /// non-finite raw value is refused by validation, never returned as a pose.
 #[test]
 fn raw_float32_buffers_are_exact_and_validated() {
@@ -200,10 +203,17 @@ fn raw_float32_buffers_are_exact_and_validated() {
         b[8..12].copy_from_slice(&crc.to_le_bytes());
         b
     };
-    let mut v1 = c.bytes.clone();
-    v1[4..6].copy_from_slice(&1u16.to_le_bytes());
-    let err = ClipReader::new(&reseal(v1)).unwrap_err().to_string();
-    assert!(err.contains("version 1"), "{err}");
+    // Older stamps read the older layout (float32 rotation clip ranges, no raw widths in
+    // version 1): the buffer is refused, never misread; an unknown version is named.
+    for old in [1u16, 2] {
+        let mut b = c.bytes.clone();
+        b[4..6].copy_from_slice(&old.to_le_bytes());
+        assert!(ClipReader::new(&reseal(b)).is_err(), "version {old} stamp");
+    }
+    let mut v4 = c.bytes.clone();
+    v4[4..6].copy_from_slice(&4u16.to_le_bytes());
+    let err = ClipReader::new(&reseal(v4)).unwrap_err().to_string();
+    assert!(err.contains("unsupported .cfa version 4"), "{err}");
     // Some aligned word of the runtime data is a raw component: a NaN there must be caught.
     let caught = (48..c.runtime_bytes - 4).step_by(4).any(|o| {
         let mut b = c.bytes.clone();

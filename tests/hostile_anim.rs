@@ -493,8 +493,9 @@ struct Layout {
     const_off: usize,
     num_constant: usize,
     qbox_off: Option<usize>,
-    clip_range_off: usize,
-    num_animated: usize,
+    /// Per animated sub-track: offset of its clip range and whether it is a rotation's 16-bit
+    /// range (format version 3; 24 bytes of float32 otherwise).
+    clip_ranges: Vec<(usize, bool)>,
     /// Per bone: offset of its shell distance (rotation at +4, translation at +20, scale at +32).
     bone_meta: Vec<usize>,
 }
@@ -514,7 +515,18 @@ fn layout(b: &[u8]) -> Layout {
     let num_constant = u32_at(b, 36);
     let qbox = const_off + 12 * num_constant;
     let qconst = qbox + if qtrans > 0 { 24 } else { 0 };
-    let clip_range_off = align4(qconst + 6 * u32_at(b, 44));
+    let mut at = align4(qconst + 6 * u32_at(b, 44));
+    let mut clip_ranges = Vec::new();
+    for &d in descs {
+        for k in 0..3 {
+            if (d >> (2 * k)) & 3 == 2 {
+                let rot16 = k == 0 && u16_at(b, 4) >= 3;
+                clip_ranges.push((at, rot16));
+                at += if rot16 { 12 } else { 24 };
+            }
+        }
+    }
+    assert_eq!(clip_ranges.len(), u32_at(b, 40), "animated sub-tracks");
     let mut pos = u32_at(b, 16) + 4;
     pos += 2 + u16_at(b, pos);
     let mut bone_meta = Vec::new();
@@ -529,8 +541,7 @@ fn layout(b: &[u8]) -> Layout {
         const_off,
         num_constant,
         qbox_off: (qtrans > 0).then_some(qbox),
-        clip_range_off,
-        num_animated: u32_at(b, 40),
+        clip_ranges,
         bone_meta,
     }
 }
@@ -635,8 +646,23 @@ fn cfa_fields_the_format_does_not_allow_are_refused_even_with_a_valid_checksum()
             refused(&patched(&buf, q + 12, &f32s(-1.0)), "box", &name);
             refused(&patched(&buf, q + 16, &f32s(f32::MAX)), "box", &name);
         }
-        for a in 0..l.num_animated.min(50) {
-            let at = l.clip_range_off + 24 * a;
+        for &(at, rot16) in l.clip_ranges.iter().take(50) {
+            if rot16 {
+                // 16-bit min and extent must stay inside [-1, 1]: min_q + ext_q <= 65535.
+                let full = [0u8, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255];
+                assert!(ClipReader::new(&patched(&buf, at, &full)).is_ok(), "{name}");
+                refused(
+                    &patched(&buf, at, &[1, 0, 0, 0, 0, 0, 255, 255, 0, 0, 0, 0]),
+                    "clip range",
+                    &name,
+                );
+                refused(
+                    &patched(&buf, at + 4, &[255, 255, 0, 0, 0, 0, 1, 0]),
+                    "clip range",
+                    &name,
+                );
+                continue;
+            }
             refused(&patched(&buf, at, &f32s(f32::NAN)), "clip range", &name);
             refused(&patched(&buf, at + 12, &f32s(-0.5)), "clip range", &name);
             refused(&patched(&buf, at + 16, &f32s(1e9)), "clip range", &name);

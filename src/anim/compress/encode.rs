@@ -1,6 +1,5 @@
 //! Writes the `.cfa` buffer (layout in `docs/FORMAT.md`).
 
-use super::SEGMENT_SIZE;
 use super::prepare::Prepared;
 use super::search::SegmentChoice;
 use crate::anim::clip::RawClip;
@@ -58,10 +57,17 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     }
     pad4(&mut out);
     for t in &p.tracks {
-        for &v in t.clip_min.iter().chain(&t.clip_ext) {
-            put_f32(&mut out, v);
+        if t.kind == 0 {
+            for &v in &t.rot_range_q {
+                put_u16(&mut out, v);
+            }
+        } else {
+            for &v in t.clip_min.iter().chain(&t.clip_ext) {
+                put_f32(&mut out, v);
+            }
         }
     }
+    pad4(&mut out);
     let seg_headers = out.len();
     out.resize(out.len() + 12 * p.num_segments, 0);
     for (s, choice) in choices.iter().enumerate() {
@@ -148,20 +154,15 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     // Header.
     let total = out.len();
     out[0..4].copy_from_slice(&MAGIC);
-    // The lowest version that reads this buffer: 2 only when a raw float32 width or a segment
-    // dropping no rotation component is used.
-    let raw = choices
-        .iter()
-        .any(|c| c.widths.iter().any(|w| w.contains(&RAW_BITS)))
-        || p.tracks.iter().any(|t| t.dropped.contains(&DROPPED_NONE));
-    let version = if raw { VERSION } else { MIN_VERSION };
+    // Every buffer is written in the current layout (16-bit rotation clip ranges).
+    let version = VERSION;
     out[4..6].copy_from_slice(&version.to_le_bytes());
     let flags = FLAG_METADATA | if p.wrap { FLAG_WRAP } else { 0 };
     out[6..8].copy_from_slice(&flags.to_le_bytes());
     out[12..16].copy_from_slice(&(total as u32).to_le_bytes());
     out[16..20].copy_from_slice(&(runtime_size as u32).to_le_bytes());
     out[20..22].copy_from_slice(&(nb as u16).to_le_bytes());
-    out[22..24].copy_from_slice(&(SEGMENT_SIZE as u16).to_le_bytes());
+    out[22..24].copy_from_slice(&(p.segment_size as u16).to_le_bytes());
     out[24..28].copy_from_slice(&(p.num_stored as u32).to_le_bytes());
     out[28..32].copy_from_slice(&clip.sample_rate.to_le_bytes());
     out[32..36].copy_from_slice(&(p.num_segments as u32).to_le_bytes());

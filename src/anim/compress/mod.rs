@@ -2,7 +2,7 @@
 //! default/constant sub-track detection measured with the error metric, a dropped quaternion
 //! component chosen per track, clip range reduction. Per segment of ~16 samples: 8-bit segment
 //! ranges and a bit width per component of every animated sub-track, chosen by a
-//! hierarchy-aware search ([`search`]). The result is verified by decoding it and measuring the
+//! hierarchy-aware search ([`search`]) and a greedy refinement of it. The result is verified by decoding it and measuring the
 //! error in float64 before it is returned. Layout: `docs/FORMAT.md`.
 
 mod encode;
@@ -275,11 +275,13 @@ fn attempt(
     mode: Mode,
 ) -> Result<(CompressedClip, bool), CompressError> {
     // The last resort keeps all four components of every rotation: nothing is rebuilt.
-    let prepared = if mode == Mode::Search {
-        prepare::prepare(clip, settings, prepare_target)
-    } else {
-        prepare::prepare_with(clip, settings, prepare_target, true)
-    };
+    let prepared = prepare::prepare_with(
+        clip,
+        settings,
+        prepare_target,
+        mode != Mode::Search,
+        SEGMENT_SIZE,
+    );
     let mut segment_targets = vec![prepare_target * search::SEARCH_SAFETY; prepared.num_segments];
     let mut raw = vec![mode == Mode::AllRaw; prepared.num_segments];
     let rounds = match mode {
@@ -309,7 +311,7 @@ fn attempt(
         // touch them (the wrapped last sample is stored sample 0).
         let mut seg_worst = vec![0.0f64; prepared.num_segments];
         let seg_of = |i: usize| {
-            (stored_index(i, prepared.num_stored) / SEGMENT_SIZE)
+            (stored_index(i, prepared.num_stored) / prepared.segment_size)
                 .min(prepared.num_segments.saturating_sub(1))
         };
         for (i, &e) in stats.per_sample_max.iter().enumerate() {

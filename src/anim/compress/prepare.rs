@@ -2,11 +2,11 @@
 //! distances, loop detection, default/constant classification measured with the error metric,
 //! the dropped quaternion component of each rotation track, and clip ranges.
 
-use super::{CompressionSettings, SEGMENT_SIZE};
+use super::CompressionSettings;
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::{
     DROPPED_NONE, DROPPED_PER_SEGMENT, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
-    QROT_RANGE, q16_decode, q16_encode,
+    QROT_RANGE, q16_decode, q16_encode, rot_range_decode, rot_range_encode,
 };
 use crate::anim::runtime::quant::{self, kept_components, rebuild_rotation};
 use crate::anim::skeleton::NO_PARENT;
@@ -91,6 +91,9 @@ pub struct Track {
     pub w: Vec<f32>,
     pub clip_min: [f32; 3],
     pub clip_ext: [f32; 3],
+    /// Rotations: the clip range as stored (16-bit min x,y,z then extent x,y,z); `clip_min` and
+    /// `clip_ext` are its decoded values.
+    pub rot_range_q: [u16; 6],
 }
 
 pub struct Prepared<'a> {
@@ -104,6 +107,8 @@ pub struct Prepared<'a> {
     /// Samples stored (one fewer when the clip wraps).
     pub num_stored: usize,
     pub num_segments: usize,
+    /// Samples per segment (the last segment absorbs a short remainder).
+    pub segment_size: usize,
     pub wrap: bool,
     pub shells: Vec<f32>,
     pub parents: Vec<u32>,
@@ -151,7 +156,7 @@ impl Track {
 
 impl Prepared<'_> {
     pub fn segment_span(&self, seg: usize) -> (usize, usize) {
-        quant::segment_span(seg, self.num_segments, self.num_stored, SEGMENT_SIZE)
+        quant::segment_span(seg, self.num_segments, self.num_stored, self.segment_size)
     }
 
     pub fn count_kind(&self, kind: u8) -> u32 {
@@ -224,8 +229,9 @@ impl Prepared<'_> {
     }
 }
 
+#[cfg(test)]
 pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f32) -> Prepared<'a> {
-    prepare_with(clip, settings, target, false)
+    prepare_with(clip, settings, target, false, super::SEGMENT_SIZE)
 }
 
 /// [`prepare`]; with `exact_rotations` every animated rotation keeps all four components in
@@ -235,6 +241,7 @@ pub fn prepare_with<'a>(
     settings: &CompressionSettings,
     target: f32,
     exact_rotations: bool,
+    segment_size: usize,
 ) -> Prepared<'a> {
     let nb = clip.num_bones();
     let n = clip.num_samples;
@@ -266,6 +273,7 @@ pub fn prepare_with<'a>(
         num_samples: n,
         num_stored: n,
         num_segments: 0,
+        segment_size,
         wrap: false,
         shells,
         parents,
@@ -304,12 +312,12 @@ pub fn prepare_with<'a>(
         }
     }
     if nb == 0 || n == 0 {
-        p.num_segments = quant::num_segments(n, SEGMENT_SIZE);
+        p.num_segments = quant::num_segments(n, segment_size);
         return p;
     }
     p.wrap = n >= 3 && is_looping(&p, target);
     p.num_stored = if p.wrap { n - 1 } else { n };
-    p.num_segments = quant::num_segments(p.num_stored, SEGMENT_SIZE);
+    p.num_segments = quant::num_segments(p.num_stored, segment_size);
     classify(&mut p, target, exact_rotations);
     p
 }
@@ -618,7 +626,17 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
                             hi[c] = hi[c].max(v[c]);
                         }
                     }
-                    let ext = std::array::from_fn(|c| (hi[c] - lo[c]).max(0.0));
+                    let mut ext = std::array::from_fn(|c| (hi[c] - lo[c]).max(0.0));
+                    let mut rot_range_q = [0u16; 6];
+                    if k == 0 {
+                        // Stored in 16 bits (format version 3): quantize with the decoded range.
+                        for c in 0..3 {
+                            let (mq, eq) = rot_range_encode(lo[c], hi[c]);
+                            (lo[c], ext[c]) = rot_range_decode(mq, eq);
+                            rot_range_q[c] = mq;
+                            rot_range_q[3 + c] = eq;
+                        }
+                    }
                     p.tracks.push(Track {
                         bone: b,
                         kind: k,
@@ -628,6 +646,7 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
                         w,
                         clip_min: lo,
                         clip_ext: ext,
+                        rot_range_q,
                     });
                 }
                 _ => {}

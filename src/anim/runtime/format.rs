@@ -2,11 +2,48 @@
 //! the bit packing shared by the writer and the reader.
 
 pub const MAGIC: [u8; 4] = *b"CFA1";
-pub const VERSION: u16 = 2;
+/// The version the writer stamps: 3 stores the clip range of an animated rotation in 16-bit
+/// fixed point ([`rot_range_decode`]) instead of float32.
+pub const VERSION: u16 = 3;
 /// The oldest version the reader accepts: version 2 only added the raw float32 width code
-/// ([`RAW_WIDTH_CODE`]), so a version-1 buffer is a version-2 buffer without it. The writer
-/// stamps the lowest version that describes the buffer.
+/// ([`RAW_WIDTH_CODE`]), so a version-1 buffer is a version-2 buffer without it; versions 1
+/// and 2 store every clip range in float32.
 pub const MIN_VERSION: u16 = 1;
+/// The first version with 16-bit rotation clip ranges.
+pub const COMPACT_ROT_RANGE_VERSION: u16 = 3;
+
+/// Steps of a 16-bit rotation clip range over [-1, 1] (kept quaternion components).
+const ROT_RANGE_STEPS: f32 = 65535.0;
+
+/// Clip range `(min, extent)` of a kept quaternion component stored as 16-bit `min_q` and
+/// `ext_q` (`min_q + ext_q ≤ 65535`): `min = −1 + 2·min_q/65535`, `extent = 2·ext_q/65535`.
+#[inline]
+pub fn rot_range_decode(min_q: u16, ext_q: u16) -> (f32, f32) {
+    (
+        min_q as f32 * (2.0 / ROT_RANGE_STEPS) - 1.0,
+        ext_q as f32 * (2.0 / ROT_RANGE_STEPS),
+    )
+}
+
+/// The smallest 16-bit rotation clip range whose decoded interval holds `[lo, hi]` (within
+/// [-1, 1]; values beyond are clamped by quantization, a float32 rounding away).
+pub fn rot_range_encode(lo: f32, hi: f32) -> (u16, u16) {
+    let half = ROT_RANGE_STEPS * 0.5;
+    let mut min_q = ((lo + 1.0) * half).floor().clamp(0.0, ROT_RANGE_STEPS) as u16;
+    while min_q > 0 && rot_range_decode(min_q, 0).0 > lo {
+        min_q -= 1;
+    }
+    let mut max_q = ((hi + 1.0) * half)
+        .ceil()
+        .clamp(min_q as f32, ROT_RANGE_STEPS) as u16;
+    while max_q < u16::MAX && {
+        let (m, e) = rot_range_decode(min_q, max_q - min_q);
+        m + e < hi
+    } {
+        max_q += 1;
+    }
+    (min_q, max_q - min_q)
+}
 /// Width code (5 bits) of a component stored as raw float32 bits (32 bits, no range): the
 /// compressor's guaranteed last resort. Version 2 and later.
 pub const RAW_WIDTH_CODE: u32 = 31;
@@ -176,6 +213,18 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// The 16-bit rotation clip range holds every value it was made for, and is tight (at
+        /// most a step and a bit wider on each side).
+        #[test]
+        fn rotation_ranges_hold_their_values(a in -1.0f32..=1.0, b in -1.0f32..=1.0) {
+            let (lo, hi) = (a.min(b), a.max(b));
+            let (mq, eq) = rot_range_encode(lo, hi);
+            prop_assert!(mq as u32 + eq as u32 <= 65535);
+            let (min, ext) = rot_range_decode(mq, eq);
+            prop_assert!(min <= lo && min + ext >= hi, "{lo} {hi}: {min} {ext}");
+            prop_assert!(lo - min <= 4e-5 && (min + ext) - hi <= 7e-5, "{lo} {hi}: {min} {ext}");
+        }
+
         #[test]
         fn bits_round_trip(values in proptest::collection::vec((0u32..=24, any::<u32>()), 0..200)) {
             let mut w = BitWriter::default();

@@ -302,6 +302,8 @@ impl<'a> ClipReader<'a> {
         let mut num_seg_dropped = 0usize;
         // Animated sub-track index of each per-segment dropped slot.
         let mut slot_track = Vec::new();
+        // Kind (0 rotation, 1 translation, 2 scale) of each animated sub-track, in stream order.
+        let mut animated_kinds = Vec::new();
         let mut bone_first = Vec::with_capacity(num_bones);
         for b in 0..num_bones {
             bone_first.push([
@@ -319,7 +321,10 @@ impl<'a> ClipReader<'a> {
                 match k {
                     KIND_DEFAULT => {}
                     KIND_CONSTANT => counted_constant += 1,
-                    KIND_ANIMATED => counted_animated += 1,
+                    KIND_ANIMATED => {
+                        counted_animated += 1;
+                        animated_kinds.push(i as u8);
+                    }
                     KIND_CONSTANT_Q if i < 2 => {
                         counted_q += 1;
                         counted_qtrans += i;
@@ -360,19 +365,38 @@ impl<'a> ClipReader<'a> {
         }
         let qconst_off = c.take(num_qconstant * 6)?;
         c.pos = align4(c.pos);
-        let clip_range_off = c.take(
-            num_animated
-                .checked_mul(24)
-                .ok_or(FormatError::Corrupt("too many tracks".into()))?,
-        )?;
-        for i in 0..num_animated * 6 {
-            let v = f32_at(buf, clip_range_off + 4 * i);
-            if !v.is_finite() || (i % 6 >= 3 && v < 0.0) {
-                return corrupt(format!(
-                    "clip range of animated sub-track {} is invalid",
-                    i / 6
-                ));
+        // Clip ranges: float32 min x,y,z and extent x,y,z, or for a rotation from version 3 on,
+        // 16-bit fixed point (min_q + ext_q ≤ 65535 keeps it inside [-1, 1]).
+        let compact = version >= COMPACT_ROT_RANGE_VERSION;
+        let mut clip_ranges: Vec<[f32; 6]> = Vec::with_capacity(num_animated);
+        for (a, &kind) in animated_kinds.iter().enumerate() {
+            if compact && kind == 0 {
+                let o = c.take(12)?;
+                let mut r = [0.0f32; 6];
+                for k in 0..3 {
+                    let (mq, eq) = (u16_at(buf, o + 2 * k), u16_at(buf, o + 6 + 2 * k));
+                    if mq as u32 + eq as u32 > u16::MAX as u32 {
+                        return corrupt(format!(
+                            "clip range of animated sub-track {a} runs past the rotation range"
+                        ));
+                    }
+                    (r[k], r[3 + k]) = rot_range_decode(mq, eq);
+                }
+                clip_ranges.push(r);
+            } else {
+                let o = c.take(24)?;
+                let r: [f32; 6] = std::array::from_fn(|i| f32_at(buf, o + 4 * i));
+                if r.iter()
+                    .enumerate()
+                    .any(|(i, v)| !v.is_finite() || (i >= 3 && *v < 0.0))
+                {
+                    return corrupt(format!("clip range of animated sub-track {a} is invalid"));
+                }
+                clip_ranges.push(r);
             }
+        }
+        if compact {
+            c.pos = align4(c.pos);
         }
         let seg_header_off = c.take(num_segs * 12)?;
         for s in 0..num_segs {
@@ -523,9 +547,6 @@ impl<'a> ClipReader<'a> {
                 }
             }
         }
-        let clip_ranges: Vec<[f32; 6]> = (0..num_animated)
-            .map(|a| std::array::from_fn(|i| f32_at(buf, clip_range_off + 24 * a + 4 * i)))
-            .collect();
         // Decoded values lie in [min, min + extent]: keep that inside what an importer accepts.
         for (a, (t, r)) in animated.iter().zip(&clip_ranges).enumerate() {
             let limit = if t.kind == 0 {

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Where the bytes of .cfa files go: per section of the runtime data (docs/FORMAT.md), summed
+over every .cfa under the given folders (or files). Reads format versions 1-3.
+
+    scripts/cfa_breakdown.py OUT_DIR [...]        # one table; --per-clip for one row per file
+"""
+import os
+import struct
+import sys
+
+
+def breakdown(buf):
+    magic, version, flags = buf[:4], *struct.unpack_from("<HH", buf, 4)
+    assert magic == b"CFA1", magic
+    runtime = struct.unpack_from("<I", buf, 16)[0]
+    nb, seg_size, ns = struct.unpack_from("<HHI", buf, 20)
+    nseg, nconst, nanim, nq = struct.unpack_from("<IIII", buf, 32)
+    out = {"header": 48 if version < 3 else HEADER3}
+    if version >= 3:
+        return breakdown3(buf, version)
+    pos = 48
+    out["descriptors"] = (nb + 3) // 4 * 4
+    pos += out["descriptors"]
+    desc = buf[48:48 + nb]
+    qtrans = sum(1 for d in desc if (d >> 2) & 3 == 3)
+    per_seg_dropped = sum(1 for d in desc if d & 3 == 2 and d >> 6 == 2)
+    out["constants"] = 12 * nconst + (24 if qtrans else 0) + 6 * nq
+    out["constants"] = (pos + out["constants"] + 3) // 4 * 4 - pos
+    pos += out["constants"]
+    out["clip_ranges"] = 24 * nanim
+    pos += out["clip_ranges"]
+    out["segment_headers"] = 12 * nseg
+    hdr = pos
+    pos += 12 * nseg
+    w = r = d = bits = pad = 0
+    for s in range(nseg):
+        woff, doff, bps = struct.unpack_from("<III", buf, hdr + 12 * s)
+        w += 2 * nanim
+        if nseg > 1:
+            r += 6 * nanim
+        d += per_seg_dropped
+        meta = 2 * nanim + (6 * nanim if nseg > 1 else 0) + per_seg_dropped
+        pad += doff - woff - meta
+        start = s * seg_size
+        length = seg_size if s + 1 < nseg else ns - start
+        nbytes = (bps * length + 7) // 8
+        bits += nbytes
+        nxt = struct.unpack_from("<I", buf, hdr + 12 * (s + 1))[0] if s + 1 < nseg else runtime - 4
+        pad += nxt - doff - nbytes
+    out.update(seg_widths=w, seg_ranges=r, seg_dropped=d, bitstream=bits, padding=pad + 4)
+    out["total"] = runtime
+    assert sum(v for k, v in out.items() if k != "total") == runtime, (out, runtime)
+    return out
+
+
+HEADER3 = None
+
+
+def breakdown3(buf, version):
+    # Version 3 writes its own section table in the header (see docs/FORMAT.md).
+    n = struct.unpack_from("<H", buf, 48)[0]
+    out = {}
+    pos = 50
+    for _ in range(n):
+        ln = buf[pos]
+        name = buf[pos + 1:pos + 1 + ln].decode()
+        pos += 1 + ln
+        out[name] = struct.unpack_from("<I", buf, pos)[0]
+        pos += 4
+    return out
+
+
+def main():
+    per_clip = "--per-clip" in sys.argv
+    paths = [a for a in sys.argv[1:] if not a.startswith("--")]
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _, names in os.walk(p):
+                files += [os.path.join(root, n) for n in sorted(names) if n.endswith(".cfa")]
+        else:
+            files.append(p)
+    total = {}
+    for f in sorted(files):
+        b = breakdown(open(f, "rb").read())
+        if per_clip:
+            print(os.path.basename(f), b)
+        for k, v in b.items():
+            total[k] = total.get(k, 0) + v
+    t = total.pop("total")
+    print(f"{len(files)} files, runtime bytes {t}")
+    for k, v in total.items():
+        print(f"  {k:16} {v:10} {100 * v / t:6.2f} %")
+
+
+if __name__ == "__main__":
+    main()
