@@ -109,6 +109,8 @@ impl PipelineConfig {
             exclude,
             jobs: self.jobs,
             no_skip: self.no_skip,
+            // The app's pipelines sample curve formats at the file's own rate.
+            sample_rate: None,
         })
     }
 

@@ -151,6 +151,7 @@ impl Pipeline {
             error_threshold: self.error_threshold,
             shell_distance: self.shell_distance,
             exclude: self.exclude.clone(),
+            sample_rate: self.sample_rate,
         };
         options
     }
