@@ -698,6 +698,39 @@ fn sample_rate_resamples_fbx_and_gltf_only() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let back = &load_clips(&out).unwrap()[0];
     assert_eq!((back.num_samples, back.sample_rate), (51, 60.0));
+    // compress at 60 Hz; `inspect --raw` needs the same rate to compare, and says so.
+    let input = tmp.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::copy(&fbx_path, input.join("skinning.fbx")).unwrap();
+    let out_dir = tmp.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_clipforge"))
+        .args(["compress", "-q", "--sample-rate", "60"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cfa = out_dir.join("skinning.cfa");
+    let inspect = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_clipforge"))
+            .arg("inspect")
+            .arg(&cfa)
+            .arg("--raw")
+            .arg(&fbx_path)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = inspect(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("--sample-rate 60"),
+        "{err}"
+    );
+    let o = inspect(&["--sample-rate", "60"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("error:"));
     for bad in ["0", "1001", "nan", "fast"] {
         let o = Command::new(env!("CARGO_BIN_EXE_clipforge"))
             .args(["convert", "--sample-rate", bad])

@@ -681,8 +681,22 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         match error::measure(&raw, &decoded) {
             Ok(s) => measured = Some((raw, s)),
             Err(e) => {
+                // An FBX or glTF original sampled at another rate than the .cfa's: say how to
+                // import it the same way.
+                let hint = if raw.num_samples != decoded.num_samples
+                    && raw.sample_rate != decoded.sample_rate
+                    && ClipFormat::from_path(raw_path).is_some_and(|f| f.is_sampled_from_curves())
+                {
+                    format!(
+                        " (the .cfa is sampled at {} Hz, the original at {} Hz: give \
+                         --sample-rate {} to sample it the same way)",
+                        decoded.sample_rate, raw.sample_rate, decoded.sample_rate
+                    )
+                } else {
+                    String::new()
+                };
                 return fail(format!(
-                    "{} vs {}: {e}",
+                    "{} vs {}: {e}{hint}",
                     args.file.display(),
                     raw_path.display()
                 ));
