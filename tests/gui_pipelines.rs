@@ -478,3 +478,32 @@ fn a_saved_pipelines_file_runs_headless_and_loads_back() {
     };
     assert_eq!(configs(&again), configs(&h.state().watch));
 }
+
+/// Folders watched by the version before pipelines become pipelines with the output folder and
+/// settings they were watched with, running, and are stored as pipelines from then on.
+#[test]
+fn folders_watched_before_pipelines_become_pipelines() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clip(input.path(), "old", 30, 1);
+    let mut p = Persisted {
+        input_dir: String::new(),
+        output_dir: out.path().display().to_string(),
+        watched: vec![input.path().display().to_string()],
+        ..Default::default()
+    };
+    p.settings.error_threshold_cm = 0.05;
+    let mut app = AppState::new(p);
+    app.start(false);
+    assert!(app.persisted.watched.is_empty());
+    assert_eq!(app.persisted.pipelines.len(), 1);
+    let saved = &app.persisted.pipelines[0];
+    assert!(saved.running);
+    assert_eq!(Path::new(&saved.config.output), out.path());
+    assert_eq!(saved.config.error_threshold, Some(0.05));
+    let mut h = harness(app);
+    let o = out.path().to_path_buf();
+    wait_for(&mut h, "the migrated pipeline's catch-up", |_| {
+        has_cfa(&o, "old")
+    });
+}
