@@ -406,3 +406,104 @@ fn export_writes_into_the_current_output_folder_and_says_where() {
     h.run();
     assert!(out2.path().join("clipforge-report.json").is_file());
 }
+
+/// The Watch tab's list saved as a pipelines file runs headless with `clipforge watch
+/// --pipelines` (same keys): each pipeline into its own output with its own threshold; and
+/// loading the file back gives the same list.
+#[test]
+fn a_saved_pipelines_file_runs_headless_and_loads_back() {
+    let dirs: Vec<tempfile::TempDir> = (0..5).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (in_a, out_a, in_b, out_b) = (
+        dirs[0].path(),
+        dirs[1].path(),
+        dirs[2].path(),
+        dirs[3].path(),
+    );
+    write_clip(in_a, "a1", 40, 1);
+    write_clip(in_b, "b1", 40, 1);
+    let mut app = state("", out_a);
+    for (i, o, t) in [(in_a, out_a, 0.1), (in_b, out_b, 0.001)] {
+        let mut c = app.pipeline_from_clips_tab(&i.display().to_string());
+        c.output = o.display().to_string();
+        c.error_threshold = Some(t);
+        app.watch.add(c).unwrap();
+    }
+    let file = dirs[4].path().join("pipelines.toml");
+    let mut h = harness(app);
+    h.run();
+    h.get_by_role_and_label(Role::Button, "Watch").click();
+    h.run();
+    let f = h.get_by_role_and_label(Role::TextInput, "Pipelines file:");
+    f.focus();
+    f.type_text(&file.display().to_string());
+    h.run();
+    h.get_by_label("Save list").click();
+    h.run();
+    h.get_by_label_contains("Saved 2 pipeline(s) to");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("error_threshold = 0.001\n"), "{text}");
+
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_clipforge"))
+        .args(["watch", "--pipelines"])
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run clipforge watch");
+    let t0 = Instant::now();
+    while !(has_cfa(out_a, "a1") && has_cfa(out_b, "b1")) {
+        if t0.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("the headless watch did not catch up");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    // Same clip, two thresholds: the tighter pipeline wrote the bigger output.
+    let size = |d: &Path| std::fs::metadata(&cfa_files(d)[0]).unwrap().len();
+    assert!(
+        size(out_b) > size(out_a),
+        "{} vs {}",
+        size(out_b),
+        size(out_a)
+    );
+    assert!(!has_cfa(out_a, "b1") && !has_cfa(out_b, "a1"));
+
+    // Loading the file into an empty list gives the same pipelines.
+    let mut again = clipforge::gui::PipelinesState::default();
+    assert_eq!(again.load_file(&file).unwrap(), 2);
+    let configs = |s: &clipforge::gui::PipelinesState| -> Vec<_> {
+        s.pipelines.iter().map(|p| p.config.clone()).collect()
+    };
+    assert_eq!(configs(&again), configs(&h.state().watch));
+}
+
+/// Folders watched by the version before pipelines become pipelines with the output folder and
+/// settings they were watched with, running, and are stored as pipelines from then on.
+#[test]
+fn folders_watched_before_pipelines_become_pipelines() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clip(input.path(), "old", 30, 1);
+    let mut p = Persisted {
+        input_dir: String::new(),
+        output_dir: out.path().display().to_string(),
+        watched: vec![input.path().display().to_string()],
+        ..Default::default()
+    };
+    p.settings.error_threshold_cm = 0.05;
+    let mut app = AppState::new(p);
+    app.start(false);
+    assert!(app.persisted.watched.is_empty());
+    assert_eq!(app.persisted.pipelines.len(), 1);
+    let saved = &app.persisted.pipelines[0];
+    assert!(saved.running);
+    assert_eq!(Path::new(&saved.config.output), out.path());
+    assert_eq!(saved.config.error_threshold, Some(0.05));
+    let mut h = harness(app);
+    let o = out.path().to_path_buf();
+    wait_for(&mut h, "the migrated pipeline's catch-up", |_| {
+        has_cfa(&o, "old")
+    });
+}

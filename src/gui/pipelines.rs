@@ -248,6 +248,8 @@ pub struct PipelineCounts {
 /// One pipeline of the Watch tab: its configuration, its watch when running, what it did.
 pub struct PipelineRun {
     pub config: PipelineConfig,
+    /// The input folder, canonical when added (the folder bar asks every frame).
+    input_canonical: PathBuf,
     handle: Option<WatchHandle>,
     pub status: PipelineStatus,
     pub counts: PipelineCounts,
@@ -372,7 +374,7 @@ impl PipelinesState {
         let want = canonical(input);
         self.pipelines
             .iter()
-            .position(|p| canonical(&p.config.input) == want)
+            .position(|p| p.input_canonical == want)
     }
 
     /// True while the pipeline of this input folder runs.
@@ -399,6 +401,7 @@ impl PipelinesState {
         engine.push(config.to_engine()?);
         check_overlaps(&engine)?;
         self.pipelines.push(PipelineRun {
+            input_canonical: canonical(&config.input),
             config,
             handle: None,
             status: PipelineStatus::Idle,
