@@ -553,8 +553,22 @@ impl SegmentCtx<'_> {
                 obj[r * nb + b] = self.object(&local[r * nb..(r + 1) * nb], &obj[r * nb..], b, j);
             }
         }
+        let offset_at = |local: &[Xf], d: usize, j: usize| {
+            local[p.root_of[d]].t - Vec3A::from(p.clip.translations[p.clip.index(p.root_of[d], j)])
+        };
+        let mut err = vec![0.0f32; nr * nb];
+        for (r, &(_, j)) in self.refs.iter().enumerate() {
+            let row = r * nb;
+            for d in 0..nb {
+                let offset = offset_at(&local[row..row + nb], d, j);
+                err[row + d] =
+                    vertex_error(&p.raw_obj[j * nb + d], &obj[row + d], offset, p.shells[d]);
+            }
+        }
         let mut tmp: Vec<Xf> = obj.clone();
+        let mut tmp_err = err.clone();
         let mut new_local: Vec<Xf> = vec![p.fixed[0]; nr];
+        let mut order: Vec<(f32, usize)> = Vec::with_capacity(nr);
         for k in (0..p.tracks.len()).rev() {
             let t = &p.tracks[k];
             let b = t.bone;
@@ -574,8 +588,20 @@ impl SegmentCtx<'_> {
                     );
                     new_local[r] = x;
                 }
+                // Samples where the moved bones are closest to the target first: a trial that
+                // fails (every track's last) usually fails on the first one measured.
+                order.clear();
+                order.extend((0..nr).map(|r| {
+                    let worst = moved
+                        .iter()
+                        .map(|&d| err[r * nb + d as usize])
+                        .fold(0.0f32, f32::max);
+                    (worst, r)
+                }));
+                order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
                 let mut ok = true;
-                'refs: for (r, &(_, j)) in self.refs.iter().enumerate() {
+                'refs: for &(_, r) in &order {
+                    let j = self.refs[r].1;
                     let row = r * nb;
                     let saved = local[row + b];
                     local[row + b] = new_local[r];
@@ -585,9 +611,9 @@ impl SegmentCtx<'_> {
                         let parent_row: &[Xf] = if d == b { &obj[row..] } else { &tmp[row..] };
                         let x = self.object(&local[row..row + nb], parent_row, d, j);
                         tmp[row + d] = x;
-                        let offset = local[row + p.root_of[d]].t
-                            - Vec3A::from(p.clip.translations[p.clip.index(p.root_of[d], j)]);
+                        let offset = offset_at(&local[row..row + nb], d, j);
                         let e = vertex_error(&p.raw_obj[j * nb + d], &x, offset, p.shells[d]);
+                        tmp_err[row + d] = e;
                         if e > target {
                             ok = false;
                             break;
@@ -607,6 +633,7 @@ impl SegmentCtx<'_> {
                     local[row + b] = new_local[r];
                     for &d in moved {
                         obj[row + d as usize] = tmp[row + d as usize];
+                        err[row + d as usize] = tmp_err[row + d as usize];
                     }
                 }
             }
