@@ -15,9 +15,7 @@ def breakdown(buf):
     runtime = struct.unpack_from("<I", buf, 16)[0]
     nb, seg_size, ns = struct.unpack_from("<HHI", buf, 20)
     nseg, nconst, nanim, nq = struct.unpack_from("<IIII", buf, 32)
-    out = {"header": 48 if version < 3 else HEADER3}
-    if version >= 3:
-        return breakdown3(buf, version)
+    out = {"header": 48}
     pos = 48
     out["descriptors"] = (nb + 3) // 4 * 4
     pos += out["descriptors"]
@@ -27,7 +25,10 @@ def breakdown(buf):
     out["constants"] = 12 * nconst + (24 if qtrans else 0) + 6 * nq
     out["constants"] = (pos + out["constants"] + 3) // 4 * 4 - pos
     pos += out["constants"]
-    out["clip_ranges"] = 24 * nanim
+    # Version 3: a rotation's clip range is 12 bytes (16-bit), the section padded to 4.
+    anim_rot = sum(1 for d in desc if d & 3 == 2) if version >= 3 else 0
+    ranges = 24 * nanim - 12 * anim_rot
+    out["clip_ranges"] = (pos + ranges + 3) // 4 * 4 - pos
     pos += out["clip_ranges"]
     out["segment_headers"] = 12 * nseg
     hdr = pos
@@ -50,23 +51,6 @@ def breakdown(buf):
     out.update(seg_widths=w, seg_ranges=r, seg_dropped=d, bitstream=bits, padding=pad + 4)
     out["total"] = runtime
     assert sum(v for k, v in out.items() if k != "total") == runtime, (out, runtime)
-    return out
-
-
-HEADER3 = None
-
-
-def breakdown3(buf, version):
-    # Version 3 writes its own section table in the header (see docs/FORMAT.md).
-    n = struct.unpack_from("<H", buf, 48)[0]
-    out = {}
-    pos = 50
-    for _ in range(n):
-        ln = buf[pos]
-        name = buf[pos + 1:pos + 1 + ln].decode()
-        pos += 1 + ln
-        out[name] = struct.unpack_from("<I", buf, pos)[0]
-        pos += 4
     return out
 
 

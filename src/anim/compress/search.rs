@@ -8,9 +8,10 @@
 //! program over discretised budgets. The additive bound is pessimistic, so the budget is then
 //! scaled up as far as the real object-space error (decoded exactly as the runtime decodes)
 //! allows. That scaling stops when the worst chain meets the target and leaves slack on the
-//! others, so a greedy pass then makes each track coarser, leaves first, while the real error
-//! of the bones it moves stays within the target (`SegmentCtx::refine`; 5 % of the bytes on
-//! ACL's regression clips, 4 % on the BVH clips).
+//! others, so a greedy pass then makes each track coarser, leaves first (by levels, then by
+//! one bit of one component), while the real error of the bones it moves stays within the
+//! target (`SegmentCtx::refine`; 6 % of the bytes on ACL's regression clips, 6 % on the BVH
+//! clips).
 
 use super::prepare::{Prepared, Xf, rotation_lever, vertex_error};
 use crate::anim::runtime::quant::{Dequant, MAX_BITS, RAW_BITS, SEGMENT_RANGE_STEPS};
@@ -145,12 +146,7 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
         levels,
         bone_tracks,
     };
-    let (choice, m) = ctx.best_allocation(target, start_m);
-    let widths = choice
-        .iter()
-        .enumerate()
-        .map(|(k, &l)| ctx.levels[k][l].widths)
-        .collect();
+    let (widths, m) = ctx.best_allocation(target, start_m);
     (
         SegmentChoice {
             ranges: ctx.ranges,
@@ -439,10 +435,10 @@ impl SegmentCtx<'_> {
     }
 
     /// Scales the chain budget as far as the real error allows and returns the cheapest passing choice.
-    fn best_allocation(&self, target: f32, start: f32) -> (Vec<usize>, f32) {
+    fn best_allocation(&self, target: f32, start: f32) -> (Vec<[u32; 3]>, f32) {
         let finest: Vec<usize> = self.levels.iter().map(|l| l.len() - 1).collect();
         if self.levels.is_empty() {
-            return (finest, start);
+            return (Vec::new(), start);
         }
         let mut best: Option<(u64, Vec<usize>)> = None;
         let mut consider = |c: Vec<usize>, this: &Self| -> bool {
@@ -503,25 +499,35 @@ impl SegmentCtx<'_> {
             }
         }
         match best {
-            Some((_, mut c)) => {
-                self.refine(&mut c, target);
-                (c, lo.max(0.05))
-            }
-            None => (finest, 1.0),
+            Some((_, mut c)) => (self.refine(&mut c, target), lo.max(0.05)),
+            None => (
+                finest
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &l)| self.levels[k][l].widths)
+                    .collect(),
+                1.0,
+            ),
         }
     }
 
     /// Greedy refinement after the dynamic program: its additive chain bound is scaled up until
     /// the worst bone meets the target, which leaves slack on every other chain. Each track,
-    /// leaves first, is made coarser one level at a time while the real error of every bone it
-    /// moves (its subtree, at every sample of the segment) stays within `target`. Only the
-    /// subtree is measured again, so a trial costs samples × subtree size.
-    fn refine(&self, choice: &mut [usize], target: f32) {
+    /// leaves first, is made coarser one level at a time, then one bit of one component at a
+    /// time, while the real error of every bone it moves (its subtree, at every sample of the
+    /// segment) stays within `target`. Only the subtree is measured again, so a trial costs
+    /// samples × subtree size. Returns the widths of every track.
+    fn refine(&self, choice: &mut [usize], target: f32) -> Vec<[u32; 3]> {
         let p = self.p;
         let nb = p.num_bones;
+        let mut cur: Vec<[u32; 3]> = choice
+            .iter()
+            .enumerate()
+            .map(|(k, &l)| self.levels[k][l].widths)
+            .collect();
         // The subtree lists cost the sum of the depths; deep synthetic hierarchies skip this.
         if !p.exact_dominant_shells || nb == 0 {
-            return;
+            return cur;
         }
         let mut subtree: Vec<Vec<u32>> = vec![Vec::new(); nb];
         for b in 0..nb {
@@ -535,88 +541,157 @@ impl SegmentCtx<'_> {
             }
         }
         let nr = self.refs.len();
-        let widths = |k: usize, l: usize| self.levels[k][l].widths;
         // Decoded local transforms, object transforms and errors with the current choice.
         let mut local: Vec<Xf> = Vec::with_capacity(nr * nb);
         for &(i, _) in &self.refs {
             let row = local.len();
             local.extend_from_slice(&p.fixed);
             for (k, t) in p.tracks.iter().enumerate() {
-                let dq = dequants(p, k, &self.ranges[k], widths(k, choice[k]));
-                let d = decode_value(&t.values[i], &dq, widths(k, choice[k]));
+                let dq = dequants(p, k, &self.ranges[k], cur[k]);
+                let d = decode_value(&t.values[i], &dq, cur[k]);
                 set_local(&mut local[row + t.bone], t, d, self.seg, i);
             }
         }
         let mut obj: Vec<Xf> = local.clone();
-        for (r, &(_, j)) in self.refs.iter().enumerate() {
+        for r in 0..nr {
             for b in 0..nb {
-                obj[r * nb + b] = self.object(&local[r * nb..(r + 1) * nb], &obj[r * nb..], b, j);
+                obj[r * nb + b] = self.object(&local[r * nb..(r + 1) * nb], &obj[r * nb..], b);
             }
         }
-        let mut tmp: Vec<Xf> = obj.clone();
-        let mut new_local: Vec<Xf> = vec![p.fixed[0]; nr];
+        let mut err = vec![0.0f32; nr * nb];
+        for (r, &(_, j)) in self.refs.iter().enumerate() {
+            let row = r * nb;
+            for d in 0..nb {
+                let offset = self.root_offset(&local[row..row + nb], d, j);
+                err[row + d] =
+                    vertex_error(&p.raw_obj[j * nb + d], &obj[row + d], offset, p.shells[d]);
+            }
+        }
+        let mut st = RefineState {
+            tmp: obj.clone(),
+            tmp_err: err.clone(),
+            local,
+            obj,
+            err,
+            new_local: vec![p.fixed[0]; nr],
+            order: Vec::with_capacity(nr),
+        };
         for k in (0..p.tracks.len()).rev() {
             let t = &p.tracks[k];
-            let b = t.bone;
-            let root = p.root_of[b];
-            let moved = &subtree[if t.kind == 1 && b == root { root } else { b }];
+            let moved = &subtree[t.bone];
             while choice[k] > 0 {
-                let l = choice[k] - 1;
-                let dq = dequants(p, k, &self.ranges[k], widths(k, l));
-                for (r, &(i, _)) in self.refs.iter().enumerate() {
-                    let mut x = local[r * nb + b];
-                    set_local(
-                        &mut x,
-                        t,
-                        decode_value(&t.values[i], &dq, widths(k, l)),
-                        self.seg,
-                        i,
-                    );
-                    new_local[r] = x;
-                }
-                let mut ok = true;
-                'refs: for (r, &(_, j)) in self.refs.iter().enumerate() {
-                    let row = r * nb;
-                    let saved = local[row + b];
-                    local[row + b] = new_local[r];
-                    for &d in moved {
-                        let d = d as usize;
-                        // Parents of the subtree's bones other than its top are in the subtree.
-                        let parent_row: &[Xf] = if d == b { &obj[row..] } else { &tmp[row..] };
-                        let x = self.object(&local[row..row + nb], parent_row, d, j);
-                        tmp[row + d] = x;
-                        let offset = local[row + p.root_of[d]].t
-                            - Vec3A::from(p.clip.translations[p.clip.index(p.root_of[d], j)]);
-                        let e = vertex_error(&p.raw_obj[j * nb + d], &x, offset, p.shells[d]);
-                        if e > target {
-                            ok = false;
-                            break;
-                        }
-                    }
-                    local[row + b] = saved;
-                    if !ok {
-                        break 'refs;
-                    }
-                }
-                if !ok {
+                let w = self.levels[k][choice[k] - 1].widths;
+                if !self.trial(&mut st, moved, k, w, target) {
                     break;
                 }
-                choice[k] = l;
-                for r in 0..nr {
-                    let row = r * nb;
-                    local[row + b] = new_local[r];
-                    for &d in moved {
-                        obj[row + d as usize] = tmp[row + d as usize];
+                choice[k] -= 1;
+                cur[k] = w;
+            }
+            // Then one bit of one component at a time (the ladder moves all three together).
+            if cur[k].contains(&RAW_BITS) {
+                continue;
+            }
+            for c in 0..3 {
+                while cur[k][c] > 0 {
+                    let mut w = cur[k];
+                    w[c] -= 1;
+                    if !self.trial(&mut st, moved, k, w, target) {
+                        break;
                     }
+                    cur[k] = w;
                 }
             }
         }
+        cur
+    }
+
+    /// Tries widths `w` for track `k`: decodes it, recomputes the object transforms of the
+    /// bones it moves at every sample, and keeps the change (in `st`) when every error stays
+    /// within `target`.
+    fn trial(
+        &self,
+        st: &mut RefineState,
+        moved: &[u32],
+        k: usize,
+        w: [u32; 3],
+        target: f32,
+    ) -> bool {
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let t = &p.tracks[k];
+        let b = t.bone;
+        let dq = dequants(p, k, &self.ranges[k], w);
+        for (r, &(i, _)) in self.refs.iter().enumerate() {
+            let mut x = st.local[r * nb + b];
+            set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
+            st.new_local[r] = x;
+        }
+        // Samples where the moved bones are closest to the target first: a trial that fails
+        // (every track's last) usually fails on the first one measured.
+        st.order.clear();
+        st.order.extend((0..nr).map(|r| {
+            let worst = moved
+                .iter()
+                .map(|&d| st.err[r * nb + d as usize])
+                .fold(0.0f32, f32::max);
+            (worst, r)
+        }));
+        st.order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        for oi in 0..nr {
+            let r = st.order[oi].1;
+            let j = self.refs[r].1;
+            let row = r * nb;
+            let saved = st.local[row + b];
+            st.local[row + b] = st.new_local[r];
+            let mut ok = true;
+            for &d in moved {
+                let d = d as usize;
+                // Parents of the subtree's bones other than its top are in the subtree.
+                let parent_row: &[Xf] = if d == b {
+                    &st.obj[row..]
+                } else {
+                    &st.tmp[row..]
+                };
+                let x = self.object(&st.local[row..row + nb], parent_row, d);
+                st.tmp[row + d] = x;
+                let offset = self.root_offset(&st.local[row..row + nb], d, j);
+                let e = vertex_error(&p.raw_obj[j * nb + d], &x, offset, p.shells[d]);
+                st.tmp_err[row + d] = e;
+                if e > target {
+                    ok = false;
+                    break;
+                }
+            }
+            st.local[row + b] = saved;
+            if !ok {
+                return false;
+            }
+        }
+        for r in 0..nr {
+            let row = r * nb;
+            st.local[row + b] = st.new_local[r];
+            for &d in moved {
+                st.obj[row + d as usize] = st.tmp[row + d as usize];
+                st.err[row + d as usize] = st.tmp_err[row + d as usize];
+            }
+        }
+        true
+    }
+
+    /// Translation of the root of `d`'s tree, decoded minus raw, at raw sample `j` (roots keep
+    /// their translation out of the object transforms, as in [`Self::real_error`]).
+    #[inline(always)]
+    fn root_offset(&self, local: &[Xf], d: usize, j: usize) -> Vec3A {
+        let p = self.p;
+        let root = p.root_of[d];
+        local[root].t - Vec3A::from(p.clip.translations[p.clip.index(root, j)])
     }
 
     /// Object transform of bone `b` from its decoded local transform and its parent's object
     /// transform in `parent_row` (roots keep their translation out, as in [`Self::real_error`]).
     #[inline(always)]
-    fn object(&self, local: &[Xf], parent_row: &[Xf], b: usize, _j: usize) -> Xf {
+    fn object(&self, local: &[Xf], parent_row: &[Xf], b: usize) -> Xf {
         match self.p.parents[b] {
             NO_PARENT => Xf {
                 r: local[b].r,
@@ -626,6 +701,18 @@ impl SegmentCtx<'_> {
             q => Xf::compose(&parent_row[q as usize], &local[b]),
         }
     }
+}
+
+/// What [`SegmentCtx::refine`] keeps per sample (row) and bone: decoded local and object
+/// transforms and errors, and a trial's scratch copies.
+struct RefineState {
+    local: Vec<Xf>,
+    obj: Vec<Xf>,
+    err: Vec<f32>,
+    tmp: Vec<Xf>,
+    tmp_err: Vec<f32>,
+    new_local: Vec<Xf>,
+    order: Vec<(f32, usize)>,
 }
 
 /// Sets the sub-track of `t` in a decoded local transform.
