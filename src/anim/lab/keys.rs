@@ -348,7 +348,8 @@ pub fn reduce_clip(
 ) -> Result<Reduced, String> {
     let nb = clip.num_bones();
     let reach = reaches(clip, shells);
-    let mut tol: Vec<f64> = vec![target as f64 * 0.5; nb];
+    // Start at the whole target per bone: the check below tightens the chains that add up.
+    let mut tol: Vec<f64> = vec![target as f64; nb];
     let mut keep_all = vec![false; nb];
     let mut tracks: Vec<TrackKeys> = Vec::with_capacity(3 * nb);
     for b in 0..nb {

@@ -96,7 +96,7 @@ impl Default for LabOptions {
 
 /// The lab codecs' decoders over one key set, for [`keys::reduce_clip`]: the reconstruction at
 /// every sample and at every midpoint, through the unsorted decoder.
-fn decode_key_set(clip: &RawClip, ks: &keys::KeySet) -> (RawClip, RawClip) {
+pub fn decode_key_set(clip: &RawClip, ks: &keys::KeySet) -> (RawClip, RawClip) {
     let u = unsorted::Unsorted::encode(ks);
     let at = keys::clip_from_poses(clip, clip.num_samples, |s, p| u.decode(s as f32, p, &mut NoProbe));
     let mid = keys::clip_from_poses(clip, clip.num_samples.saturating_sub(1), |s, p| {
