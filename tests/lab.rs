@@ -56,7 +56,11 @@ fn unsorted_counters_match_a_hand_count() {
     let mut c = Counter::default();
     u.decode(1.5, &mut pose, &mut c);
     assert_eq!(c.end_pose(), (78, 2));
-    assert!((pose.translations[0].x - 5.0).abs() < 1e-3, "{:?}", pose.translations[0]);
+    assert!(
+        (pose.translations[0].x - 5.0).abs() < 1e-3,
+        "{:?}",
+        pose.translations[0]
+    );
 
     // Five keys at 0, 1, 2, 3, 4 (n = 5): times at 64..69, values at 69..99. At x = 3.5 the
     // search over keys 0..=3 probes key 2 (64+2), then key 3 (64+3), then reads keys 3 and 4
@@ -120,9 +124,18 @@ fn both_key_layouts_decode_identically_for_every_access_pattern() {
     };
     let (lab, lossy) = lab::run_clip(&clip, "walk", &opts).unwrap();
     assert_eq!(lab.codecs.len(), 3);
-    let kr = lossy.iter().find(|l| l.codec == lab::KEY_REDUCTION).unwrap();
-    let ss = lossy.iter().find(|l| l.codec == lab::SORTED_STREAM).unwrap();
-    assert_eq!(kr.clip, ss.clip, "same keys, same reconstruction at every sample");
+    let kr = lossy
+        .iter()
+        .find(|l| l.codec == lab::KEY_REDUCTION)
+        .unwrap();
+    let ss = lossy
+        .iter()
+        .find(|l| l.codec == lab::SORTED_STREAM)
+        .unwrap();
+    assert_eq!(
+        kr.clip, ss.clip,
+        "same keys, same reconstruction at every sample"
+    );
     // Random, backward and forward access through one context agree with the unsorted decoder.
     let ks = clipforge::anim::lab::keys::reduce_clip(
         &clip,
@@ -138,7 +151,12 @@ fn both_key_layouts_decode_identically_for_every_access_pattern() {
     for times in lab::pattern_times(clip.num_samples, clip.sample_rate) {
         for x in times {
             u.decode(x, &mut a, &mut clipforge::anim::lab::probe::NoProbe);
-            s.decode(x, &mut ctx, &mut b, &mut clipforge::anim::lab::probe::NoProbe);
+            s.decode(
+                x,
+                &mut ctx,
+                &mut b,
+                &mut clipforge::anim::lab::probe::NoProbe,
+            );
             assert_eq!(a, b, "at {x} samples");
         }
     }
@@ -169,7 +187,11 @@ fn every_lab_codec_meets_the_threshold_on_generated_clips() {
             assert!(e.max <= threshold as f64, "{}: {}", l.codec, e.max);
         }
         // The key reduction removed keys on a smooth procedural motion.
-        let kr = lab.codecs.iter().find(|c| c.codec == lab::KEY_REDUCTION).unwrap();
+        let kr = lab
+            .codecs
+            .iter()
+            .find(|c| c.codec == lab::KEY_REDUCTION)
+            .unwrap();
         let all = clip.num_bones() * 3 * samples;
         assert!(kr.keys < all, "{} keys of {all}", kr.keys);
     }
@@ -208,7 +230,10 @@ fn lab_exports_meet_the_threshold_by_clip_eval_on_real_clips() {
     };
     let tools = data.join("../tools");
     if !tools.join("clip_eval.py").is_file() || !python_with_numpy() {
-        eprintln!("skipped: needs python3 with numpy and {}/clip_eval.py", tools.display());
+        eprintln!(
+            "skipped: needs python3 with numpy and {}/clip_eval.py",
+            tools.display()
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -217,14 +242,22 @@ fn lab_exports_meet_the_threshold_by_clip_eval_on_real_clips() {
         ..Default::default()
     };
     for name in ["09_02", "104_30", "81_18_looping", "09_02_with_scale"] {
-        let raw = data.join("acl-regression").join(format!("{name}.acl.sjson"));
-        let clip = clipforge::anim::formats::load_clips(&raw).unwrap().remove(0);
+        let raw = data
+            .join("acl-regression")
+            .join(format!("{name}.acl.sjson"));
+        let clip = clipforge::anim::formats::load_clips(&raw)
+            .unwrap()
+            .remove(0);
         let (_, lossy) = lab::run_clip(&clip, name, &opts).unwrap();
         for l in &lossy {
             let out = dir.path().join(format!("{name}.{}.acl.sjson", l.codec));
             std::fs::write(&out, clipforge::anim::formats::write_acl_clip(&l.clip)).unwrap();
             let e = clip_eval(&tools, &raw, &out);
-            assert!(e <= 0.01, "{name} {}: clip_eval.py measures {e} cm", l.codec);
+            assert!(
+                e <= 0.01,
+                "{name} {}: clip_eval.py measures {e} cm",
+                l.codec
+            );
         }
     }
 }

@@ -103,12 +103,14 @@ pub fn run(args: &LabArgs) -> ExitCode {
             .map_err(|e| e.message)
             .and_then(|bytes: Vec<u8>| {
                 formats::load_clips_from_bytes(&bytes, &f.path).map_err(|e| e.to_string())
-            })
-        {
+            }) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("{shown}: {e}");
-                errors.push(ClipError { path: shown, error: e });
+                errors.push(ClipError {
+                    path: shown,
+                    error: e,
+                });
                 continue;
             }
         };
@@ -178,7 +180,10 @@ pub fn run(args: &LabArgs) -> ExitCode {
 }
 
 fn print_clip(lab: &ClipLab) {
-    println!("{} ({} bones, {} samples)", lab.clip, lab.bones, lab.samples);
+    println!(
+        "{} ({} bones, {} samples)",
+        lab.clip, lab.bones, lab.samples
+    );
     for c in &lab.codecs {
         println!(
             "  {:<14} {:>9} B  max {:.5} cm  {:>8.0} B/pose  {:>6.1} lines/pose  ctx {:>6} B  fwd30 {:>7.0} ns  back {:>8.0} ns  random {:>8.0} ns",
@@ -229,7 +234,16 @@ fn print_totals(labs: &[ClipLab], threshold: f32) {
     );
     println!(
         "  {:<14} {:>11} {:>11} {:>14} {:>12} {:>11} {:>11} {:>11} {:>11} {:>11}",
-        "codec", "bytes", "keys", "B touched/pose", "lines/pose", "context B", "max err cm", "fwd30 ns", "back ns", "random ns"
+        "codec",
+        "bytes",
+        "keys",
+        "B touched/pose",
+        "lines/pose",
+        "context B",
+        "max err cm",
+        "fwd30 ns",
+        "back ns",
+        "random ns"
     );
     for (name, t) in &totals {
         println!(

@@ -219,7 +219,15 @@ impl TrackSamples {
 
     /// Does the line from key `a` (value `va`) to key `b` (value `vb`) stay within `tol` at
     /// every sample in `a..=b` and every midpoint in `a..b`?
-    fn fits(&self, a: usize, va: glam::DVec4, b: usize, vb: glam::DVec4, tol: f64, reach: f64) -> bool {
+    fn fits(
+        &self,
+        a: usize,
+        va: glam::DVec4,
+        b: usize,
+        vb: glam::DVec4,
+        tol: f64,
+        reach: f64,
+    ) -> bool {
         let span = (b - a).max(1) as f64;
         for j in a..=b {
             let v = blend64(self.kind, va, vb, (j - a) as f64 / span);
@@ -239,7 +247,14 @@ impl TrackSamples {
 
 /// Reduces one sub-track within local tolerance `tol` at `reach`; `keep_all` stores every sample
 /// as raw float32 (the last resort, error = float32 rounding alone).
-fn reduce_track(clip: &RawClip, bone: usize, kind: u8, tol: f64, reach: f64, keep_all: bool) -> TrackKeys {
+fn reduce_track(
+    clip: &RawClip,
+    bone: usize,
+    kind: u8,
+    tol: f64,
+    reach: f64,
+    keep_all: bool,
+) -> TrackKeys {
     let n = clip.num_samples;
     let ts = TrackSamples::new(clip, bone, kind);
     let mut out = TrackKeys {
@@ -283,7 +298,10 @@ fn reduce_track(clip: &RawClip, bone: usize, kind: u8, tol: f64, reach: f64, kee
     let (storage, words): (Storage, Vec<[u32; 4]>) = if q16_ok {
         (q16, q_words)
     } else {
-        (Storage::Raw, values.iter().map(|&v| encode_raw(v)).collect())
+        (
+            Storage::Raw,
+            values.iter().map(|&v| encode_raw(v)).collect(),
+        )
     };
     out.storage = storage;
     let dec: Vec<glam::DVec4> = words
@@ -301,7 +319,10 @@ fn reduce_track(clip: &RawClip, bone: usize, kind: u8, tol: f64, reach: f64, kee
     out.words.push(words[0]);
     while a < n - 1 {
         let mut b = a + 1;
-        while b + 1 < n && b + 1 - a <= MAX_SPAN && ts.fits(a, dec[a], b + 1, dec[b + 1], tol, reach) {
+        while b + 1 < n
+            && b + 1 - a <= MAX_SPAN
+            && ts.fits(a, dec[a], b + 1, dec[b + 1], tol, reach)
+        {
             b += 1;
         }
         out.times.push(b as u32);
@@ -319,7 +340,10 @@ fn reaches(clip: &RawClip, shells: &[f32]) -> Vec<f64> {
     for b in (0..nb).rev() {
         let (_, t, s) = clip.track(b);
         let len = t.iter().map(|v| v.length() as f64).fold(0.0, f64::max);
-        let scale = s.iter().map(|v| v.abs().max_element() as f64).fold(1.0, f64::max);
+        let scale = s
+            .iter()
+            .map(|v| v.abs().max_element() as f64)
+            .fold(1.0, f64::max);
         if let Some(p) = clip.skeleton.parent(b) {
             reach[p] = reach[p].max(len + reach[b] * scale);
         }

@@ -98,7 +98,9 @@ impl Default for LabOptions {
 /// every sample and at every midpoint, through the unsorted decoder.
 pub fn decode_key_set(clip: &RawClip, ks: &keys::KeySet) -> (RawClip, RawClip) {
     let u = unsorted::Unsorted::encode(ks);
-    let at = keys::clip_from_poses(clip, clip.num_samples, |s, p| u.decode(s as f32, p, &mut NoProbe));
+    let at = keys::clip_from_poses(clip, clip.num_samples, |s, p| {
+        u.decode(s as f32, p, &mut NoProbe)
+    });
     let mid = keys::clip_from_poses(clip, clip.num_samples.saturating_sub(1), |s, p| {
         u.decode(s as f32 + 0.5, p, &mut NoProbe)
     });
@@ -167,7 +169,11 @@ fn decode_ns(times: &[Vec<f32>; 4], timings: bool, mut decode: impl FnMut(f32)) 
 }
 
 /// Runs the three codecs on one clip.
-pub fn run_clip(clip: &RawClip, path: &str, opts: &LabOptions) -> Result<(ClipLab, Vec<Lossy>), String> {
+pub fn run_clip(
+    clip: &RawClip,
+    path: &str,
+    opts: &LabOptions,
+) -> Result<(ClipLab, Vec<Lossy>), String> {
     let settings = CompressionSettings {
         error_threshold: opts.settings_threshold,
         shell_distance: opts.shell_distance,
@@ -220,7 +226,8 @@ pub fn run_clip(clip: &RawClip, path: &str, opts: &LabOptions) -> Result<(ClipLa
     });
 
     // (b) key reduction, unsorted.
-    let target = (opts.settings_threshold - INPUT_ROUNDING_MARGIN).max(opts.settings_threshold * 0.5);
+    let target =
+        (opts.settings_threshold - INPUT_ROUNDING_MARGIN).max(opts.settings_threshold * 0.5);
     let reduced = keys::reduce_clip(clip, &shells, target, &|ks| decode_key_set(clip, ks))?;
     let num_keys = reduced.keys.num_keys();
     let u = unsorted::Unsorted::encode(&reduced.keys);

@@ -112,7 +112,13 @@ impl Sorted {
             buf.extend_from_slice(&v.to_le_bytes());
         }
         buf.extend_from_slice(&keys.sample_rate.to_le_bytes());
-        for v in [entries.len() as u32, JUMP_INTERVAL as u32, num_jumps as u32, 0, 0] {
+        for v in [
+            entries.len() as u32,
+            JUMP_INTERVAL as u32,
+            num_jumps as u32,
+            0,
+            0,
+        ] {
             buf.extend_from_slice(&v.to_le_bytes());
         }
         let mut infos = Vec::with_capacity(nt);
@@ -133,7 +139,8 @@ impl Sorted {
         for j in 0..num_jumps {
             let x = j * JUMP_INTERVAL;
             let off = buf.len();
-            buf[jumps_off + 8 * j..jumps_off + 8 * j + 4].copy_from_slice(&(off as u32).to_le_bytes());
+            buf[jumps_off + 8 * j..jumps_off + 8 * j + 4]
+                .copy_from_slice(&(off as u32).to_le_bytes());
             for (ti, t) in keys.tracks.iter().enumerate() {
                 match t.times.len() {
                     0 => {}
@@ -247,7 +254,11 @@ impl Sorted {
                 off += size;
                 (t1, v1)
             };
-            probe.read(Region::Context, CONTEXT_HEADER_BYTES + CONTEXT_TRACK_BYTES * ti, CONTEXT_TRACK_BYTES);
+            probe.read(
+                Region::Context,
+                CONTEXT_HEADER_BYTES + CONTEXT_TRACK_BYTES * ti,
+                CONTEXT_TRACK_BYTES,
+            );
             ctx.slots[ti] = Slot { t0, t1, v0, v1 };
         }
     }
@@ -257,7 +268,11 @@ impl Sorted {
     /// is behind it or more than a jump interval ahead.
     pub fn decode<P: Probe>(&self, x: f32, ctx: &mut Context, pose: &mut Pose, probe: &mut P) {
         let last = self.num_samples.saturating_sub(1) as f32;
-        let x = if x.is_finite() { x.clamp(0.0, last) } else { 0.0 };
+        let x = if x.is_finite() {
+            x.clamp(0.0, last)
+        } else {
+            0.0
+        };
         probe.read(Region::Context, 0, CONTEXT_HEADER_BYTES);
         let j = ((x as usize) / JUMP_INTERVAL).min(self.num_jumps - 1);
         if !ctx.valid || x < ctx.x || (j * JUMP_INTERVAL) as f32 > ctx.x {
@@ -270,7 +285,11 @@ impl Sorted {
             // The head entry is needed once x reaches its sub-track's current next key.
             probe.read(Region::Clip, ctx.pos, 2);
             let ti = u16_at(&self.buf, ctx.pos) as usize;
-            probe.read(Region::Context, CONTEXT_HEADER_BYTES + CONTEXT_TRACK_BYTES * ti, CONTEXT_TRACK_BYTES);
+            probe.read(
+                Region::Context,
+                CONTEXT_HEADER_BYTES + CONTEXT_TRACK_BYTES * ti,
+                CONTEXT_TRACK_BYTES,
+            );
             if ctx.slots[ti].t1 > x {
                 break;
             }
@@ -285,7 +304,11 @@ impl Sorted {
             };
         }
         for (ti, s) in ctx.slots.iter().enumerate() {
-            probe.read(Region::Context, CONTEXT_HEADER_BYTES + CONTEXT_TRACK_BYTES * ti, CONTEXT_TRACK_BYTES);
+            probe.read(
+                Region::Context,
+                CONTEXT_HEADER_BYTES + CONTEXT_TRACK_BYTES * ti,
+                CONTEXT_TRACK_BYTES,
+            );
             let kind = self.infos[ti].1;
             let v = if s.t1 > s.t0 {
                 let alpha = ((x - s.t0) / (s.t1 - s.t0)).clamp(0.0, 1.0);

@@ -6,7 +6,9 @@
 //! clip ranges, sub-track descriptors).
 
 use super::probe::{Probe, Region};
-use crate::anim::runtime::format::{self, DROPPED_NONE, DROPPED_NONE_BITS, unpack_descriptor, unpack_widths};
+use crate::anim::runtime::format::{
+    self, DROPPED_NONE, DROPPED_NONE_BITS, unpack_descriptor, unpack_widths,
+};
 
 /// Bytes of the reader's per-bone decoded constants (rotation, translation, scale: 16 each).
 pub const READER_BYTES_PER_BONE: usize = 48;
@@ -91,9 +93,17 @@ impl Layout {
             return (0, 0);
         }
         let last = if self.wrap { n } else { n - 1 };
-        let x = if x.is_finite() { x.clamp(0.0, last as f32) } else { 0.0 };
+        let x = if x.is_finite() {
+            x.clamp(0.0, last as f32)
+        } else {
+            0.0
+        };
         let i0 = (x as usize).min(last.saturating_sub(1)).min(n - 1);
-        let i1 = if i0 + 1 >= n { if self.wrap { 0 } else { n - 1 } } else { i0 + 1 };
+        let i1 = if i0 + 1 >= n {
+            if self.wrap { 0 } else { n - 1 }
+        } else {
+            i0 + 1
+        };
         (i0, i1)
     }
 

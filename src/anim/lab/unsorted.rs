@@ -152,7 +152,11 @@ impl Unsorted {
         let b = &self.buf[..];
         probe.read(Region::Clip, 0, HEADER_BYTES);
         let last = self.num_samples.saturating_sub(1) as f32;
-        let x = if x.is_finite() { x.clamp(0.0, last) } else { 0.0 };
+        let x = if x.is_finite() {
+            x.clamp(0.0, last)
+        } else {
+            0.0
+        };
         let tb = self.time_bytes;
         let time_at = |off: usize| -> u32 {
             if tb == 1 {
