@@ -132,8 +132,9 @@ pub fn pattern_times(n: usize, rate: f32) -> [Vec<f32>; 4] {
     [f30, f60, backward, random]
 }
 
-/// Mean ns per pose of `decode` over `times`, repeated until at least 2 ms have run (warm:
-/// the clip was decoded just before).
+/// Ns per pose of `decode` over `times`: the fastest of three runs of at least 2 ms each (warm:
+/// the clip was decoded just before; the fastest run is the one least disturbed by other work
+/// on the machine).
 fn time_per_pose(times: &[f32], mut decode: impl FnMut(f32)) -> f64 {
     if times.is_empty() {
         return 0.0;
@@ -141,15 +142,19 @@ fn time_per_pose(times: &[f32], mut decode: impl FnMut(f32)) -> f64 {
     for &t in times {
         decode(t);
     }
-    let start = Instant::now();
-    let mut poses = 0u64;
-    while start.elapsed().as_secs_f64() < 2e-3 {
-        for &t in times {
-            decode(t);
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let mut poses = 0u64;
+        while start.elapsed().as_secs_f64() < 2e-3 {
+            for &t in times {
+                decode(t);
+            }
+            poses += times.len() as u64;
         }
-        poses += times.len() as u64;
+        best = best.min(start.elapsed().as_nanos() as f64 / poses as f64);
     }
-    start.elapsed().as_nanos() as f64 / poses as f64
+    best
 }
 
 fn decode_ns(times: &[Vec<f32>; 4], timings: bool, mut decode: impl FnMut(f32)) -> DecodeNs {
