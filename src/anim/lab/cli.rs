@@ -126,6 +126,14 @@ pub fn run(args: &LabArgs) -> ExitCode {
                 Ok((mut lab, lossy)) => {
                     lab.clip = name.clone();
                     print_clip(&lab);
+                    // The key reduction's last resort (raw keys) meets any threshold above
+                    // float32 rounding; say so loudly if a codec still does not.
+                    for c in lab.codecs.iter().filter(|c| c.max_error_cm > t as f64) {
+                        eprintln!(
+                            "{shown}: warning: {} measures {:.6} cm, over the {t} cm threshold",
+                            c.codec, c.max_error_cm
+                        );
+                    }
                     if let Some(dir) = &args.export_lossy {
                         for l in &lossy {
                             let out = dir.join(format!("{name}.{}.acl.sjson", l.codec));
