@@ -311,3 +311,20 @@ fn uniform_counters_match_a_hand_count() {
         ((12 + 2 + stream + 84) as u64, (1 + lines_stream + 2) as u64)
     );
 }
+
+#[test]
+fn access_patterns_stay_bounded_for_a_hostile_sample_rate() {
+    // 30 Hz clip: one pose per sample forward at 30 Hz, two at 60 Hz.
+    let [f30, f60, back, random] = lab::pattern_times(100, 30.0);
+    assert_eq!((f30.len(), f60.len(), back.len()), (100, 199, 100));
+    assert!(random.iter().all(|&x| (0.0..=99.0).contains(&x)));
+    // A clip claiming 1e-30 Hz would mean ~1e32 poses at 30 Hz: capped at 4 per sample (+64).
+    for times in lab::pattern_times(10, 1e-30) {
+        assert!(
+            !times.is_empty() && times.len() <= 4 * 10 + 64,
+            "{}",
+            times.len()
+        );
+        assert!(times.iter().all(|&x| (0.0..=9.0).contains(&x)));
+    }
+}

@@ -110,9 +110,15 @@ pub fn decode_key_set(clip: &RawClip, ks: &keys::KeySet) -> (RawClip, RawClip) {
 /// Sample times (in samples) of each access pattern over a clip of `n` samples at `rate` Hz.
 pub fn pattern_times(n: usize, rate: f32) -> [Vec<f32>; 4] {
     let last = n.saturating_sub(1) as f32;
+    // A hostile sample rate (1e-30 Hz) would ask for billions of poses: at most 4 per sample.
+    let cap = 4 * n + 64;
     let forward = |hz: f32| {
-        let step = rate / hz;
-        let count = (last / step).floor() as usize + 1;
+        let step = (rate / hz).max(last / cap as f32);
+        let count = if step > 0.0 {
+            ((last / step).floor() as usize + 1).min(cap)
+        } else {
+            1
+        };
         (0..count).map(|i| i as f32 * step).collect::<Vec<_>>()
     };
     let f30 = forward(30.0);
