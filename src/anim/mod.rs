@@ -10,6 +10,7 @@ pub mod compress;
 pub mod error;
 pub mod formats;
 pub mod generate;
+pub mod lab;
 pub mod limits;
 pub mod pose;
 pub mod runtime;
