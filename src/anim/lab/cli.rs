@@ -99,14 +99,15 @@ pub fn run(args: &LabArgs) -> ExitCode {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     for f in &files {
         let shown = f.path.display().to_string();
+        // Import errors name the file and the place themselves.
         let clips = match read_input(&f.path)
-            .map_err(|e| e.message)
+            .map_err(|e| e.to_string())
             .and_then(|bytes: Vec<u8>| {
                 formats::load_clips_from_bytes(&bytes, &f.path).map_err(|e| e.to_string())
             }) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("{shown}: {e}");
+                eprintln!("{e}");
                 errors.push(ClipError {
                     path: shown,
                     error: e,

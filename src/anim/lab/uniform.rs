@@ -22,6 +22,17 @@ fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
 
+/// Size of the clip-range section: float32 min and extent (24 B) per animated sub-track, except
+/// that from version 3 on an animated rotation's range is 16-bit fixed point (12 B) and the
+/// section is padded to 4 bytes (`docs/FORMAT.md`, item 5).
+fn clip_ranges_bytes(version: u16, animated_rotations: usize, num_animated: usize) -> usize {
+    if version >= 3 {
+        format::align4(12 * animated_rotations + 24 * (num_animated - animated_rotations))
+    } else {
+        24 * num_animated
+    }
+}
+
 /// What the counting needs from a validated `.cfa` buffer.
 pub struct Layout {
     num_bones: usize,
@@ -49,6 +60,7 @@ impl Layout {
         let mut box_present = false;
         let mut per_segment_slot = Vec::with_capacity(num_animated);
         let mut slots = 0;
+        let mut animated_rotations = 0;
         for b in 0..num_bones {
             let (kinds, dropped) = unpack_descriptor(buf[desc + b]);
             if kinds[1] == format::KIND_CONSTANT_Q {
@@ -56,6 +68,9 @@ impl Layout {
             }
             for (k, &kind) in kinds.iter().enumerate() {
                 if kind == format::KIND_ANIMATED {
+                    if k == 0 {
+                        animated_rotations += 1;
+                    }
                     if k == 0 && dropped == 2 {
                         per_segment_slot.push(Some(slots));
                         slots += 1;
@@ -69,7 +84,7 @@ impl Layout {
             + 12 * num_f32
             + if box_present { 24 } else { 0 }
             + format::align4(6 * num_q16)
-            + 24 * num_animated;
+            + clip_ranges_bytes(u16_at(buf, 4), animated_rotations, num_animated);
         Self {
             num_bones,
             num_stored,
