@@ -30,7 +30,7 @@ enum Command {
     /// Watch a folder and compress clips as they appear or change (runs until killed).
     Watch(cli::WatchArgs),
     /// Codec lab: the uniform codec, key reduction and a sorted key stream measured side by side.
-    Lab(clipforge::anim::lab::cli::LabArgs),
+    Lab(clipforge::pipeline::lab::LabArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Some(Command::Decompress(args)) => cli::run_decompress(&args),
         Some(Command::Convert(args)) => cli::run_convert(&args),
         Some(Command::Watch(args)) => cli::run_watch(&args),
-        Some(Command::Lab(args)) => clipforge::anim::lab::cli::run(&args),
+        Some(Command::Lab(args)) => clipforge::pipeline::lab::run(&args),
         None => open_app(),
     }
 }

@@ -7,6 +7,7 @@ pub mod cache;
 pub mod cli;
 pub mod folder_settings;
 pub mod interrupt;
+pub mod lab;
 pub mod pipelines;
 pub mod report;
 pub mod watch;

@@ -4,9 +4,8 @@
 //! sub-track in UE4's unsorted layout ([`unsorted`]) and the same keys as a sorted key stream in
 //! BitSquid's manner ([`sorted`]). For each: compressed bytes, max error, bytes and cache lines
 //! the decoder touches per full pose (counted by the decoders, [`probe`]), the per-instance
-//! context's size and decode time per pose for four access patterns. No UI; the CLI is [`cli`].
+//! context's size and decode time per pose for four access patterns. No UI; the CLI is `pipeline::lab`.
 
-pub mod cli;
 pub mod keys;
 pub mod probe;
 pub mod sorted;

@@ -2,10 +2,10 @@
 //! found, a table per clip and the totals (the articles' "three challengers" table), the JSON of
 //! issue 16, and each codec's reconstruction as `.acl.sjson` for `clip_eval.py`.
 
-use super::{ClipLab, LabOptions};
+use super::cli::{MemoryArgs, collect_files};
+use super::{clip_stem, read_input, sanitize_name};
 use crate::anim::formats;
-use crate::pipeline::cli::{MemoryArgs, collect_files};
-use crate::pipeline::{clip_stem, read_input, sanitize_name};
+use crate::anim::lab::{self, ClipLab, LabOptions};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -101,7 +101,7 @@ pub fn run(args: &LabArgs) -> ExitCode {
         let shown = f.path.display().to_string();
         // Import errors name the file and the place themselves.
         let clips = match read_input(&f.path)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.message)
             .and_then(|bytes: Vec<u8>| {
                 formats::load_clips_from_bytes(&bytes, &f.path).map_err(|e| e.to_string())
             }) {
@@ -123,7 +123,7 @@ pub fn run(args: &LabArgs) -> ExitCode {
             } else {
                 stem
             };
-            match super::run_clip(clip, &shown, &opts) {
+            match lab::run_clip(clip, &shown, &opts) {
                 Ok((mut lab, lossy)) => {
                     lab.clip = name.clone();
                     print_clip(&lab);
