@@ -197,7 +197,7 @@ fn exclude_patterns_from_files_and_the_command_line() {
     assert!(!out.join("a/draft.tmp.cfa").exists());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("3 clip file(s) left out by exclude patterns"),
+        err.contains("3 clip files left out by exclude patterns"),
         "{err}"
     );
 

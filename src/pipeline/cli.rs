@@ -265,6 +265,9 @@ pub struct Collected {
     /// Special files (FIFOs, devices, sockets) met in the scanned folders and not named like
     /// clips: skipped (never opened), one warning line each.
     pub special: Vec<super::SpecialFile>,
+    /// How many of the given paths do not exist (each also one row of `bad`): the summary says
+    /// so rather than counting a typo as a failed clip.
+    pub missing: usize,
 }
 
 /// Collects the clip files of the given paths; paths that are missing or not clips become error rows,
@@ -275,6 +278,7 @@ pub fn collect_files(paths: &[PathBuf], output: &Path) -> Collected {
     let mut files = Vec::new();
     let mut bad = Vec::new();
     let mut special = Vec::new();
+    let mut missing = 0;
     for p in paths {
         let bad_row = |msg: String| ClipReport {
             input: p.display().to_string(),
@@ -285,7 +289,8 @@ pub fn collect_files(paths: &[PathBuf], output: &Path) -> Collected {
         let meta = match std::fs::metadata(p) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                bad.push(bad_row("no such file or folder".into()));
+                bad.push(bad_row("does not exist (no such file or folder)".into()));
+                missing += 1;
                 continue;
             }
             Err(e) => {
@@ -343,6 +348,7 @@ pub fn collect_files(paths: &[PathBuf], output: &Path) -> Collected {
         files,
         bad,
         special,
+        missing,
     }
 }
 
@@ -378,6 +384,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         files,
         bad,
         special,
+        missing,
     } = collect_files(&args.paths, &args.output);
     // Exclude patterns (command line and folder files), over the path relative to its input.
     let excluder = SettingsResolver::new(settings.clone(), overrides.clone());
@@ -419,7 +426,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
             return;
         } else {
             format!(
-                "[{done}/{total}] {} {} ({}): {:.1}:1, max error {:.4} cm, {:.1} ms",
+                "[{done}/{total}] {} {} ({}): {}, max error {:.4} cm, {:.1} ms",
                 if r.skipped {
                     "up to date"
                 } else {
@@ -427,7 +434,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
                 },
                 r.input,
                 r.clip,
-                r.ratio,
+                super::report::format_ratio(r.ratio, 1),
                 r.max_error_cm,
                 r.compress_ms
             )
@@ -456,14 +463,17 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     }
     report.clips.extend(bad);
     report.recompute_totals();
-    print_summary(&report);
+    print_summary(&report, missing);
     if excluded > 0 {
-        say!("{excluded} clip file(s) left out by exclude patterns");
+        say!(
+            "{} left out by exclude patterns",
+            super::report::count(excluded, "clip file", "clip files")
+        );
     }
     if !special.is_empty() {
         say!(
-            "{} special file(s) skipped (not regular files, not named like clips)",
-            special.len()
+            "{} skipped (not regular files, not named like clips)",
+            super::report::count(special.len(), "special file", "special files")
         );
     }
     let interrupted = interrupt.as_ref().is_some_and(|i| i.received().is_some());
@@ -495,26 +505,34 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     code
 }
 
-fn print_summary(report: &BatchReport) {
+/// `missing`: rows of paths that do not exist, counted in the report's totals (each is an error
+/// row) but said apart here: they are not clips.
+fn print_summary(report: &BatchReport, missing: usize) {
     let t = &report.totals;
     let done = t.clips - t.failed - t.skipped - t.cancelled;
+    let missing = missing.min(t.failed);
     say!(
-        "{} clips: {done} compressed, {} up to date, {} failed{}",
-        t.clips,
+        "{}: {done} compressed, {} up to date, {} failed{}{}",
+        super::report::count(t.clips - missing, "clip", "clips"),
         t.skipped,
-        t.failed,
+        t.failed - missing,
         if t.cancelled > 0 {
             format!(", {} cancelled", t.cancelled)
         } else {
             String::new()
+        },
+        match missing {
+            0 => String::new(),
+            1 => "; 1 path does not exist".to_string(),
+            n => format!("; {n} paths do not exist"),
         }
     );
     if t.raw_bytes > 0 {
         say!(
-            "raw {:.2} MB -> {:.2} MB ({:.2}:1), worst error {:.4} cm",
+            "raw {:.2} MB -> {:.2} MB ({}), worst error {:.4} cm",
             mb(t.raw_bytes),
             mb(t.compressed_bytes),
-            t.ratio,
+            super::report::format_ratio(t.ratio, 2),
             t.max_error_cm
         );
     }
@@ -768,16 +786,16 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         }
     );
     out!(
-        "compressed:  {} bytes runtime data, {:.2}:1",
+        "compressed:  {} bytes runtime data, {}",
         r.runtime_bytes,
-        r.ratio
+        super::report::format_ratio(r.ratio, 2)
     );
     out!(
-        "sub-tracks:  {} default, {} constant, {} animated; {} segment(s)",
+        "sub-tracks:  {} default, {} constant, {} animated; {}",
         r.default_subtracks,
         r.constant_subtracks,
         r.animated_subtracks,
-        r.segments
+        super::report::count(r.segments as usize, "segment", "segments")
     );
     let hist: Vec<String> = r
         .bit_rate_histogram

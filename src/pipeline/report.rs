@@ -277,6 +277,16 @@ pub fn csv_field(s: &str) -> String {
     }
 }
 
+/// "1 clip", "2 clips": counts in human-readable output (never in JSON/CSV).
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A compression ratio as the app shows it ("11.9×"); `decimals` 1 per clip, 2 for totals.
+pub fn format_ratio(ratio: f64, decimals: usize) -> String {
+    format!("{ratio:.decimals$}×")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,5 +340,14 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("plain"), "plain");
+    }
+
+    #[test]
+    fn counts_and_ratios_read_as_the_app_writes_them() {
+        assert_eq!(count(1, "clip", "clips"), "1 clip");
+        assert_eq!(count(0, "clip", "clips"), "0 clips");
+        assert_eq!(count(2, "file", "files"), "2 files");
+        assert_eq!(format_ratio(11.94, 1), "11.9×");
+        assert_eq!(format_ratio(3.456, 2), "3.46×");
     }
 }

@@ -255,6 +255,16 @@ fn load_bytes(
     format: ClipFormat,
     options: &ImportOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    // Said once here for every format: each parser alone would name the first thing it misses
+    // (e.g. "missing 'version = N'"), which sends the user looking for a typo in a file with no text.
+    if bytes.trim_ascii().is_empty() {
+        let message = if bytes.is_empty() {
+            "empty file"
+        } else {
+            "empty file (only whitespace)"
+        };
+        return Err(ImportError::new(path, None, message));
+    }
     match format {
         ClipFormat::AclSjson => {
             let text = utf8(bytes, path)?;

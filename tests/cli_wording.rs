@@ -1,0 +1,169 @@
+//! The CLI's wording as users read it (issue 12, "Wording"), checked through the real binary:
+//! `path:line: message` errors, "empty file", plurals, "11.9×" ratios, thousands separators in
+//! `headers`, and what `inspect` says about a file that is not a `.cfa`.
+
+use clipforge::anim::formats::write_acl_clip;
+use clipforge::anim::generate::{GenerateOptions, generate};
+use clipforge::pipeline::report::BatchReport;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_clipforge");
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn json_errors(path: &Path) -> Vec<String> {
+    let report: BatchReport = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    report.clips.into_iter().filter_map(|c| c.error).collect()
+}
+
+fn valid_acl() -> String {
+    write_acl_clip(&generate(&GenerateOptions::default()))
+}
+
+#[test]
+fn errors_name_the_file_and_line_like_a_compiler() {
+    let dir = tempfile::tempdir().unwrap();
+    // Line 6 closes the hierarchy and the MOTION section never comes.
+    std::fs::write(
+        dir.path().join("bad.bvh"),
+        "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 3 Xrotation Yrotation Zrotation\n}\n",
+    )
+    .unwrap();
+    // A syntax error on line 3 of an ACL clip.
+    std::fs::write(
+        dir.path().join("bad.acl.sjson"),
+        "version = 5\nclip = {\n  name ] \"x\"\n}\n",
+    )
+    .unwrap();
+    let o = run(
+        dir.path(),
+        &[
+            "compress",
+            "bad.bvh",
+            "bad.acl.sjson",
+            "-o",
+            "out",
+            "--json",
+            "r.json",
+        ],
+    );
+    let err = stderr(&o);
+    assert!(err.contains("FAILED bad.bvh:6: "), "{err}");
+    assert!(err.contains("FAILED bad.acl.sjson:3: "), "{err}");
+    let errors = json_errors(&dir.path().join("r.json"));
+    assert!(
+        errors.iter().any(|e| e.starts_with("bad.bvh:6: ")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.starts_with("bad.acl.sjson:3: ")),
+        "{errors:?}"
+    );
+    // No bare line number after a colon ("failed: 6: …").
+    for line in err.lines() {
+        let bare = line
+            .split(": ")
+            .skip(1)
+            .any(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()));
+        assert!(!bare, "bare line number in {line:?}");
+    }
+}
+
+#[test]
+fn an_empty_file_is_called_empty_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "e.acl.sjson",
+        "e.bvh",
+        "e.gltf",
+        "e.glb",
+        "e.fbx",
+        "w.acl.sjson",
+    ];
+    for n in names {
+        let body = if n.starts_with('w') { " \n\t\n" } else { "" };
+        std::fs::write(dir.path().join(n), body).unwrap();
+    }
+    let mut args = vec!["compress"];
+    args.extend(names);
+    args.extend(["-o", "out", "--json", "r.json"]);
+    let o = run(dir.path(), &args);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    for n in names {
+        assert!(
+            err.contains(&format!("FAILED {n}: empty file")),
+            "{n}: {err}"
+        );
+    }
+    assert!(!err.contains("version = N"), "{err}");
+    let errors = json_errors(&dir.path().join("r.json"));
+    assert_eq!(errors.len(), names.len(), "{errors:?}");
+    assert!(
+        errors.iter().all(|e| e.contains(": empty file")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_missing_path_is_said_missing_and_counts_read_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(dir.path(), &["compress", "no/such/dir", "-o", "out"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("no/such/dir: does not exist"), "{err}");
+    assert!(err.contains("1 path does not exist"), "{err}");
+    assert!(!err.contains("1 clips"), "{err}");
+    assert!(err.contains("0 clips: "), "{err}");
+
+    std::fs::write(dir.path().join("one.acl.sjson"), valid_acl()).unwrap();
+    let o = run(dir.path(), &["compress", "one.acl.sjson", "-o", "out"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("1 clip: 1 compressed"), "{err}");
+}
+
+#[test]
+fn ratios_read_like_the_app() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.acl.sjson"), valid_acl()).unwrap();
+    let o = run(dir.path(), &["compress", "one.acl.sjson", "-o", "out"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let per_clip = err.lines().find(|l| l.contains("compressed one")).unwrap();
+    let ratio = per_clip
+        .split("): ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    assert!(
+        ratio.ends_with('×') && ratio.trim_end_matches('×').parse::<f64>().unwrap() > 1.0,
+        "{per_clip}"
+    );
+    let total = err.lines().find(|l| l.starts_with("raw ")).unwrap();
+    assert!(total.contains("×), worst error"), "{total}");
+    assert!(!err.contains(":1"), "{err}");
+
+    let o = run(dir.path(), &["inspect", "out/one.cfa"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out.lines().find(|l| l.starts_with("compressed:")).unwrap();
+    assert!(line.ends_with('×') && !line.contains(":1"), "{line}");
+}
