@@ -167,3 +167,40 @@ fn ratios_read_like_the_app() {
     let line = out.lines().find(|l| l.starts_with("compressed:")).unwrap();
     assert!(line.ends_with('×') && !line.contains(":1"), "{line}");
 }
+
+#[test]
+fn inspect_on_a_clip_that_is_not_a_cfa_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let acl = valid_acl();
+    std::fs::write(dir.path().join("x.acl.sjson"), &acl).unwrap();
+    // The same clip under a name that says nothing: found by its contents.
+    std::fs::write(dir.path().join("renamed.cfa"), &acl).unwrap();
+    std::fs::write(dir.path().join("m.bvh"), "HIERARCHY\nROOT a\n").unwrap();
+    std::fs::write(dir.path().join("empty.cfa"), "").unwrap();
+    for (file, what) in [
+        ("x.acl.sjson", "ACL clip"),
+        ("renamed.cfa", "ACL clip"),
+        ("m.bvh", "BVH clip"),
+    ] {
+        for cmd in ["inspect", "decompress"] {
+            let mut args = vec![cmd, file];
+            if cmd == "decompress" {
+                args.extend(["-o", "back.acl.sjson"]);
+            }
+            let o = run(dir.path(), &args);
+            assert!(!o.status.success());
+            let err = stderr(&o);
+            assert!(err.contains(&format!("{file}: not a .cfa file")), "{err}");
+            assert!(err.contains(what), "{err}");
+            assert!(err.contains("clipforge compress"), "{err}");
+            assert!(err.contains("clipforge convert"), "{err}");
+            assert!(!err.contains("bad magic"), "{err}");
+        }
+    }
+    let err = stderr(&run(dir.path(), &["inspect", "empty.cfa"]));
+    assert!(err.contains("empty.cfa: empty file"), "{err}");
+    // A file of nothing we know still gets the reader's reason.
+    std::fs::write(dir.path().join("noise.cfa"), [7u8; 100]).unwrap();
+    let err = stderr(&run(dir.path(), &["inspect", "noise.cfa"]));
+    assert!(err.contains("noise.cfa: not a valid .cfa file: "), "{err}");
+}

@@ -643,6 +643,57 @@ pub fn select_clip(
     }
 }
 
+/// What a clip file the user gave to `inspect`/`decompress` holds, when it is not a `.cfa`:
+/// by name first, else by its first bytes (a clip renamed, or saved without its extension).
+fn sniff_clip_format(path: &Path, bytes: &[u8]) -> Option<&'static str> {
+    let named = ClipFormat::from_path(path).map(|f| match f {
+        ClipFormat::AclSjson => "an ACL clip (.acl.sjson)",
+        ClipFormat::Bvh => "a BVH clip",
+        ClipFormat::Gltf => "a glTF clip",
+        ClipFormat::Fbx => "an FBX file",
+    });
+    if named.is_some() {
+        return named;
+    }
+    let head = &bytes[..bytes.len().min(4096)];
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    if head.starts_with(b"glTF") {
+        Some("a glTF binary clip (.glb)")
+    } else if head.starts_with(b"Kaydara FBX Binary") || text.starts_with("; FBX") {
+        Some("an FBX file")
+    } else if text.starts_with("HIERARCHY") {
+        Some("a BVH clip")
+    } else if text.starts_with('{') && text.contains("\"asset\"") {
+        Some("a glTF clip")
+    } else if text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("version") && l.contains('=')
+    }) && text.contains("clip")
+    {
+        Some("an ACL clip (.acl.sjson)")
+    } else {
+        None
+    }
+}
+
+/// The error for a file that does not read as a `.cfa`: an empty file, a clip not compressed yet
+/// (with the command that compresses or converts it), or the reader's own reason.
+fn not_cfa_message(path: &Path, bytes: &[u8], reason: &str) -> String {
+    let p = path.display();
+    if bytes.is_empty() {
+        return format!("{p}: empty file (not a compressed .cfa clip)");
+    }
+    match sniff_clip_format(path, bytes) {
+        Some(what) => format!(
+            "{p}: not a .cfa file: this is {what}, not a compressed one; compress it first \
+             (clipforge compress {p} -o OUTDIR), or convert it to ACL's clip format \
+             (clipforge convert {p} -o OUT.acl.sjson)"
+        ),
+        None => format!("{p}: not a valid .cfa file: {reason}"),
+    }
+}
+
 /// `clipforge inspect FILE.cfa [--raw CLIP]`.
 pub fn run_inspect(args: &InspectArgs) -> ExitCode {
     args.memory.apply();
@@ -653,10 +704,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
     let reader = match ClipReader::new(&bytes) {
         Ok(r) => r,
         Err(e) => {
-            return fail(format!(
-                "{}: not a valid .cfa file: {e}",
-                args.file.display()
-            ));
+            return fail(not_cfa_message(&args.file, &bytes, &e.to_string()));
         }
     };
     // Decoding allocates bones x samples: checked against the budget first.
@@ -868,10 +916,7 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
             Err(e) => return fail(format!("{}: {e}", args.file.display())),
         },
         Err(e) => {
-            return fail(format!(
-                "{}: not a valid .cfa file: {e}",
-                args.file.display()
-            ));
+            return fail(not_cfa_message(&args.file, &bytes, &e.to_string()));
         }
     };
     if clip.name.is_empty() {
