@@ -204,3 +204,58 @@ fn inspect_on_a_clip_that_is_not_a_cfa_says_what_to_do() {
     let err = stderr(&run(dir.path(), &["inspect", "noise.cfa"]));
     assert!(err.contains("noise.cfa: not a valid .cfa file: "), "{err}");
 }
+
+#[test]
+fn headers_prints_big_numbers_with_separators_but_json_and_csv_stay_plain() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    // 1,500 lines in a header that 3 TUs include: Total Parsed above a thousand, per TU too.
+    let big: String = (0..1500).map(|i| format!("int v{i};\n")).collect();
+    std::fs::write(src.join("big.h"), big).unwrap();
+    for tu in ["a.cpp", "b.cpp", "c.cpp"] {
+        std::fs::write(
+            src.join(tu),
+            "#include \"big.h\"\nint main() { return 0; }\n",
+        )
+        .unwrap();
+    }
+    let o = run(
+        dir.path(),
+        &[
+            "headers",
+            "src",
+            "--compiler",
+            "none",
+            "--no-cache",
+            "--json",
+            "r.json",
+            "--csv",
+            "r.csv",
+            "--empty",
+            "src/big.h",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let total = out.lines().find(|l| l.starts_with("Total Parsed")).unwrap();
+    // 3 × (1,500 + 2) lines.
+    assert!(total.contains("4,506"), "{total}");
+    let contributor = out.lines().find(|l| l.ends_with("big.h")).unwrap();
+    assert!(
+        contributor.contains("4,500") && contributor.contains("1,500"),
+        "{contributor}"
+    );
+    let what_if = out.lines().find(|l| l.starts_with("What if")).unwrap();
+    assert!(what_if.contains("4,506 -> 6 (-4,500"), "{what_if}");
+
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert!(
+        json.to_string().contains("4506"),
+        "JSON keeps plain numbers"
+    );
+    assert!(!json.to_string().contains("4,506"));
+    let csv = std::fs::read_to_string(dir.path().join("r.csv")).unwrap();
+    assert!(csv.contains("4500") && !csv.contains("4,500"), "{csv}");
+}

@@ -153,6 +153,15 @@ fn write_out(path: &std::path::Path, text: &str) -> Result<(), String> {
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
+/// A count with thousands separators ("1,234,567"), for the human-readable output only: the
+/// JSON and CSV reports keep plain numbers for scripts.
+fn th<T: TryInto<i64> + Copy + std::fmt::Display>(n: T) -> String {
+    match n.try_into() {
+        Ok(v) => super::cuts::thousands(v),
+        Err(_) => n.to_string(),
+    }
+}
+
 fn print_summary(r: &Report, other: Option<&Report>) {
     println!(
         "{:<22} {:>18} {:>18}",
@@ -163,25 +172,21 @@ fn print_summary(r: &Report, other: Option<&Report>) {
     let row = |name: &str, a: String, b: Option<String>| {
         println!("{name:<22} {a:>18} {:>18}", b.unwrap_or_default())
     };
-    row(
-        "Files",
-        r.files.to_string(),
-        other.map(|o| o.files.to_string()),
-    );
+    row("Files", th(r.files), other.map(|o| th(o.files)));
     row(
         "Translation units",
-        r.translation_units.to_string(),
-        other.map(|o| o.translation_units.to_string()),
+        th(r.translation_units),
+        other.map(|o| th(o.translation_units)),
     );
     row(
         "Total Lines",
-        r.total_lines.to_string(),
-        other.map(|o| o.total_lines.to_string()),
+        th(r.total_lines),
+        other.map(|o| th(o.total_lines)),
     );
     row(
         "Total Parsed",
-        r.total_parsed.to_string(),
-        other.map(|o| o.total_parsed.to_string()),
+        th(r.total_parsed),
+        other.map(|o| th(o.total_parsed)),
     );
     row(
         "Blowup Factor",
@@ -190,27 +195,27 @@ fn print_summary(r: &Report, other: Option<&Report>) {
     );
     row(
         "Missing includes",
-        r.missing.len().to_string(),
-        other.map(|o| o.missing.len().to_string()),
+        th(r.missing.len()),
+        other.map(|o| th(o.missing.len())),
     );
     row(
         "Include cycles",
-        r.cycles.len().to_string(),
-        other.map(|o| o.cycles.len().to_string()),
+        th(r.cycles.len()),
+        other.map(|o| th(o.cycles.len())),
     );
     row(
         "Errors",
-        r.errors.len().to_string(),
-        other.map(|o| o.errors.len().to_string()),
+        th(r.errors.len()),
+        other.map(|o| th(o.errors.len())),
     );
     print_skipped(r);
     println!(
         "scan {:.3} s (files read {}, reused {}; TUs evaluated {}, reused {})",
         r.scan_seconds,
-        r.stats.files_read,
-        r.stats.files_reused,
-        r.stats.tus_evaluated,
-        r.stats.tus_reused
+        th(r.stats.files_read),
+        th(r.stats.files_reused),
+        th(r.stats.tus_evaluated),
+        th(r.stats.tus_reused)
     );
 }
 
@@ -238,14 +243,20 @@ fn print_tables(r: &Report, top: usize) {
     for h in r.headers.iter().filter(|h| h.contributed > 0).take(top) {
         println!(
             "{:>12} {:>8} {:>6}  {}",
-            h.contributed, h.lines, h.tu_count, h.path
+            th(h.contributed),
+            th(h.lines),
+            th(h.tu_count),
+            h.path
         );
     }
     println!("\nHeader hubs (transitive includes x TUs):");
     for h in r.hubs.iter().take(top) {
         println!(
             "{:>12} {:>8} {:>6}  {}",
-            h.score, h.transitive_includes, h.tu_count, h.path
+            th(h.score),
+            th(h.transitive_includes),
+            th(h.tu_count),
+            h.path
         );
     }
     if !r.missing.is_empty() {
@@ -261,7 +272,7 @@ fn print_tables(r: &Report, top: usize) {
             } else {
                 format!("\"{}\"", m.include)
             };
-            println!("  {q:<40} {:>5} TUs, e.g. {first}", m.tu_count);
+            println!("  {q:<40} {:>5} TUs, e.g. {first}", th(m.tu_count));
         }
     }
     if !r.cycles.is_empty() {
@@ -325,11 +336,11 @@ fn print_cuts(r: &Report, n: usize) {
 fn print_what_if(what: &str, w: &super::report::WhatIfResult) {
     println!(
         "\nWhat if {what}: Total Parsed {} -> {} (-{}, {:.2}%), {} TUs affected ({})",
-        w.total_parsed_before,
-        w.total_parsed_after,
-        w.saved,
+        th(w.total_parsed_before),
+        th(w.total_parsed_after),
+        th(w.saved),
         w.saved_percent,
-        w.tus_affected,
+        th(w.tus_affected),
         w.note
     );
 }
@@ -411,7 +422,10 @@ fn history_dirs(project: &Project) -> Vec<PathBuf> {
 fn print_churn(c: &Churn, top: usize) {
     println!(
         "\nRebuild cost from history (last {} days: {} commits, {} TU rebuilds, {:.1} per week):",
-        c.days, c.commits, c.tu_rebuilds, c.tu_rebuilds_per_week
+        c.days,
+        th(c.commits),
+        th(c.tu_rebuilds),
+        c.tu_rebuilds_per_week
     );
     println!(
         "{:>12} {:>9} {:>8} {:>6}  path",
@@ -420,7 +434,11 @@ fn print_churn(c: &Churn, top: usize) {
     for f in c.files.iter().filter(|f| !f.tu).take(top) {
         println!(
             "{:>12} {:>9.1} {:>8} {:>6}  {}",
-            f.tu_rebuilds, f.tu_rebuilds_per_week, f.commits, f.tus, f.path
+            th(f.tu_rebuilds),
+            f.tu_rebuilds_per_week,
+            th(f.commits),
+            th(f.tus),
+            f.path
         );
     }
 }
