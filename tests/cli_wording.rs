@@ -259,3 +259,29 @@ fn headers_prints_big_numbers_with_separators_but_json_and_csv_stay_plain() {
     let csv = std::fs::read_to_string(dir.path().join("r.csv")).unwrap();
     assert!(csv.contains("4500") && !csv.contains("4,500"), "{csv}");
 }
+
+#[test]
+fn a_bad_folder_settings_file_is_named_path_colon_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::write(input.join("a.acl.sjson"), valid_acl()).unwrap();
+    std::fs::write(
+        input.join("clipforge.toml"),
+        "# defaults\n\nthreshhold = 0.1\n",
+    )
+    .unwrap();
+    let o = run(
+        dir.path(),
+        &["compress", "in", "-o", "out", "--json", "r.json"],
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("clipforge.toml:3: "), "{err}");
+    assert!(!err.contains(": line 3:"), "{err}");
+    let errors = json_errors(&dir.path().join("r.json"));
+    assert!(
+        errors.iter().any(|e| e.contains("clipforge.toml:3: ")),
+        "{errors:?}"
+    );
+}

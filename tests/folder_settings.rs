@@ -231,12 +231,12 @@ fn bad_settings_files_fail_their_clips_only_with_file_line_and_key() {
     assert!(row(&r, "good/a.acl.sjson").error.is_none());
     let e = row(&r, "bad/b.acl.sjson").error.clone().unwrap();
     assert!(
-        e.contains("bad/clipforge.toml: line 3:") && e.contains("threshhold"),
+        e.contains("bad/clipforge.toml:3:") && e.contains("threshhold"),
         "{e}"
     );
     let e = row(&r, "badvalue/c.acl.sjson").error.clone().unwrap();
     assert!(
-        e.contains("badvalue/clipforge.toml: line 2:") && e.contains("units") && e.contains("feet"),
+        e.contains("badvalue/clipforge.toml:2:") && e.contains("units") && e.contains("feet"),
         "{e}"
     );
 }

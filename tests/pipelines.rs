@@ -372,7 +372,7 @@ fn overlapping_or_bad_pipelines_are_refused() {
     );
     let e = run("[[pipeline]]\ninput = \"in\"\noutput = \"o1\"\nthreshold = 0.1\n");
     assert!(
-        e.contains("pipelines.toml: line 4") && e.contains("threshold"),
+        e.contains("pipelines.toml:4:") && e.contains("threshold"),
         "{e}"
     );
     // Nothing was created for a refused file.

@@ -95,7 +95,7 @@ pub struct FolderSettings {
 pub enum SettingsError {
     #[error("{path}: cannot read: {message}")]
     Read { path: String, message: String },
-    #[error("{path}: line {line}: {message}")]
+    #[error("{path}:{line}: {message}")]
     Invalid {
         path: String,
         line: usize,
