@@ -236,7 +236,7 @@ fn mixed_batch_with_special_and_garbage_files_writes_every_good_clip() {
         "a special file not named like a clip is no clip row"
     );
     assert!(
-        stderr.contains("notes.pipe") && stderr.contains("1 special file(s) skipped"),
+        stderr.contains("notes.pipe") && stderr.contains("1 special file skipped"),
         "a special file is named and counted: {stderr}"
     );
     let csv_text = std::fs::read_to_string(&csv).unwrap();
