@@ -73,7 +73,7 @@ fn round_trip(path: &Path, threshold: f32) -> Option<(String, usize, f64)> {
         "{}",
         path.display()
     );
-    let decoded = ClipReader::new(&c.bytes).unwrap().to_raw_clip();
+    let decoded = clipforge::anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("lossy.acl.sjson");
     std::fs::write(&out, write_acl_clip(&decoded)).unwrap();

@@ -30,7 +30,7 @@ fn exercise(r: &ClipReader) {
         }
     }
     r.sample_pose(f32::NAN, Looping::Clamp, &mut pose);
-    let _ = r.to_raw_clip();
+    let _ = clipforge::anim::decompress::to_raw_clip(r);
 }
 
 #[test]
@@ -118,7 +118,7 @@ proptest! {
         let settings = CompressionSettings { error_threshold: threshold, shell_distance: Some(shell) };
         let c = compress(&clip, &settings).unwrap();
         let r = ClipReader::new(&c.bytes).unwrap();
-        let decoded = r.to_raw_clip();
+        let decoded = clipforge::anim::decompress::to_raw_clip(&r);
         let shells = vec![shell; clip.num_bones()];
         let e = error::measure_with_shells(&clip, &decoded, &shells).unwrap();
         prop_assert!(e.max <= threshold as f64, "max error {} above {}", e.max, threshold);

@@ -62,10 +62,7 @@ impl fmt::Display for ClipError {
 
 impl std::error::Error for ClipError {}
 
-/// Largest magnitude accepted for a translation or scale component. Beyond it float32
-/// arithmetic in object space loses all precision at the 0.01 cm scale we measure
-/// (`09_02_with_inf_error` holds 1e25), so such clips are refused with a clear error.
-pub const MAX_COMPONENT_MAGNITUDE: f32 = 1.0e7;
+pub use super::limits::MAX_COMPONENT_MAGNITUDE;
 
 impl RawClip {
     /// Builds a clip, normalizing rotations and checking every value.

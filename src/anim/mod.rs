@@ -1,12 +1,13 @@
 //! The animation clip codec, with no UI.
 //!
-//! Offline side (raw data, importers, the compressor and its optimiser): [`skeleton`], [`clip`],
-//! [`formats`], [`compress`]. Runtime side (the compact format and the small, validated
-//! operations that sample it): [`runtime`]. Shared: [`pose`] (SoA poses, local → object pass)
-//! and [`error`] (the virtual-vertex error metric).
+//! Offline side (raw data, importers, the compressor and its optimiser): [`clip`],
+//! [`formats`], [`compress`], [`decompress`] (back to a raw clip). Runtime side (the compact format and the small, validated
+//! operations that sample it): [`runtime`], which depends on nothing offline. Shared: [`pose`] (SoA poses, local → object pass),
+//! [`skeleton`] (the hierarchy; its sorting builder is used offline only), [`limits`] and [`error`] (the virtual-vertex error metric).
 
 pub mod clip;
 pub mod compress;
+pub mod decompress;
 pub mod error;
 pub mod formats;
 pub mod generate;

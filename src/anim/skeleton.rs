@@ -62,7 +62,7 @@ pub enum SkeletonError {
     },
     TooManyBones(usize),
     /// A bind-pose value or shell distance outside what clips may hold (non-finite, a zero
-    /// rotation, a component beyond [`crate::anim::clip::MAX_COMPONENT_MAGNITUDE`], a negative
+    /// rotation, a component beyond [`crate::anim::limits::MAX_COMPONENT_MAGNITUDE`], a negative
     /// shell distance).
     BadBindPose {
         bone: String,
@@ -98,7 +98,7 @@ impl std::error::Error for SkeletonError {}
 /// the clip's samples ([`crate::anim::clip::RawClip::new`]), so a default sub-track (which
 /// decodes to the bind pose) holds only values an importer accepts.
 fn bad_bind_pose(b: &BoneDesc) -> Option<&'static str> {
-    let limit = crate::anim::clip::MAX_COMPONENT_MAGNITUDE;
+    let limit = crate::anim::limits::MAX_COMPONENT_MAGNITUDE;
     let big = |v: Vec3| !v.is_finite() || v.abs().max_element() > limit;
     if !b.bind_rotation.is_finite() || b.bind_rotation.length() < 1e-6 {
         Some("bind rotation is zero or not finite")

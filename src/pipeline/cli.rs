@@ -645,7 +645,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
     if let Err(e) = reader.check_memory_budget() {
         return fail(format!("{}: {e}", args.file.display()));
     }
-    let decoded = reader.to_raw_clip();
+    let decoded = crate::anim::decompress::to_raw_clip(&reader);
     let stats = cfa_stats(&reader);
 
     let mut measured = None;
@@ -846,7 +846,7 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
     };
     let mut clip = match ClipReader::new(&bytes) {
         Ok(r) => match r.check_memory_budget() {
-            Ok(()) => r.to_raw_clip(),
+            Ok(()) => crate::anim::decompress::to_raw_clip(&r),
             Err(e) => return fail(format!("{}: {e}", args.file.display())),
         },
         Err(e) => {

@@ -17,6 +17,9 @@ use std::fmt;
 
 /// Samples per segment (the last segment absorbs a short remainder).
 pub const SEGMENT_SIZE: usize = 16;
+// The format stores only this segment size (the runtime must not depend on the compressor, so
+// the check lives here).
+const _: () = assert!(SEGMENT_SIZE == crate::anim::runtime::format::SEGMENT_SIZE);
 
 /// What the user controls.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -153,7 +156,7 @@ pub fn verify(
     reader: &ClipReader,
     shells: &[f32],
 ) -> Result<error::ErrorStats, CompressError> {
-    let decoded = reader.to_raw_clip();
+    let decoded = crate::anim::decompress::to_raw_clip(reader);
     let between: Vec<RawClip> = if clip.num_samples > 1 {
         BETWEEN_ALPHAS
             .iter()

@@ -232,7 +232,7 @@ pub fn run_clip(
     });
     lossy.push(Lossy {
         codec: UNIFORM,
-        clip: reader.to_raw_clip(),
+        clip: crate::anim::decompress::to_raw_clip(&reader),
     });
 
     // (b) key reduction, unsorted.
