@@ -10,7 +10,7 @@ use super::{
     sanitize_name, scan_with_special, write_atomic,
 };
 use crate::anim::formats::{self, ClipFormat};
-use crate::anim::{ClipReader, CompressionSettings, RawClip, error};
+use crate::anim::{ClipReader, CompressionSettings, RawClip, metric};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -678,7 +678,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         if raw.num_bones() == decoded.num_bones() {
             raw.skeleton.shell_distances = decoded.skeleton.shell_distances.clone();
         }
-        match error::measure(&raw, &decoded) {
+        match metric::measure(&raw, &decoded) {
             Ok(s) => measured = Some((raw, s)),
             Err(e) => {
                 // An FBX or glTF original sampled at another rate than the .cfa's: say how to

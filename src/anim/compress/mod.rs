@@ -10,7 +10,7 @@ mod prepare;
 mod search;
 
 use super::clip::RawClip;
-use super::error;
+use super::metric;
 use super::runtime::ClipReader;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -70,7 +70,7 @@ pub struct CompressedClip {
     pub stats: CompressionStats,
     /// The final float64 check's full measurement of `bytes` decoded against the raw clip (at the
     /// shell distances the compressor used): callers report it instead of measuring again.
-    pub error: error::ErrorStats,
+    pub error: metric::ErrorStats,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -155,7 +155,7 @@ pub fn verify(
     clip: &RawClip,
     reader: &ClipReader,
     shells: &[f32],
-) -> Result<error::ErrorStats, CompressError> {
+) -> Result<metric::ErrorStats, CompressError> {
     let decoded = crate::anim::decompress::to_raw_clip(reader);
     let between: Vec<RawClip> = if clip.num_samples > 1 {
         BETWEEN_ALPHAS
@@ -165,15 +165,15 @@ pub fn verify(
     } else {
         Vec::new()
     };
-    let between: Vec<error::Between> = between
+    let between: Vec<metric::Between> = between
         .iter()
         .zip(BETWEEN_ALPHAS)
-        .map(|(poses, alpha)| error::Between {
+        .map(|(poses, alpha)| metric::Between {
             alpha: alpha as f64,
             poses,
         })
         .collect();
-    error::measure_with_between(clip, &decoded, &between, shells)
+    metric::measure_with_between(clip, &decoded, &between, shells)
         .map_err(CompressError::Verification)
 }
 
