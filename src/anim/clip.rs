@@ -3,7 +3,6 @@
 
 use super::skeleton::Skeleton;
 use glam::{Quat, Vec3};
-use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawClip {
@@ -18,49 +17,25 @@ pub struct RawClip {
     pub scales: Vec<Vec3>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ClipError {
+    #[error("sample rate {0} is not a positive finite number")]
     BadSampleRate(f32),
+    #[error("{what}: expected {expected} values, got {got}")]
     WrongLength {
         what: &'static str,
         expected: usize,
         got: usize,
     },
+    #[error("bone '{bone}' sample {sample}: {what} is not finite")]
     NonFinite {
         bone: String,
         sample: usize,
         what: &'static str,
     },
-    ZeroRotation {
-        bone: String,
-        sample: usize,
-    },
+    #[error("bone '{bone}' sample {sample}: rotation has zero length")]
+    ZeroRotation { bone: String, sample: usize },
 }
-
-impl fmt::Display for ClipError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClipError::BadSampleRate(r) => {
-                write!(f, "sample rate {r} is not a positive finite number")
-            }
-            ClipError::WrongLength {
-                what,
-                expected,
-                got,
-            } => {
-                write!(f, "{what}: expected {expected} values, got {got}")
-            }
-            ClipError::NonFinite { bone, sample, what } => {
-                write!(f, "bone '{bone}' sample {sample}: {what} is not finite")
-            }
-            ClipError::ZeroRotation { bone, sample } => {
-                write!(f, "bone '{bone}' sample {sample}: rotation has zero length")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ClipError {}
 
 pub use super::limits::MAX_COMPONENT_MAGNITUDE;
 

@@ -13,7 +13,6 @@ use super::clip::RawClip;
 use super::metric;
 use super::runtime::ClipReader;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Samples per segment (the last segment absorbs a short remainder).
 pub const SEGMENT_SIZE: usize = 16;
@@ -73,33 +72,24 @@ pub struct CompressedClip {
     pub error: metric::ErrorStats,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CompressError {
+    #[error("invalid settings: {0}")]
     InvalidSettings(String),
+    #[error("clip too large to compress: {0}")]
     TooLarge(String),
     /// The internal check failed (a bug): never returned silently as a bad clip.
+    #[error("compressed clip failed verification: {0}")]
     Verification(String),
     /// Compressing the clip would need more memory than [`crate::anim::limits::max_memory_bytes`];
     /// the message carries [`crate::anim::limits::OVER_BUDGET`].
+    #[error("{0}")]
     LimitExceeded(String),
     /// The threshold is below float32 rounding of the clip's values (far below 0.0005 cm on
     /// every real clip measured).
+    #[error("threshold too low: {0}")]
     BelowPrecision(String),
 }
-
-impl fmt::Display for CompressError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CompressError::InvalidSettings(s) => write!(f, "invalid settings: {s}"),
-            CompressError::TooLarge(s) => write!(f, "clip too large to compress: {s}"),
-            CompressError::Verification(s) => write!(f, "compressed clip failed verification: {s}"),
-            CompressError::LimitExceeded(s) => write!(f, "{s}"),
-            CompressError::BelowPrecision(s) => write!(f, "threshold too low: {s}"),
-        }
-    }
-}
-
-impl std::error::Error for CompressError {}
 
 /// Float32 rounding of the raw input moves the float64 measurement against the original file
 /// by up to ~3e-5 cm, so the compressor aims that much below the threshold.

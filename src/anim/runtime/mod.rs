@@ -16,7 +16,6 @@ use super::skeleton::{BoneDesc, Skeleton};
 use format::*;
 use glam::{Quat, Vec3, Vec3A, Vec4};
 use quant::{Dequant, num_segments, rebuild_rotation, rebuild_rotation_unnormalized};
-use std::fmt;
 
 /// Reads a `.cfa` file for [`ClipReader::new`]: a regular file only (a FIFO or device is
 /// refused without blocking, see [`crate::fsio::open_regular`]), no larger than the format's
@@ -38,35 +37,21 @@ pub enum Looping {
     Wrap,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum FormatError {
+    #[error("buffer truncated: needs {needed} bytes, has {len}")]
     Truncated { needed: usize, len: usize },
+    #[error("not a ClipForge .cfa buffer (bad magic)")]
     BadMagic,
+    #[error("unsupported .cfa version {0}")]
     UnsupportedVersion(u16),
+    #[error(
+        "checksum mismatch (stored {stored:08x}, computed {computed:08x}): the buffer is corrupt"
+    )]
     ChecksumMismatch { stored: u32, computed: u32 },
+    #[error("corrupt buffer: {0}")]
     Corrupt(String),
 }
-
-impl fmt::Display for FormatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FormatError::Truncated { needed, len } => {
-                write!(f, "buffer truncated: needs {needed} bytes, has {len}")
-            }
-            FormatError::BadMagic => write!(f, "not a ClipForge .cfa buffer (bad magic)"),
-            FormatError::UnsupportedVersion(v) => write!(f, "unsupported .cfa version {v}"),
-            FormatError::ChecksumMismatch { stored, computed } => {
-                write!(
-                    f,
-                    "checksum mismatch (stored {stored:08x}, computed {computed:08x}): the buffer is corrupt"
-                )
-            }
-            FormatError::Corrupt(s) => write!(f, "corrupt buffer: {s}"),
-        }
-    }
-}
-
-impl std::error::Error for FormatError {}
 
 /// A stored range `[min, min + ext]` is finite, not reversed, and within ±`limit`
 /// (float32 rounding of `min + ext` allowed for).
