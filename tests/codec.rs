@@ -1,7 +1,7 @@
 //! Codec tests on generated clips (no external data): error bound, round trip, sampling.
 
 use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::anim::{ClipReader, CompressionSettings, Looping, Pose, compress, error};
+use clipforge::anim::{ClipReader, CompressionSettings, Looping, Pose, compress, metric};
 
 #[test]
 fn generated_clips_meet_the_threshold() {
@@ -21,8 +21,8 @@ fn generated_clips_meet_the_threshold() {
         let settings = CompressionSettings::default();
         let c = compress(&clip, &settings).unwrap();
         let reader = ClipReader::new(&c.bytes).unwrap();
-        let decoded = reader.to_raw_clip();
-        let stats = error::measure(&clip, &decoded).unwrap();
+        let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+        let stats = metric::measure(&clip, &decoded).unwrap();
         eprintln!(
             "seed {seed} ns {ns}: {} B (raw {}), max err {:.5}",
             c.runtime_bytes,
@@ -91,7 +91,7 @@ fn version_1_buffers_still_read() {
         let clip = clipforge::anim::formats::load_clips(&root.join(src))
             .unwrap()
             .remove(0);
-        let e = error::measure(&clip, &reader.to_raw_clip()).unwrap();
+        let e = metric::measure(&clip, &clipforge::anim::decompress::to_raw_clip(&reader)).unwrap();
         assert!(e.max <= 0.01, "{cfa}: {}", e.max);
         // The same clip written today is version 3 and no larger.
         let c = compress(&clip, &CompressionSettings::default()).unwrap();

@@ -6,7 +6,7 @@
 mod common;
 
 use clipforge::anim::formats::{load_clips, write_acl_clip};
-use clipforge::anim::{ClipReader, CompressionSettings, compress, error};
+use clipforge::anim::{ClipReader, CompressionSettings, compress, metric};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -73,12 +73,12 @@ fn round_trip(path: &Path, threshold: f32) -> Option<(String, usize, f64)> {
         "{}",
         path.display()
     );
-    let decoded = ClipReader::new(&c.bytes).unwrap().to_raw_clip();
+    let decoded = clipforge::anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("lossy.acl.sjson");
     std::fs::write(&out, write_acl_clip(&decoded)).unwrap();
     let reread = load_clips(&out).unwrap().remove(0);
-    let e = error::measure(clip, &reread).unwrap();
+    let e = metric::measure(clip, &reread).unwrap();
     let name = path
         .file_name()
         .unwrap()

@@ -4,7 +4,7 @@
 
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::anim::runtime::format::checksum;
-use clipforge::anim::{ClipReader, CompressionSettings, Looping, Pose, compress, error};
+use clipforge::anim::{ClipReader, CompressionSettings, Looping, Pose, compress, metric};
 use proptest::prelude::*;
 
 fn sample_buffer() -> Vec<u8> {
@@ -30,7 +30,7 @@ fn exercise(r: &ClipReader) {
         }
     }
     r.sample_pose(f32::NAN, Looping::Clamp, &mut pose);
-    let _ = r.to_raw_clip();
+    let _ = clipforge::anim::decompress::to_raw_clip(r);
 }
 
 #[test]
@@ -118,9 +118,9 @@ proptest! {
         let settings = CompressionSettings { error_threshold: threshold, shell_distance: Some(shell) };
         let c = compress(&clip, &settings).unwrap();
         let r = ClipReader::new(&c.bytes).unwrap();
-        let decoded = r.to_raw_clip();
+        let decoded = clipforge::anim::decompress::to_raw_clip(&r);
         let shells = vec![shell; clip.num_bones()];
-        let e = error::measure_with_shells(&clip, &decoded, &shells).unwrap();
+        let e = metric::measure_with_shells(&clip, &decoded, &shells).unwrap();
         prop_assert!(e.max <= threshold as f64, "max error {} above {}", e.max, threshold);
         prop_assert_eq!(c.stats.bit_rate_histogram.iter().sum::<u32>() as usize,
             (0..r.num_segments()).map(|s| r.segment_widths(s).count() * 3).sum::<usize>());

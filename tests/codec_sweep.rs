@@ -12,7 +12,7 @@ mod common;
 use clipforge::anim::clip::RawClip;
 use clipforge::anim::compress::{CompressError, compress_all_raw, decoded_between};
 use clipforge::anim::formats::load_clips;
-use clipforge::anim::{ClipReader, CompressionSettings, compress, error};
+use clipforge::anim::{ClipReader, CompressionSettings, compress, metric};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -81,13 +81,13 @@ fn check(label: &str, clip: &RawClip, threshold: f32) -> Option<String> {
         Ok(r) => r,
         Err(e) => return Some(format!("{label} at {threshold}: does not read back: {e}")),
     };
-    let decoded = reader.to_raw_clip();
+    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
     let mid = decoded_between(&reader, 0.5);
-    let between = [error::Between {
+    let between = [metric::Between {
         alpha: 0.5,
         poses: &mid,
     }];
-    let e = error::measure_with_between(clip, &decoded, &between, &clip.skeleton.shell_distances)
+    let e = metric::measure_with_between(clip, &decoded, &between, &clip.skeleton.shell_distances)
         .unwrap();
     if !(e.max <= threshold as f64 && e.max_at_samples <= e.max && e.max == c.error.max) {
         return Some(format!(
@@ -162,7 +162,8 @@ fn raw_float32_last_resort_meets_the_lowest_threshold() {
                     .segment_widths(s)
                     .all(|w| w.iter().all(|&x| x == 0 || x == 32))
             }));
-            let e = error::measure(clip, &reader.to_raw_clip()).unwrap();
+            let e =
+                metric::measure(clip, &clipforge::anim::decompress::to_raw_clip(&reader)).unwrap();
             eprintln!(
                 "{pick}:{} raw float32: max {:.2e} cm at samples, {:.2e} with midpoints, {} B",
                 clip.name, e.max, c.stats.verified_max_error, c.runtime_bytes

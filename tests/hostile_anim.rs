@@ -695,7 +695,7 @@ fn check_accepted(reader: &ClipReader, what: &str) {
         reader.sample_pose(t, clipforge::anim::Looping::Wrap, &mut pose);
         assert!(pose.rotations.iter().all(|q| q.is_finite()), "{what}");
     }
-    let clip = reader.to_raw_clip();
+    let clip = clipforge::anim::decompress::to_raw_clip(reader);
     let text = formats::write_acl_clip(&clip);
     let back = formats::load_clips_from_bytes(text.as_bytes(), Path::new("back.acl.sjson"));
     assert!(back.is_ok(), "{what}: re-import: {:?}", back.err());

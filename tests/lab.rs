@@ -183,7 +183,7 @@ fn every_lab_codec_meets_the_threshold_on_generated_clips() {
         }
         // The exported reconstructions, measured again at the samples.
         for l in &lossy {
-            let e = clipforge::anim::error::measure(&clip, &l.clip).unwrap();
+            let e = clipforge::anim::metric::measure(&clip, &l.clip).unwrap();
             assert!(e.max <= threshold as f64, "{}: {}", l.codec, e.max);
         }
         // The key reduction removed keys on a smooth procedural motion.

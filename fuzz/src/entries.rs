@@ -144,7 +144,7 @@ pub fn cfa(data: &[u8]) {
     for s in 0..r.num_stored_samples().min(64) {
         r.decode_sample(s, &mut pose);
     }
-    let raw = r.to_raw_clip();
+    let raw = clipforge::anim::decompress::to_raw_clip(&r);
     if strict {
         check_clip(&raw, "decoded .cfa");
         // Re-import through the text format: the importer's limits apply to what we decoded.

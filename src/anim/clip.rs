@@ -3,7 +3,6 @@
 
 use super::skeleton::Skeleton;
 use glam::{Quat, Vec3};
-use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawClip {
@@ -18,54 +17,27 @@ pub struct RawClip {
     pub scales: Vec<Vec3>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ClipError {
+    #[error("sample rate {0} is not a positive finite number")]
     BadSampleRate(f32),
+    #[error("{what}: expected {expected} values, got {got}")]
     WrongLength {
         what: &'static str,
         expected: usize,
         got: usize,
     },
+    #[error("bone '{bone}' sample {sample}: {what} is not finite")]
     NonFinite {
         bone: String,
         sample: usize,
         what: &'static str,
     },
-    ZeroRotation {
-        bone: String,
-        sample: usize,
-    },
+    #[error("bone '{bone}' sample {sample}: rotation has zero length")]
+    ZeroRotation { bone: String, sample: usize },
 }
 
-impl fmt::Display for ClipError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClipError::BadSampleRate(r) => {
-                write!(f, "sample rate {r} is not a positive finite number")
-            }
-            ClipError::WrongLength {
-                what,
-                expected,
-                got,
-            } => {
-                write!(f, "{what}: expected {expected} values, got {got}")
-            }
-            ClipError::NonFinite { bone, sample, what } => {
-                write!(f, "bone '{bone}' sample {sample}: {what} is not finite")
-            }
-            ClipError::ZeroRotation { bone, sample } => {
-                write!(f, "bone '{bone}' sample {sample}: rotation has zero length")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ClipError {}
-
-/// Largest magnitude accepted for a translation or scale component. Beyond it float32
-/// arithmetic in object space loses all precision at the 0.01 cm scale we measure
-/// (`09_02_with_inf_error` holds 1e25), so such clips are refused with a clear error.
-pub const MAX_COMPONENT_MAGNITUDE: f32 = 1.0e7;
+pub use super::limits::MAX_COMPONENT_MAGNITUDE;
 
 impl RawClip {
     /// Builds a clip, normalizing rotations and checking every value.

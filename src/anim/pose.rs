@@ -32,6 +32,32 @@ impl Pose {
     }
 }
 
+/// A transform the local → object pass composes: ACL's qvv composition (see [`local_to_object`]),
+/// in whatever precision the caller measures (float64 for the metric, float32 for the compressor).
+pub trait Compose: Copy {
+    fn compose(parent: &Self, local: &Self) -> Self;
+}
+
+/// The one local → object pass over parent indices (parents come before children, so one
+/// linear walk): `object[b]` is `local(b)` for a root, else `compose(object[parent], local(b))`.
+/// The metric, the compressor's preparation and (through the metric) the app's skeleton viewer
+/// all go through it.
+#[inline(always)]
+pub fn local_to_object_with<T: Compose>(
+    parents: &[u32],
+    mut local: impl FnMut(usize) -> T,
+    object: &mut [T],
+) {
+    for (b, &p) in parents.iter().enumerate() {
+        let l = local(b);
+        object[b] = if p == super::skeleton::NO_PARENT {
+            l
+        } else {
+            T::compose(&object[p as usize], &l)
+        };
+    }
+}
+
 /// Local → object space in one linear pass: valid because parents come before children.
 /// Composition is ACL's qvv one (and `clip_eval.py`'s): rotation = parent ⊗ local,
 /// translation = parent_rot · (local_t ∘ parent_scale) + parent_t, scale = local ∘ parent_scale.

@@ -2,7 +2,6 @@
 //! bind pose and per-bone shell distance.
 
 use glam::{Quat, Vec3};
-use std::fmt;
 
 /// Parent index of a root bone.
 pub const NO_PARENT: u32 = u32::MAX;
@@ -45,60 +44,30 @@ impl BoneDesc {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SkeletonError {
-    DanglingParent {
-        bone: String,
-        parent: usize,
-    },
-    Cycle {
-        bone: String,
-    },
-    DuplicateName {
-        name: String,
-    },
-    ParentAfterChild {
-        bone: String,
-    },
+    #[error("bone '{bone}' has parent index {parent}, which is not a bone")]
+    DanglingParent { bone: String, parent: usize },
+    #[error("bone '{bone}' is part of a parent cycle")]
+    Cycle { bone: String },
+    #[error("bone name '{name}' is used twice")]
+    DuplicateName { name: String },
+    #[error("bone '{bone}' is listed before its parent")]
+    ParentAfterChild { bone: String },
+    #[error("{0} bones is more than the 65535 supported")]
     TooManyBones(usize),
     /// A bind-pose value or shell distance outside what clips may hold (non-finite, a zero
-    /// rotation, a component beyond [`crate::anim::clip::MAX_COMPONENT_MAGNITUDE`], a negative
+    /// rotation, a component beyond [`crate::anim::limits::MAX_COMPONENT_MAGNITUDE`], a negative
     /// shell distance).
-    BadBindPose {
-        bone: String,
-        what: &'static str,
-    },
+    #[error("bone '{bone}': {what}")]
+    BadBindPose { bone: String, what: &'static str },
 }
-
-impl fmt::Display for SkeletonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SkeletonError::DanglingParent { bone, parent } => {
-                write!(
-                    f,
-                    "bone '{bone}' has parent index {parent}, which is not a bone"
-                )
-            }
-            SkeletonError::Cycle { bone } => write!(f, "bone '{bone}' is part of a parent cycle"),
-            SkeletonError::DuplicateName { name } => write!(f, "bone name '{name}' is used twice"),
-            SkeletonError::ParentAfterChild { bone } => {
-                write!(f, "bone '{bone}' is listed before its parent")
-            }
-            SkeletonError::TooManyBones(n) => {
-                write!(f, "{n} bones is more than the 65535 supported")
-            }
-            SkeletonError::BadBindPose { bone, what } => write!(f, "bone '{bone}': {what}"),
-        }
-    }
-}
-
-impl std::error::Error for SkeletonError {}
 
 /// What is wrong with a bone's bind pose or shell distance, if anything: the same limits as
 /// the clip's samples ([`crate::anim::clip::RawClip::new`]), so a default sub-track (which
 /// decodes to the bind pose) holds only values an importer accepts.
 fn bad_bind_pose(b: &BoneDesc) -> Option<&'static str> {
-    let limit = crate::anim::clip::MAX_COMPONENT_MAGNITUDE;
+    let limit = crate::anim::limits::MAX_COMPONENT_MAGNITUDE;
     let big = |v: Vec3| !v.is_finite() || v.abs().max_element() > limit;
     if !b.bind_rotation.is_finite() || b.bind_rotation.length() < 1e-6 {
         Some("bind rotation is zero or not finite")

@@ -2,12 +2,12 @@
 //! skeleton viewer, and bit-rate histograms for the clip and the whole batch.
 //!
 //! The raw clip is read back with the importers and the compressed one with the runtime reader
-//! on a background thread; errors are measured with `anim::error` (the same metric as the reports).
+//! on a background thread; errors are measured with `anim::metric` (the same metric as the reports).
 
 use super::AppState;
 use super::model::{Library, Row, RowKey};
 use super::skeleton_view::{self, ViewerState};
-use crate::anim::error::{object_space_f64, vertex_error};
+use crate::anim::metric::{object_space_f64, vertex_error};
 use crate::anim::{ClipReader, Looping, Pose, RawClip, formats};
 use crate::pipeline::report::ClipReport;
 use eframe::egui;

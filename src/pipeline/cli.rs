@@ -10,7 +10,7 @@ use super::{
     sanitize_name, scan_with_special, write_atomic,
 };
 use crate::anim::formats::{self, ClipFormat};
-use crate::anim::{ClipReader, CompressionSettings, RawClip, error};
+use crate::anim::{ClipReader, CompressionSettings, RawClip, metric};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -711,7 +711,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
     if let Err(e) = reader.check_memory_budget() {
         return fail(format!("{}: {e}", args.file.display()));
     }
-    let decoded = reader.to_raw_clip();
+    let decoded = crate::anim::decompress::to_raw_clip(&reader);
     let stats = cfa_stats(&reader);
 
     let mut measured = None;
@@ -744,7 +744,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         if raw.num_bones() == decoded.num_bones() {
             raw.skeleton.shell_distances = decoded.skeleton.shell_distances.clone();
         }
-        match error::measure(&raw, &decoded) {
+        match metric::measure(&raw, &decoded) {
             Ok(s) => measured = Some((raw, s)),
             Err(e) => {
                 // An FBX or glTF original sampled at another rate than the .cfa's: say how to
@@ -912,7 +912,7 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
     };
     let mut clip = match ClipReader::new(&bytes) {
         Ok(r) => match r.check_memory_budget() {
-            Ok(()) => r.to_raw_clip(),
+            Ok(()) => crate::anim::decompress::to_raw_clip(&r),
             Err(e) => return fail(format!("{}: {e}", args.file.display())),
         },
         Err(e) => {

@@ -10,13 +10,15 @@ mod prepare;
 mod search;
 
 use super::clip::RawClip;
-use super::error;
+use super::metric;
 use super::runtime::ClipReader;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Samples per segment (the last segment absorbs a short remainder).
 pub const SEGMENT_SIZE: usize = 16;
+// The format stores only this segment size (the runtime must not depend on the compressor, so
+// the check lives here).
+const _: () = assert!(SEGMENT_SIZE == crate::anim::runtime::format::SEGMENT_SIZE);
 
 /// What the user controls.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -67,36 +69,27 @@ pub struct CompressedClip {
     pub stats: CompressionStats,
     /// The final float64 check's full measurement of `bytes` decoded against the raw clip (at the
     /// shell distances the compressor used): callers report it instead of measuring again.
-    pub error: error::ErrorStats,
+    pub error: metric::ErrorStats,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CompressError {
+    #[error("invalid settings: {0}")]
     InvalidSettings(String),
+    #[error("clip too large to compress: {0}")]
     TooLarge(String),
     /// The internal check failed (a bug): never returned silently as a bad clip.
+    #[error("compressed clip failed verification: {0}")]
     Verification(String),
     /// Compressing the clip would need more memory than [`crate::anim::limits::max_memory_bytes`];
     /// the message carries [`crate::anim::limits::OVER_BUDGET`].
+    #[error("{0}")]
     LimitExceeded(String),
     /// The threshold is below float32 rounding of the clip's values (far below 0.0005 cm on
     /// every real clip measured).
+    #[error("threshold too low: {0}")]
     BelowPrecision(String),
 }
-
-impl fmt::Display for CompressError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CompressError::InvalidSettings(s) => write!(f, "invalid settings: {s}"),
-            CompressError::TooLarge(s) => write!(f, "clip too large to compress: {s}"),
-            CompressError::Verification(s) => write!(f, "compressed clip failed verification: {s}"),
-            CompressError::LimitExceeded(s) => write!(f, "{s}"),
-            CompressError::BelowPrecision(s) => write!(f, "threshold too low: {s}"),
-        }
-    }
-}
-
-impl std::error::Error for CompressError {}
 
 /// Float32 rounding of the raw input moves the float64 measurement against the original file
 /// by up to ~3e-5 cm, so the compressor aims that much below the threshold.
@@ -152,8 +145,8 @@ pub fn verify(
     clip: &RawClip,
     reader: &ClipReader,
     shells: &[f32],
-) -> Result<error::ErrorStats, CompressError> {
-    let decoded = reader.to_raw_clip();
+) -> Result<metric::ErrorStats, CompressError> {
+    let decoded = crate::anim::decompress::to_raw_clip(reader);
     let between: Vec<RawClip> = if clip.num_samples > 1 {
         BETWEEN_ALPHAS
             .iter()
@@ -162,15 +155,15 @@ pub fn verify(
     } else {
         Vec::new()
     };
-    let between: Vec<error::Between> = between
+    let between: Vec<metric::Between> = between
         .iter()
         .zip(BETWEEN_ALPHAS)
-        .map(|(poses, alpha)| error::Between {
+        .map(|(poses, alpha)| metric::Between {
             alpha: alpha as f64,
             poses,
         })
         .collect();
-    error::measure_with_between(clip, &decoded, &between, shells)
+    metric::measure_with_between(clip, &decoded, &between, shells)
         .map_err(CompressError::Verification)
 }
 

@@ -41,9 +41,9 @@ pub struct Xf {
     pub s: Vec3A,
 }
 
-impl Xf {
+impl crate::anim::pose::Compose for Xf {
     #[inline(always)]
-    pub fn compose(parent: &Xf, local: &Xf) -> Xf {
+    fn compose(parent: &Xf, local: &Xf) -> Xf {
         Xf {
             r: (parent.r * local.r).normalize(),
             t: parent.r * (local.t * parent.s) + parent.t,
@@ -290,26 +290,31 @@ pub fn prepare_with<'a>(
         parent_scale: vec![1.0; nb],
         exact_dominant_shells,
     };
+    let mut locals = Vec::with_capacity(nb);
+    let mut objects = Vec::with_capacity(nb);
     for s in 0..n {
-        let base = s * nb;
-        for b in 0..nb {
+        locals.clear();
+        locals.extend((0..nb).map(|b| {
             let mut local = p.raw_local(b, s);
-            let x = match p.parents[b] {
-                NO_PARENT => {
-                    local.t = Vec3A::ZERO;
-                    local
-                }
-                par => {
-                    let par = par as usize;
-                    // Never below 1: an over-estimate only costs bits, an under-estimate would
-                    // be caught by the real check but makes the search's bound wrong.
-                    let ps = p.raw_obj[base + par].s.abs().max_element();
-                    p.parent_scale[b] = p.parent_scale[b].max(ps);
-                    Xf::compose(&p.raw_obj[base + par], &local)
-                }
-            };
-            p.raw_obj.push(x);
+            if p.parents[b] == NO_PARENT {
+                // Roots keep their translation out of the transform (float32 precision far
+                // from the origin).
+                local.t = Vec3A::ZERO;
+            }
+            local
+        }));
+        objects.clear();
+        objects.extend_from_slice(&locals);
+        crate::anim::pose::local_to_object_with(&p.parents, |b| locals[b], &mut objects);
+        for b in 0..nb {
+            if p.parents[b] != NO_PARENT {
+                // Never below 1: an over-estimate only costs bits, an under-estimate would
+                // be caught by the real check but makes the search's bound wrong.
+                let ps = objects[p.parents[b] as usize].s.abs().max_element();
+                p.parent_scale[b] = p.parent_scale[b].max(ps);
+            }
         }
+        p.raw_obj.extend_from_slice(&objects);
     }
     if nb == 0 || n == 0 {
         p.num_segments = quant::num_segments(n, segment_size);

@@ -14,6 +14,7 @@
 //! clips).
 
 use super::prepare::{Prepared, Xf, rotation_lever, vertex_error};
+use crate::anim::pose::Compose;
 use crate::anim::runtime::quant::{Dequant, MAX_BITS, RAW_BITS, SEGMENT_RANGE_STEPS};
 use crate::anim::skeleton::NO_PARENT;
 use glam::Vec3A;

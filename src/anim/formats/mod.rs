@@ -397,9 +397,7 @@ fn restore_bind_rotations(s: &mut Skeleton, original: impl Fn(usize) -> Quat) {
     }
 }
 
-/// Largest bones × samples an importer accepts (2 GB of raw samples); the biggest real clips
-/// are far below (44 × 574 for ACL's 27_06). Guards against absurd headers allocating memory.
-pub const MAX_TOTAL_SAMPLES: usize = 50_000_000;
+pub use crate::anim::limits::MAX_TOTAL_SAMPLES;
 
 /// Refuses, before anything is allocated for it, a clip whose bones × samples exceeds
 /// [`MAX_TOTAL_SAMPLES`] or whose import and compression would need more memory than an input of

@@ -12,7 +12,7 @@
 //! their ancestors, until the clip passes.
 
 use crate::anim::clip::RawClip;
-use crate::anim::error;
+use crate::anim::metric;
 use glam::{DQuat, DVec3, Quat, Vec3, Vec4};
 
 /// Sub-track kinds, in the order they are stored within a bone.
@@ -354,7 +354,7 @@ fn reaches(clip: &RawClip, shells: &[f32]) -> Vec<f64> {
 /// The result of [`reduce_clip`]: the keys and the float64 measurement of their reconstruction.
 pub struct Reduced {
     pub keys: KeySet,
-    pub error: error::ErrorStats,
+    pub error: metric::ErrorStats,
     /// Tightening rounds the float64 check needed (0 = the first reduction passed).
     pub rounds: u32,
 }
@@ -389,12 +389,12 @@ pub fn reduce_clip(
             tracks: tracks.clone(),
         };
         let (at, mid) = decode(&keys);
-        let between = [error::Between {
+        let between = [metric::Between {
             alpha: 0.5,
             poses: &mid,
         }];
-        let between: &[error::Between] = if clip.num_samples > 1 { &between } else { &[] };
-        let stats = error::measure_with_between(clip, &at, between, shells)?;
+        let between: &[metric::Between] = if clip.num_samples > 1 { &between } else { &[] };
+        let stats = metric::measure_with_between(clip, &at, between, shells)?;
         let failing: Vec<usize> = (0..nb)
             .filter(|&b| stats.per_bone_max[b] > target as f64)
             .collect();

@@ -232,7 +232,7 @@ pub fn run_clip(
     });
     lossy.push(Lossy {
         codec: UNIFORM,
-        clip: reader.to_raw_clip(),
+        clip: crate::anim::decompress::to_raw_clip(&reader),
     });
 
     // (b) key reduction, unsorted.
@@ -287,12 +287,12 @@ pub fn run_clip(
             s.decode(i as f32 + 0.5, &mut c, p, &mut NoProbe)
         })
     };
-    let between = [crate::anim::error::Between {
+    let between = [crate::anim::metric::Between {
         alpha: 0.5,
         poses: &s_mid,
     }];
-    let between: &[crate::anim::error::Between] = if n > 1 { &between } else { &[] };
-    let s_error = crate::anim::error::measure_with_between(clip, &s_clip, between, &shells)?;
+    let between: &[crate::anim::metric::Between] = if n > 1 { &between } else { &[] };
+    let s_error = crate::anim::metric::measure_with_between(clip, &s_clip, between, &shells)?;
     results.push(CodecResult {
         codec: SORTED_STREAM.into(),
         bytes: s.buf.len(),

@@ -54,7 +54,6 @@ pub const TAIL_PADDING: usize = 4;
 /// Samples per segment: the only segment size this version of the format has (the header
 /// stores it, and a reader refuses any other value).
 pub const SEGMENT_SIZE: usize = 16;
-const _: () = assert!(SEGMENT_SIZE == crate::anim::compress::SEGMENT_SIZE);
 
 /// Largest magnitude of a kept quaternion component a reader accepts (unit quaternions have
 /// components in [-1, 1]; the margin covers float32 rounding of a normalized value).

@@ -1,17 +1,21 @@
 //! Runtime side: a validated, read-only view over a compressed `.cfa` buffer; full-pose and
 //! single-bone sampling at any time (linear interpolation, nlerp for rotations) with no
-//! allocation; and conversion back to a raw clip. Layout: `docs/FORMAT.md`.
+//! allocation. Layout: `docs/FORMAT.md`.
+//!
+//! As in ozz-animation, the runtime depends on nothing from the offline side (`RawClip`, the
+//! importers, the compressor, the metric): it uses only the shared [`crate::anim::pose`],
+//! [`crate::anim::skeleton`] and [`crate::anim::limits`] (a unit test checks it). Converting a
+//! compressed clip back to a raw clip is offline: [`crate::anim::decompress::to_raw_clip`].
 
 pub mod format;
 pub mod quant;
 
-use super::clip::{MAX_COMPONENT_MAGNITUDE, RawClip};
+use super::limits::{MAX_COMPONENT_MAGNITUDE, MAX_TOTAL_SAMPLES};
 use super::pose::Pose;
 use super::skeleton::{BoneDesc, Skeleton};
 use format::*;
 use glam::{Quat, Vec3, Vec3A, Vec4};
 use quant::{Dequant, num_segments, rebuild_rotation, rebuild_rotation_unnormalized};
-use std::fmt;
 
 /// Reads a `.cfa` file for [`ClipReader::new`]: a regular file only (a FIFO or device is
 /// refused without blocking, see [`crate::fsio::open_regular`]), no larger than the format's
@@ -33,35 +37,21 @@ pub enum Looping {
     Wrap,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum FormatError {
+    #[error("buffer truncated: needs {needed} bytes, has {len}")]
     Truncated { needed: usize, len: usize },
+    #[error("not a ClipForge .cfa buffer (bad magic)")]
     BadMagic,
+    #[error("unsupported .cfa version {0}")]
     UnsupportedVersion(u16),
+    #[error(
+        "checksum mismatch (stored {stored:08x}, computed {computed:08x}): the buffer is corrupt"
+    )]
     ChecksumMismatch { stored: u32, computed: u32 },
+    #[error("corrupt buffer: {0}")]
     Corrupt(String),
 }
-
-impl fmt::Display for FormatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FormatError::Truncated { needed, len } => {
-                write!(f, "buffer truncated: needs {needed} bytes, has {len}")
-            }
-            FormatError::BadMagic => write!(f, "not a ClipForge .cfa buffer (bad magic)"),
-            FormatError::UnsupportedVersion(v) => write!(f, "unsupported .cfa version {v}"),
-            FormatError::ChecksumMismatch { stored, computed } => {
-                write!(
-                    f,
-                    "checksum mismatch (stored {stored:08x}, computed {computed:08x}): the buffer is corrupt"
-                )
-            }
-            FormatError::Corrupt(s) => write!(f, "corrupt buffer: {s}"),
-        }
-    }
-}
-
-impl std::error::Error for FormatError {}
 
 /// A stored range `[min, min + ext]` is finite, not reversed, and within ±`limit`
 /// (float32 rounding of `min + ext` allowed for).
@@ -267,10 +257,10 @@ impl<'a> ClipReader<'a> {
                 "segment size {segment_size}: the format's is {SEGMENT_SIZE}"
             ));
         }
-        if num_bones.saturating_mul(num_samples) > crate::anim::formats::MAX_TOTAL_SAMPLES {
+        if num_bones.saturating_mul(num_samples) > MAX_TOTAL_SAMPLES {
             return corrupt(format!(
                 "{num_bones} bones x {num_samples} samples is more than the {} an importer accepts",
-                crate::anim::formats::MAX_TOTAL_SAMPLES
+                MAX_TOTAL_SAMPLES
             ));
         }
         if num_samples > 0 && !(num_samples as f32 / sample_rate).is_finite() {
@@ -965,7 +955,7 @@ impl<'a> ClipReader<'a> {
         Some(out)
     }
 
-    /// Refuses, before [`Self::to_raw_clip`] allocates it, a clip whose decoded form needs more
+    /// Refuses, before [`crate::anim::decompress::to_raw_clip`] allocates it, a clip whose decoded form needs more
     /// memory than a `.cfa` of this size may use ([`crate::anim::limits::budget_for_input`]): a
     /// small hostile buffer can declare tens of millions of bone samples. The message carries
     /// [`crate::anim::limits::OVER_BUDGET`].
@@ -982,52 +972,6 @@ impl<'a> ClipReader<'a> {
             ));
         }
         Ok(())
-    }
-
-    /// Every original sample decoded back into a raw clip, with the stored names, hierarchy and bind pose.
-    pub fn to_raw_clip(&self) -> RawClip {
-        let nb = self.num_bones;
-        let n = self.meta.original_num_samples;
-        let mut rotations = vec![Quat::IDENTITY; nb * n];
-        let mut translations = vec![Vec3::ZERO; nb * n];
-        let mut scales = vec![Vec3::ONE; nb * n];
-        let mut pose = Pose::new(nb);
-        for s in 0..n {
-            // A wrapping clip's dropped last sample is its first.
-            self.decode_sample(if s >= self.num_samples { 0 } else { s }, &mut pose);
-            for b in 0..nb {
-                rotations[b * n + s] = pose.rotations[b];
-                translations[b * n + s] = pose.translations[b].into();
-                scales[b * n + s] = pose.scales[b].into();
-            }
-        }
-        RawClip::new(
-            self.meta.clip_name.clone(),
-            self.meta.skeleton.clone(),
-            self.sample_rate,
-            n,
-            rotations,
-            translations,
-            scales,
-        )
-        .unwrap_or_else(|_| {
-            // Validation bounds every stored float, so decoded values are finite; this is unreachable
-            // in practice, but a hostile buffer must never panic: fall back to the bind pose.
-            let sk = &self.meta.skeleton;
-            RawClip {
-                name: self.meta.clip_name.clone(),
-                skeleton: sk.clone(),
-                sample_rate: self.sample_rate,
-                num_samples: n,
-                rotations: (0..nb * n)
-                    .map(|i| sk.bind_rotations[i / n.max(1)])
-                    .collect(),
-                translations: (0..nb * n)
-                    .map(|i| sk.bind_translations[i / n.max(1)])
-                    .collect(),
-                scales: (0..nb * n).map(|i| sk.bind_scales[i / n.max(1)]).collect(),
-            }
-        })
     }
 }
 

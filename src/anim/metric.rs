@@ -65,28 +65,32 @@ pub fn blend_local(a: &DTransform, b: &DTransform, alpha: f64) -> DTransform {
     }
 }
 
+impl crate::anim::pose::Compose for DTransform {
+    #[inline]
+    fn compose(parent: &Self, local: &Self) -> Self {
+        DTransform {
+            rotation: (parent.rotation * local.rotation).normalize(),
+            translation: parent.rotation * (local.translation * parent.scale) + parent.translation,
+            scale: local.scale * parent.scale,
+        }
+    }
+}
+
 /// Appends the object-space transforms of one pose, given its local transforms in bone order.
 fn push_object_pose(
     clip: &RawClip,
-    local: impl Fn(usize) -> DTransform,
+    mut local: impl FnMut(usize) -> DTransform,
     out: &mut Vec<DTransform>,
 ) {
     let base = out.len();
-    for b in 0..clip.num_bones() {
-        let local = local(b);
-        let t = match clip.skeleton.parent(b) {
-            None => local,
-            Some(p) => {
-                let pt: DTransform = out[base + p];
-                DTransform {
-                    rotation: (pt.rotation * local.rotation).normalize(),
-                    translation: pt.rotation * (local.translation * pt.scale) + pt.translation,
-                    scale: local.scale * pt.scale,
-                }
-            }
-        };
-        out.push(t);
-    }
+    // Placeholders, each overwritten by the pass before it is read.
+    let identity = DTransform {
+        rotation: DQuat::IDENTITY,
+        translation: DVec3::ZERO,
+        scale: DVec3::ONE,
+    };
+    out.resize(base + clip.num_bones(), identity);
+    crate::anim::pose::local_to_object_with(&clip.skeleton.parents, &mut local, &mut out[base..]);
 }
 
 /// Object-space transforms of every bone at every sample, `sample * bones + bone`.
