@@ -35,6 +35,14 @@ pub struct DetailData {
     pub worst_bone: Option<usize>,
     /// Largest distance of a joint from its pose centre (for the viewer's zoom).
     pub extent: f32,
+    /// Box around every joint of every sample, raw and decompressed (the viewer frames it,
+    /// so the whole clip stays in view: feet, a walk, a rising scale).
+    pub bounds_min: Vec3,
+    pub bounds_max: Vec3,
+    /// Largest distance between a raw joint and its decompressed one (clip units).
+    pub max_offset: f32,
+    /// Error magnification that makes `max_offset` a visible part of the clip's size.
+    pub suggested_magnify: f32,
     /// Why the compressed clip could not be read (the raw one is still shown).
     pub note: Option<String>,
 }
@@ -92,6 +100,9 @@ impl DetailState {
                         Ok(d) => {
                             if self.viewer.focus_bone.is_none() {
                                 self.viewer.focus_bone = d.worst_bone;
+                            }
+                            if !self.viewer.magnify_set {
+                                self.viewer.magnify = d.suggested_magnify;
                             }
                             self.error = None;
                             self.data = Some(Arc::new(d));
@@ -262,6 +273,19 @@ fn measure_detail(
             extent = extent.max(d * 1.15);
         }
     }
+    let (bounds_min, bounds_max) = joint_bounds(
+        raw_pos
+            .iter()
+            .chain(lossy_pos.iter().flat_map(|l| l.iter())),
+    );
+    let max_offset = lossy_pos.as_ref().map_or(0.0, |l| {
+        l.iter()
+            .zip(&raw_pos)
+            .map(|(q, p)| (*q - *p).length())
+            .filter(|d| d.is_finite())
+            .fold(0.0, f32::max)
+    });
+    let suggested_magnify = suggest_magnify(max_offset, (bounds_max - bounds_min).length() / 2.0);
     DetailData {
         key,
         names: raw.skeleton.names.clone(),
@@ -275,7 +299,59 @@ fn measure_detail(
         per_bone_worst_sample,
         worst_bone,
         extent,
+        bounds_min,
+        bounds_max,
+        max_offset,
+        suggested_magnify,
         note,
+    }
+}
+
+/// Box around the finite points (a unit box at the origin when there are none).
+pub fn joint_bounds<'a>(points: impl Iterator<Item = &'a Vec3>) -> (Vec3, Vec3) {
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for p in points.filter(|p| p.is_finite()) {
+        lo = lo.min(*p);
+        hi = hi.max(*p);
+    }
+    if lo.x > hi.x {
+        (Vec3::splat(-0.5), Vec3::splat(0.5))
+    } else {
+        (lo, hi)
+    }
+}
+
+/// Fraction of the clip's radius the largest magnified error should span on screen.
+const MAGNIFIED_ERROR_SHARE: f32 = 0.06;
+
+/// Error magnification for a clip whose largest joint offset is `max_offset` and whose framing
+/// radius is `radius`: the offset becomes ~6% of the radius (several pixels in any usable
+/// viewer), rounded up to 1, 2 or 5 × a power of ten, within 1…10000.
+pub fn suggest_magnify(max_offset: f32, radius: f32) -> f32 {
+    if !(max_offset > 0.0 && radius > 0.0) {
+        return 1.0;
+    }
+    let raw = (MAGNIFIED_ERROR_SHARE * radius / max_offset).clamp(1.0, 10000.0);
+    let p = 10f32.powf(raw.log10().floor());
+    let nice = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&v| v >= raw * 0.999)
+        .unwrap_or(10.0 * p);
+    nice.clamp(1.0, 10000.0)
+}
+
+impl DetailData {
+    /// Time of a sample as both the slider and the viewer's readout show it (one rounding).
+    pub fn time_label(&self, sample: usize) -> String {
+        format!("{:.2} s", sample as f64 / self.sample_rate.max(1e-6) as f64)
+    }
+
+    /// Centre and radius of the sphere around `bounds`, which the camera frames from any angle.
+    pub fn framing(&self) -> (Vec3, f32) {
+        let c = (self.bounds_min + self.bounds_max) / 2.0;
+        let r = ((self.bounds_max - self.bounds_min).length() / 2.0).max(1e-3);
+        (c, r)
     }
 }
 
