@@ -11,7 +11,9 @@ use crate::anim::error::{object_space_f64, vertex_error};
 use crate::anim::{ClipReader, Looping, Pose, RawClip, formats};
 use crate::pipeline::report::ClipReport;
 use eframe::egui;
-use egui_plot::{Bar, BarChart, HLine, HoverPosition, Line, Plot, PlotPoints, VLine};
+use egui_plot::{
+    Bar, BarChart, GridInput, GridMark, HLine, HoverPosition, Line, Plot, PlotPoints, VLine,
+};
 use glam::{Quat, Vec3};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
@@ -503,6 +505,9 @@ impl AppState {
             .include_y(0.0)
             .include_y(threshold * 1.1)
             .x_axis_label("time (s)")
+            .y_axis_label("max error (cm)")
+            .y_grid_spacer(value_ticks)
+            .y_axis_formatter(tick_label)
             .label_formatter(|h| {
                 Some(match h {
                     HoverPosition::NearDataPoint {
@@ -553,28 +558,40 @@ impl AppState {
             })
             .collect();
         let names = d.names.clone();
-        let resp =
-            Plot::new("cf_err_bone")
-                .height(plot_h)
-                .width(ui.available_width())
-                .allow_scroll(false)
-                .include_y(0.0)
-                .x_axis_label("bone")
-                .x_axis_formatter(move |m, _| {
-                    let i = m.value.round();
-                    if (m.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-                        format!("{i}")
-                    } else {
-                        String::new()
-                    }
+        let errs = d.per_bone_err.clone();
+        let label_errs = d.per_bone_err.clone();
+        let resp = Plot::new("cf_err_bone")
+            .height(plot_h)
+            .width(ui.available_width())
+            .allow_scroll(false)
+            .include_y(0.0)
+            .include_y(threshold * 1.1)
+            .x_axis_label("bone")
+            .y_axis_label("max error (cm)")
+            .y_grid_spacer(value_ticks)
+            .y_axis_formatter(tick_label)
+            .x_axis_formatter(move |m, _| {
+                let i = m.value.round();
+                if (m.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < errs.len() {
+                    format!("{i}")
+                } else {
+                    String::new()
+                }
+            })
+            // The bar under the pointer is named in a tooltip (readable, never clipped).
+            .label_formatter(move |hp| {
+                let p = hover_point(hp);
+                let i = p.x.round();
+                (i >= 0.0 && (i as usize) < names.len()).then(|| {
+                    let i = i as usize;
+                    format!("{i}: {}\n{:.5} cm", names[i], label_errs[i])
                 })
-                .show(ui, |pui| {
-                    pui.bar_chart(BarChart::new("per bone", bars).element_formatter(Box::new(
-                        |b, _| format!("{}\n{:.5} cm", b.name, b.value),
-                    )));
-                    pui.hline(HLine::new("threshold", threshold).color(THRESHOLD_COLOR));
-                    pui.pointer_coordinate()
-                });
+            })
+            .show(ui, |pui| {
+                pui.bar_chart(BarChart::new("per bone", bars).allow_hover(false));
+                pui.hline(HLine::new("threshold", threshold).color(THRESHOLD_COLOR));
+                pui.pointer_coordinate()
+            });
         if resp.response.clicked()
             && let Some(p) = resp.inner
         {
@@ -589,46 +606,141 @@ impl AppState {
     }
 }
 
-/// Bars for a bit-rate histogram: "const" at −2, "default" at −1, then one bar per bit width.
-pub(super) fn histogram_bars(hist: &[u32], constant: u32, default: u32) -> Vec<Bar> {
-    let mut bars = vec![
-        Bar::new(-2.0, constant as f64)
-            .name("constant tracks")
-            .fill(egui::Color32::from_rgb(130, 130, 130)),
-        Bar::new(-1.0, default as f64)
-            .name("default tracks")
-            .fill(egui::Color32::from_rgb(170, 170, 170)),
-    ];
-    for (bits, &n) in hist.iter().enumerate() {
-        if n > 0 {
-            bars.push(
-                Bar::new(bits as f64, n as f64)
-                    .name(format!("{bits} bits"))
-                    .fill(LOSSY_COLOR),
-            );
-        }
-    }
-    bars
-}
+const CONSTANT_COLOR: egui::Color32 = egui::Color32::from_rgb(130, 130, 130);
+const DEFAULT_COLOR: egui::Color32 = egui::Color32::from_rgb(175, 175, 175);
 
-fn hist_plot(ui: &mut egui::Ui, id: &str, bars: Vec<Bar>, h: f32) {
+/// A bit-rate histogram: "constant" sub-tracks at x = −2, "default" ones at −1 (grey, named in
+/// the legend), then one bar per bit width. Hovering names the bar under the pointer in a
+/// tooltip (egui_plot's own bar label is dim text over the bars, clipped above the tallest).
+pub(super) fn bit_rate_plot(
+    ui: &mut egui::Ui,
+    id: &str,
+    (hist, constant, default): (&[u32], u32, u32),
+    [w, h]: [f32; 2],
+) {
+    let counts: Vec<(i64, u32)> = [(-2, constant), (-1, default)]
+        .into_iter()
+        .chain(hist.iter().enumerate().map(|(b, &n)| (b as i64, n)))
+        .collect();
+    let bar = |x: i64, n: u32, c: egui::Color32| Bar::new(x as f64, n as f64).fill(c).width(0.8);
+    let animated: Vec<Bar> = counts
+        .iter()
+        .filter(|&&(x, n)| x >= 0 && n > 0)
+        .map(|&(x, n)| bar(x, n, LOSSY_COLOR))
+        .collect();
+    let max_bits = counts
+        .iter()
+        .filter(|&&(x, n)| x >= 0 && n > 0)
+        .map(|&(x, _)| x)
+        .max()
+        .unwrap_or(16)
+        .max(8);
     Plot::new(id)
+        .width(w)
         .height(h)
-        .width(ui.available_width())
         .allow_scroll(false)
         .allow_drag(false)
         .allow_zoom(false)
         .include_y(0.0)
         .include_x(-2.5)
+        .include_x(max_bits as f64 + 0.5)
         .x_axis_label("bits per component")
+        .y_axis_label("sub-tracks")
+        .x_grid_spacer(bit_rate_ticks)
         .x_axis_formatter(|m, _| bit_rate_axis_label(m.value))
+        .y_grid_spacer(count_ticks)
+        .y_axis_formatter(tick_label)
+        .legend(egui_plot::Legend::default().position(egui_plot::Corner::RightTop))
+        .label_formatter(move |hp| {
+            let x = hover_point(hp).x.round() as i64;
+            let &(_, n) = counts.iter().find(|&&(b, _)| b == x)?;
+            Some(match x {
+                -2 => format!("constant sub-tracks: {n}"),
+                -1 => format!("default sub-tracks: {n}"),
+                b => format!("{b} bits: {n} sub-tracks"),
+            })
+        })
         .show(ui, |pui| {
             pui.bar_chart(
-                BarChart::new("sub-tracks", bars)
-                    .width(0.8)
-                    .element_formatter(Box::new(|b, _| format!("{}: {}", b.name, b.value))),
+                BarChart::new("constant", vec![bar(-2, constant, CONSTANT_COLOR)])
+                    .color(CONSTANT_COLOR)
+                    .allow_hover(false),
+            );
+            pui.bar_chart(
+                BarChart::new("default", vec![bar(-1, default, DEFAULT_COLOR)])
+                    .color(DEFAULT_COLOR)
+                    .allow_hover(false),
+            );
+            pui.bar_chart(
+                BarChart::new("animated", animated)
+                    .color(LOSSY_COLOR)
+                    .allow_hover(false),
             );
         });
+}
+
+/// The plot position under the pointer, wherever it is.
+pub(super) fn hover_point(h: &HoverPosition<'_>) -> egui_plot::PlotPoint {
+    match h {
+        HoverPosition::NearDataPoint { position, .. } | HoverPosition::Elsewhere { position } => {
+            *position
+        }
+    }
+}
+
+/// 1, 2 or 5 × a power of ten, at least `x`.
+fn nice_step(x: f64) -> f64 {
+    let p = 10f64.powf(x.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&v| v >= x * 0.999)
+        .unwrap_or(10.0 * p)
+}
+
+/// Evenly spaced ticks, about `n` over the visible range.
+fn ticks(bounds: (f64, f64), n: f64, min_step: f64) -> Vec<GridMark> {
+    let (lo, hi) = bounds;
+    let span = hi - lo;
+    if !(span > 0.0 && span.is_finite()) {
+        return Vec::new();
+    }
+    let step = nice_step(span / n).max(min_step);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last.min(first + 100))
+        .map(|i| GridMark {
+            value: i as f64 * step,
+            step_size: step,
+        })
+        .collect()
+}
+
+/// About five labelled Y ticks (egui_plot's default labels only 0 and 0.01 on small plots).
+pub(super) fn value_ticks(input: GridInput) -> Vec<GridMark> {
+    ticks(input.bounds, 5.0, 0.0)
+}
+
+/// Y ticks for counts: whole numbers only.
+pub(super) fn count_ticks(input: GridInput) -> Vec<GridMark> {
+    ticks(input.bounds, 5.0, 1.0)
+}
+
+/// X ticks of the bit-rate histograms: const, def, then every 4 bits (every bit faintly).
+fn bit_rate_ticks(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    (lo.ceil().max(-2.0) as i64..=hi.floor().min(64.0) as i64)
+        .map(|v| GridMark {
+            value: v as f64,
+            step_size: if v < 0 || v % 4 == 0 { 4.0 } else { 1.0 },
+        })
+        .collect()
+}
+
+/// A tick's label with as many decimals as its step needs.
+pub(super) fn tick_label(m: GridMark, _: &std::ops::RangeInclusive<f64>) -> String {
+    let decimals = (-m.step_size.log10().floor()).max(0.0) as usize;
+    format!("{:.*}", decimals, m.value)
 }
 
 /// Sum of the bit-rate histograms of every compressed clip.
@@ -651,21 +763,22 @@ pub fn batch_histogram(lib: &Library) -> (Vec<u32>, u32, u32) {
 
 fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library, h: f32) {
     ui.label(egui::RichText::new("Bit rates (this clip)").strong());
+    let w = ui.available_width();
     match report {
         Some(r) => {
             ui.weak(format!(
                 "{} animated · {} constant · {} default sub-tracks · {} segments",
                 r.animated_subtracks, r.constant_subtracks, r.default_subtracks, r.segments
             ));
-            hist_plot(
+            bit_rate_plot(
                 ui,
                 "cf_bits_clip",
-                histogram_bars(
+                (
                     &r.bit_rate_histogram,
                     r.constant_subtracks,
                     r.default_subtracks,
                 ),
-                h - 18.0,
+                [w, h - 18.0],
             );
         }
         None => {
@@ -674,7 +787,7 @@ fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library,
     }
     ui.label(egui::RichText::new("Bit rates (whole batch)").strong());
     let (hist, c, d) = batch_histogram(lib);
-    hist_plot(ui, "cf_bits_batch", histogram_bars(&hist, c, d), h);
+    bit_rate_plot(ui, "cf_bits_batch", (&hist, c, d), [w, h]);
 }
 
 /// X-axis label of the bit-rate histograms: bar −2 is constant sub-tracks, −1 default ones,
