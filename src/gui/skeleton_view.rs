@@ -29,6 +29,11 @@ pub struct ViewerState {
     pub hovered_bone: Option<usize>,
     /// Screen pixels per clip unit in the last frame drawn (for checks of what is visible).
     pub px_per_unit: f32,
+    /// Joints of the drawn sample (raw and decompressed, unmagnified) outside the view in the
+    /// last frame drawn at zoom 1: 0 when the framing works.
+    pub joints_outside_view: usize,
+    /// Where the viewer was drawn in the last frame.
+    pub view_rect: egui::Rect,
     pub show_raw: bool,
     pub show_lossy: bool,
 }
@@ -46,6 +51,8 @@ impl Default for ViewerState {
             magnify_set: false,
             hovered_bone: None,
             px_per_unit: 0.0,
+            joints_outside_view: 0,
+            view_rect: egui::Rect::NOTHING,
             show_raw: true,
             show_lossy: true,
         }
@@ -134,6 +141,7 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     );
     let (resp, painter) = ui.allocate_painter(size, egui::Sense::click_and_drag());
     let rect = resp.rect;
+    v.view_rect = rect;
     painter.rect_filled(rect, 4.0, ui.visuals().extreme_bg_color);
     if resp.dragged() {
         let delta = resp.drag_delta();
@@ -179,6 +187,11 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         egui::pos2(rect.center().x + x * scale, rect.center().y - y * scale)
     };
     let painter = painter.with_clip_rect(rect);
+    v.joints_outside_view = raw
+        .iter()
+        .chain(d.lossy_pos.iter().flat_map(|l| &l[si * nb..(si + 1) * nb]))
+        .filter(|p| !rect.contains(to_screen(**p)))
+        .count();
 
     // Ground grid under the clip (y of its lowest joint over all samples).
     let floor = d.bounds_min.y;
