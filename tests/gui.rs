@@ -602,7 +602,6 @@ fn skeleton_viewer_frames_the_whole_clip_magnifies_the_error_and_agrees_on_time(
     assert_eq!(v.magnify, d.suggested_magnify);
     let px = d.max_offset * v.magnify * v.px_per_unit;
     assert!(px >= 4.0, "largest error magnified to only {px} px");
-    h.get_by_label_contains(&format!("error shown ×{}", d.suggested_magnify));
 
     // Every pose stays in view from first to last sample; both time readouts say the same.
     for s in (0..ns).step_by(7).chain([ns - 1]) {

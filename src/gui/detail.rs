@@ -644,6 +644,8 @@ pub(super) fn bit_rate_plot(
         .include_y(0.0)
         .include_x(-2.5)
         .include_x(max_bits as f64 + 0.5)
+        // Headroom above the tallest bar for the legend in the corner.
+        .include_y(counts.iter().map(|&(_, n)| n).max().unwrap_or(0) as f64 * 1.5)
         .x_axis_label("bits per component")
         .y_axis_label("sub-tracks")
         .x_grid_spacer(bit_rate_ticks)
@@ -699,13 +701,14 @@ fn nice_step(x: f64) -> f64 {
 }
 
 /// Evenly spaced ticks, about `n` over the visible range.
-fn ticks(bounds: (f64, f64), n: f64, min_step: f64) -> Vec<GridMark> {
-    let (lo, hi) = bounds;
+fn ticks(input: GridInput, n: f64, min_step: f64) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
     let span = hi - lo;
     if !(span > 0.0 && span.is_finite()) {
         return Vec::new();
     }
-    let step = nice_step(span / n).max(min_step);
+    // Never closer than egui_plot's label spacing allows (it hides labels under ~20 px).
+    let step = nice_step((span / n).max(input.base_step_size * 3.0)).max(min_step);
     let first = (lo / step).ceil() as i64;
     let last = (hi / step).floor() as i64;
     (first..=last.min(first + 100))
@@ -716,23 +719,28 @@ fn ticks(bounds: (f64, f64), n: f64, min_step: f64) -> Vec<GridMark> {
         .collect()
 }
 
-/// About five labelled Y ticks (egui_plot's default labels only 0 and 0.01 on small plots).
+/// About six labelled ticks (egui_plot's default labels only 0 and 0.01 on small plots).
 pub(super) fn value_ticks(input: GridInput) -> Vec<GridMark> {
-    ticks(input.bounds, 5.0, 0.0)
+    ticks(input, 6.0, 0.0)
 }
 
-/// Y ticks for counts: whole numbers only.
+/// Ticks for counts: whole numbers only.
 pub(super) fn count_ticks(input: GridInput) -> Vec<GridMark> {
-    ticks(input.bounds, 5.0, 1.0)
+    ticks(input, 6.0, 1.0)
 }
 
-/// X ticks of the bit-rate histograms: const, def, then every 4 bits (every bit faintly).
+/// X ticks of the bit-rate histograms: bit widths, labelled every 8 (egui_plot labels X ticks
+/// only 60 px apart); the constant and default bars are named in the legend.
 fn bit_rate_ticks(input: GridInput) -> Vec<GridMark> {
     let (lo, hi) = input.bounds;
-    (lo.ceil().max(-2.0) as i64..=hi.floor().min(64.0) as i64)
+    (lo.ceil().max(0.0) as i64..=hi.floor().min(64.0) as i64)
         .map(|v| GridMark {
             value: v as f64,
-            step_size: if v < 0 || v % 4 == 0 { 4.0 } else { 1.0 },
+            step_size: match v {
+                _ if v % 8 == 0 => 8.0,
+                _ if v % 4 == 0 => 4.0,
+                _ => 1.0,
+            },
         })
         .collect()
 }
@@ -790,15 +798,11 @@ fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library,
     bit_rate_plot(ui, "cf_bits_batch", (&hist, c, d), [w, h]);
 }
 
-/// X-axis label of the bit-rate histograms: bar −2 is constant sub-tracks, −1 default ones,
-/// then bits per component.
+/// X-axis label of the bit-rate histograms: bits per component (the bars left of 0, constant
+/// and default sub-tracks, are named in the legend).
 pub(super) fn bit_rate_axis_label(v: f64) -> String {
     if (v - v.round()).abs() > 1e-6 {
         String::new()
-    } else if v == -2.0 {
-        "const".into()
-    } else if v == -1.0 {
-        "def".into()
     } else if v >= 0.0 {
         format!("{v:.0}")
     } else {

@@ -299,11 +299,15 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     }
     let err = d.per_sample_err.get(si).copied().unwrap_or(0.0);
     ui.label(format!(
-        "sample {si}/{} · t {} · error {:.4} cm · error shown ×{}",
+        "sample {si}/{} · t {} · error {:.4} cm",
         ns - 1,
         d.time_label(si),
         err,
-        v.magnify
-    ));
-    ui.weak("drag: orbit · scroll: zoom · hover: bone name · click: pick · double-click: reset");
+    ))
+    .on_hover_text(format!("The offsets are drawn ×{}", v.magnify));
+    ui.label(
+        egui::RichText::new("drag: orbit · scroll: zoom · hover: name · double-click: reset")
+            .small()
+            .color(ui.visuals().weak_text_color()),
+    );
 }
