@@ -2,7 +2,7 @@
 //! distribution, and the bit-rate distribution over the batch.
 
 use super::detail::{
-    batch_histogram, bit_rate_plot, count_ticks, hover_point, tick_label, value_ticks,
+    batch_histogram, bit_rate_key, bit_rate_plot, count_ticks, hover_point, tick_label, value_ticks,
 };
 use super::model::Library;
 use eframe::egui;
@@ -117,7 +117,8 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
             ui.vertical(|ui| {
                 ui.label(egui::RichText::new("Bit-rate distribution (batch)").strong());
                 let (hist, c, d) = batch_histogram(lib);
-                bit_rate_plot(ui, "cf_chart_bits", (&hist, c, d), [w, h]);
+                bit_rate_key(ui);
+                bit_rate_plot(ui, "cf_chart_bits", (&hist, c, d), [w, h - 18.0]);
             });
             ui.end_row();
         });

@@ -644,15 +644,13 @@ pub(super) fn bit_rate_plot(
         .include_y(0.0)
         .include_x(-2.5)
         .include_x(max_bits as f64 + 0.5)
-        // Headroom above the tallest bar for the legend in the corner.
-        .include_y(counts.iter().map(|&(_, n)| n).max().unwrap_or(0) as f64 * 1.5)
+        .include_y(counts.iter().map(|&(_, n)| n).max().unwrap_or(0) as f64 * 1.1)
         .x_axis_label("bits per component")
         .y_axis_label("sub-tracks")
         .x_grid_spacer(bit_rate_ticks)
         .x_axis_formatter(|m, _| bit_rate_axis_label(m.value))
         .y_grid_spacer(count_ticks)
         .y_axis_formatter(tick_label)
-        .legend(egui_plot::Legend::default().position(egui_plot::Corner::RightTop))
         .label_formatter(move |hp| {
             let x = hover_point(hp).x.round() as i64;
             let &(_, n) = counts.iter().find(|&&(b, _)| b == x)?;
@@ -679,6 +677,22 @@ pub(super) fn bit_rate_plot(
                     .allow_hover(false),
             );
         });
+}
+
+/// The colour key of the bit-rate histograms (a legend inside would cover the bars).
+pub(super) fn bit_rate_key(ui: &mut egui::Ui) {
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        for (c, name) in [
+            (CONSTANT_COLOR, "constant"),
+            (DEFAULT_COLOR, "default"),
+            (LOSSY_COLOR, "animated (by bit width)"),
+        ] {
+            let (r, _) = ui.allocate_exact_size(egui::vec2(9.0, 9.0), egui::Sense::hover());
+            ui.painter().rect_filled(r, 1.0, c);
+            ui.label(egui::RichText::new(name).small());
+        }
+    });
 }
 
 /// The plot position under the pointer, wherever it is.
@@ -778,6 +792,7 @@ fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library,
                 "{} animated · {} constant · {} default sub-tracks · {} segments",
                 r.animated_subtracks, r.constant_subtracks, r.default_subtracks, r.segments
             ));
+            bit_rate_key(ui);
             bit_rate_plot(
                 ui,
                 "cf_bits_clip",
@@ -786,7 +801,7 @@ fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library,
                     r.constant_subtracks,
                     r.default_subtracks,
                 ),
-                [w, h - 18.0],
+                [w, h - 36.0],
             );
         }
         None => {
