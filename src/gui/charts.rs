@@ -62,9 +62,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
                 [w, h],
                 ("cf_chart_ratio_err", "Compression ratio vs max error"),
                 ("max error (cm)", "err", "cm"),
-                ratio_err,
-                &names,
-                POINT_COLOR,
+                (ratio_err, &names, POINT_COLOR),
                 &thresholds,
             );
             scatter(
@@ -72,9 +70,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
                 [w, h],
                 ("cf_chart_ratio_dur", "Compression ratio by clip duration"),
                 ("duration (s)", "duration", "s"),
-                ratio_dur,
-                &names,
-                egui::Color32::from_rgb(120, 200, 120),
+                (ratio_dur, &names, egui::Color32::from_rgb(120, 200, 120)),
                 &[],
             );
             ui.end_row();
@@ -125,15 +121,14 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
 }
 
 /// A "ratio against x" scatter plot of the clips; hovering a point names its clip.
-/// `plot` is (id, title); `x` is (axis label, hover name, hover unit).
+/// `plot` is (id, title); `x` is (axis label, hover name, hover unit); then the points with
+/// their clips' names and colour, and where to draw threshold lines on the X axis.
 fn scatter(
     ui: &mut egui::Ui,
     [w, h]: [f32; 2],
     (id, title): (&str, &str),
     x: (&str, &'static str, &'static str),
-    points: Vec<[f64; 2]>,
-    names: &[String],
-    color: egui::Color32,
+    (points, names, color): (Vec<[f64; 2]>, &[String], egui::Color32),
     x_thresholds: &[f64],
 ) {
     let (x_label, x_name, x_unit) = x;
