@@ -824,3 +824,43 @@ pub(super) fn bit_rate_axis_label(v: f64) -> String {
         String::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggested_magnify_makes_the_error_a_visible_share_of_the_clip() {
+        // 0.001 units of error on a 1-unit clip: ×60 would do, rounded up to ×100.
+        assert_eq!(suggest_magnify(0.001, 1.0), 100.0);
+        for (off, r) in [(0.0003, 90.0), (0.02, 1.5), (1e-9, 1.0), (2.0, 1.0)] {
+            let m = suggest_magnify(off, r);
+            assert!((1.0..=10000.0).contains(&m), "{m}");
+            assert!(
+                m == 10000.0 || m == 1.0 || off * m >= MAGNIFIED_ERROR_SHARE * r * 0.999,
+                "{off} × {m} on radius {r}"
+            );
+        }
+        assert_eq!(suggest_magnify(0.0, 1.0), 1.0);
+    }
+
+    #[test]
+    fn value_ticks_are_many_enough_and_labelled_with_their_precision() {
+        let input = GridInput {
+            bounds: (0.0, 0.011),
+            base_step_size: 0.0001,
+        };
+        let marks = value_ticks(input);
+        assert!(marks.len() >= 5, "{} ticks", marks.len());
+        let labels: Vec<String> = marks.iter().map(|m| tick_label(*m, &(0.0..=1.0))).collect();
+        assert_eq!(labels[..3], ["0.000", "0.002", "0.004"]);
+        assert!(
+            count_ticks(GridInput {
+                bounds: (0.0, 3.0),
+                base_step_size: 0.01
+            })
+            .iter()
+            .all(|m| m.value.fract() == 0.0)
+        );
+    }
+}
