@@ -548,3 +548,115 @@ fn special_files_are_reported_not_opened() {
     let pipe = s.library.rows.iter().find(|r| r.label == "pipe").unwrap();
     assert!(matches!(pipe.status, RowStatus::Unreadable(_)));
 }
+
+/// Opens `clip` in the detail view of a harness whose folder was compressed.
+fn open_clip_detail(h: &mut Harness<'_, AppState>, clip: &str) {
+    h.get_by_label(clip).click();
+    wait_idle(h);
+    assert!(h.state().detail.data.is_some(), "detail of {clip} loaded");
+}
+
+#[test]
+fn skeleton_viewer_frames_the_whole_clip_magnifies_the_error_and_agrees_on_time() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // A clip whose root scale rises 0.2 → 3 over its length: framed on its first pose it
+    // would start as a dot and grow out of view.
+    let mut rising = generate(&GenerateOptions {
+        name: "rising".into(),
+        num_samples: 60,
+        seed: 7,
+        ..Default::default()
+    });
+    let ns = rising.num_samples;
+    for s in 0..ns {
+        let i = rising.index(0, s);
+        rising.scales[i] = glam::Vec3::splat(0.2 + 2.8 * s as f32 / (ns - 1) as f32);
+    }
+    std::fs::write(
+        input.path().join("rising.acl.sjson"),
+        write_acl_clip(&rising),
+    )
+    .unwrap();
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    open_clip_detail(&mut h, "rising");
+
+    let d = h.state().detail.data.clone().unwrap();
+    let lossy = d.lossy_pos.as_ref().expect("decompressed pose loaded");
+    // The framing bounds contain every joint of every sample, raw and decompressed.
+    for p in d.raw_pos.iter().chain(lossy) {
+        assert!(
+            p.cmpge(d.bounds_min - 1e-4).all() && p.cmple(d.bounds_max + 1e-4).all(),
+            "{p} outside {}..{}",
+            d.bounds_min,
+            d.bounds_max
+        );
+    }
+    // The suggested magnification is the one shown, and makes the largest error visible.
+    assert!(d.max_offset > 0.0, "the codec moved some joint");
+    let v = &h.state().detail.viewer;
+    assert_eq!(v.magnify, d.suggested_magnify);
+    let px = d.max_offset * v.magnify * v.px_per_unit;
+    assert!(px >= 4.0, "largest error magnified to only {px} px");
+
+    // Every pose stays in view from first to last sample; both time readouts say the same.
+    for s in (0..ns).step_by(7).chain([ns - 1]) {
+        h.state_mut().detail.viewer.sample = s as f32;
+        h.run();
+        assert_eq!(
+            h.state().detail.viewer.joints_outside_view,
+            0,
+            "joints out of view at sample {s}"
+        );
+        let t = d.time_label(s);
+        h.get_by_label_contains(&format!("sample {s}/{} · t {t} ·", ns - 1));
+        // The slider's value box (and the text inside it) shows exactly the readout's time.
+        assert!(
+            h.query_all_by_value(&t).count() >= 1,
+            "slider does not show {t}"
+        );
+    }
+}
+
+#[test]
+fn the_bone_under_the_pointer_is_named() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 1, 40);
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    open_clip_detail(&mut h, "clip_00");
+    // Sweep the pointer over the viewer, centre first, on a grid finer than the 10 px pick
+    // radius, until it lands on a joint.
+    let rect = h.state().detail.viewer.view_rect;
+    assert!(rect.is_positive(), "viewer drawn");
+    let mut points: Vec<egui::Pos2> = (0..(rect.height() / 12.0) as i32)
+        .flat_map(|y| {
+            (0..(rect.width() / 12.0) as i32)
+                .map(move |x| rect.min + egui::vec2(x as f32 * 12.0 + 6.0, y as f32 * 12.0 + 6.0))
+        })
+        .collect();
+    points.sort_by(|a, b| {
+        a.distance(rect.center())
+            .total_cmp(&b.distance(rect.center()))
+    });
+    let mut found = None;
+    for p in points {
+        h.hover_at(p);
+        h.run();
+        if let Some(b) = h.state().detail.viewer.hovered_bone {
+            found = Some(b);
+            break;
+        }
+    }
+    let b = found.expect("some joint lies under the pointer somewhere in the viewer");
+    let name = h.state().detail.data.as_ref().unwrap().names[b].clone();
+    assert!(!name.is_empty());
+}

@@ -1,12 +1,29 @@
 //! Batch charts: ratio vs max error (scatter), ratio by clip duration, the max error
 //! distribution, and the bit-rate distribution over the batch.
 
-use super::detail::{batch_histogram, histogram_bars};
+use super::detail::{
+    batch_histogram, bit_rate_key, bit_rate_plot, count_ticks, hover_point, tick_label, value_ticks,
+};
 use super::model::Library;
 use eframe::egui;
-use egui_plot::{Bar, BarChart, HoverPosition, Plot, Points};
+use egui_plot::{Bar, BarChart, HoverPosition, Plot, Points, VLine};
 
 const POINT_COLOR: egui::Color32 = egui::Color32::from_rgb(90, 160, 255);
+const THRESHOLD_COLOR: egui::Color32 = egui::Color32::from_rgb(230, 70, 70);
+
+/// The distinct error thresholds the clips were compressed with (cm), ascending.
+fn thresholds(lib: &Library) -> Vec<f64> {
+    let mut t: Vec<f64> = lib
+        .compressed_rows()
+        .filter_map(|r| r.good_report()?.settings.as_ref())
+        .map(|s| s.error_threshold_cm as f64)
+        .filter(|t| t.is_finite())
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t.dedup();
+    t.truncate(4);
+    t
+}
 
 pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
     let rows: Vec<_> = lib.compressed_rows().collect();
@@ -34,6 +51,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
         .map(|(r, p)| [r.duration_s.unwrap_or(p.duration_s) as f64, p.ratio])
         .collect();
     let names: Vec<String> = rows.iter().map(|r| r.key.clip.clone()).collect();
+    let thresholds = thresholds(lib);
 
     egui::Grid::new("cf_charts")
         .num_columns(2)
@@ -44,18 +62,16 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
                 [w, h],
                 ("cf_chart_ratio_err", "Compression ratio vs max error"),
                 ("max error (cm)", "err", "cm"),
-                ratio_err,
-                &names,
-                POINT_COLOR,
+                (ratio_err, &names, POINT_COLOR),
+                &thresholds,
             );
             scatter(
                 ui,
                 [w, h],
                 ("cf_chart_ratio_dur", "Compression ratio by clip duration"),
                 ("duration (s)", "duration", "s"),
-                ratio_dur,
-                &names,
-                egui::Color32::from_rgb(120, 200, 120),
+                (ratio_dur, &names, egui::Color32::from_rgb(120, 200, 120)),
+                &[],
             );
             ui.end_row();
             ui.vertical(|ui| {
@@ -66,6 +82,8 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
                     .map(|p| p.max_error_cm)
                     .collect();
                 let (bars, bin) = error_histogram(&errs, 20);
+                let labels: Vec<(String, f64)> =
+                    bars.iter().map(|b| (b.name.clone(), b.value)).collect();
                 Plot::new("cf_chart_err_hist")
                     .width(w)
                     .height(h)
@@ -73,53 +91,45 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
                     .include_y(0.0)
                     .x_axis_label("max error (cm)")
                     .y_axis_label("clips")
+                    .x_grid_spacer(value_ticks)
+                    .x_axis_formatter(tick_label)
+                    .y_grid_spacer(count_ticks)
+                    .y_axis_formatter(tick_label)
+                    .label_formatter(move |hp| {
+                        let i = (hover_point(hp).x / bin).floor();
+                        let (name, n) = labels.get(usize::try_from(i as i64).ok()?)?;
+                        Some(format!("{name}\n{n} clips"))
+                    })
                     .show(ui, |pui| {
                         pui.bar_chart(
                             BarChart::new("clips", bars)
                                 .width(bin * 0.9)
                                 .color(egui::Color32::from_rgb(255, 145, 40))
-                                .element_formatter(Box::new(|b, _| {
-                                    format!("{}\n{} clips", b.name, b.value)
-                                })),
+                                .allow_hover(false),
                         );
+                        threshold_lines(pui, &thresholds);
                     });
             });
             ui.vertical(|ui| {
                 ui.label(egui::RichText::new("Bit-rate distribution (batch)").strong());
                 let (hist, c, d) = batch_histogram(lib);
-                Plot::new("cf_chart_bits")
-                    .width(w)
-                    .height(h)
-                    .allow_scroll(false)
-                    .include_y(0.0)
-                    .include_x(-2.5)
-                    .x_axis_label("bits per component (const, def, 0…32)")
-                    .y_axis_label("sub-track segments")
-                    .x_axis_formatter(|m, _| super::detail::bit_rate_axis_label(m.value))
-                    .show(ui, |pui| {
-                        pui.bar_chart(
-                            BarChart::new("sub-tracks", histogram_bars(&hist, c, d))
-                                .width(0.8)
-                                .element_formatter(Box::new(|b, _| {
-                                    format!("{}: {}", b.name, b.value)
-                                })),
-                        );
-                    });
+                bit_rate_key(ui);
+                bit_rate_plot(ui, "cf_chart_bits", (&hist, c, d), [w, h - 18.0]);
             });
             ui.end_row();
         });
 }
 
 /// A "ratio against x" scatter plot of the clips; hovering a point names its clip.
-/// `plot` is (id, title); `x` is (axis label, hover name, hover unit).
+/// `plot` is (id, title); `x` is (axis label, hover name, hover unit); then the points with
+/// their clips' names and colour, and where to draw threshold lines on the X axis.
 fn scatter(
     ui: &mut egui::Ui,
     [w, h]: [f32; 2],
     (id, title): (&str, &str),
     x: (&str, &'static str, &'static str),
-    points: Vec<[f64; 2]>,
-    names: &[String],
-    color: egui::Color32,
+    (points, names, color): (Vec<[f64; 2]>, &[String], egui::Color32),
+    x_thresholds: &[f64],
 ) {
     let (x_label, x_name, x_unit) = x;
     ui.vertical(|ui| {
@@ -128,12 +138,26 @@ fn scatter(
             .width(w)
             .height(h)
             .x_axis_label(x_label)
-            .y_axis_label("ratio")
+            .y_axis_label("ratio (×)")
+            .y_grid_spacer(value_ticks)
+            .y_axis_formatter(tick_label)
             .label_formatter(move |h| hover(h, names, x_name, x_unit, "ratio", "×"))
             .show(ui, |pui| {
                 pui.points(Points::new("clips", points).radius(3.0).color(color));
+                threshold_lines(pui, x_thresholds);
             });
     });
+}
+
+/// A red vertical line at each error threshold the clips were compressed with.
+fn threshold_lines(pui: &mut egui_plot::PlotUi<'_>, thresholds: &[f64]) {
+    for &t in thresholds {
+        pui.vline(
+            VLine::new(format!("threshold {t} cm"), t)
+                .color(THRESHOLD_COLOR)
+                .allow_hover(false),
+        );
+    }
 }
 
 fn hover(

@@ -11,7 +11,9 @@ use crate::anim::metric::{object_space_f64, vertex_error};
 use crate::anim::{ClipReader, Looping, Pose, RawClip, formats};
 use crate::pipeline::report::ClipReport;
 use eframe::egui;
-use egui_plot::{Bar, BarChart, HLine, HoverPosition, Line, Plot, PlotPoints, VLine};
+use egui_plot::{
+    Bar, BarChart, GridInput, GridMark, HLine, HoverPosition, Line, Plot, PlotPoints, VLine,
+};
 use glam::{Quat, Vec3};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
@@ -35,6 +37,14 @@ pub struct DetailData {
     pub worst_bone: Option<usize>,
     /// Largest distance of a joint from its pose centre (for the viewer's zoom).
     pub extent: f32,
+    /// Box around every joint of every sample, raw and decompressed (the viewer frames it,
+    /// so the whole clip stays in view: feet, a walk, a rising scale).
+    pub bounds_min: Vec3,
+    pub bounds_max: Vec3,
+    /// Largest distance between a raw joint and its decompressed one (clip units).
+    pub max_offset: f32,
+    /// Error magnification that makes `max_offset` a visible part of the clip's size.
+    pub suggested_magnify: f32,
     /// Why the compressed clip could not be read (the raw one is still shown).
     pub note: Option<String>,
 }
@@ -92,6 +102,9 @@ impl DetailState {
                         Ok(d) => {
                             if self.viewer.focus_bone.is_none() {
                                 self.viewer.focus_bone = d.worst_bone;
+                            }
+                            if !self.viewer.magnify_set {
+                                self.viewer.magnify = d.suggested_magnify;
                             }
                             self.error = None;
                             self.data = Some(Arc::new(d));
@@ -262,6 +275,19 @@ fn measure_detail(
             extent = extent.max(d * 1.15);
         }
     }
+    let (bounds_min, bounds_max) = joint_bounds(
+        raw_pos
+            .iter()
+            .chain(lossy_pos.iter().flat_map(|l| l.iter())),
+    );
+    let max_offset = lossy_pos.as_ref().map_or(0.0, |l| {
+        l.iter()
+            .zip(&raw_pos)
+            .map(|(q, p)| (*q - *p).length())
+            .filter(|d| d.is_finite())
+            .fold(0.0, f32::max)
+    });
+    let suggested_magnify = suggest_magnify(max_offset, (bounds_max - bounds_min).length() / 2.0);
     DetailData {
         key,
         names: raw.skeleton.names.clone(),
@@ -275,7 +301,59 @@ fn measure_detail(
         per_bone_worst_sample,
         worst_bone,
         extent,
+        bounds_min,
+        bounds_max,
+        max_offset,
+        suggested_magnify,
         note,
+    }
+}
+
+/// Box around the finite points (a unit box at the origin when there are none).
+pub fn joint_bounds<'a>(points: impl Iterator<Item = &'a Vec3>) -> (Vec3, Vec3) {
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for p in points.filter(|p| p.is_finite()) {
+        lo = lo.min(*p);
+        hi = hi.max(*p);
+    }
+    if lo.x > hi.x {
+        (Vec3::splat(-0.5), Vec3::splat(0.5))
+    } else {
+        (lo, hi)
+    }
+}
+
+/// Fraction of the clip's radius the largest magnified error should span on screen.
+const MAGNIFIED_ERROR_SHARE: f32 = 0.06;
+
+/// Error magnification for a clip whose largest joint offset is `max_offset` and whose framing
+/// radius is `radius`: the offset becomes ~6% of the radius (several pixels in any usable
+/// viewer), rounded up to 1, 2 or 5 × a power of ten, within 1…10000.
+pub fn suggest_magnify(max_offset: f32, radius: f32) -> f32 {
+    if !(max_offset > 0.0 && radius > 0.0) {
+        return 1.0;
+    }
+    let raw = (MAGNIFIED_ERROR_SHARE * radius / max_offset).clamp(1.0, 10000.0);
+    let p = 10f32.powf(raw.log10().floor());
+    let nice = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&v| v >= raw * 0.999)
+        .unwrap_or(10.0 * p);
+    nice.clamp(1.0, 10000.0)
+}
+
+impl DetailData {
+    /// Time of a sample as both the slider and the viewer's readout show it (one rounding).
+    pub fn time_label(&self, sample: usize) -> String {
+        format!("{:.2} s", sample as f64 / self.sample_rate.max(1e-6) as f64)
+    }
+
+    /// Centre and radius of the sphere around `bounds`, which the camera frames from any angle.
+    pub fn framing(&self) -> (Vec3, f32) {
+        let c = (self.bounds_min + self.bounds_max) / 2.0;
+        let r = ((self.bounds_max - self.bounds_min).length() / 2.0).max(1e-3);
+        (c, r)
     }
 }
 
@@ -427,6 +505,9 @@ impl AppState {
             .include_y(0.0)
             .include_y(threshold * 1.1)
             .x_axis_label("time (s)")
+            .y_axis_label("max error (cm)")
+            .y_grid_spacer(value_ticks)
+            .y_axis_formatter(tick_label)
             .label_formatter(|h| {
                 Some(match h {
                     HoverPosition::NearDataPoint {
@@ -477,28 +558,40 @@ impl AppState {
             })
             .collect();
         let names = d.names.clone();
-        let resp =
-            Plot::new("cf_err_bone")
-                .height(plot_h)
-                .width(ui.available_width())
-                .allow_scroll(false)
-                .include_y(0.0)
-                .x_axis_label("bone")
-                .x_axis_formatter(move |m, _| {
-                    let i = m.value.round();
-                    if (m.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-                        format!("{i}")
-                    } else {
-                        String::new()
-                    }
+        let errs = d.per_bone_err.clone();
+        let label_errs = d.per_bone_err.clone();
+        let resp = Plot::new("cf_err_bone")
+            .height(plot_h)
+            .width(ui.available_width())
+            .allow_scroll(false)
+            .include_y(0.0)
+            .include_y(threshold * 1.1)
+            .x_axis_label("bone")
+            .y_axis_label("max error (cm)")
+            .y_grid_spacer(value_ticks)
+            .y_axis_formatter(tick_label)
+            .x_axis_formatter(move |m, _| {
+                let i = m.value.round();
+                if (m.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < errs.len() {
+                    format!("{i}")
+                } else {
+                    String::new()
+                }
+            })
+            // The bar under the pointer is named in a tooltip (readable, never clipped).
+            .label_formatter(move |hp| {
+                let p = hover_point(hp);
+                let i = p.x.round();
+                (i >= 0.0 && (i as usize) < names.len()).then(|| {
+                    let i = i as usize;
+                    format!("{i}: {}\n{:.5} cm", names[i], label_errs[i])
                 })
-                .show(ui, |pui| {
-                    pui.bar_chart(BarChart::new("per bone", bars).element_formatter(Box::new(
-                        |b, _| format!("{}\n{:.5} cm", b.name, b.value),
-                    )));
-                    pui.hline(HLine::new("threshold", threshold).color(THRESHOLD_COLOR));
-                    pui.pointer_coordinate()
-                });
+            })
+            .show(ui, |pui| {
+                pui.bar_chart(BarChart::new("per bone", bars).allow_hover(false));
+                pui.hline(HLine::new("threshold", threshold).color(THRESHOLD_COLOR));
+                pui.pointer_coordinate()
+            });
         if resp.response.clicked()
             && let Some(p) = resp.inner
         {
@@ -513,46 +606,163 @@ impl AppState {
     }
 }
 
-/// Bars for a bit-rate histogram: "const" at −2, "default" at −1, then one bar per bit width.
-pub(super) fn histogram_bars(hist: &[u32], constant: u32, default: u32) -> Vec<Bar> {
-    let mut bars = vec![
-        Bar::new(-2.0, constant as f64)
-            .name("constant tracks")
-            .fill(egui::Color32::from_rgb(130, 130, 130)),
-        Bar::new(-1.0, default as f64)
-            .name("default tracks")
-            .fill(egui::Color32::from_rgb(170, 170, 170)),
-    ];
-    for (bits, &n) in hist.iter().enumerate() {
-        if n > 0 {
-            bars.push(
-                Bar::new(bits as f64, n as f64)
-                    .name(format!("{bits} bits"))
-                    .fill(LOSSY_COLOR),
-            );
-        }
-    }
-    bars
-}
+const CONSTANT_COLOR: egui::Color32 = egui::Color32::from_rgb(130, 130, 130);
+const DEFAULT_COLOR: egui::Color32 = egui::Color32::from_rgb(175, 175, 175);
 
-fn hist_plot(ui: &mut egui::Ui, id: &str, bars: Vec<Bar>, h: f32) {
+/// A bit-rate histogram: "constant" sub-tracks at x = −2, "default" ones at −1 (grey, named in
+/// the legend), then one bar per bit width. Hovering names the bar under the pointer in a
+/// tooltip (egui_plot's own bar label is dim text over the bars, clipped above the tallest).
+pub(super) fn bit_rate_plot(
+    ui: &mut egui::Ui,
+    id: &str,
+    (hist, constant, default): (&[u32], u32, u32),
+    [w, h]: [f32; 2],
+) {
+    let counts: Vec<(i64, u32)> = [(-2, constant), (-1, default)]
+        .into_iter()
+        .chain(hist.iter().enumerate().map(|(b, &n)| (b as i64, n)))
+        .collect();
+    let bar = |x: i64, n: u32, c: egui::Color32| Bar::new(x as f64, n as f64).fill(c).width(0.8);
+    let animated: Vec<Bar> = counts
+        .iter()
+        .filter(|&&(x, n)| x >= 0 && n > 0)
+        .map(|&(x, n)| bar(x, n, LOSSY_COLOR))
+        .collect();
+    let max_bits = counts
+        .iter()
+        .filter(|&&(x, n)| x >= 0 && n > 0)
+        .map(|&(x, _)| x)
+        .max()
+        .unwrap_or(16)
+        .max(8);
     Plot::new(id)
+        .width(w)
         .height(h)
-        .width(ui.available_width())
         .allow_scroll(false)
         .allow_drag(false)
         .allow_zoom(false)
         .include_y(0.0)
         .include_x(-2.5)
+        .include_x(max_bits as f64 + 0.5)
+        .include_y(counts.iter().map(|&(_, n)| n).max().unwrap_or(0) as f64 * 1.1)
         .x_axis_label("bits per component")
+        .y_axis_label("sub-tracks")
+        .x_grid_spacer(bit_rate_ticks)
         .x_axis_formatter(|m, _| bit_rate_axis_label(m.value))
+        .y_grid_spacer(count_ticks)
+        .y_axis_formatter(tick_label)
+        .label_formatter(move |hp| {
+            let x = hover_point(hp).x.round() as i64;
+            let &(_, n) = counts.iter().find(|&&(b, _)| b == x)?;
+            Some(match x {
+                -2 => format!("constant sub-tracks: {n}"),
+                -1 => format!("default sub-tracks: {n}"),
+                b => format!("{b} bits: {n} sub-tracks"),
+            })
+        })
         .show(ui, |pui| {
             pui.bar_chart(
-                BarChart::new("sub-tracks", bars)
-                    .width(0.8)
-                    .element_formatter(Box::new(|b, _| format!("{}: {}", b.name, b.value))),
+                BarChart::new("constant", vec![bar(-2, constant, CONSTANT_COLOR)])
+                    .color(CONSTANT_COLOR)
+                    .allow_hover(false),
+            );
+            pui.bar_chart(
+                BarChart::new("default", vec![bar(-1, default, DEFAULT_COLOR)])
+                    .color(DEFAULT_COLOR)
+                    .allow_hover(false),
+            );
+            pui.bar_chart(
+                BarChart::new("animated", animated)
+                    .color(LOSSY_COLOR)
+                    .allow_hover(false),
             );
         });
+}
+
+/// The colour key of the bit-rate histograms (a legend inside would cover the bars).
+pub(super) fn bit_rate_key(ui: &mut egui::Ui) {
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        for (c, name) in [
+            (CONSTANT_COLOR, "constant"),
+            (DEFAULT_COLOR, "default"),
+            (LOSSY_COLOR, "animated (by bit width)"),
+        ] {
+            let (r, _) = ui.allocate_exact_size(egui::vec2(9.0, 9.0), egui::Sense::hover());
+            ui.painter().rect_filled(r, 1.0, c);
+            ui.label(egui::RichText::new(name).small());
+        }
+    });
+}
+
+/// The plot position under the pointer, wherever it is.
+pub(super) fn hover_point(h: &HoverPosition<'_>) -> egui_plot::PlotPoint {
+    match h {
+        HoverPosition::NearDataPoint { position, .. } | HoverPosition::Elsewhere { position } => {
+            *position
+        }
+    }
+}
+
+/// 1, 2 or 5 × a power of ten, at least `x`.
+fn nice_step(x: f64) -> f64 {
+    let p = 10f64.powf(x.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&v| v >= x * 0.999)
+        .unwrap_or(10.0 * p)
+}
+
+/// Evenly spaced ticks, about `n` over the visible range.
+fn ticks(input: GridInput, n: f64, min_step: f64) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    let span = hi - lo;
+    if !(span > 0.0 && span.is_finite()) {
+        return Vec::new();
+    }
+    // Never closer than egui_plot's label spacing allows (it hides labels under ~20 px).
+    let step = nice_step((span / n).max(input.base_step_size * 3.0)).max(min_step);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last.min(first + 100))
+        .map(|i| GridMark {
+            value: i as f64 * step,
+            step_size: step,
+        })
+        .collect()
+}
+
+/// About six labelled ticks (egui_plot's default labels only 0 and 0.01 on small plots).
+pub(super) fn value_ticks(input: GridInput) -> Vec<GridMark> {
+    ticks(input, 6.0, 0.0)
+}
+
+/// Ticks for counts: whole numbers only.
+pub(super) fn count_ticks(input: GridInput) -> Vec<GridMark> {
+    ticks(input, 6.0, 1.0)
+}
+
+/// X ticks of the bit-rate histograms: bit widths, labelled every 8 (egui_plot labels X ticks
+/// only 60 px apart); the constant and default bars are named in the legend.
+fn bit_rate_ticks(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    (lo.ceil().max(0.0) as i64..=hi.floor().min(64.0) as i64)
+        .map(|v| GridMark {
+            value: v as f64,
+            step_size: match v {
+                _ if v % 8 == 0 => 8.0,
+                _ if v % 4 == 0 => 4.0,
+                _ => 1.0,
+            },
+        })
+        .collect()
+}
+
+/// A tick's label with as many decimals as its step needs.
+pub(super) fn tick_label(m: GridMark, _: &std::ops::RangeInclusive<f64>) -> String {
+    let decimals = (-m.step_size.log10().floor()).max(0.0) as usize;
+    format!("{:.*}", decimals, m.value)
 }
 
 /// Sum of the bit-rate histograms of every compressed clip.
@@ -575,21 +785,23 @@ pub fn batch_histogram(lib: &Library) -> (Vec<u32>, u32, u32) {
 
 fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library, h: f32) {
     ui.label(egui::RichText::new("Bit rates (this clip)").strong());
+    let w = ui.available_width();
     match report {
         Some(r) => {
             ui.weak(format!(
                 "{} animated · {} constant · {} default sub-tracks · {} segments",
                 r.animated_subtracks, r.constant_subtracks, r.default_subtracks, r.segments
             ));
-            hist_plot(
+            bit_rate_key(ui);
+            bit_rate_plot(
                 ui,
                 "cf_bits_clip",
-                histogram_bars(
+                (
                     &r.bit_rate_histogram,
                     r.constant_subtracks,
                     r.default_subtracks,
                 ),
-                h - 18.0,
+                [w, h - 36.0],
             );
         }
         None => {
@@ -598,21 +810,57 @@ fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library,
     }
     ui.label(egui::RichText::new("Bit rates (whole batch)").strong());
     let (hist, c, d) = batch_histogram(lib);
-    hist_plot(ui, "cf_bits_batch", histogram_bars(&hist, c, d), h);
+    bit_rate_plot(ui, "cf_bits_batch", (&hist, c, d), [w, h]);
 }
 
-/// X-axis label of the bit-rate histograms: bar −2 is constant sub-tracks, −1 default ones,
-/// then bits per component.
+/// X-axis label of the bit-rate histograms: bits per component (the bars left of 0, constant
+/// and default sub-tracks, are named in the legend).
 pub(super) fn bit_rate_axis_label(v: f64) -> String {
     if (v - v.round()).abs() > 1e-6 {
         String::new()
-    } else if v == -2.0 {
-        "const".into()
-    } else if v == -1.0 {
-        "def".into()
     } else if v >= 0.0 {
         format!("{v:.0}")
     } else {
         String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggested_magnify_makes_the_error_a_visible_share_of_the_clip() {
+        // 0.001 units of error on a 1-unit clip: ×60 would do, rounded up to ×100.
+        assert_eq!(suggest_magnify(0.001, 1.0), 100.0);
+        for (off, r) in [(0.0003, 90.0), (0.02, 1.5), (1e-9, 1.0), (2.0, 1.0)] {
+            let m = suggest_magnify(off, r);
+            assert!((1.0..=10000.0).contains(&m), "{m}");
+            assert!(
+                m == 10000.0 || m == 1.0 || off * m >= MAGNIFIED_ERROR_SHARE * r * 0.999,
+                "{off} × {m} on radius {r}"
+            );
+        }
+        assert_eq!(suggest_magnify(0.0, 1.0), 1.0);
+    }
+
+    #[test]
+    fn value_ticks_are_many_enough_and_labelled_with_their_precision() {
+        let input = GridInput {
+            bounds: (0.0, 0.011),
+            base_step_size: 0.0001,
+        };
+        let marks = value_ticks(input);
+        assert!(marks.len() >= 5, "{} ticks", marks.len());
+        let labels: Vec<String> = marks.iter().map(|m| tick_label(*m, &(0.0..=1.0))).collect();
+        assert_eq!(labels[..3], ["0.000", "0.002", "0.004"]);
+        assert!(
+            count_ticks(GridInput {
+                bounds: (0.0, 3.0),
+                base_step_size: 0.01
+            })
+            .iter()
+            .all(|m| m.value.fract() == 0.0)
+        );
     }
 }

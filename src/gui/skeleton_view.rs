@@ -2,7 +2,7 @@
 //! 3D projection (drag to orbit, scroll to zoom), a time scrubber, play/pause, the worst bone
 //! highlighted, and an error magnifier (the error is usually far below a pixel).
 
-use super::detail::{DetailData, pose_center};
+use super::detail::DetailData;
 use eframe::egui;
 use glam::Vec3;
 
@@ -21,8 +21,19 @@ pub struct ViewerState {
     pub zoom: f32,
     /// Bone picked in the per-bone plot (drawn with a ring).
     pub focus_bone: Option<usize>,
-    /// Scales the raw → decompressed offset so sub-millimetre errors become visible.
+    /// Scales the raw → decompressed offset so sub-millimetre errors become visible; set to the
+    /// clip's suggested factor when it loads, unless the user changed it.
     pub magnify: f32,
+    pub magnify_set: bool,
+    /// Bone whose joint is under the pointer (named next to it).
+    pub hovered_bone: Option<usize>,
+    /// Screen pixels per clip unit in the last frame drawn (for checks of what is visible).
+    pub px_per_unit: f32,
+    /// Joints of the drawn sample (raw and decompressed, unmagnified) outside the view in the
+    /// last frame drawn at zoom 1: 0 when the framing works.
+    pub joints_outside_view: usize,
+    /// Where the viewer was drawn in the last frame.
+    pub view_rect: egui::Rect,
     pub show_raw: bool,
     pub show_lossy: bool,
 }
@@ -37,6 +48,11 @@ impl Default for ViewerState {
             zoom: 1.0,
             focus_bone: None,
             magnify: 1.0,
+            magnify_set: false,
+            hovered_bone: None,
+            px_per_unit: 0.0,
+            joints_outside_view: 0,
+            view_rect: egui::Rect::NOTHING,
             show_raw: true,
             show_lossy: true,
         }
@@ -66,7 +82,7 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         let r = ui
             .add(
                 egui::Slider::new(&mut s, 0..=ns - 1)
-                    .custom_formatter(|x, _| format!("{:.2} s", x / d.sample_rate as f64))
+                    .custom_formatter(|x, _| d.time_label(x.round().max(0.0) as usize))
                     .custom_parser(|t| {
                         t.trim_end_matches('s')
                             .trim()
@@ -97,21 +113,35 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
             egui::RichText::new("decompressed").color(LOSSY_COLOR),
         );
         let l = ui.label("error ×");
-        ui.add(
-            egui::DragValue::new(&mut v.magnify)
-                .range(1.0..=10000.0)
-                .speed(5.0),
-        )
-        .labelled_by(l.id)
-        .on_hover_text("Magnify the difference between raw and decompressed poses");
+        let r = ui
+            .add(
+                egui::DragValue::new(&mut v.magnify)
+                    .range(1.0..=10000.0)
+                    .speed(5.0),
+            )
+            .labelled_by(l.id)
+            .on_hover_text("Magnify the difference between raw and decompressed poses");
+        if r.changed() {
+            v.magnify_set = true;
+        }
+        if v.magnify != d.suggested_magnify
+            && ui
+                .small_button(format!("suggested ×{}", d.suggested_magnify))
+                .on_hover_text("The factor that makes this clip's largest error a few pixels wide")
+                .clicked()
+        {
+            v.magnify = d.suggested_magnify;
+            v.magnify_set = false;
+        }
     });
 
     let size = egui::vec2(
         ui.available_width(),
-        (ui.available_height() - 22.0).max(120.0),
+        (ui.available_height() - 44.0).max(120.0),
     );
     let (resp, painter) = ui.allocate_painter(size, egui::Sense::click_and_drag());
     let rect = resp.rect;
+    v.view_rect = rect;
     painter.rect_filled(rect, 4.0, ui.visuals().extreme_bg_color);
     if resp.dragged() {
         let delta = resp.drag_delta();
@@ -129,6 +159,7 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
             sample: v.sample,
             focus_bone: v.focus_bone,
             magnify: v.magnify,
+            magnify_set: v.magnify_set,
             ..Default::default()
         };
     }
@@ -146,18 +177,26 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
             .map(|(q, p)| *p + (*q - *p) * v.magnify)
             .collect()
     });
-    let center = pose_center(raw);
-    let scale = 0.45 * rect.width().min(rect.height()) / d.extent.max(1e-3) * v.zoom;
+    // Fixed framing over the whole clip (not this pose): the sphere around every joint of every
+    // sample fits the view from any orbit angle.
+    let (center, radius) = d.framing();
+    let scale = 0.48 * rect.width().min(rect.height()) / radius * v.zoom;
+    v.px_per_unit = scale;
     let to_screen = |p: Vec3| {
         let (x, y) = project(p - center, v.yaw, v.pitch);
         egui::pos2(rect.center().x + x * scale, rect.center().y - y * scale)
     };
     let painter = painter.with_clip_rect(rect);
+    v.joints_outside_view = raw
+        .iter()
+        .chain(d.lossy_pos.iter().flat_map(|l| &l[si * nb..(si + 1) * nb]))
+        .filter(|p| !rect.contains(to_screen(**p)))
+        .count();
 
-    // Ground grid under the pose (y of the lowest joint).
-    let floor = raw.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
+    // Ground grid under the clip (y of its lowest joint over all samples).
+    let floor = d.bounds_min.y;
     let grid_col = ui.visuals().weak_text_color().gamma_multiply(0.35);
-    let step = (d.extent / 2.0).max(1.0);
+    let step = radius / 4.0;
     for k in -4..=4 {
         let o = k as f32 * step;
         let a = Vec3::new(center.x + o, floor, center.z - 4.0 * step);
@@ -219,18 +258,56 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
             FOCUS_COLOR,
         );
     }
+    // The bone under the pointer: the nearest drawn joint within a few pixels.
+    v.hovered_bone = resp.hover_pos().and_then(|m| {
+        let lossy_pts = lossy.as_deref().filter(|_| v.show_lossy).unwrap_or(&[]);
+        let raw_pts = if v.show_raw { raw } else { &[] };
+        (0..nb)
+            .flat_map(|b| {
+                [raw_pts.get(b), lossy_pts.get(b)]
+                    .into_iter()
+                    .flatten()
+                    .map(move |p| (b, to_screen(*p).distance(m)))
+            })
+            .filter(|&(_, dist)| dist <= 10.0)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(b, _)| b)
+    });
+    if let (Some(b), Some(m)) = (v.hovered_bone, resp.hover_pos()) {
+        let text = format!(
+            "{} · max error {:.4} cm",
+            d.names[b],
+            d.per_bone_err.get(b).copied().unwrap_or(0.0)
+        );
+        let galley = painter.layout_no_wrap(text, font.clone(), ui.visuals().strong_text_color());
+        let pos = egui::pos2(
+            (m.x + 12.0).min(rect.right() - galley.size().x - 6.0),
+            (m.y - 12.0 - galley.size().y).max(rect.top() + 2.0),
+        );
+        let bg = egui::Rect::from_min_size(pos, galley.size()).expand(3.0);
+        painter.rect_filled(bg, 3.0, ui.visuals().window_fill);
+        painter.rect_stroke(
+            bg,
+            3.0,
+            ui.visuals().window_stroke,
+            egui::StrokeKind::Outside,
+        );
+        painter.galley(pos, galley, ui.visuals().strong_text_color());
+        if resp.clicked() {
+            v.focus_bone = Some(b);
+        }
+    }
     let err = d.per_sample_err.get(si).copied().unwrap_or(0.0);
-    painter.text(
-        rect.left_top() + egui::vec2(6.0, 4.0),
-        egui::Align2::LEFT_TOP,
-        format!(
-            "sample {si}/{} · t {:.2} s · error {:.4} cm",
-            ns - 1,
-            si as f32 / d.sample_rate,
-            err
-        ),
-        font,
-        ui.visuals().text_color(),
+    ui.label(format!(
+        "sample {si}/{} · t {} · error {:.4} cm",
+        ns - 1,
+        d.time_label(si),
+        err,
+    ))
+    .on_hover_text(format!("The offsets are drawn ×{}", v.magnify));
+    ui.label(
+        egui::RichText::new("drag: orbit · scroll: zoom · hover: name · double-click: reset")
+            .small()
+            .color(ui.visuals().weak_text_color()),
     );
-    ui.weak("drag: orbit · scroll: zoom · double-click: reset");
 }
