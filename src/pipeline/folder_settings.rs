@@ -566,7 +566,10 @@ mod tests {
             .unwrap();
         assert_eq!(c.clip.sample_rate_hz, Some(24.0));
         let e = parse("sample_rate = 0\n").unwrap_err().to_string();
-        assert!(e.contains("line 1") && e.contains("sample_rate"), "{e}");
+        assert!(
+            e.contains("clipforge.toml:1: ") && e.contains("sample_rate"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -574,7 +577,7 @@ mod tests {
         let e = parse("error_threshold = 0.1\n\nthreshold = 2\n")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("/x/clipforge.toml: line 3: "), "{e}");
+        assert!(e.starts_with("/x/clipforge.toml:3: "), "{e}");
         assert!(e.contains("threshold"), "{e}");
     }
 
@@ -584,19 +587,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("line 2") && e.contains("error_threshold") && e.contains("-1"),
+            e.contains("clipforge.toml:2: ") && e.contains("error_threshold") && e.contains("-1"),
             "{e}"
         );
         let e = parse("units = \"feet\"\n").unwrap_err().to_string();
         assert!(
-            e.contains("line 1") && e.contains("units") && e.contains("feet"),
+            e.contains("clipforge.toml:1: ") && e.contains("units") && e.contains("feet"),
             "{e}"
         );
         let e = parse("exclude = [\"(\"]\n").unwrap_err().to_string();
-        assert!(e.contains("line 1") && e.contains("exclude"), "{e}");
+        assert!(
+            e.contains("clipforge.toml:1: ") && e.contains("exclude"),
+            "{e}"
+        );
         let e = parse("error_threshold = \"small\"\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("line 1"), "{e}");
+        assert!(e.contains("clipforge.toml:1: "), "{e}");
     }
 }

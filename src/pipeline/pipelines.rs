@@ -256,7 +256,7 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("line 4") && e.contains("threshold"), "{e}");
+        assert!(e.contains("p.toml:4: ") && e.contains("threshold"), "{e}");
         let e = PipelinesFile::parse(Path::new("p.toml"), "[[pipeline]]\ninput = \"a\"\n")
             .unwrap_err()
             .to_string();
