@@ -202,39 +202,13 @@ fn joint_positions_equal_ufbx_world_transforms() {
     eprintln!("largest difference to ufbx's world transforms: {worst:.2e} cm");
 }
 
-fn python_with_numpy() -> bool {
-    Command::new("python3")
-        .args(["-c", "import numpy"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-fn clip_eval(tools: &Path, raw: &Path, lossy: &Path) -> f64 {
-    let out = Command::new("python3")
-        .arg(tools.join("clip_eval.py"))
-        .arg(raw)
-        .arg(lossy)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "clip_eval.py failed on {}: {}",
-        raw.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let res: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    res["max_error"].as_f64().unwrap()
-}
-
 #[test]
 fn every_fbx_clip_compresses_within_threshold_by_clip_eval() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
     let tools = data.join("../tools");
-    if !tools.join("clip_eval.py").is_file() || !python_with_numpy() {
+    if !tools.join("clip_eval.py").is_file() || !common::python_with_numpy() {
         eprintln!(
             "skipped: needs python3 with numpy and {}/clip_eval.py",
             tools.display()
@@ -266,7 +240,7 @@ fn every_fbx_clip_compresses_within_threshold_by_clip_eval() {
             let lossy = dir.path().join(format!("lossy{i}.acl.sjson"));
             std::fs::write(&raw, write_acl_clip(clip)).unwrap();
             std::fs::write(&lossy, write_acl_clip(&decoded)).unwrap();
-            let max = clip_eval(&tools, &raw, &lossy);
+            let max = common::clip_eval(&tools, &raw, &lossy, &[]);
             eprintln!(
                 "{label}: {} bones x {} samples, {} -> {} bytes, clip_eval max error {max:.4e} cm",
                 clip.num_bones(),

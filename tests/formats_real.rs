@@ -299,14 +299,6 @@ fn gltf_skinned_clips_use_the_skin_joints() {
     }
 }
 
-fn python_with_numpy() -> bool {
-    Command::new("python3")
-        .args(["-c", "import numpy"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 /// Our BVH importer + ACL writer vs. the reference converter, measured by clip_eval.py.
 #[test]
 fn bvh_cross_check_with_reference_converter() {
@@ -314,7 +306,7 @@ fn bvh_cross_check_with_reference_converter() {
         return;
     };
     let tools = data.join("../tools");
-    if !tools.join("bvh_to_acl.py").is_file() || !python_with_numpy() {
+    if !tools.join("bvh_to_acl.py").is_file() || !common::python_with_numpy() {
         eprintln!(
             "skipped: needs python3 with numpy and {}/bvh_to_acl.py",
             tools.display()

@@ -12,8 +12,6 @@ use clipforge::anim::lab::sorted::Sorted;
 use clipforge::anim::lab::unsorted::Unsorted;
 use clipforge::anim::lab::{self, LabOptions};
 use clipforge::anim::pose::Pose;
-use std::path::Path;
-use std::process::Command;
 
 /// One bone, `n` samples: default rotation and scale, a translation with the given key times in
 /// 16-bit storage (x = 10 · key index cm).
@@ -197,39 +195,13 @@ fn every_lab_codec_meets_the_threshold_on_generated_clips() {
     }
 }
 
-fn python_with_numpy() -> bool {
-    Command::new("python3")
-        .args(["-c", "import numpy"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-fn clip_eval(tools: &Path, raw: &Path, lossy: &Path) -> f64 {
-    let out = Command::new("python3")
-        .arg(tools.join("clip_eval.py"))
-        .arg(raw)
-        .arg(lossy)
-        .args(["--json", "--between", "3"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "clip_eval.py failed on {}: {}",
-        lossy.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let res: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    res["max_error"].as_f64().unwrap()
-}
-
 #[test]
 fn lab_exports_meet_the_threshold_by_clip_eval_on_real_clips() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
     let tools = data.join("../tools");
-    if !tools.join("clip_eval.py").is_file() || !python_with_numpy() {
+    if !tools.join("clip_eval.py").is_file() || !common::python_with_numpy() {
         eprintln!(
             "skipped: needs python3 with numpy and {}/clip_eval.py",
             tools.display()
@@ -252,7 +224,7 @@ fn lab_exports_meet_the_threshold_by_clip_eval_on_real_clips() {
         for l in &lossy {
             let out = dir.path().join(format!("{name}.{}.acl.sjson", l.codec));
             std::fs::write(&out, clipforge::anim::formats::write_acl_clip(&l.clip)).unwrap();
-            let e = clip_eval(&tools, &raw, &out);
+            let e = common::clip_eval(&tools, &raw, &out, &["--between", "3"]);
             assert!(
                 e <= 0.01,
                 "{name} {}: clip_eval.py measures {e} cm",

@@ -740,6 +740,30 @@ impl Scanner {
                 forced: Vec<FileId>,
                 key: u64,
             }
+            impl Prepared {
+                /// The evaluator's input for this TU over its built base macros; `skip` is the
+                /// exact check's edit (`None` for a scan).
+                fn input<'a>(
+                    &'a self,
+                    base: &'a BuiltBase,
+                    memo: Option<&'a eval::Memo>,
+                    edges: &'a eval::EdgeTable,
+                    skip: Option<&'a eval::Skip>,
+                ) -> TuInput<'a> {
+                    TuInput {
+                        tu: self.tu,
+                        sp: &self.sp,
+                        sp_id: self.sp_id,
+                        base: &base.macros,
+                        forced: &self.forced,
+                        clang: base.clang,
+                        cplusplus: base.cplusplus,
+                        memo,
+                        edges,
+                        skip,
+                    }
+                }
+            }
             let mut sps: Vec<Arc<SearchPath>> = Vec::new();
             let mut prepared: Vec<Prepared> = Vec::new();
             if want_pre {
@@ -837,18 +861,8 @@ impl Scanner {
                         Some(r) => (r, true),
                         None => {
                             let base = p.base.get(&interner, &syms);
-                            let input = TuInput {
-                                tu: p.tu,
-                                sp: &p.sp,
-                                sp_id: p.sp_id,
-                                base: &base.macros,
-                                forced: &p.forced,
-                                clang: base.clang,
-                                cplusplus: base.cplusplus,
-                                memo: if opts.no_memo { None } else { Some(&memo) },
-                                edges: &edge_table,
-                                skip: None,
-                            };
+                            let memo = (!opts.no_memo).then_some(&memo);
+                            let input = p.input(base, memo, &edge_table, None);
                             (eval::run_tu(&store, &syms, &input), false)
                         }
                     };
@@ -1013,18 +1027,8 @@ impl Scanner {
                                             return None;
                                         }
                                         let base = p.base.get(&interner, &syms);
-                                        let input = TuInput {
-                                            tu: p.tu,
-                                            sp: &p.sp,
-                                            sp_id: p.sp_id,
-                                            base: &base.macros,
-                                            forced: &p.forced,
-                                            clang: base.clang,
-                                            cplusplus: base.cplusplus,
-                                            memo: if opts.no_memo { None } else { Some(&memo) },
-                                            edges: &edge_table,
-                                            skip: Some(&skip),
-                                        };
+                                        let memo = (!opts.no_memo).then_some(&memo);
+                                        let input = p.input(base, memo, &edge_table, Some(&skip));
                                         let nr = eval::run_tu(&store, &syms, &input);
                                         let old = lines_of(&r.closure, None) as i64;
                                         let new = lines_of(&nr.closure, empty.then_some(f)) as i64;

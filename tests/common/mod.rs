@@ -1,7 +1,8 @@
 //! Shared test helpers.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The real-data folder (`../shared/data`) when the suite is switched on with
 /// `CLIPFORGE_DATA=/path/to/shared/data`. Unset: `None` (the test prints that it skipped).
@@ -27,4 +28,35 @@ macro_rules! real_data_or_skip {
         }
         d
     }};
+}
+
+/// python3 with numpy, which the reference tools in `../shared/tools` need.
+pub fn python_with_numpy() -> bool {
+    Command::new("python3")
+        .args(["-c", "import numpy"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// The independent evaluator's max error (cm) of `lossy` against `raw`
+/// (`tools/clip_eval.py RAW LOSSY --json EXTRA...`); fails the test when the tool fails.
+pub fn clip_eval(tools: &Path, raw: &Path, lossy: &Path, extra: &[&str]) -> f64 {
+    let out = Command::new("python3")
+        .arg(tools.join("clip_eval.py"))
+        .arg(raw)
+        .arg(lossy)
+        .arg("--json")
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "clip_eval.py failed on {} vs {}: {}",
+        raw.display(),
+        lossy.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let res: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    res["max_error"].as_f64().unwrap()
 }
