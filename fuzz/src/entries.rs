@@ -271,11 +271,18 @@ pub fn headers_if(data: &[u8]) {
 /// the translation unit, the others headers it can include by these names.
 pub const PP_FILES: &[&str] = &["tu.cpp", "a.h", "b.h", "sub/c.h", "sub/d.hpp"];
 
+/// The `headers_pp` target's inclusions per TU (the CLI's is `MAX_TU_INCLUSIONS`, 100,000).
+pub const PP_INCLUSION_BUDGET: u64 = 5_000;
+
 /// The whole header scanner (both modes: all branches and preprocessed) on a temporary tree
 /// made from the input: parts separated by NUL bytes become the files of [`PP_FILES`], the tree
-/// is its own `-I` dir, and the built-in GCC macro set is used (no compiler is started).
+/// is its own `-I` dir, and the built-in GCC macro set is used (no compiler is started). The
+/// per-TU inclusion budget is lowered to [`PP_INCLUSION_BUDGET`]: inputs that fan includes out
+/// (the fuzzer finds them at once) spend the whole budget, so at the CLI's 100,000 an execution
+/// takes up to a second and a million of them days; the budget's own path is taken as often.
 pub fn headers_pp(data: &[u8]) {
     use clipforge::headers::{self, CompilerChoice, Progress, Project, ScanOptions};
+    headers::eval::set_tu_inclusion_budget(PP_INCLUSION_BUDGET);
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir(dir.path().join("sub")).expect("sub dir");
     for (name, part) in PP_FILES.iter().zip(data.split(|&b| b == 0)) {

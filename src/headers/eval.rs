@@ -7,7 +7,7 @@ use super::lex::{DKind, IncSpec, Lexed};
 use super::pp::{self, Ctx, Effect, Entry, HeaderName, Host, Macros, Syms};
 use super::store::{FileData, FileId, SearchPath, Store};
 use super::util::{FxMap, FxSet, Sym, fx_hash};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// Key of a memoised inclusion: (file, chain index it was found at, search path, base macros).
@@ -70,6 +70,17 @@ const MAX_DEPTH: u32 = 200;
 /// tree stops in well under a second; headers that include each other twice without a guard double it at
 /// every level (2^200 within GCC's depth limit), which no depth limit stops.
 pub const MAX_TU_INCLUSIONS: u64 = 100_000;
+
+/// The inclusion budget in force: [`MAX_TU_INCLUSIONS`] unless lowered for the process.
+static TU_INCLUSION_BUDGET: AtomicU64 = AtomicU64::new(MAX_TU_INCLUSIONS);
+
+/// Lowers (or restores) the per-TU inclusion budget for this process. Only the fuzz harness
+/// calls it: an input that fans includes out spends its whole budget, so a budget of a few
+/// thousand keeps each execution in milliseconds while the budget's path is taken as often.
+#[doc(hidden)]
+pub fn set_tu_inclusion_budget(n: u64) {
+    TU_INCLUSION_BUDGET.store(n.max(1), Ordering::Relaxed);
+}
 
 /// What one TU reached. Every list uses store file ids; `closure` includes the TU itself and every
 /// file it opened (system headers too; the report decides what is counted).
@@ -327,8 +338,9 @@ struct Run<'a> {
     /// inclusion that did): what they record goes to the edit's overlay memo.
     skip_dep: usize,
     base_id: usize,
-    /// Inclusions taken so far (see [`MAX_TU_INCLUSIONS`]); past it the TU stops.
+    /// Inclusions taken so far (see [`MAX_TU_INCLUSIONS`]); past `inclusion_budget` the TU stops.
     inclusions: u64,
+    inclusion_budget: u64,
     over_budget: bool,
 }
 
@@ -435,6 +447,7 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
         skip_dep: 0,
         base_id: input.base as *const Macros as usize,
         inclusions: 0,
+        inclusion_budget: TU_INCLUSION_BUDGET.load(Ordering::Relaxed),
         over_budget: false,
     };
     if let Some(m) = input.memo {
@@ -550,7 +563,7 @@ impl Run<'_> {
     /// [`MAX_TU_INCLUSIONS`] (an error entry the first time; nothing it does is memoised).
     fn count_inclusion(&mut self, from: FileId, line: u32) -> bool {
         self.inclusions += 1;
-        if self.inclusions <= MAX_TU_INCLUSIONS {
+        if self.inclusions <= self.inclusion_budget {
             return true;
         }
         if !self.over_budget {
@@ -559,8 +572,9 @@ impl Run<'_> {
                 from,
                 line,
                 format!(
-                    "more than {MAX_TU_INCLUSIONS} inclusions in one translation unit (headers \
-                     that include each other repeatedly without a guard): the rest of the TU is skipped"
+                    "more than {} inclusions in one translation unit (headers \
+                     that include each other repeatedly without a guard): the rest of the TU is skipped",
+                    self.inclusion_budget
                 ),
             );
         }
@@ -637,7 +651,7 @@ impl Run<'_> {
                     self.once.insert(*f);
                 }
                 Effect::Include(e, p, b) => {
-                    if self.inclusions >= MAX_TU_INCLUSIONS {
+                    if self.inclusions >= self.inclusion_budget {
                         let (from, line, _) = self.edge_table.tab.read().unwrap()[*e as usize];
                         if !self.count_inclusion(from, line) {
                             return;
