@@ -252,7 +252,11 @@ pub enum AclFile {
 pub fn read_acl_clip(text: &str, path: &Path) -> Result<RawClip, ImportError> {
     match read_acl_any(text, path, false)? {
         AclFile::Clip(c) => Ok(c),
-        AclFile::Scalars(_) => Err(ImportError::new(path, None, "a scalar track list, not a clip")),
+        AclFile::Scalars(_) => Err(ImportError::new(
+            path,
+            None,
+            "a scalar track list, not a clip",
+        )),
     }
 }
 
@@ -672,7 +676,10 @@ fn read_scalar_tracks<'a>(
             Some(p) => {
                 let v = rd.float(p, "precision")? as f32;
                 if v.is_nan() || v.is_infinite() {
-                    return rd.err(p.line, format!("precision must be a finite number, found {v}"));
+                    return rd.err(
+                        p.line,
+                        format!("precision must be a finite number, found {v}"),
+                    );
                 }
                 if v < 0.0 { DEFAULT_SCALAR_PRECISION } else { v }
             }
@@ -704,13 +711,19 @@ fn read_scalar_tracks<'a>(
             if items.len() != w {
                 return rd.err(
                     row.line,
-                    format!("track {i} ('{name}'): a {ty} sample has {w} components, found {}", items.len()),
+                    format!(
+                        "track {i} ('{name}'): a {ty} sample has {w} components, found {}",
+                        items.len()
+                    ),
                 );
             }
             for item in items {
                 let v = rd.float(item, "a sample value")? as f32;
                 if !v.is_finite() {
-                    return rd.err(item.line, format!("track {i} ('{name}'): sample value is not finite in float32"));
+                    return rd.err(
+                        item.line,
+                        format!("track {i} ('{name}'): sample value is not finite in float32"),
+                    );
                 }
                 values.push(v);
             }

@@ -265,7 +265,9 @@ impl<'a> ScalarReader<'a> {
         let num_samples = u32::from_le_bytes(buf[12..16].try_into().unwrap()) as usize;
         let sample_rate = f32::from_le_bytes(buf[16..20].try_into().unwrap());
         if !(sample_rate.is_finite() && sample_rate > 0.0) {
-            return corrupt(format!("sample rate {sample_rate} is not a positive number"));
+            return corrupt(format!(
+                "sample rate {sample_rate} is not a positive number"
+            ));
         }
         let wrap = flags & FLAG_WRAP != 0;
         if wrap && num_samples == 0 {
@@ -295,10 +297,12 @@ impl<'a> ScalarReader<'a> {
         let mut comps = Vec::with_capacity(num_tracks * width);
         let mut stream_bits: usize = 0;
         let bits_per_component = |bits: u32| -> Result<usize, FormatError> {
-            (bits as usize).checked_mul(num_samples).ok_or(FormatError::Truncated {
-                needed: usize::MAX,
-                len: buf.len(),
-            })
+            (bits as usize)
+                .checked_mul(num_samples)
+                .ok_or(FormatError::Truncated {
+                    needed: usize::MAX,
+                    len: buf.len(),
+                })
         };
         for t in 0..num_tracks {
             let p = match shared {
@@ -464,7 +468,9 @@ impl<'a> ScalarReader<'a> {
                 read_bits(self.buf, bitpos + bits as usize * stored_sample, bits),
                 bits,
             ),
-            Comp::Raw { bitpos } => f32::from_bits(read_bits(self.buf, bitpos + 32 * stored_sample, 32)),
+            Comp::Raw { bitpos } => {
+                f32::from_bits(read_bits(self.buf, bitpos + 32 * stored_sample, 32))
+            }
         }
     }
 
@@ -473,7 +479,11 @@ impl<'a> ScalarReader<'a> {
     #[inline]
     fn stored(&self, sample: usize) -> usize {
         if sample >= self.num_samples {
-            if self.wrap { 0 } else { self.num_samples.saturating_sub(1) }
+            if self.wrap {
+                0
+            } else {
+                self.num_samples.saturating_sub(1)
+            }
         } else {
             sample
         }

@@ -94,11 +94,7 @@ fn choose(vals: &[f32], precision: f32) -> Choice {
                 (d as f64 - v as f64).abs() <= p
             });
             if ok {
-                return Choice::Quantized {
-                    min: lo,
-                    ext,
-                    bits,
-                };
+                return Choice::Quantized { min: lo, ext, bits };
             }
         }
     }
@@ -114,7 +110,9 @@ fn push_str(out: &mut Vec<u8>, s: &str) -> Result<(), ScalarCompressError> {
 
 /// Compresses `list` into a `.cfs` buffer (layout in `docs/FORMAT.md`), then decodes the bytes
 /// with the runtime reader and measures them against `list` in float64, at and between samples.
-pub fn compress_scalar_list(list: &RawScalarList) -> Result<CompressedScalars, ScalarCompressError> {
+pub fn compress_scalar_list(
+    list: &RawScalarList,
+) -> Result<CompressedScalars, ScalarCompressError> {
     let w = list.width();
     let n = list.num_samples;
     let order = list.output_order();
@@ -236,7 +234,12 @@ pub fn compress_scalar_list(list: &RawScalarList) -> Result<CompressedScalars, S
         for &x in v {
             match *c {
                 Choice::Quantized { min, ext, bits } => {
-                    write_bits(&mut out[stream_at..], pos, bits, quantize(x, min, ext, bits));
+                    write_bits(
+                        &mut out[stream_at..],
+                        pos,
+                        bits,
+                        quantize(x, min, ext, bits),
+                    );
                     pos += bits as usize;
                 }
                 _ => {
@@ -253,8 +256,7 @@ pub fn compress_scalar_list(list: &RawScalarList) -> Result<CompressedScalars, S
     let crc = checksum(&out);
     out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_le_bytes());
 
-    let error =
-        super::error::measure_bytes(list, &out).map_err(ScalarCompressError::Internal)?;
+    let error = super::error::measure_bytes(list, &out).map_err(ScalarCompressError::Internal)?;
     Ok(CompressedScalars {
         bytes: out,
         error,
