@@ -215,3 +215,40 @@ fn runtime_samples_tracks_at_and_between_samples() {
         }
     }
 }
+
+#[test]
+fn batch_compresses_the_scalar_lists_to_cfs() {
+    use clipforge::anim::CompressionSettings;
+    use clipforge::pipeline::{BatchOptions, CancelToken, Progress, run_batch, scan};
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let names: Vec<String> = LISTS.iter().map(|(n, _)| format!("{n}.acl.sjson")).collect();
+    let files: Vec<_> = scan(&data.join("acl-regression"))
+        .into_iter()
+        .filter(|f| names.iter().any(|n| f.path.ends_with(n)))
+        .collect();
+    assert_eq!(files.len(), 8);
+    let out = tempfile::tempdir().unwrap();
+    let opts = BatchOptions {
+        settings: CompressionSettings::default(),
+        output_root: out.path().to_path_buf(),
+        jobs: 1,
+        use_skip_cache: false,
+    };
+    let report = run_batch(&files, &opts, &Progress::default(), &CancelToken::default());
+    assert_eq!(report.clips.len(), 8);
+    let mut total = 0;
+    for c in &report.clips {
+        assert!(c.error.is_none(), "{c:?}");
+        let output = c.output.as_deref().unwrap();
+        assert!(output.ends_with(".cfs"), "{output}");
+        let bytes = std::fs::read(output).unwrap();
+        assert_eq!(bytes.len() as u64, c.file_bytes);
+        let r = ScalarReader::new(&bytes).unwrap();
+        assert_eq!(r.num_samples(), c.samples);
+        assert!(c.max_error_cm <= 1e-4, "{c:?}");
+        total += bytes.len();
+    }
+    assert!(total <= 4484, "{total} B");
+}

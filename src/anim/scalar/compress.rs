@@ -43,6 +43,8 @@ pub struct CompressedScalars {
     pub constant_components: u32,
     pub zero_components: u32,
     pub animated_components: u32,
+    /// The last sample equalled the first and was dropped: the list loops.
+    pub looping: bool,
 }
 
 /// How one component is stored (the compressor's choice).
@@ -264,5 +266,6 @@ pub fn compress_scalar_list(
         constant_components: constant,
         zero_components: zero,
         animated_components: animated,
+        looping: wrap,
     })
 }
