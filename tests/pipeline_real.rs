@@ -28,8 +28,7 @@ fn expected_failure(input: &str) -> bool {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    name == "09_02_with_inf_error.acl.sjson"
-        || name == "format_reference.acl.sjson"
+    name == "09_02_with_inf_error.acl.sjson" || name == "format_reference.acl.sjson"
 }
 
 #[test]

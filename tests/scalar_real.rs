@@ -223,7 +223,10 @@ fn batch_compresses_the_scalar_lists_to_cfs() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let names: Vec<String> = LISTS.iter().map(|(n, _)| format!("{n}.acl.sjson")).collect();
+    let names: Vec<String> = LISTS
+        .iter()
+        .map(|(n, _)| format!("{n}.acl.sjson"))
+        .collect();
     let files: Vec<_> = scan(&data.join("acl-regression"))
         .into_iter()
         .filter(|f| names.iter().any(|n| f.path.ends_with(n)))

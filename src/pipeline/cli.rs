@@ -702,7 +702,12 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         Err(e) => return fail(e.message),
     };
     if crate::anim::runtime::scalar::is_scalar_buffer(&bytes) {
-        return match super::scalar::inspect_scalar(&args.file, &bytes, args.raw.as_deref(), args.json) {
+        return match super::scalar::inspect_scalar(
+            &args.file,
+            &bytes,
+            args.raw.as_deref(),
+            args.json,
+        ) {
             Ok(text) => {
                 out!("{text}");
                 ExitCode::SUCCESS

@@ -115,7 +115,11 @@ pub(crate) fn process_scalar_list(
         key,
         CacheEntry {
             input_hash: if ok { hash.to_string() } else { String::new() },
-            settings_key: if ok { job.settings_key.to_string() } else { String::new() },
+            settings_key: if ok {
+                job.settings_key.to_string()
+            } else {
+                String::new()
+            },
             base: cache::cache_key(&job.base),
             outputs: written,
             reports: if ok { vec![row.clone()] } else { Vec::new() },
@@ -147,7 +151,8 @@ pub(crate) fn decompress_scalar(
     let reader = ScalarReader::new(bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     let list = to_raw_scalar_list(&reader);
     let text = write_acl_scalar_list(&list);
-    write_atomic(out, text.as_bytes()).map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
+    write_atomic(out, text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
     Ok(format!(
         "{} -> {} ({} {} tracks, {} samples)",
         file.display(),
@@ -177,7 +182,10 @@ pub(crate) fn inspect_scalar(
             let list = match read_acl_file(text, path).map_err(|e| e.to_string())? {
                 AclFile::Scalars(l) => l,
                 AclFile::Clip(_) => {
-                    return Err(format!("{}: a transform clip, not a scalar track list", path.display()));
+                    return Err(format!(
+                        "{}: a transform clip, not a scalar track list",
+                        path.display()
+                    ));
                 }
             };
             Some(
@@ -191,7 +199,8 @@ pub(crate) fn inspect_scalar(
             let bits: Vec<u32> = (0..w).map(|c| reader.component_bits(k, c)).collect();
             let mut v = serde_json::json!({
                 "name": reader.track_name(k),
-                "precision": reader.precision(k),
+                // The f32 as written (0.0001), not its f64 widening.
+                "precision": reader.precision(k).to_string().parse::<f64>().unwrap_or(0.0),
                 "bits": bits,
             });
             if let Some(m) = &measured {
@@ -228,7 +237,11 @@ pub(crate) fn inspect_scalar(
         reader.num_stripped(),
         reader.num_samples(),
         reader.sample_rate(),
-        if reader.is_wrapping() { ", looping" } else { "" },
+        if reader.is_wrapping() {
+            ", looping"
+        } else {
+            ""
+        },
         reader.total_size()
     );
     for t in &tracks {

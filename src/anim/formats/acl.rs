@@ -737,14 +737,21 @@ fn read_scalar_tracks<'a>(
     }
     // Outputs unique and contiguous (ACL's track_array::is_valid).
     outputs.sort_unstable();
+    for pair in outputs.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            let (o, line) = pair[1];
+            return rd.err(
+                line,
+                format!(
+                    "output_index {o} is used twice (also on line {})",
+                    pair[0].1
+                ),
+            );
+        }
+    }
     for (k, &(o, line)) in outputs.iter().enumerate() {
         if o as usize != k {
-            let what = if k > 0 && outputs[k - 1].0 == o {
-                format!("output_index {o} is used twice")
-            } else {
-                format!("output_index values skip {k}: outputs must be contiguous from 0")
-            };
-            return rd.err(line, what);
+            return rd.err(line, format!("output_index {o}: no track has output {k}, and outputs must be contiguous from 0"));
         }
     }
     Ok(RawScalarList {

@@ -76,11 +76,9 @@ fn choose(vals: &[f32], precision: f32) -> Choice {
     }
     let lo = vals.iter().copied().fold(f32::INFINITY, f32::min);
     let hi = vals.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    // The runtime blends samples in float32 (`v0 + (v1 - v0) * a`): keep room for its rounding
-    // (a few ulps of the largest magnitude) so the error between samples stays within precision.
-    let margin = 3.0 * (lo.abs().max(hi.abs()) as f64) * f32::EPSILON as f64;
+    // Between samples the error is a blend of the errors at the two samples (linear
+    // interpolation), so bounding it at the samples bounds it everywhere.
     let p = precision as f64;
-    let p = if margin < p { p - margin } else { p };
     // Constant: the float32 nearest the middle of the values, if it is within precision of all.
     let mid = ((lo as f64 + hi as f64) / 2.0) as f32;
     for c in [mid, lo] {

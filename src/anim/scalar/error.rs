@@ -78,12 +78,15 @@ pub fn measure_scalar_error(
             reader.decode_sample(k, s + 1, &mut l1);
             for j in 1..=BETWEEN_POINTS {
                 let a = j as f32 / (BETWEEN_POINTS + 1) as f32;
+                let a = a as f64;
                 for c in 0..w {
-                    // The runtime's lerp in float32; the raw one in float64 with the same blend.
-                    let lossy = l0[c] + (l1[c] - l0[c]) * a;
+                    // Both blended in float64 from their float32 samples (as clip_eval.py
+                    // does): the codec's error, not the float32 rounding any runtime adds when
+                    // it blends, raw data included.
+                    let lossy = (1.0 - a) * l0[c] as f64 + a * l1[c] as f64;
                     let (r0, r1) = (raw[s * w + c] as f64, raw[(s + 1) * w + c] as f64);
-                    let exact = (1.0 - a as f64) * r0 + a as f64 * r1;
-                    let e = (lossy as f64 - exact).abs();
+                    let exact = (1.0 - a) * r0 + a * r1;
+                    let e = (lossy - exact).abs();
                     if e > worst {
                         worst = e;
                         worst_at = s;
