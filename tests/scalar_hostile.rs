@@ -281,3 +281,28 @@ fn acl_scalar_reader_refuses_bad_lists_naming_the_line() {
     assert_eq!(l.tracks[3].output_index, None);
     assert_eq!(l.output_order(), [0, 1, 2]);
 }
+
+#[test]
+fn a_huge_sample_count_without_stream_bytes_is_refused() {
+    // Constant tracks take no stream bytes: only the cap stops a 40-byte buffer from claiming
+    // billions of samples that decoding would allocate.
+    let text = acl_text(4)
+        .split("\t{\n\t\tname = \"t1\"")
+        .next()
+        .unwrap()
+        .to_string()
+        + "]\n";
+    let l = match read_acl_file(&text, path()).unwrap() {
+        AclFile::Scalars(l) => l,
+        AclFile::Clip(_) => unreachable!(),
+    };
+    assert_eq!(l.tracks.len(), 1);
+    let mut b = compress_scalar_list(&l).unwrap().bytes;
+    b[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+    reseal(&mut b);
+    let e = ScalarReader::new(&b).unwrap_err();
+    assert!(
+        matches!(&e, FormatError::Corrupt(m) if m.contains("values supported")),
+        "{e}"
+    );
+}

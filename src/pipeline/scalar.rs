@@ -149,6 +149,9 @@ pub(crate) fn decompress_scalar(
     out: &std::path::Path,
 ) -> Result<String, String> {
     let reader = ScalarReader::new(bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    reader
+        .check_memory_budget()
+        .map_err(|e| format!("{}: {e}", file.display()))?;
     let list = to_raw_scalar_list(&reader);
     let text = write_acl_scalar_list(&list);
     write_atomic(out, text.as_bytes())

@@ -4,6 +4,7 @@
 //! nothing offline; the compressor shares its constants and [`dequantize`].
 
 use super::{FormatError, Looping};
+use crate::anim::limits::{self, MAX_TOTAL_SAMPLES};
 
 pub const MAGIC: [u8; 4] = *b"CFS1";
 pub const VERSION: u16 = 1;
@@ -276,6 +277,18 @@ impl<'a> ScalarReader<'a> {
         if num_tracks > 0 && num_samples == 0 {
             return corrupt("tracks with no samples");
         }
+        if !(num_samples as f32 / sample_rate).is_finite() {
+            return corrupt("infinite duration");
+        }
+        // Zero and constant components take no stream bytes, so the buffer's size alone does not
+        // bound what decoding every sample allocates: the importers' cap does.
+        let values = (num_tracks * width).saturating_mul(num_samples + 1);
+        if values > MAX_TOTAL_SAMPLES {
+            return corrupt(format!(
+                "{num_tracks} tracks x {} samples x {width} components is more than the {MAX_TOTAL_SAMPLES} values supported",
+                num_samples + wrap as usize
+            ));
+        }
         // Each track needs at least one code byte per component: bounds the tables below by the
         // buffer's size before anything is allocated.
         if num_tracks * width > buf.len() {
@@ -441,6 +454,22 @@ impl<'a> ScalarReader<'a> {
     }
     pub fn total_size(&self) -> usize {
         self.buf.len()
+    }
+
+    /// Refuses decoding every sample (to a raw list and its ACL text, ~40 bytes a value) when
+    /// that is over the memory budget ([`limits::max_memory_bytes`]).
+    pub fn check_memory_budget(&self) -> Result<(), String> {
+        let values = (self.num_tracks * self.track_type.width() * self.num_samples()) as u64;
+        let needed = values * 40 + (self.num_tracks as u64) * 256;
+        let budget = limits::max_memory_bytes();
+        if needed > budget {
+            return Err(limits::over_budget_message(
+                &format!("decoding {values} values"),
+                needed,
+                budget,
+            ));
+        }
+        Ok(())
     }
     /// Bits per sample of component `c` of `track` in the stream (0 for zero and constant
     /// components, 32 for raw ones).
