@@ -246,7 +246,9 @@ impl<'a> ScalarReader<'a> {
         }
         let version = u16::from_le_bytes([buf[4], buf[5]]);
         if version != VERSION {
-            return Err(FormatError::UnsupportedVersion(version));
+            return corrupt(format!(
+                "unsupported .cfs version {version} (this reader knows {VERSION})"
+            ));
         }
         let stored = u32::from_le_bytes(buf[CRC_OFFSET..CRC_OFFSET + 4].try_into().unwrap());
         let computed = checksum(buf);
