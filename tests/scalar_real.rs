@@ -203,9 +203,9 @@ fn runtime_samples_tracks_at_and_between_samples() {
         // Past the end clamps to the last sample; a looping list's last sample is its first.
         for (k, &ti) in order.iter().enumerate() {
             r.sample_track(k, 100.0, Looping::Clamp, &mut one);
-            for c in 0..w {
+            for (c, &v) in one.iter().enumerate().take(w) {
                 let last = raw.value(ti, raw.num_samples - 1, c) as f64;
-                assert!((one[c] as f64 - last).abs() <= raw.tracks[ti].precision as f64);
+                assert!((v as f64 - last).abs() <= raw.tracks[ti].precision as f64);
             }
         }
         if path.to_string_lossy().contains("looping") {

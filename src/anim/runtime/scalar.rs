@@ -344,7 +344,7 @@ impl<'a> ScalarReader<'a> {
                         let bits = (c - CODE_QUANTIZED_BASE) as u32;
                         let min = cur.f32("a range minimum")?;
                         let ext = cur.f32("a range extent")?;
-                        if ext < 0.0 || !((min as f64 + ext as f64).abs() <= f32::MAX as f64) {
+                        if ext < 0.0 || (min as f64 + ext as f64).abs() > f32::MAX as f64 {
                             return corrupt(format!(
                                 "track {t} component {c}: bad range min {min} extent {ext}"
                             ));
