@@ -1146,15 +1146,26 @@ tracks =
     }
 
     #[test]
-    fn scalar_track_lists_are_refused_clearly() {
+    fn scalar_track_lists_are_refused_as_clips_and_read_as_lists() {
         let text = "version = 4\ntrack_list = { name = \"l\" num_samples = 1 sample_rate = 24 }\ntracks = [\n{ name = \"t\" type = \"float3f\" data = [ [1,2,3] ] }\n]\n";
         let e = read_acl_clip(text, p()).unwrap_err();
         assert!(
-            e.message
-                .contains("scalar track lists are not supported yet"),
+            e.message.contains("a scalar track list") && e.message.contains("float3f"),
             "{e}"
         );
         assert_eq!(e.line, Some(4));
+        let Ok(AclFile::Scalars(l)) = read_acl_file(text, p()) else {
+            panic!("not read as a scalar list");
+        };
+        assert_eq!((l.name.as_str(), l.num_samples, l.width()), ("l", 1, 3));
+        assert_eq!(l.tracks[0].values, [1.0, 2.0, 3.0]);
+        assert_eq!(l.tracks[0].precision, DEFAULT_SCALAR_PRECISION);
+        assert_eq!(l.tracks[0].output_index, Some(0));
+        // Written back and read again: the same list.
+        let Ok(AclFile::Scalars(back)) = read_acl_file(&write_acl_scalar_list(&l), p()) else {
+            panic!("written list not read back");
+        };
+        assert_eq!(back, l);
     }
 
     #[test]
