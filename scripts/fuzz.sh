@@ -20,7 +20,7 @@ FUZZ="$ROOT/fuzz"
 export FUZZ_TARGET_DIR="${FUZZ_TARGET_DIR:-$FUZZ/target}"
 DATA="${CLIPFORGE_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}"
 NICE="nice -n ${FUZZ_NICE:-10}"
-TARGETS=(acl_sjson bvh gltf cfa headers_lex headers_if headers_pp)
+TARGETS=(acl_sjson bvh gltf cfa cfs headers_lex headers_if headers_pp)
 
 # Per-target limits: a slow input (-timeout, seconds) or a big RSS is a failure; the allocator in
 # fuzz/src/lib.rs refuses any allocation state above CLIPFORGE_FUZZ_MEM_MB (default 1 GiB).
@@ -101,8 +101,11 @@ cfa_seeds() {
     -exec cp {} "$tmp/" \;
   "$cli" compress "$tmp" -o "$tmp/out" >/dev/null 2>&1 || true
   find "$tmp/out" -name '*.cfa' -size -64k -exec cp {} "$out/" \; 2>/dev/null || true
+  # ACL scalar track lists compress to .cfs: the seeds of the cfs target.
+  mkdir -p "$FUZZ/corpus/cfs"
+  find "$tmp/out" -name '*.cfs' -size -64k -exec cp {} "$FUZZ/corpus/cfs/" \; 2>/dev/null || true
   rm -rf "$tmp"
-  echo "fuzz.sh: $(ls "$out" | wc -l) .cfa seeds"
+  echo "fuzz.sh: $(ls "$out" | wc -l) .cfa seeds, $(ls "$FUZZ/corpus/cfs" | wc -l) .cfs seeds"
 }
 
 run() {

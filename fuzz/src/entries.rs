@@ -31,6 +31,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("bvh", bvh),
     ("gltf", gltf),
     ("cfa", cfa),
+    ("cfs", cfs),
     ("headers_lex", headers_lex),
     ("headers_if", headers_if),
     ("headers_pp", headers_pp),
@@ -170,6 +171,69 @@ pub fn cfa_fix_up(buf: &mut [u8]) {
     buf[12..16].copy_from_slice(&len.to_le_bytes());
     let crc = checksum(buf);
     buf[8..12].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// `.cfs` reader (scalar track lists): validation, then sampling every track at several times in
+/// both looping modes, every stored sample, and the decode back to an ACL track list. Strict: what
+/// the reader accepts samples to finite values, and the decoded list re-imports as a scalar list.
+pub fn cfs(data: &[u8]) {
+    use clipforge::anim::runtime::scalar::ScalarReader;
+    let Ok(r) = ScalarReader::new(data) else {
+        return;
+    };
+    let strict = strict();
+    let mut all = Vec::new();
+    let mut one = [0f32; 4];
+    for looping in [Looping::Clamp, Looping::Wrap] {
+        for t in sample_times(r.duration()) {
+            r.sample_all(t, looping, &mut all);
+            if strict {
+                assert!(
+                    all.iter().all(|v| v.is_finite()),
+                    "accepted .cfs samples to non-finite values at t={t}"
+                );
+            }
+            for k in 0..r.num_tracks().min(64) {
+                r.sample_track(k, t, looping, &mut one);
+                if strict {
+                    assert!(
+                        one.iter().all(|v| v.is_finite()),
+                        "accepted .cfs: track {k} at t={t}"
+                    );
+                }
+            }
+        }
+    }
+    // Decoding is bounded by the reader's cap; the text round trip only for lists of fuzz size.
+    if r.num_tracks() * r.num_samples() > 1 << 16 {
+        return;
+    }
+    let list = clipforge::anim::scalar::to_raw_scalar_list(&r);
+    if strict && !list.tracks.is_empty() {
+        let text = formats::acl::write_acl_scalar_list(&list);
+        match formats::acl::read_acl_file(&text, &Path::new(FAKE_DIR).join("decoded.acl.sjson")) {
+            Ok(formats::acl::AclFile::Scalars(back)) => {
+                assert_eq!(
+                    back.tracks.len(),
+                    list.tracks.len(),
+                    "decoded .cfs re-imports with another track count"
+                )
+            }
+            Ok(_) => panic!("decoded .cfs re-imports as a transform clip"),
+            Err(e) => panic!("accepted .cfs decodes to a list the importer refuses: {e}"),
+        }
+    }
+}
+
+/// Makes a mutated `.cfs` buffer pass its checksum (bytes 20..24, over every other byte), so
+/// mutations reach the semantic checks (the `cfs` target's mutator calls it).
+pub fn cfs_fix_up(buf: &mut [u8]) {
+    use clipforge::anim::runtime::scalar::{CRC_OFFSET, HEADER_SIZE, checksum};
+    if buf.len() < HEADER_SIZE {
+        return;
+    }
+    let crc = checksum(buf);
+    buf[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Header lexer: the preprocessing lexer (directives, tokens) and Header Hero's line scanner,

@@ -15,6 +15,7 @@ pub mod limits;
 pub mod metric;
 pub mod pose;
 pub mod runtime;
+pub mod scalar;
 pub mod skeleton;
 
 pub use clip::RawClip;

@@ -402,6 +402,13 @@ impl AppState {
         if self.detail.selected.is_none() {
             return;
         }
+        // A scalar track list has no skeleton: its own view (per-track error vs precision).
+        let report = row.as_ref().and_then(|r| r.report());
+        if super::scalar_view::is_scalar_row(report, self.detail.error.as_deref()) {
+            let good = report.filter(|r| r.error.is_none());
+            super::scalar_view::scalar_detail_ui(ui, &key.path, good);
+            return;
+        }
         if let Some(r) = row.as_ref().and_then(|r| r.report()) {
             ui.horizontal_wrapped(|ui| {
                 if let Some(e) = &r.error {

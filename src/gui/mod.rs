@@ -13,6 +13,7 @@ mod jobs;
 mod library;
 mod model;
 mod pipelines;
+mod scalar_view;
 mod settings;
 mod skeleton_view;
 

@@ -153,7 +153,7 @@ pub struct CompressArgs {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct InspectArgs {
-    /// A compressed clip (.cfa).
+    /// A compressed clip (.cfa) or scalar track list (.cfs).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// The original clip: also measure the error of the .cfa against it.
@@ -177,7 +177,7 @@ pub struct InspectArgs {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct DecompressArgs {
-    /// A compressed clip (.cfa).
+    /// A compressed clip (.cfa) or scalar track list (.cfs, written back as an ACL track list).
     #[arg(value_name = "FILE.cfa")]
     pub file: PathBuf,
     /// Output ACL clip file (.acl.sjson).
@@ -701,6 +701,20 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         Ok(b) => b,
         Err(e) => return fail(e.message),
     };
+    if crate::anim::runtime::scalar::is_scalar_buffer(&bytes) {
+        return match super::scalar::inspect_scalar(
+            &args.file,
+            &bytes,
+            args.raw.as_deref(),
+            args.json,
+        ) {
+            Ok(text) => {
+                out!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        };
+    }
     let reader = match ClipReader::new(&bytes) {
         Ok(r) => r,
         Err(e) => {
@@ -910,6 +924,15 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
         Ok(b) => b,
         Err(e) => return fail(e.message),
     };
+    if crate::anim::runtime::scalar::is_scalar_buffer(&bytes) {
+        return match super::scalar::decompress_scalar(&args.file, &bytes, &args.output) {
+            Ok(line) => {
+                say!("{line}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        };
+    }
     let mut clip = match ClipReader::new(&bytes) {
         Ok(r) => match r.check_memory_budget() {
             Ok(()) => crate::anim::decompress::to_raw_clip(&r),

@@ -10,6 +10,7 @@ pub mod interrupt;
 pub mod lab;
 pub mod pipelines;
 pub mod report;
+pub mod scalar;
 pub mod watch;
 
 use crate::anim::formats::{self, ClipFormat};
@@ -572,6 +573,13 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
             import_failed: false,
             outputs,
         };
+    }
+
+    // ACL scalar track lists compress to a `.cfs` of their own (see `scalar`).
+    if file.format == ClipFormat::AclSjson
+        && let Some(outcome) = scalar::process_scalar_list(job, &content, &hash, previous.as_ref())
+    {
+        return outcome;
     }
 
     // Parse the very bytes that were hashed (one read, and the cache entry matches what was

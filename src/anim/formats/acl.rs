@@ -16,8 +16,10 @@
 //!   `base_tracks` of a non-additive clip are ignored.
 //! - `track_list` files: only `qvvf` tracks (what ACL's `write_track_list` emits for transforms):
 //!   rows `[ [x,y,z,w], [x,y,z], [x,y,z] ]`, `parent_index` (−1 or 0xFFFFFFFF = root; parents
-//!   first), `shell_distance`, bind pose. Scalar track lists (float1f…vector4f) are refused.
-//!   `output_index`, `precision` and thresholds are read past.
+//!   first), `shell_distance`, bind pose; `output_index`, `precision` and thresholds are read
+//!   past. Scalar track lists (float1f…vector4f) are read by [`read_acl_file`] into a
+//!   [`RawScalarList`] (per-track `precision`, `output_index` incl. stripped tracks) and written
+//!   back by [`write_acl_scalar_list`]; [`read_acl_clip`] refuses them with a clear message.
 //!
 //! Writing emits version 5 with keys in the order ACL's reader expects; floats are written so
 //! that they read back bit for bit (shortest round-trip text of the f32 widened to f64, or the
@@ -26,6 +28,7 @@
 use super::sjson::{self, Node, Value};
 use super::{ImportError, build_clip, check_size, file_stem, quat_from_f64, skeleton_ordered};
 use crate::anim::clip::RawClip;
+use crate::anim::scalar::{DEFAULT_SCALAR_PRECISION, RawScalarList, RawScalarTrack, ScalarType};
 use crate::anim::skeleton::{BoneDesc, SkeletonError};
 use glam::{Quat, Vec3};
 use std::path::Path;
@@ -236,8 +239,33 @@ fn get<'n, 'a>(entries: &'n [sjson::Entry<'a>], key: &str) -> Option<&'n Node<'a
     entries.iter().find(|e| e.key == key).map(|e| &e.value)
 }
 
-/// Reads one clip from the text of an `.acl.sjson` file; `path` is for names and errors.
+/// What an `.acl.sjson` file holds: a transform clip (a `clip` file or a `qvvf` track list) or a
+/// scalar track list.
+#[derive(Clone, Debug)]
+pub enum AclFile {
+    Clip(RawClip),
+    Scalars(RawScalarList),
+}
+
+/// Reads one clip from the text of an `.acl.sjson` file; `path` is for names and errors. A scalar
+/// track list is refused with a clear message (read it with [`read_acl_file`]).
 pub fn read_acl_clip(text: &str, path: &Path) -> Result<RawClip, ImportError> {
+    match read_acl_any(text, path, false)? {
+        AclFile::Clip(c) => Ok(c),
+        AclFile::Scalars(_) => Err(ImportError::new(
+            path,
+            None,
+            "a scalar track list, not a clip",
+        )),
+    }
+}
+
+/// Reads an `.acl.sjson` file of either kind: a transform clip or a scalar track list.
+pub fn read_acl_file(text: &str, path: &Path) -> Result<AclFile, ImportError> {
+    read_acl_any(text, path, true)
+}
+
+fn read_acl_any(text: &str, path: &Path, scalars: bool) -> Result<AclFile, ImportError> {
     let doc = sjson::parse(text).map_err(|e| {
         ImportError::new(path, Some(e.line), format!("SJSON syntax: {}", e.message))
     })?;
@@ -272,10 +300,10 @@ pub fn read_acl_clip(text: &str, path: &Path) -> Result<RawClip, ImportError> {
                 c.line, t.line
             ),
         ),
-        (Some(clip), None) => read_clip(&mut rd, top, clip),
+        (Some(clip), None) => read_clip(&mut rd, top, clip).map(AclFile::Clip),
         (None, Some(list)) => {
             rd.bits = 32;
-            read_track_list(&mut rd, top, list)
+            read_track_list(&mut rd, top, list, scalars)
         }
         (None, None) => rd.err(1, "neither a 'clip' nor a 'track_list' section: not an ACL clip file"),
     }
@@ -494,7 +522,8 @@ fn read_track_list<'a>(
     rd: &mut Reader<'_>,
     top: &[sjson::Entry<'a>],
     list: &Node<'a>,
-) -> R<RawClip> {
+    scalars: bool,
+) -> R<AclFile> {
     let header = read_header(rd, list, "track_list")?;
     if let Some(s) = get(top, "settings") {
         rd.object(s, "settings")?;
@@ -530,9 +559,12 @@ fn read_track_list<'a>(
     if let Some((ty, line)) = &first_type
         && ty != "qvvf"
     {
+        if scalars {
+            return read_scalar_tracks(rd, header, track_nodes, ty, list).map(AclFile::Scalars);
+        }
         return rd.err(
             *line,
-            format!("scalar track lists are not supported yet (tracks of type \"{ty}\"); only qvvf (transform) track lists load as clips"),
+            format!("a scalar track list (tracks of type \"{ty}\"), not a transform clip: `clipforge compress` compresses it as a scalar list (.cfs)"),
         );
     }
 
@@ -607,6 +639,167 @@ fn read_track_list<'a>(
         scales,
         &line_of,
     )
+    .map(AclFile::Clip)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar track lists
+
+/// The tracks of a scalar track list (`float1f`…`vector4f`, type already checked to be shared):
+/// `name`, `precision` (negative or absent: ACL's default), `output_index` (absent: the track's
+/// position; 0xFFFFFFFF or -1: stripped; the others unique and contiguous from 0), `data` rows of
+/// exactly the type's width, finite in float32.
+fn read_scalar_tracks<'a>(
+    rd: &Reader<'_>,
+    header: Header,
+    track_nodes: &[Node<'a>],
+    ty: &str,
+    list: &Node<'a>,
+) -> R<RawScalarList> {
+    let Some(track_type) = ScalarType::from_acl_name(ty) else {
+        return rd.err(list.line, format!("unknown scalar track type \"{ty}\""));
+    };
+    let w = track_type.width();
+    let n = header.num_samples;
+    // Bounded before allocating: the same budget as a clip of as many bones.
+    check_size(rd.path, Some(list.line), track_nodes.len(), n, rd.input_len)?;
+    let mut tracks = Vec::with_capacity(track_nodes.len());
+    let mut outputs: Vec<(u32, usize)> = Vec::new();
+    for (i, t) in track_nodes.iter().enumerate() {
+        let e = rd.object(t, "a track")?;
+        let name = match get(e, "name") {
+            Some(nm) => rd.string(nm, "track name")?.to_string(),
+            None => String::new(),
+        };
+        let precision = match get(e, "precision") {
+            None => DEFAULT_SCALAR_PRECISION,
+            Some(p) => {
+                let v = rd.float(p, "precision")? as f32;
+                if v.is_nan() || v.is_infinite() {
+                    return rd.err(
+                        p.line,
+                        format!("precision must be a finite number, found {v}"),
+                    );
+                }
+                if v < 0.0 { DEFAULT_SCALAR_PRECISION } else { v }
+            }
+        };
+        let output_index = match get(e, "output_index") {
+            None => Some(i as u32),
+            Some(o) => {
+                let v = rd.plain_number(o, "output_index")?;
+                if v == -1.0 || v == u32::MAX as f64 {
+                    None
+                } else if v.fract() == 0.0 && v >= 0.0 && v < track_nodes.len() as f64 {
+                    outputs.push((v as u32, o.line));
+                    Some(v as u32)
+                } else {
+                    return rd.err(o.line, format!("track {i}: output_index {v} must be below the number of tracks ({}) or 0xFFFFFFFF (stripped)", track_nodes.len()));
+                }
+            }
+        };
+        if get(e, "output_index").is_none() {
+            outputs.push((i as u32, t.line));
+        }
+        let Some(data) = get(e, "data") else {
+            return rd.err(t.line, format!("track {i} ('{name}') has no data"));
+        };
+        let rows = sub_track_rows(rd, data, n, &name, "data")?;
+        let mut values = Vec::with_capacity(n * w);
+        for row in rows {
+            let items = rd.array(row, "a sample")?;
+            if items.len() != w {
+                return rd.err(
+                    row.line,
+                    format!(
+                        "track {i} ('{name}'): a {ty} sample has {w} components, found {}",
+                        items.len()
+                    ),
+                );
+            }
+            for item in items {
+                let v = rd.float(item, "a sample value")? as f32;
+                if !v.is_finite() {
+                    return rd.err(
+                        item.line,
+                        format!("track {i} ('{name}'): sample value is not finite in float32"),
+                    );
+                }
+                values.push(v);
+            }
+        }
+        tracks.push(RawScalarTrack {
+            name,
+            precision,
+            output_index,
+            values,
+        });
+    }
+    // Outputs unique and contiguous (ACL's track_array::is_valid).
+    outputs.sort_unstable();
+    for pair in outputs.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            let (o, line) = pair[1];
+            return rd.err(
+                line,
+                format!(
+                    "output_index {o} is used twice (also on line {})",
+                    pair[0].1
+                ),
+            );
+        }
+    }
+    for (k, &(o, line)) in outputs.iter().enumerate() {
+        if o as usize != k {
+            return rd.err(line, format!("output_index {o}: no track has output {k}, and outputs must be contiguous from 0"));
+        }
+    }
+    Ok(RawScalarList {
+        name: header.name,
+        track_type,
+        sample_rate: header.sample_rate,
+        num_samples: n,
+        tracks,
+    })
+}
+
+/// Writes a scalar track list in ACL's format, version 5 (decimal floats that read back bit for
+/// bit): the list's tracks in their order with their `output_index` (0xFFFFFFFF when stripped).
+pub fn write_acl_scalar_list(list: &RawScalarList) -> String {
+    let w = list.width();
+    let n = list.num_samples;
+    let mut out = String::with_capacity(256 + list.tracks.len() * (128 + n * w * 24));
+    out.push_str("version = 5\n\ntrack_list =\n{\n\tname = ");
+    sjson::write_string(&mut out, &list.name);
+    out.push_str(&format!("\n\tnum_samples = {n}\n\tsample_rate = "));
+    sjson::write_f32(&mut out, list.sample_rate);
+    out.push_str("\n\tis_binary_exact = false\n}\n\ntracks =\n[\n");
+    for t in &list.tracks {
+        out.push_str("\t{\n\t\tname = ");
+        sjson::write_string(&mut out, &t.name);
+        out.push_str("\n\t\ttype = \"");
+        out.push_str(list.track_type.acl_name());
+        out.push_str("\"\n\t\tprecision = ");
+        sjson::write_f32(&mut out, t.precision);
+        match t.output_index {
+            Some(o) => out.push_str(&format!("\n\t\toutput_index = {o}")),
+            None => out.push_str("\n\t\toutput_index = 0xFFFFFFFF"),
+        }
+        out.push_str("\n\t\tdata =\n\t\t[\n");
+        for s in 0..n {
+            out.push_str("\t\t\t[ ");
+            for c in 0..w {
+                if c > 0 {
+                    out.push_str(", ");
+                }
+                sjson::write_f32(&mut out, t.values[s * w + c]);
+            }
+            out.push_str(" ]\n");
+        }
+        out.push_str("\t\t]\n\t}\n");
+    }
+    out.push_str("]\n");
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -953,15 +1146,26 @@ tracks =
     }
 
     #[test]
-    fn scalar_track_lists_are_refused_clearly() {
+    fn scalar_track_lists_are_refused_as_clips_and_read_as_lists() {
         let text = "version = 4\ntrack_list = { name = \"l\" num_samples = 1 sample_rate = 24 }\ntracks = [\n{ name = \"t\" type = \"float3f\" data = [ [1,2,3] ] }\n]\n";
         let e = read_acl_clip(text, p()).unwrap_err();
         assert!(
-            e.message
-                .contains("scalar track lists are not supported yet"),
+            e.message.contains("a scalar track list") && e.message.contains("float3f"),
             "{e}"
         );
         assert_eq!(e.line, Some(4));
+        let Ok(AclFile::Scalars(l)) = read_acl_file(text, p()) else {
+            panic!("not read as a scalar list");
+        };
+        assert_eq!((l.name.as_str(), l.num_samples, l.width()), ("l", 1, 3));
+        assert_eq!(l.tracks[0].values, [1.0, 2.0, 3.0]);
+        assert_eq!(l.tracks[0].precision, DEFAULT_SCALAR_PRECISION);
+        assert_eq!(l.tracks[0].output_index, Some(0));
+        // Written back and read again: the same list.
+        let Ok(AclFile::Scalars(back)) = read_acl_file(&write_acl_scalar_list(&l), p()) else {
+            panic!("written list not read back");
+        };
+        assert_eq!(back, l);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 pub mod format;
 pub mod quant;
+pub mod scalar;
 
 use super::limits::{MAX_COMPONENT_MAGNITUDE, MAX_TOTAL_SAMPLES};
 use super::pose::Pose;

@@ -1,0 +1,245 @@
+//! Detail of a scalar track list (an ACL `float1f`…`vector4f` list compressed to `.cfs`): each
+//! output track's largest error (at and between samples) against its own precision, the error
+//! over time relative to precision, and the bit-rate histogram of its components.
+//!
+//! The raw list and the `.cfs` are small (the format caps what decoding allocates) and are read
+//! once per report, cached in egui's temporary memory.
+
+use crate::anim::formats::acl::{AclFile, read_acl_file};
+use crate::anim::runtime::scalar::ScalarReader;
+use crate::anim::scalar::{RawScalarList, measure_scalar_error};
+use crate::pipeline::report::ClipReport;
+use eframe::egui;
+use egui_plot::{Bar, BarChart, HLine, Legend, Line, Plot, PlotPoints};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The report format label the batch gives a scalar list's row.
+const SCALAR_FORMAT: &str = "ACL scalar track list";
+
+/// Whether a row is a scalar list: its report says so, or the clip loader refused it as one.
+pub fn is_scalar_row(report: Option<&ClipReport>, detail_error: Option<&str>) -> bool {
+    report.is_some_and(|r| r.format == SCALAR_FORMAT)
+        || detail_error.is_some_and(|e| e.contains("a scalar track list"))
+}
+
+/// What the view draws.
+struct ScalarViewData {
+    names: Vec<String>,
+    precisions: Vec<f64>,
+    /// Per output track: largest error at and between samples (None before compression).
+    max_error: Option<Vec<f64>>,
+    /// Per output track, per sample: error / precision.
+    relative_over_time: Vec<Vec<f64>>,
+    /// Index = bits per sample of a component (0 = zero or constant, 32 = raw).
+    bit_histogram: Vec<u32>,
+    summary: String,
+}
+
+fn load_raw(path: &Path) -> Result<RawScalarList, String> {
+    let bytes = crate::pipeline::read_input(path).map_err(|e| e.message)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
+    match read_acl_file(text, path).map_err(|e| e.to_string())? {
+        AclFile::Scalars(l) => Ok(l),
+        AclFile::Clip(_) => Err(format!("{}: a transform clip", path.display())),
+    }
+}
+
+fn load(path: &Path, report: Option<&ClipReport>) -> Result<ScalarViewData, String> {
+    let raw = load_raw(path)?;
+    let order = raw.output_order();
+    let w = raw.width();
+    let mut data = ScalarViewData {
+        names: order.iter().map(|&i| raw.tracks[i].name.clone()).collect(),
+        precisions: order
+            .iter()
+            .map(|&i| raw.tracks[i].precision as f64)
+            .collect(),
+        max_error: None,
+        relative_over_time: Vec::new(),
+        bit_histogram: Vec::new(),
+        summary: format!(
+            "{} {} tracks ({} stripped) × {} samples at {} Hz",
+            order.len(),
+            raw.track_type.acl_name(),
+            raw.tracks.len() - order.len(),
+            raw.num_samples,
+            raw.sample_rate
+        ),
+    };
+    let Some(out) = report.and_then(|r| r.output.as_ref()) else {
+        return Ok(data);
+    };
+    let bytes = crate::pipeline::read_input(Path::new(out)).map_err(|e| e.message)?;
+    let reader = ScalarReader::new(&bytes).map_err(|e| format!("{out}: {e}"))?;
+    let stats = measure_scalar_error(&raw, &reader).map_err(|e| format!("{out}: {e}"))?;
+    let mut v = [0f32; 4];
+    data.relative_over_time = order
+        .iter()
+        .enumerate()
+        .map(|(k, &ti)| {
+            let p = (raw.tracks[ti].precision as f64).max(f64::MIN_POSITIVE);
+            (0..raw.num_samples)
+                .map(|s| {
+                    reader.decode_sample(k, s, &mut v);
+                    (0..w)
+                        .map(|c| (v[c] as f64 - raw.value(ti, s, c) as f64).abs())
+                        .fold(0.0, f64::max)
+                        / p
+                })
+                .collect()
+        })
+        .collect();
+    let mut hist = vec![0u32; 33];
+    for k in 0..reader.num_tracks() {
+        for c in 0..w {
+            hist[reader.component_bits(k, c) as usize] += 1;
+        }
+    }
+    data.bit_histogram = hist;
+    data.summary.push_str(&format!(
+        " · {} B · max error {:.3e} · {}",
+        reader.total_size(),
+        stats.max,
+        if stats.all_within_precision {
+            "every track within its precision"
+        } else {
+            "some tracks over their precision"
+        }
+    ));
+    data.max_error = Some(stats.per_track_max);
+    Ok(data)
+}
+
+/// The scalar list's detail: summary line, per-track error against precision, error over time,
+/// bit-rate histogram.
+pub fn scalar_detail_ui(ui: &mut egui::Ui, path: &Path, report: Option<&ClipReport>) {
+    let id = egui::Id::unique((
+        "cf_scalar_view",
+        path.to_path_buf(),
+        report.and_then(|r| r.output.clone()),
+        report.map(|r| r.file_bytes),
+    ));
+    let cached: Option<Arc<Result<ScalarViewData, String>>> = ui.data(|d| d.get_temp(id));
+    let data = match cached {
+        Some(d) => d,
+        None => {
+            let d = Arc::new(load(path, report));
+            ui.data_mut(|m| m.insert_temp(id, d.clone()));
+            d
+        }
+    };
+    let data = match data.as_ref() {
+        Ok(d) => d,
+        Err(e) => {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+            return;
+        }
+    };
+    ui.label(format!("Scalar track list: {}", data.summary));
+    ui.separator();
+    let avail = ui.available_size();
+    let col_w = ((avail.x - 24.0) / 3.0).max(200.0);
+    let h = (avail.y - 40.0).max(120.0);
+    ui.horizontal_top(|ui| {
+        ui.allocate_ui(egui::vec2(col_w, h), |ui| {
+            ui.vertical(|ui| error_per_track(ui, data, h - 30.0));
+        });
+        ui.separator();
+        ui.allocate_ui(egui::vec2(col_w, h), |ui| {
+            ui.vertical(|ui| error_over_time(ui, data, h - 30.0));
+        });
+        ui.separator();
+        ui.allocate_ui(egui::vec2(ui.available_width(), h), |ui| {
+            ui.vertical(|ui| bit_rates(ui, data, h - 30.0));
+        });
+    });
+}
+
+fn error_per_track(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
+    ui.label(egui::RichText::new("Max error per track vs its precision").strong());
+    let Some(errors) = &data.max_error else {
+        ui.weak("Not compressed yet.");
+        return;
+    };
+    let bars: Vec<Bar> = errors
+        .iter()
+        .enumerate()
+        .map(|(k, &e)| {
+            let over = e > data.precisions[k];
+            Bar::new(k as f64, e)
+                .width(0.6)
+                .name(&data.names[k])
+                .fill(if over {
+                    egui::Color32::from_rgb(220, 80, 60)
+                } else {
+                    egui::Color32::from_rgb(80, 150, 220)
+                })
+        })
+        .collect();
+    Plot::new("cf_scalar_err_track")
+        .height(h)
+        .legend(Legend::default())
+        .y_axis_label("max |error| (track units)")
+        .x_axis_label("output track")
+        .show(ui, |p| {
+            p.bar_chart(BarChart::new("max error", bars));
+            // Each track's own precision: a tick across its bar.
+            for (k, &prec) in data.precisions.iter().enumerate() {
+                let x = k as f64;
+                p.line(
+                    Line::new(
+                        "precision",
+                        PlotPoints::from(vec![[x - 0.4, prec], [x + 0.4, prec]]),
+                    )
+                    .color(egui::Color32::from_rgb(230, 160, 40))
+                    .width(2.0),
+                );
+            }
+        });
+}
+
+fn error_over_time(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
+    ui.label(egui::RichText::new("Error over time / precision").strong());
+    if data.relative_over_time.is_empty() {
+        ui.weak("Not compressed yet.");
+        return;
+    }
+    Plot::new("cf_scalar_err_time")
+        .height(h)
+        .legend(Legend::default())
+        .y_axis_label("error / precision")
+        .x_axis_label("sample")
+        .show(ui, |p| {
+            for (k, series) in data.relative_over_time.iter().enumerate() {
+                let pts: Vec<[f64; 2]> = series
+                    .iter()
+                    .enumerate()
+                    .map(|(s, &v)| [s as f64, v])
+                    .collect();
+                p.line(Line::new(data.names[k].clone(), PlotPoints::from(pts)));
+            }
+            p.hline(HLine::new("precision", 1.0).color(egui::Color32::from_rgb(230, 160, 40)));
+        });
+}
+
+fn bit_rates(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
+    ui.label(egui::RichText::new("Bit rates (components)").strong());
+    if data.bit_histogram.is_empty() {
+        ui.weak("Not compressed yet.");
+        return;
+    }
+    ui.weak("0 = zero or constant component, 32 = raw float32");
+    let bars: Vec<Bar> = data
+        .bit_histogram
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(b, &n)| Bar::new(b as f64, n as f64).width(0.8))
+        .collect();
+    Plot::new("cf_scalar_bits")
+        .height(h - 20.0)
+        .x_axis_label("bits per sample")
+        .y_axis_label("components")
+        .show(ui, |p| p.bar_chart(BarChart::new("components", bars)));
+}
