@@ -1,6 +1,7 @@
 //! Folder settings: a `clipforge.toml` in a folder sets the compression defaults of the clips
-//! under it (error threshold, shell distance, the units of formats that carry none, exclude
-//! patterns, the sampling rate of the formats sampled from curves). Owns parsing that file, finding the nearest one for a clip (bounded to the input
+//! under it (error threshold, shell distance, per-bone overrides in `[[bone]]` tables, the units
+//! of formats that carry none, exclude patterns, the sampling rate of the formats sampled from
+//! curves). Owns parsing that file, finding the nearest one for a clip (bounded to the input
 //! root), merging it with the explicit options of a command line or a pipeline, and the settings
 //! each clip was compressed with ([`ClipSettings`], recorded in its report row and in the skip
 //! cache key). Documented in `docs/PIPELINE.md` ("Folder settings").
@@ -18,9 +19,6 @@ pub const FILE_NAME: &str = "clipforge.toml";
 
 /// Largest settings file read (it holds a handful of keys; anything bigger is not one).
 const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// The warning given while `[[bone]]` tables are parsed but not applied.
-pub const BONE_OVERRIDES_WARNING: &str = "per-bone overrides are not applied yet";
 
 /// Length unit of a clip file's positions, for the formats that do not say (BVH, ACL).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -64,14 +62,9 @@ impl Units {
     }
 }
 
-/// A `[[bone]]` table: reserved for per-bone overrides (parsed and kept, not applied yet).
-#[derive(Clone, Debug, PartialEq)]
-pub struct BoneOverride {
-    /// Glob over bone names (`*Finger*`).
-    pub pattern: String,
-    pub error_threshold: Option<f32>,
-    pub shell_distance: Option<f32>,
-}
+/// A `[[bone]]` table: a threshold and/or shell distance (cm here; the compressor gets them in
+/// the clip's units) for the bones whose names match a glob.
+pub use crate::anim::compress::BoneOverride;
 
 /// A parsed `clipforge.toml`.
 #[derive(Clone, Debug)]
@@ -244,6 +237,7 @@ impl FolderSettings {
             })?),
         };
         let mut bones = Vec::new();
+        // In file order: a later table wins over an earlier one for the bones both match.
         for b in &raw.bone {
             if b.pattern.get_ref().is_empty() {
                 return Err(value_error(
@@ -304,6 +298,9 @@ pub struct Overrides {
     pub sample_rate: Option<f64>,
     /// Regexes over the path relative to the input root; added to the folder files' own.
     pub exclude: Vec<Regex>,
+    /// Per-bone overrides (cm), applied after the folder file's `[[bone]]` tables: they win
+    /// for the bones both match.
+    pub bones: Vec<BoneOverride>,
 }
 
 /// The settings one clip was compressed with, as its report row records them.
@@ -322,6 +319,10 @@ pub struct ClipSettings {
     pub sample_rate_hz: Option<f64>,
     /// The `clipforge.toml` that applied, if any.
     pub settings_file: Option<String>,
+    /// Per-bone overrides that applied (cm): the folder file's `[[bone]]` tables, then the
+    /// explicit ones (command line, app), later entries winning.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bones: Vec<BoneOverride>,
 }
 
 /// What applies to one clip file.
@@ -333,7 +334,7 @@ pub struct Resolved {
     pub clip: ClipSettings,
     /// How the file is imported (`--sample-rate`).
     pub import: ImportOptions,
-    /// Warnings about the settings (e.g. `[[bone]]` tables not applied yet).
+    /// Warnings about the settings (none today; kept for the report rows).
     pub warnings: Vec<String>,
 }
 
@@ -356,6 +357,13 @@ impl Resolved {
         }
         if let Some(hz) = self.clip.sample_rate_hz {
             key.push_str(&format!(";sample_rate={hz:?}"));
+        }
+        // Absent without overrides: the key older versions wrote.
+        for b in &self.clip.bones {
+            key.push_str(&format!(
+                ";bone={:?}:{:?}:{:?}",
+                b.pattern, b.error_threshold, b.shell_distance
+            ));
         }
         key.push_str(";codec=");
         key.push_str(super::codec_fingerprint());
@@ -468,20 +476,26 @@ impl SettingsResolver {
         let sample_rate_hz = import.sample_rate.filter(|_| import.applies_to(format));
         let k = units.cm_per_unit();
         let to_units = |cm: f32| (cm as f64 / k) as f32;
-        let mut warnings = Vec::new();
-        if let Some(f) = f
-            && !f.bones.is_empty()
-        {
-            warnings.push(format!(
-                "{}: {} [[bone]] table(s): {BONE_OVERRIDES_WARNING}",
-                f.path.display(),
-                f.bones.len()
-            ));
-        }
+        // Most specific last: the folder's tables, then the explicit ones.
+        let bones: Vec<BoneOverride> = f
+            .map(|f| f.bones.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .chain(&self.overrides.bones)
+            .cloned()
+            .collect();
         Ok(Resolved {
             compression: CompressionSettings {
                 error_threshold: to_units(error_threshold_cm),
                 shell_distance: shell_distance_cm.map(to_units),
+                bones: bones
+                    .iter()
+                    .map(|b| BoneOverride {
+                        pattern: b.pattern.clone(),
+                        error_threshold: b.error_threshold.map(to_units),
+                        shell_distance: b.shell_distance.map(to_units),
+                    })
+                    .collect(),
             },
             clip: ClipSettings {
                 error_threshold_cm,
@@ -489,11 +503,48 @@ impl SettingsResolver {
                 units,
                 sample_rate_hz,
                 settings_file: f.map(|f| f.path.display().to_string()),
+                bones,
             },
             import,
-            warnings,
+            warnings: Vec::new(),
         })
     }
+}
+
+/// Parses a command line's per-bone override: `GLOB=CM`, `GLOB=CM,shell=CM` or
+/// `GLOB=shell=CM` (cm; the glob is everything before the first `=`).
+pub fn parse_bone_override(s: &str) -> Result<BoneOverride, String> {
+    let usage = "expected GLOB=CM, GLOB=CM,shell=CM or GLOB=shell=CM";
+    let (pattern, rest) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': {usage}"))?;
+    if pattern.is_empty() {
+        return Err(format!("'{s}': the bone name pattern is empty ({usage})"));
+    }
+    let cm = |v: &str, what: &str| -> Result<f32, String> {
+        match v.trim().parse::<f32>() {
+            Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+            _ => Err(format!("'{s}': {what} '{v}' is not a positive number of cm")),
+        }
+    };
+    let mut out = BoneOverride {
+        pattern: pattern.to_string(),
+        error_threshold: None,
+        shell_distance: None,
+    };
+    for (i, part) in rest.split(',').enumerate() {
+        if let Some(d) = part.trim().strip_prefix("shell=") {
+            if out.shell_distance.is_some() {
+                return Err(format!("'{s}': shell= given twice"));
+            }
+            out.shell_distance = Some(cm(d, "shell distance")?);
+        } else if i == 0 {
+            out.error_threshold = Some(cm(part, "threshold")?);
+        } else {
+            return Err(format!("'{s}': unexpected '{part}' ({usage})"));
+        }
+    }
+    Ok(out)
 }
 
 /// Input root of a clip file: the folder its `relative` path starts from.
