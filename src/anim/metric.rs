@@ -39,7 +39,7 @@ pub struct ErrorStats {
     /// The threshold each bone was held to, when bones have thresholds of their own (empty:
     /// every bone had the one threshold of the settings).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub per_bone_threshold: Vec<f64>,
+    pub per_bone_threshold: Vec<f32>,
 }
 
 /// Local transform of `bone` at `sample` in float64, rotation normalized.

@@ -515,16 +515,16 @@ impl SettingsResolver {
 /// `GLOB=shell=CM` (cm; the glob is everything before the first `=`).
 pub fn parse_bone_override(s: &str) -> Result<BoneOverride, String> {
     let usage = "expected GLOB=CM, GLOB=CM,shell=CM or GLOB=shell=CM";
-    let (pattern, rest) = s
-        .split_once('=')
-        .ok_or_else(|| format!("'{s}': {usage}"))?;
+    let (pattern, rest) = s.split_once('=').ok_or_else(|| format!("'{s}': {usage}"))?;
     if pattern.is_empty() {
         return Err(format!("'{s}': the bone name pattern is empty ({usage})"));
     }
     let cm = |v: &str, what: &str| -> Result<f32, String> {
         match v.trim().parse::<f32>() {
             Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-            _ => Err(format!("'{s}': {what} '{v}' is not a positive number of cm")),
+            _ => Err(format!(
+                "'{s}': {what} '{v}' is not a positive number of cm"
+            )),
         }
     };
     let mut out = BoneOverride {

@@ -183,6 +183,8 @@ impl Prepared<'_> {
 
     /// Dominant shell distance of every bone over `samples`: the farthest any virtual vertex of
     /// its sub-hierarchy gets from its origin, so its local error times this bounds what moves.
+    /// Each vertex's distance is weighed by its bone's [`Prepared::weights`], so the lever is on
+    /// the global target's scale: a bone with a tighter threshold counts as farther away.
     ///
     /// Measured exactly (every bone against each of its ancestors) while that costs at most
     /// [`EXACT_MEAN_DEPTH`] steps per bone; deeper hierarchies (a 20,000-bone chain would take
@@ -197,13 +199,16 @@ impl Prepared<'_> {
             for s in samples {
                 let obj = &self.raw_obj[s * nb..(s + 1) * nb];
                 for b in 0..nb {
-                    here[b] = self.shells[b] * obj[b].s.abs().max_element().max(1e-6);
+                    here[b] =
+                        self.shells[b] * obj[b].s.abs().max_element().max(1e-6) * self.weights[b];
                 }
                 for b in (0..nb).rev() {
                     if let Some(par) =
                         (self.parents[b] != NO_PARENT).then(|| self.parents[b] as usize)
                     {
-                        let via = obj[b].t.distance(obj[par].t) + here[b];
+                        // w_d·(|t_d − t_par| + reach_d) ≤ W_b·|t_b − t_par| + here[b] for
+                        // every d below b (triangle inequality, w_d ≤ W_b).
+                        let via = obj[b].t.distance(obj[par].t) * self.chain_weights[b] + here[b];
                         if via > here[par] {
                             here[par] = via;
                         }
@@ -221,7 +226,7 @@ impl Prepared<'_> {
                 let reach = self.shells[b] * obj[b].s.abs().max_element().max(1e-6);
                 let mut a = b;
                 loop {
-                    let dist = obj[b].t.distance(obj[a].t) + reach;
+                    let dist = (obj[b].t.distance(obj[a].t) + reach) * self.weights[b];
                     if dist > d[a] {
                         d[a] = dist;
                     }
@@ -237,10 +242,21 @@ impl Prepared<'_> {
 }
 
 #[cfg(test)]
-pub fn prepare<'a>(clip: &'a RawClip, settings: &super::CompressionSettings, target: f32) -> Prepared<'a> {
+pub fn prepare<'a>(
+    clip: &'a RawClip,
+    settings: &super::CompressionSettings,
+    target: f32,
+) -> Prepared<'a> {
     let limits = settings.bone_limits(&clip.skeleton);
     let weights = super::bone_weights(&limits, settings.error_threshold);
-    prepare_with(clip, &limits.shells, weights, target, false, super::SEGMENT_SIZE)
+    prepare_with(
+        clip,
+        &limits.shells,
+        weights,
+        target,
+        false,
+        super::SEGMENT_SIZE,
+    )
 }
 
 /// [`prepare`] with each bone's shell distance and error weight ([`Prepared::weights`]); with
@@ -351,8 +367,7 @@ fn is_looping(p: &Prepared, target: f32) -> bool {
             p.clip.translations[p.clip.index(root, 0)]
                 - p.clip.translations[p.clip.index(root, n - 1)],
         );
-        vertex_error(&last[b], &first[b], offset, p.shells[b]) * p.weights[b]
-            <= LOOP_SHARE * target
+        vertex_error(&last[b], &first[b], offset, p.shells[b]) * p.weights[b] <= LOOP_SHARE * target
     })
 }
 
@@ -400,14 +415,9 @@ fn bbox_mid(vals: &[glam::Vec3]) -> Vec3A {
 fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
     let nb = p.num_bones;
     let n = p.num_samples;
-    // Levers weighed by the tightest bone each sub-track moves ([`Prepared::chain_weights`]):
-    // every error bound below is then on the global target's scale.
-    let dom: Vec<f32> = p
-        .dominant_shells(0..n)
-        .iter()
-        .zip(&p.chain_weights)
-        .map(|(d, w)| d * w)
-        .collect();
+    // Levers weighed by the bones each sub-track moves ([`Prepared::dominant_shells`],
+    // [`Prepared::chain_weights`]): every error bound below is on the global target's scale.
+    let dom = p.dominant_shells(0..n);
     let allowed = CONSTANT_SHARE * target;
     // Per sub-track: (kind, error bound, dropped component) before the chain guard.
     let mut sub_err = vec![[0.0f32; 3]; nb];

@@ -126,13 +126,8 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
     if seg == 0 && p.wrap {
         refs.push((0, p.num_samples - 1));
     }
-    // Levers weighed by the tightest bone each track moves (`Prepared::chain_weights`).
-    let dom: Vec<f32> = p
-        .dominant_shells(refs.iter().map(|r| r.1))
-        .iter()
-        .zip(&p.chain_weights)
-        .map(|(d, w)| d * w)
-        .collect();
+    // Levers weighed by the bones each track moves (`Prepared::dominant_shells`).
+    let dom = p.dominant_shells(refs.iter().map(|r| r.1));
     let ranges: Vec<[u8; 6]> = p
         .tracks
         .iter()
@@ -428,8 +423,8 @@ impl SegmentCtx<'_> {
                         - Vec3A::from(p.clip.translations[p.clip.index(p.root_of[b], j)]);
                     obj[b] = Xf::compose(&obj[p.parents[b] as usize], &local[b]);
                 }
-                worst = worst
-                    .max(vertex_error(&raw[b], &obj[b], offset, p.shells[b]) * p.weights[b]);
+                worst =
+                    worst.max(vertex_error(&raw[b], &obj[b], offset, p.shells[b]) * p.weights[b]);
             }
         }
         worst
