@@ -547,6 +547,78 @@ pub fn parse_bone_override(s: &str) -> Result<BoneOverride, String> {
     Ok(out)
 }
 
+/// The line that starts the app's own `[[bone]]` tables at the end of a `clipforge.toml`: the
+/// app rewrites everything from it to the end of the file and leaves the rest as it is. Being
+/// last, its tables win over the file's own for the bones both match.
+pub const APP_BONES_MARKER: &str =
+    "# --- per-bone settings from the ClipForge app (rewritten by the app from here on) ---";
+
+/// The per-bone overrides the app saved in a `clipforge.toml`'s text (its tables after
+/// [`APP_BONES_MARKER`]); empty when there are none or the file does not parse.
+pub fn app_bones(path: &Path, text: &str) -> Vec<BoneOverride> {
+    let Some(at) = text.find(APP_BONES_MARKER) else {
+        return Vec::new();
+    };
+    let before = FolderSettings::parse(path, &text[..at]).map_or(0, |f| f.bones.len());
+    FolderSettings::parse(path, text).map_or(Vec::new(), |f| f.bones[before..].to_vec())
+}
+
+/// `text` (a `clipforge.toml`, possibly empty) with the app's tables replaced by `bones` (cm);
+/// checked to parse before it is returned.
+pub fn with_app_bones(
+    path: &Path,
+    text: &str,
+    bones: &[BoneOverride],
+) -> Result<String, SettingsError> {
+    let mut out = match text.find(APP_BONES_MARKER) {
+        Some(at) => text[..at].trim_end().to_string(),
+        None => text.trim_end().to_string(),
+    };
+    if !bones.is_empty() {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(APP_BONES_MARKER);
+        out.push('\n');
+        for b in bones {
+            // A JSON string is a valid TOML basic string (same escapes).
+            let pattern = serde_json::to_string(&b.pattern).unwrap_or_default();
+            out.push_str(&format!("[[bone]]\nmatch = {pattern}\n"));
+            if let Some(t) = b.error_threshold {
+                out.push_str(&format!("error_threshold = {t:?}\n"));
+            }
+            if let Some(d) = b.shell_distance {
+                out.push_str(&format!("shell_distance = {d:?}\n"));
+            }
+        }
+    } else if !out.is_empty() {
+        out.push('\n');
+    }
+    FolderSettings::parse(path, &out)?;
+    Ok(out)
+}
+
+/// Saves the app's per-bone overrides (cm) into `folder`'s `clipforge.toml` (created when
+/// missing; the rest of an existing file is kept as it is), atomically. Returns the file's path.
+pub fn save_app_bones(folder: &Path, bones: &[BoneOverride]) -> Result<PathBuf, SettingsError> {
+    let path = folder.join(FILE_NAME);
+    let read_err = |message: String| SettingsError::Read {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = match std::fs::symlink_metadata(&path) {
+        Err(_) => String::new(),
+        Ok(_) => {
+            let bytes = crate::fsio::read_regular(&path, MAX_FILE_BYTES)
+                .map_err(|e| read_err(e.to_string()))?;
+            String::from_utf8(bytes).map_err(|_| read_err("not UTF-8 text".into()))?
+        }
+    };
+    let out = with_app_bones(&path, &text, bones)?;
+    crate::fsio::write_atomic(&path, out.as_bytes()).map_err(|e| read_err(e.to_string()))?;
+    Ok(path)
+}
+
 /// Input root of a clip file: the folder its `relative` path starts from.
 pub fn root_of(path: &Path, relative: &Path) -> PathBuf {
     path.ancestors()
@@ -621,6 +693,50 @@ mod tests {
             e.contains("clipforge.toml:1: ") && e.contains("sample_rate"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_apps_bone_tables_come_last_and_keep_the_rest_of_the_file() {
+        let path = Path::new("/x/clipforge.toml");
+        let user = "# mine\nerror_threshold = 0.02\n[[bone]]\nmatch = \"*Finger*\"\nerror_threshold = 0.004\n";
+        let app = [
+            BoneOverride {
+                pattern: "r\"Index2".into(),
+                error_threshold: Some(0.001),
+                shell_distance: None,
+            },
+            BoneOverride {
+                pattern: "lEye".into(),
+                error_threshold: None,
+                shell_distance: Some(0.5),
+            },
+        ];
+        let text = with_app_bones(path, user, &app).unwrap();
+        assert!(text.starts_with(user.trim_end()), "{text}");
+        assert_eq!(app_bones(path, &text), app);
+        let f = FolderSettings::parse(path, &text).unwrap();
+        assert_eq!(f.error_threshold, Some(0.02));
+        assert_eq!(f.bones.len(), 3);
+        assert_eq!(f.bones[1..], app);
+        // Saving again replaces the app's tables only; saving none removes them.
+        let again = with_app_bones(path, &text, &app[..1]).unwrap();
+        assert_eq!(app_bones(path, &again), app[..1]);
+        assert_eq!(again.matches(APP_BONES_MARKER).count(), 1);
+        let none = with_app_bones(path, &again, &[]).unwrap();
+        assert_eq!(none, user);
+        assert!(app_bones(path, &none).is_empty());
+        assert_eq!(with_app_bones(path, "", &[]).unwrap(), "");
+        // What would not parse is refused before anything is written.
+        let bad = [BoneOverride {
+            pattern: String::new(),
+            error_threshold: Some(0.001),
+            shell_distance: None,
+        }];
+        assert!(with_app_bones(path, user, &bad).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let saved = save_app_bones(dir.path(), &app).unwrap();
+        let on_disk = std::fs::read_to_string(&saved).unwrap();
+        assert_eq!(app_bones(&saved, &on_disk), app);
     }
 
     #[test]
