@@ -3,7 +3,9 @@
 //! component chosen per track, clip range reduction. Per segment of ~16 samples: 8-bit segment
 //! ranges and a bit width per component of every animated sub-track, chosen by a
 //! hierarchy-aware search ([`search`]) and a greedy refinement of it. The result is verified by decoding it and measuring the
-//! error in float64 before it is returned. Layout: `docs/FORMAT.md`.
+//! error in float64 before it is returned. Each bone may have its own threshold and shell
+//! distance ([`CompressionSettings::bones`], the clip file's per-bone precision): errors are
+//! then weighed by the global target over the bone's own. Layout: `docs/FORMAT.md`.
 
 mod encode;
 mod prepare;

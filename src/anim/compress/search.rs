@@ -11,7 +11,9 @@
 //! others, so a greedy pass then makes each track coarser, leaves first (by levels, then by
 //! one bit of one component), while the real error of the bones it moves stays within the
 //! target (`SegmentCtx::refine`; 6 % of the bytes on ACL's regression clips, 6 % on the BVH
-//! clips).
+//! clips). With per-bone thresholds every error is weighed by its bone's weight
+//! (`Prepared::weights`; levers by the bones they move), so the one target stands for each
+//! bone's own threshold.
 
 use super::prepare::{Prepared, Xf, rotation_lever, vertex_error};
 use crate::anim::pose::Compose;
