@@ -66,6 +66,7 @@ fn round_trip(path: &Path, threshold: f32) -> Option<(String, usize, f64)> {
     let settings = CompressionSettings {
         error_threshold: threshold,
         shell_distance: None,
+        ..Default::default()
     };
     let c = compress(clip, &settings).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(

@@ -115,7 +115,7 @@ proptest! {
         seed in 1u64..1000, samples in 1usize..80, threshold in 0.0005f32..2.0, scale in any::<bool>(), shell in 0.5f32..20.0,
     ) {
         let clip = generate(&GenerateOptions { seed, num_samples: samples, with_scale: scale, ..Default::default() });
-        let settings = CompressionSettings { error_threshold: threshold, shell_distance: Some(shell) };
+        let settings = CompressionSettings { error_threshold: threshold, shell_distance: Some(shell), ..Default::default() };
         let c = compress(&clip, &settings).unwrap();
         let r = ClipReader::new(&c.bytes).unwrap();
         let decoded = clipforge::anim::decompress::to_raw_clip(&r);
@@ -130,8 +130,8 @@ proptest! {
     #[test]
     fn looser_thresholds_are_not_bigger(seed in 1u64..1000, samples in 20usize..80) {
         let clip = generate(&GenerateOptions { seed, num_samples: samples, ..Default::default() });
-        let tight = compress(&clip, &CompressionSettings { error_threshold: 0.001, shell_distance: None }).unwrap();
-        let loose = compress(&clip, &CompressionSettings { error_threshold: 0.1, shell_distance: None }).unwrap();
+        let tight = compress(&clip, &CompressionSettings { error_threshold: 0.001, shell_distance: None, ..Default::default() }).unwrap();
+        let loose = compress(&clip, &CompressionSettings { error_threshold: 0.1, shell_distance: None, ..Default::default() }).unwrap();
         prop_assert!(loose.runtime_bytes <= tight.runtime_bytes);
     }
 }
@@ -145,7 +145,8 @@ fn invalid_settings_are_refused() {
                 &clip,
                 &CompressionSettings {
                     error_threshold: t,
-                    shell_distance: None
+                    shell_distance: None,
+                    ..Default::default()
                 }
             )
             .is_err()
@@ -156,7 +157,8 @@ fn invalid_settings_are_refused() {
             &clip,
             &CompressionSettings {
                 error_threshold: 0.01,
-                shell_distance: Some(0.0)
+                shell_distance: Some(0.0),
+                ..Default::default()
             }
         )
         .is_err()

@@ -64,6 +64,7 @@ fn check(label: &str, clip: &RawClip, threshold: f32) -> Option<String> {
     let settings = CompressionSettings {
         error_threshold: threshold,
         shell_distance: None,
+        ..Default::default()
     };
     let c = match compress(clip, &settings) {
         Ok(c) => c,
@@ -149,6 +150,7 @@ fn raw_float32_last_resort_meets_the_lowest_threshold() {
             let settings = CompressionSettings {
                 error_threshold: 0.0005,
                 shell_distance: None,
+                ..Default::default()
             };
             let c = compress_all_raw(clip, &settings).unwrap();
             assert!(c.stats.raw_segments == c.stats.segments && c.stats.segments > 0);
@@ -192,6 +194,7 @@ fn raw_float32_buffers_are_exact_and_validated() {
     let settings = CompressionSettings {
         error_threshold: 0.0005,
         shell_distance: None,
+        ..Default::default()
     };
     let c = compress_all_raw(&clip, &settings).unwrap();
     assert!(

@@ -226,6 +226,7 @@ fn every_fbx_clip_compresses_within_threshold_by_clip_eval() {
             let settings = CompressionSettings {
                 error_threshold: threshold,
                 shell_distance: None,
+                ..Default::default()
             };
             let c = match compress(clip, &settings) {
                 Ok(c) => c,

@@ -1,7 +1,7 @@
 //! Folder settings (`clipforge.toml`) through the real `clipforge compress` binary: the nearest
 //! file up the tree wins, bounded to the input root; the command line wins over every file;
 //! units convert the threshold; exclude patterns (file and `--exclude`); bad files give errors
-//! naming file, line and key while the batch goes on; `[[bone]]` tables warn; changing a folder's
+//! naming file, line and key while the batch goes on; `[[bone]]` tables apply; changing a folder's
 //! file recompresses exactly the clips under it. Clips are generated (`anim::generate`).
 
 use clipforge::anim::formats::write_acl_clip;
@@ -242,26 +242,38 @@ fn bad_settings_files_fail_their_clips_only_with_file_line_and_key() {
 }
 
 #[test]
-fn bone_tables_are_kept_with_a_warning() {
+fn bone_tables_apply_to_the_bones_they_match() {
     let tmp = tempfile::tempdir().unwrap();
     let input = tmp.path().join("in");
     write_clip(&input.join("a.acl.sjson"), 1);
+    // The later table wins for r_finger (matched by both).
     write(
         &input.join("clipforge.toml"),
-        "error_threshold = 0.02\n[[bone]]\nmatch = \"*Finger*\"\nerror_threshold = 0.002\n",
+        "error_threshold = 0.02\n[[bone]]\nmatch = \"*finger\"\nerror_threshold = 0.002\n\
+         [[bone]]\nmatch = \"r_fing?r\"\nerror_threshold = 0.004\n",
     );
     let (o, r) = compress(&input, &tmp.path().join("out"), &[]);
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(
-        err.matches("per-bone overrides are not applied yet")
-            .count(),
-        1,
-        "{err}"
-    );
+    assert!(!err.contains("not applied"), "{err}");
     let a = row(&r, "a.acl.sjson");
     assert_eq!(threshold(&r, "a.acl.sjson"), 0.02);
-    assert!(a.warnings.iter().any(|w| w.contains("per-bone overrides")));
+    assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+    let names = clipforge::anim::generate::humanoid_skeleton().names;
+    assert_eq!(a.per_bone_threshold_cm.len(), names.len());
+    for (b, name) in names.iter().enumerate() {
+        let want = match name.as_str() {
+            "l_finger" => 0.002,
+            "r_finger" => 0.004,
+            _ => 0.02,
+        };
+        assert_eq!(a.per_bone_threshold_cm[b], want, "{name}");
+        assert!(
+            a.per_bone_max_error_cm[b] <= want as f64,
+            "{name}: {} > {want}",
+            a.per_bone_max_error_cm[b]
+        );
+    }
 }
 
 #[test]

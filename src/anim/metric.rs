@@ -36,6 +36,10 @@ pub struct ErrorStats {
     /// when only the samples were measured).
     #[serde(default)]
     pub per_interval_max: Vec<f64>,
+    /// The threshold each bone was held to, when bones have thresholds of their own (empty:
+    /// every bone had the one threshold of the settings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_bone_threshold: Vec<f32>,
 }
 
 /// Local transform of `bone` at `sample` in float64, rotation normalized.
@@ -146,6 +150,82 @@ pub fn measure_with_shells(
     lossy: &RawClip,
     shells: &[f32],
 ) -> Result<ErrorStats, String> {
+    let mut stats = measure_with_between(raw, lossy, &[], shells)?;
+    // Only the samples were measured.
+    stats.per_interval_max = Vec::new();
+    Ok(stats)
+}
+
+/// The lossy clip between two samples: `poses` holds one pose per interval (`raw.num_samples −
+/// 1`, decoded as the runtime decodes at blend `alpha`), as a clip of that many samples.
+pub struct Between<'a> {
+    pub alpha: f64,
+    pub poses: &'a RawClip,
+}
+
+impl ErrorStats {
+    fn new(nb: usize, ns: usize) -> Self {
+        ErrorStats {
+            per_bone_max: vec![0.0; nb],
+            per_sample_max: vec![0.0; ns],
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    fn at_sample(&mut self, s: usize, bone: usize, e: f64) {
+        if e > self.per_bone_max[bone] {
+            self.per_bone_max[bone] = e;
+        }
+        if e > self.per_sample_max[s] {
+            self.per_sample_max[s] = e;
+        }
+        if e > self.max {
+            self.max = e;
+            self.worst_bone = bone;
+            self.worst_sample = s;
+        }
+    }
+
+    #[inline]
+    fn between(&mut self, s: usize, bone: usize, e: f64) {
+        if e > self.per_interval_max[s] {
+            self.per_interval_max[s] = e;
+        }
+        if e > self.per_bone_max[bone] {
+            self.per_bone_max[bone] = e;
+        }
+        if e > self.max {
+            self.max = e;
+            self.worst_bone = bone;
+            self.worst_sample = s;
+        }
+    }
+}
+
+/// [`measure_with_shells`] at every sample plus, for each of `between`, at its blend between
+/// every pair of consecutive samples, against the raw clip blended the same way in float64.
+/// `max`, `worst_bone` and `worst_sample` cover every point (a worst point between samples `i`
+/// and `i + 1` reports sample `i`); `max_at_samples` and `per_sample_max` the samples alone.
+pub fn measure_with_between(
+    raw: &RawClip,
+    lossy: &RawClip,
+    between: &[Between],
+    shells: &[f32],
+) -> Result<ErrorStats, String> {
+    Ok(measure_weighted(raw, lossy, between, shells, None)?.0)
+}
+
+/// [`measure_with_between`], and with `weights` the same figures with every error of bone `b`
+/// multiplied by `weights[b]` (errors on the scale of one common threshold when each bone has
+/// its own: the weight is that threshold over the bone's), measured in the same pass.
+pub fn measure_weighted(
+    raw: &RawClip,
+    lossy: &RawClip,
+    between: &[Between],
+    shells: &[f32],
+    weights: Option<&[f64]>,
+) -> Result<(ErrorStats, Option<ErrorStats>), String> {
     if raw.num_bones() != lossy.num_bones() {
         return Err(format!(
             "bone counts differ: {} vs {}",
@@ -164,60 +244,44 @@ pub fn measure_with_shells(
     if shells.len() != nb {
         return Err(format!("{} shell distances for {nb} bones", shells.len()));
     }
+    if let Some(w) = weights
+        && w.len() != nb
+    {
+        return Err(format!("{} error weights for {nb} bones", w.len()));
+    }
     let a = object_space_f64(raw);
     let b = object_space_f64(lossy);
-    let mut stats = ErrorStats {
-        per_bone_max: vec![0.0; nb],
-        per_sample_max: vec![0.0; ns],
-        ..Default::default()
-    };
-    let mut sum = 0.0;
+    let mut stats = ErrorStats::new(nb, ns);
+    let mut weighted = weights.map(|_| ErrorStats::new(nb, ns));
+    let (mut sum, mut wsum) = (0.0, 0.0);
     for s in 0..ns {
         for bone in 0..nb {
             let i = s * nb + bone;
             let e = vertex_error(&a[i], &b[i], shells[bone] as f64);
             sum += e;
-            if e > stats.per_bone_max[bone] {
-                stats.per_bone_max[bone] = e;
-            }
-            if e > stats.per_sample_max[s] {
-                stats.per_sample_max[s] = e;
-            }
-            if e > stats.max {
-                stats.max = e;
-                stats.worst_bone = bone;
-                stats.worst_sample = s;
+            stats.at_sample(s, bone, e);
+            if let (Some(ws), Some(w)) = (&mut weighted, weights) {
+                let e = e * w[bone];
+                wsum += e;
+                ws.at_sample(s, bone, e);
             }
         }
     }
     if nb * ns > 0 {
         stats.mean = sum / (nb * ns) as f64;
+        if let Some(ws) = &mut weighted {
+            ws.mean = wsum / (nb * ns) as f64;
+        }
     }
     stats.max_at_samples = stats.max;
-    Ok(stats)
-}
-
-/// The lossy clip between two samples: `poses` holds one pose per interval (`raw.num_samples −
-/// 1`, decoded as the runtime decodes at blend `alpha`), as a clip of that many samples.
-pub struct Between<'a> {
-    pub alpha: f64,
-    pub poses: &'a RawClip,
-}
-
-/// [`measure_with_shells`] at every sample plus, for each of `between`, at its blend between
-/// every pair of consecutive samples, against the raw clip blended the same way in float64.
-/// `max`, `worst_bone` and `worst_sample` cover every point (a worst point between samples `i`
-/// and `i + 1` reports sample `i`); `max_at_samples` and `per_sample_max` the samples alone.
-pub fn measure_with_between(
-    raw: &RawClip,
-    lossy: &RawClip,
-    between: &[Between],
-    shells: &[f32],
-) -> Result<ErrorStats, String> {
-    let mut stats = measure_with_shells(raw, lossy, shells)?;
-    let nb = raw.num_bones();
-    let intervals = raw.num_samples.saturating_sub(1);
+    if let Some(ws) = &mut weighted {
+        ws.max_at_samples = ws.max;
+    }
+    let intervals = ns.saturating_sub(1);
     stats.per_interval_max = vec![0.0; intervals];
+    if let Some(ws) = &mut weighted {
+        ws.per_interval_max = vec![0.0; intervals];
+    }
     for bt in between {
         if bt.poses.num_bones() != nb || bt.poses.num_samples != intervals {
             return Err(format!(
@@ -232,19 +296,12 @@ pub fn measure_with_between(
             for bone in 0..nb {
                 let i = s * nb + bone;
                 let e = vertex_error(&a[i], &b[i], shells[bone] as f64);
-                if e > stats.per_interval_max[s] {
-                    stats.per_interval_max[s] = e;
-                }
-                if e > stats.per_bone_max[bone] {
-                    stats.per_bone_max[bone] = e;
-                }
-                if e > stats.max {
-                    stats.max = e;
-                    stats.worst_bone = bone;
-                    stats.worst_sample = s;
+                stats.between(s, bone, e);
+                if let (Some(ws), Some(w)) = (&mut weighted, weights) {
+                    ws.between(s, bone, e * w[bone]);
                 }
             }
         }
     }
-    Ok(stats)
+    Ok((stats, weighted))
 }

@@ -19,7 +19,7 @@ pub mod scalar;
 pub mod skeleton;
 
 pub use clip::RawClip;
-pub use compress::{CompressedClip, CompressionSettings, CompressionStats, compress};
+pub use compress::{BoneOverride, CompressedClip, CompressionSettings, CompressionStats, compress};
 pub use metric::ErrorStats;
 pub use pose::Pose;
 pub use runtime::{ClipReader, Looping};

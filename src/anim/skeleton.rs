@@ -15,6 +15,9 @@ pub struct Skeleton {
     pub parents: Vec<u32>,
     /// Virtual vertex distance used by the error metric, in clip units (cm for our data).
     pub shell_distances: Vec<f32>,
+    /// The error threshold a clip file sets for a bone (ACL's per-track `precision`), in clip
+    /// units; `None`: the compression settings' threshold applies.
+    pub precisions: Vec<Option<f32>>,
     pub bind_rotations: Vec<Quat>,
     pub bind_translations: Vec<Vec3>,
     pub bind_scales: Vec<Vec3>,
@@ -26,6 +29,8 @@ pub struct BoneDesc {
     pub name: String,
     pub parent: Option<usize>,
     pub shell_distance: f32,
+    /// The file's own error threshold for this bone, if it sets one.
+    pub precision: Option<f32>,
     pub bind_rotation: Quat,
     pub bind_translation: Vec3,
     pub bind_scale: Vec3,
@@ -37,6 +42,7 @@ impl BoneDesc {
             name: name.into(),
             parent,
             shell_distance: 3.0,
+            precision: None,
             bind_rotation: Quat::IDENTITY,
             bind_translation: Vec3::ZERO,
             bind_scale: Vec3::ONE,
@@ -77,6 +83,8 @@ fn bad_bind_pose(b: &BoneDesc) -> Option<&'static str> {
         Some("bind scale is not finite or larger than 1e7")
     } else if !(b.shell_distance.is_finite() && b.shell_distance >= 0.0) {
         Some("shell distance is negative or not finite")
+    } else if b.precision.is_some_and(|p| !(p.is_finite() && p > 0.0)) {
+        Some("precision is not a positive finite number")
     } else {
         None
     }
@@ -194,6 +202,7 @@ impl Skeleton {
                 .map(|b| b.parent.map_or(NO_PARENT, |p| p as u32))
                 .collect(),
             shell_distances: bones.iter().map(|b| b.shell_distance).collect(),
+            precisions: bones.iter().map(|b| b.precision).collect(),
             bind_rotations: bones.iter().map(|b| b.bind_rotation.normalize()).collect(),
             bind_translations: bones.iter().map(|b| b.bind_translation).collect(),
             bind_scales: bones.iter().map(|b| b.bind_scale).collect(),

@@ -1,5 +1,7 @@
-//! Clip detail (the selected row): error over time with the threshold, error per bone, the
-//! skeleton viewer, and bit-rate histograms for the clip and the whole batch.
+//! Clip detail (the selected row): error over time with the threshold, error per bone (each
+//! bone's own threshold drawn over its bar), the per-bone threshold table saved into the clip
+//! folder's `clipforge.toml`, the skeleton viewer, and bit-rate histograms for the clip and the
+//! whole batch.
 //!
 //! The raw clip is read back with the importers and the compressed one with the runtime reader
 //! on a background thread; errors are measured with `anim::metric` (the same metric as the reports).
@@ -32,6 +34,9 @@ pub struct DetailData {
     /// Max error over bones per sample, and per bone over samples (cm).
     pub per_sample_err: Vec<f64>,
     pub per_bone_err: Vec<f64>,
+    /// Each bone's own threshold (cm) when the clip was compressed with per-bone thresholds
+    /// (the report's `per_bone_threshold_cm`); empty: every bone had the one threshold.
+    pub per_bone_limit: Vec<f64>,
     /// Sample where each bone's error peaks.
     pub per_bone_worst_sample: Vec<usize>,
     pub worst_bone: Option<usize>,
@@ -58,6 +63,106 @@ pub struct DetailState {
     rx: Option<Receiver<(RowKey, Result<DetailData, String>)>>,
     pub error: Option<String>,
     pub viewer: ViewerState,
+    /// The per-bone threshold table of the selected clip.
+    pub bones: Option<BoneTable>,
+}
+
+/// The editable per-bone table: one row per bone of the clip, saved as the app's `[[bone]]`
+/// tables (exact bone names) at the end of the clip folder's `clipforge.toml`, where they win
+/// over the file's own tables and the clip file's per-bone precision.
+pub struct BoneTable {
+    pub key: RowKey,
+    /// The `clipforge.toml` it is saved into (the clip's own folder).
+    pub file: std::path::PathBuf,
+    /// Bone name, threshold (cm) and shell distance (cm) as typed; empty: not overridden.
+    pub rows: Vec<(String, String, String)>,
+    /// The last save's outcome.
+    pub message: Option<Result<String, String>>,
+}
+
+impl BoneTable {
+    /// The table of a clip's bones, with what the app saved for them before.
+    pub fn load(key: &RowKey, names: &[String]) -> Self {
+        use crate::pipeline::folder_settings::{FILE_NAME, app_bones};
+        let file = key
+            .path
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join(FILE_NAME);
+        let saved = crate::fsio::read_regular(&file, 1 << 20)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .map(|t| app_bones(&file, &t))
+            .unwrap_or_default();
+        let text = |v: Option<f32>| v.map_or(String::new(), |x| x.to_string());
+        let rows = names
+            .iter()
+            .map(|n| {
+                // The last saved entry for the bone wins, as in the compressor.
+                let o = saved.iter().rev().find(|o| &o.pattern == n);
+                (
+                    n.clone(),
+                    text(o.and_then(|o| o.error_threshold)),
+                    text(o.and_then(|o| o.shell_distance)),
+                )
+            })
+            .collect();
+        Self {
+            key: key.clone(),
+            file,
+            rows,
+            message: None,
+        }
+    }
+
+    /// The overrides the table holds, or what is wrong with a value.
+    pub fn overrides(&self) -> Result<Vec<crate::anim::BoneOverride>, String> {
+        let value = |name: &str, what: &str, s: &str| -> Result<Option<f32>, String> {
+            let s = s.trim();
+            if s.is_empty() {
+                return Ok(None);
+            }
+            match s.parse::<f32>() {
+                Ok(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+                _ => Err(format!(
+                    "bone '{name}': {what} '{s}' is not a positive number of cm"
+                )),
+            }
+        };
+        let mut out = Vec::new();
+        for (name, t, d) in &self.rows {
+            let error_threshold = value(name, "threshold", t)?;
+            let shell_distance = value(name, "shell distance", d)?;
+            if error_threshold.is_some() || shell_distance.is_some() {
+                out.push(crate::anim::BoneOverride {
+                    pattern: name.clone(),
+                    error_threshold,
+                    shell_distance,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Saves the table into the folder's `clipforge.toml`.
+    pub fn save(&mut self) {
+        let folder = self
+            .file
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .to_path_buf();
+        self.message = Some(self.overrides().and_then(|bones| {
+            crate::pipeline::folder_settings::save_app_bones(&folder, &bones)
+                .map(|p| {
+                    format!(
+                        "Saved {} bone setting(s) to {}; compress again to apply them.",
+                        bones.len(),
+                        p.display()
+                    )
+                })
+                .map_err(|e| e.to_string())
+        }));
+    }
 }
 
 impl DetailState {
@@ -107,6 +212,9 @@ impl DetailState {
                                 self.viewer.magnify = d.suggested_magnify;
                             }
                             self.error = None;
+                            if self.bones.as_ref().is_none_or(|t| t.key != key) {
+                                self.bones = Some(BoneTable::load(&key, &d.names));
+                            }
                             self.data = Some(Arc::new(d));
                         }
                         Err(e) => {
@@ -257,6 +365,10 @@ fn measure_detail(
             per_bone = r.per_bone_max_error_cm.clone();
         }
     }
+    let per_bone_limit: Vec<f64> = report
+        .filter(|r| r.per_bone_threshold_cm.len() == nb)
+        .map(|r| r.per_bone_threshold_cm.iter().map(|&t| t as f64).collect())
+        .unwrap_or_default();
     let worst_bone = (lossy_pos.is_some()
         || report.is_some_and(|r| !r.per_bone_max_error_cm.is_empty()))
     .then(|| (0..nb).max_by(|&x, &y| per_bone[x].total_cmp(&per_bone[y])))
@@ -298,6 +410,7 @@ fn measure_detail(
         lossy_pos,
         per_sample_err: per_sample,
         per_bone_err: per_bone,
+        per_bone_limit,
         per_bone_worst_sample,
         worst_bone,
         extent,
@@ -451,6 +564,7 @@ impl AppState {
         ui.horizontal_top(|ui| {
             ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
                 ui.vertical(|ui| {
+                    self.bone_table_ui(ui, &key);
                     self.error_plots(ui, data.as_deref(), threshold, plot_h);
                 });
             });
@@ -478,6 +592,60 @@ impl AppState {
                 });
             });
         });
+    }
+
+    /// The per-bone threshold table (collapsed by default): a threshold and a shell distance per
+    /// bone, saved into the clip folder's `clipforge.toml`.
+    fn bone_table_ui(&mut self, ui: &mut egui::Ui, key: &RowKey) {
+        let Some(table) = self.detail.bones.as_mut().filter(|t| &t.key == key) else {
+            return;
+        };
+        egui::CollapsingHeader::new("Per-bone thresholds")
+            .id_salt("cf_bone_table")
+            .default_open(false)
+            .show(ui, |ui| {
+                ui.weak(format!(
+                    "cm; empty: the clip's own. Saved into {} (they win over its [[bone]] tables and the clip file's precision).",
+                    table.file.display()
+                ));
+                egui::ScrollArea::vertical()
+                    .id_salt("cf_bone_rows")
+                    .max_height(160.0)
+                    .show(ui, |ui| {
+                        egui::Grid::new("cf_bone_grid").striped(true).show(ui, |ui| {
+                            ui.strong("bone");
+                            ui.strong("threshold");
+                            ui.strong("shell");
+                            ui.end_row();
+                            for (name, t, d) in table.rows.iter_mut() {
+                                let l = ui.label(name.as_str());
+                                ui.add(egui::TextEdit::singleline(t).desired_width(70.0))
+                                    .labelled_by(l.id);
+                                ui.add(egui::TextEdit::singleline(d).desired_width(50.0))
+                                    .on_hover_text(format!("shell distance of {name} (cm)"));
+                                ui.end_row();
+                            }
+                        });
+                    });
+                ui.horizontal(|ui| {
+                    if ui
+                        .button("Save to clipforge.toml")
+                        .on_hover_text("Write these per-bone settings into the folder's clipforge.toml")
+                        .clicked()
+                    {
+                        table.save();
+                    }
+                    match &table.message {
+                        Some(Ok(m)) => {
+                            ui.label(m);
+                        }
+                        Some(Err(e)) => {
+                            ui.colored_label(ui.visuals().error_fg_color, e);
+                        }
+                        None => {}
+                    }
+                });
+            });
     }
 
     fn error_plots(
@@ -544,9 +712,14 @@ impl AppState {
             self.detail.viewer.sample = s as f32;
             self.detail.viewer.playing = false;
         }
+        let limits = d.per_bone_limit.clone();
         ui.horizontal(|ui| {
             ui.label(egui::RichText::new("Max error per bone (cm)").strong());
-            ui.weak("red: worst bone · click: pick");
+            ui.weak(if limits.is_empty() {
+                "red: worst bone · click: pick"
+            } else {
+                "red: worst bone, each bone's own threshold · click: pick"
+            });
         });
         let focus = self.detail.viewer.focus_bone;
         let bars: Vec<Bar> = d
@@ -567,12 +740,14 @@ impl AppState {
         let names = d.names.clone();
         let errs = d.per_bone_err.clone();
         let label_errs = d.per_bone_err.clone();
+        let label_limits = limits.clone();
+        let top = limits.iter().cloned().fold(threshold, f64::max);
         let resp = Plot::new("cf_err_bone")
             .height(plot_h)
             .width(ui.available_width())
             .allow_scroll(false)
             .include_y(0.0)
-            .include_y(threshold * 1.1)
+            .include_y(top * 1.1)
             .x_axis_label("bone")
             .y_axis_label("max error (cm)")
             .y_grid_spacer(value_ticks)
@@ -591,12 +766,33 @@ impl AppState {
                 let i = p.x.round();
                 (i >= 0.0 && (i as usize) < names.len()).then(|| {
                     let i = i as usize;
-                    format!("{i}: {}\n{:.5} cm", names[i], label_errs[i])
+                    match label_limits.get(i) {
+                        Some(t) => format!(
+                            "{i}: {}\n{:.5} cm (threshold {t} cm)",
+                            names[i], label_errs[i]
+                        ),
+                        None => format!("{i}: {}\n{:.5} cm", names[i], label_errs[i]),
+                    }
                 })
             })
             .show(ui, |pui| {
                 pui.bar_chart(BarChart::new("per bone", bars).allow_hover(false));
-                pui.hline(HLine::new("threshold", threshold).color(THRESHOLD_COLOR));
+                if limits.is_empty() {
+                    pui.hline(HLine::new("threshold", threshold).color(THRESHOLD_COLOR));
+                } else {
+                    // Each bone's own threshold, a tick over its bar.
+                    for (i, &t) in limits.iter().enumerate() {
+                        let x = i as f64;
+                        pui.line(
+                            Line::new(
+                                "threshold",
+                                PlotPoints::new(vec![[x - 0.45, t], [x + 0.45, t]]),
+                            )
+                            .color(THRESHOLD_COLOR)
+                            .width(2.0),
+                        );
+                    }
+                }
                 pui.pointer_coordinate()
             });
         if resp.response.clicked()

@@ -135,6 +135,7 @@ impl PipelineConfig {
         CompressionSettings {
             error_threshold: self.error_threshold.map_or(d.error_threshold, |t| t as f32),
             shell_distance: self.shell_distance.map(|s| s as f32).or(d.shell_distance),
+            ..Default::default()
         }
     }
 

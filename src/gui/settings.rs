@@ -77,6 +77,7 @@ impl SettingsState {
         CompressionSettings {
             error_threshold: self.error_threshold_cm,
             shell_distance: self.override_shell.then_some(self.shell_distance_cm),
+            ..Default::default()
         }
     }
 

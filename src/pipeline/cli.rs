@@ -33,6 +33,11 @@ pub struct SettingsArgs {
     /// expression (repeatable; added to the folders' clipforge.toml `exclude`).
     #[arg(long = "exclude", value_name = "REGEX")]
     pub exclude: Vec<String>,
+    /// A threshold (cm) and/or shell distance (cm) for the bones whose names match a glob:
+    /// 'GLOB=CM', 'GLOB=CM,shell=CM' or 'GLOB=shell=CM' (repeatable; wins over the clip file's
+    /// per-bone precision and the folders' [[bone]] tables; later ones win).
+    #[arg(long = "bone", value_name = "GLOB=CM[,shell=CM]", value_parser = super::folder_settings::parse_bone_override)]
+    pub bones: Vec<super::folder_settings::BoneOverride>,
     /// Worker threads (0 = all cores).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
     pub jobs: usize,
@@ -121,6 +126,7 @@ impl SettingsArgs {
             shell_distance: self.shell_distance,
             sample_rate: self.sample_rate.sample_rate,
             exclude,
+            bones: self.bones.clone(),
         })
     }
 
@@ -447,13 +453,6 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     };
     let mut report =
         run_batch_configured(&files, &options, &overrides, &progress, &cancel, &on_row);
-    // Settings warnings (e.g. `[[bone]]` tables not applied yet): once each.
-    let mut warned = std::collections::BTreeSet::new();
-    for w in report.clips.iter().flat_map(|r| &r.warnings) {
-        if w.contains(super::folder_settings::BONE_OVERRIDES_WARNING) && warned.insert(w.clone()) {
-            say!("warning: {w}");
-        }
-    }
     if tty && quiet {
         use std::io::Write as _;
         let _ = write!(std::io::stderr(), "\r\x1b[K");
@@ -1132,6 +1131,7 @@ fn watch_plans(args: &WatchArgs) -> Result<Vec<WatchPlan>, String> {
                 shell_distance: p.shell_distance.or(overrides.shell_distance),
                 sample_rate: p.sample_rate.or(overrides.sample_rate),
                 exclude,
+                bones: overrides.bones.clone(),
             };
             WatchPlan {
                 name: p.name,

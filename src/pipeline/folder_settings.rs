@@ -1,6 +1,7 @@
 //! Folder settings: a `clipforge.toml` in a folder sets the compression defaults of the clips
-//! under it (error threshold, shell distance, the units of formats that carry none, exclude
-//! patterns, the sampling rate of the formats sampled from curves). Owns parsing that file, finding the nearest one for a clip (bounded to the input
+//! under it (error threshold, shell distance, per-bone overrides in `[[bone]]` tables, the units
+//! of formats that carry none, exclude patterns, the sampling rate of the formats sampled from
+//! curves). Owns parsing that file, finding the nearest one for a clip (bounded to the input
 //! root), merging it with the explicit options of a command line or a pipeline, and the settings
 //! each clip was compressed with ([`ClipSettings`], recorded in its report row and in the skip
 //! cache key). Documented in `docs/PIPELINE.md` ("Folder settings").
@@ -18,9 +19,6 @@ pub const FILE_NAME: &str = "clipforge.toml";
 
 /// Largest settings file read (it holds a handful of keys; anything bigger is not one).
 const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// The warning given while `[[bone]]` tables are parsed but not applied.
-pub const BONE_OVERRIDES_WARNING: &str = "per-bone overrides are not applied yet";
 
 /// Length unit of a clip file's positions, for the formats that do not say (BVH, ACL).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -64,14 +62,9 @@ impl Units {
     }
 }
 
-/// A `[[bone]]` table: reserved for per-bone overrides (parsed and kept, not applied yet).
-#[derive(Clone, Debug, PartialEq)]
-pub struct BoneOverride {
-    /// Glob over bone names (`*Finger*`).
-    pub pattern: String,
-    pub error_threshold: Option<f32>,
-    pub shell_distance: Option<f32>,
-}
+/// A `[[bone]]` table: a threshold and/or shell distance (cm here; the compressor gets them in
+/// the clip's units) for the bones whose names match a glob.
+pub use crate::anim::compress::BoneOverride;
 
 /// A parsed `clipforge.toml`.
 #[derive(Clone, Debug)]
@@ -244,6 +237,7 @@ impl FolderSettings {
             })?),
         };
         let mut bones = Vec::new();
+        // In file order: a later table wins over an earlier one for the bones both match.
         for b in &raw.bone {
             if b.pattern.get_ref().is_empty() {
                 return Err(value_error(
@@ -304,6 +298,9 @@ pub struct Overrides {
     pub sample_rate: Option<f64>,
     /// Regexes over the path relative to the input root; added to the folder files' own.
     pub exclude: Vec<Regex>,
+    /// Per-bone overrides (cm), applied after the folder file's `[[bone]]` tables: they win
+    /// for the bones both match.
+    pub bones: Vec<BoneOverride>,
 }
 
 /// The settings one clip was compressed with, as its report row records them.
@@ -322,6 +319,10 @@ pub struct ClipSettings {
     pub sample_rate_hz: Option<f64>,
     /// The `clipforge.toml` that applied, if any.
     pub settings_file: Option<String>,
+    /// Per-bone overrides that applied (cm): the folder file's `[[bone]]` tables, then the
+    /// explicit ones (command line, app), later entries winning.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bones: Vec<BoneOverride>,
 }
 
 /// What applies to one clip file.
@@ -333,7 +334,7 @@ pub struct Resolved {
     pub clip: ClipSettings,
     /// How the file is imported (`--sample-rate`).
     pub import: ImportOptions,
-    /// Warnings about the settings (e.g. `[[bone]]` tables not applied yet).
+    /// Warnings about the settings (none today; kept for the report rows).
     pub warnings: Vec<String>,
 }
 
@@ -356,6 +357,13 @@ impl Resolved {
         }
         if let Some(hz) = self.clip.sample_rate_hz {
             key.push_str(&format!(";sample_rate={hz:?}"));
+        }
+        // Absent without overrides: the key older versions wrote.
+        for b in &self.clip.bones {
+            key.push_str(&format!(
+                ";bone={:?}:{:?}:{:?}",
+                b.pattern, b.error_threshold, b.shell_distance
+            ));
         }
         key.push_str(";codec=");
         key.push_str(super::codec_fingerprint());
@@ -468,20 +476,26 @@ impl SettingsResolver {
         let sample_rate_hz = import.sample_rate.filter(|_| import.applies_to(format));
         let k = units.cm_per_unit();
         let to_units = |cm: f32| (cm as f64 / k) as f32;
-        let mut warnings = Vec::new();
-        if let Some(f) = f
-            && !f.bones.is_empty()
-        {
-            warnings.push(format!(
-                "{}: {} [[bone]] table(s): {BONE_OVERRIDES_WARNING}",
-                f.path.display(),
-                f.bones.len()
-            ));
-        }
+        // Most specific last: the folder's tables, then the explicit ones.
+        let bones: Vec<BoneOverride> = f
+            .map(|f| f.bones.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .chain(&self.overrides.bones)
+            .cloned()
+            .collect();
         Ok(Resolved {
             compression: CompressionSettings {
                 error_threshold: to_units(error_threshold_cm),
                 shell_distance: shell_distance_cm.map(to_units),
+                bones: bones
+                    .iter()
+                    .map(|b| BoneOverride {
+                        pattern: b.pattern.clone(),
+                        error_threshold: b.error_threshold.map(to_units),
+                        shell_distance: b.shell_distance.map(to_units),
+                    })
+                    .collect(),
             },
             clip: ClipSettings {
                 error_threshold_cm,
@@ -489,11 +503,120 @@ impl SettingsResolver {
                 units,
                 sample_rate_hz,
                 settings_file: f.map(|f| f.path.display().to_string()),
+                bones,
             },
             import,
-            warnings,
+            warnings: Vec::new(),
         })
     }
+}
+
+/// Parses a command line's per-bone override: `GLOB=CM`, `GLOB=CM,shell=CM` or
+/// `GLOB=shell=CM` (cm; the glob is everything before the first `=`).
+pub fn parse_bone_override(s: &str) -> Result<BoneOverride, String> {
+    let usage = "expected GLOB=CM, GLOB=CM,shell=CM or GLOB=shell=CM";
+    let (pattern, rest) = s.split_once('=').ok_or_else(|| format!("'{s}': {usage}"))?;
+    if pattern.is_empty() {
+        return Err(format!("'{s}': the bone name pattern is empty ({usage})"));
+    }
+    let cm = |v: &str, what: &str| -> Result<f32, String> {
+        match v.trim().parse::<f32>() {
+            Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+            _ => Err(format!(
+                "'{s}': {what} '{v}' is not a positive number of cm"
+            )),
+        }
+    };
+    let mut out = BoneOverride {
+        pattern: pattern.to_string(),
+        error_threshold: None,
+        shell_distance: None,
+    };
+    for (i, part) in rest.split(',').enumerate() {
+        if let Some(d) = part.trim().strip_prefix("shell=") {
+            if out.shell_distance.is_some() {
+                return Err(format!("'{s}': shell= given twice"));
+            }
+            out.shell_distance = Some(cm(d, "shell distance")?);
+        } else if i == 0 {
+            out.error_threshold = Some(cm(part, "threshold")?);
+        } else {
+            return Err(format!("'{s}': unexpected '{part}' ({usage})"));
+        }
+    }
+    Ok(out)
+}
+
+/// The line that starts the app's own `[[bone]]` tables at the end of a `clipforge.toml`: the
+/// app rewrites everything from it to the end of the file and leaves the rest as it is. Being
+/// last, its tables win over the file's own for the bones both match.
+pub const APP_BONES_MARKER: &str =
+    "# --- per-bone settings from the ClipForge app (rewritten by the app from here on) ---";
+
+/// The per-bone overrides the app saved in a `clipforge.toml`'s text (its tables after
+/// [`APP_BONES_MARKER`]); empty when there are none or the file does not parse.
+pub fn app_bones(path: &Path, text: &str) -> Vec<BoneOverride> {
+    let Some(at) = text.find(APP_BONES_MARKER) else {
+        return Vec::new();
+    };
+    let before = FolderSettings::parse(path, &text[..at]).map_or(0, |f| f.bones.len());
+    FolderSettings::parse(path, text).map_or(Vec::new(), |f| f.bones[before..].to_vec())
+}
+
+/// `text` (a `clipforge.toml`, possibly empty) with the app's tables replaced by `bones` (cm);
+/// checked to parse before it is returned.
+pub fn with_app_bones(
+    path: &Path,
+    text: &str,
+    bones: &[BoneOverride],
+) -> Result<String, SettingsError> {
+    let mut out = match text.find(APP_BONES_MARKER) {
+        Some(at) => text[..at].trim_end().to_string(),
+        None => text.trim_end().to_string(),
+    };
+    if !bones.is_empty() {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(APP_BONES_MARKER);
+        out.push('\n');
+        for b in bones {
+            // A JSON string is a valid TOML basic string (same escapes).
+            let pattern = serde_json::to_string(&b.pattern).unwrap_or_default();
+            out.push_str(&format!("[[bone]]\nmatch = {pattern}\n"));
+            if let Some(t) = b.error_threshold {
+                out.push_str(&format!("error_threshold = {t:?}\n"));
+            }
+            if let Some(d) = b.shell_distance {
+                out.push_str(&format!("shell_distance = {d:?}\n"));
+            }
+        }
+    } else if !out.is_empty() {
+        out.push('\n');
+    }
+    FolderSettings::parse(path, &out)?;
+    Ok(out)
+}
+
+/// Saves the app's per-bone overrides (cm) into `folder`'s `clipforge.toml` (created when
+/// missing; the rest of an existing file is kept as it is), atomically. Returns the file's path.
+pub fn save_app_bones(folder: &Path, bones: &[BoneOverride]) -> Result<PathBuf, SettingsError> {
+    let path = folder.join(FILE_NAME);
+    let read_err = |message: String| SettingsError::Read {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = match std::fs::symlink_metadata(&path) {
+        Err(_) => String::new(),
+        Ok(_) => {
+            let bytes = crate::fsio::read_regular(&path, MAX_FILE_BYTES)
+                .map_err(|e| read_err(e.to_string()))?;
+            String::from_utf8(bytes).map_err(|_| read_err("not UTF-8 text".into()))?
+        }
+    };
+    let out = with_app_bones(&path, &text, bones)?;
+    crate::fsio::write_atomic(&path, out.as_bytes()).map_err(|e| read_err(e.to_string()))?;
+    Ok(path)
 }
 
 /// Input root of a clip file: the folder its `relative` path starts from.
@@ -570,6 +693,50 @@ mod tests {
             e.contains("clipforge.toml:1: ") && e.contains("sample_rate"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_apps_bone_tables_come_last_and_keep_the_rest_of_the_file() {
+        let path = Path::new("/x/clipforge.toml");
+        let user = "# mine\nerror_threshold = 0.02\n[[bone]]\nmatch = \"*Finger*\"\nerror_threshold = 0.004\n";
+        let app = [
+            BoneOverride {
+                pattern: "r\"Index2".into(),
+                error_threshold: Some(0.001),
+                shell_distance: None,
+            },
+            BoneOverride {
+                pattern: "lEye".into(),
+                error_threshold: None,
+                shell_distance: Some(0.5),
+            },
+        ];
+        let text = with_app_bones(path, user, &app).unwrap();
+        assert!(text.starts_with(user.trim_end()), "{text}");
+        assert_eq!(app_bones(path, &text), app);
+        let f = FolderSettings::parse(path, &text).unwrap();
+        assert_eq!(f.error_threshold, Some(0.02));
+        assert_eq!(f.bones.len(), 3);
+        assert_eq!(f.bones[1..], app);
+        // Saving again replaces the app's tables only; saving none removes them.
+        let again = with_app_bones(path, &text, &app[..1]).unwrap();
+        assert_eq!(app_bones(path, &again), app[..1]);
+        assert_eq!(again.matches(APP_BONES_MARKER).count(), 1);
+        let none = with_app_bones(path, &again, &[]).unwrap();
+        assert_eq!(none, user);
+        assert!(app_bones(path, &none).is_empty());
+        assert_eq!(with_app_bones(path, "", &[]).unwrap(), "");
+        // What would not parse is refused before anything is written.
+        let bad = [BoneOverride {
+            pattern: String::new(),
+            error_threshold: Some(0.001),
+            shell_distance: None,
+        }];
+        assert!(with_app_bones(path, user, &bad).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let saved = save_app_bones(dir.path(), &app).unwrap();
+        let on_disk = std::fs::read_to_string(&saved).unwrap();
+        assert_eq!(app_bones(&saved, &on_disk), app);
     }
 
     #[test]

@@ -784,6 +784,11 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
     row.segments = s.segments;
     row.looping = s.looping;
     row.per_bone_max_error_cm = stats.per_bone_max.iter().map(|e| e * k).collect();
+    row.per_bone_threshold_cm = stats
+        .per_bone_threshold
+        .iter()
+        .map(|&t| (t as f64 * k) as f32)
+        .collect();
     row.per_sample_max_error_cm = stats.per_sample_max.iter().map(|e| e * k).collect();
     row
 }

@@ -152,6 +152,7 @@ impl Pipeline {
             shell_distance: self.shell_distance,
             exclude: self.exclude.clone(),
             sample_rate: self.sample_rate,
+            bones: Vec::new(),
         };
         options
     }

@@ -39,6 +39,11 @@ pub struct ClipReport {
     pub segments: u32,
     pub looping: bool,
     pub per_bone_max_error_cm: Vec<f64>,
+    /// The threshold each bone was held to (cm), beside `per_bone_max_error_cm`, when bones have
+    /// thresholds of their own (the clip file's precision, `[[bone]]` tables, `--bone`); absent
+    /// when every bone had `settings.error_threshold_cm`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_bone_threshold_cm: Vec<f32>,
     /// Max error over all bones at each sample (error over time).
     pub per_sample_max_error_cm: Vec<f64>,
     /// True when the skip cache said the output is up to date.

@@ -2,7 +2,6 @@
 //! distances, loop detection, default/constant classification measured with the error metric,
 //! the dropped quaternion component of each rotation track, and clip ranges.
 
-use super::CompressionSettings;
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::{
     DROPPED_NONE, DROPPED_PER_SEGMENT, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
@@ -111,6 +110,14 @@ pub struct Prepared<'a> {
     pub segment_size: usize,
     pub wrap: bool,
     pub shells: Vec<f32>,
+    /// Per bone: the factor taking its errors to the global target's scale (the global target
+    /// over the bone's own; 1 for every bone without a per-bone threshold). Every comparison
+    /// with the target weighs a bone's error by it.
+    pub weights: Vec<f32>,
+    /// Per bone: the largest weight of its sub-hierarchy (itself included). An error in a
+    /// bone's own sub-tracks moves every bone below it, so it is weighed by the tightest of
+    /// them: an ancestor's precision serves its tightest descendant.
+    pub chain_weights: Vec<f32>,
     pub parents: Vec<u32>,
     pub root_of: Vec<usize>,
     /// Raw object space, `sample * bones + bone`, with every root's translation set to zero.
@@ -176,6 +183,8 @@ impl Prepared<'_> {
 
     /// Dominant shell distance of every bone over `samples`: the farthest any virtual vertex of
     /// its sub-hierarchy gets from its origin, so its local error times this bounds what moves.
+    /// Each vertex's distance is weighed by its bone's [`Prepared::weights`], so the lever is on
+    /// the global target's scale: a bone with a tighter threshold counts as farther away.
     ///
     /// Measured exactly (every bone against each of its ancestors) while that costs at most
     /// [`EXACT_MEAN_DEPTH`] steps per bone; deeper hierarchies (a 20,000-bone chain would take
@@ -190,13 +199,16 @@ impl Prepared<'_> {
             for s in samples {
                 let obj = &self.raw_obj[s * nb..(s + 1) * nb];
                 for b in 0..nb {
-                    here[b] = self.shells[b] * obj[b].s.abs().max_element().max(1e-6);
+                    here[b] =
+                        self.shells[b] * obj[b].s.abs().max_element().max(1e-6) * self.weights[b];
                 }
                 for b in (0..nb).rev() {
                     if let Some(par) =
                         (self.parents[b] != NO_PARENT).then(|| self.parents[b] as usize)
                     {
-                        let via = obj[b].t.distance(obj[par].t) + here[b];
+                        // w_d·(|t_d − t_par| + reach_d) ≤ W_b·|t_b − t_par| + here[b] for
+                        // every d below b (triangle inequality, w_d ≤ W_b).
+                        let via = obj[b].t.distance(obj[par].t) * self.chain_weights[b] + here[b];
                         if via > here[par] {
                             here[par] = via;
                         }
@@ -214,7 +226,7 @@ impl Prepared<'_> {
                 let reach = self.shells[b] * obj[b].s.abs().max_element().max(1e-6);
                 let mut a = b;
                 loop {
-                    let dist = obj[b].t.distance(obj[a].t) + reach;
+                    let dist = (obj[b].t.distance(obj[a].t) + reach) * self.weights[b];
                     if dist > d[a] {
                         d[a] = dist;
                     }
@@ -230,29 +242,45 @@ impl Prepared<'_> {
 }
 
 #[cfg(test)]
-pub fn prepare<'a>(clip: &'a RawClip, settings: &CompressionSettings, target: f32) -> Prepared<'a> {
-    prepare_with(clip, settings, target, false, super::SEGMENT_SIZE)
+pub fn prepare<'a>(
+    clip: &'a RawClip,
+    settings: &super::CompressionSettings,
+    target: f32,
+) -> Prepared<'a> {
+    let limits = settings.bone_limits(&clip.skeleton);
+    let weights = super::bone_weights(&limits, settings.error_threshold);
+    prepare_with(
+        clip,
+        &limits.shells,
+        weights,
+        target,
+        false,
+        super::SEGMENT_SIZE,
+    )
 }
 
-/// [`prepare`]; with `exact_rotations` every animated rotation keeps all four components in
-/// every segment (the last resort: nothing is rebuilt).
+/// [`prepare`] with each bone's shell distance and error weight ([`Prepared::weights`]); with
+/// `exact_rotations` every animated rotation keeps all four components in every segment (the
+/// last resort: nothing is rebuilt).
 pub fn prepare_with<'a>(
     clip: &'a RawClip,
-    settings: &CompressionSettings,
+    shells: &[f32],
+    weights: Vec<f32>,
     target: f32,
     exact_rotations: bool,
     segment_size: usize,
 ) -> Prepared<'a> {
     let nb = clip.num_bones();
     let n = clip.num_samples;
-    let shells: Vec<f32> = (0..nb)
-        .map(|b| {
-            settings
-                .shell_distance
-                .unwrap_or(clip.skeleton.shell_distances[b])
-        })
-        .collect();
+    let shells = shells.to_vec();
     let parents = clip.skeleton.parents.clone();
+    let mut chain_weights = weights.clone();
+    for b in (0..nb).rev() {
+        if parents[b] != NO_PARENT {
+            let par = parents[b] as usize;
+            chain_weights[par] = chain_weights[par].max(chain_weights[b]);
+        }
+    }
     let mut root_of = vec![0usize; nb];
     let mut depth = vec![0usize; nb];
     for b in 0..nb {
@@ -276,6 +304,8 @@ pub fn prepare_with<'a>(
         segment_size,
         wrap: false,
         shells,
+        weights,
+        chain_weights,
         parents,
         root_of,
         raw_obj: Vec::with_capacity(nb * n),
@@ -337,7 +367,7 @@ fn is_looping(p: &Prepared, target: f32) -> bool {
             p.clip.translations[p.clip.index(root, 0)]
                 - p.clip.translations[p.clip.index(root, n - 1)],
         );
-        vertex_error(&last[b], &first[b], offset, p.shells[b]) <= LOOP_SHARE * target
+        vertex_error(&last[b], &first[b], offset, p.shells[b]) * p.weights[b] <= LOOP_SHARE * target
     })
 }
 
@@ -385,6 +415,8 @@ fn bbox_mid(vals: &[glam::Vec3]) -> Vec3A {
 fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
     let nb = p.num_bones;
     let n = p.num_samples;
+    // Levers weighed by the bones each sub-track moves ([`Prepared::dominant_shells`],
+    // [`Prepared::chain_weights`]): every error bound below is on the global target's scale.
     let dom = p.dominant_shells(0..n);
     let allowed = CONSTANT_SHARE * target;
     // Per sub-track: (kind, error bound, dropped component) before the chain guard.
@@ -424,7 +456,7 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
             p.kinds[b][0] = KIND_ANIMATED;
         }
         // Translation: an error moves everything below by the same amount, times the parent's scale.
-        let ps = p.parent_scale[b];
+        let ps = p.parent_scale[b] * p.chain_weights[b];
         let tc = bbox_mid(trans);
         let e_def = trans
             .iter()
@@ -509,7 +541,7 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
                 .iter()
                 .map(|&t| (Vec3A::from(t) - dec).length())
                 .fold(0.0, f32::max)
-                * p.parent_scale[b];
+                * (p.parent_scale[b] * p.chain_weights[b]);
             if e <= allowed {
                 p.kinds[b][1] = KIND_CONSTANT_Q;
                 sub_err[b][1] = e;
@@ -762,6 +794,7 @@ fn rotation_track_values(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::anim::CompressionSettings;
     use crate::anim::generate::{GenerateOptions, generate};
     use crate::anim::skeleton::{BoneDesc, Skeleton};
 

@@ -11,7 +11,9 @@
 //! others, so a greedy pass then makes each track coarser, leaves first (by levels, then by
 //! one bit of one component), while the real error of the bones it moves stays within the
 //! target (`SegmentCtx::refine`; 6 % of the bytes on ACL's regression clips, 6 % on the BVH
-//! clips).
+//! clips). With per-bone thresholds every error is weighed by its bone's weight
+//! (`Prepared::weights`; levers by the bones they move), so the one target stands for each
+//! bone's own threshold.
 
 use super::prepare::{Prepared, Xf, rotation_lever, vertex_error};
 use crate::anim::pose::Compose;
@@ -126,6 +128,7 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
     if seg == 0 && p.wrap {
         refs.push((0, p.num_samples - 1));
     }
+    // Levers weighed by the bones each track moves (`Prepared::dominant_shells`).
     let dom = p.dominant_shells(refs.iter().map(|r| r.1));
     let ranges: Vec<[u8; 6]> = p
         .tracks
@@ -188,6 +191,7 @@ fn track_levels(
     let r: [f32; 3] =
         std::array::from_fn(|c| t.clip_ext[c] * (range[3 + c] as f32 / SEGMENT_RANGE_STEPS));
     let max_r = r.iter().cloned().fold(0.0f32, f32::max);
+    let translation_lever = p.parent_scale[t.bone] * p.chain_weights[t.bone];
     let mut out: Vec<Level> = Vec::new();
     let mut push = |widths: [u32; 3]| -> f32 {
         let dq = dequants(p, k, range, widths);
@@ -197,7 +201,7 @@ fn track_levels(
             let raw = p.raw_local(t.bone, j);
             let e = match t.kind {
                 0 => rotation_lever(raw.r, t.rotation(d, seg, i)) * dom[t.bone],
-                1 => (Vec3A::from_array(d) - raw.t).length() * p.parent_scale[t.bone],
+                1 => (Vec3A::from_array(d) - raw.t).length() * translation_lever,
                 _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
             };
             err = err.max(e);
@@ -218,7 +222,7 @@ fn track_levels(
     // (from the error a step produces at this track's lever) rather than at "all 0 bits".
     let lever = match t.kind {
         0 => 2.0 * dom[t.bone],
-        1 => p.parent_scale[t.bone],
+        1 => translation_lever,
         _ => dom[t.bone],
     }
     .max(1e-6);
@@ -421,7 +425,8 @@ impl SegmentCtx<'_> {
                         - Vec3A::from(p.clip.translations[p.clip.index(p.root_of[b], j)]);
                     obj[b] = Xf::compose(&obj[p.parents[b] as usize], &local[b]);
                 }
-                worst = worst.max(vertex_error(&raw[b], &obj[b], offset, p.shells[b]));
+                worst =
+                    worst.max(vertex_error(&raw[b], &obj[b], offset, p.shells[b]) * p.weights[b]);
             }
         }
         worst
@@ -565,7 +570,8 @@ impl SegmentCtx<'_> {
             for d in 0..nb {
                 let offset = self.root_offset(&local[row..row + nb], d, j);
                 err[row + d] =
-                    vertex_error(&p.raw_obj[j * nb + d], &obj[row + d], offset, p.shells[d]);
+                    vertex_error(&p.raw_obj[j * nb + d], &obj[row + d], offset, p.shells[d])
+                        * p.weights[d];
             }
         }
         let mut st = RefineState {
@@ -657,7 +663,8 @@ impl SegmentCtx<'_> {
                 let x = self.object(&st.local[row..row + nb], parent_row, d);
                 st.tmp[row + d] = x;
                 let offset = self.root_offset(&st.local[row..row + nb], d, j);
-                let e = vertex_error(&p.raw_obj[j * nb + d], &x, offset, p.shells[d]);
+                let e =
+                    vertex_error(&p.raw_obj[j * nb + d], &x, offset, p.shells[d]) * p.weights[d];
                 st.tmp_err[row + d] = e;
                 if e > target {
                     ok = false;

@@ -16,10 +16,11 @@
 //!   `base_tracks` of a non-additive clip are ignored.
 //! - `track_list` files: only `qvvf` tracks (what ACL's `write_track_list` emits for transforms):
 //!   rows `[ [x,y,z,w], [x,y,z], [x,y,z] ]`, `parent_index` (−1 or 0xFFFFFFFF = root; parents
-//!   first), `shell_distance`, bind pose; `output_index`, `precision` and thresholds are read
-//!   past. Scalar track lists (float1f…vector4f) are read by [`read_acl_file`] into a
-//!   [`RawScalarList`] (per-track `precision`, `output_index` incl. stripped tracks) and written
-//!   back by [`write_acl_scalar_list`]; [`read_acl_clip`] refuses them with a clear message.
+//!   first), `shell_distance`, `precision` (the bone's own error threshold), bind pose;
+//!   `output_index` and thresholds are read past. Scalar track lists (float1f…vector4f) are read
+//!   by [`read_acl_file`] into a [`RawScalarList`] (per-track `precision`, `output_index` incl.
+//!   stripped tracks) and written back by [`write_acl_scalar_list`]; [`read_acl_clip`] refuses
+//!   them with a clear message.
 //!
 //! Writing emits version 5 with keys in the order ACL's reader expects; floats are written so
 //! that they read back bit for bit (shortest round-trip text of the f32 widened to f64, or the
@@ -596,6 +597,18 @@ fn read_track_list<'a>(
         let mut desc = BoneDesc::new(name.clone(), parent);
         if let Some(d) = get(e, "shell_distance") {
             desc.shell_distance = rd.shell_distance(d, "shell_distance")?;
+        }
+        // The track's own error threshold: the compressor holds this bone to it unless the
+        // folder's settings or the app override it.
+        if let Some(p) = get(e, "precision") {
+            let v = rd.float(p, "precision")? as f32;
+            if !(v.is_finite() && v > 0.0) {
+                return rd.err(
+                    p.line,
+                    format!("track '{name}': precision must be a positive number, found {v}"),
+                );
+            }
+            desc.precision = Some(v);
         }
         rd.bind_pose(e, &mut desc)?;
         descs.push(desc);

@@ -187,6 +187,7 @@ pub fn run_clip(
     let settings = CompressionSettings {
         error_threshold: opts.settings_threshold,
         shell_distance: opts.shell_distance,
+        ..Default::default()
     };
     if clip.num_samples > u16::MAX as usize {
         return Err(format!(

@@ -1,0 +1,123 @@
+//! The app's per-bone table, driven headless with egui_kittest: type a finger's threshold in a
+//! clip's detail, save it into the folder's `clipforge.toml`, compress again, and the clip is
+//! held to it (the report's per-bone threshold, the error within it, the plot's own limits);
+//! reopening the clip shows the saved value.
+#![cfg(feature = "gui")]
+
+use clipforge::anim::formats::write_acl_clip;
+use clipforge::anim::generate::{GenerateOptions, generate};
+use clipforge::gui::{AppState, Persisted};
+use clipforge::pipeline::folder_settings::{FILE_NAME, FolderSettings};
+use eframe::egui;
+use egui_kittest::{Harness, kittest::Queryable};
+use std::time::Duration;
+
+fn wait_idle(h: &mut Harness<'_, AppState>) {
+    for _ in 0..6000 {
+        h.step();
+        let s = h.state();
+        if !s.is_busy() && s.inspect_job.is_none() && s.cached_job.is_none() && !s.detail.loading()
+        {
+            h.run();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("background work did not finish");
+}
+
+#[test]
+fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let clip = generate(&GenerateOptions {
+        name: "clip_00".into(),
+        num_samples: 50,
+        seed: 3,
+        ..Default::default()
+    });
+    std::fs::write(
+        input.path().join("clip_00.acl.sjson"),
+        write_acl_clip(&clip),
+    )
+    .unwrap();
+    // A file of the user's own: kept as it is.
+    std::fs::write(input.path().join(FILE_NAME), "error_threshold = 0.02\n").unwrap();
+    let state = AppState::new(Persisted {
+        input_dir: String::new(),
+        output_dir: out.path().display().to_string(),
+        ..Default::default()
+    });
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 950.0))
+        .with_max_steps(200)
+        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state);
+    h.run();
+    let field = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Input folder:");
+    field.focus();
+    field.type_text(&input.path().display().to_string());
+    h.run();
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    h.get_by_label("clip_00").click();
+    wait_idle(&mut h);
+
+    h.get_by_label("Per-bone thresholds").click();
+    h.run();
+    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger");
+    f.focus();
+    f.type_text("0.001");
+    h.run();
+    h.get_by_label("Save to clipforge.toml").click();
+    h.run();
+    let file = input.path().join(FILE_NAME);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("error_threshold = 0.02\n"), "{text}");
+    let settings = FolderSettings::parse(&file, &text).unwrap();
+    assert_eq!(settings.bones.len(), 1, "{text}");
+    assert_eq!(settings.bones[0].pattern, "l_finger");
+    assert_eq!(settings.bones[0].error_threshold, Some(0.001));
+
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    let key = s.detail.selected.clone().expect("still selected");
+    let report = s
+        .library
+        .row(&key)
+        .and_then(|r| r.report())
+        .expect("compressed again");
+    assert!(report.error.is_none(), "{:?}", report.error);
+    let finger = clip
+        .skeleton
+        .names
+        .iter()
+        .position(|n| n == "l_finger")
+        .unwrap();
+    let nb = clip.num_bones();
+    assert_eq!(report.per_bone_threshold_cm.len(), nb);
+    for b in 0..nb {
+        let want = if b == finger { 0.001 } else { 0.02 };
+        assert_eq!(report.per_bone_threshold_cm[b], want);
+        assert!(report.per_bone_max_error_cm[b] <= want as f64);
+    }
+    // The plot draws each bone's own limit.
+    let d = s.detail.data.as_ref().expect("detail reloaded");
+    assert_eq!(d.per_bone_limit.len(), nb);
+    assert_eq!(d.per_bone_limit[finger], 0.001f32 as f64);
+
+    // Reopened, the table shows what was saved.
+    h.get_by_label("Close").click();
+    h.run();
+    h.get_by_label("clip_00").click();
+    wait_idle(&mut h);
+    let t = h.state().detail.bones.as_ref().expect("table loaded");
+    let row = t.rows.iter().find(|r| r.0 == "l_finger").unwrap();
+    assert_eq!(row.1, "0.001");
+    assert!(
+        t.rows
+            .iter()
+            .filter(|r| r.0 != "l_finger")
+            .all(|r| r.1.is_empty())
+    );
+}
