@@ -136,6 +136,7 @@ pub fn decoded_between(reader: &ClipReader, alpha: f32) -> RawClip {
         rotations,
         translations,
         scales,
+        additive: None,
     }
 }
 
