@@ -164,8 +164,13 @@ pub fn verify(
             poses,
         })
         .collect();
-    metric::measure_with_between(clip, &decoded, &between, shells)
-        .map_err(CompressError::Verification)
+    // An additive clip is measured where a game sees it: on the combined pose (the decoded
+    // additive applied to the raw base, against the raw additive applied to the same base).
+    match &clip.additive {
+        Some(add) => crate::anim::additive::measure_combined(clip, add, &decoded, &between, shells),
+        None => metric::measure_with_between(clip, &decoded, &between, shells),
+    }
+    .map_err(CompressError::Verification)
 }
 
 /// Compresses a raw clip so that the measured max error stays under `settings.error_threshold`.
@@ -196,6 +201,9 @@ pub fn compress(
             "{} samples",
             clip.num_samples
         )));
+    }
+    if let Some(add) = &clip.additive {
+        crate::anim::additive::check_base(clip, add).map_err(CompressError::InvalidSettings)?;
     }
     // Clips built in memory (not through an importer) meet the process-wide budget here.
     let (nb, ns) = (clip.num_bones(), clip.num_samples);
