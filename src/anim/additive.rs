@@ -185,6 +185,16 @@ fn base_between(
     metric::blend_local(&local_f64(base, bone, k), &local_f64(base, bone, k1), alpha)
 }
 
+/// Two skeletons of the same rig: the same hierarchy in the same order, and the same name for
+/// every bone but the roots (exporters often name a root after the clip, as the CMU conversions
+/// in ACL's regression data do).
+pub fn same_rig(a: &super::skeleton::Skeleton, b: &super::skeleton::Skeleton) -> bool {
+    a.parents == b.parents
+        && a.names.len() == b.names.len()
+        && (0..a.names.len())
+            .all(|i| a.parents[i] == super::skeleton::NO_PARENT || a.names[i] == b.names[i])
+}
+
 /// Makes an additive clip: `clip` relative to `base` (same bone names in the same order; any
 /// sample count: the base is stretched over the clip, ACL's rule). The additive clip's bind pose
 /// is the format's identity (what a bone that does not move adds), and it carries its base.
@@ -193,10 +203,10 @@ pub fn make_additive(
     base: &RawClip,
     format: AdditiveFormat,
 ) -> Result<RawClip, String> {
-    if clip.skeleton.names != base.skeleton.names || clip.skeleton.parents != base.skeleton.parents
-    {
+    if !same_rig(&clip.skeleton, &base.skeleton) {
         return Err(format!(
-            "the base '{}' does not have the same bones as '{}' (same names, parents and order needed)",
+            "the base '{}' does not have the same bones as '{}' (same hierarchy, same bone names \
+             in the same order; only root names may differ)",
             base.name, clip.name
         ));
     }

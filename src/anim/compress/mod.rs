@@ -99,6 +99,9 @@ const INPUT_ROUNDING_MARGIN: f32 = 3.0e-5;
 /// for why the midpoint stands for the whole interval).
 pub const BETWEEN_ALPHAS: [f32; 1] = [0.5];
 
+/// Blends measured between samples for an additive clip over a base of several samples.
+pub const ADDITIVE_BETWEEN_ALPHAS: [f32; 5] = [0.125, 0.25, 0.5, 0.75, 0.875];
+
 /// Stored sample holding original sample `i` (a wrapping clip's last sample is its first).
 fn stored_index(i: usize, num_stored: usize) -> usize {
     if i >= num_stored { 0 } else { i }
@@ -148,17 +151,26 @@ pub fn verify(
     shells: &[f32],
 ) -> Result<metric::ErrorStats, CompressError> {
     let decoded = crate::anim::decompress::to_raw_clip(reader);
+    // Over a base of several samples the base between two additive samples is interpolated on
+    // its own timeline (not the nearest keys used at the samples), so the combined error is
+    // not smooth across the interval and the midpoint no longer stands for it alone.
+    let multi_base = clip
+        .additive
+        .as_ref()
+        .is_some_and(|a| a.base.num_samples > 1);
+    let alphas: &[f32] = if multi_base {
+        &ADDITIVE_BETWEEN_ALPHAS
+    } else {
+        &BETWEEN_ALPHAS
+    };
     let between: Vec<RawClip> = if clip.num_samples > 1 {
-        BETWEEN_ALPHAS
-            .iter()
-            .map(|&a| decoded_between(reader, a))
-            .collect()
+        alphas.iter().map(|&a| decoded_between(reader, a)).collect()
     } else {
         Vec::new()
     };
     let between: Vec<metric::Between> = between
         .iter()
-        .zip(BETWEEN_ALPHAS)
+        .zip(alphas.iter().copied())
         .map(|(poses, alpha)| metric::Between {
             alpha: alpha as f64,
             poses,
