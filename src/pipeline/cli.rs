@@ -748,7 +748,18 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         if raw.num_bones() == decoded.num_bones() {
             raw.skeleton.shell_distances = decoded.skeleton.shell_distances.clone();
         }
-        match metric::measure(&raw, &decoded) {
+        // An additive original is measured on the combined pose (applied to its base).
+        let stats = match &raw.additive {
+            Some(add) => crate::anim::additive::measure_combined(
+                &raw,
+                add,
+                &decoded,
+                &[],
+                &raw.skeleton.shell_distances,
+            ),
+            None => metric::measure(&raw, &decoded),
+        };
+        match stats {
             Ok(s) => measured = Some((raw, s)),
             Err(e) => {
                 // An FBX or glTF original sampled at another rate than the .cfa's: say how to
