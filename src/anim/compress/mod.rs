@@ -102,6 +102,14 @@ pub const BETWEEN_ALPHAS: [f32; 1] = [0.5];
 /// Blends measured between samples for an additive clip (see [`verify`]).
 pub const ADDITIVE_BETWEEN_ALPHAS: [f32; 5] = [0.125, 0.25, 0.5, 0.75, 0.875];
 
+/// Blends measured between samples for an additive clip over a base of several samples: a base
+/// key can fall anywhere inside an interval, where the interpolated base (and so the combined
+/// error) has a kink, so the interval is measured densely (every 1/16).
+pub const MULTI_BASE_BETWEEN_ALPHAS: [f32; 15] = [
+    0.0625, 0.125, 0.1875, 0.25, 0.3125, 0.375, 0.4375, 0.5, 0.5625, 0.625, 0.6875, 0.75, 0.8125,
+    0.875, 0.9375,
+];
+
 /// Stored sample holding original sample `i` (a wrapping clip's last sample is its first).
 fn stored_index(i: usize, num_stored: usize) -> usize {
     if i >= num_stored { 0 } else { i }
@@ -159,7 +167,13 @@ pub fn verify(
     // differently in the interval than a plain clip's: on 01_03.bvh (a thumb turning fast
     // between two samples) clip_eval.py measured 0.0103 cm at 4/5 of an interval whose
     // midpoint was within the threshold.
-    let alphas: &[f32] = if clip.additive.is_some() {
+    let alphas: &[f32] = if clip
+        .additive
+        .as_ref()
+        .is_some_and(|a| a.base.num_samples > 1)
+    {
+        &MULTI_BASE_BETWEEN_ALPHAS
+    } else if clip.additive.is_some() {
         &ADDITIVE_BETWEEN_ALPHAS
     } else {
         &BETWEEN_ALPHAS
