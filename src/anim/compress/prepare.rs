@@ -76,6 +76,9 @@ pub fn rotation_lever(a: Quat, b: Quat) -> f32 {
     2.0 * d.length()
 }
 
+/// A base local pose of one bone at one sample: (rotation, translation, scale).
+pub type BaseLocal = (Quat, Vec3A, Vec3A);
+
 /// One animated sub-track: the values the encoder quantizes (three kept quaternion components
 /// for rotations), per stored sample, and its clip range.
 pub struct Track {
@@ -140,7 +143,7 @@ pub struct Prepared<'a> {
     /// the one a game sees on the combined pose. (Measuring the additive alone would see lever
     /// arms of nearly zero: additive translations of a rig are ~0, so a parent's rotation error
     /// would look harmless to its children.)
-    pub base: Option<(AdditiveFormat, Vec<(Quat, Vec3A, Vec3A)>)>,
+    pub base: Option<(AdditiveFormat, Vec<BaseLocal>)>,
 }
 
 /// Up to this mean number of ancestors per bone, dominant shells are measured exactly; real
@@ -386,8 +389,7 @@ fn is_looping(p: &Prepared, target: f32) -> bool {
     let last = &p.raw_obj[(n - 1) * nb..];
     (0..nb).all(|b| {
         let root = p.root_of[b];
-        let offset =
-            Vec3A::from(p.raw_root_translation(root, 0) - p.raw_root_translation(root, n - 1));
+        let offset = p.raw_root_translation(root, 0) - p.raw_root_translation(root, n - 1);
         vertex_error(&last[b], &first[b], offset, p.shells[b]) <= LOOP_SHARE * target
     })
 }
