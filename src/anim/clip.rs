@@ -15,6 +15,9 @@ pub struct RawClip {
     pub rotations: Vec<Quat>,
     pub translations: Vec<Vec3>,
     pub scales: Vec<Vec3>,
+    /// Set when the samples are an additive layer: its format and the base it is applied to
+    /// (the error that matters is then measured on the combined pose, [`super::additive`]).
+    pub additive: Option<Box<super::additive::AdditiveBase>>,
 }
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -110,6 +113,7 @@ impl RawClip {
             rotations,
             translations,
             scales,
+            additive: None,
         })
     }
 

@@ -51,6 +51,7 @@ pub fn to_raw_clip(reader: &ClipReader) -> RawClip {
                 .map(|i| sk.bind_translations[i / n.max(1)])
                 .collect(),
             scales: (0..nb * n).map(|i| sk.bind_scales[i / n.max(1)]).collect(),
+            additive: None,
         }
     })
 }

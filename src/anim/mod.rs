@@ -5,6 +5,7 @@
 //! operations that sample it): [`runtime`], which depends on nothing offline. Shared: [`pose`] (SoA poses, local → object pass),
 //! [`skeleton`] (the hierarchy; its sorting builder is used offline only), [`limits`] and [`metric`] (the virtual-vertex error metric).
 
+pub mod additive;
 pub mod clip;
 pub mod compress;
 pub mod decompress;

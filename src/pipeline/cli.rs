@@ -204,6 +204,10 @@ pub struct ConvertArgs {
     /// Only this animation of a glTF file (name or index); default: every animation, one file each.
     #[arg(long, value_name = "NAME|INDEX")]
     pub clip: Option<String>,
+    /// Write an additive clip (ACL's additive1, with its base): relative to each clip's first
+    /// frame (`first-frame`), or to the first clip of FILE (same bones in the same order).
+    #[arg(long, value_name = "FILE|first-frame")]
+    pub additive_base: Option<String>,
     #[command(flatten)]
     pub sample_rate: SampleRateArgs,
     #[command(flatten)]
@@ -757,7 +761,18 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         if raw.num_bones() == decoded.num_bones() {
             raw.skeleton.shell_distances = decoded.skeleton.shell_distances.clone();
         }
-        match metric::measure(&raw, &decoded) {
+        // An additive original is measured on the combined pose (applied to its base).
+        let stats = match &raw.additive {
+            Some(add) => crate::anim::additive::measure_combined(
+                &raw,
+                add,
+                &decoded,
+                &[],
+                &raw.skeleton.shell_distances,
+            ),
+            None => metric::measure(&raw, &decoded),
+        };
+        match stats {
             Ok(s) => measured = Some((raw, s)),
             Err(e) => {
                 // An FBX or glTF original sampled at another rate than the .cfa's: say how to
@@ -1055,7 +1070,40 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
     }
     let count = selected.len();
     let mut code = ExitCode::SUCCESS;
+    let base_clip = match args.additive_base.as_deref() {
+        None | Some("first-frame") => None,
+        Some(file) => {
+            let path = Path::new(file);
+            match load_clip_file(path, &args.sample_rate.import_options()) {
+                Ok(clips) if !clips.is_empty() => clips.into_iter().next(),
+                Ok(_) => return fail(format!("{file}: the file holds no animation clip")),
+                Err(e) => return fail(e),
+            }
+        }
+    };
     for (index, clip) in &selected {
+        let additive;
+        let clip = match &args.additive_base {
+            None => clip,
+            Some(_) => {
+                let base = match &base_clip {
+                    Some(b) => b.clone(),
+                    None => crate::anim::additive::first_frame(clip),
+                };
+                let format = crate::anim::additive::AdditiveFormat::DEFAULT;
+                match crate::anim::additive::make_additive(clip, &base, format) {
+                    Ok(a) => {
+                        additive = a;
+                        &additive
+                    }
+                    Err(e) => {
+                        say!("clipforge: {}: {e}", args.input.display());
+                        code = ExitCode::FAILURE;
+                        continue;
+                    }
+                }
+            }
+        };
         // With --clip, `count` is 1: the output is named after the input alone.
         let out = convert_output_path(&args.input, &args.output, *index, count, &clip.name);
         match write_acl(clip, &out) {

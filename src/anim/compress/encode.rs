@@ -157,7 +157,15 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     // Every buffer is written in the current layout (16-bit rotation clip ranges).
     let version = VERSION;
     out[4..6].copy_from_slice(&version.to_le_bytes());
-    let flags = FLAG_METADATA | if p.wrap { FLAG_WRAP } else { 0 };
+    let additive: u16 = match p.clip.additive.as_ref().map(|a| a.format) {
+        None => 0,
+        Some(crate::anim::additive::AdditiveFormat::Relative) => 1,
+        Some(crate::anim::additive::AdditiveFormat::Additive0) => 2,
+        Some(crate::anim::additive::AdditiveFormat::Additive1) => 3,
+    };
+    let flags = FLAG_METADATA
+        | if p.wrap { FLAG_WRAP } else { 0 }
+        | (additive << crate::anim::runtime::format::FLAG_ADDITIVE_SHIFT);
     out[6..8].copy_from_slice(&flags.to_le_bytes());
     out[12..16].copy_from_slice(&(total as u32).to_le_bytes());
     out[16..20].copy_from_slice(&(runtime_size as u32).to_le_bytes());

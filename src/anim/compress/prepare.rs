@@ -2,6 +2,8 @@
 //! distances, loop detection, default/constant classification measured with the error metric,
 //! the dropped quaternion component of each rotation track, and clip ranges.
 
+use super::CompressionSettings;
+use crate::anim::additive::{AdditiveFormat, apply_f32};
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::{
     DROPPED_NONE, DROPPED_PER_SEGMENT, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
@@ -74,6 +76,9 @@ pub fn rotation_lever(a: Quat, b: Quat) -> f32 {
     2.0 * d.length()
 }
 
+/// A base local pose of one bone at one sample: (rotation, translation, scale).
+pub type BaseLocal = (Quat, Vec3A, Vec3A);
+
 /// One animated sub-track: the values the encoder quantizes (three kept quaternion components
 /// for rotations), per stored sample, and its clip range.
 pub struct Track {
@@ -139,6 +144,14 @@ pub struct Prepared<'a> {
     pub parent_scale: Vec<f32>,
     /// The hierarchy is shallow enough for [`Prepared::dominant_shells`] to walk every ancestor.
     pub exact_dominant_shells: bool,
+    /// An additive clip's format and its raw base local pose at every sample (`sample * bones +
+    /// bone`, ACL's nearest-key rule). The search then works in the combined space: raw object
+    /// space is the raw additive applied to the base, and every decoded candidate is applied to
+    /// the same base before it is composed ([`Prepared::combined`]), so the error it bounds is
+    /// the one a game sees on the combined pose. (Measuring the additive alone would see lever
+    /// arms of nearly zero: additive translations of a rig are ~0, so a parent's rotation error
+    /// would look harmless to its children.)
+    pub base: Option<(AdditiveFormat, Vec<BaseLocal>)>,
 }
 
 /// Up to this mean number of ancestors per bone, dominant shells are measured exactly; real
@@ -168,6 +181,34 @@ impl Prepared<'_> {
 
     pub fn count_kind(&self, kind: u8) -> u32 {
         self.kinds.iter().flatten().filter(|&&k| k == kind).count() as u32
+    }
+
+    /// A decoded (or raw) local transform of `bone` at raw sample `sample` as the pose combines
+    /// it: applied to the base for an additive clip, unchanged otherwise.
+    #[inline(always)]
+    pub fn combined(&self, bone: usize, sample: usize, local: &Xf) -> Xf {
+        match &self.base {
+            None => *local,
+            Some((format, base)) => {
+                let (r, t, s) = apply_f32(
+                    *format,
+                    base[sample * self.num_bones + bone],
+                    (local.r, local.t, local.s),
+                );
+                Xf { r, t, s }
+            }
+        }
+    }
+
+    /// Raw translation of root `root` at `sample` in the combined space (what a root's decoded
+    /// translation is compared with: roots keep their translation out of the object transforms).
+    #[inline(always)]
+    pub fn raw_root_translation(&self, root: usize, sample: usize) -> Vec3A {
+        let raw = Vec3A::from(self.clip.translations[self.clip.index(root, sample)]);
+        if self.base.is_none() {
+            return raw;
+        }
+        self.combined(root, sample, &self.raw_local(root, sample)).t
     }
 
     /// Raw local transform of `bone` at `sample`.
@@ -319,13 +360,19 @@ pub fn prepare_with<'a>(
         tracks: Vec::new(),
         parent_scale: vec![1.0; nb],
         exact_dominant_shells,
+        base: clip.additive.as_ref().map(|a| {
+            (
+                a.format,
+                crate::anim::additive::base_at_samples(clip, &a.base),
+            )
+        }),
     };
     let mut locals = Vec::with_capacity(nb);
     let mut objects = Vec::with_capacity(nb);
     for s in 0..n {
         locals.clear();
         locals.extend((0..nb).map(|b| {
-            let mut local = p.raw_local(b, s);
+            let mut local = p.combined(b, s, &p.raw_local(b, s));
             if p.parents[b] == NO_PARENT {
                 // Roots keep their translation out of the transform (float32 precision far
                 // from the origin).
@@ -340,7 +387,11 @@ pub fn prepare_with<'a>(
             if p.parents[b] != NO_PARENT {
                 // Never below 1: an over-estimate only costs bits, an under-estimate would
                 // be caught by the real check but makes the search's bound wrong.
-                let ps = objects[p.parents[b] as usize].s.abs().max_element();
+                let mut ps = objects[p.parents[b] as usize].s.abs().max_element();
+                // A relative additive's translation is scaled by its own base's scale too.
+                if let Some((AdditiveFormat::Relative, base)) = &p.base {
+                    ps *= base[s * nb + b].2.abs().max_element().max(1.0);
+                }
                 p.parent_scale[b] = p.parent_scale[b].max(ps);
             }
         }
@@ -350,7 +401,13 @@ pub fn prepare_with<'a>(
         p.num_segments = quant::num_segments(n, segment_size);
         return p;
     }
-    p.wrap = n >= 3 && is_looping(&p, target);
+    // An additive clip over a base of several samples combines its last sample with the base's
+    // last, its first with the base's first: a wrapped (dropped) last sample would be wrong.
+    let single_base = clip
+        .additive
+        .as_ref()
+        .is_none_or(|a| a.base.num_samples <= 1);
+    p.wrap = n >= 3 && single_base && is_looping(&p, target);
     p.num_stored = if p.wrap { n - 1 } else { n };
     p.num_segments = quant::num_segments(p.num_stored, segment_size);
     classify(&mut p, target, exact_rotations);
@@ -363,10 +420,7 @@ fn is_looping(p: &Prepared, target: f32) -> bool {
     let last = &p.raw_obj[(n - 1) * nb..];
     (0..nb).all(|b| {
         let root = p.root_of[b];
-        let offset = Vec3A::from(
-            p.clip.translations[p.clip.index(root, 0)]
-                - p.clip.translations[p.clip.index(root, n - 1)],
-        );
+        let offset = p.raw_root_translation(root, 0) - p.raw_root_translation(root, n - 1);
         vertex_error(&last[b], &first[b], offset, p.shells[b]) * p.weights[b] <= LOOP_SHARE * target
     })
 }

@@ -411,20 +411,8 @@ impl SegmentCtx<'_> {
             }
             let raw = &p.raw_obj[j * nb..(j + 1) * nb];
             for b in 0..nb {
-                let offset;
-                if p.parents[b] == NO_PARENT {
-                    // Roots keep their translation out of the transform (float32 precision far from the origin).
-                    offset = local[b].t - Vec3A::from(p.clip.translations[p.clip.index(b, j)]);
-                    obj[b] = Xf {
-                        r: local[b].r,
-                        t: Vec3A::ZERO,
-                        s: local[b].s,
-                    };
-                } else {
-                    offset = local[p.root_of[b]].t
-                        - Vec3A::from(p.clip.translations[p.clip.index(p.root_of[b], j)]);
-                    obj[b] = Xf::compose(&obj[p.parents[b] as usize], &local[b]);
-                }
+                let offset = self.root_offset(&local, b, j);
+                obj[b] = self.object(&local, &obj, b, j);
                 worst =
                     worst.max(vertex_error(&raw[b], &obj[b], offset, p.shells[b]) * p.weights[b]);
             }
@@ -561,7 +549,8 @@ impl SegmentCtx<'_> {
         let mut obj: Vec<Xf> = local.clone();
         for r in 0..nr {
             for b in 0..nb {
-                obj[r * nb + b] = self.object(&local[r * nb..(r + 1) * nb], &obj[r * nb..], b);
+                let j = self.refs[r].1;
+                obj[r * nb + b] = self.object(&local[r * nb..(r + 1) * nb], &obj[r * nb..], b, j);
             }
         }
         let mut err = vec![0.0f32; nr * nb];
@@ -660,7 +649,7 @@ impl SegmentCtx<'_> {
                 } else {
                     &st.tmp[row..]
                 };
-                let x = self.object(&st.local[row..row + nb], parent_row, d);
+                let x = self.object(&st.local[row..row + nb], parent_row, d, j);
                 st.tmp[row + d] = x;
                 let offset = self.root_offset(&st.local[row..row + nb], d, j);
                 let e =
@@ -693,20 +682,22 @@ impl SegmentCtx<'_> {
     fn root_offset(&self, local: &[Xf], d: usize, j: usize) -> Vec3A {
         let p = self.p;
         let root = p.root_of[d];
-        local[root].t - Vec3A::from(p.clip.translations[p.clip.index(root, j)])
+        p.combined(root, j, &local[root]).t - p.raw_root_translation(root, j)
     }
 
     /// Object transform of bone `b` from its decoded local transform and its parent's object
     /// transform in `parent_row` (roots keep their translation out, as in [`Self::real_error`]).
     #[inline(always)]
-    fn object(&self, local: &[Xf], parent_row: &[Xf], b: usize) -> Xf {
+    fn object(&self, local: &[Xf], parent_row: &[Xf], b: usize, j: usize) -> Xf {
+        // An additive clip's decoded value is applied to its base first (combined space).
+        let l = self.p.combined(b, j, &local[b]);
         match self.p.parents[b] {
             NO_PARENT => Xf {
-                r: local[b].r,
+                r: l.r,
                 t: Vec3A::ZERO,
-                s: local[b].s,
+                s: l.s,
             },
-            q => Xf::compose(&parent_row[q as usize], &local[b]),
+            q => Xf::compose(&parent_row[q as usize], &l),
         }
     }
 }

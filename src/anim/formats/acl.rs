@@ -11,9 +11,11 @@
 //! - Binary exact (`is_binary_exact = true`): numbers are strings of hex digits holding IEEE bits,
 //!   f64 in clip files, f32 in track lists (leading zeros may be omitted). Plain decimal numbers are
 //!   accepted too (ACL's format reference mixes them).
-//! - Additive clips (`additive_format` other than `"none"`) are refused: a [`RawClip`] has no
-//!   additive base, so loading the deltas as absolute poses would measure the wrong error.
-//!   `base_tracks` of a non-additive clip are ignored.
+//! - Additive clips (`additive_format` relative, additive0 or additive1): the deltas load as the
+//!   clip's samples and `base_tracks` (same layout, `additive_base_num_samples` samples at
+//!   `additive_base_sample_rate`, ACL's defaults 1 and 30; a bone without a base track is
+//!   identity) as its [`RawClip::additive`] base. `base_tracks` of a non-additive clip are ignored,
+//!   as ACL ignores them. The writer writes both back.
 //! - `track_list` files: only `qvvf` tracks (what ACL's `write_track_list` emits for transforms):
 //!   rows `[ [x,y,z,w], [x,y,z], [x,y,z] ]`, `parent_index` (−1 or 0xFFFFFFFF = root; parents
 //!   first), `shell_distance`, `precision` (the bone's own error threshold), bind pose;
@@ -28,6 +30,7 @@
 
 use super::sjson::{self, Node, Value};
 use super::{ImportError, build_clip, check_size, file_stem, quat_from_f64, skeleton_ordered};
+use crate::anim::additive::{AdditiveBase, AdditiveFormat};
 use crate::anim::clip::RawClip;
 use crate::anim::scalar::{DEFAULT_SCALAR_PRECISION, RawScalarList, RawScalarTrack, ScalarType};
 use crate::anim::skeleton::{BoneDesc, SkeletonError};
@@ -348,26 +351,7 @@ fn read_header(rd: &mut Reader<'_>, node: &Node<'_>, what: &str) -> R<Header> {
 fn read_clip<'a>(rd: &mut Reader<'_>, top: &[sjson::Entry<'a>], clip: &Node<'a>) -> R<RawClip> {
     let header = read_header(rd, clip, "clip")?;
     let entries = rd.object(clip, "clip")?;
-    if let Some(f) = get(entries, "additive_format") {
-        let format = rd.string(f, "additive_format")?;
-        match format {
-            "none" => {}
-            "relative" | "additive0" | "additive1" => {
-                return rd.err(
-                    f.line,
-                    format!(
-                        "additive clips are not supported (additive_format = \"{format}\"): a clip here has no additive base, and reading the deltas as absolute poses would measure the wrong error"
-                    ),
-                );
-            }
-            other => {
-                return rd.err(
-                    f.line,
-                    format!("unknown additive_format \"{other}\" (expected none, relative, additive0 or additive1)"),
-                );
-            }
-        }
-    }
+    let additive = read_additive_header(rd, entries)?;
     if let Some(s) = get(top, "settings") {
         rd.object(s, "settings")?;
     }
@@ -430,14 +414,139 @@ fn read_clip<'a>(rd: &mut Reader<'_>, top: &[sjson::Entry<'a>], clip: &Node<'a>)
     check_size(rd.path, Some(clip.line), nb, n, rd.input_len)?;
 
     // Tracks.
-    let mut rotations = vec![Quat::IDENTITY; nb * n];
-    let mut translations = vec![Vec3::ZERO; nb * n];
-    let mut scales = vec![Vec3::ONE; nb * n];
-    let mut track_of_bone: Vec<Option<&Node<'a>>> = vec![None; nb];
     let track_nodes: &[Node<'a>] = match get(top, "tracks") {
         Some(t) => rd.array(t, "tracks")?,
         None => &[],
     };
+    let (rotations, translations, scales, track_of_bone) =
+        read_tracks(rd, track_nodes, &index, nb, n)?;
+    // Additive base (ACL reads `base_tracks` only for an additive clip).
+    let base = match additive {
+        None => None,
+        Some(h) => {
+            check_size(rd.path, Some(clip.line), nb, h.num_samples, rd.input_len)?;
+            let base_nodes: &[Node<'a>] = match get(top, "base_tracks") {
+                Some(t) => rd.array(t, "base_tracks")?,
+                None => &[],
+            };
+            let (r, t, s, base_track_of_bone) =
+                read_tracks(rd, base_nodes, &index, nb, h.num_samples)?;
+            let line_of = |bone: usize, sample: usize, what: &str| {
+                sample_line(&base_track_of_bone, bone, sample, what)
+            };
+            let base = build_clip(
+                rd.path,
+                h.name,
+                skeleton.clone(),
+                h.sample_rate,
+                h.num_samples,
+                r,
+                t,
+                s,
+                &line_of,
+            )?;
+            Some(Box::new(AdditiveBase {
+                format: h.format,
+                base,
+            }))
+        }
+    };
+    let line_of =
+        |bone: usize, sample: usize, what: &str| sample_line(&track_of_bone, bone, sample, what);
+    let mut clip = build_clip(
+        rd.path,
+        header.name,
+        skeleton,
+        header.sample_rate,
+        n,
+        rotations,
+        translations,
+        scales,
+        &line_of,
+    )?;
+    clip.additive = base;
+    Ok(clip)
+}
+
+/// Line of the row holding `what` (rotation, translation or scale) of `bone` at `sample`.
+fn sample_line(
+    track_of_bone: &[Option<&Node<'_>>],
+    bone: usize,
+    sample: usize,
+    what: &str,
+) -> Option<usize> {
+    let t = track_of_bone.get(bone).copied().flatten()?;
+    let key = ["rotation", "translation", "scale"]
+        .into_iter()
+        .find(|k| what.starts_with(k))?;
+    let rows = t.get(&format!("{key}s"))?.as_array()?;
+    rows.get(sample).map(|r| r.line)
+}
+
+/// What the `clip` header says about an additive clip.
+struct AdditiveHeader {
+    format: AdditiveFormat,
+    name: String,
+    num_samples: usize,
+    sample_rate: f32,
+}
+
+/// `additive_format` and the `additive_base_*` keys; `None` for a plain clip ("none" or absent).
+fn read_additive_header(
+    rd: &mut Reader<'_>,
+    entries: &[sjson::Entry<'_>],
+) -> R<Option<AdditiveHeader>> {
+    let Some(f) = get(entries, "additive_format") else {
+        return Ok(None);
+    };
+    let format = match rd.string(f, "additive_format")? {
+        "none" => return Ok(None),
+        name => match AdditiveFormat::from_acl_name(name) {
+            Some(format) => format,
+            None => {
+                return rd.err(
+                    f.line,
+                    format!("unknown additive_format \"{name}\" (expected none, relative, additive0 or additive1)"),
+                );
+            }
+        },
+    };
+    let name = match get(entries, "additive_base_name") {
+        Some(n) => rd.string(n, "additive_base_name")?.to_string(),
+        None => String::new(),
+    };
+    // ACL's defaults: one base sample at 30 Hz.
+    let num_samples = match get(entries, "additive_base_num_samples") {
+        Some(n) => rd.count(n, "additive_base_num_samples")?,
+        None => 1,
+    };
+    let sample_rate = match get(entries, "additive_base_sample_rate") {
+        Some(r) => rd.sample_rate(r)?,
+        None => 30.0,
+    };
+    Ok(Some(AdditiveHeader {
+        format,
+        name,
+        num_samples,
+        sample_rate,
+    }))
+}
+
+type Tracks<'n, 'a> = (Vec<Quat>, Vec<Vec3>, Vec<Vec3>, Vec<Option<&'n Node<'a>>>);
+
+/// Samples of `tracks` (or `base_tracks`): `n` rows per present sub-track, identity for a missing
+/// one; also each bone's track node (for error lines).
+fn read_tracks<'n, 'a>(
+    rd: &Reader<'_>,
+    track_nodes: &'n [Node<'a>],
+    index: &std::collections::HashMap<&str, usize>,
+    nb: usize,
+    n: usize,
+) -> R<Tracks<'n, 'a>> {
+    let mut rotations = vec![Quat::IDENTITY; nb * n];
+    let mut translations = vec![Vec3::ZERO; nb * n];
+    let mut scales = vec![Vec3::ONE; nb * n];
+    let mut track_of_bone: Vec<Option<&'n Node<'a>>> = vec![None; nb];
     for t in track_nodes {
         let e = rd.object(t, "a track")?;
         let Some(name_node) = get(e, "name") else {
@@ -474,25 +583,7 @@ fn read_clip<'a>(rd: &mut Reader<'_>, top: &[sjson::Entry<'a>], clip: &Node<'a>)
             }
         }
     }
-    let line_of = |bone: usize, sample: usize, what: &str| -> Option<usize> {
-        let t = track_of_bone.get(bone).copied().flatten()?;
-        let key = ["rotation", "translation", "scale"]
-            .into_iter()
-            .find(|k| what.starts_with(k))?;
-        let rows = t.get(&format!("{key}s"))?.as_array()?;
-        rows.get(sample).map(|r| r.line)
-    };
-    build_clip(
-        rd.path,
-        header.name,
-        skeleton,
-        header.sample_rate,
-        n,
-        rotations,
-        translations,
-        scales,
-        &line_of,
-    )
+    Ok((rotations, translations, scales, track_of_bone))
 }
 
 fn sub_track_rows<'n, 'a>(
@@ -855,10 +946,20 @@ pub fn write_acl_clip_with(clip: &RawClip, opts: &AclWriteOptions) -> String {
     sjson::write_string(&mut out, &clip.name);
     out.push_str(&format!("\n\tnum_samples = {n}\n\tsample_rate = "));
     sjson::write_f32(&mut out, clip.sample_rate);
-    out.push_str(&format!(
-        "\n\tis_binary_exact = {}\n}}\n\nbones =\n[\n",
-        opts.binary_exact
-    ));
+    out.push_str(&format!("\n\tis_binary_exact = {}\n", opts.binary_exact));
+    if let Some(add) = &clip.additive {
+        out.push_str("\tadditive_format = ");
+        sjson::write_string(&mut out, add.format.acl_name());
+        out.push_str("\n\tadditive_base_name = ");
+        sjson::write_string(&mut out, &add.base.name);
+        out.push_str(&format!(
+            "\n\tadditive_base_num_samples = {}\n\tadditive_base_sample_rate = ",
+            add.base.num_samples
+        ));
+        sjson::write_f32(&mut out, add.base.sample_rate);
+        out.push('\n');
+    }
+    out.push_str("}\n\nbones =\n[\n");
     for b in 0..nb {
         out.push_str("\t{\n\t\tname = ");
         sjson::write_string(&mut out, &s.names[b]);
@@ -880,30 +981,37 @@ pub fn write_acl_clip_with(clip: &RawClip, opts: &AclWriteOptions) -> String {
         row(&mut out, "\t\tbind_scale = ", &s.bind_scales[b].to_array());
         out.push_str("\t}\n");
     }
-    out.push_str("]\n\ntracks =\n[\n");
-    for b in 0..nb {
-        let (rot, trans, scale) = clip.track(b);
-        out.push_str("\t{\n\t\tname = ");
-        sjson::write_string(&mut out, &s.names[b]);
-        out.push_str("\n\t\trotations =\n\t\t[\n");
-        for q in rot {
-            row(&mut out, "\t\t\t", &q.to_array());
-        }
-        out.push_str("\t\t]\n\t\ttranslations =\n\t\t[\n");
-        for t in trans {
-            row(&mut out, "\t\t\t", &t.to_array());
-        }
-        out.push_str("\t\t]\n");
-        let unit = |v: &Vec3| v.to_array().iter().all(|c| c.to_bits() == 1.0f32.to_bits());
-        if !(opts.omit_unit_scales && scale.iter().all(unit)) {
-            out.push_str("\t\tscales =\n\t\t[\n");
-            for v in scale {
-                row(&mut out, "\t\t\t", &v.to_array());
+    // An additive clip's base goes before its tracks, with the same layout (ACL's order).
+    let write_tracks = |out: &mut String, section: &str, c: &RawClip| {
+        out.push_str(&format!("]\n\n{section} =\n[\n"));
+        for b in 0..nb {
+            let (rot, trans, scale) = c.track(b);
+            out.push_str("\t{\n\t\tname = ");
+            sjson::write_string(out, &s.names[b]);
+            out.push_str("\n\t\trotations =\n\t\t[\n");
+            for q in rot {
+                row(out, "\t\t\t", &q.to_array());
+            }
+            out.push_str("\t\t]\n\t\ttranslations =\n\t\t[\n");
+            for t in trans {
+                row(out, "\t\t\t", &t.to_array());
             }
             out.push_str("\t\t]\n");
+            let unit = |v: &Vec3| v.to_array().iter().all(|c| c.to_bits() == 1.0f32.to_bits());
+            if !(opts.omit_unit_scales && scale.iter().all(unit)) {
+                out.push_str("\t\tscales =\n\t\t[\n");
+                for v in scale {
+                    row(out, "\t\t\t", &v.to_array());
+                }
+                out.push_str("\t\t]\n");
+            }
+            out.push_str("\t}\n");
         }
-        out.push_str("\t}\n");
+    };
+    if let Some(add) = &clip.additive {
+        write_tracks(&mut out, "base_tracks", &add.base);
     }
+    write_tracks(&mut out, "tracks", clip);
     out.push_str("]\n");
     out
 }
@@ -1061,9 +1169,9 @@ tracks =
             "listed after it",
         );
         expect_err(
-            &TINY.replace("error_threshold = 0.01", "additive_format = \"additive1\""),
+            &TINY.replace("error_threshold = 0.01", "additive_format = \"additive9\""),
             7,
-            "additive clips are not supported",
+            "unknown additive_format \"additive9\"",
         );
         expect_err("", 1, "missing 'version");
         expect_err(
@@ -1293,5 +1401,52 @@ tracks =
         assert_eq!((c.num_bones(), c.num_samples), (0, 5));
         let text = write_acl_clip(&c);
         assert_eq!(read_acl_clip(&text, p()).unwrap(), c);
+    }
+
+    #[test]
+    fn additive_clips_read_their_base_and_round_trip() {
+        let text = TINY.replace(
+            "error_threshold = 0.01",
+            "additive_format = \"relative\"\n\tadditive_base_num_samples = 2\n\tadditive_base_sample_rate = 10\n\tadditive_base_name = \"b\"",
+        )
+        .replace(
+            "tracks =\n[",
+            "base_tracks =\n[\n\t{\n\t\tname = \"child\"\n\t\ttranslations = [ [ 1.0, 2.0, 3.0 ] [ 4.0, 5.0, 6.0 ] ]\n\t}\n]\ntracks =\n[",
+        );
+        let c = read_acl_clip(&text, p()).unwrap();
+        let add = c.additive.as_ref().expect("an additive clip");
+        assert_eq!(add.format, AdditiveFormat::Relative);
+        assert_eq!((add.base.num_samples, add.base.sample_rate), (2, 10.0));
+        assert_eq!(add.base.name, "b");
+        // The root has no base track: identity; the child's second sample is its second row.
+        assert_eq!(add.base.translations[add.base.index(0, 1)], Vec3::ZERO);
+        assert_eq!(
+            add.base.translations[add.base.index(1, 1)],
+            Vec3::new(4.0, 5.0, 6.0)
+        );
+        for exact in [false, true] {
+            let opts = AclWriteOptions {
+                binary_exact: exact,
+                ..Default::default()
+            };
+            let back = read_acl_clip(&write_acl_clip_with(&c, &opts), p()).unwrap();
+            assert_eq!(back, c);
+        }
+        // Wrong base sample count: the error names the line.
+        let bad = text.replace(
+            "additive_base_num_samples = 2",
+            "additive_base_num_samples = 3",
+        );
+        let e = read_acl_clip(&bad, p()).unwrap_err().to_string();
+        assert!(e.contains("translations"), "{e}");
+        // Without base_tracks: one identity base sample.
+        let plain = TINY.replace("error_threshold = 0.01", "additive_format = \"additive1\"");
+        let c = read_acl_clip(&plain, p()).unwrap();
+        let add = c.additive.as_ref().unwrap();
+        assert_eq!(
+            (add.format, add.base.num_samples),
+            (AdditiveFormat::Additive1, 1)
+        );
+        assert!(add.base.rotations.iter().all(|q| *q == Quat::IDENTITY));
     }
 }

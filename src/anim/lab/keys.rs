@@ -453,5 +453,6 @@ pub fn clip_from_poses(
         rotations,
         translations,
         scales,
+        additive: None,
     }
 }

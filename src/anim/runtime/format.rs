@@ -64,7 +64,11 @@ pub const BIND_ROTATION_TOLERANCE: f32 = 1e-5;
 
 pub const FLAG_WRAP: u16 = 1;
 pub const FLAG_METADATA: u16 = 2;
-pub const KNOWN_FLAGS: u16 = FLAG_WRAP | FLAG_METADATA;
+/// Bits 2–3: the samples are an additive layer, in ACL's format 1 relative, 2 additive0,
+/// 3 additive1 (0: a plain clip). The base is not stored: a game applies the layer to its own pose.
+pub const FLAG_ADDITIVE_SHIFT: u16 = 2;
+pub const FLAG_ADDITIVE_MASK: u16 = 3 << FLAG_ADDITIVE_SHIFT;
+pub const KNOWN_FLAGS: u16 = FLAG_WRAP | FLAG_METADATA | FLAG_ADDITIVE_MASK;
 
 /// Sub-track kinds, two bits each in a bone descriptor byte.
 pub const KIND_DEFAULT: u8 = 0;

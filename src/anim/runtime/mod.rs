@@ -145,6 +145,8 @@ pub struct ClipReader<'a> {
     segment_size: usize,
     num_segments: usize,
     wrap: bool,
+    /// 0 plain; 1 relative, 2 additive0, 3 additive1 ([`FLAG_ADDITIVE_MASK`]).
+    additive: u8,
     desc_off: usize,
     seg_header_off: usize,
     num_animated: usize,
@@ -278,6 +280,7 @@ impl<'a> ClipReader<'a> {
             return corrupt("a clip with bones has no samples");
         }
         let wrap = flags & FLAG_WRAP != 0;
+        let additive = ((flags & FLAG_ADDITIVE_MASK) >> FLAG_ADDITIVE_SHIFT) as u8;
         let rt = Cursor {
             buf,
             pos: HEADER_SIZE,
@@ -560,6 +563,7 @@ impl<'a> ClipReader<'a> {
             segment_size,
             num_segments: num_segs,
             wrap,
+            additive,
             desc_off,
             seg_header_off,
             num_animated,
@@ -697,6 +701,12 @@ impl<'a> ClipReader<'a> {
     /// True when the compressor found the clip looping and dropped its last sample.
     pub fn is_wrapping(&self) -> bool {
         self.wrap
+    }
+
+    /// The clip is an additive layer in this format: 1 relative, 2 additive0, 3 additive1 (ACL's
+    /// formats; `docs/FORMAT.md`); 0 for a plain clip.
+    pub fn additive_format(&self) -> u8 {
+        self.additive
     }
     pub fn num_segments(&self) -> usize {
         self.num_segments
