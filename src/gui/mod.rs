@@ -1,5 +1,6 @@
 //! The egui desktop app: one window with the "Clips" library (table, settings, clip detail),
-//! "Charts", "Watch" (watched folders + event log) and "Headers" tabs.
+//! "Charts", "Lab" (the three codec families of `anim::lab` side by side), "Watch" (watched
+//! folders + event log) and "Headers" tabs.
 //!
 //! All the work (scanning, compressing, the skip cache, reports) is done by [`crate::pipeline`]
 //! and [`crate::anim`] on background threads; the UI only polls their progress counters and
@@ -10,6 +11,7 @@ mod detail;
 mod headers_job;
 mod headers_tab;
 mod jobs;
+mod lab_view;
 mod library;
 mod model;
 mod pipelines;
@@ -18,6 +20,7 @@ mod skeleton_view;
 
 pub use headers_job::{CompilerPick, HeadersProject};
 pub use headers_tab::{HeaderColumn, HeaderSort, HeadersSettings, HeadersState, HeadersView};
+pub use lab_view::{ChartSeries, DecodePattern, LabMode, LabView, chart_series};
 pub use model::{RowKey, RowStatus};
 pub use pipelines::{
     PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, SavedPipeline, pipelines_toml,
@@ -38,6 +41,7 @@ pub enum Tab {
     #[default]
     Clips,
     Charts,
+    Lab,
     Watch,
     Headers,
 }
@@ -118,6 +122,8 @@ pub struct AppState {
     pub watch: pipelines::PipelinesState,
     /// The Headers tab (its scan, watcher, selection).
     pub headers: headers_tab::HeadersState,
+    /// The Lab tab (its clip, jobs and results).
+    pub lab: lab_view::LabView,
     folder_dialog: Option<mpsc::Receiver<(DialogTarget, Option<PathBuf>)>>,
     /// One-line messages shown under the folder bar (errors).
     pub message: Option<(String, bool)>,
@@ -203,6 +209,7 @@ impl AppState {
             detail: detail::DetailState::default(),
             watch: pipelines::PipelinesState::default(),
             headers: headers_tab::HeadersState::default(),
+            lab: lab_view::LabView::default(),
             folder_dialog: None,
             message: None,
             export_message: None,
@@ -290,6 +297,7 @@ impl AppState {
                 let tab = &mut self.persisted.tab;
                 ui.selectable_value(tab, Tab::Clips, "Clips");
                 ui.selectable_value(tab, Tab::Charts, "Charts");
+                ui.selectable_value(tab, Tab::Lab, "Lab");
                 ui.selectable_value(tab, Tab::Watch, "Watch");
                 ui.selectable_value(tab, Tab::Headers, "Headers");
             });
@@ -299,6 +307,13 @@ impl AppState {
             Tab::Clips => self.clips_tab(ui),
             Tab::Charts => {
                 egui::CentralPanel::default().show(ui, |ui| charts::charts_ui(ui, &self.library));
+            }
+            Tab::Lab => {
+                let settings = self.compression_settings();
+                egui::CentralPanel::default().show(ui, |ui| {
+                    self.lab
+                        .ui(ui, &self.library, self.detail.selected.as_ref(), &settings)
+                });
             }
             Tab::Watch => {
                 egui::CentralPanel::default().show(ui, |ui| {
@@ -321,7 +336,7 @@ impl AppState {
         {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
-        if self.headers.busy() {
+        if self.headers.busy() || self.lab.busy() {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
         if self.watch.any_active() || self.headers.watching() {
@@ -351,7 +366,8 @@ impl AppState {
         egui::CentralPanel::default().show(ui, |ui| self.table_ui(ui));
     }
 
-    /// Ctrl+O open folder, Ctrl+Enter compress all, Esc cancel (on the Headers tab: its scan too).
+    /// Ctrl+O open folder, Ctrl+Enter compress all, Esc cancel (on the Headers and Lab tabs:
+    /// their jobs too).
     fn keyboard(&mut self, ui: &mut egui::Ui) {
         let (open, compress, cancel) = ui.input_mut(|i| {
             (
@@ -370,6 +386,9 @@ impl AppState {
             self.cancel();
             if self.persisted.tab == Tab::Headers {
                 self.headers.cancel();
+            }
+            if self.persisted.tab == Tab::Lab {
+                self.lab.cancel();
             }
         }
     }
@@ -433,6 +452,8 @@ impl AppState {
             self.compress(scope);
         }
         self.detail.poll();
+        // Also when another tab is shown, so a finished lab job is not held until the tab opens.
+        self.lab.poll();
         for r in self.watch.poll() {
             // What a pipeline did to a file of the folder open in the Clips tab shows there at
             // once (one generation per event: it replaces the file's older rows).
@@ -523,15 +544,16 @@ impl ClipForgeApp {
         let stored = cc.storage.and_then(load_persisted);
         let first_start = stored.is_none();
         let mut persisted = stored.unwrap_or_default();
-        // CLIPFORGE_TAB=clips|charts|watch|headers opens that tab (screenshots, scripts).
+        // CLIPFORGE_TAB=clips|charts|lab|watch|headers opens that tab (screenshots, scripts).
         if let Ok(t) = std::env::var("CLIPFORGE_TAB") {
             match t.to_ascii_lowercase().as_str() {
                 "clips" => persisted.tab = Tab::Clips,
                 "charts" => persisted.tab = Tab::Charts,
+                "lab" => persisted.tab = Tab::Lab,
                 "watch" => persisted.tab = Tab::Watch,
                 "headers" => persisted.tab = Tab::Headers,
                 _ => eprintln!(
-                    "clipforge: CLIPFORGE_TAB={t}: expected clips, charts, watch or headers"
+                    "clipforge: CLIPFORGE_TAB={t}: expected clips, charts, lab, watch or headers"
                 ),
             }
         }
@@ -597,6 +619,7 @@ impl eframe::App for ClipForgeApp {
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.state.cancel();
         self.state.headers.cancel();
+        self.state.lab.cancel();
         self.state.watch.stop_all();
     }
 }
