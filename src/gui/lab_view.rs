@@ -300,7 +300,8 @@ impl LabView {
         let mut picked = None;
         ui.horizontal(|ui| {
             let shown = self.selected.as_ref().map_or(String::new(), &label_of);
-            egui::ComboBox::from_label("Clip")
+            ui.label("Clip:");
+            egui::ComboBox::from_id_salt("cf_lab_clip")
                 .selected_text(shown)
                 .width(260.0)
                 .height(400.0)
@@ -363,21 +364,23 @@ impl LabView {
             }
         });
         ui.add_space(4.0);
-        figures_grid(ui, &out.lab);
-        ui.add_space(8.0);
-        let avail = ui.available_size();
-        let h = (avail.y - 30.0).max(140.0);
-        let w_err = (avail.x * 0.62).max(200.0);
+        // The figures and the decode times side by side, the error over time below at full width.
         ui.horizontal_top(|ui| {
-            ui.vertical(|ui| {
-                ui.label(egui::RichText::new("Error over time (max over bones)").strong());
-                error_plot(ui, &out, [w_err, h]);
-            });
+            let r = ui.vertical(|ui| figures_grid(ui, &out.lab)).response;
+            ui.add_space(16.0);
             ui.vertical(|ui| {
                 ui.label(egui::RichText::new("Decode time per pose").strong());
-                decode_plot(ui, &out.lab, [(ui.available_width() - 4.0).max(160.0), h]);
+                let w = (ui.available_width() - 4.0).max(160.0);
+                decode_plot(ui, &out.lab, [w, (r.rect.height() - 22.0).max(140.0)]);
             });
         });
+        ui.add_space(8.0);
+        ui.label(egui::RichText::new("Error over time (max over bones at each sample)").strong());
+        let avail = ui.available_size();
+        error_plot(ui, &out, [avail.x.max(200.0), (avail.y - 24.0).max(140.0)]);
+        ui.weak(
+            "key_reduction and sorted_stream store the same keys in two layouts: their curves coincide (sorted_stream dashed).",
+        );
     }
 
     fn batch_ui(&mut self, ui: &mut egui::Ui, lib: &Library, settings: &CompressionSettings) {
@@ -558,7 +561,7 @@ fn error_plot(ui: &mut egui::Ui, out: &LabClipOutcome, size: [f32; 2]) {
         .height(size[1])
         .allow_scroll(false)
         .include_y(0.0)
-        .include_y(threshold * 1.1)
+        .include_y(threshold * 1.3)
         .x_axis_label("time (s)")
         .y_axis_label("max error (cm)")
         .legend(Legend::default())
@@ -581,7 +584,13 @@ fn error_plot(ui: &mut egui::Ui, out: &LabClipOutcome, size: [f32; 2]) {
                     .enumerate()
                     .map(|(i, &e)| [i as f64 / rate, e])
                     .collect();
-                pui.line(Line::new(codec.as_str(), pts).color(codec_color(codec)));
+                let mut line = Line::new(codec.as_str(), pts).color(codec_color(codec));
+                line = if codec == lab::SORTED_STREAM {
+                    line.style(egui_plot::LineStyle::dashed_loose()).width(2.0)
+                } else {
+                    line.width(2.5)
+                };
+                pui.line(line);
             }
             pui.hline(HLine::new("threshold", threshold).color(THRESHOLD_COLOR));
         });
