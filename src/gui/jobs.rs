@@ -268,9 +268,10 @@ impl AppState {
                 self.library.special = named.iter().map(|s| s.path.clone()).collect();
                 if let Some(first) = other.first() {
                     self.message = Some((
+                        // The CLI's wording (singular or plural, no "(s)").
                         format!(
-                            "{} special file(s) skipped (not regular files, not named like clips), e.g. {}",
-                            other.len(),
+                            "{} skipped (not regular files, not named like clips), e.g. {}",
+                            pipeline::report::count(other.len(), "special file", "special files"),
                             first.message()
                         ),
                         false,
