@@ -300,7 +300,7 @@ impl LabView {
         let mut picked = None;
         ui.horizontal(|ui| {
             let shown = self.selected.as_ref().map_or(String::new(), &label_of);
-            ui.label("Clip:");
+            let label = ui.label("Clip:");
             egui::ComboBox::from_id_salt("cf_lab_clip")
                 .selected_text(shown)
                 .width(260.0)
@@ -314,7 +314,9 @@ impl LabView {
                             picked = Some(k.clone());
                         }
                     }
-                });
+                })
+                .response
+                .labelled_by(label.id);
             let running = self.clip_job.is_some();
             if ui
                 .add_enabled(!running, egui::Button::new("Run lab on this clip"))
