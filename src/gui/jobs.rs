@@ -3,7 +3,7 @@
 //! in chunks so rows fill in while it runs). The UI thread never waits on any of them.
 
 use super::AppState;
-use super::model::{ClipMeta, Inspect};
+use super::model::{ClipMeta, Inspect, RowKey};
 use crate::anim::formats;
 use crate::pipeline::report::{BatchReport, ClipReport};
 use crate::pipeline::{self, BatchOptions, CancelToken, ClipFile, Progress};
@@ -268,9 +268,10 @@ impl AppState {
                 self.library.special = named.iter().map(|s| s.path.clone()).collect();
                 if let Some(first) = other.first() {
                     self.message = Some((
+                        // The CLI's wording (singular or plural, no "(s)").
                         format!(
-                            "{} special file(s) skipped (not regular files, not named like clips), e.g. {}",
-                            other.len(),
+                            "{} skipped (not regular files, not named like clips), e.g. {}",
+                            pipeline::report::count(other.len(), "special file", "special files"),
                             first.message()
                         ),
                         false,
@@ -539,5 +540,272 @@ impl AppState {
                 report,
             });
         }
+    }
+}
+
+/// What the Lab view shows for one clip: the lab's figures and each codec's error per sample.
+#[derive(Clone, Debug)]
+pub struct LabClipOutcome {
+    pub key: RowKey,
+    pub lab: crate::anim::lab::ClipLab,
+    pub sample_rate: f32,
+    /// `(codec, max error over bones at each sample, cm)`, in the lab's codec order.
+    pub series: Vec<(String, Vec<f64>)>,
+}
+
+/// Where a lab job is (the view shows it next to the spinner).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabStage {
+    Reading,
+    Measuring,
+    Curves,
+}
+
+impl LabStage {
+    pub fn text(self) -> &'static str {
+        match self {
+            LabStage::Reading => "reading the clip",
+            LabStage::Measuring => "compressing and timing the three codecs",
+            LabStage::Curves => "measuring the error curves",
+        }
+    }
+}
+
+/// The lab on one clip, on a background thread. Cancelling drops the job at once; the thread
+/// stops at its next stage boundary and its result is thrown away.
+pub struct LabClipJob {
+    pub key: RowKey,
+    pub cancel: CancelToken,
+    stage: Arc<std::sync::atomic::AtomicU8>,
+    rx: Receiver<Result<LabClipOutcome, String>>,
+    pub started: Instant,
+}
+
+impl Drop for LabClipJob {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+impl LabClipJob {
+    pub fn stage(&self) -> LabStage {
+        match self.stage.load(Ordering::Relaxed) {
+            0 => LabStage::Reading,
+            1 => LabStage::Measuring,
+            _ => LabStage::Curves,
+        }
+    }
+
+    /// The outcome once the thread is done (`Some(Err)` also when it stopped unexpectedly).
+    pub fn try_take(&self) -> Option<Result<LabClipOutcome, String>> {
+        match self.rx.try_recv() {
+            Ok(r) => Some(r),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Err("the lab stopped unexpectedly".into())),
+        }
+    }
+}
+
+/// Reads `key`'s clip from its file (a glTF/FBX file may hold several).
+fn load_lab_clip(key: &RowKey) -> Result<crate::anim::RawClip, String> {
+    let mut clips = formats::load_clips(&key.path).map_err(|e| e.to_string())?;
+    let i = clips
+        .iter()
+        .position(|c| c.name == key.clip)
+        .or((clips.len() == 1).then_some(0))
+        .ok_or_else(|| format!("{}: clip '{}' not found", key.path.display(), key.clip))?;
+    Ok(clips.swap_remove(i))
+}
+
+/// The lab's options from the app's compression settings (timings on: the view shows them).
+pub fn lab_options(settings: &crate::anim::CompressionSettings) -> crate::anim::lab::LabOptions {
+    crate::anim::lab::LabOptions {
+        settings_threshold: settings.error_threshold,
+        shell_distance: settings.shell_distance,
+        timings: true,
+    }
+}
+
+/// Starts the lab on one clip.
+pub fn start_lab_clip(
+    key: RowKey,
+    opts: crate::anim::lab::LabOptions,
+    ctx: egui::Context,
+) -> LabClipJob {
+    let (tx, rx) = mpsc::channel();
+    let cancel = CancelToken::default();
+    let stage = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    {
+        let (key, cancel, stage) = (key.clone(), cancel.clone(), stage.clone());
+        std::thread::Builder::new()
+            .name("clipforge-lab".into())
+            .spawn(move || {
+                pipeline::lower_thread_priority();
+                let r = run_lab_clip(&key, &opts, &cancel, &stage);
+                if !cancel.is_cancelled() {
+                    let _ = tx.send(r);
+                    ctx.request_repaint();
+                }
+            })
+            .expect("spawn the lab thread");
+    }
+    LabClipJob {
+        key,
+        cancel,
+        stage,
+        rx,
+        started: Instant::now(),
+    }
+}
+
+fn run_lab_clip(
+    key: &RowKey,
+    opts: &crate::anim::lab::LabOptions,
+    cancel: &CancelToken,
+    stage: &std::sync::atomic::AtomicU8,
+) -> Result<LabClipOutcome, String> {
+    let clip = load_lab_clip(key)?;
+    if cancel.is_cancelled() {
+        return Err("cancelled".into());
+    }
+    stage.store(1, Ordering::Relaxed);
+    let shown = key.path.display().to_string();
+    let (mut lab, lossy) = crate::anim::lab::run_clip(&clip, &shown, opts)
+        .map_err(|e| format!("{shown}: clip '{}': {e}", clip.name))?;
+    lab.clip = key.clip.clone();
+    if cancel.is_cancelled() {
+        return Err("cancelled".into());
+    }
+    stage.store(2, Ordering::Relaxed);
+    let shells: Vec<f32> = match opts.shell_distance {
+        Some(d) => vec![d; clip.num_bones()],
+        None => clip.skeleton.shell_distances.clone(),
+    };
+    let series = lossy
+        .iter()
+        .map(|l| {
+            (
+                l.codec.to_string(),
+                crate::anim::lab::per_sample_error(&clip, &l.clip, &shells),
+            )
+        })
+        .collect();
+    Ok(LabClipOutcome {
+        key: key.clone(),
+        lab,
+        sample_rate: clip.sample_rate,
+        series,
+    })
+}
+
+/// One clip of a lab batch: its figures or why it failed.
+#[derive(Clone, Debug)]
+pub struct LabBatchRow {
+    pub key: RowKey,
+    pub label: String,
+    pub result: Result<crate::anim::lab::ClipLab, String>,
+}
+
+/// The lab over many clips, one after the other on a background thread (one at a time keeps the
+/// decode timings apart from each other), rows streamed as they finish.
+pub struct LabBatchJob {
+    pub cancel: CancelToken,
+    pub done: Arc<std::sync::atomic::AtomicUsize>,
+    pub total: usize,
+    rx: Receiver<LabBatchRow>,
+    pub started: Instant,
+}
+
+impl Drop for LabBatchJob {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+impl LabBatchJob {
+    /// Rows finished since the last call, and whether the thread is done.
+    pub fn drain(&self) -> (Vec<LabBatchRow>, bool) {
+        let mut rows = Vec::new();
+        loop {
+            match self.rx.try_recv() {
+                Ok(r) => rows.push(r),
+                Err(TryRecvError::Empty) => return (rows, false),
+                Err(TryRecvError::Disconnected) => return (rows, true),
+            }
+        }
+    }
+}
+
+/// The lab on `key`'s clip among the clips of its file.
+fn lab_one(
+    all: &[crate::anim::RawClip],
+    key: &RowKey,
+    shown: &str,
+    opts: &crate::anim::lab::LabOptions,
+) -> Result<crate::anim::lab::ClipLab, String> {
+    let clip = all
+        .iter()
+        .find(|c| c.name == key.clip)
+        .or(all.first().filter(|_| all.len() == 1))
+        .ok_or_else(|| format!("{shown}: clip '{}' not found", key.clip))?;
+    let (mut lab, _) = crate::anim::lab::run_clip(clip, shown, opts)
+        .map_err(|e| format!("{shown}: clip '{}': {e}", key.clip))?;
+    lab.clip = key.clip.clone();
+    Ok(lab)
+}
+
+/// Starts the lab over `clips` (`(key, label)`), grouped by file so each file is read once.
+pub fn start_lab_batch(
+    clips: Vec<(RowKey, String)>,
+    opts: crate::anim::lab::LabOptions,
+    ctx: egui::Context,
+) -> LabBatchJob {
+    let (tx, rx) = mpsc::channel();
+    let cancel = CancelToken::default();
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let total = clips.len();
+    {
+        let (cancel, done) = (cancel.clone(), done.clone());
+        std::thread::Builder::new()
+            .name("clipforge-lab-batch".into())
+            .spawn(move || {
+                pipeline::lower_thread_priority();
+                let mut i = 0;
+                while i < clips.len() && !cancel.is_cancelled() {
+                    let path = clips[i].0.path.clone();
+                    let end = i + clips[i..].iter().take_while(|c| c.0.path == path).count();
+                    let shown = path.display().to_string();
+                    let file = formats::load_clips(&path).map_err(|e| e.to_string());
+                    for (key, label) in &clips[i..end] {
+                        if cancel.is_cancelled() {
+                            break;
+                        }
+                        let result = match &file {
+                            Err(e) => Err(e.clone()),
+                            Ok(all) => lab_one(all, key, &shown, &opts),
+                        };
+                        done.fetch_add(1, Ordering::Relaxed);
+                        let row = LabBatchRow {
+                            key: key.clone(),
+                            label: label.clone(),
+                            result,
+                        };
+                        if tx.send(row).is_err() {
+                            return;
+                        }
+                        ctx.request_repaint();
+                    }
+                    i = end;
+                }
+                ctx.request_repaint();
+            })
+            .expect("spawn the lab batch thread");
+    }
+    LabBatchJob {
+        cancel,
+        done,
+        total,
+        rx,
+        started: Instant::now(),
     }
 }

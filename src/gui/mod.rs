@@ -1,5 +1,6 @@
 //! The egui desktop app: one window with the "Clips" library (table, settings, clip detail),
-//! "Charts", "Watch" (watched folders + event log) and "Headers" tabs.
+//! "Charts", "Lab" (the three codec families of `anim::lab` side by side), "Watch" (watched
+//! folders + event log) and "Headers" tabs.
 //!
 //! All the work (scanning, compressing, the skip cache, reports) is done by [`crate::pipeline`]
 //! and [`crate::anim`] on background threads; the UI only polls their progress counters and
@@ -10,6 +11,7 @@ mod detail;
 mod headers_job;
 mod headers_tab;
 mod jobs;
+mod lab_view;
 mod library;
 mod model;
 mod pipelines;
@@ -19,6 +21,7 @@ mod skeleton_view;
 
 pub use headers_job::{CompilerPick, HeadersProject};
 pub use headers_tab::{HeaderColumn, HeaderSort, HeadersSettings, HeadersState, HeadersView};
+pub use lab_view::{ChartSeries, DecodePattern, LabMode, LabView, chart_series};
 pub use model::{RowKey, RowStatus};
 pub use pipelines::{
     PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, SavedPipeline, pipelines_toml,
@@ -39,6 +42,7 @@ pub enum Tab {
     #[default]
     Clips,
     Charts,
+    Lab,
     Watch,
     Headers,
 }
@@ -119,6 +123,8 @@ pub struct AppState {
     pub watch: pipelines::PipelinesState,
     /// The Headers tab (its scan, watcher, selection).
     pub headers: headers_tab::HeadersState,
+    /// The Lab tab (its clip, jobs and results).
+    pub lab: lab_view::LabView,
     folder_dialog: Option<mpsc::Receiver<(DialogTarget, Option<PathBuf>)>>,
     /// One-line messages shown under the folder bar (errors).
     pub message: Option<(String, bool)>,
@@ -204,6 +210,7 @@ impl AppState {
             detail: detail::DetailState::default(),
             watch: pipelines::PipelinesState::default(),
             headers: headers_tab::HeadersState::default(),
+            lab: lab_view::LabView::default(),
             folder_dialog: None,
             message: None,
             export_message: None,
@@ -280,6 +287,7 @@ impl AppState {
         let t0 = Instant::now();
         if self.ctx.is_none() {
             self.ctx = Some(ui.ctx().clone());
+            readable_weak_text(ui.ctx());
         }
         self.poll(ui.ctx());
         self.keyboard(ui);
@@ -291,6 +299,7 @@ impl AppState {
                 let tab = &mut self.persisted.tab;
                 ui.selectable_value(tab, Tab::Clips, "Clips");
                 ui.selectable_value(tab, Tab::Charts, "Charts");
+                ui.selectable_value(tab, Tab::Lab, "Lab");
                 ui.selectable_value(tab, Tab::Watch, "Watch");
                 ui.selectable_value(tab, Tab::Headers, "Headers");
             });
@@ -300,6 +309,13 @@ impl AppState {
             Tab::Clips => self.clips_tab(ui),
             Tab::Charts => {
                 egui::CentralPanel::default().show(ui, |ui| charts::charts_ui(ui, &self.library));
+            }
+            Tab::Lab => {
+                let settings = self.compression_settings();
+                egui::CentralPanel::default().show(ui, |ui| {
+                    self.lab
+                        .ui(ui, &self.library, self.detail.selected.as_ref(), &settings)
+                });
             }
             Tab::Watch => {
                 egui::CentralPanel::default().show(ui, |ui| {
@@ -322,7 +338,7 @@ impl AppState {
         {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
-        if self.headers.busy() {
+        if self.headers.busy() || self.lab.busy() {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
         if self.watch.any_active() || self.headers.watching() {
@@ -352,7 +368,8 @@ impl AppState {
         egui::CentralPanel::default().show(ui, |ui| self.table_ui(ui));
     }
 
-    /// Ctrl+O open folder, Ctrl+Enter compress all, Esc cancel (on the Headers tab: its scan too).
+    /// Ctrl+O open folder, Ctrl+Enter compress all, Esc cancel (on the Headers and Lab tabs:
+    /// their jobs too).
     fn keyboard(&mut self, ui: &mut egui::Ui) {
         let (open, compress, cancel) = ui.input_mut(|i| {
             (
@@ -371,6 +388,9 @@ impl AppState {
             self.cancel();
             if self.persisted.tab == Tab::Headers {
                 self.headers.cancel();
+            }
+            if self.persisted.tab == Tab::Lab {
+                self.lab.cancel();
             }
         }
     }
@@ -434,6 +454,8 @@ impl AppState {
             self.compress(scope);
         }
         self.detail.poll();
+        // Also when another tab is shown, so a finished lab job is not held until the tab opens.
+        self.lab.poll();
         for r in self.watch.poll() {
             // What a pipeline did to a file of the folder open in the Clips tab shows there at
             // once (one generation per event: it replaces the file's older rows).
@@ -524,15 +546,16 @@ impl ClipForgeApp {
         let stored = cc.storage.and_then(load_persisted);
         let first_start = stored.is_none();
         let mut persisted = stored.unwrap_or_default();
-        // CLIPFORGE_TAB=clips|charts|watch|headers opens that tab (screenshots, scripts).
+        // CLIPFORGE_TAB=clips|charts|lab|watch|headers opens that tab (screenshots, scripts).
         if let Ok(t) = std::env::var("CLIPFORGE_TAB") {
             match t.to_ascii_lowercase().as_str() {
                 "clips" => persisted.tab = Tab::Clips,
                 "charts" => persisted.tab = Tab::Charts,
+                "lab" => persisted.tab = Tab::Lab,
                 "watch" => persisted.tab = Tab::Watch,
                 "headers" => persisted.tab = Tab::Headers,
                 _ => eprintln!(
-                    "clipforge: CLIPFORGE_TAB={t}: expected clips, charts, watch or headers"
+                    "clipforge: CLIPFORGE_TAB={t}: expected clips, charts, lab, watch or headers"
                 ),
             }
         }
@@ -598,6 +621,7 @@ impl eframe::App for ClipForgeApp {
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.state.cancel();
         self.state.headers.cancel();
+        self.state.lab.cancel();
         self.state.watch.stop_all();
     }
 }
@@ -642,6 +666,18 @@ pub fn run_app() -> Result<(), String> {
                  use the CLI instead, see `clipforge --help`"
         )
     })
+}
+
+/// egui's weak text is the text colour at 60 % alpha: #5F5F5F on the dark panel (#1B1B1B) is
+/// 2.7:1, under the 4.5:1 that small text needs. Explicit greys give 5.8:1 on the dark theme's
+/// panel and 5.2:1 on the light one's.
+pub fn readable_weak_text(ctx: &egui::Context) {
+    ctx.style_mut_of(egui::Theme::Dark, |s| {
+        s.visuals.weak_text_color = Some(egui::Color32::from_gray(150));
+    });
+    ctx.style_mut_of(egui::Theme::Light, |s| {
+        s.visuals.weak_text_color = Some(egui::Color32::from_gray(105));
+    });
 }
 
 /// Formats bytes as "12.3 KB" / "4.5 MB".

@@ -19,6 +19,16 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// A failed file's log line: the message usually starts with the full path (`/in/broken.bvh:4:
+/// …` or `/in/broken.bvh: …`): shown with the short name and the rest as is, so it reads
+/// `broken.bvh:4: …` as the CLI's `path:line:`.
+pub fn failure_line(name: &str, full: &str, message: &str) -> String {
+    match message.strip_prefix(full) {
+        Some(rest) if rest.starts_with(':') => format!("{name}{rest}"),
+        _ => format!("{name}: {message}"),
+    }
+}
+
 /// One pipeline as the user configured it: the keys of a `[[pipeline]]` table of a
 /// `clipforge watch --pipelines` file (thresholds in cm).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -540,13 +550,8 @@ impl PipelinesState {
                     }
                     WatchEventKind::Failed(m) => {
                         p.counts.failed += 1;
-                        // The message usually starts with the full path: keep the short name only.
                         let full = e.path.display().to_string();
-                        let m = m
-                            .strip_prefix(&full)
-                            .map(|r| r.trim_start_matches(':').trim_start())
-                            .unwrap_or(m);
-                        (LogKind::Failed, format!("{name}: {m}"))
+                        (LogKind::Failed, failure_line(&name, &full, m))
                     }
                     WatchEventKind::Removed => {
                         p.counts.removed += 1;
@@ -970,6 +975,27 @@ fn log_ui(ui: &mut egui::Ui, w: &mut PipelinesState) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failure_reads_path_line_as_the_cli_says_it() {
+        let full = "/in/moves/broken.bvh";
+        assert_eq!(
+            failure_line(
+                "moves/broken.bvh",
+                full,
+                "/in/moves/broken.bvh:4: bad channel count"
+            ),
+            "moves/broken.bvh:4: bad channel count"
+        );
+        assert_eq!(
+            failure_line("moves/broken.bvh", full, "/in/moves/broken.bvh: empty file"),
+            "moves/broken.bvh: empty file"
+        );
+        assert_eq!(
+            failure_line("moves/broken.bvh", full, "cannot read the file"),
+            "moves/broken.bvh: cannot read the file"
+        );
+    }
 
     #[test]
     fn a_saved_list_is_a_pipelines_file_the_cli_reads() {

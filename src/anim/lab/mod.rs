@@ -324,3 +324,26 @@ pub fn run_clip(
         lossy,
     ))
 }
+
+/// Max error over bones at each sample of `lossy` against `raw` (cm, float64, the metric of
+/// the reports), for the app's error-over-time plot. Samples past the shorter clip are left
+/// out; a skeleton mismatch gives an empty curve.
+pub fn per_sample_error(raw: &RawClip, lossy: &RawClip, shells: &[f32]) -> Vec<f64> {
+    let nb = raw.num_bones();
+    if lossy.num_bones() != nb || shells.len() != nb {
+        return Vec::new();
+    }
+    let n = raw.num_samples.min(lossy.num_samples);
+    let a = crate::anim::metric::object_space_f64(raw);
+    let b = crate::anim::metric::object_space_f64(lossy);
+    (0..n)
+        .map(|s| {
+            (0..nb)
+                .map(|bone| {
+                    let i = s * nb + bone;
+                    crate::anim::metric::vertex_error(&a[i], &b[i], shells[bone] as f64)
+                })
+                .fold(0.0, f64::max)
+        })
+        .collect()
+}
