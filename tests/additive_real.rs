@@ -41,6 +41,7 @@ fn check(additive: &RawClip, label: &str, dir: &Path, tools: Option<&Path>) -> (
     let settings = CompressionSettings {
         error_threshold: THRESHOLD,
         shell_distance: None,
+        ..Default::default()
     };
     let c = compress(additive, &settings).unwrap_or_else(|e| panic!("{label}: {e}"));
     assert!(
@@ -103,6 +104,7 @@ fn run(paths: &[PathBuf]) -> (usize, usize, usize, usize) {
     let settings = CompressionSettings {
         error_threshold: THRESHOLD,
         shell_distance: None,
+        ..Default::default()
     };
     let (mut plain_total, mut add_total, mut pairs) = (0, 0, 0);
     for (i, (name, clip)) in clips.iter().enumerate() {

@@ -2,7 +2,6 @@
 //! distances, loop detection, default/constant classification measured with the error metric,
 //! the dropped quaternion component of each rotation track, and clip ranges.
 
-use super::CompressionSettings;
 use crate::anim::additive::{AdditiveFormat, apply_f32};
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::{
