@@ -27,7 +27,7 @@ pub fn cache_path(p: &Project) -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let key = fx_hash(&(
+    let mut key = fx_hash(&(
         p.roots.iter().map(|r| absolutize(r)).collect::<Vec<_>>(),
         p.include_dirs
             .iter()
@@ -35,6 +35,15 @@ pub fn cache_path(p: &Project) -> Option<PathBuf> {
             .collect::<Vec<_>>(),
         p.compile_commands.as_ref().map(|c| absolutize(c)),
     ));
+    // Configurations get their own file (a project without keeps the name it always had).
+    if !p.configs.is_empty() {
+        let cs: Vec<(&str, PathBuf)> = p
+            .configs
+            .iter()
+            .map(|c| (c.name.as_str(), absolutize(&c.compile_commands)))
+            .collect();
+        key = fx_hash(&(key, cs));
+    }
     Some(
         base.join("clipforge")
             .join("headers")
@@ -498,7 +507,7 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
     };
     let tus_part = || {
         let mut w = W(Vec::with_capacity(4 << 20));
-        let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
+        let mut tus: Vec<(&(u32, u64), &TuResult)> = p.tus.iter().collect();
         tus.sort_by_key(|t| *t.0);
         // TUs share most include edges: one table of distinct edges, per TU indices into it.
         w.v(p.edge_tab.len() as u32);
@@ -508,7 +517,7 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
             w.v(b);
         }
         w.v(tus.len() as u32);
-        for (id, (key, r)) in tus {
+        for ((id, key), r) in tus {
             w.v(*id);
             w.u64(*key);
             w.v(r.closure.len() as u32);
@@ -813,7 +822,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
         Ok(prev)
     }
     type EdgeTab = Vec<(u32, u32, u32)>;
-    type TuTable = FxMap<u32, (u64, TuResult)>;
+    type TuTable = FxMap<(u32, u64), TuResult>;
     fn tus_part(r: &mut R) -> Res<(EdgeTab, TuTable)> {
         let n = r.vlen()?;
         let mut edge_tab = Vec::with_capacity(n);
@@ -852,7 +861,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 let l = r.u32()?;
                 t.errors.push((a, l, r.str()?));
             }
-            tus.insert(id, (key, t));
+            tus.insert((id, key), t);
         }
         Ok((edge_tab, tus))
     }

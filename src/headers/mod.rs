@@ -101,12 +101,40 @@ pub struct Project {
     pub defines: Vec<MacroOpt>,
     /// When set, TUs and their flags come from this compilation database.
     pub compile_commands: Option<PathBuf>,
+    /// Several build configurations scanned in one run (each its own compilation database; the
+    /// `-D`/`-I` above apply to all of them). When non-empty, `compile_commands` is not used:
+    /// the reports then carry per-configuration figures (see [`report::ConfigSummary`]).
+    pub configs: Vec<Configuration>,
     /// C++ standard (`-std=` value) for C++ TUs; C TUs use `cstd`.
     pub std: Option<String>,
     pub cstd: Option<String>,
     pub compiler: CompilerChoice,
     /// Where the cache lives; `None`: the user cache dir, keyed by the roots.
     pub cache_file: Option<PathBuf>,
+}
+
+/// One build configuration of a [`Project`] (debug / release, Linux / Windows, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Configuration {
+    /// Shown in the reports (the JSON's `configs[].name`).
+    pub name: String,
+    /// Its translation units and their flags.
+    pub compile_commands: PathBuf,
+}
+
+impl Configuration {
+    /// `NAME=path/to/compile_commands.json`, as given to `--config`.
+    pub fn parse(s: &str) -> Result<Configuration, String> {
+        match s.split_once('=') {
+            Some((n, p)) if !n.trim().is_empty() && !p.is_empty() => Ok(Configuration {
+                name: n.trim().to_string(),
+                compile_commands: PathBuf::from(p),
+            }),
+            _ => Err(format!(
+                "--config {s:?}: expected NAME=path/to/compile_commands.json"
+            )),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -55,6 +55,8 @@ pub struct TuSpec {
     /// Shared by the TUs that have the same flags (all of them without a compilation database):
     /// per-flags work is then done once per distinct `Arc`, not once per TU.
     pub flags: Arc<TuFlags>,
+    /// Index of its configuration in [`Project::configs`] (0 without configurations).
+    pub config: u32,
 }
 
 /// The distinct flag sets of `specs`, by identity (TUs sharing an `Arc` count once).
@@ -72,8 +74,9 @@ fn distinct_flags(specs: &[TuSpec]) -> Vec<&Arc<TuFlags>> {
 pub struct Prev {
     pub paths: Vec<PathBuf>,
     pub files: Vec<Option<Arc<FileData>>>,
-    /// TU file id -> (spec hash, result).
-    pub tus: FxMap<FileId, (u64, TuResult)>,
+    /// (TU file id, spec hash) -> result: a TU scanned in several configurations (different
+    /// flags) has one entry per distinct flag set.
+    pub tus: FxMap<(FileId, u64), TuResult>,
     /// Directories whose listings the previous scan depended on, with their mtime (None = absent).
     pub dir_stamps: Vec<(PathBuf, Option<i64>)>,
     pub compilers: FxMap<String, CompilerEnv>,
@@ -350,6 +353,51 @@ pub fn find_tus_cached(roots: &[PathBuf], prev: Option<WalkCache>) -> Walked {
     }
 }
 
+/// The translation units of a compilation database (configuration `config`), with the
+/// project's global `-I` and `-D` added; special files named by an entry go to `skipped`.
+fn specs_from_compdb(
+    cc: &Path,
+    project: &Project,
+    g_inc: &[PathBuf],
+    config: u32,
+    skipped: &mut Vec<(PathBuf, &'static str)>,
+) -> Result<Vec<TuSpec>, ScanError> {
+    let entries = compdb::load(&absolutize(cc)).map_err(ScanError::Input)?;
+    let mut seen = FxSet::default();
+    let mut v = Vec::new();
+    for e in entries {
+        if !TU_EXTS.contains(&e.file.extension().and_then(|x| x.to_str()).unwrap_or(""))
+            || !seen.insert(e.file.clone())
+        {
+            continue;
+        }
+        if let Ok(m) = std::fs::metadata(&e.file)
+            && !m.is_file()
+            && !m.is_dir()
+        {
+            skipped.push((e.file.clone(), crate::fsio::file_kind(&m.file_type())));
+            continue;
+        }
+        let mut flags = e.flags;
+        flags.include_dirs.extend(g_inc.iter().cloned());
+        flags.macros.splice(0..0, project.defines.iter().cloned());
+        if flags.std.is_none() {
+            flags.std = if lang_of(&e.file) == Lang::Cxx {
+                project.std.clone()
+            } else {
+                project.cstd.clone()
+            };
+        }
+        v.push(TuSpec {
+            lang: lang_of(&e.file),
+            file: e.file,
+            flags: Arc::new(flags),
+            config,
+        });
+    }
+    Ok(v)
+}
+
 fn lang_of(p: &Path) -> Lang {
     match p.extension().and_then(|x| x.to_str()) {
         Some("c") | Some("m") => Lang::C,
@@ -432,6 +480,7 @@ impl Scanner {
         let early_answers = (want_pre
             && !all_known
             && project.compile_commands.is_none()
+            && project.configs.is_empty()
             && project.compiler != CompilerChoice::None)
             .then(|| {
                 let known: Vec<String> = self.prev.compilers.keys().cloned().collect();
@@ -458,39 +507,31 @@ impl Scanner {
         let mut skipped: Vec<(PathBuf, &'static str)> = Vec::new();
         let mut new_walk = None;
         // TUs: from the compilation database or by walking the roots.
-        let specs: Vec<TuSpec> = if let Some(cc) = &project.compile_commands {
-            let entries = compdb::load(&absolutize(cc)).map_err(ScanError::Input)?;
-            let mut seen = FxSet::default();
+        let specs: Vec<TuSpec> = if !project.configs.is_empty() {
             let mut v = Vec::new();
-            for e in entries {
-                if !TU_EXTS.contains(&e.file.extension().and_then(|x| x.to_str()).unwrap_or(""))
-                    || !seen.insert(e.file.clone())
-                {
-                    continue;
+            for (i, c) in project.configs.iter().enumerate() {
+                if project.configs[..i].iter().any(|o| o.name == c.name) {
+                    return Err(ScanError::Input(format!(
+                        "configuration name {:?} given twice",
+                        c.name
+                    )));
                 }
-                if let Ok(m) = std::fs::metadata(&e.file)
-                    && !m.is_file()
-                    && !m.is_dir()
-                {
-                    skipped.push((e.file.clone(), crate::fsio::file_kind(&m.file_type())));
-                    continue;
-                }
-                let mut flags = e.flags;
-                flags.include_dirs.extend(g_inc.iter().cloned());
-                flags.macros.splice(0..0, project.defines.iter().cloned());
-                if flags.std.is_none() {
-                    flags.std = if lang_of(&e.file) == Lang::Cxx {
-                        project.std.clone()
-                    } else {
-                        project.cstd.clone()
-                    };
-                }
-                v.push(TuSpec {
-                    lang: lang_of(&e.file),
-                    file: e.file,
-                    flags: Arc::new(flags),
-                });
+                v.extend(specs_from_compdb(
+                    &c.compile_commands,
+                    project,
+                    &g_inc,
+                    i as u32,
+                    &mut skipped,
+                )?);
+                notes.push(format!(
+                    "configuration {}: translation units, include dirs and defines taken per TU from {}",
+                    c.name,
+                    c.compile_commands.display()
+                ));
             }
+            v
+        } else if let Some(cc) = &project.compile_commands {
+            let v = specs_from_compdb(cc, project, &g_inc, 0, &mut skipped)?;
             notes.push(format!(
                 "translation units, include dirs and defines taken per TU from {}",
                 cc.display()
@@ -529,6 +570,7 @@ impl Scanner {
                         },
                         lang,
                         file: f,
+                        config: 0,
                     }
                 })
                 .collect()
@@ -629,6 +671,13 @@ impl Scanner {
         // no compiler: it runs, reading and lexing the project's files, while the compiler is
         // asked (a cold scan's longest serial step).
         let tu_ids: Vec<FileId> = specs.iter().map(|s| store.id_of(&s.file)).collect();
+        // All branches ignores macros: each file is one TU there, whatever its configurations.
+        let hh_tu_ids: Vec<FileId> = if project.configs.len() > 1 {
+            let mut seen = FxSet::default();
+            tu_ids.iter().copied().filter(|&t| seen.insert(t)).collect()
+        } else {
+            tu_ids.clone()
+        };
         let want_hh = opts.mode == Mode::AllBranches || opts.both_modes;
         let mut hh_dirs: Vec<PathBuf> = Vec::new();
         for f in distinct_flags(&specs) {
@@ -649,7 +698,7 @@ impl Scanner {
                 want_hh
                     && !opts.clean
                     && !changed_dirs
-                    && c.tus == tu_ids
+                    && c.tus == hh_tu_ids
                     && c.dirs == hh_dirs
                     && c.graph
                         .edges
@@ -659,7 +708,7 @@ impl Scanner {
             .map(|c| c.graph);
         let out = std::thread::scope(|sc| {
             let hh_job = (want_hh && hh_kept.is_none())
-                .then(|| sc.spawn(|| hh_graph(&store, &tu_ids, &hh_dirs, progress)));
+                .then(|| sc.spawn(|| hh_graph(&store, &hh_tu_ids, &hh_dirs, progress)));
             let asked = (|| -> Result<(), ScanError> {
                 // Answers asked for early; a failed query is an error only if its key is needed.
                 let mut failed: FxMap<String, String> = FxMap::default();
@@ -739,6 +788,7 @@ impl Scanner {
                 base: Arc<LazyBase>,
                 forced: Vec<FileId>,
                 key: u64,
+                config: u32,
             }
             impl Prepared {
                 /// The evaluator's input for this TU over its built base macros; `skip` is the
@@ -821,6 +871,7 @@ impl Scanner {
                         base: base.clone(),
                         forced: forced.clone(),
                         key: *key,
+                        config: s.config,
                     });
                 }
             }
@@ -836,15 +887,14 @@ impl Scanner {
                     if changed_dirs || opts.clean {
                         return None;
                     }
-                    let (k, r) = prev_tus.get(&p.tu)?;
-                    if *k != p.key
-                        || r.closure
-                            .iter()
-                            .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
+                    let r = prev_tus.get(&(p.tu, p.key))?;
+                    if r.closure
+                        .iter()
+                        .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
                     {
                         return None;
                     }
-                    prev_tus.remove(&p.tu).map(|(_, r)| r)
+                    prev_tus.remove(&(p.tu, p.key))
                 })
                 .collect();
             let interner = self.interner.clone();
@@ -919,7 +969,11 @@ impl Scanner {
                 rayon::join(
                     || {
                         want_pre.then(|| {
-                            let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
+                            let trs: Vec<(&TuResult, u32)> = results
+                                .iter()
+                                .zip(&prepared)
+                                .map(|(r, p)| (&r.0, p.config))
+                                .collect();
                             let md = mode_data_pre(
                                 &store,
                                 &trs,
@@ -931,6 +985,7 @@ impl Scanner {
                             );
                             let mut md = md;
                             md.skipped = skipped_files(&skipped, &roots);
+                            md.configs = project.configs.iter().map(|c| c.name.clone()).collect();
                             let mut notes = notes.clone();
                             notes.push(NOTE_PREPROCESSED.into());
                             let full =
@@ -944,7 +999,7 @@ impl Scanner {
                             if !h.missing.is_empty() {
                                 notes.push(NOTE_HH_SYSTEM.into());
                             }
-                            let mut md = mode_data_hh(&store, h, &tu_ids, &roots, &walk_errors);
+                            let mut md = mode_data_hh(&store, h, &hh_tu_ids, &roots, &walk_errors);
                             md.skipped = skipped_files(&skipped, &roots);
                             let full =
                                 opts.mode == Mode::AllBranches || !opts.other_mode_summary_only;
@@ -1103,13 +1158,13 @@ impl Scanner {
                 edge_tab,
                 walk: new_walk,
                 hh: hh.map(|graph| HhCached {
-                    tus: tu_ids.clone(),
+                    tus: hh_tu_ids.clone(),
                     dirs: hh_dirs.clone(),
                     graph,
                 }),
             };
             for (p, (r, _)) in prepared.iter().zip(results) {
-                new_prev.tus.insert(p.tu, (p.key, r));
+                new_prev.tus.insert((p.tu, p.key), r);
             }
             self.dirty = stats.files_read > 0
                 || stats.tus_evaluated > 0
@@ -1490,7 +1545,7 @@ fn finish_graph(nodes: Vec<Node>, edges: Vec<(u32, u32, u32)>, tus: Vec<TuReach>
 
 fn mode_data_pre(
     store: &Store,
-    results: &[&TuResult],
+    results: &[(&TuResult, u32)],
     edge_tab: &[(FileId, u32, FileId)],
     roots: &[PathBuf],
     counted_prefixes: &[PathBuf],
@@ -1508,7 +1563,7 @@ fn mode_data_pre(
     let mut missing = Vec::new();
     let mut missing_tus: FxMap<(String, bool), u32> = FxMap::default();
     let mut errors = Vec::new();
-    for r in results {
+    for &(r, config) in results {
         let tn = nm.get(r.tu, &counted);
         nm.nodes[tn as usize].is_tu = true;
         let closure: Vec<u32> = r.closure.iter().map(|&f| nm.get(f, &counted)).collect();
@@ -1526,6 +1581,7 @@ fn mode_data_pre(
             node: tn,
             closure,
             edges: Some(r.edges.clone()),
+            config,
         });
         let mut hit: FxSet<(String, bool)> = FxSet::default();
         for (f, l, n, a) in &r.missing {
@@ -1555,6 +1611,7 @@ fn mode_data_pre(
     graph.edge_tab = node_tab;
     ModeData {
         mode: Mode::Preprocessed,
+        configs: Vec::new(),
         graph,
         missing,
         missing_tus,
@@ -1734,6 +1791,7 @@ fn mode_data_hh(
             node: t,
             closure,
             edges: None,
+            config: 0,
         });
     }
     let missing_tus: FxMap<(String, bool), u32> = miss_ids
@@ -1744,6 +1802,7 @@ fn mode_data_hh(
     graph.tus = tus_r;
     ModeData {
         mode: Mode::AllBranches,
+        configs: Vec::new(),
         graph,
         missing,
         missing_tus,
