@@ -7,8 +7,8 @@
 
 use super::fmt_count;
 use super::headers_job::{
-    CompilerPick, HeadersJob, HeadersProject, HeadersWatcher, JobPoll, ScanOutcome, parse_defines,
-    write_atomic,
+    CompilerPick, ConfigEntry, HeadersJob, HeadersProject, HeadersWatcher, JobPoll, ScanOutcome,
+    parse_defines, write_atomic,
 };
 use crate::headers::report::{Detail, DetailLink};
 use crate::headers::{ChainStep, Mode, Report, ScanOptions, Scanner, WhatIf, WhatIfResult};
@@ -577,6 +577,8 @@ impl HeadersState {
             ui.weak("Translation units and their flags come from this file; the include dirs and defines above are added to each.");
         }
         ui.add_space(6.0);
+        configs_ui(ui, &mut p.configs);
+        ui.add_space(6.0);
         egui::Grid::new("hh_opts")
             .num_columns(2)
             .spacing([8.0, 4.0])
@@ -799,6 +801,20 @@ impl HeadersState {
                         ui.label(t(fmt_count(v as u64)));
                     }
                     ui.end_row();
+                    // Each configuration's own figures under the combined row.
+                    for c in &r.configs {
+                        ui.label(format!("  config {}", c.name));
+                        for v in [
+                            c.files as u64,
+                            c.translation_units as u64,
+                            c.total_lines,
+                            c.total_parsed,
+                        ] {
+                            ui.label(fmt_count(v));
+                        }
+                        ui.label(format!("{:.2}×", c.blowup));
+                        ui.end_row();
+                    }
                 }
             });
         if let Some(r) = o.report(s.show_mode) {
@@ -962,6 +978,7 @@ impl HeadersState {
             .column(Column::initial(100.0).at_least(60.0))
             .column(Column::initial(104.0).at_least(60.0))
             .column(Column::initial(90.0).at_least(60.0))
+            .columns(Column::initial(70.0).at_least(40.0), r.configs.len())
             .min_scrolled_height(0.0)
             .header(text_h + 4.0, |mut header| {
                 for (col, title, tip) in COLUMNS {
@@ -980,6 +997,15 @@ impl HeadersState {
                                 sort.ascending = col == HeaderColumn::Path;
                             }
                         }
+                    });
+                }
+                for c in &r.configs {
+                    header.col(|ui| {
+                        ui.label(egui::RichText::new(format!("TUs {}", c.name)).strong())
+                            .on_hover_text(format!(
+                                "Translation units of configuration {} that reach this file",
+                                c.name
+                            ));
                     });
                 }
             })
@@ -1003,6 +1029,9 @@ impl HeadersState {
                     row.col(|ui| num(ui, h.transitive_includes as u64));
                     row.col(|ui| num(ui, h.transitive_lines));
                     row.col(|ui| num(ui, h.included_by_count as u64));
+                    for &n in h.tu_count_by_config.iter().flatten() {
+                        row.col(|ui| num(ui, n as u64));
+                    }
                     if row.response().clicked() {
                         clicked = Some(h.path.clone());
                     }
@@ -1625,6 +1654,60 @@ fn link_row(ui: &mut egui::Ui, count: u32, text: &str, picked: bool) -> egui::Re
 
 /// An editable list of paths (one labelled field each, red when the folder is missing), with
 /// remove and, when `movable`, up / down buttons (the search order matters).
+/// The project's build configurations: name and compile_commands.json per row, add / remove.
+fn configs_ui(ui: &mut egui::Ui, configs: &mut Vec<ConfigEntry>) {
+    ui.label(egui::RichText::new("Configurations (optional)").strong())
+        .on_hover_text(
+            "Several builds of the tree (debug / release, Linux / Windows) scanned in one run, \
+             each from its compile_commands.json; the totals are summed and the table shows \
+             each configuration's TU count",
+        );
+    let mut remove = None;
+    for (i, c) in configs.iter_mut().enumerate() {
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::TextEdit::singleline(&mut c.name)
+                    .hint_text("name")
+                    .desired_width(70.0),
+            )
+            .on_hover_text(format!("Configuration {} name", i + 1));
+            let w = (ui.available_width() - 30.0).max(80.0);
+            ui.add(
+                egui::TextEdit::singleline(&mut c.compile_commands)
+                    .hint_text("path/to/compile_commands.json")
+                    .desired_width(w),
+            )
+            .on_hover_text(format!("Configuration {} compile_commands.json", i + 1));
+            if ui
+                .small_button("x")
+                .on_hover_text("Remove this configuration")
+                .clicked()
+            {
+                remove = Some(i);
+            }
+        });
+        let path = c.compile_commands.trim();
+        if !path.is_empty() && !Path::new(path).is_file() {
+            ui.colored_label(ui.visuals().error_fg_color, "File not found");
+        }
+    }
+    if let Some(i) = remove {
+        configs.remove(i);
+    }
+    if ui.button("Add configuration").clicked() {
+        configs.push(ConfigEntry {
+            name: format!("config{}", configs.len() + 1),
+            compile_commands: String::new(),
+        });
+    }
+    if configs
+        .iter()
+        .any(|c| !c.compile_commands.trim().is_empty())
+    {
+        ui.weak("The configurations replace the compile_commands.json above.");
+    }
+}
+
 fn path_list(ui: &mut egui::Ui, what: &str, list: &mut Vec<String>, movable: bool) {
     let mut remove = None;
     let mut swap = None;

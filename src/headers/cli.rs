@@ -8,6 +8,22 @@ use super::{CompilerChoice, Configuration, MacroOpt, Mode, Progress, Project, Sc
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `--mode` on the command line (the clap side of [`Mode`], which knows nothing of clap).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeArg {
+    AllBranches,
+    Preprocessed,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::AllBranches => Mode::AllBranches,
+            ModeArg::Preprocessed => Mode::Preprocessed,
+        }
+    }
+}
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct HeadersArgs {
     /// Source roots to scan (recursively; dot-directories skipped).
@@ -41,7 +57,7 @@ pub struct HeadersArgs {
     pub configs: Vec<String>,
     /// Mode whose tables are printed and exported (both modes' totals are always shown).
     #[arg(long, value_enum, default_value = "preprocessed")]
-    pub mode: Mode,
+    pub mode: ModeArg,
     /// C++ standard passed to the compiler query (e.g. c++20).
     #[arg(long)]
     pub std: Option<String>,
@@ -145,7 +161,7 @@ impl HeadersArgs {
 
     pub fn options(&self) -> ScanOptions {
         ScanOptions {
-            mode: self.mode,
+            mode: self.mode.into(),
             both_modes: true,
             clean: self.clean,
             count_system: self.count_system,
@@ -506,7 +522,7 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
         );
     }
     let project = args.project()?;
-    if !project.configs.is_empty() && args.mode == Mode::AllBranches {
+    if !project.configs.is_empty() && Mode::from(args.mode) == Mode::AllBranches {
         return Err(
             "--config: the per-configuration figures are preprocessed ones (all \
                     branches ignores macros); use --mode preprocessed"

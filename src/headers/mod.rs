@@ -57,9 +57,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize, clap::ValueEnum,
-)]
+/// Which of the two definitions a report follows (see the module doc). A domain type: the
+/// CLI maps its own `--mode` value onto it (`cli::ModeArg`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     AllBranches,

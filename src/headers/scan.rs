@@ -8,7 +8,8 @@ use super::compdb::{self, MacroOpt, TuFlags};
 use super::compiler::{self, CompilerEnv, Lang};
 use super::cuts;
 use super::eval::{self, TuInput, TuResult};
-use super::lex::{self, DKind, Lexed};
+use super::lex::MacroDef;
+use super::lex::{self, DKind};
 use super::pp::{Macros, Syms};
 use super::report::{Graph, ModeData, Node, Report, ScanStats, TuReach};
 use super::store::{self, FileData, FileId, SearchPath, Store};
@@ -426,16 +427,6 @@ fn macro_text(opts: &[MacroOpt]) -> String {
     s
 }
 
-fn apply_defines(m: &mut Macros, lx: &Lexed) {
-    for d in lx.directives.iter() {
-        match &d.kind {
-            DKind::Define(md) => m.define(md),
-            DKind::Undef(s) => m.undef(*s),
-            _ => {}
-        }
-    }
-}
-
 impl Scanner {
     pub fn new() -> Self {
         Scanner {
@@ -781,6 +772,7 @@ impl Scanner {
             // Search paths, base macro tables and forced includes per TU.
             let mut sp_ids: FxMap<SearchPath, u32> = FxMap::default();
             let mut bases: FxMap<u64, Arc<LazyBase>> = FxMap::default();
+            let def_pool = DefPool::default();
             struct Prepared {
                 tu: FileId,
                 sp: Arc<SearchPath>,
@@ -910,7 +902,7 @@ impl Scanner {
                     let r = match reused {
                         Some(r) => (r, true),
                         None => {
-                            let base = p.base.get(&interner, &syms);
+                            let base = p.base.get(&interner, &syms, &def_pool);
                             let memo = (!opts.no_memo).then_some(&memo);
                             let input = p.input(base, memo, &edge_table, None);
                             (eval::run_tu(&store, &syms, &input), false)
@@ -1081,7 +1073,7 @@ impl Scanner {
                                         if progress.cancelled() {
                                             return None;
                                         }
-                                        let base = p.base.get(&interner, &syms);
+                                        let base = p.base.get(&interner, &syms, &def_pool);
                                         let memo = (!opts.no_memo).then_some(&memo);
                                         let input = p.input(base, memo, &edge_table, Some(&skip));
                                         let nr = eval::run_tu(&store, &syms, &input);
@@ -1260,12 +1252,40 @@ struct BuiltBase {
     cplusplus: bool,
 }
 
+/// The base tables' definitions, shared: a definition that reads the same in two base tables
+/// (the compiler's predefined macros, a `-D` two flag sets have in common) is one `MacroDef`
+/// with one id, so an inclusion recorded in the memo under one base replays under another
+/// wherever it read only what they share (several configurations, or a compilation database
+/// whose TUs differ by a define, evaluate most headers once).
+#[derive(Default)]
+struct DefPool(std::sync::Mutex<FxMap<Sym, Vec<Arc<MacroDef>>>>);
+
+impl DefPool {
+    fn share(&self, md: &Arc<MacroDef>) -> Arc<MacroDef> {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let v = g.entry(md.name).or_default();
+        match v.iter().find(|d| ***d == **md) {
+            Some(d) => d.clone(),
+            None => {
+                v.push(md.clone());
+                md.clone()
+            }
+        }
+    }
+}
+
 impl LazyBase {
-    fn get(&self, interner: &Interner, syms: &Syms) -> &BuiltBase {
+    fn get(&self, interner: &Interner, syms: &Syms, pool: &DefPool) -> &BuiltBase {
         self.built.get_or_init(|| {
             let mut macros = Macros::default();
             for t in &self.text {
-                apply_defines(&mut macros, &lex::lex(t.as_bytes(), interner));
+                for d in lex::lex(t.as_bytes(), interner).directives.iter() {
+                    match &d.kind {
+                        DKind::Define(md) => macros.define(&pool.share(md)),
+                        DKind::Undef(s) => macros.undef(*s),
+                        _ => {}
+                    }
+                }
             }
             BuiltBase {
                 clang: macros.map.contains_key(&syms.clang),
