@@ -1665,26 +1665,29 @@ fn configs_ui(ui: &mut egui::Ui, configs: &mut Vec<ConfigEntry>) {
     let mut remove = None;
     for (i, c) in configs.iter_mut().enumerate() {
         ui.horizontal(|ui| {
+            let l = ui.label(format!("Config {} name:", i + 1));
             ui.add(
                 egui::TextEdit::singleline(&mut c.name)
-                    .hint_text("name")
-                    .desired_width(70.0),
+                    .hint_text("e.g. debug")
+                    .desired_width(90.0),
             )
-            .on_hover_text(format!("Configuration {} name", i + 1));
-            let w = (ui.available_width() - 30.0).max(80.0);
-            ui.add(
-                egui::TextEdit::singleline(&mut c.compile_commands)
-                    .hint_text("path/to/compile_commands.json")
-                    .desired_width(w),
-            )
-            .on_hover_text(format!("Configuration {} compile_commands.json", i + 1));
+            .labelled_by(l.id);
             if ui
-                .small_button("x")
+                .small_button("Remove")
                 .on_hover_text("Remove this configuration")
                 .clicked()
             {
                 remove = Some(i);
             }
+        });
+        ui.horizontal(|ui| {
+            let l = ui.label(format!("Config {} file:", i + 1));
+            ui.add(
+                egui::TextEdit::singleline(&mut c.compile_commands)
+                    .hint_text("path/to/compile_commands.json")
+                    .desired_width(ui.available_width().max(80.0)),
+            )
+            .labelled_by(l.id);
         });
         let path = c.compile_commands.trim();
         if !path.is_empty() && !Path::new(path).is_file() {
@@ -1695,10 +1698,7 @@ fn configs_ui(ui: &mut egui::Ui, configs: &mut Vec<ConfigEntry>) {
         configs.remove(i);
     }
     if ui.button("Add configuration").clicked() {
-        configs.push(ConfigEntry {
-            name: format!("config{}", configs.len() + 1),
-            compile_commands: String::new(),
-        });
+        configs.push(ConfigEntry::default());
     }
     if configs
         .iter()

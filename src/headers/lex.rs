@@ -8,7 +8,7 @@
 //! character and raw-string literals (so `"#include"` in a string is never a directive) and
 //! pp-numbers with digit separators.
 
-use super::cache::{CacheBytes, Lazy};
+use super::lazy::{CacheBytes, Decode, Lazy};
 use super::util::{FxMap, Interner, Sym, count_lines};
 use std::sync::Arc;
 
@@ -164,8 +164,13 @@ impl Directives {
     }
 
     /// Directives encoded in `buf[start..end]`, the whole cache file.
-    pub fn lazy(buf: Arc<CacheBytes>, start: usize, end: usize) -> Self {
-        Directives(Lazy::encoded_in(buf, start, end))
+    pub fn lazy(
+        buf: Arc<CacheBytes>,
+        start: usize,
+        end: usize,
+        decode: Decode<Vec<Directive>>,
+    ) -> Self {
+        Directives(Lazy::encoded_in(buf, start, end, decode))
     }
 
     /// The encoded form, while it has not been decoded (a cache save copies it as is).
@@ -177,7 +182,7 @@ impl Directives {
 impl std::ops::Deref for Directives {
     type Target = [Directive];
     fn deref(&self) -> &[Directive] {
-        self.0.get(super::cache::decode_directives)
+        self.0.get()
     }
 }
 

@@ -7,11 +7,18 @@
 //!   guards, `#pragma once`, `#include_next`, `#include MACRO`, `__has_include`), using the
 //!   compiler's predefined macros and system dirs, aiming at the closure `g++ -M` reports.
 //!
-//! Layout: [`lex`] (directive extraction), [`pp`] (macros and `#if`), [`store`] (files and
-//! resolution), [`eval`] (per-TU preprocessing), [`scan`] (orchestration, the [`Scanner`]
-//! session), [`report`] (numbers, detail view, why-chains, what-if, JSON/CSV/dot), [`cache`]
-//! (on-disk cache), [`watch`] (rescan on change), [`cuts`] (the saving of every `#include`),
-//! [`compiler`], [`compdb`], [`cli`].
+//! Layout: [`lex`] (directive extraction), [`pp`] (macros and `#if`: the unsafe table in
+//! `pp::macro_table`, expansion in `pp::expand`, `#if` evaluation in `pp::cond`), [`store`]
+//! (files and resolution), [`eval`] (per-TU preprocessing), [`scan`] (orchestration, the
+//! [`Scanner`] session), [`state`] (what a scan leaves for the next one), [`lazy`] (data kept
+//! encoded until used), [`report`] (numbers, detail view, why-chains, what-if, JSON/CSV/dot),
+//! [`cache`] (on-disk cache of a [`state::Prev`]), [`watch`] (rescan on change), [`cuts`] (the
+//! saving of every `#include`), [`compiler`], [`compdb`], [`cli`].
+//!
+//! Module dependencies form no cycle: `util` and `lazy` are leaves; `lex` → `lazy`; `pp` →
+//! `lex`; `store` → `lex`, `lazy`; `eval` → `pp`, `store`; `state` → `eval`, `store`,
+//! `compiler`; `cache` → `state`; `scan` → `state`, `eval`, `report`, `cuts`, …; `cuts` →
+//! `report` (which holds the [`report::Cut`] type it fills); `watch` → `scan`.
 //!
 //! For a UI: build a [`Project`] and [`ScanOptions`], run [`scan`] (or keep a [`Scanner`] for
 //! cheap rescans) on a worker thread while polling the shared [`Progress`] (set its cancel flag
@@ -40,10 +47,12 @@ pub mod compdb;
 pub mod compiler;
 pub mod cuts;
 pub mod eval;
+pub mod lazy;
 pub mod lex;
 pub mod pp;
 pub mod report;
 pub mod scan;
+pub mod state;
 pub mod store;
 pub mod util;
 pub mod watch;
@@ -258,8 +267,12 @@ pub fn scan_cached_then<T: Send>(
         && let Some(p) = &cache_path
     {
         progress.set_phase("loading cache");
-        match cache::load(p, scanner) {
-            Ok(()) => {}
+        match cache::load(p, scanner.map_cache_file) {
+            Ok(Some((interner, prev))) => {
+                scanner.interner = std::sync::Arc::new(interner);
+                scanner.prev = prev;
+            }
+            Ok(None) => {}
             Err(e) => cache_note = Some(format!("cache not used: {e}")),
         }
     }
@@ -276,7 +289,8 @@ pub fn scan_cached_then<T: Send>(
         let save = save_to.as_ref().map(|p| {
             sc.spawn(move || {
                 progress.set_phase("saving cache");
-                let r = cache::save(p, scanner).map_err(|e| format!("cache not saved: {e}"));
+                let r = cache::save(p, &scanner.prev, &scanner.interner)
+                    .map_err(|e| format!("cache not saved: {e}"));
                 progress.set_phase("done");
                 r
             })

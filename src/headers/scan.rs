@@ -12,6 +12,7 @@ use super::lex::MacroDef;
 use super::lex::{self, DKind};
 use super::pp::{Macros, Syms};
 use super::report::{Graph, ModeData, Node, Report, ScanStats, TuReach};
+pub use super::state::{HhCached, HhGraph, Prev, WalkCache};
 use super::store::{self, FileData, FileId, SearchPath, Store};
 use super::util::Sym;
 use super::util::{FxMap, FxSet, Interner, absolutize, fx_hash, normalize, relative_to};
@@ -68,37 +69,6 @@ fn distinct_flags(specs: &[TuSpec]) -> Vec<&Arc<TuFlags>> {
         .map(|s| &s.flags)
         .filter(|f| seen.insert(Arc::as_ptr(f)))
         .collect()
-}
-
-/// State kept between scans.
-#[derive(Default)]
-pub struct Prev {
-    pub paths: Vec<PathBuf>,
-    pub files: Vec<Option<Arc<FileData>>>,
-    /// (TU file id, spec hash) -> result: a TU scanned in several configurations (different
-    /// flags) has one entry per distinct flag set.
-    pub tus: FxMap<(FileId, u64), TuResult>,
-    /// Directories whose listings the previous scan depended on, with their mtime (None = absent).
-    pub dir_stamps: Vec<(PathBuf, Option<i64>)>,
-    pub compilers: FxMap<String, CompilerEnv>,
-    /// File existence checks of the previous scan, reused while no probed directory changed.
-    pub exists: store::Answers,
-    /// The edge table the TU results' edge ids index.
-    pub edge_tab: Vec<(FileId, u32, FileId)>,
-    /// The last walk of the roots.
-    pub walk: Option<WalkCache>,
-    /// The last all-branches graph, with the TUs and include dirs it was built from.
-    pub hh: Option<HhCached>,
-}
-
-/// An all-branches graph kept for the next scan: it depends only on the TUs, the include dirs,
-/// the files' Header Hero include lines and which files exist, so a rescan where none of those
-/// changed reuses it instead of walking again.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HhCached {
-    pub tus: Vec<FileId>,
-    pub dirs: Vec<PathBuf>,
-    pub graph: HhGraph,
 }
 
 /// A scanning session: reuse it for rescans (the GUI keeps one; the CLI loads it from the cache).
@@ -188,21 +158,6 @@ fn stamp_dirs(
         known.into_iter().filter(|(_, m)| m.is_some()).collect();
     v.sort();
     v
-}
-
-/// What a walk of the roots found, kept so a rescan can skip the walk: while every directory it
-/// listed has the same modification time, their entries are the same (adding, removing or
-/// renaming an entry changes its directory's time). Symlinked candidates are re-checked, since
-/// their targets can change without that.
-#[derive(Clone, Debug, Default)]
-pub struct WalkCache {
-    pub roots: Vec<PathBuf>,
-    /// Every directory listed, with its modification time.
-    pub dirs: Vec<(PathBuf, i64)>,
-    /// TUs that are regular files.
-    pub files: Vec<PathBuf>,
-    /// Symlinks with a TU extension (kept or not per their target, at every scan).
-    pub links: Vec<PathBuf>,
 }
 
 /// What a symlink named like a TU leads to.
@@ -1349,20 +1304,6 @@ pub fn build_search_path(f: &TuFlags, env: &CompilerEnv) -> SearchPath {
         bracket_start,
         system_start: bracket_start + n_user,
     }
-}
-
-/// Header Hero's include graph.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HhGraph {
-    /// Resolved includes per file: (line, target), in source order, duplicates kept.
-    pub edges: FxMap<FileId, Vec<(u32, FileId)>>,
-    /// (includer, line, name, angle)
-    pub missing: Vec<(FileId, u32, String, bool)>,
-    /// (file, line) of lines HH 2011 could not parse.
-    pub errors: Vec<(FileId, u32, String)>,
-    /// The files in the order the walk reached them. The report numbers its nodes in this
-    /// order: file ids are not a stable order, the preprocessed pass creates them concurrently.
-    pub order: Vec<FileId>,
 }
 
 /// Breadth-first scan from the TUs, exactly as `Scanner.cs` resolves (see notes §2): `"x"` tries
