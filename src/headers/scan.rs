@@ -382,6 +382,70 @@ fn macro_text(opts: &[MacroOpt]) -> String {
     s
 }
 
+/// One TU set up for evaluation (shared parts behind `Arc`s).
+struct Prepared {
+    tu: FileId,
+    sp: Arc<SearchPath>,
+    sp_id: u32,
+    base: Arc<LazyBase>,
+    forced: Vec<FileId>,
+    key: u64,
+    config: u32,
+}
+impl Prepared {
+    /// The evaluator's input for this TU over its built base macros; `skip` is the
+    /// exact check's edit (`None` for a scan).
+    fn input<'a>(
+        &'a self,
+        base: &'a BuiltBase,
+        memo: Option<&'a eval::Memo>,
+        edges: &'a eval::EdgeTable,
+        skip: Option<&'a eval::Skip>,
+    ) -> TuInput<'a> {
+        TuInput {
+            tu: self.tu,
+            sp: &self.sp,
+            sp_id: self.sp_id,
+            base: &base.macros,
+            forced: &self.forced,
+            clang: base.clang,
+            cplusplus: base.cplusplus,
+            memo,
+            edges,
+            skip,
+        }
+    }
+}
+
+/// The compiler's answers asked for before the walk: (compiler name, answers per key).
+type EarlyAnswers =
+    std::thread::JoinHandle<(Option<String>, Vec<(String, Result<CompilerEnv, String>)>)>;
+
+/// What the file-check phase leaves: the store, the previous scan (taken from the session) and
+/// what changed since it.
+struct FileChecks {
+    store: Store,
+    prev: Prev,
+    /// Some existence answer changed under a directory whose time moved.
+    changed_dirs: bool,
+    /// Some stamped directory's time moved.
+    moved_dirs: bool,
+    /// The stamped directories' times read at the start of the checks.
+    start_times: Vec<(PathBuf, Option<i64>)>,
+    /// Per file id: (directives changed, Header Hero include lines changed).
+    file_changes: Vec<(bool, bool)>,
+}
+
+/// What the walk phase found: the TUs to evaluate and what the reports say about the walk.
+struct Walk {
+    roots: Vec<PathBuf>,
+    notes: Vec<String>,
+    walk_errors: Vec<(PathBuf, String)>,
+    skipped: Vec<(PathBuf, &'static str)>,
+    new_walk: Option<WalkCache>,
+    specs: Vec<TuSpec>,
+}
+
 impl Scanner {
     pub fn new() -> Self {
         Scanner {
@@ -392,18 +456,9 @@ impl Scanner {
         }
     }
 
-    /// Runs a scan. Reuses the previous scan held by this session unless `opts.clean`.
-    pub fn scan(
-        &mut self,
-        project: &Project,
-        opts: &ScanOptions,
-        progress: &Progress,
-    ) -> Result<ScanResult, ScanError> {
-        let t0 = Instant::now();
-        if opts.clean {
-            self.prev = Prev::default();
-        }
-        let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
+    /// Phase 0: the compiler's answers asked for on a thread while the roots are walked, when
+    /// the languages and standards are known up front (see the comment inside).
+    fn ask_compiler_early(&self, project: &Project, want_pre: bool) -> Option<EarlyAnswers> {
         // Asking the compiler (one process per query, two queries per language) is a cold scan's
         // longest serial step, and its answers are only needed once TUs are preprocessed: when
         // the languages and standards are known up front (no compilation database: C++ and C with
@@ -423,7 +478,7 @@ impl Scanner {
             CompilerChoice::Named(c) => answered(c),
             _ => compiler::CANDIDATES.into_iter().any(answered),
         };
-        let early_answers = (want_pre
+        (want_pre
             && !all_known
             && project.compile_commands.is_none()
             && project.configs.is_empty()
@@ -432,7 +487,12 @@ impl Scanner {
                 let known: Vec<String> = self.prev.compilers.keys().cloned().collect();
                 let choice = project.compiler.clone();
                 std::thread::spawn(move || ask_compiler(&choice, &known, &keys))
-            });
+            })
+    }
+
+    /// Phase 1, walk: the TUs and their flags, from the configurations' or the project's
+    /// compilation database, or by walking the roots (reusing the previous walk).
+    fn walk(&mut self, project: &Project, progress: &Progress) -> Result<Walk, ScanError> {
         progress.set_phase("finding translation units");
         let roots: Vec<PathBuf> = project.roots.iter().map(|r| absolutize(r)).collect();
         for r in &roots {
@@ -521,10 +581,22 @@ impl Scanner {
                 })
                 .collect()
         };
-        progress.tus_total.store(specs.len(), Ordering::Relaxed);
+        Ok(Walk {
+            roots,
+            notes,
+            walk_errors,
+            skipped,
+            new_walk,
+            specs,
+        })
+    }
 
+    /// Phase 2, read / lex: the store seeded with the previous scan's files (stable ids, data
+    /// reused), every known file re-stat'ed and re-read if changed, and the directories stamped
+    /// by the previous scan checked, in parallel.
+    fn check_files(&mut self, opts: &ScanOptions, progress: &Progress) -> FileChecks {
         // Store, with previous content for reuse and stable ids.
-        let mut prev = std::mem::take(&mut self.prev);
+        let prev = std::mem::take(&mut self.prev);
         let mut store = Store::new(self.interner.clone());
         let mut prev_files: Vec<Option<Arc<FileData>>> = vec![None; prev.paths.len()];
         for (p, f) in prev.paths.iter().zip(&prev.files) {
@@ -604,6 +676,47 @@ impl Scanner {
         };
         let ((changed_dirs, moved_dirs, start_times), file_changes) =
             rayon::join(dirs_check, files_check);
+        FileChecks {
+            store,
+            prev,
+            changed_dirs,
+            moved_dirs,
+            start_times,
+            file_changes,
+        }
+    }
+
+    /// Runs a scan. Reuses the previous scan held by this session unless `opts.clean`.
+    pub fn scan(
+        &mut self,
+        project: &Project,
+        opts: &ScanOptions,
+        progress: &Progress,
+    ) -> Result<ScanResult, ScanError> {
+        let t0 = Instant::now();
+        if opts.clean {
+            self.prev = Prev::default();
+        }
+        let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
+        let early_answers = self.ask_compiler_early(project, want_pre);
+        let Walk {
+            roots,
+            mut notes,
+            walk_errors,
+            skipped,
+            new_walk,
+            specs,
+        } = self.walk(project, progress)?;
+        progress.tus_total.store(specs.len(), Ordering::Relaxed);
+
+        let FileChecks {
+            store,
+            mut prev,
+            changed_dirs,
+            moved_dirs,
+            start_times,
+            file_changes,
+        } = self.check_files(opts, progress);
         let directive_changed: Vec<bool> = file_changes.iter().map(|c| c.0).collect();
         if progress.cancelled() {
             return Err(ScanError::Cancelled);
@@ -655,173 +768,26 @@ impl Scanner {
         let out = std::thread::scope(|sc| {
             let hh_job = (want_hh && hh_kept.is_none())
                 .then(|| sc.spawn(|| hh_graph(&store, &hh_tu_ids, &hh_dirs, progress)));
-            let asked = (|| -> Result<(), ScanError> {
-                // Answers asked for early; a failed query is an error only if its key is needed.
-                let mut failed: FxMap<String, String> = FxMap::default();
-                let compiler_name = match early_answers {
-                    Some(h) => {
-                        let (name, answers) =
-                            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-                        for (k, r) in answers {
-                            match r {
-                                Ok(e) => {
-                                    compilers.insert(k, e);
-                                }
-                                Err(e) => {
-                                    failed.insert(k, e);
-                                }
-                            }
-                        }
-                        name
-                    }
-                    None => detect_compiler(&project.compiler, compilers.keys()),
-                };
-                if want_pre {
-                    progress.set_phase("asking the compiler");
-                    let mut keys: Vec<(Lang, Option<String>)> = specs
-                        .iter()
-                        .map(|s| (s.lang, s.flags.std.clone()))
-                        .collect();
-                    keys.sort();
-                    keys.dedup();
-                    for k in keys {
-                        let env = match &compiler_name {
-                            Some(c) => {
-                                let ck = compiler_key(c, k.0, &k.1);
-                                if let Some(e) = failed.remove(&ck) {
-                                    return Err(ScanError::Input(e));
-                                }
-                                match compilers.get(&ck) {
-                                    Some(e) => e.clone(),
-                                    None => {
-                                        let e = compiler::query(c, k.0, k.1.as_deref())
-                                            .map_err(ScanError::Input)?;
-                                        compilers.insert(ck, e.clone());
-                                        e
-                                    }
-                                }
-                            }
-                            None => compiler::builtin(k.0, k.1.as_deref()),
-                        };
-                        envs.insert(k, env);
-                    }
-                    notes.push(match (&project.compiler, &compiler_name) {
-                        (CompilerChoice::None, _) => NOTE_BUILTIN.into(),
-                        (_, Some(c)) => format!(
-                            "predefined macros and system include dirs from `{c}` ({}); {NOTE_COUNTED}",
-                            envs.values()
-                                .map(|e| e.origin.clone())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                        (_, None) => NOTE_NO_COMPILER.into(),
-                    });
-                }
-                Ok(())
-            })();
-            asked?;
+            settle_compilers(
+                project,
+                &specs,
+                want_pre,
+                early_answers,
+                &mut compilers,
+                &mut envs,
+                &mut notes,
+                progress,
+            )?;
             if progress.cancelled() {
                 return Err(ScanError::Cancelled);
             }
 
-            // Search paths, base macro tables and forced includes per TU.
-            let mut sp_ids: FxMap<SearchPath, u32> = FxMap::default();
-            let mut bases: FxMap<u64, Arc<LazyBase>> = FxMap::default();
             let def_pool = DefPool::default();
-            struct Prepared {
-                tu: FileId,
-                sp: Arc<SearchPath>,
-                sp_id: u32,
-                base: Arc<LazyBase>,
-                forced: Vec<FileId>,
-                key: u64,
-                config: u32,
-            }
-            impl Prepared {
-                /// The evaluator's input for this TU over its built base macros; `skip` is the
-                /// exact check's edit (`None` for a scan).
-                fn input<'a>(
-                    &'a self,
-                    base: &'a BuiltBase,
-                    memo: Option<&'a eval::Memo>,
-                    edges: &'a eval::EdgeTable,
-                    skip: Option<&'a eval::Skip>,
-                ) -> TuInput<'a> {
-                    TuInput {
-                        tu: self.tu,
-                        sp: &self.sp,
-                        sp_id: self.sp_id,
-                        base: &base.macros,
-                        forced: &self.forced,
-                        clang: base.clang,
-                        cplusplus: base.cplusplus,
-                        memo,
-                        edges,
-                        skip,
-                    }
-                }
-            }
-            let mut sps: Vec<Arc<SearchPath>> = Vec::new();
-            let mut prepared: Vec<Prepared> = Vec::new();
-            if want_pre {
-                // TUs mostly share their flags: set each distinct (language, flags) up once (search
-                // path directories are stat'ed, forced includes checked).
-                type Setup = (Arc<SearchPath>, u32, Arc<LazyBase>, Vec<FileId>, u64);
-                let mut setups: FxMap<(Lang, &TuFlags), Setup> = FxMap::default();
-                // By identity first: hashing a TU's flags means hashing all its include dirs.
-                let mut by_ptr: FxMap<(Lang, *const TuFlags), Setup> = FxMap::default();
-                for (s, &tu) in specs.iter().zip(&tu_ids) {
-                    let (sp, sp_id, base, forced, key) = by_ptr
-                        .entry((s.lang, Arc::as_ptr(&s.flags)))
-                        .or_insert_with(|| {
-                            setups
-                                .entry((s.lang, &*s.flags))
-                                .or_insert_with(|| {
-                                    let env = &envs[&(s.lang, s.flags.std.clone())];
-                                    let sp = build_search_path(&s.flags, env);
-                                    let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
-                                        let id = store.search_path_id(&sp);
-                                        sps.push(Arc::new(sp.clone()));
-                                        id
-                                    });
-                                    let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
-                                    let base = bases
-                                        .entry(bkey)
-                                        .or_insert_with(|| {
-                                            Arc::new(LazyBase {
-                                                text: [
-                                                    env.predefined.clone(),
-                                                    macro_text(&s.flags.macros),
-                                                ],
-                                                built: OnceLock::new(),
-                                            })
-                                        })
-                                        .clone();
-                                    // The driver's implicit pre-includes, then `-include` files, as GCC
-                                    // orders them.
-                                    let forced: Vec<FileId> = env
-                                        .preincludes
-                                        .iter()
-                                        .chain(s.flags.forced_includes.iter())
-                                        .filter(|f| f.is_file())
-                                        .map(|f| store.id_of(&normalize(f)))
-                                        .collect();
-                                    let key = fx_hash(&(&sp, bkey, &forced));
-                                    (sps[sp_id as usize].clone(), sp_id, base, forced, key)
-                                })
-                                .clone()
-                        });
-                    prepared.push(Prepared {
-                        tu,
-                        sp: sp.clone(),
-                        sp_id: *sp_id,
-                        base: base.clone(),
-                        forced: forced.clone(),
-                        key: *key,
-                        config: s.config,
-                    });
-                }
-            }
+            let prepared: Vec<Prepared> = if want_pre {
+                prepare_tus(&specs, &tu_ids, &envs, &store)
+            } else {
+                Vec::new()
+            };
 
             // Preprocess TUs (reusing unchanged ones).
             progress.set_phase("preprocessing translation units");
@@ -847,26 +813,15 @@ impl Scanner {
             let interner = self.interner.clone();
             let memo = eval::Memo::default();
             let edge_table = eval::EdgeTable::from_vec(std::mem::take(&mut prev.edge_tab));
-            let results: Vec<(TuResult, bool)> = prepared
-                .par_iter()
-                .zip(reusable)
-                .map(|(p, reused)| {
-                    if progress.cancelled() {
-                        return (TuResult::default(), false);
-                    }
-                    let r = match reused {
-                        Some(r) => (r, true),
-                        None => {
-                            let base = p.base.get(&interner, &syms, &def_pool);
-                            let memo = (!opts.no_memo).then_some(&memo);
-                            let input = p.input(base, memo, &edge_table, None);
-                            (eval::run_tu(&store, &syms, &input), false)
-                        }
-                    };
-                    progress.tus_done.fetch_add(1, Ordering::Relaxed);
-                    r
-                })
-                .collect();
+            let ctx = EvalContext {
+                store: &store,
+                syms: &syms,
+                interner: &interner,
+                def_pool: &def_pool,
+                memo: (!opts.no_memo).then_some(&memo),
+                edge_table: &edge_table,
+            };
+            let results = evaluate_tus(&prepared, reusable, &ctx, progress);
             if progress.cancelled() {
                 return Err(ScanError::Cancelled);
             }
@@ -1138,6 +1093,202 @@ impl Scanner {
         drop_in_background((store, prev));
         out
     }
+}
+
+/// Phase 3, the compiler environment per (language, standard) the TUs need: the answers asked
+/// for early, the previous scan's, or a query now (the built-in environment without a compiler);
+/// the note saying where they came from.
+#[allow(clippy::too_many_arguments)]
+fn settle_compilers(
+    project: &Project,
+    specs: &[TuSpec],
+    want_pre: bool,
+    early_answers: Option<EarlyAnswers>,
+    compilers: &mut FxMap<String, CompilerEnv>,
+    envs: &mut FxMap<(Lang, Option<String>), CompilerEnv>,
+    notes: &mut Vec<String>,
+    progress: &Progress,
+) -> Result<(), ScanError> {
+    // Answers asked for early; a failed query is an error only if its key is needed.
+    let mut failed: FxMap<String, String> = FxMap::default();
+    let compiler_name = match early_answers {
+        Some(h) => {
+            let (name, answers) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            for (k, r) in answers {
+                match r {
+                    Ok(e) => {
+                        compilers.insert(k, e);
+                    }
+                    Err(e) => {
+                        failed.insert(k, e);
+                    }
+                }
+            }
+            name
+        }
+        None => detect_compiler(&project.compiler, compilers.keys()),
+    };
+    if want_pre {
+        progress.set_phase("asking the compiler");
+        let mut keys: Vec<(Lang, Option<String>)> = specs
+            .iter()
+            .map(|s| (s.lang, s.flags.std.clone()))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let env = match &compiler_name {
+                Some(c) => {
+                    let ck = compiler_key(c, k.0, &k.1);
+                    if let Some(e) = failed.remove(&ck) {
+                        return Err(ScanError::Input(e));
+                    }
+                    match compilers.get(&ck) {
+                        Some(e) => e.clone(),
+                        None => {
+                            let e = compiler::query(c, k.0, k.1.as_deref())
+                                .map_err(ScanError::Input)?;
+                            compilers.insert(ck, e.clone());
+                            e
+                        }
+                    }
+                }
+                None => compiler::builtin(k.0, k.1.as_deref()),
+            };
+            envs.insert(k, env);
+        }
+        notes.push(match (&project.compiler, &compiler_name) {
+            (CompilerChoice::None, _) => NOTE_BUILTIN.into(),
+            (_, Some(c)) => format!(
+                "predefined macros and system include dirs from `{c}` ({}); {NOTE_COUNTED}",
+                envs.values()
+                    .map(|e| e.origin.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (_, None) => NOTE_NO_COMPILER.into(),
+        });
+    }
+    Ok(())
+}
+
+/// What evaluating a TU needs besides the TU itself (shared by the scan and the exact checks).
+#[derive(Clone, Copy)]
+struct EvalContext<'a> {
+    store: &'a Store,
+    syms: &'a Syms,
+    interner: &'a Interner,
+    def_pool: &'a DefPool,
+    /// `None` with `--no-memo`.
+    memo: Option<&'a eval::Memo>,
+    edge_table: &'a eval::EdgeTable,
+}
+
+/// Phase 4, evaluate the TUs (in parallel): a TU whose previous result still holds takes it
+/// (`true` beside it), the others are run through the evaluator.
+fn evaluate_tus(
+    prepared: &[Prepared],
+    reusable: Vec<Option<TuResult>>,
+    ctx: &EvalContext<'_>,
+    progress: &Progress,
+) -> Vec<(TuResult, bool)> {
+    let EvalContext {
+        store,
+        syms,
+        interner,
+        def_pool,
+        memo,
+        edge_table,
+    } = *ctx;
+    prepared
+        .par_iter()
+        .zip(reusable)
+        .map(|(p, reused)| {
+            if progress.cancelled() {
+                return (TuResult::default(), false);
+            }
+            let r = match reused {
+                Some(r) => (r, true),
+                None => {
+                    let base = p.base.get(interner, syms, def_pool);
+                    let input = p.input(base, memo, edge_table, None);
+                    (eval::run_tu(store, syms, &input), false)
+                }
+            };
+            progress.tus_done.fetch_add(1, Ordering::Relaxed);
+            r
+        })
+        .collect()
+}
+
+/// Phase 3a, set up the TUs for evaluation: search paths, base macro tables and forced includes
+/// per TU.
+fn prepare_tus(
+    specs: &[TuSpec],
+    tu_ids: &[FileId],
+    envs: &FxMap<(Lang, Option<String>), CompilerEnv>,
+    store: &Store,
+) -> Vec<Prepared> {
+    // Search paths, base macro tables and forced includes per TU.
+    let mut sp_ids: FxMap<SearchPath, u32> = FxMap::default();
+    let mut bases: FxMap<u64, Arc<LazyBase>> = FxMap::default();
+    let mut sps: Vec<Arc<SearchPath>> = Vec::new();
+    let mut prepared: Vec<Prepared> = Vec::new();
+    // TUs mostly share their flags: set each distinct (language, flags) up once (search
+    // path directories are stat'ed, forced includes checked).
+    type Setup = (Arc<SearchPath>, u32, Arc<LazyBase>, Vec<FileId>, u64);
+    let mut setups: FxMap<(Lang, &TuFlags), Setup> = FxMap::default();
+    // By identity first: hashing a TU's flags means hashing all its include dirs.
+    let mut by_ptr: FxMap<(Lang, *const TuFlags), Setup> = FxMap::default();
+    for (s, &tu) in specs.iter().zip(tu_ids) {
+        let (sp, sp_id, base, forced, key) = by_ptr
+            .entry((s.lang, Arc::as_ptr(&s.flags)))
+            .or_insert_with(|| {
+                setups
+                    .entry((s.lang, &*s.flags))
+                    .or_insert_with(|| {
+                        let env = &envs[&(s.lang, s.flags.std.clone())];
+                        let sp = build_search_path(&s.flags, env);
+                        let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
+                            let id = store.search_path_id(&sp);
+                            sps.push(Arc::new(sp.clone()));
+                            id
+                        });
+                        let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
+                        let base = bases
+                            .entry(bkey)
+                            .or_insert_with(|| {
+                                Arc::new(LazyBase {
+                                    text: [env.predefined.clone(), macro_text(&s.flags.macros)],
+                                    built: OnceLock::new(),
+                                })
+                            })
+                            .clone();
+                        // The driver's implicit pre-includes, then `-include` files, as GCC
+                        // orders them.
+                        let forced: Vec<FileId> = env
+                            .preincludes
+                            .iter()
+                            .chain(s.flags.forced_includes.iter())
+                            .filter(|f| f.is_file())
+                            .map(|f| store.id_of(&normalize(f)))
+                            .collect();
+                        let key = fx_hash(&(&sp, bkey, &forced));
+                        (sps[sp_id as usize].clone(), sp_id, base, forced, key)
+                    })
+                    .clone()
+            });
+        prepared.push(Prepared {
+            tu,
+            sp: sp.clone(),
+            sp_id: *sp_id,
+            base: base.clone(),
+            forced: forced.clone(),
+            key: *key,
+            config: s.config,
+        });
+    }
+    prepared
 }
 
 /// The compiler a scan uses: the named one, or the first of `c++`, `g++`, `clang++` on PATH (one
