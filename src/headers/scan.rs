@@ -1049,25 +1049,10 @@ impl Scanner {
 
             // Remember this scan.
             progress.set_phase("remembering the scan");
-            let slots = store.all_slots();
-            let mut new_prev = Prev {
-                paths: slots.iter().map(|s| s.path.clone()).collect(),
-                files: slots.iter().map(|s| s.data.get().cloned()).collect(),
-                tus: FxMap::default(),
-                dir_stamps,
-                compilers,
-                exists,
-                edge_tab,
-                walk: new_walk,
-                hh: hh.map(|graph| HhCached {
-                    tus: hh_tu_ids.clone(),
-                    dirs: hh_dirs.clone(),
-                    graph,
-                }),
-            };
-            for (p, (r, _)) in prepared.iter().zip(results) {
-                new_prev.tus.insert((p.tu, p.key), r);
-            }
+            let new_prev = remember_scan(
+                &store, dir_stamps, compilers, exists, edge_tab, new_walk, hh, &hh_tu_ids,
+                &hh_dirs, &prepared, results,
+            );
             self.dirty = stats.files_read > 0
                 || stats.tus_evaluated > 0
                 || moved_dirs
@@ -1219,6 +1204,44 @@ fn evaluate_tus(
             r
         })
         .collect()
+}
+
+/// Phase 7, remember: what the next scan of this session reuses (files by id, TU results by
+/// (TU, setup key), probe answers and directory stamps, the walk, the all-branches graph).
+#[allow(clippy::too_many_arguments)]
+fn remember_scan(
+    store: &Store,
+    dir_stamps: Vec<(PathBuf, Option<i64>)>,
+    compilers: FxMap<String, CompilerEnv>,
+    exists: store::Answers,
+    edge_tab: Vec<(FileId, u32, FileId)>,
+    new_walk: Option<WalkCache>,
+    hh: Option<HhGraph>,
+    hh_tu_ids: &[FileId],
+    hh_dirs: &[PathBuf],
+    prepared: &[Prepared],
+    results: Vec<(TuResult, bool)>,
+) -> Prev {
+    let slots = store.all_slots();
+    let mut new_prev = Prev {
+        paths: slots.iter().map(|s| s.path.clone()).collect(),
+        files: slots.iter().map(|s| s.data.get().cloned()).collect(),
+        tus: FxMap::default(),
+        dir_stamps,
+        compilers,
+        exists,
+        edge_tab,
+        walk: new_walk,
+        hh: hh.map(|graph| HhCached {
+            tus: hh_tu_ids.to_vec(),
+            dirs: hh_dirs.to_vec(),
+            graph,
+        }),
+    };
+    for (p, (r, _)) in prepared.iter().zip(results) {
+        new_prev.tus.insert((p.tu, p.key), r);
+    }
+    new_prev
 }
 
 /// Phase 3a, set up the TUs for evaluation: search paths, base macro tables and forced includes
