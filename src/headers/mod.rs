@@ -40,20 +40,20 @@
 //! [`crate::fsio::open_regular`]); FIFOs, devices and sockets named like a TU are listed in
 //! `skipped_special`.
 
-pub mod cache;
-pub mod churn;
+pub(crate) mod cache;
+pub(crate) mod churn;
 pub mod cli;
-pub mod compdb;
-pub mod compiler;
+pub(crate) mod compdb;
+pub(crate) mod compiler;
 pub mod cuts;
 pub mod eval;
-pub mod lazy;
+pub(crate) mod lazy;
 pub mod lex;
 pub mod pp;
-pub mod report;
-pub mod scan;
-pub mod state;
-pub mod store;
+pub(crate) mod report;
+pub(crate) mod scan;
+pub(crate) mod state;
+pub(crate) mod store;
 pub mod util;
 pub mod watch;
 

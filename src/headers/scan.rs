@@ -194,14 +194,9 @@ pub struct Walked {
     pub cache: Option<WalkCache>,
 }
 
-/// Finds translation units under the roots (dot-directories skipped, as Header Hero does).
-/// Unreadable directories become error entries.
-pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
-    let w = find_tus_cached(roots, None);
-    (w.tus, w.errors)
-}
-
-/// [`find_tus`], reusing `prev` when none of its directories changed.
+/// Finds translation units under the roots (dot-directories skipped, as Header Hero does),
+/// reusing `prev` when none of its directories changed. Unreadable directories become error
+/// entries.
 pub fn find_tus_cached(roots: &[PathBuf], prev: Option<WalkCache>) -> Walked {
     let finish = |w: &WalkCache, skipped: &mut Vec<(PathBuf, &'static str)>| {
         let mut out: Vec<PathBuf> = w.files.clone();
