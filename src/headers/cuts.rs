@@ -27,7 +27,7 @@ use rayon::prelude::*;
 /// Per node: the macros its directives define or undefine, and those its conditionals (and
 /// `#include MACRO`) name; both sorted. Empty in "all branches" mode.
 #[derive(Default)]
-pub struct MacroUse {
+pub(crate) struct MacroUse {
     pub defs: Vec<Vec<Sym>>,
     pub tests: Vec<Vec<Sym>>,
 }
@@ -52,7 +52,7 @@ const NONE: u32 = u32::MAX;
 /// Every directive's and every header's estimated saving over the report's TUs, best first.
 /// `multi`: (includer, included) node pairs with more than one directive line; `uses`: macro
 /// definitions and tests per node (for the `macros_tested_later` flag).
-pub fn estimate(report: &Report, multi: &FxSet<(u32, u32)>, uses: &MacroUse) -> Vec<Cut> {
+pub(crate) fn estimate(report: &Report, multi: &FxSet<(u32, u32)>, uses: &MacroUse) -> Vec<Cut> {
     let g = &report.graph;
     let n = g.nodes.len();
     let weight: Vec<u64> = g
@@ -154,7 +154,7 @@ fn merge(e: &mut Acc, v: Acc) {
 }
 
 /// Best first: lines saved, then directives before whole headers, then by name and line.
-pub fn sort_cuts(cuts: &mut [Cut]) {
+pub(crate) fn sort_cuts(cuts: &mut [Cut]) {
     cuts.sort_by(|a, b| {
         b.lines_saved
             .cmp(&a.lines_saved)

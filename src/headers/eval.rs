@@ -350,7 +350,7 @@ thread_local! {
     static TABLES: std::cell::RefCell<Option<Tables>> = const { std::cell::RefCell::new(None) };
 }
 
-pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
+pub(crate) fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
     match run_tu_once(store, syms, input) {
         Some(r) => r,
         None => run_tu_once(

@@ -43,7 +43,7 @@ pub const PUNCTS: &[&str] = &[
     "{", "}", "=", "@", "$", "`", "\\",
 ];
 
-pub fn punct_id(s: &str) -> u32 {
+pub(crate) fn punct_id(s: &str) -> u32 {
     PUNCTS
         .iter()
         .position(|p| *p == s)

@@ -185,10 +185,6 @@ impl Store {
         self.slots.read().unwrap().len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn slot(&self, id: FileId) -> Arc<Slot> {
         self.slots.read().unwrap()[id as usize].clone()
     }
@@ -237,10 +233,6 @@ impl Store {
         }
         g.push(sp.clone());
         (g.len() - 1) as u32
-    }
-
-    pub fn search_path(&self, i: u32) -> SearchPath {
-        self.search_paths.lock().unwrap()[i as usize].clone()
     }
 
     /// Regular file (after following symlinks)? Directories do not count, as in GCC.

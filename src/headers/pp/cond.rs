@@ -47,7 +47,7 @@ pub fn eval_if<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<bool, String
 
 /// `defined(X)` / `#ifdef X`: a macro, or one of the compiler's built-in operators and dynamic
 /// macros (`#ifdef __has_builtin` is true on GCC 10+).
-pub fn is_defined(macros: &mut Macros, s: &Syms, clang: bool, n: Sym) -> bool {
+pub(crate) fn is_defined(macros: &mut Macros, s: &Syms, clang: bool, n: Sym) -> bool {
     macros.contains(n)
         || n == s.has_include
         || n == s.has_include_next

@@ -113,13 +113,13 @@ pub struct Rec {
 }
 
 /// The definition's id ([`MacroDef::id`]), 0 when undefined.
-pub fn def_id(m: Option<&MacroDef>) -> u32 {
+pub(crate) fn def_id(m: Option<&MacroDef>) -> u32 {
     m.map_or(0, |m| m.id)
 }
 
 /// Clock of the last event on `i` in `last`, growing it as needed.
 #[inline]
-pub fn stamp(last: &mut Vec<u32>, i: u32) -> &mut u32 {
+pub(crate) fn stamp(last: &mut Vec<u32>, i: u32) -> &mut u32 {
     let i = i as usize;
     if i >= last.len() {
         last.resize((i + 1).max(last.len() * 2).max(1024), 0);
@@ -130,7 +130,7 @@ pub fn stamp(last: &mut Vec<u32>, i: u32) -> &mut u32 {
 /// Records a first read by every open recorder that has not seen `i` since it started: those
 /// are a suffix of the stack, since recorders nest and start in stack order.
 #[inline]
-pub fn note_first_read<T: Copy>(
+pub(crate) fn note_first_read<T: Copy>(
     rec: &mut [Rec],
     last: &mut Vec<u32>,
     clock: &mut u32,
@@ -158,7 +158,8 @@ mod macro_table;
 
 #[allow(unused_imports)]
 use cond::*;
-pub use cond::{eval_if, is_defined};
+pub use cond::eval_if;
+pub(crate) use cond::is_defined;
 pub use expand::include_name;
 #[allow(unused_imports)]
 use expand::*;
@@ -191,21 +192,21 @@ impl Clone for Macros {
 
 impl Macros {
     #[inline]
-    pub fn note_read(&mut self, s: Sym, p: u32) {
+    pub(crate) fn note_read(&mut self, s: Sym, p: u32) {
         note_first_read(&mut self.rec, &mut self.last, &mut self.clock, s, p, |r| {
             &mut r.reads
         });
     }
     /// Marks `s` written (seen) by every open recorder.
     #[inline]
-    pub fn note_written(&mut self, s: Sym) {
+    pub(crate) fn note_written(&mut self, s: Sym) {
         if !self.rec.is_empty() {
             self.clock += 1;
             *stamp(&mut self.last, s) = self.clock;
         }
     }
     /// Opens a recorder for an inclusion.
-    pub fn begin_rec(&mut self) {
+    pub(crate) fn begin_rec(&mut self) {
         self.clock += 1;
         self.rec.push(Rec {
             start: self.clock,
@@ -213,13 +214,13 @@ impl Macros {
         });
     }
     /// Looks a macro up (recorded).
-    pub fn lookup(&mut self, s: Sym) -> Option<Arc<MacroDef>> {
+    pub(crate) fn lookup(&mut self, s: Sym) -> Option<Arc<MacroDef>> {
         let m = self.map.get_arc(&s);
         self.note_read(s, def_id(m.as_deref()));
         m
     }
     /// Is it defined (recorded)?
-    pub fn contains(&mut self, s: Sym) -> bool {
+    pub(crate) fn contains(&mut self, s: Sym) -> bool {
         let p = def_id(self.map.get(&s));
         self.note_read(s, p);
         p != 0
@@ -242,7 +243,7 @@ impl Macros {
         }
         self.map.remove(&s);
     }
-    pub fn poison(&mut self) {
+    pub(crate) fn poison(&mut self) {
         if let Some(r) = self.rec.last_mut() {
             r.poisoned = true;
         }
