@@ -331,10 +331,10 @@ impl<H: Host> Eval<'_, '_, '_, H> {
     }
 }
 
-pub(super) const PQ: u32 = 44; // "?"
-pub(super) const PCOLON: u32 = 45; // ":"
-pub(super) const POROR: u32 = 11;
-pub(super) const PANDAND: u32 = 10;
+pub(super) const PQ: u32 = Punct::Question as u32;
+pub(super) const PCOLON: u32 = Punct::Colon as u32;
+pub(super) const POROR: u32 = Punct::OrOr as u32;
+pub(super) const PANDAND: u32 = Punct::AndAnd as u32;
 
 pub(super) fn prec_of(op: u32) -> Option<u8> {
     Some(match PUNCTS[op as usize] {

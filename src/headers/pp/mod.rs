@@ -11,7 +11,7 @@
 //! Only what decides which files get included is modelled; tokens outside directives are never
 //! expanded (the compiler's answer for `-M` does not depend on them).
 
-use super::lex::{MacroDef, P, PUNCTS, TK, Tok, spell};
+use super::lex::{MacroDef, P, PUNCTS, Punct, TK, Tok, spell};
 use super::util::{FxMap, Interner, Sym};
 use std::sync::Arc;
 
@@ -156,10 +156,10 @@ mod cond;
 mod expand;
 mod macro_table;
 
-#[allow(unused_imports)]
-use cond::*;
 pub use cond::eval_if;
 pub(crate) use cond::is_defined;
+#[allow(unused_imports)]
+use cond::*;
 pub use expand::include_name;
 #[allow(unused_imports)]
 use expand::*;
@@ -453,6 +453,17 @@ mod tests {
         assert_eq!(PUNCTS[PCOLON as usize], ":");
         assert_eq!(PUNCTS[POROR as usize], "||");
         assert_eq!(PUNCTS[PANDAND as usize], "&&");
+        // Ids are the enum's order, and that order lets a greedy match take the longest
+        // punctuator: no spelling is preceded by one of its own prefixes.
+        for (i, &p) in Punct::ALL.iter().enumerate() {
+            assert_eq!(p as usize, i);
+            assert_eq!(Punct::from_id(i as u32), Some(p));
+            assert!(
+                PUNCTS[..i].iter().all(|q| !p.spelling().starts_with(q)),
+                "{p:?} after a prefix of it"
+            );
+        }
+        assert_eq!(Punct::from_id(PUNCTS.len() as u32), None);
     }
 
     #[test]
