@@ -7,13 +7,16 @@
 //!   guards, `#pragma once`, `#include_next`, `#include MACRO`, `__has_include`), using the
 //!   compiler's predefined macros and system dirs, aiming at the closure `g++ -M` reports.
 //!
-//! Layout: [`lex`] (directive extraction), [`pp`] (macros and `#if`: the unsafe table in
+//! Layout: [`lex`] (directive extraction; punctuators are [`lex::Punct`]), [`pp`] (macros and `#if`: the unsafe table in
 //! `pp::macro_table`, expansion in `pp::expand`, `#if` evaluation in `pp::cond`), [`store`]
-//! (files and resolution), [`eval`] (per-TU preprocessing), [`scan`] (orchestration, the
-//! [`Scanner`] session), [`state`] (what a scan leaves for the next one), [`lazy`] (data kept
+//! (files and resolution), [`eval`] (per-TU preprocessing), [`scan`] (orchestration in named
+//! phases: walk, check files, settle compilers, prepare and evaluate TUs, build reports,
+//! remember; the [`Scanner`] session), [`state`] (what a scan leaves for the next one), [`lazy`] (data kept
 //! encoded until used), [`report`] (numbers, detail view, why-chains, what-if, JSON/CSV/dot),
 //! [`cache`] (on-disk cache of a [`state::Prev`]), [`watch`] (rescan on change), [`cuts`] (the
 //! saving of every `#include`), [`compiler`], [`compdb`], [`cli`].
+//! Public modules are only those the binary, tests, benches and fuzz targets use (`cli`, `cuts`,
+//! `eval`, `lex`, `pp`, `util`, `watch`) plus the re-exports below; the rest is `pub(crate)`.
 //!
 //! Module dependencies form no cycle: `util` and `lazy` are leaves; `lex` → `lazy`; `pp` →
 //! `lex`; `store` → `lex`, `lazy`; `eval` → `pp`, `store`; `state` → `eval`, `store`,
