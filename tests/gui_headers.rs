@@ -726,3 +726,71 @@ fn top_cuts_list_and_a_picked_row() {
     h.get_by_label("Why it is included (from the first TU):");
     h.get_by_label("b.cpp:1  #include");
 }
+
+/// Two configurations added in the project editor (one defines USE_BIG, which b.cpp tests):
+/// the summary shows each one's row, the table a TU column per configuration, and removing one
+/// leaves a scan of the other.
+#[test]
+fn configurations_are_listed_scanned_and_removed() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write_tree(r);
+    let cc = |name: &str, extra: &str| {
+        let j = serde_json::json!([
+            {"directory": r, "file": "a.cpp", "command": format!("cc -I. {extra} -c a.cpp")},
+            {"directory": r, "file": "b.cpp", "command": format!("cc -I. {extra} -c b.cpp")},
+        ]);
+        let p = r.join(name);
+        std::fs::write(&p, j.to_string()).unwrap();
+        p.display().to_string()
+    };
+    let (plain, big_cc) = (cc("plain.json", ""), cc("big.json", "-DUSE_BIG"));
+    let mut h = harness(state(&out.path().join("rep")));
+    h.run();
+    h.get_by_label("Add configuration").click();
+    h.run();
+    h.get_by_label("Add configuration").click();
+    h.run();
+    type_into(&mut h, "Config 1 name:", "plain");
+    type_into(&mut h, "Config 1 file:", &plain);
+    type_into(&mut h, "Config 2 name:", "big");
+    type_into(&mut h, "Config 2 file:", &big_cc);
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    let e = expected();
+    {
+        let s = h.state();
+        let r = s
+            .headers
+            .report(&s.persisted.headers)
+            .expect("a report after the scan");
+        assert_eq!(r.configs.len(), 2);
+        assert_eq!(r.configs[0].name, "plain");
+        // plain: b.cpp skips big.h; big: as the root scan with USE_BIG.
+        let big_lines = lines(&big());
+        assert_eq!(r.configs[0].total_parsed, e.pre_parsed);
+        assert_eq!(r.configs[1].total_parsed, e.pre_parsed + big_lines);
+        assert_eq!(r.total_parsed, 2 * e.pre_parsed + big_lines);
+        let b = r
+            .headers
+            .iter()
+            .find(|x| x.path.ends_with("big.h"))
+            .unwrap();
+        assert_eq!(b.tu_count_by_config, Some(vec![1, 2]));
+    }
+    h.get_by_label_contains("config plain");
+    h.get_by_label("TUs big");
+    // Remove the second: a scan of the first alone.
+    h.query_all_by_label("Remove").last().unwrap().click();
+    h.run();
+    assert_eq!(h.state().persisted.headers.project.configs.len(), 1);
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    let s = h.state();
+    let r = s.headers.report(&s.persisted.headers).unwrap();
+    assert_eq!(r.configs.len(), 1);
+    assert_eq!(r.total_parsed, e.pre_parsed);
+}

@@ -23,6 +23,15 @@ pub enum CompilerPick {
     Named,
 }
 
+/// A build configuration as typed in the project editor.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct ConfigEntry {
+    pub name: String,
+    /// Its compile_commands.json.
+    pub compile_commands: String,
+}
+
 /// The project as the user typed it (persisted). Turned into a [`Project`] by [`Self::project`].
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -34,6 +43,9 @@ pub struct HeadersProject {
     pub defines: String,
     /// Optional compile_commands.json (TUs and their flags come from it when set).
     pub compile_commands: String,
+    /// Build configurations scanned together (each a compile_commands.json); when any is set,
+    /// they replace `compile_commands` and the table shows per-configuration counts.
+    pub configs: Vec<ConfigEntry>,
     /// `-std=` for C++ TUs (empty: the compiler's default).
     pub std: String,
     /// `-std=` for C TUs (empty: the compiler's default).
@@ -65,6 +77,7 @@ impl Default for HeadersProject {
             include_dirs,
             defines,
             compile_commands: String::new(),
+            configs: Vec::new(),
             std: String::new(),
             cstd: String::new(),
             system_dirs: Vec::new(),
@@ -121,7 +134,29 @@ impl HeadersProject {
     pub fn project(&self) -> Result<Project, String> {
         let roots = Self::clean_list(&self.roots);
         let cc = self.compile_commands.trim();
-        if roots.is_empty() && cc.is_empty() {
+        let mut configs: Vec<headers::Configuration> = Vec::new();
+        for (i, c) in self.configs.iter().enumerate() {
+            let (name, path) = (c.name.trim(), c.compile_commands.trim());
+            if name.is_empty() && path.is_empty() {
+                continue;
+            }
+            if name.is_empty() {
+                return Err(format!("Configuration {}: give it a name", i + 1));
+            }
+            if configs.iter().any(|o| o.name == name) {
+                return Err(format!("Configuration {name}: the name is used twice"));
+            }
+            if !Path::new(path).is_file() {
+                return Err(format!(
+                    "Configuration {name}: compile_commands.json {path}: file not found"
+                ));
+            }
+            configs.push(headers::Configuration {
+                name: name.to_string(),
+                compile_commands: PathBuf::from(path),
+            });
+        }
+        if roots.is_empty() && cc.is_empty() && configs.is_empty() {
             return Err("Add a source root (or a compile_commands.json) first".into());
         }
         for r in &roots {
@@ -163,7 +198,8 @@ impl HeadersProject {
             system_dirs,
             cstd: (!cstd.is_empty()).then(|| cstd.to_string()),
             defines: parse_defines(&self.defines)?,
-            compile_commands: (!cc.is_empty()).then(|| PathBuf::from(cc)),
+            compile_commands: (!cc.is_empty() && configs.is_empty()).then(|| PathBuf::from(cc)),
+            configs,
             std: (!std.is_empty()).then(|| std.to_string()),
             compiler,
             ..Default::default()

@@ -9,12 +9,13 @@
 use super::Project;
 use super::compiler::CompilerEnv;
 use super::eval::TuResult;
+use super::lazy::CacheBytes;
 use super::lex::{DKind, Directive, Directives, HhInclude, IncSpec, Lexed, MacroDef, TK, Tok};
-use super::scan::{HhCached, Prev, Scanner, WalkCache};
+use super::state::{HhCached, Prev, WalkCache};
 use super::store::{Answers, FileData};
 use super::util::{FxMap, Interner, absolutize, fx_hash};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 const MAGIC: &[u8; 8] = b"CFHDRC12";
 
@@ -27,7 +28,7 @@ pub fn cache_path(p: &Project) -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let key = fx_hash(&(
+    let mut key = fx_hash(&(
         p.roots.iter().map(|r| absolutize(r)).collect::<Vec<_>>(),
         p.include_dirs
             .iter()
@@ -35,6 +36,15 @@ pub fn cache_path(p: &Project) -> Option<PathBuf> {
             .collect::<Vec<_>>(),
         p.compile_commands.as_ref().map(|c| absolutize(c)),
     ));
+    // Configurations get their own file (a project without keeps the name it always had).
+    if !p.configs.is_empty() {
+        let cs: Vec<(&str, PathBuf)> = p
+            .configs
+            .iter()
+            .map(|c| (c.name.as_str(), absolutize(&c.compile_commands)))
+            .collect();
+        key = fx_hash(&(key, cs));
+    }
     Some(
         base.join("clipforge")
             .join("headers")
@@ -345,7 +355,7 @@ impl<'b> R<'b> {
         let n = self.u32()? as usize;
         let start = off + self.i;
         self.take(n)?;
-        let directives = Directives::lazy(buf.clone(), start, start + n);
+        let directives = Directives::lazy(buf.clone(), start, start + n, decode_directives);
         let mut l = self.hh()?;
         l.lines = lines;
         l.directives = directives;
@@ -457,14 +467,14 @@ pub fn decode_directives(b: &[u8]) -> Result<Vec<Directive>, String> {
     R { b, i: 0 }.directives()
 }
 
-/// Writes the session's previous-scan state.
-pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
-    let p = &s.prev;
+/// Writes a scan's saved state (`prev`, whose symbols `interner` spells).
+pub fn save(path: &Path, prev: &Prev, interner: &Interner) -> Result<(), String> {
+    let p = prev;
     // The four sections are encoded on both cores; all but the last come with their byte
     // lengths, so a load decodes the four on separate threads too.
     let strings = || {
         let mut w = W(Vec::with_capacity(1 << 20));
-        let strs = s.interner.snapshot();
+        let strs = interner.snapshot();
         w.u32(strs.len() as u32);
         for x in &strs {
             w.bytes(x);
@@ -498,7 +508,7 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
     };
     let tus_part = || {
         let mut w = W(Vec::with_capacity(4 << 20));
-        let mut tus: Vec<(&u32, &(u64, TuResult))> = p.tus.iter().collect();
+        let mut tus: Vec<(&(u32, u64), &TuResult)> = p.tus.iter().collect();
         tus.sort_by_key(|t| *t.0);
         // TUs share most include edges: one table of distinct edges, per TU indices into it.
         w.v(p.edge_tab.len() as u32);
@@ -508,7 +518,7 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
             w.v(b);
         }
         w.v(tus.len() as u32);
-        for (id, (key, r)) in tus {
+        for ((id, key), r) in tus {
             w.v(*id);
             w.u64(*key);
             w.v(r.closure.len() as u32);
@@ -659,87 +669,6 @@ pub fn save(path: &Path, s: &Scanner) -> Result<(), String> {
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
-/// A part of a loaded cache file kept encoded until first used: a rescan in which nothing
-/// changed never decodes it, and a save copies the encoding as it is.
-pub struct Lazy<T> {
-    value: OnceLock<T>,
-    /// The encoding: the whole cache file, and where in it.
-    raw: Option<(Arc<CacheBytes>, usize, usize)>,
-}
-
-impl<T> Lazy<T> {
-    pub fn new(v: T) -> Self {
-        Lazy {
-            value: OnceLock::from(v),
-            raw: None,
-        }
-    }
-
-    pub fn encoded_in(buf: Arc<CacheBytes>, start: usize, end: usize) -> Self {
-        Lazy {
-            value: OnceLock::new(),
-            raw: Some((buf, start, end)),
-        }
-    }
-
-    /// The encoded form, while it has not been decoded.
-    pub fn encoded(&self) -> Option<&[u8]> {
-        match (&self.raw, self.value.get()) {
-            (Some((b, s, e)), None) => b.get(*s..*e),
-            _ => None,
-        }
-    }
-
-    /// The value, decoded on first use. The cache file's checksum was verified when it was
-    /// loaded, so decoding cannot fail short of a bug; the empty value is then the safe answer.
-    pub fn get(&self, decode: fn(&[u8]) -> Result<T, String>) -> &T
-    where
-        T: Default,
-    {
-        self.value.get_or_init(|| {
-            self.raw
-                .as_ref()
-                .and_then(|(b, s, e)| b.get(*s..*e))
-                .and_then(|b| decode(b).ok())
-                .unwrap_or_default()
-        })
-    }
-}
-
-impl<T: Default> Default for Lazy<T> {
-    fn default() -> Self {
-        Lazy::new(T::default())
-    }
-}
-
-impl<T: Clone> Clone for Lazy<T> {
-    fn clone(&self) -> Self {
-        match self.value.get() {
-            Some(v) => Lazy::new(v.clone()),
-            None => Lazy {
-                value: OnceLock::new(),
-                raw: self.raw.clone(),
-            },
-        }
-    }
-}
-
-/// A loaded cache file's bytes: read into memory, or mapped ([`Scanner::map_cache_file`]).
-pub enum CacheBytes {
-    Read(Vec<u8>),
-    Mapped(memmap2::Mmap),
-}
-
-impl std::ops::Deref for CacheBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            CacheBytes::Read(v) => v,
-            CacheBytes::Mapped(m) => m,
-        }
-    }
-}
-
 /// Opens the cache file and takes its bytes. Mapped, they are the page cache's own pages: no
 /// copy, and no fresh memory for the kernel to zero first, which was half of loading gRPC's
 /// 8.6 MB cache in a rescan where nothing changed.
@@ -762,11 +691,12 @@ fn cache_bytes(path: &Path, map: bool) -> std::io::Result<CacheBytes> {
     Ok(CacheBytes::Read(v))
 }
 
-/// Loads a cache into a fresh session (its interner must be empty apart from the initial entry).
-pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
-    let whole: Arc<CacheBytes> = match cache_bytes(path, s.map_cache_file) {
+/// Reads a saved state: the interner that spells its symbols and the state (`None` when there
+/// is no such file). `map`: map the file instead of reading it (see [`cache_bytes`]).
+pub fn load(path: &Path, map: bool) -> Result<Option<(Interner, Prev)>, String> {
+    let whole: Arc<CacheBytes> = match cache_bytes(path, map) {
         Ok(b) => Arc::new(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
     };
     if whole.len() < 12 || &whole[..8] != MAGIC.as_slice() {
@@ -813,7 +743,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
         Ok(prev)
     }
     type EdgeTab = Vec<(u32, u32, u32)>;
-    type TuTable = FxMap<u32, (u64, TuResult)>;
+    type TuTable = FxMap<(u32, u64), TuResult>;
     fn tus_part(r: &mut R) -> Res<(EdgeTab, TuTable)> {
         let n = r.vlen()?;
         let mut edge_tab = Vec::with_capacity(n);
@@ -852,7 +782,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
                 let l = r.u32()?;
                 t.errors.push((a, l, r.str()?));
             }
-            tus.insert(id, (key, t));
+            tus.insert((id, key), t);
         }
         Ok((edge_tab, tus))
     }
@@ -874,7 +804,7 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
             r.take_len()?;
             r.u8()?;
         }
-        prev.exists = Answers::lazy(buf.clone(), start, r.i);
+        prev.exists = Answers::lazy(buf.clone(), start, r.i, decode_answers);
         let n = r.len()?;
         for _ in 0..n {
             let k = r.str()?;
@@ -988,7 +918,5 @@ pub fn load(path: &Path, s: &mut Scanner) -> Result<(), String> {
         Ok((interner, prev))
     };
     let (interner, prev) = decode(&mut r).map_err(|e| format!("{}: {e}", path.display()))?;
-    s.interner = Arc::new(interner);
-    s.prev = prev;
-    Ok(())
+    Ok(Some((interner, prev)))
 }

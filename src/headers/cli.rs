@@ -4,9 +4,25 @@
 
 use super::churn::{self, Churn};
 use super::report::{Report, WhatIf};
-use super::{CompilerChoice, MacroOpt, Mode, Progress, Project, ScanOptions};
+use super::{CompilerChoice, Configuration, MacroOpt, Mode, Progress, Project, ScanOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// `--mode` on the command line (the clap side of [`Mode`], which knows nothing of clap).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeArg {
+    AllBranches,
+    Preprocessed,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::AllBranches => Mode::AllBranches,
+            ModeArg::Preprocessed => Mode::Preprocessed,
+        }
+    }
+}
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct HeadersArgs {
@@ -30,9 +46,18 @@ pub struct HeadersArgs {
     /// Take translation units, include dirs and defines from a compilation database.
     #[arg(long, value_name = "FILE")]
     pub compile_commands: Option<PathBuf>,
+    /// A build configuration, NAME=path/to/compile_commands.json; repeat it to scan several in
+    /// one run (files read once, each configuration evaluated): a summary line each, then the
+    /// combined tables (TUs summed over the configurations).
+    #[arg(
+        long = "config",
+        value_name = "NAME=FILE",
+        conflicts_with = "compile_commands"
+    )]
+    pub configs: Vec<String>,
     /// Mode whose tables are printed and exported (both modes' totals are always shown).
     #[arg(long, value_enum, default_value = "preprocessed")]
-    pub mode: Mode,
+    pub mode: ModeArg,
     /// C++ standard passed to the compiler query (e.g. c++20).
     #[arg(long)]
     pub std: Option<String>,
@@ -103,15 +128,21 @@ pub struct HeadersArgs {
 }
 
 impl HeadersArgs {
-    pub fn project(&self) -> Project {
+    pub fn project(&self) -> Result<Project, String> {
         let mut defines: Vec<MacroOpt> = self
             .define
             .iter()
             .map(|d| MacroOpt::parse_define(d))
             .collect();
         defines.extend(self.undef.iter().map(|u| MacroOpt::Undef(u.clone())));
-        Project {
+        let configs = self
+            .configs
+            .iter()
+            .map(|c| Configuration::parse(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Project {
             roots: self.roots.clone(),
+            configs,
             include_dirs: self.include.clone(),
             quote_dirs: self.iquote.clone(),
             system_dirs: self.isystem.clone(),
@@ -125,12 +156,12 @@ impl HeadersArgs {
                 Some(n) => CompilerChoice::Named(n.to_string()),
             },
             cache_file: self.cache.clone(),
-        }
+        })
     }
 
     pub fn options(&self) -> ScanOptions {
         ScanOptions {
-            mode: self.mode,
+            mode: self.mode.into(),
             both_modes: true,
             clean: self.clean,
             count_system: self.count_system,
@@ -209,6 +240,7 @@ fn print_summary(r: &Report, other: Option<&Report>) {
         other.map(|o| th(o.errors.len())),
     );
     print_skipped(r);
+    print_configs(r);
     println!(
         "scan {:.3} s (files read {}, reused {}; TUs evaluated {}, reused {})",
         r.scan_seconds,
@@ -217,6 +249,29 @@ fn print_summary(r: &Report, other: Option<&Report>) {
         th(r.stats.tus_evaluated),
         th(r.stats.tus_reused)
     );
+}
+
+/// One summary line per configuration (nothing for a scan of one).
+fn print_configs(r: &Report) {
+    for c in &r.configs {
+        println!(
+            "config {}: {} TUs, {} files, Total Lines {}, Total Parsed {}, Blowup {:.2}",
+            c.name,
+            th(c.translation_units),
+            th(c.files),
+            th(c.total_lines),
+            th(c.total_parsed),
+            c.blowup
+        );
+    }
+    if r.configs.len() > 1 {
+        println!(
+            "combined ({} configurations): {} TUs, Total Parsed {} (the tables below)",
+            r.configs.len(),
+            th(r.translation_units),
+            th(r.total_parsed)
+        );
+    }
 }
 
 /// The special files the scan skipped (nothing when there were none).
@@ -239,10 +294,25 @@ fn print_skipped(r: &Report) {
 
 fn print_tables(r: &Report, top: usize) {
     println!("\nBiggest contributors ({}; lines x TUs):", r.mode);
-    println!("{:>12} {:>8} {:>6}  path", "contributed", "lines", "TUs");
+    // With configurations, each one's TU count after the total.
+    let names: String = r
+        .configs
+        .iter()
+        .map(|c| format!(" {:>8}", format!("TUs {}", c.name)))
+        .collect();
+    println!(
+        "{:>12} {:>8} {:>6}{names}  path",
+        "contributed", "lines", "TUs"
+    );
     for h in r.headers.iter().filter(|h| h.contributed > 0).take(top) {
+        let per: String = h
+            .tu_count_by_config
+            .iter()
+            .flatten()
+            .map(|&n| format!(" {:>8}", th(n)))
+            .collect();
         println!(
-            "{:>12} {:>8} {:>6}  {}",
+            "{:>12} {:>8} {:>6}{per}  {}",
             th(h.contributed),
             th(h.lines),
             th(h.tu_count),
@@ -412,6 +482,7 @@ fn history_dirs(project: &Project) -> Vec<PathBuf> {
     project
         .compile_commands
         .iter()
+        .chain(project.configs.iter().map(|c| &c.compile_commands))
         .map(|c| {
             let c = super::util::absolutize(c);
             c.parent().map(|p| p.to_path_buf()).unwrap_or(c)
@@ -444,10 +515,20 @@ fn print_churn(c: &Churn, top: usize) {
 }
 
 fn run_inner(args: &HeadersArgs) -> Result<(), String> {
-    if args.roots.is_empty() && args.compile_commands.is_none() {
-        return Err("give at least one source root (or --compile-commands FILE)".into());
+    if args.roots.is_empty() && args.compile_commands.is_none() && args.configs.is_empty() {
+        return Err(
+            "give at least one source root (or --compile-commands FILE, or --config NAME=FILE)"
+                .into(),
+        );
     }
-    let project = args.project();
+    let project = args.project()?;
+    if !project.configs.is_empty() && Mode::from(args.mode) == Mode::AllBranches {
+        return Err(
+            "--config: the per-configuration figures are preprocessed ones (all \
+                    branches ignores macros); use --mode preprocessed"
+                .into(),
+        );
+    }
     let opts = args.options();
     // History is read before the scan: a tree without git says so at once.
     let history = match &args.churn {

@@ -70,13 +70,9 @@ pub fn builtin(lang: Lang, std: Option<&str>) -> CompilerEnv {
 /// The compilers tried, in order, when none is named.
 pub const CANDIDATES: [&str; 3] = ["c++", "g++", "clang++"];
 
-/// Finds a C++ compiler on PATH: `c++`, `g++`, then `clang++`.
-pub fn detect() -> Option<String> {
-    detect_known(|_| false)
-}
-
-/// [`detect`], but a candidate that is on `PATH` and `known` (it answered a query before) is
-/// taken without running it: a rescan then starts no process at all.
+/// Finds a C++ compiler on PATH: `c++`, `g++`, then `clang++`. A candidate that is on `PATH` and
+/// `known` (it answered a query before) is taken without running it: a rescan then starts no
+/// process at all.
 pub fn detect_known(known: impl Fn(&str) -> bool) -> Option<String> {
     let on_path = |c: &str| {
         std::env::var_os("PATH")

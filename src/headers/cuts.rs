@@ -20,54 +20,14 @@
 
 use super::Mode;
 use super::report::Report;
+pub use super::report::{Cut, CutKind};
 use super::util::{FxMap, FxSet, Sym};
 use rayon::prelude::*;
-use serde::Serialize;
-
-/// What a cut removes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CutKind {
-    /// One `#include` directive (`includer`, `line`) naming `included`.
-    Include,
-    /// The whole of `included` (the file stays, empty): `includer` is empty, `line` 0.
-    EmptyHeader,
-}
-
-/// One candidate edit with its saving. Serialized in the JSON's `cuts` array.
-#[derive(Clone, Debug, Serialize)]
-pub struct Cut {
-    pub kind: CutKind,
-    pub includer: String,
-    pub line: u32,
-    pub included: String,
-    /// Total Parsed lines saved over all translation units (negative when the edit makes other
-    /// includes active: only possible in an exact figure).
-    pub lines_saved: i64,
-    /// Translation units whose Total Parsed drops.
-    pub tus_affected: u32,
-    /// The figure is the preprocessor's: the affected TUs were evaluated again with the edit
-    /// (always true in "all branches" mode, which has no macros).
-    pub exact: bool,
-    /// A removed file defines a macro that another file of the TU tests in an `#if` (so the
-    /// estimate may be off until confirmed).
-    pub macros_tested_later: bool,
-    /// The includer includes the same file on another line too.
-    pub other_directives: bool,
-    /// Graph nodes of the includer (the header for [`CutKind::EmptyHeader`]) and the included
-    /// file, and of the affected TUs.
-    #[serde(skip)]
-    pub from: u32,
-    #[serde(skip)]
-    pub to: u32,
-    #[serde(skip)]
-    pub tus: Vec<u32>,
-}
 
 /// Per node: the macros its directives define or undefine, and those its conditionals (and
 /// `#include MACRO`) name; both sorted. Empty in "all branches" mode.
 #[derive(Default)]
-pub struct MacroUse {
+pub(crate) struct MacroUse {
     pub defs: Vec<Vec<Sym>>,
     pub tests: Vec<Vec<Sym>>,
 }
@@ -92,7 +52,7 @@ const NONE: u32 = u32::MAX;
 /// Every directive's and every header's estimated saving over the report's TUs, best first.
 /// `multi`: (includer, included) node pairs with more than one directive line; `uses`: macro
 /// definitions and tests per node (for the `macros_tested_later` flag).
-pub fn estimate(report: &Report, multi: &FxSet<(u32, u32)>, uses: &MacroUse) -> Vec<Cut> {
+pub(crate) fn estimate(report: &Report, multi: &FxSet<(u32, u32)>, uses: &MacroUse) -> Vec<Cut> {
     let g = &report.graph;
     let n = g.nodes.len();
     let weight: Vec<u64> = g
@@ -194,7 +154,7 @@ fn merge(e: &mut Acc, v: Acc) {
 }
 
 /// Best first: lines saved, then directives before whole headers, then by name and line.
-pub fn sort_cuts(cuts: &mut [Cut]) {
+pub(crate) fn sort_cuts(cuts: &mut [Cut]) {
     cuts.sort_by(|a, b| {
         b.lines_saved
             .cmp(&a.lines_saved)

@@ -10,7 +10,7 @@ use super::util::{FxMap, FxSet, Sym, fx_hash};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-/// Key of a memoised inclusion: (file, chain index it was found at, search path, base macros).
+/// Key of a memoised inclusion: (file, chain index it was found at, search path, language).
 type MemoKey = (FileId, u32, u32, usize);
 
 const MEMO_SHARDS: usize = 32;
@@ -337,7 +337,11 @@ struct Run<'a> {
     /// The open recorders below this index met the edit of `skip` (directly or by replaying an
     /// inclusion that did): what they record goes to the edit's overlay memo.
     skip_dep: usize,
-    base_id: usize,
+    /// The language flags evaluation depends on beyond the macros (`true` in a C++ `#if`,
+    /// clang's `__has_*`): the memo keeps each language's inclusions apart. Base tables are
+    /// not: an entry's macro reads decide where it replays (their definitions are shared
+    /// across bases, see `scan::DefPool`).
+    lang_id: usize,
     /// Inclusions taken so far (see [`MAX_TU_INCLUSIONS`]); past `inclusion_budget` the TU stops.
     inclusions: u64,
     inclusion_budget: u64,
@@ -360,7 +364,7 @@ thread_local! {
     static TABLES: std::cell::RefCell<Option<Tables>> = const { std::cell::RefCell::new(None) };
 }
 
-pub fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
+pub(crate) fn run_tu(store: &Store, syms: &Syms, input: &TuInput) -> TuResult {
     match run_tu_once(store, syms, input) {
         Some(r) => r,
         None => run_tu_once(
@@ -445,7 +449,7 @@ fn run_tu_once(store: &Store, syms: &Syms, input: &TuInput) -> Option<TuResult> 
         memo: input.memo,
         skip: input.skip,
         skip_dep: 0,
-        base_id: input.base as *const Macros as usize,
+        lang_id: input.clang as usize | (input.cplusplus as usize) << 1,
         inclusions: 0,
         inclusion_budget: TU_INCLUSION_BUDGET.load(Ordering::Relaxed),
         over_budget: false,
@@ -716,7 +720,7 @@ impl Run<'_> {
             to,
             found.unwrap_or(u32::MAX - 1),
             self.h.sp_id,
-            self.base_id,
+            self.lang_id,
         );
         if let Some(memo) = self.memo {
             let found = match self.skip {

@@ -8,7 +8,7 @@
 //! character and raw-string literals (so `"#include"` in a string is never a directive) and
 //! pp-numbers with digit separators.
 
-use super::cache::{CacheBytes, Lazy};
+use super::lazy::{CacheBytes, Decode, Lazy};
 use super::util::{FxMap, Interner, Sym, count_lines};
 use std::sync::Arc;
 
@@ -35,32 +35,62 @@ pub struct Tok {
     pub sym: u32,
 }
 
-/// Punctuators, longest first so a greedy match works.
-pub const PUNCTS: &[&str] = &[
-    "%:%:", "...", "<<=", ">>=", "->*", "##", "<=", ">=", "==", "!=", "&&", "||", "<<", ">>", "->",
-    "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "::", ".*", "%:", "#", "(", ")",
-    ",", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!", "?", ":", ";", ".", "[", "]",
-    "{", "}", "=", "@", "$", "`", "\\",
-];
+/// Declares [`Punct`] and its spelling table [`PUNCTS`] from one list, so a punctuator's id (its
+/// index, stored in [`Tok::sym`] and in the cache) and its spelling cannot drift apart.
+macro_rules! punctuators {
+    ($($name:ident = $spelling:literal),* $(,)?) => {
+        /// A punctuator. `Punct::X as u32` is its id in [`Tok::sym`] and its index in [`PUNCTS`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum Punct {
+            $($name),*
+        }
 
-pub fn punct_id(s: &str) -> u32 {
-    PUNCTS
-        .iter()
-        .position(|p| *p == s)
-        .expect("known punctuator") as u32
+        /// Punctuators' spellings by id, longest first so a greedy match works.
+        pub const PUNCTS: &[&str] = &[$($spelling),*];
+
+        impl Punct {
+            /// Every punctuator, by id.
+            pub const ALL: &[Punct] = &[$(Punct::$name),*];
+        }
+    };
 }
 
-/// Frequently compared punctuator ids, resolved once.
+punctuators! {
+    DigraphHashHash = "%:%:", Ellipsis = "...", ShlEq = "<<=", ShrEq = ">>=", ArrowStar = "->*",
+    HashHash = "##", Le = "<=", Ge = ">=", EqEq = "==", Ne = "!=", AndAnd = "&&", OrOr = "||",
+    Shl = "<<", Shr = ">>", Arrow = "->", PlusPlus = "++", MinusMinus = "--", PlusEq = "+=",
+    MinusEq = "-=", StarEq = "*=", SlashEq = "/=", PercentEq = "%=", AndEq = "&=", OrEq = "|=",
+    CaretEq = "^=", ColonColon = "::", DotStar = ".*", DigraphHash = "%:", Hash = "#",
+    LParen = "(", RParen = ")", Comma = ",", Lt = "<", Gt = ">", Plus = "+", Minus = "-",
+    Star = "*", Slash = "/", Percent = "%", And = "&", Or = "|", Caret = "^", Tilde = "~",
+    Not = "!", Question = "?", Colon = ":", Semi = ";", Dot = ".", LBracket = "[",
+    RBracket = "]", LBrace = "{", RBrace = "}", Eq = "=", At = "@", Dollar = "$",
+    Backtick = "`", Backslash = "\\",
+}
+
+impl Punct {
+    /// The punctuator with id `id` (a [`Tok::sym`] of a `Punct` token).
+    pub fn from_id(id: u32) -> Option<Punct> {
+        Punct::ALL.get(id as usize).copied()
+    }
+
+    pub fn spelling(self) -> &'static str {
+        PUNCTS[self as usize]
+    }
+}
+
+/// Frequently compared punctuator ids (`Punct::X as u32`, for comparing with [`Tok::sym`]).
 pub struct P;
 impl P {
-    pub const HASHHASH: u32 = 5;
-    pub const HASH: u32 = 28;
-    pub const LPAREN: u32 = 29;
-    pub const RPAREN: u32 = 30;
-    pub const COMMA: u32 = 31;
-    pub const LT: u32 = 32;
-    pub const GT: u32 = 33;
-    pub const ELLIPSIS: u32 = 1;
+    pub const HASHHASH: u32 = Punct::HashHash as u32;
+    pub const HASH: u32 = Punct::Hash as u32;
+    pub const LPAREN: u32 = Punct::LParen as u32;
+    pub const RPAREN: u32 = Punct::RParen as u32;
+    pub const COMMA: u32 = Punct::Comma as u32;
+    pub const LT: u32 = Punct::Lt as u32;
+    pub const GT: u32 = Punct::Gt as u32;
+    pub const ELLIPSIS: u32 = Punct::Ellipsis as u32;
 }
 
 /// One `#define`.
@@ -164,8 +194,13 @@ impl Directives {
     }
 
     /// Directives encoded in `buf[start..end]`, the whole cache file.
-    pub fn lazy(buf: Arc<CacheBytes>, start: usize, end: usize) -> Self {
-        Directives(Lazy::encoded_in(buf, start, end))
+    pub fn lazy(
+        buf: Arc<CacheBytes>,
+        start: usize,
+        end: usize,
+        decode: Decode<Vec<Directive>>,
+    ) -> Self {
+        Directives(Lazy::encoded_in(buf, start, end, decode))
     }
 
     /// The encoded form, while it has not been decoded (a cache save copies it as is).
@@ -177,7 +212,7 @@ impl Directives {
 impl std::ops::Deref for Directives {
     type Target = [Directive];
     fn deref(&self) -> &[Directive] {
-        self.0.get(super::cache::decode_directives)
+        self.0.get()
     }
 }
 
@@ -348,7 +383,7 @@ fn detect_guard(ds: &[Directive], code_before: bool, code_after: bool) -> Option
         DKind::If(t) => {
             // ! defined ( X )  or  ! defined X
             let t: Vec<&Tok> = t.iter().collect();
-            let bang = punct_id("!");
+            let bang = Punct::Not as u32;
             if t.len() >= 3 && t[0].kind == TK::Punct && t[0].sym == bang && t[1].kind == TK::Ident
             {
                 if t.len() == 3 && t[2].kind == TK::Ident {

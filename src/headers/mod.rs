@@ -7,11 +7,21 @@
 //!   guards, `#pragma once`, `#include_next`, `#include MACRO`, `__has_include`), using the
 //!   compiler's predefined macros and system dirs, aiming at the closure `g++ -M` reports.
 //!
-//! Layout: [`lex`] (directive extraction), [`pp`] (macros and `#if`), [`store`] (files and
-//! resolution), [`eval`] (per-TU preprocessing), [`scan`] (orchestration, the [`Scanner`]
-//! session), [`report`] (numbers, detail view, why-chains, what-if, JSON/CSV/dot), [`cache`]
-//! (on-disk cache), [`watch`] (rescan on change), [`cuts`] (the saving of every `#include`),
-//! [`compiler`], [`compdb`], [`cli`].
+//! Layout: [`lex`] (directive extraction; punctuators are [`lex::Punct`]), [`pp`] (macros and `#if`: the unsafe table in
+//! `pp::macro_table`, expansion in `pp::expand`, `#if` evaluation in `pp::cond`), [`store`]
+//! (files and resolution), [`eval`] (per-TU preprocessing), [`scan`] (orchestration in named
+//! phases: walk, check files, settle compilers, prepare and evaluate TUs, build reports,
+//! remember; the [`Scanner`] session), [`state`] (what a scan leaves for the next one), [`lazy`] (data kept
+//! encoded until used), [`report`] (numbers, detail view, why-chains, what-if, JSON/CSV/dot),
+//! [`cache`] (on-disk cache of a [`state::Prev`]), [`watch`] (rescan on change), [`cuts`] (the
+//! saving of every `#include`), [`compiler`], [`compdb`], [`cli`].
+//! Public modules are only those the binary, tests, benches and fuzz targets use (`cli`, `cuts`,
+//! `eval`, `lex`, `pp`, `util`, `watch`) plus the re-exports below; the rest is `pub(crate)`.
+//!
+//! Module dependencies form no cycle: `util` and `lazy` are leaves; `lex` → `lazy`; `pp` →
+//! `lex`; `store` → `lex`, `lazy`; `eval` → `pp`, `store`; `state` → `eval`, `store`,
+//! `compiler`; `cache` → `state`; `scan` → `state`, `eval`, `report`, `cuts`, …; `cuts` →
+//! `report` (which holds the [`report::Cut`] type it fills); `watch` → `scan`.
 //!
 //! For a UI: build a [`Project`] and [`ScanOptions`], run [`scan`] (or keep a [`Scanner`] for
 //! cheap rescans) on a worker thread while polling the shared [`Progress`] (set its cancel flag
@@ -33,18 +43,20 @@
 //! [`crate::fsio::open_regular`]); FIFOs, devices and sockets named like a TU are listed in
 //! `skipped_special`.
 
-pub mod cache;
-pub mod churn;
+pub(crate) mod cache;
+pub(crate) mod churn;
 pub mod cli;
-pub mod compdb;
-pub mod compiler;
+pub(crate) mod compdb;
+pub(crate) mod compiler;
 pub mod cuts;
 pub mod eval;
+pub(crate) mod lazy;
 pub mod lex;
 pub mod pp;
-pub mod report;
-pub mod scan;
-pub mod store;
+pub(crate) mod report;
+pub(crate) mod scan;
+pub(crate) mod state;
+pub(crate) mod store;
 pub mod util;
 pub mod watch;
 
@@ -57,9 +69,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize, clap::ValueEnum,
-)]
+/// Which of the two definitions a report follows (see the module doc). A domain type: the
+/// CLI maps its own `--mode` value onto it (`cli::ModeArg`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     AllBranches,
@@ -101,12 +113,40 @@ pub struct Project {
     pub defines: Vec<MacroOpt>,
     /// When set, TUs and their flags come from this compilation database.
     pub compile_commands: Option<PathBuf>,
+    /// Several build configurations scanned in one run (each its own compilation database; the
+    /// `-D`/`-I` above apply to all of them). When non-empty, `compile_commands` is not used:
+    /// the reports then carry per-configuration figures (see [`report::ConfigSummary`]).
+    pub configs: Vec<Configuration>,
     /// C++ standard (`-std=` value) for C++ TUs; C TUs use `cstd`.
     pub std: Option<String>,
     pub cstd: Option<String>,
     pub compiler: CompilerChoice,
     /// Where the cache lives; `None`: the user cache dir, keyed by the roots.
     pub cache_file: Option<PathBuf>,
+}
+
+/// One build configuration of a [`Project`] (debug / release, Linux / Windows, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Configuration {
+    /// Shown in the reports (the JSON's `configs[].name`).
+    pub name: String,
+    /// Its translation units and their flags.
+    pub compile_commands: PathBuf,
+}
+
+impl Configuration {
+    /// `NAME=path/to/compile_commands.json`, as given to `--config`.
+    pub fn parse(s: &str) -> Result<Configuration, String> {
+        match s.split_once('=') {
+            Some((n, p)) if !n.trim().is_empty() && !p.is_empty() => Ok(Configuration {
+                name: n.trim().to_string(),
+                compile_commands: PathBuf::from(p),
+            }),
+            _ => Err(format!(
+                "--config {s:?}: expected NAME=path/to/compile_commands.json"
+            )),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -230,8 +270,12 @@ pub fn scan_cached_then<T: Send>(
         && let Some(p) = &cache_path
     {
         progress.set_phase("loading cache");
-        match cache::load(p, scanner) {
-            Ok(()) => {}
+        match cache::load(p, scanner.map_cache_file) {
+            Ok(Some((interner, prev))) => {
+                scanner.interner = std::sync::Arc::new(interner);
+                scanner.prev = prev;
+            }
+            Ok(None) => {}
             Err(e) => cache_note = Some(format!("cache not used: {e}")),
         }
     }
@@ -248,7 +292,8 @@ pub fn scan_cached_then<T: Send>(
         let save = save_to.as_ref().map(|p| {
             sc.spawn(move || {
                 progress.set_phase("saving cache");
-                let r = cache::save(p, scanner).map_err(|e| format!("cache not saved: {e}"));
+                let r = cache::save(p, &scanner.prev, &scanner.interner)
+                    .map_err(|e| format!("cache not saved: {e}"));
                 progress.set_phase("done");
                 r
             })

@@ -35,6 +35,9 @@ pub struct TuReach {
     /// Include edges taken in this TU (preprocessed mode), as indices into [`Graph::edge_tab`].
     /// `None` in all-branches mode, where the union graph is the TU's graph.
     pub edges: Option<Arc<[u32]>>,
+    /// Its configuration (index into [`Report::configs`]; 0 without configurations). A file
+    /// scanned in two configurations is two TUs.
+    pub config: u32,
 }
 
 /// The include graph behind a report.
@@ -80,8 +83,27 @@ pub struct FileEntry {
     /// preprocessed closures).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub churn_tu_rebuilds: Option<u64>,
+    /// With several configurations: the TUs reaching it in each (the order of
+    /// [`Report::configs`]); `tu_count` is their sum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tu_count_by_config: Option<Vec<u32>>,
+    /// With several configurations: lines × TUs in each; `contributed` is their sum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contributed_by_config: Option<Vec<u64>>,
     #[serde(skip)]
     pub node: u32,
+}
+
+/// One configuration's own figures in a scan of several (each equals a scan of that
+/// configuration alone; the report's totals are their sums, its files their union).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ConfigSummary {
+    pub name: String,
+    pub translation_units: usize,
+    pub files: usize,
+    pub total_lines: u64,
+    pub total_parsed: u64,
+    pub blowup: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -179,18 +201,65 @@ pub struct Report {
     pub churn_tu_rebuilds: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub churn_tu_rebuilds_per_week: Option<f64>,
+    /// With configurations (`--config`): each one's figures, in the order given. The totals
+    /// above are the combined view (TUs and Total Parsed summed, files united).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub configs: Vec<ConfigSummary>,
     /// With `--cuts` (see `headers::cuts`): every directive's and header's saving, best first.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cuts: Option<Vec<super::cuts::Cut>>,
+    pub cuts: Option<Vec<Cut>>,
     #[serde(skip)]
     pub graph: Graph,
     #[serde(skip)]
     by_node: FxMap<u32, usize>,
 }
 
+/// What a cut removes (module `cuts` computes them; the type lives here, with the report
+/// that carries them, so that `cuts` depends on `report` and not the other way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutKind {
+    /// One `#include` directive (`includer`, `line`) naming `included`.
+    Include,
+    /// The whole of `included` (the file stays, empty): `includer` is empty, `line` 0.
+    EmptyHeader,
+}
+
+/// One candidate edit with its saving. Serialized in the JSON's `cuts` array.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cut {
+    pub kind: CutKind,
+    pub includer: String,
+    pub line: u32,
+    pub included: String,
+    /// Total Parsed lines saved over all translation units (negative when the edit makes other
+    /// includes active: only possible in an exact figure).
+    pub lines_saved: i64,
+    /// Translation units whose Total Parsed drops.
+    pub tus_affected: u32,
+    /// The figure is the preprocessor's: the affected TUs were evaluated again with the edit
+    /// (always true in "all branches" mode, which has no macros).
+    pub exact: bool,
+    /// A removed file defines a macro that another file of the TU tests in an `#if` (so the
+    /// estimate may be off until confirmed).
+    pub macros_tested_later: bool,
+    /// The includer includes the same file on another line too.
+    pub other_directives: bool,
+    /// Graph nodes of the includer (the header for [`CutKind::EmptyHeader`]) and the included
+    /// file, and of the affected TUs.
+    #[serde(skip)]
+    pub from: u32,
+    #[serde(skip)]
+    pub to: u32,
+    #[serde(skip)]
+    pub tus: Vec<u32>,
+}
+
 /// Raw per-mode input to [`Report::build`].
 pub struct ModeData {
     pub mode: Mode,
+    /// Configuration names, in [`TuReach::config`] order (empty: a scan of one).
+    pub configs: Vec<String>,
     pub graph: Graph,
     /// (includer node, line, name, angle)
     pub missing: Vec<(u32, u32, String, bool)>,
@@ -398,10 +467,91 @@ fn file_entries(
                     .collect(),
                 churn_commits: None,
                 churn_tu_rebuilds: None,
+                tu_count_by_config: None,
+                contributed_by_config: None,
                 node: v as u32,
             }
         })
         .collect()
+}
+
+/// Per-configuration counts of a report whose TUs come from several configurations.
+struct ByConfig {
+    /// Per configuration, per node: the TUs of that configuration reaching it.
+    tu_count: Vec<Vec<u32>>,
+    summaries: Vec<ConfigSummary>,
+}
+
+impl ByConfig {
+    /// The same counting as [`Report::build`]'s, once per configuration.
+    fn new(g: &Graph, names: &[String]) -> ByConfig {
+        let n = g.nodes.len();
+        let mut tu_count = vec![vec![0u32; n]; names.len()];
+        let mut in_union = vec![vec![false; n]; names.len()];
+        let mut summaries: Vec<ConfigSummary> = names
+            .iter()
+            .map(|name| ConfigSummary {
+                name: name.clone(),
+                translation_units: 0,
+                files: 0,
+                total_lines: 0,
+                total_parsed: 0,
+                blowup: 0.0,
+            })
+            .collect();
+        for t in &g.tus {
+            let c = t.config as usize;
+            if c >= names.len() {
+                continue;
+            }
+            summaries[c].translation_units += 1;
+            in_union[c][t.node as usize] = true;
+            for &f in &t.closure {
+                let fi = f as usize;
+                if !g.nodes[fi].counted && !g.nodes[fi].is_tu {
+                    continue;
+                }
+                in_union[c][fi] = true;
+                summaries[c].total_parsed += g.nodes[fi].lines as u64;
+                if f != t.node {
+                    tu_count[c][fi] += 1;
+                }
+            }
+        }
+        for (s, u) in summaries.iter_mut().zip(&in_union) {
+            s.files = u.iter().filter(|&&b| b).count();
+            s.total_lines = (0..n)
+                .filter(|&v| u[v])
+                .map(|v| g.nodes[v].lines as u64)
+                .sum();
+            s.blowup = if s.total_lines > 0 {
+                s.total_parsed as f64 / s.total_lines as f64
+            } else {
+                0.0
+            };
+        }
+        ByConfig {
+            tu_count,
+            summaries,
+        }
+    }
+
+    fn fill(&self, g: &Graph, headers: &mut [FileEntry]) {
+        if self.summaries.is_empty() {
+            return;
+        }
+        for h in headers {
+            let v = h.node as usize;
+            let counts: Vec<u32> = self.tu_count.iter().map(|c| c[v]).collect();
+            h.contributed_by_config = Some(
+                counts
+                    .iter()
+                    .map(|&c| g.nodes[v].lines as u64 * c as u64)
+                    .collect(),
+            );
+            h.tu_count_by_config = Some(counts);
+        }
+    }
 }
 
 impl Report {
@@ -436,6 +586,7 @@ impl Report {
         }
         let (comp, sccs) = tarjan(n, &g.out);
         let name = |i: u32| g.nodes[i as usize].path.clone();
+        let by_config = ByConfig::new(&g, &d.configs);
         let files = in_union.iter().filter(|&&b| b).count();
         let total_lines: u64 = (0..n)
             .filter(|&v| in_union[v])
@@ -446,6 +597,7 @@ impl Report {
         } else {
             Vec::new()
         };
+        by_config.fill(&g, &mut headers);
         headers.sort_by(|a, b| {
             b.contributed
                 .cmp(&a.contributed)
@@ -553,6 +705,7 @@ impl Report {
             churn_commits: None,
             churn_tu_rebuilds: None,
             churn_tu_rebuilds_per_week: None,
+            configs: by_config.summaries,
             cuts: None,
             graph: g,
             by_node,

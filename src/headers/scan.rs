@@ -8,9 +8,11 @@ use super::compdb::{self, MacroOpt, TuFlags};
 use super::compiler::{self, CompilerEnv, Lang};
 use super::cuts;
 use super::eval::{self, TuInput, TuResult};
-use super::lex::{self, DKind, Lexed};
+use super::lex::MacroDef;
+use super::lex::{self, DKind};
 use super::pp::{Macros, Syms};
 use super::report::{Graph, ModeData, Node, Report, ScanStats, TuReach};
+pub use super::state::{HhCached, HhGraph, Prev, WalkCache};
 use super::store::{self, FileData, FileId, SearchPath, Store};
 use super::util::Sym;
 use super::util::{FxMap, FxSet, Interner, absolutize, fx_hash, normalize, relative_to};
@@ -55,6 +57,8 @@ pub struct TuSpec {
     /// Shared by the TUs that have the same flags (all of them without a compilation database):
     /// per-flags work is then done once per distinct `Arc`, not once per TU.
     pub flags: Arc<TuFlags>,
+    /// Index of its configuration in [`Project::configs`] (0 without configurations).
+    pub config: u32,
 }
 
 /// The distinct flag sets of `specs`, by identity (TUs sharing an `Arc` count once).
@@ -65,36 +69,6 @@ fn distinct_flags(specs: &[TuSpec]) -> Vec<&Arc<TuFlags>> {
         .map(|s| &s.flags)
         .filter(|f| seen.insert(Arc::as_ptr(f)))
         .collect()
-}
-
-/// State kept between scans.
-#[derive(Default)]
-pub struct Prev {
-    pub paths: Vec<PathBuf>,
-    pub files: Vec<Option<Arc<FileData>>>,
-    /// TU file id -> (spec hash, result).
-    pub tus: FxMap<FileId, (u64, TuResult)>,
-    /// Directories whose listings the previous scan depended on, with their mtime (None = absent).
-    pub dir_stamps: Vec<(PathBuf, Option<i64>)>,
-    pub compilers: FxMap<String, CompilerEnv>,
-    /// File existence checks of the previous scan, reused while no probed directory changed.
-    pub exists: store::Answers,
-    /// The edge table the TU results' edge ids index.
-    pub edge_tab: Vec<(FileId, u32, FileId)>,
-    /// The last walk of the roots.
-    pub walk: Option<WalkCache>,
-    /// The last all-branches graph, with the TUs and include dirs it was built from.
-    pub hh: Option<HhCached>,
-}
-
-/// An all-branches graph kept for the next scan: it depends only on the TUs, the include dirs,
-/// the files' Header Hero include lines and which files exist, so a rescan where none of those
-/// changed reuses it instead of walking again.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HhCached {
-    pub tus: Vec<FileId>,
-    pub dirs: Vec<PathBuf>,
-    pub graph: HhGraph,
 }
 
 /// A scanning session: reuse it for rescans (the GUI keeps one; the CLI loads it from the cache).
@@ -186,21 +160,6 @@ fn stamp_dirs(
     v
 }
 
-/// What a walk of the roots found, kept so a rescan can skip the walk: while every directory it
-/// listed has the same modification time, their entries are the same (adding, removing or
-/// renaming an entry changes its directory's time). Symlinked candidates are re-checked, since
-/// their targets can change without that.
-#[derive(Clone, Debug, Default)]
-pub struct WalkCache {
-    pub roots: Vec<PathBuf>,
-    /// Every directory listed, with its modification time.
-    pub dirs: Vec<(PathBuf, i64)>,
-    /// TUs that are regular files.
-    pub files: Vec<PathBuf>,
-    /// Symlinks with a TU extension (kept or not per their target, at every scan).
-    pub links: Vec<PathBuf>,
-}
-
 /// What a symlink named like a TU leads to.
 enum LinkTarget {
     /// A regular file, or a loop (kept so that it becomes an error entry).
@@ -235,14 +194,9 @@ pub struct Walked {
     pub cache: Option<WalkCache>,
 }
 
-/// Finds translation units under the roots (dot-directories skipped, as Header Hero does).
-/// Unreadable directories become error entries.
-pub fn find_tus(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
-    let w = find_tus_cached(roots, None);
-    (w.tus, w.errors)
-}
-
-/// [`find_tus`], reusing `prev` when none of its directories changed.
+/// Finds translation units under the roots (dot-directories skipped, as Header Hero does),
+/// reusing `prev` when none of its directories changed. Unreadable directories become error
+/// entries.
 pub fn find_tus_cached(roots: &[PathBuf], prev: Option<WalkCache>) -> Walked {
     let finish = |w: &WalkCache, skipped: &mut Vec<(PathBuf, &'static str)>| {
         let mut out: Vec<PathBuf> = w.files.clone();
@@ -350,6 +304,51 @@ pub fn find_tus_cached(roots: &[PathBuf], prev: Option<WalkCache>) -> Walked {
     }
 }
 
+/// The translation units of a compilation database (configuration `config`), with the
+/// project's global `-I` and `-D` added; special files named by an entry go to `skipped`.
+fn specs_from_compdb(
+    cc: &Path,
+    project: &Project,
+    g_inc: &[PathBuf],
+    config: u32,
+    skipped: &mut Vec<(PathBuf, &'static str)>,
+) -> Result<Vec<TuSpec>, ScanError> {
+    let entries = compdb::load(&absolutize(cc)).map_err(ScanError::Input)?;
+    let mut seen = FxSet::default();
+    let mut v = Vec::new();
+    for e in entries {
+        if !TU_EXTS.contains(&e.file.extension().and_then(|x| x.to_str()).unwrap_or(""))
+            || !seen.insert(e.file.clone())
+        {
+            continue;
+        }
+        if let Ok(m) = std::fs::metadata(&e.file)
+            && !m.is_file()
+            && !m.is_dir()
+        {
+            skipped.push((e.file.clone(), crate::fsio::file_kind(&m.file_type())));
+            continue;
+        }
+        let mut flags = e.flags;
+        flags.include_dirs.extend(g_inc.iter().cloned());
+        flags.macros.splice(0..0, project.defines.iter().cloned());
+        if flags.std.is_none() {
+            flags.std = if lang_of(&e.file) == Lang::Cxx {
+                project.std.clone()
+            } else {
+                project.cstd.clone()
+            };
+        }
+        v.push(TuSpec {
+            lang: lang_of(&e.file),
+            file: e.file,
+            flags: Arc::new(flags),
+            config,
+        });
+    }
+    Ok(v)
+}
+
 fn lang_of(p: &Path) -> Lang {
     match p.extension().and_then(|x| x.to_str()) {
         Some("c") | Some("m") => Lang::C,
@@ -378,14 +377,68 @@ fn macro_text(opts: &[MacroOpt]) -> String {
     s
 }
 
-fn apply_defines(m: &mut Macros, lx: &Lexed) {
-    for d in lx.directives.iter() {
-        match &d.kind {
-            DKind::Define(md) => m.define(md),
-            DKind::Undef(s) => m.undef(*s),
-            _ => {}
+/// One TU set up for evaluation (shared parts behind `Arc`s).
+struct Prepared {
+    tu: FileId,
+    sp: Arc<SearchPath>,
+    sp_id: u32,
+    base: Arc<LazyBase>,
+    forced: Vec<FileId>,
+    key: u64,
+    config: u32,
+}
+impl Prepared {
+    /// The evaluator's input for this TU over its built base macros; `skip` is the
+    /// exact check's edit (`None` for a scan).
+    fn input<'a>(
+        &'a self,
+        base: &'a BuiltBase,
+        memo: Option<&'a eval::Memo>,
+        edges: &'a eval::EdgeTable,
+        skip: Option<&'a eval::Skip>,
+    ) -> TuInput<'a> {
+        TuInput {
+            tu: self.tu,
+            sp: &self.sp,
+            sp_id: self.sp_id,
+            base: &base.macros,
+            forced: &self.forced,
+            clang: base.clang,
+            cplusplus: base.cplusplus,
+            memo,
+            edges,
+            skip,
         }
     }
+}
+
+/// The compiler's answers asked for before the walk: (compiler name, answers per key).
+type EarlyAnswers =
+    std::thread::JoinHandle<(Option<String>, Vec<(String, Result<CompilerEnv, String>)>)>;
+
+/// What the file-check phase leaves: the store, the previous scan (taken from the session) and
+/// what changed since it.
+struct FileChecks {
+    store: Store,
+    prev: Prev,
+    /// Some existence answer changed under a directory whose time moved.
+    changed_dirs: bool,
+    /// Some stamped directory's time moved.
+    moved_dirs: bool,
+    /// The stamped directories' times read at the start of the checks.
+    start_times: Vec<(PathBuf, Option<i64>)>,
+    /// Per file id: (directives changed, Header Hero include lines changed).
+    file_changes: Vec<(bool, bool)>,
+}
+
+/// What the walk phase found: the TUs to evaluate and what the reports say about the walk.
+struct Walk {
+    roots: Vec<PathBuf>,
+    notes: Vec<String>,
+    walk_errors: Vec<(PathBuf, String)>,
+    skipped: Vec<(PathBuf, &'static str)>,
+    new_walk: Option<WalkCache>,
+    specs: Vec<TuSpec>,
 }
 
 impl Scanner {
@@ -398,18 +451,9 @@ impl Scanner {
         }
     }
 
-    /// Runs a scan. Reuses the previous scan held by this session unless `opts.clean`.
-    pub fn scan(
-        &mut self,
-        project: &Project,
-        opts: &ScanOptions,
-        progress: &Progress,
-    ) -> Result<ScanResult, ScanError> {
-        let t0 = Instant::now();
-        if opts.clean {
-            self.prev = Prev::default();
-        }
-        let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
+    /// Phase 0: the compiler's answers asked for on a thread while the roots are walked, when
+    /// the languages and standards are known up front (see the comment inside).
+    fn ask_compiler_early(&self, project: &Project, want_pre: bool) -> Option<EarlyAnswers> {
         // Asking the compiler (one process per query, two queries per language) is a cold scan's
         // longest serial step, and its answers are only needed once TUs are preprocessed: when
         // the languages and standards are known up front (no compilation database: C++ and C with
@@ -429,15 +473,21 @@ impl Scanner {
             CompilerChoice::Named(c) => answered(c),
             _ => compiler::CANDIDATES.into_iter().any(answered),
         };
-        let early_answers = (want_pre
+        (want_pre
             && !all_known
             && project.compile_commands.is_none()
+            && project.configs.is_empty()
             && project.compiler != CompilerChoice::None)
             .then(|| {
                 let known: Vec<String> = self.prev.compilers.keys().cloned().collect();
                 let choice = project.compiler.clone();
                 std::thread::spawn(move || ask_compiler(&choice, &known, &keys))
-            });
+            })
+    }
+
+    /// Phase 1, walk: the TUs and their flags, from the configurations' or the project's
+    /// compilation database, or by walking the roots (reusing the previous walk).
+    fn walk(&mut self, project: &Project, progress: &Progress) -> Result<Walk, ScanError> {
         progress.set_phase("finding translation units");
         let roots: Vec<PathBuf> = project.roots.iter().map(|r| absolutize(r)).collect();
         for r in &roots {
@@ -458,39 +508,31 @@ impl Scanner {
         let mut skipped: Vec<(PathBuf, &'static str)> = Vec::new();
         let mut new_walk = None;
         // TUs: from the compilation database or by walking the roots.
-        let specs: Vec<TuSpec> = if let Some(cc) = &project.compile_commands {
-            let entries = compdb::load(&absolutize(cc)).map_err(ScanError::Input)?;
-            let mut seen = FxSet::default();
+        let specs: Vec<TuSpec> = if !project.configs.is_empty() {
             let mut v = Vec::new();
-            for e in entries {
-                if !TU_EXTS.contains(&e.file.extension().and_then(|x| x.to_str()).unwrap_or(""))
-                    || !seen.insert(e.file.clone())
-                {
-                    continue;
+            for (i, c) in project.configs.iter().enumerate() {
+                if project.configs[..i].iter().any(|o| o.name == c.name) {
+                    return Err(ScanError::Input(format!(
+                        "configuration name {:?} given twice",
+                        c.name
+                    )));
                 }
-                if let Ok(m) = std::fs::metadata(&e.file)
-                    && !m.is_file()
-                    && !m.is_dir()
-                {
-                    skipped.push((e.file.clone(), crate::fsio::file_kind(&m.file_type())));
-                    continue;
-                }
-                let mut flags = e.flags;
-                flags.include_dirs.extend(g_inc.iter().cloned());
-                flags.macros.splice(0..0, project.defines.iter().cloned());
-                if flags.std.is_none() {
-                    flags.std = if lang_of(&e.file) == Lang::Cxx {
-                        project.std.clone()
-                    } else {
-                        project.cstd.clone()
-                    };
-                }
-                v.push(TuSpec {
-                    lang: lang_of(&e.file),
-                    file: e.file,
-                    flags: Arc::new(flags),
-                });
+                v.extend(specs_from_compdb(
+                    &c.compile_commands,
+                    project,
+                    &g_inc,
+                    i as u32,
+                    &mut skipped,
+                )?);
+                notes.push(format!(
+                    "configuration {}: translation units, include dirs and defines taken per TU from {}",
+                    c.name,
+                    c.compile_commands.display()
+                ));
             }
+            v
+        } else if let Some(cc) = &project.compile_commands {
+            let v = specs_from_compdb(cc, project, &g_inc, 0, &mut skipped)?;
             notes.push(format!(
                 "translation units, include dirs and defines taken per TU from {}",
                 cc.display()
@@ -529,14 +571,27 @@ impl Scanner {
                         },
                         lang,
                         file: f,
+                        config: 0,
                     }
                 })
                 .collect()
         };
-        progress.tus_total.store(specs.len(), Ordering::Relaxed);
+        Ok(Walk {
+            roots,
+            notes,
+            walk_errors,
+            skipped,
+            new_walk,
+            specs,
+        })
+    }
 
+    /// Phase 2, read / lex: the store seeded with the previous scan's files (stable ids, data
+    /// reused), every known file re-stat'ed and re-read if changed, and the directories stamped
+    /// by the previous scan checked, in parallel.
+    fn check_files(&mut self, opts: &ScanOptions, progress: &Progress) -> FileChecks {
         // Store, with previous content for reuse and stable ids.
-        let mut prev = std::mem::take(&mut self.prev);
+        let prev = std::mem::take(&mut self.prev);
         let mut store = Store::new(self.interner.clone());
         let mut prev_files: Vec<Option<Arc<FileData>>> = vec![None; prev.paths.len()];
         for (p, f) in prev.paths.iter().zip(&prev.files) {
@@ -616,6 +671,47 @@ impl Scanner {
         };
         let ((changed_dirs, moved_dirs, start_times), file_changes) =
             rayon::join(dirs_check, files_check);
+        FileChecks {
+            store,
+            prev,
+            changed_dirs,
+            moved_dirs,
+            start_times,
+            file_changes,
+        }
+    }
+
+    /// Runs a scan. Reuses the previous scan held by this session unless `opts.clean`.
+    pub fn scan(
+        &mut self,
+        project: &Project,
+        opts: &ScanOptions,
+        progress: &Progress,
+    ) -> Result<ScanResult, ScanError> {
+        let t0 = Instant::now();
+        if opts.clean {
+            self.prev = Prev::default();
+        }
+        let want_pre = opts.mode == Mode::Preprocessed || opts.both_modes;
+        let early_answers = self.ask_compiler_early(project, want_pre);
+        let Walk {
+            roots,
+            mut notes,
+            walk_errors,
+            skipped,
+            new_walk,
+            specs,
+        } = self.walk(project, progress)?;
+        progress.tus_total.store(specs.len(), Ordering::Relaxed);
+
+        let FileChecks {
+            store,
+            mut prev,
+            changed_dirs,
+            moved_dirs,
+            start_times,
+            file_changes,
+        } = self.check_files(opts, progress);
         let directive_changed: Vec<bool> = file_changes.iter().map(|c| c.0).collect();
         if progress.cancelled() {
             return Err(ScanError::Cancelled);
@@ -629,6 +725,13 @@ impl Scanner {
         // no compiler: it runs, reading and lexing the project's files, while the compiler is
         // asked (a cold scan's longest serial step).
         let tu_ids: Vec<FileId> = specs.iter().map(|s| store.id_of(&s.file)).collect();
+        // All branches ignores macros: each file is one TU there, whatever its configurations.
+        let hh_tu_ids: Vec<FileId> = if project.configs.len() > 1 {
+            let mut seen = FxSet::default();
+            tu_ids.iter().copied().filter(|&t| seen.insert(t)).collect()
+        } else {
+            tu_ids.clone()
+        };
         let want_hh = opts.mode == Mode::AllBranches || opts.both_modes;
         let mut hh_dirs: Vec<PathBuf> = Vec::new();
         for f in distinct_flags(&specs) {
@@ -649,7 +752,7 @@ impl Scanner {
                 want_hh
                     && !opts.clean
                     && !changed_dirs
-                    && c.tus == tu_ids
+                    && c.tus == hh_tu_ids
                     && c.dirs == hh_dirs
                     && c.graph
                         .edges
@@ -659,171 +762,27 @@ impl Scanner {
             .map(|c| c.graph);
         let out = std::thread::scope(|sc| {
             let hh_job = (want_hh && hh_kept.is_none())
-                .then(|| sc.spawn(|| hh_graph(&store, &tu_ids, &hh_dirs, progress)));
-            let asked = (|| -> Result<(), ScanError> {
-                // Answers asked for early; a failed query is an error only if its key is needed.
-                let mut failed: FxMap<String, String> = FxMap::default();
-                let compiler_name = match early_answers {
-                    Some(h) => {
-                        let (name, answers) =
-                            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-                        for (k, r) in answers {
-                            match r {
-                                Ok(e) => {
-                                    compilers.insert(k, e);
-                                }
-                                Err(e) => {
-                                    failed.insert(k, e);
-                                }
-                            }
-                        }
-                        name
-                    }
-                    None => detect_compiler(&project.compiler, compilers.keys()),
-                };
-                if want_pre {
-                    progress.set_phase("asking the compiler");
-                    let mut keys: Vec<(Lang, Option<String>)> = specs
-                        .iter()
-                        .map(|s| (s.lang, s.flags.std.clone()))
-                        .collect();
-                    keys.sort();
-                    keys.dedup();
-                    for k in keys {
-                        let env = match &compiler_name {
-                            Some(c) => {
-                                let ck = compiler_key(c, k.0, &k.1);
-                                if let Some(e) = failed.remove(&ck) {
-                                    return Err(ScanError::Input(e));
-                                }
-                                match compilers.get(&ck) {
-                                    Some(e) => e.clone(),
-                                    None => {
-                                        let e = compiler::query(c, k.0, k.1.as_deref())
-                                            .map_err(ScanError::Input)?;
-                                        compilers.insert(ck, e.clone());
-                                        e
-                                    }
-                                }
-                            }
-                            None => compiler::builtin(k.0, k.1.as_deref()),
-                        };
-                        envs.insert(k, env);
-                    }
-                    notes.push(match (&project.compiler, &compiler_name) {
-                        (CompilerChoice::None, _) => NOTE_BUILTIN.into(),
-                        (_, Some(c)) => format!(
-                            "predefined macros and system include dirs from `{c}` ({}); {NOTE_COUNTED}",
-                            envs.values()
-                                .map(|e| e.origin.clone())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                        (_, None) => NOTE_NO_COMPILER.into(),
-                    });
-                }
-                Ok(())
-            })();
-            asked?;
+                .then(|| sc.spawn(|| hh_graph(&store, &hh_tu_ids, &hh_dirs, progress)));
+            settle_compilers(
+                project,
+                &specs,
+                want_pre,
+                early_answers,
+                &mut compilers,
+                &mut envs,
+                &mut notes,
+                progress,
+            )?;
             if progress.cancelled() {
                 return Err(ScanError::Cancelled);
             }
 
-            // Search paths, base macro tables and forced includes per TU.
-            let mut sp_ids: FxMap<SearchPath, u32> = FxMap::default();
-            let mut bases: FxMap<u64, Arc<LazyBase>> = FxMap::default();
-            struct Prepared {
-                tu: FileId,
-                sp: Arc<SearchPath>,
-                sp_id: u32,
-                base: Arc<LazyBase>,
-                forced: Vec<FileId>,
-                key: u64,
-            }
-            impl Prepared {
-                /// The evaluator's input for this TU over its built base macros; `skip` is the
-                /// exact check's edit (`None` for a scan).
-                fn input<'a>(
-                    &'a self,
-                    base: &'a BuiltBase,
-                    memo: Option<&'a eval::Memo>,
-                    edges: &'a eval::EdgeTable,
-                    skip: Option<&'a eval::Skip>,
-                ) -> TuInput<'a> {
-                    TuInput {
-                        tu: self.tu,
-                        sp: &self.sp,
-                        sp_id: self.sp_id,
-                        base: &base.macros,
-                        forced: &self.forced,
-                        clang: base.clang,
-                        cplusplus: base.cplusplus,
-                        memo,
-                        edges,
-                        skip,
-                    }
-                }
-            }
-            let mut sps: Vec<Arc<SearchPath>> = Vec::new();
-            let mut prepared: Vec<Prepared> = Vec::new();
-            if want_pre {
-                // TUs mostly share their flags: set each distinct (language, flags) up once (search
-                // path directories are stat'ed, forced includes checked).
-                type Setup = (Arc<SearchPath>, u32, Arc<LazyBase>, Vec<FileId>, u64);
-                let mut setups: FxMap<(Lang, &TuFlags), Setup> = FxMap::default();
-                // By identity first: hashing a TU's flags means hashing all its include dirs.
-                let mut by_ptr: FxMap<(Lang, *const TuFlags), Setup> = FxMap::default();
-                for (s, &tu) in specs.iter().zip(&tu_ids) {
-                    let (sp, sp_id, base, forced, key) = by_ptr
-                        .entry((s.lang, Arc::as_ptr(&s.flags)))
-                        .or_insert_with(|| {
-                            setups
-                                .entry((s.lang, &*s.flags))
-                                .or_insert_with(|| {
-                                    let env = &envs[&(s.lang, s.flags.std.clone())];
-                                    let sp = build_search_path(&s.flags, env);
-                                    let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
-                                        let id = store.search_path_id(&sp);
-                                        sps.push(Arc::new(sp.clone()));
-                                        id
-                                    });
-                                    let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
-                                    let base = bases
-                                        .entry(bkey)
-                                        .or_insert_with(|| {
-                                            Arc::new(LazyBase {
-                                                text: [
-                                                    env.predefined.clone(),
-                                                    macro_text(&s.flags.macros),
-                                                ],
-                                                built: OnceLock::new(),
-                                            })
-                                        })
-                                        .clone();
-                                    // The driver's implicit pre-includes, then `-include` files, as GCC
-                                    // orders them.
-                                    let forced: Vec<FileId> = env
-                                        .preincludes
-                                        .iter()
-                                        .chain(s.flags.forced_includes.iter())
-                                        .filter(|f| f.is_file())
-                                        .map(|f| store.id_of(&normalize(f)))
-                                        .collect();
-                                    let key = fx_hash(&(&sp, bkey, &forced));
-                                    (sps[sp_id as usize].clone(), sp_id, base, forced, key)
-                                })
-                                .clone()
-                        });
-                    prepared.push(Prepared {
-                        tu,
-                        sp: sp.clone(),
-                        sp_id: *sp_id,
-                        base: base.clone(),
-                        forced: forced.clone(),
-                        key: *key,
-                    });
-                }
-            }
+            let def_pool = DefPool::default();
+            let prepared: Vec<Prepared> = if want_pre {
+                prepare_tus(&specs, &tu_ids, &envs, &store)
+            } else {
+                Vec::new()
+            };
 
             // Preprocess TUs (reusing unchanged ones).
             progress.set_phase("preprocessing translation units");
@@ -836,40 +795,28 @@ impl Scanner {
                     if changed_dirs || opts.clean {
                         return None;
                     }
-                    let (k, r) = prev_tus.get(&p.tu)?;
-                    if *k != p.key
-                        || r.closure
-                            .iter()
-                            .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
+                    let r = prev_tus.get(&(p.tu, p.key))?;
+                    if r.closure
+                        .iter()
+                        .any(|&f| directive_changed.get(f as usize).copied().unwrap_or(true))
                     {
                         return None;
                     }
-                    prev_tus.remove(&p.tu).map(|(_, r)| r)
+                    prev_tus.remove(&(p.tu, p.key))
                 })
                 .collect();
             let interner = self.interner.clone();
             let memo = eval::Memo::default();
             let edge_table = eval::EdgeTable::from_vec(std::mem::take(&mut prev.edge_tab));
-            let results: Vec<(TuResult, bool)> = prepared
-                .par_iter()
-                .zip(reusable)
-                .map(|(p, reused)| {
-                    if progress.cancelled() {
-                        return (TuResult::default(), false);
-                    }
-                    let r = match reused {
-                        Some(r) => (r, true),
-                        None => {
-                            let base = p.base.get(&interner, &syms);
-                            let memo = (!opts.no_memo).then_some(&memo);
-                            let input = p.input(base, memo, &edge_table, None);
-                            (eval::run_tu(&store, &syms, &input), false)
-                        }
-                    };
-                    progress.tus_done.fetch_add(1, Ordering::Relaxed);
-                    r
-                })
-                .collect();
+            let ctx = EvalContext {
+                store: &store,
+                syms: &syms,
+                interner: &interner,
+                def_pool: &def_pool,
+                memo: (!opts.no_memo).then_some(&memo),
+                edge_table: &edge_table,
+            };
+            let results = evaluate_tus(&prepared, reusable, &ctx, progress);
             if progress.cancelled() {
                 return Err(ScanError::Cancelled);
             }
@@ -919,7 +866,11 @@ impl Scanner {
                 rayon::join(
                     || {
                         want_pre.then(|| {
-                            let trs: Vec<&TuResult> = results.iter().map(|r| &r.0).collect();
+                            let trs: Vec<(&TuResult, u32)> = results
+                                .iter()
+                                .zip(&prepared)
+                                .map(|(r, p)| (&r.0, p.config))
+                                .collect();
                             let md = mode_data_pre(
                                 &store,
                                 &trs,
@@ -931,6 +882,7 @@ impl Scanner {
                             );
                             let mut md = md;
                             md.skipped = skipped_files(&skipped, &roots);
+                            md.configs = project.configs.iter().map(|c| c.name.clone()).collect();
                             let mut notes = notes.clone();
                             notes.push(NOTE_PREPROCESSED.into());
                             let full =
@@ -944,7 +896,7 @@ impl Scanner {
                             if !h.missing.is_empty() {
                                 notes.push(NOTE_HH_SYSTEM.into());
                             }
-                            let mut md = mode_data_hh(&store, h, &tu_ids, &roots, &walk_errors);
+                            let mut md = mode_data_hh(&store, h, &hh_tu_ids, &roots, &walk_errors);
                             md.skipped = skipped_files(&skipped, &roots);
                             let full =
                                 opts.mode == Mode::AllBranches || !opts.other_mode_summary_only;
@@ -1026,7 +978,7 @@ impl Scanner {
                                         if progress.cancelled() {
                                             return None;
                                         }
-                                        let base = p.base.get(&interner, &syms);
+                                        let base = p.base.get(&interner, &syms, &def_pool);
                                         let memo = (!opts.no_memo).then_some(&memo);
                                         let input = p.input(base, memo, &edge_table, Some(&skip));
                                         let nr = eval::run_tu(&store, &syms, &input);
@@ -1092,25 +1044,10 @@ impl Scanner {
 
             // Remember this scan.
             progress.set_phase("remembering the scan");
-            let slots = store.all_slots();
-            let mut new_prev = Prev {
-                paths: slots.iter().map(|s| s.path.clone()).collect(),
-                files: slots.iter().map(|s| s.data.get().cloned()).collect(),
-                tus: FxMap::default(),
-                dir_stamps,
-                compilers,
-                exists,
-                edge_tab,
-                walk: new_walk,
-                hh: hh.map(|graph| HhCached {
-                    tus: tu_ids.clone(),
-                    dirs: hh_dirs.clone(),
-                    graph,
-                }),
-            };
-            for (p, (r, _)) in prepared.iter().zip(results) {
-                new_prev.tus.insert(p.tu, (p.key, r));
-            }
+            let new_prev = remember_scan(
+                &store, dir_stamps, compilers, exists, edge_tab, new_walk, hh, &hh_tu_ids,
+                &hh_dirs, &prepared, results,
+            );
             self.dirty = stats.files_read > 0
                 || stats.tus_evaluated > 0
                 || moved_dirs
@@ -1136,6 +1073,240 @@ impl Scanner {
         drop_in_background((store, prev));
         out
     }
+}
+
+/// Phase 3, the compiler environment per (language, standard) the TUs need: the answers asked
+/// for early, the previous scan's, or a query now (the built-in environment without a compiler);
+/// the note saying where they came from.
+#[allow(clippy::too_many_arguments)]
+fn settle_compilers(
+    project: &Project,
+    specs: &[TuSpec],
+    want_pre: bool,
+    early_answers: Option<EarlyAnswers>,
+    compilers: &mut FxMap<String, CompilerEnv>,
+    envs: &mut FxMap<(Lang, Option<String>), CompilerEnv>,
+    notes: &mut Vec<String>,
+    progress: &Progress,
+) -> Result<(), ScanError> {
+    // Answers asked for early; a failed query is an error only if its key is needed.
+    let mut failed: FxMap<String, String> = FxMap::default();
+    let compiler_name = match early_answers {
+        Some(h) => {
+            let (name, answers) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            for (k, r) in answers {
+                match r {
+                    Ok(e) => {
+                        compilers.insert(k, e);
+                    }
+                    Err(e) => {
+                        failed.insert(k, e);
+                    }
+                }
+            }
+            name
+        }
+        None => detect_compiler(&project.compiler, compilers.keys()),
+    };
+    if want_pre {
+        progress.set_phase("asking the compiler");
+        let mut keys: Vec<(Lang, Option<String>)> = specs
+            .iter()
+            .map(|s| (s.lang, s.flags.std.clone()))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let env = match &compiler_name {
+                Some(c) => {
+                    let ck = compiler_key(c, k.0, &k.1);
+                    if let Some(e) = failed.remove(&ck) {
+                        return Err(ScanError::Input(e));
+                    }
+                    match compilers.get(&ck) {
+                        Some(e) => e.clone(),
+                        None => {
+                            let e = compiler::query(c, k.0, k.1.as_deref())
+                                .map_err(ScanError::Input)?;
+                            compilers.insert(ck, e.clone());
+                            e
+                        }
+                    }
+                }
+                None => compiler::builtin(k.0, k.1.as_deref()),
+            };
+            envs.insert(k, env);
+        }
+        notes.push(match (&project.compiler, &compiler_name) {
+            (CompilerChoice::None, _) => NOTE_BUILTIN.into(),
+            (_, Some(c)) => format!(
+                "predefined macros and system include dirs from `{c}` ({}); {NOTE_COUNTED}",
+                envs.values()
+                    .map(|e| e.origin.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (_, None) => NOTE_NO_COMPILER.into(),
+        });
+    }
+    Ok(())
+}
+
+/// What evaluating a TU needs besides the TU itself (shared by the scan and the exact checks).
+#[derive(Clone, Copy)]
+struct EvalContext<'a> {
+    store: &'a Store,
+    syms: &'a Syms,
+    interner: &'a Interner,
+    def_pool: &'a DefPool,
+    /// `None` with `--no-memo`.
+    memo: Option<&'a eval::Memo>,
+    edge_table: &'a eval::EdgeTable,
+}
+
+/// Phase 4, evaluate the TUs (in parallel): a TU whose previous result still holds takes it
+/// (`true` beside it), the others are run through the evaluator.
+fn evaluate_tus(
+    prepared: &[Prepared],
+    reusable: Vec<Option<TuResult>>,
+    ctx: &EvalContext<'_>,
+    progress: &Progress,
+) -> Vec<(TuResult, bool)> {
+    let EvalContext {
+        store,
+        syms,
+        interner,
+        def_pool,
+        memo,
+        edge_table,
+    } = *ctx;
+    prepared
+        .par_iter()
+        .zip(reusable)
+        .map(|(p, reused)| {
+            if progress.cancelled() {
+                return (TuResult::default(), false);
+            }
+            let r = match reused {
+                Some(r) => (r, true),
+                None => {
+                    let base = p.base.get(interner, syms, def_pool);
+                    let input = p.input(base, memo, edge_table, None);
+                    (eval::run_tu(store, syms, &input), false)
+                }
+            };
+            progress.tus_done.fetch_add(1, Ordering::Relaxed);
+            r
+        })
+        .collect()
+}
+
+/// Phase 7, remember: what the next scan of this session reuses (files by id, TU results by
+/// (TU, setup key), probe answers and directory stamps, the walk, the all-branches graph).
+#[allow(clippy::too_many_arguments)]
+fn remember_scan(
+    store: &Store,
+    dir_stamps: Vec<(PathBuf, Option<i64>)>,
+    compilers: FxMap<String, CompilerEnv>,
+    exists: store::Answers,
+    edge_tab: Vec<(FileId, u32, FileId)>,
+    new_walk: Option<WalkCache>,
+    hh: Option<HhGraph>,
+    hh_tu_ids: &[FileId],
+    hh_dirs: &[PathBuf],
+    prepared: &[Prepared],
+    results: Vec<(TuResult, bool)>,
+) -> Prev {
+    let slots = store.all_slots();
+    let mut new_prev = Prev {
+        paths: slots.iter().map(|s| s.path.clone()).collect(),
+        files: slots.iter().map(|s| s.data.get().cloned()).collect(),
+        tus: FxMap::default(),
+        dir_stamps,
+        compilers,
+        exists,
+        edge_tab,
+        walk: new_walk,
+        hh: hh.map(|graph| HhCached {
+            tus: hh_tu_ids.to_vec(),
+            dirs: hh_dirs.to_vec(),
+            graph,
+        }),
+    };
+    for (p, (r, _)) in prepared.iter().zip(results) {
+        new_prev.tus.insert((p.tu, p.key), r);
+    }
+    new_prev
+}
+
+/// Phase 3a, set up the TUs for evaluation: search paths, base macro tables and forced includes
+/// per TU.
+fn prepare_tus(
+    specs: &[TuSpec],
+    tu_ids: &[FileId],
+    envs: &FxMap<(Lang, Option<String>), CompilerEnv>,
+    store: &Store,
+) -> Vec<Prepared> {
+    // Search paths, base macro tables and forced includes per TU.
+    let mut sp_ids: FxMap<SearchPath, u32> = FxMap::default();
+    let mut bases: FxMap<u64, Arc<LazyBase>> = FxMap::default();
+    let mut sps: Vec<Arc<SearchPath>> = Vec::new();
+    let mut prepared: Vec<Prepared> = Vec::new();
+    // TUs mostly share their flags: set each distinct (language, flags) up once (search
+    // path directories are stat'ed, forced includes checked).
+    type Setup = (Arc<SearchPath>, u32, Arc<LazyBase>, Vec<FileId>, u64);
+    let mut setups: FxMap<(Lang, &TuFlags), Setup> = FxMap::default();
+    // By identity first: hashing a TU's flags means hashing all its include dirs.
+    let mut by_ptr: FxMap<(Lang, *const TuFlags), Setup> = FxMap::default();
+    for (s, &tu) in specs.iter().zip(tu_ids) {
+        let (sp, sp_id, base, forced, key) = by_ptr
+            .entry((s.lang, Arc::as_ptr(&s.flags)))
+            .or_insert_with(|| {
+                setups
+                    .entry((s.lang, &*s.flags))
+                    .or_insert_with(|| {
+                        let env = &envs[&(s.lang, s.flags.std.clone())];
+                        let sp = build_search_path(&s.flags, env);
+                        let sp_id = *sp_ids.entry(sp.clone()).or_insert_with(|| {
+                            let id = store.search_path_id(&sp);
+                            sps.push(Arc::new(sp.clone()));
+                            id
+                        });
+                        let bkey = fx_hash(&(s.lang, &s.flags.std, &s.flags.macros));
+                        let base = bases
+                            .entry(bkey)
+                            .or_insert_with(|| {
+                                Arc::new(LazyBase {
+                                    text: [env.predefined.clone(), macro_text(&s.flags.macros)],
+                                    built: OnceLock::new(),
+                                })
+                            })
+                            .clone();
+                        // The driver's implicit pre-includes, then `-include` files, as GCC
+                        // orders them.
+                        let forced: Vec<FileId> = env
+                            .preincludes
+                            .iter()
+                            .chain(s.flags.forced_includes.iter())
+                            .filter(|f| f.is_file())
+                            .map(|f| store.id_of(&normalize(f)))
+                            .collect();
+                        let key = fx_hash(&(&sp, bkey, &forced));
+                        (sps[sp_id as usize].clone(), sp_id, base, forced, key)
+                    })
+                    .clone()
+            });
+        prepared.push(Prepared {
+            tu,
+            sp: sp.clone(),
+            sp_id: *sp_id,
+            base: base.clone(),
+            forced: forced.clone(),
+            key: *key,
+            config: s.config,
+        });
+    }
+    prepared
 }
 
 /// The compiler a scan uses: the named one, or the first of `c++`, `g++`, `clang++` on PATH (one
@@ -1205,12 +1376,40 @@ struct BuiltBase {
     cplusplus: bool,
 }
 
+/// The base tables' definitions, shared: a definition that reads the same in two base tables
+/// (the compiler's predefined macros, a `-D` two flag sets have in common) is one `MacroDef`
+/// with one id, so an inclusion recorded in the memo under one base replays under another
+/// wherever it read only what they share (several configurations, or a compilation database
+/// whose TUs differ by a define, evaluate most headers once).
+#[derive(Default)]
+struct DefPool(std::sync::Mutex<FxMap<Sym, Vec<Arc<MacroDef>>>>);
+
+impl DefPool {
+    fn share(&self, md: &Arc<MacroDef>) -> Arc<MacroDef> {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let v = g.entry(md.name).or_default();
+        match v.iter().find(|d| ***d == **md) {
+            Some(d) => d.clone(),
+            None => {
+                v.push(md.clone());
+                md.clone()
+            }
+        }
+    }
+}
+
 impl LazyBase {
-    fn get(&self, interner: &Interner, syms: &Syms) -> &BuiltBase {
+    fn get(&self, interner: &Interner, syms: &Syms, pool: &DefPool) -> &BuiltBase {
         self.built.get_or_init(|| {
             let mut macros = Macros::default();
             for t in &self.text {
-                apply_defines(&mut macros, &lex::lex(t.as_bytes(), interner));
+                for d in lex::lex(t.as_bytes(), interner).directives.iter() {
+                    match &d.kind {
+                        DKind::Define(md) => macros.define(&pool.share(md)),
+                        DKind::Undef(s) => macros.undef(*s),
+                        _ => {}
+                    }
+                }
             }
             BuiltBase {
                 clang: macros.map.contains_key(&syms.clang),
@@ -1274,20 +1473,6 @@ pub fn build_search_path(f: &TuFlags, env: &CompilerEnv) -> SearchPath {
         bracket_start,
         system_start: bracket_start + n_user,
     }
-}
-
-/// Header Hero's include graph.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HhGraph {
-    /// Resolved includes per file: (line, target), in source order, duplicates kept.
-    pub edges: FxMap<FileId, Vec<(u32, FileId)>>,
-    /// (includer, line, name, angle)
-    pub missing: Vec<(FileId, u32, String, bool)>,
-    /// (file, line) of lines HH 2011 could not parse.
-    pub errors: Vec<(FileId, u32, String)>,
-    /// The files in the order the walk reached them. The report numbers its nodes in this
-    /// order: file ids are not a stable order, the preprocessed pass creates them concurrently.
-    pub order: Vec<FileId>,
 }
 
 /// Breadth-first scan from the TUs, exactly as `Scanner.cs` resolves (see notes §2): `"x"` tries
@@ -1490,7 +1675,7 @@ fn finish_graph(nodes: Vec<Node>, edges: Vec<(u32, u32, u32)>, tus: Vec<TuReach>
 
 fn mode_data_pre(
     store: &Store,
-    results: &[&TuResult],
+    results: &[(&TuResult, u32)],
     edge_tab: &[(FileId, u32, FileId)],
     roots: &[PathBuf],
     counted_prefixes: &[PathBuf],
@@ -1508,7 +1693,7 @@ fn mode_data_pre(
     let mut missing = Vec::new();
     let mut missing_tus: FxMap<(String, bool), u32> = FxMap::default();
     let mut errors = Vec::new();
-    for r in results {
+    for &(r, config) in results {
         let tn = nm.get(r.tu, &counted);
         nm.nodes[tn as usize].is_tu = true;
         let closure: Vec<u32> = r.closure.iter().map(|&f| nm.get(f, &counted)).collect();
@@ -1526,6 +1711,7 @@ fn mode_data_pre(
             node: tn,
             closure,
             edges: Some(r.edges.clone()),
+            config,
         });
         let mut hit: FxSet<(String, bool)> = FxSet::default();
         for (f, l, n, a) in &r.missing {
@@ -1555,6 +1741,7 @@ fn mode_data_pre(
     graph.edge_tab = node_tab;
     ModeData {
         mode: Mode::Preprocessed,
+        configs: Vec::new(),
         graph,
         missing,
         missing_tus,
@@ -1734,6 +1921,7 @@ fn mode_data_hh(
             node: t,
             closure,
             edges: None,
+            config: 0,
         });
     }
     let missing_tus: FxMap<(String, bool), u32> = miss_ids
@@ -1744,6 +1932,7 @@ fn mode_data_hh(
     graph.tus = tus_r;
     ModeData {
         mode: Mode::AllBranches,
+        configs: Vec::new(),
         graph,
         missing,
         missing_tus,

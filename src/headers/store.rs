@@ -8,7 +8,7 @@
 //! system dirs); `<x>` starts at the bracket chain; `#include_next` continues after the directory
 //! the current file was found in. Existence checks and lookups are memoised.
 
-use super::cache::{CacheBytes, Lazy};
+use super::lazy::{CacheBytes, Decode, Lazy};
 use super::lex::{self, Lexed};
 use super::util::{FxMap, Interner, Sym, fx_hash, normalize};
 use std::ffi::{OsStr, OsString};
@@ -31,8 +31,13 @@ impl Answers {
     }
 
     /// Answers encoded in `buf[start..end]`, as `cache::save` wrote them.
-    pub fn lazy(buf: Arc<CacheBytes>, start: usize, end: usize) -> Self {
-        Answers(Arc::new(Lazy::encoded_in(buf, start, end)))
+    pub fn lazy(
+        buf: Arc<CacheBytes>,
+        start: usize,
+        end: usize,
+        decode: Decode<Vec<(PathBuf, bool)>>,
+    ) -> Self {
+        Answers(Arc::new(Lazy::encoded_in(buf, start, end, decode)))
     }
 
     /// The encoded form, while it has not been decoded (a cache save copies it as is).
@@ -44,7 +49,7 @@ impl Answers {
 impl std::ops::Deref for Answers {
     type Target = [(PathBuf, bool)];
     fn deref(&self) -> &[(PathBuf, bool)] {
-        self.0.get(super::cache::decode_answers)
+        self.0.get()
     }
 }
 
@@ -180,10 +185,6 @@ impl Store {
         self.slots.read().unwrap().len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn slot(&self, id: FileId) -> Arc<Slot> {
         self.slots.read().unwrap()[id as usize].clone()
     }
@@ -232,10 +233,6 @@ impl Store {
         }
         g.push(sp.clone());
         (g.len() - 1) as u32
-    }
-
-    pub fn search_path(&self, i: u32) -> SearchPath {
-        self.search_paths.lock().unwrap()[i as usize].clone()
     }
 
     /// Regular file (after following symlinks)? Directories do not count, as in GCC.

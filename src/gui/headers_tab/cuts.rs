@@ -1,0 +1,150 @@
+//! The Top cuts view: every directive's (and header's) saving, best first, and for the picked
+//! row the TUs it touches and the include chain to its file.
+
+use super::{CUTS_CONFIRMED, HeadersSettings, HeadersState, num};
+use crate::headers::ChainStep;
+use eframe::egui;
+use egui_extras::{Column, TableBuilder};
+
+/// What the Top cuts view shows under its list for the picked row.
+pub(super) struct CutDetail {
+    tus: Vec<String>,
+    why: Option<Result<Vec<ChainStep>, String>>,
+}
+
+impl HeadersState {
+    /// Top cuts: every directive's (and header's) saving, best first; a row picked shows the TUs
+    /// it touches and the include chain to its file from the first of them.
+    pub(super) fn cuts_ui(&mut self, ui: &mut egui::Ui, s: &mut HeadersSettings) {
+        use crate::headers::cuts::CutKind;
+        let generation = self.generation;
+        let busy = self.busy();
+        let Some(r) = self.outcome.as_ref().and_then(|o| o.preprocessed.as_ref()) else {
+            return;
+        };
+        let Some(cuts) = &r.cuts else {
+            ui.label("The saving of every #include directive is computed by a scan made while this view is shown.");
+            if ui
+                .add_enabled(!busy, egui::Button::new("Compute cuts (rescan)"))
+                .clicked()
+            {
+                self.start_scan(s, false);
+            }
+            return;
+        };
+        if cuts.is_empty() {
+            ui.label("No #include directive of the project saves anything.");
+            return;
+        }
+        ui.weak(format!(
+            "Total Parsed lines saved (preprocessed) if the #include were removed, or the header emptied; the top {CUTS_CONFIRMED} confirmed by evaluating their TUs again (exact), the rest estimated from the include graphs."
+        ));
+        let shown = cuts.len().min(500);
+        let text_h = egui::TextStyle::Body.resolve(ui.style()).size + 6.0;
+        let mut picked = None;
+        let list_h = (ui.available_height() * 0.55).max(120.0);
+        TableBuilder::new(ui)
+            .id_salt("hh_cuts")
+            .striped(true)
+            .resizable(true)
+            .max_scroll_height(list_h)
+            .sense(egui::Sense::click())
+            .cell_layout(egui::Layout::left_to_right(egui::Align::Center))
+            .column(Column::initial(110.0).at_least(60.0))
+            .column(Column::initial(60.0).at_least(40.0))
+            .column(Column::initial(50.0).at_least(40.0))
+            .column(Column::remainder().at_least(200.0).clip(true))
+            .header(text_h + 4.0, |mut h| {
+                for t in ["Lines saved", "TUs", "Exact", "Directive"] {
+                    h.col(|ui| {
+                        ui.strong(t);
+                    });
+                }
+            })
+            .body(|body| {
+                body.rows(text_h, shown, |mut row| {
+                    let i = row.index();
+                    let c = &cuts[i];
+                    row.set_selected(self.cut_selected == Some(i));
+                    row.col(|ui| num(ui, c.lines_saved.max(0) as u64));
+                    row.col(|ui| num(ui, c.tus_affected as u64));
+                    row.col(|ui| {
+                        ui.label(if c.exact { "yes" } else { "est." });
+                    });
+                    let what = match c.kind {
+                        CutKind::Include => {
+                            format!("{}:{}  #include {}", c.includer, c.line, c.included)
+                        }
+                        CutKind::EmptyHeader => format!("{}  (make it empty)", c.included),
+                    };
+                    row.col(|ui| {
+                        if ui
+                            .add(
+                                egui::Label::new(what)
+                                    .truncate()
+                                    .sense(egui::Sense::click()),
+                            )
+                            .clicked()
+                        {
+                            picked = Some(i);
+                        }
+                    });
+                    if row.response().clicked() {
+                        picked = Some(i);
+                    }
+                });
+            });
+        if let Some(i) = picked {
+            self.cut_selected = Some(i);
+        }
+        let Some(i) = self.cut_selected.filter(|&i| i < cuts.len()) else {
+            return;
+        };
+        if self
+            .cut_detail
+            .as_ref()
+            .is_none_or(|(k, _)| *k != (generation, i))
+        {
+            let c = &cuts[i];
+            let tus: Vec<String> = c
+                .tus
+                .iter()
+                .map(|&t| r.graph.nodes[t as usize].path.clone())
+                .collect();
+            let why = tus
+                .first()
+                .map(|tu| r.why_chain(&c.included, Some(tu.as_str())));
+            self.cut_detail = Some(((generation, i), CutDetail { tus, why }));
+        }
+        let Some((_, d)) = &self.cut_detail else {
+            return;
+        };
+        ui.separator();
+        ui.strong(format!("Translation units touched ({})", d.tus.len()));
+        egui::ScrollArea::vertical()
+            .id_salt("hh_cut_tus")
+            .max_height(ui.available_height() * 0.5)
+            .show(ui, |ui| {
+                for t in &d.tus {
+                    ui.label(t);
+                }
+            });
+        if let Some(w) = &d.why {
+            ui.strong("Why it is included (from the first TU):");
+            match w {
+                Ok(chain) => {
+                    for step in chain {
+                        if step.line > 0 {
+                            ui.label(format!("{}:{}  #include", step.file, step.line));
+                        } else {
+                            ui.label(&step.file);
+                        }
+                    }
+                }
+                Err(e) => {
+                    ui.weak(e);
+                }
+            }
+        }
+    }
+}

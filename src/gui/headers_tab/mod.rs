@@ -1,0 +1,450 @@
+//! The "Headers" tab: the C/C++ header profiler's view over [`crate::headers`]. Project editor
+//! (roots, include dirs, defines, compile_commands.json, std, compiler) on the left; Scan /
+//! Clean rescan / Cancel with progress, the watch toggle, the shown mode and the summary on top;
+//! the per-file table with the detail view (includers / includes, why-chain, what-if), or the
+//! missing includes, errors and cycles; export at the bottom. The scan and the watcher live in
+//! [`super::headers_job`]; this module only draws and reacts. This file holds the tab's settings and
+//! state, the dialogs, the scan / watch plumbing and the layout; each panel is drawn by its own
+//! file (`project`, `toolbar`, `table`, `detail`, `issues`, `cuts`, `export`).
+
+mod cuts;
+mod detail;
+mod export;
+mod issues;
+mod project;
+mod table;
+mod toolbar;
+
+use super::fmt_count;
+use super::headers_job::{HeadersJob, HeadersProject, HeadersWatcher, JobPoll, ScanOutcome};
+use crate::headers::report::Detail;
+use crate::headers::{ChainStep, Mode, Report, ScanOptions, Scanner, WhatIfResult};
+use eframe::egui;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Table columns (also the sort keys).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HeaderColumn {
+    Path,
+    Lines,
+    Tus,
+    Contributed,
+    TransitiveIncludes,
+    TransitiveLines,
+    IncludedBy,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeaderSort {
+    pub column: HeaderColumn,
+    pub ascending: bool,
+}
+
+impl Default for HeaderSort {
+    fn default() -> Self {
+        Self {
+            column: HeaderColumn::Contributed,
+            ascending: false,
+        }
+    }
+}
+
+/// What the central area shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum HeadersView {
+    #[default]
+    Files,
+    Missing,
+    Errors,
+    Cycles,
+    /// The saving of every `#include` (`headers::cuts`): scans made while it is shown compute
+    /// them, confirming the best [`CUTS_CONFIRMED`] exactly.
+    Cuts,
+}
+
+/// Cuts the Top cuts view has confirmed by evaluating their TUs again.
+pub const CUTS_CONFIRMED: usize = 10;
+
+/// The tab's persisted settings (inside [`super::Persisted`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HeadersSettings {
+    pub project: HeadersProject,
+    /// Both modes are computed; this one fills the table.
+    pub show_mode: Mode,
+    pub watch: bool,
+    /// Export path without extension (.json / .csv / .dot added).
+    pub export_path: String,
+    pub sort: HeaderSort,
+    pub view: HeadersView,
+}
+
+impl Default for HeadersSettings {
+    fn default() -> Self {
+        Self {
+            project: HeadersProject::default(),
+            show_mode: Mode::Preprocessed,
+            watch: false,
+            export_path: std::env::temp_dir()
+                .join("clipforge-headers")
+                .display()
+                .to_string(),
+            sort: HeaderSort::default(),
+            view: HeadersView::Files,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pick {
+    Root,
+    Include,
+    CompDb,
+}
+
+/// An include edge picked in the detail view (for "what if it were removed").
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickedEdge {
+    pub from: String,
+    pub to: String,
+}
+
+/// The tab's runtime state.
+pub struct HeadersState {
+    /// The session kept between scans (None while the worker holds it).
+    scanner: Option<Scanner>,
+    pub job: Option<HeadersJob>,
+    pub outcome: Option<ScanOutcome>,
+    /// Why the last scan did not run or failed.
+    pub error: Option<String>,
+    /// Export results and other one-liners (text, is_error).
+    pub message: Option<(String, bool)>,
+    pub filter: String,
+    /// Indices into the shown report's `headers`, sorted and filtered.
+    view: Vec<usize>,
+    view_key: Option<(u64, Mode, String, HeaderSort)>,
+    /// Bumped per finished scan.
+    pub generation: u64,
+    pub selected: Option<String>,
+    /// Previous selections (Back).
+    pub history: Vec<String>,
+    pub picked: Option<PickedEdge>,
+    pub from_tu: String,
+    pub why: Option<Result<Vec<ChainStep>, String>>,
+    why_key: Option<(u64, Mode, String, String)>,
+    pub what_if: Option<(String, Result<WhatIfResult, String>)>,
+    detail: Option<((u64, Mode, String), Detail)>,
+    dialog: Option<mpsc::Receiver<(Pick, Option<PathBuf>)>>,
+    watcher: Option<HeadersWatcher>,
+    /// The project the watched folders were last worked out for, and when (they are stat'ed,
+    /// so not every frame).
+    watch_checked: Option<(HeadersProject, Instant)>,
+    pending_rescan: bool,
+    shown_once: bool,
+    ctx: Option<egui::Context>,
+    /// The row picked in Top cuts (index into the report's `cuts`), with what it shows: the
+    /// TUs it touches and why the first of them includes the file (keyed by scan generation).
+    pub cut_selected: Option<usize>,
+    cut_detail: Option<((u64, usize), cuts::CutDetail)>,
+}
+
+/// What the Top cuts view shows under its list for the picked row.
+
+impl Default for HeadersState {
+    fn default() -> Self {
+        Self {
+            scanner: Some(Scanner::new()),
+            job: None,
+            outcome: None,
+            error: None,
+            message: None,
+            filter: String::new(),
+            view: Vec::new(),
+            view_key: None,
+            generation: 0,
+            selected: None,
+            history: Vec::new(),
+            picked: None,
+            from_tu: String::new(),
+            why: None,
+            why_key: None,
+            what_if: None,
+            detail: None,
+            dialog: None,
+            watcher: None,
+            watch_checked: None,
+            pending_rescan: false,
+            shown_once: false,
+            ctx: None,
+            cut_selected: None,
+            cut_detail: None,
+        }
+    }
+}
+
+/// A right-aligned number cell.
+fn num(ui: &mut egui::Ui, v: u64) {
+    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+        // Clear of the next column's border (and of the scrollbar in the last one).
+        ui.add_space(8.0);
+        ui.label(fmt_count(v));
+    });
+}
+
+impl HeadersState {
+    /// True while a scan runs (or a watched change waits for one).
+    pub fn busy(&self) -> bool {
+        self.job.is_some() || self.pending_rescan
+    }
+
+    pub fn watching(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// The report the table shows.
+    pub fn report(&self, s: &HeadersSettings) -> Option<&Report> {
+        self.outcome.as_ref().and_then(|o| o.report(s.show_mode))
+    }
+
+    /// Starts a scan (incremental unless `clean`); bad input is shown instead of scanned.
+    pub fn start_scan(&mut self, s: &HeadersSettings, clean: bool) {
+        if self.job.is_some() {
+            return;
+        }
+        let project = match s.project.project() {
+            Ok(p) => p,
+            Err(e) => {
+                self.error = Some(e);
+                return;
+            }
+        };
+        let opts = ScanOptions {
+            mode: Mode::Preprocessed,
+            both_modes: true,
+            clean,
+            use_disk_cache: s.project.disk_cache,
+            cuts: (s.view == HeadersView::Cuts).then_some(CUTS_CONFIRMED),
+            ..Default::default()
+        };
+        let scanner = self.scanner.take().unwrap_or_default();
+        self.error = None;
+        self.job = Some(HeadersJob::start(scanner, project, opts, self.ctx.clone()));
+    }
+
+    pub fn cancel(&self) {
+        if let Some(j) = &self.job {
+            j.progress.cancel();
+        }
+    }
+
+    /// Called every frame (whatever the tab): dialogs, the scan, the watcher.
+    pub fn poll(&mut self, s: &mut HeadersSettings, ctx: &egui::Context) {
+        if self.ctx.is_none() {
+            self.ctx = Some(ctx.clone());
+        }
+        if let Some(rx) = &self.dialog {
+            match rx.try_recv() {
+                Ok((pick, got)) => {
+                    self.dialog = None;
+                    match got {
+                        Some(p) => {
+                            let p = p.display().to_string();
+                            match pick {
+                                Pick::Root => s.project.roots.push(p),
+                                Pick::Include => s.project.include_dirs.push(p),
+                                Pick::CompDb => s.project.compile_commands = p,
+                            }
+                        }
+                        None => {
+                            self.message = Some((
+                                "Nothing chosen (or no file dialog on this desktop): type the path instead".into(),
+                                false,
+                            ))
+                        }
+                    }
+                }
+                Err(mpsc::TryRecvError::Disconnected) => self.dialog = None,
+                Err(mpsc::TryRecvError::Empty) => {}
+            }
+        }
+        if let Some(job) = &self.job
+            && let JobPoll::Done(done) = job.poll()
+        {
+            let (scanner, res) = *done;
+            self.scanner = Some(scanner);
+            self.job = None;
+            match res {
+                Ok(o) => {
+                    self.outcome = Some(o);
+                    self.generation += 1;
+                    self.view_key = None;
+                    self.why_key = None;
+                    self.what_if = None;
+                    if self.selected.is_none()
+                        && let Some(r) = self.report(s)
+                    {
+                        // Open the top header hub (else the biggest contributor) so the detail
+                        // view starts with both includers and includes.
+                        self.selected = r
+                            .hubs
+                            .iter()
+                            .map(|h| &h.path)
+                            .find(|p| r.find(p).and_then(|n| r.entry(n)).is_some_and(|e| !e.tu))
+                            .or_else(|| r.headers.iter().find(|h| !h.tu).map(|h| &h.path))
+                            .cloned();
+                    }
+                }
+                Err(e) => self.error = Some(e),
+            }
+        }
+        self.sync_watch(s);
+        if self.pending_rescan && self.job.is_none() {
+            self.pending_rescan = false;
+            self.start_scan(s, false);
+        }
+    }
+
+    fn sync_watch(&mut self, s: &mut HeadersSettings) {
+        if !s.watch {
+            self.watcher = None;
+            self.watch_checked = None;
+            return;
+        }
+        // Don't restart the watcher while a path is being typed.
+        let typing = self
+            .ctx
+            .as_ref()
+            .is_some_and(|c| c.egui_wants_keyboard_input());
+        // Work the folders out again when the project changed, or once a second (a folder may
+        // have appeared).
+        let due = self
+            .watch_checked
+            .as_ref()
+            .is_none_or(|(p, t)| *p != s.project || t.elapsed() > Duration::from_secs(1));
+        let dirs = (!typing && due).then(|| {
+            self.watch_checked = Some((s.project.clone(), Instant::now()));
+            s.project.watch_dirs()
+        });
+        if let Some(dirs) = dirs
+            && self.watcher.as_ref().is_none_or(|w| w.dirs != dirs)
+        {
+            self.watcher = None;
+            if dirs.is_empty() {
+                self.error = Some("Watch: no existing root or include dir to watch".into());
+                s.watch = false;
+                return;
+            }
+            match HeadersWatcher::start(dirs, self.ctx.clone()) {
+                Ok(w) => self.watcher = Some(w),
+                Err(e) => {
+                    self.error = Some(format!("Watch: {e}"));
+                    s.watch = false;
+                    return;
+                }
+            }
+        }
+        if self.watcher.as_ref().is_some_and(|w| w.changed()) {
+            self.pending_rescan = true;
+        }
+    }
+
+    fn open_dialog(&mut self, pick: Pick, start: &str) {
+        if self.dialog.is_some() {
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        let start = start.trim().to_string();
+        // The native dialog may be missing or block: it runs on its own thread.
+        std::thread::spawn(move || {
+            let mut d = rfd::FileDialog::new();
+            let dir = Path::new(&start);
+            let dir = if dir.is_file() {
+                dir.parent()
+            } else {
+                Some(dir)
+            };
+            if let Some(dir) = dir.filter(|d| d.is_dir()) {
+                d = d.set_directory(dir);
+            }
+            let got = match pick {
+                Pick::CompDb => d
+                    .set_title("Choose compile_commands.json")
+                    .add_filter("compile_commands.json", &["json"])
+                    .pick_file(),
+                _ => d.set_title("Choose a folder").pick_folder(),
+            };
+            let _ = tx.send((pick, got));
+        });
+        self.dialog = Some(rx);
+    }
+
+    /// Moves the selection (remembering the previous one for Back).
+    pub fn select(&mut self, path: &str) {
+        if self.selected.as_deref() == Some(path) {
+            return;
+        }
+        if let Some(prev) = self.selected.take() {
+            self.history.push(prev);
+        }
+        self.selected = Some(path.to_string());
+        self.picked = None;
+        self.what_if = None;
+    }
+
+    pub fn back(&mut self) {
+        if let Some(p) = self.history.pop() {
+            self.selected = Some(p);
+            self.picked = None;
+            self.what_if = None;
+        }
+    }
+
+    /// Draws the tab (panels inside `ui`).
+    pub fn ui(&mut self, ui: &mut egui::Ui, s: &mut HeadersSettings) {
+        if !self.shown_once {
+            self.shown_once = true;
+            // First look at the tab: scan the persisted project (cheap with the disk cache).
+            if self.outcome.is_none() && s.project.project().is_ok() {
+                self.start_scan(s, false);
+            }
+        }
+        egui::Panel::left("hh_project")
+            .resizable(true)
+            .default_size(300.0)
+            // Long include paths must not push the detail view off the window.
+            .max_size(360.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .id_salt("hh_project_scroll")
+                    .show(ui, |ui| self.project_ui(ui, s));
+            });
+        egui::Panel::top("hh_top").show(ui, |ui| {
+            self.action_row(ui, s);
+            self.summary_ui(ui, s);
+            self.view_picker(ui, s);
+        });
+        egui::Panel::bottom("hh_export").show(ui, |ui| self.export_row(ui, s));
+        let has_detail = s.view == HeadersView::Files
+            && self
+                .selected
+                .as_ref()
+                .is_some_and(|p| self.report(s).is_some_and(|r| r.find(p).is_some()));
+        if has_detail {
+            let h = ui.available_height();
+            egui::Panel::bottom("hh_detail")
+                .resizable(true)
+                .default_size((h * 0.48).max(220.0))
+                .show(ui, |ui| self.detail_ui(ui, s));
+        }
+        egui::CentralPanel::default().show(ui, |ui| match s.view {
+            HeadersView::Files => self.table_ui(ui, s),
+            HeadersView::Missing => self.missing_ui(ui, s),
+            HeadersView::Errors => self.errors_ui(ui, s),
+            HeadersView::Cycles => self.cycles_ui(ui, s),
+            HeadersView::Cuts => self.cuts_ui(ui, s),
+        });
+    }
+}
