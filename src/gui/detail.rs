@@ -560,7 +560,14 @@ impl AppState {
         ui.separator();
         let avail = ui.available_size();
         let col_w = ((avail.x - 24.0) / 3.0).max(200.0);
-        let plot_h = ((avail.y - 60.0) / 2.0).max(80.0);
+        // The per-bone table's header sits above the error plots: keep the column within the
+        // window (an overflowing column pushed the skeleton viewer's controls out of reach).
+        let bone_header_h = if self.detail.bones.is_some() {
+            28.0
+        } else {
+            0.0
+        };
+        let plot_h = ((avail.y - 60.0 - bone_header_h) / 2.0).max(80.0);
         ui.horizontal_top(|ui| {
             ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
                 ui.vertical(|ui| {

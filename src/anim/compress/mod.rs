@@ -315,7 +315,11 @@ pub fn verify_weighted(
                 for (e, &wb) in ws.per_bone_max.iter_mut().zip(w) {
                     *e *= wb;
                 }
-                for e in ws.per_sample_max.iter_mut().chain(ws.per_interval_max.iter_mut()) {
+                for e in ws
+                    .per_sample_max
+                    .iter_mut()
+                    .chain(ws.per_interval_max.iter_mut())
+                {
                     *e *= top;
                 }
                 ws.max *= top;
