@@ -573,8 +573,12 @@ impl<'a> ScalarReader<'a> {
             return;
         }
         self.decode_sample(track, i1, &mut v1);
+        // In float64: two finite samples of opposite sign near f32::MAX have a difference that
+        // overflows float32 (inf, then NaN), which the fuzzer found; the float64 blend stays
+        // between them, so it converts back to a finite float32.
         for k in 0..4 {
-            out[k] = v0[k] + (v1[k] - v0[k]) * a;
+            let (x0, x1) = (v0[k] as f64, v1[k] as f64);
+            out[k] = (x0 + (x1 - x0) * a as f64) as f32;
         }
     }
 
