@@ -245,6 +245,8 @@ fn get<'n, 'a>(entries: &'n [sjson::Entry<'a>], key: &str) -> Option<&'n Node<'a
 
 /// What an `.acl.sjson` file holds: a transform clip (a `clip` file or a `qvvf` track list) or a
 /// scalar track list.
+// One value per file read, moved once into its compressor: boxing the clip would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum AclFile {
     Clip(RawClip),

@@ -151,8 +151,6 @@ pub struct HeadersState {
     cut_detail: Option<((u64, usize), cuts::CutDetail)>,
 }
 
-/// What the Top cuts view shows under its list for the picked row.
-
 impl Default for HeadersState {
     fn default() -> Self {
         Self {
