@@ -12,7 +12,7 @@
 //! - additive1: as additive0 but scale = (1 + add.scale) ∘ base.scale (neutral scale 0).
 
 use super::clip::RawClip;
-use super::metric::{self, DTransform, ErrorStats};
+use super::metric::{self, DTransform, ErrorStats, local_f64};
 use glam::{DQuat, DVec3, Quat, Vec3, Vec3A};
 
 /// How an additive pose combines with its base (ACL's `additive_clip_format8`).
@@ -133,17 +133,6 @@ pub fn extract_f64(format: AdditiveFormat, base: &DTransform, pose: &DTransform)
             translation: pose.translation - base.translation,
             scale: scale - DVec3::ONE,
         },
-    }
-}
-
-/// Local transform of `bone` at `sample` in float64, rotation normalized.
-#[inline]
-fn local_f64(clip: &RawClip, bone: usize, sample: usize) -> DTransform {
-    let i = clip.index(bone, sample);
-    DTransform {
-        rotation: clip.rotations[i].as_dquat().normalize(),
-        translation: clip.translations[i].as_dvec3(),
-        scale: clip.scales[i].as_dvec3(),
     }
 }
 

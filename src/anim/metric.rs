@@ -44,7 +44,7 @@ pub struct ErrorStats {
 
 /// Local transform of `bone` at `sample` in float64, rotation normalized.
 #[inline]
-fn local_f64(clip: &RawClip, bone: usize, sample: usize) -> DTransform {
+pub(crate) fn local_f64(clip: &RawClip, bone: usize, sample: usize) -> DTransform {
     let i = clip.index(bone, sample);
     DTransform {
         rotation: clip.rotations[i].as_dquat().normalize(),
