@@ -10,19 +10,7 @@ pub fn eval_if<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<bool, String
     if toks.is_empty() {
         return Err("#if with no expression".into());
     }
-    let mut e = Exp::new(c, true, toks.len());
-    let input: Vec<ET> = toks
-        .iter()
-        .map(|&t| ET {
-            t,
-            hs: 0,
-            blue: false,
-        })
-        .collect();
-    let out = e.expand(input);
-    if let Some(err) = e.err.take() {
-        return Err(err);
-    }
+    let (e, out) = Exp::expand_directive(c, true, toks)?;
     let mut ev = Eval {
         t: &out,
         i: 0,

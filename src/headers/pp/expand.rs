@@ -33,6 +33,29 @@ impl<'c, 'a, H: Host> Exp<'c, 'a, H> {
         }
     }
 
+    /// A directive's tokens (`in_if`: an `#if`'s, else an `#include`'s) fully expanded, or the
+    /// expansion's error; the expander comes back too, for the context it borrows.
+    pub(super) fn expand_directive(
+        c: &'c mut Ctx<'a, H>,
+        in_if: bool,
+        toks: &[Tok],
+    ) -> Result<(Self, Vec<ET>), String> {
+        let mut e = Exp::new(c, in_if, toks.len());
+        let input: Vec<ET> = toks
+            .iter()
+            .map(|&t| ET {
+                t,
+                hs: 0,
+                blue: false,
+            })
+            .collect();
+        let out = e.expand(input);
+        match e.err.take() {
+            Some(err) => Err(err),
+            None => Ok((e, out)),
+        }
+    }
+
     /// Spends `n` work units; false (and the error set) once the budget is exhausted.
     #[inline]
     pub(super) fn charge(&mut self, n: usize) -> bool {
@@ -54,19 +77,7 @@ impl<'c, 'a, H: Host> Exp<'c, 'a, H> {
 
 /// Expands `#include MACRO...` to a header name.
 pub fn include_name<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<HeaderName, String> {
-    let mut e = Exp::new(c, false, toks.len());
-    let input: Vec<ET> = toks
-        .iter()
-        .map(|&t| ET {
-            t,
-            hs: 0,
-            blue: false,
-        })
-        .collect();
-    let out = e.expand(input);
-    if let Some(err) = e.err.take() {
-        return Err(err);
-    }
+    let (e, out) = Exp::expand_directive(c, false, toks)?;
     header_name_from(&out.iter().map(|e| e.t).collect::<Vec<_>>(), e.c.interner)
         .ok_or_else(|| "#include expects \"FILENAME\" or <FILENAME>".to_string())
 }
