@@ -9,51 +9,17 @@
 //! - the CLI: a summary line per configuration, the JSON's `configs` and `tu_count_by_config`,
 //!   and clear errors for a bad `--config`, a name given twice, a missing file.
 
+mod common;
+
 use clipforge::headers::cuts::CutKind;
 use clipforge::headers::{
     self, CompilerChoice, Configuration, Mode, Progress, Project, Report, ScanOptions,
 };
+use common::header_tree::{copy_libstdcxx, write};
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
-
-fn libstdcxx() -> Option<PathBuf> {
-    let have_gxx = Command::new("g++")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_gxx {
-        return None;
-    }
-    let mut v: Vec<PathBuf> = fs::read_dir("/usr/include/c++")
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("vector").is_file())
-        .collect();
-    v.sort();
-    v.pop()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let t = e.file_type().unwrap();
-        let dst = to.join(e.file_name());
-        if t.is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else if t.is_file() {
-            fs::copy(e.path(), &dst).unwrap();
-        }
-    }
-}
 
 /// A compilation database of every `src/*.cpp` with `extra` flags.
 fn compdb(root: &Path, name: &str, extra: &str) -> PathBuf {
@@ -99,13 +65,11 @@ fn tu_counts(r: &Report) -> HashMap<String, u32> {
 /// Each configuration's figures equal its own scan; the combined ones are their sums.
 #[test]
 fn two_configurations_of_a_real_tree_equal_their_own_scans() {
-    let Some(lib) = libstdcxx() else {
-        eprintln!("skipped: no g++ or no /usr/include/c++/<version>/vector");
-        return;
-    };
     let d = tempfile::tempdir().unwrap();
     let root = d.path();
-    copy_dir(&lib, &root.join("inc"));
+    if copy_libstdcxx(root).is_none() {
+        return;
+    }
     for h in [
         "vector", "map", "string", "memory", "set", "deque", "list", "bitset",
     ] {

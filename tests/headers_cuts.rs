@@ -9,18 +9,15 @@
 //!   estimate of every cut without a flag equal to its exact figure;
 //! - the CLI's table (thousands separators) and the JSON's `cuts` keys.
 
+mod common;
+
 use clipforge::headers::cuts::{Cut, CutKind, thousands};
 use clipforge::headers::util::count_lines;
 use clipforge::headers::{self, CompilerChoice, Mode, Progress, Project, Report, ScanOptions};
+use common::header_tree::{copy_libstdcxx, write};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
 
 fn scan(p: &Project, mode: Mode, cuts: Option<usize>) -> Report {
     let o = ScanOptions {
@@ -183,37 +180,6 @@ fn a_file_included_on_two_lines() {
     assert!(find(cuts, "b.cpp", 1).is_none_or(|c| c.exact && c.lines_saved == 0));
 }
 
-fn libstdcxx() -> Option<PathBuf> {
-    let have_gxx = Command::new("g++")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_gxx {
-        return None;
-    }
-    let mut v: Vec<PathBuf> = fs::read_dir("/usr/include/c++")
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("vector").is_file())
-        .collect();
-    v.sort();
-    v.pop()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let t = e.file_type().unwrap();
-        let dst = to.join(e.file_name());
-        if t.is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else if t.is_file() {
-            fs::copy(e.path(), &dst).unwrap();
-        }
-    }
-}
-
 /// `line` (1-based) of the file replaced by an empty line, line ends kept.
 fn blank_line(text: &[u8], line: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
@@ -245,13 +211,11 @@ fn blank_line(text: &[u8], line: u32) -> Vec<u8> {
 /// The real-tree check: every exact cut equals a fresh scan of the edited tree.
 #[test]
 fn exact_cuts_equal_a_clean_rescan_of_the_edited_real_tree() {
-    let Some(lib) = libstdcxx() else {
-        eprintln!("skipped: no g++ or no /usr/include/c++/<version>/vector");
-        return;
-    };
     let d = tempfile::tempdir().unwrap();
     let root = d.path();
-    copy_dir(&lib, &root.join("inc"));
+    if copy_libstdcxx(root).is_none() {
+        return;
+    }
     let std_headers = [
         "vector",
         "map",

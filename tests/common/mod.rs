@@ -60,3 +60,5 @@ pub fn clip_eval(tools: &Path, raw: &Path, lossy: &Path, extra: &[&str]) -> f64 
     let res: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     res["max_error"].as_f64().unwrap()
 }
+
+pub mod header_tree;
