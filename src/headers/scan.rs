@@ -862,47 +862,22 @@ impl Scanner {
             let kept_stamps = same_probes.then(|| std::mem::take(&mut prev.dir_stamps));
             // The two modes' reports are independent: build them on both cores, and meanwhile
             // collect what the next rescan needs (existence answers, directory stamps).
+            let inputs = ReportInputs {
+                project,
+                opts,
+                store: &store,
+                roots: &roots,
+                counted_prefixes: &counted_prefixes,
+                walk_errors: &walk_errors,
+                skipped: &skipped,
+                notes: &notes,
+                stats: &stats,
+                secs,
+            };
             let reports = || {
                 rayon::join(
-                    || {
-                        want_pre.then(|| {
-                            let trs: Vec<(&TuResult, u32)> = results
-                                .iter()
-                                .zip(&prepared)
-                                .map(|(r, p)| (&r.0, p.config))
-                                .collect();
-                            let md = mode_data_pre(
-                                &store,
-                                &trs,
-                                &edge_tab,
-                                &roots,
-                                &counted_prefixes,
-                                opts.count_system,
-                                &walk_errors,
-                            );
-                            let mut md = md;
-                            md.skipped = skipped_files(&skipped, &roots);
-                            md.configs = project.configs.iter().map(|c| c.name.clone()).collect();
-                            let mut notes = notes.clone();
-                            notes.push(NOTE_PREPROCESSED.into());
-                            let full =
-                                opts.mode == Mode::Preprocessed || !opts.other_mode_summary_only;
-                            Report::build(md, secs, notes, stats.clone(), full)
-                        })
-                    },
-                    || {
-                        hh.as_ref().map(|h| {
-                            let mut notes = vec![NOTE_ALL_BRANCHES.to_string()];
-                            if !h.missing.is_empty() {
-                                notes.push(NOTE_HH_SYSTEM.into());
-                            }
-                            let mut md = mode_data_hh(&store, h, &hh_tu_ids, &roots, &walk_errors);
-                            md.skipped = skipped_files(&skipped, &roots);
-                            let full =
-                                opts.mode == Mode::AllBranches || !opts.other_mode_summary_only;
-                            Report::build(md, secs, notes, stats.clone(), full)
-                        })
-                    },
+                    || want_pre.then(|| report_pre(&inputs, &results, &prepared, &edge_tab)),
+                    || hh.as_ref().map(|h| report_hh(&inputs, h, &hh_tu_ids)),
                 )
             };
             let remember = || {
@@ -924,114 +899,15 @@ impl Scanner {
                 match opts.mode {
                     Mode::Preprocessed => {
                         if let Some(r) = pre_report.as_mut() {
-                            let ids: Vec<FileId> =
-                                r.graph.nodes.iter().map(|n| store.id_of(&n.abs)).collect();
-                            let mut cuts = cuts_pre(r, &store, &ids, &edge_tab);
-                            // The exact check: the affected TUs evaluated again with the edit.
-                            let node_of: FxMap<FileId, u32> = ids
-                                .iter()
-                                .enumerate()
-                                .map(|(i, &f)| (f, i as u32))
-                                .collect();
-                            let mut weight: Vec<Option<u64>> = vec![None; store.len()];
-                            for (v, n) in r.graph.nodes.iter().enumerate() {
-                                weight[ids[v] as usize] = Some(if n.counted || n.is_tu {
-                                    n.lines as u64
-                                } else {
-                                    0
-                                });
-                            }
-                            let counted = |p: &Path| {
-                                opts.count_system
-                                    || counted_prefixes.iter().any(|r| relative_to(p, r).is_some())
+                            let check = ExactCheck {
+                                ctx: &ctx,
+                                prepared: &prepared,
+                                results: &results,
+                                counted_prefixes: &counted_prefixes,
+                                count_system: opts.count_system,
+                                progress,
                             };
-                            let lines_of = |closure: &[FileId], empty: Option<FileId>| -> u64 {
-                                closure
-                                    .iter()
-                                    .filter(|&&f| Some(f) != empty)
-                                    .map(|&f| match weight.get(f as usize) {
-                                        Some(Some(w)) => *w,
-                                        _ if counted(&store.path(f)) => {
-                                            store.data(f).lex.lines as u64
-                                        }
-                                        _ => 0,
-                                    })
-                                    .sum()
-                            };
-                            let confirm = |c: &cuts::Cut| -> (i64, Vec<u32>) {
-                                let f = ids[c.from as usize];
-                                let empty = c.kind == cuts::CutKind::EmptyHeader;
-                                let skip =
-                                    eval::Skip::new(f, (!empty).then_some(c.line), &edge_table);
-                                let changed: Vec<(i64, FileId)> = prepared
-                                    .par_iter()
-                                    .zip(&results)
-                                    .filter(|(_, (r, _))| {
-                                        // The TUs that took the directive (or opened the file).
-                                        if empty || c.other_directives {
-                                            r.closure.contains(&f)
-                                        } else {
-                                            r.edges.iter().any(|&e| skip.removes(e))
-                                        }
-                                    })
-                                    .filter_map(|(p, (r, _))| {
-                                        if progress.cancelled() {
-                                            return None;
-                                        }
-                                        let base = p.base.get(&interner, &syms, &def_pool);
-                                        let memo = (!opts.no_memo).then_some(&memo);
-                                        let input = p.input(base, memo, &edge_table, Some(&skip));
-                                        let nr = eval::run_tu(&store, &syms, &input);
-                                        let old = lines_of(&r.closure, None) as i64;
-                                        let new = lines_of(&nr.closure, empty.then_some(f)) as i64;
-                                        (old != new).then_some((old - new, p.tu))
-                                    })
-                                    .collect();
-                                let saved = changed.iter().map(|c| c.0).sum();
-                                let mut tus: Vec<u32> = changed
-                                    .iter()
-                                    .filter_map(|c| node_of.get(&c.1).copied())
-                                    .collect();
-                                tus.sort_unstable();
-                                (saved, tus)
-                            };
-                            // Confirm the top; if exact figures reorder it, the newcomers too
-                            // (at most twice the count asked for).
-                            let mut confirmed = 0;
-                            while confirmed < 2 * top && !progress.cancelled() {
-                                let todo: Vec<usize> = (0..cuts.len().min(top))
-                                    .filter(|&i| !cuts[i].exact)
-                                    .take(2 * top - confirmed)
-                                    .collect();
-                                if todo.is_empty() {
-                                    break;
-                                }
-                                for i in todo {
-                                    let t = Instant::now();
-                                    let (saved, tus) = confirm(&cuts[i]);
-                                    if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
-                                        eprintln!(
-                                            "[headers]   exact check of {}:{} -> {}: {:.3} s",
-                                            cuts[i].includer,
-                                            cuts[i].line,
-                                            cuts[i].included,
-                                            t.elapsed().as_secs_f64()
-                                        );
-                                    }
-                                    let c = &mut cuts[i];
-                                    c.lines_saved = saved;
-                                    c.tus_affected = tus.len() as u32;
-                                    c.tus = tus;
-                                    c.exact = true;
-                                    confirmed += 1;
-                                }
-                                cuts::sort_cuts(&mut cuts);
-                            }
-                            // A check stopped halfway has no exact figure to report.
-                            if progress.cancelled() {
-                                return Err(ScanError::Cancelled);
-                            }
-                            r.cuts = Some(cuts);
+                            r.cuts = Some(check.cuts(r, &edge_tab, top)?);
                         }
                     }
                     Mode::AllBranches => {
@@ -1747,6 +1623,215 @@ fn mode_data_pre(
         missing_tus,
         errors,
         skipped: Vec::new(),
+    }
+}
+
+/// What both modes' reports are built from, besides their own graphs.
+struct ReportInputs<'a> {
+    project: &'a Project,
+    opts: &'a ScanOptions,
+    store: &'a Store,
+    roots: &'a [PathBuf],
+    /// Files under these count (with `opts.count_system`, every file does).
+    counted_prefixes: &'a [PathBuf],
+    walk_errors: &'a [(PathBuf, String)],
+    skipped: &'a [(PathBuf, &'static str)],
+    notes: &'a [String],
+    stats: &'a ScanStats,
+    secs: f64,
+}
+
+/// Phase 5a, the preprocessed report: each TU's result (in `prepared`'s order) over the
+/// session's edge table.
+fn report_pre(
+    x: &ReportInputs<'_>,
+    results: &[(TuResult, bool)],
+    prepared: &[Prepared],
+    edge_tab: &[(FileId, u32, FileId)],
+) -> Report {
+    let trs: Vec<(&TuResult, u32)> = results
+        .iter()
+        .zip(prepared)
+        .map(|(r, p)| (&r.0, p.config))
+        .collect();
+    let mut md = mode_data_pre(
+        x.store,
+        &trs,
+        edge_tab,
+        x.roots,
+        x.counted_prefixes,
+        x.opts.count_system,
+        x.walk_errors,
+    );
+    md.skipped = skipped_files(x.skipped, x.roots);
+    md.configs = x.project.configs.iter().map(|c| c.name.clone()).collect();
+    let mut notes = x.notes.to_vec();
+    notes.push(NOTE_PREPROCESSED.into());
+    let full = x.opts.mode == Mode::Preprocessed || !x.opts.other_mode_summary_only;
+    Report::build(md, x.secs, notes, x.stats.clone(), full)
+}
+
+/// Phase 5b, the all-branches report from its graph `h` over the TUs `tus`.
+fn report_hh(x: &ReportInputs<'_>, h: &HhGraph, tus: &[FileId]) -> Report {
+    let mut notes = vec![NOTE_ALL_BRANCHES.to_string()];
+    if !h.missing.is_empty() {
+        notes.push(NOTE_HH_SYSTEM.into());
+    }
+    let mut md = mode_data_hh(x.store, h, tus, x.roots, x.walk_errors);
+    md.skipped = skipped_files(x.skipped, x.roots);
+    let full = x.opts.mode == Mode::AllBranches || !x.opts.other_mode_summary_only;
+    Report::build(md, x.secs, notes, x.stats.clone(), full)
+}
+
+/// Phase 6, the cuts' exact check (`--cuts N`, preprocessed mode): the TUs a cut affects are
+/// evaluated again with its directive removed (or its header emptied), over the scan's own
+/// evaluation context (memo, edge table, base macros), so the top of the list is the compiler's
+/// truth.
+struct ExactCheck<'a> {
+    ctx: &'a EvalContext<'a>,
+    prepared: &'a [Prepared],
+    /// The scan's TU results, in `prepared`'s order.
+    results: &'a [(TuResult, bool)],
+    counted_prefixes: &'a [PathBuf],
+    count_system: bool,
+    progress: &'a Progress,
+}
+
+/// The report's graph nodes seen from the store: what a closure of store files weighs.
+struct NodeWeights {
+    /// The store file of each graph node.
+    ids: Vec<FileId>,
+    node_of: FxMap<FileId, u32>,
+    /// Per store file: its counted lines when it is a graph node.
+    weight: Vec<Option<u64>>,
+}
+
+impl ExactCheck<'_> {
+    /// Every directive's saving in the preprocessed report `r`, estimated, then the top `top`
+    /// confirmed exactly; if exact figures reorder the top, the newcomers too (at most twice
+    /// `top` checks).
+    fn cuts(
+        &self,
+        r: &Report,
+        edge_tab: &[(FileId, u32, FileId)],
+        top: usize,
+    ) -> Result<Vec<cuts::Cut>, ScanError> {
+        let store = self.ctx.store;
+        let ids: Vec<FileId> = r.graph.nodes.iter().map(|n| store.id_of(&n.abs)).collect();
+        let mut cuts = cuts_pre(r, store, &ids, edge_tab);
+        let node_of: FxMap<FileId, u32> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (f, i as u32))
+            .collect();
+        let mut weight: Vec<Option<u64>> = vec![None; store.len()];
+        for (v, n) in r.graph.nodes.iter().enumerate() {
+            weight[ids[v] as usize] = Some(if n.counted || n.is_tu {
+                n.lines as u64
+            } else {
+                0
+            });
+        }
+        let nodes = NodeWeights {
+            ids,
+            node_of,
+            weight,
+        };
+        let mut confirmed = 0;
+        while confirmed < 2 * top && !self.progress.cancelled() {
+            let todo: Vec<usize> = (0..cuts.len().min(top))
+                .filter(|&i| !cuts[i].exact)
+                .take(2 * top - confirmed)
+                .collect();
+            if todo.is_empty() {
+                break;
+            }
+            for i in todo {
+                let t = Instant::now();
+                let (saved, tus) = self.confirm(&cuts[i], &nodes);
+                if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
+                    eprintln!(
+                        "[headers]   exact check of {}:{} -> {}: {:.3} s",
+                        cuts[i].includer,
+                        cuts[i].line,
+                        cuts[i].included,
+                        t.elapsed().as_secs_f64()
+                    );
+                }
+                let c = &mut cuts[i];
+                c.lines_saved = saved;
+                c.tus_affected = tus.len() as u32;
+                c.tus = tus;
+                c.exact = true;
+                confirmed += 1;
+            }
+            cuts::sort_cuts(&mut cuts);
+        }
+        // A check stopped halfway has no exact figure to report.
+        if self.progress.cancelled() {
+            return Err(ScanError::Cancelled);
+        }
+        Ok(cuts)
+    }
+
+    /// The counted lines of a closure, without `empty` (the header a cut empties).
+    fn lines_of(&self, nodes: &NodeWeights, closure: &[FileId], empty: Option<FileId>) -> u64 {
+        let store = self.ctx.store;
+        let counted = |p: &Path| {
+            self.count_system
+                || self
+                    .counted_prefixes
+                    .iter()
+                    .any(|r| relative_to(p, r).is_some())
+        };
+        closure
+            .iter()
+            .filter(|&&f| Some(f) != empty)
+            .map(|&f| match nodes.weight.get(f as usize) {
+                Some(Some(w)) => *w,
+                _ if counted(&store.path(f)) => store.data(f).lex.lines as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// One cut's exact saving and the graph nodes of the TUs whose closure it changes: the TUs
+    /// that took the directive (or opened the header) evaluated again with the edit.
+    fn confirm(&self, c: &cuts::Cut, nodes: &NodeWeights) -> (i64, Vec<u32>) {
+        let ctx = self.ctx;
+        let f = nodes.ids[c.from as usize];
+        let empty = c.kind == cuts::CutKind::EmptyHeader;
+        let skip = eval::Skip::new(f, (!empty).then_some(c.line), ctx.edge_table);
+        let changed: Vec<(i64, FileId)> = self
+            .prepared
+            .par_iter()
+            .zip(self.results)
+            .filter(|(_, (r, _))| {
+                if empty || c.other_directives {
+                    r.closure.contains(&f)
+                } else {
+                    r.edges.iter().any(|&e| skip.removes(e))
+                }
+            })
+            .filter_map(|(p, (r, _))| {
+                if self.progress.cancelled() {
+                    return None;
+                }
+                let base = p.base.get(ctx.interner, ctx.syms, ctx.def_pool);
+                let input = p.input(base, ctx.memo, ctx.edge_table, Some(&skip));
+                let nr = eval::run_tu(ctx.store, ctx.syms, &input);
+                let old = self.lines_of(nodes, &r.closure, None) as i64;
+                let new = self.lines_of(nodes, &nr.closure, empty.then_some(f)) as i64;
+                (old != new).then_some((old - new, p.tu))
+            })
+            .collect();
+        let saved = changed.iter().map(|c| c.0).sum();
+        let mut tus: Vec<u32> = changed
+            .iter()
+            .filter_map(|c| nodes.node_of.get(&c.1).copied())
+            .collect();
+        tus.sort_unstable();
+        (saved, tus)
     }
 }
 
