@@ -178,12 +178,14 @@ impl<H: Host> Eval<'_, '_, '_, H> {
     }
     pub(super) fn apply(&mut self, op: u32, a: V, b: V, skip: bool) -> V {
         let uns = a.uns || b.uns;
-        let p = PUNCTS[op as usize];
+        let Some(p) = Punct::from_id(op) else {
+            return self.fail("invalid token in preprocessor expression".into());
+        };
         let (x, y) = (a.v, b.v);
         let (sx, sy) = (a.v as i64, b.v as i64);
 
         match p {
-            "*" => V {
+            Punct::Star => V {
                 v: if uns {
                     x.wrapping_mul(y)
                 } else {
@@ -191,7 +193,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
                 },
                 uns,
             },
-            "/" | "%" => {
+            Punct::Slash | Punct::Percent => {
                 if y == 0 {
                     if skip {
                         return V { v: 0, uns };
@@ -199,27 +201,27 @@ impl<H: Host> Eval<'_, '_, '_, H> {
                     return self.fail("division by zero in #if".into());
                 }
                 let v = if uns {
-                    if p == "/" { x / y } else { x % y }
-                } else if p == "/" {
+                    if p == Punct::Slash { x / y } else { x % y }
+                } else if p == Punct::Slash {
                     sx.wrapping_div(sy) as u64
                 } else {
                     sx.wrapping_rem(sy) as u64
                 };
                 V { v, uns }
             }
-            "+" => V {
+            Punct::Plus => V {
                 v: x.wrapping_add(y),
                 uns,
             },
-            "-" => V {
+            Punct::Minus => V {
                 v: x.wrapping_sub(y),
                 uns,
             },
-            "<<" => V {
+            Punct::Shl => V {
                 v: if y >= 64 { 0 } else { x << y },
                 uns: a.uns,
             },
-            ">>" => V {
+            Punct::Shr => V {
                 v: if a.uns {
                     if y >= 64 { 0 } else { x >> y }
                 } else if y >= 64 {
@@ -229,17 +231,18 @@ impl<H: Host> Eval<'_, '_, '_, H> {
                 },
                 uns: a.uns,
             },
-            "<" => V::s(if uns { x < y } else { sx < sy } as i64),
-            ">" => V::s(if uns { x > y } else { sx > sy } as i64),
-            "<=" => V::s(if uns { x <= y } else { sx <= sy } as i64),
-            ">=" => V::s(if uns { x >= y } else { sx >= sy } as i64),
-            "==" => V::s((x == y) as i64),
-            "!=" => V::s((x != y) as i64),
-            "&" => V { v: x & y, uns },
-            "^" => V { v: x ^ y, uns },
-            "|" => V { v: x | y, uns },
+            Punct::Lt => V::s(if uns { x < y } else { sx < sy } as i64),
+            Punct::Gt => V::s(if uns { x > y } else { sx > sy } as i64),
+            Punct::Le => V::s(if uns { x <= y } else { sx <= sy } as i64),
+            Punct::Ge => V::s(if uns { x >= y } else { sx >= sy } as i64),
+            Punct::EqEq => V::s((x == y) as i64),
+            Punct::Ne => V::s((x != y) as i64),
+            Punct::And => V { v: x & y, uns },
+            Punct::Caret => V { v: x ^ y, uns },
+            Punct::Or => V { v: x | y, uns },
             _ => self.fail(format!(
-                "token \"{p}\" is not valid in preprocessor expressions"
+                "token \"{}\" is not valid in preprocessor expressions",
+                p.spelling()
             )),
         }
     }
@@ -257,8 +260,8 @@ impl<H: Host> Eval<'_, '_, '_, H> {
         };
         self.i += 1;
         match e.t.kind {
-            TK::Punct => match PUNCTS[e.t.sym as usize] {
-                "(" => {
+            TK::Punct => match Punct::from_id(e.t.sym) {
+                Some(Punct::LParen) => {
                     let v = self.comma(skip);
                     if self.peek_punct() != Some(P::RPAREN) {
                         return self.fail("missing ')' in expression".into());
@@ -266,25 +269,27 @@ impl<H: Host> Eval<'_, '_, '_, H> {
                     self.i += 1;
                     v
                 }
-                "!" => V::s(!self.unary(skip).truth() as i64),
-                "-" => {
+                Some(Punct::Not) => V::s(!self.unary(skip).truth() as i64),
+                Some(Punct::Minus) => {
                     let v = self.unary(skip);
                     V {
                         v: (v.v as i64).wrapping_neg() as u64,
                         uns: v.uns,
                     }
                 }
-                "+" => self.unary(skip),
-                "~" => {
+                Some(Punct::Plus) => self.unary(skip),
+                Some(Punct::Tilde) => {
                     let v = self.unary(skip);
                     V {
                         v: !v.v,
                         uns: v.uns,
                     }
                 }
-                p => self.fail(format!(
-                    "token \"{p}\" is not valid in preprocessor expressions"
+                Some(p) => self.fail(format!(
+                    "token \"{}\" is not valid in preprocessor expressions",
+                    p.spelling()
                 )),
+                None => self.fail("invalid token in preprocessor expression".into()),
             },
             TK::Num => {
                 let r = if e.t.sym == self.c.syms.zero {
@@ -325,17 +330,17 @@ pub(super) const POROR: u32 = Punct::OrOr as u32;
 pub(super) const PANDAND: u32 = Punct::AndAnd as u32;
 
 pub(super) fn prec_of(op: u32) -> Option<u8> {
-    Some(match PUNCTS[op as usize] {
-        "||" => 1,
-        "&&" => 2,
-        "|" => 3,
-        "^" => 4,
-        "&" => 5,
-        "==" | "!=" => 6,
-        "<" | ">" | "<=" | ">=" => 7,
-        "<<" | ">>" => 8,
-        "+" | "-" => 9,
-        "*" | "/" | "%" => 10,
+    Some(match Punct::from_id(op)? {
+        Punct::OrOr => 1,
+        Punct::AndAnd => 2,
+        Punct::Or => 3,
+        Punct::Caret => 4,
+        Punct::And => 5,
+        Punct::EqEq | Punct::Ne => 6,
+        Punct::Lt | Punct::Gt | Punct::Le | Punct::Ge => 7,
+        Punct::Shl | Punct::Shr => 8,
+        Punct::Plus | Punct::Minus => 9,
+        Punct::Star | Punct::Slash | Punct::Percent => 10,
         _ => return None,
     })
 }

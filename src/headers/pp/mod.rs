@@ -480,6 +480,28 @@ mod tests {
         assert_eq!(r[6], Ok(true));
     }
 
+    /// Every operator the `#if` evaluator knows (matched as `Punct`s), with C's precedence, and
+    /// GCC's message for a punctuator that is not one (checked against `g++ -E`).
+    #[test]
+    fn every_operator_and_invalid_tokens() {
+        let r = run(concat!(
+            "#if 7 % 3 == 1 && -7 / 2 == -3 && -7 % 2 == -1\n#endif\n",
+            "#if (1 << 3) == 8 && (-16 >> 2) == -4 && (6 & 3) == 2 && (6 ^ 3) == 5 && (6 | 3) == 7 && ~0 == -1\n#endif\n",
+            "#if 2 <= 2 && 3 >= 2 && 1 != 2 && 3 > 2 && !(3 < 2) && +1 == 1 && - -1 == 1\n#endif\n",
+            "#if 0u - 1 > 0 && (1 | 2 ^ 3 & 4 == 4 << 1 + 1 * 2) == 3 && (1 || 1 / 0)\n#endif\n",
+            "#if = 1\n#endif\n#if ;\n#endif\n",
+        ));
+        assert_eq!(r[..4], [Ok(true), Ok(true), Ok(true), Ok(true)]);
+        assert_eq!(
+            r[4],
+            Err("token \"=\" is not valid in preprocessor expressions".into())
+        );
+        assert_eq!(
+            r[5],
+            Err("token \";\" is not valid in preprocessor expressions".into())
+        );
+    }
+
     #[test]
     fn macros_in_conditions() {
         let r = run(concat!(
