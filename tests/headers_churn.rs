@@ -291,3 +291,113 @@ fn a_tree_without_git_says_so() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("invalid period"), "{e}");
 }
+
+/// With two configurations the rebuild cost counts a TU once per configuration that reaches the
+/// header (each configuration is a build to redo): per header, commits × the TUs reaching it
+/// summed over the configurations (its `tu_count_by_config`); for the tree, per commit, the
+/// distinct (TU, configuration) pairs reaching a file it changed.
+#[test]
+fn two_configurations_count_each_configurations_tus() {
+    if !have_git() {
+        eprintln!("skipped: no git command");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    git(r, &["init", "-q"], None);
+    write(
+        r,
+        "src/a.cpp",
+        "#include \"common.h\"\n#ifdef FEAT\n#include \"feat.h\"\n#endif\n",
+    );
+    write(r, "src/b.cpp", "#include \"common.h\"\n");
+    write(r, "src/common.h", "#pragma once\nint common;\n");
+    write(r, "src/feat.h", "#pragma once\nint feat;\n");
+    let compdb = |name: &str, extra: &str| {
+        let entries: Vec<Value> = ["a.cpp", "b.cpp"]
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "directory": r.join("src"),
+                    "file": t,
+                    "command": format!("g++ -I. {extra} -c {t}"),
+                })
+            })
+            .collect();
+        fs::write(r.join(name), Value::Array(entries).to_string()).unwrap();
+    };
+    compdb("on.json", "-DFEAT");
+    compdb("off.json", "");
+    let day = 86_400;
+    let t = now();
+    git(r, &["add", "-A"], None);
+    git(r, &["commit", "-qm", "initial"], Some(t - 400 * day));
+    let plan: &[(u64, &[&str])] = &[
+        (30, &["src/common.h"]),
+        (20, &["src/feat.h"]),
+        (10, &["src/common.h", "src/feat.h"]),
+    ];
+    for (k, (age, files)) in plan.iter().enumerate() {
+        for f in *files {
+            let p = r.join(f);
+            let mut s = fs::read_to_string(&p).unwrap();
+            s.push_str(&format!("// edit {k}\n"));
+            fs::write(p, s).unwrap();
+        }
+        git(r, &["add", "-A"], None);
+        git(
+            r,
+            &["commit", "-qm", &format!("change {k}")],
+            Some(t - age * day),
+        );
+    }
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_clipforge"))
+        .arg("headers")
+        .arg("--config")
+        .arg(format!("on={}", r.join("on.json").display()))
+        .arg("--config")
+        .arg(format!("off={}", r.join("off.json").display()))
+        .args([
+            "--no-cache",
+            "--compiler",
+            "none",
+            "--churn",
+            "90d",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let j: Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    // Without roots, the report names files by their absolute paths.
+    let h: BTreeMap<String, Value> = headers_by_path(&j)
+        .into_iter()
+        .filter_map(|(p, v)| Some((Path::new(&p).file_name()?.to_str()?.to_string(), v)))
+        .collect();
+    let by_config = |p: &str| -> Vec<u64> {
+        h[p]["tu_count_by_config"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    // common.h: both TUs in both configurations; feat.h: a.cpp with FEAT only.
+    assert_eq!(by_config("common.h"), [2, 2]);
+    assert_eq!(by_config("feat.h"), [1, 0]);
+    assert_eq!(h["common.h"]["churn_commits"], 2);
+    assert_eq!(h["common.h"]["churn_tu_rebuilds"], 2 * 4);
+    assert_eq!(h["feat.h"]["churn_commits"], 2);
+    assert_eq!(h["feat.h"]["churn_tu_rebuilds"], 2);
+    // The tree: 4 (common.h) + 1 (feat.h) + 4 (both: a.cpp with FEAT is among common.h's 4).
+    assert_eq!(j["churn_tu_rebuilds"], 4 + 1 + 4);
+}
