@@ -86,7 +86,10 @@ impl MacroMap {
     pub fn contains_key(&self, s: &Sym) -> bool {
         self.get(s).is_some()
     }
-    #[inline]
+    // `always`: since this table moved to its own module the compiler stopped inlining it into
+    // the evaluator's replay of memoised `#define`s, its hottest caller (+3% instructions in a
+    // cold gRPC scan, 2,115 M -> 2,181 M; back to 2,106 M with it).
+    #[inline(always)]
     pub fn insert(&mut self, s: Sym, m: &Arc<MacroDef>) {
         if let Some(o) = &mut self.owned {
             o.push(m.clone());
