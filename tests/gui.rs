@@ -51,7 +51,10 @@ fn wait_idle(h: &mut Harness<'_, AppState>) {
     for _ in 0..6000 {
         h.step();
         let s = h.state();
-        if !s.is_busy() && s.inspect_job.is_none() && s.cached_job.is_none() && !s.detail.loading()
+        if !s.is_busy()
+            && s.jobs.inspect_job.is_none()
+            && s.jobs.cached_job.is_none()
+            && !s.detail.loading()
         {
             h.run();
             return;
@@ -98,7 +101,7 @@ fn type_folder_compress_all_and_see_sizes_and_errors() {
             r.status
         );
     }
-    let outcome = s.last_batch.as_ref().expect("batch outcome");
+    let outcome = s.jobs.last_batch.as_ref().expect("batch outcome");
     assert!(!outcome.cancelled);
     // The table shows the rows with their sizes and errors.
     for i in 0..6 {
@@ -201,7 +204,7 @@ fn cancel_stops_and_leaves_no_partial_output() {
     h.get_by_label("Cancel").click();
     wait_idle(&mut h);
     let s = h.state();
-    let outcome = s.last_batch.as_ref().expect("outcome");
+    let outcome = s.jobs.last_batch.as_ref().expect("outcome");
     assert!(outcome.cancelled, "batch reports cancelled");
     // Every file written is a whole, readable compressed clip; nothing else was left behind.
     let mut outputs = 0;
@@ -470,7 +473,10 @@ fn reopening_a_folder_shows_the_previous_results() {
     h.run();
     h.get_by_label("Scan").click();
     wait_idle(&mut h);
-    assert!(h.state().last_batch.is_none(), "nothing was compressed");
+    assert!(
+        h.state().jobs.last_batch.is_none(),
+        "nothing was compressed"
+    );
     let again = sizes(&h);
     for ((name, before), (name2, now)) in first.iter().zip(&again) {
         assert_eq!(name, name2);

@@ -44,7 +44,7 @@ fn lab_harness(input: &Path, out: &Path) -> Harness<'static, AppState> {
         .with_max_steps(200)
         .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state);
     wait(&mut h, |s| {
-        s.scan_job.is_none() && s.inspect_job.is_none() && s.cached_job.is_none()
+        s.jobs.scan_job.is_none() && s.jobs.inspect_job.is_none() && s.jobs.cached_job.is_none()
     });
     h.get_by_label("Lab").click();
     h.run();

@@ -16,7 +16,10 @@ fn wait_idle(h: &mut Harness<'_, AppState>) {
     for _ in 0..6000 {
         h.step();
         let s = h.state();
-        if !s.is_busy() && s.inspect_job.is_none() && s.cached_job.is_none() && !s.detail.loading()
+        if !s.is_busy()
+            && s.jobs.inspect_job.is_none()
+            && s.jobs.cached_job.is_none()
+            && !s.detail.loading()
         {
             h.run();
             return;

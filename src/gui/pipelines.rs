@@ -637,8 +637,8 @@ fn describe(name: &str, reports: &[ClipReport]) -> String {
     format!(
         "{name}: {} clip(s), {} to {} ({:.1}×), max error {:.4} cm, {:.1} ms",
         reports.len(),
-        super::fmt_bytes(raw),
-        super::fmt_bytes(comp),
+        super::util::fmt_bytes(raw),
+        super::util::fmt_bytes(comp),
         if comp > 0 {
             raw as f64 / comp as f64
         } else {

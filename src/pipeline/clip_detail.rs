@@ -1,0 +1,398 @@
+//! The clip detail's data: reads a clip with the importers and its compressed `.cfa` with the
+//! runtime reader, samples both at the raw clip's sample times and measures them with
+//! `anim::metric` (the reports' metric), on a background thread ([`start_clip_detail`]). The
+//! app's detail view only shows the result.
+
+use crate::anim::limits::max_memory_bytes;
+use crate::anim::metric::{object_space_f64, vertex_error};
+use crate::anim::{BoneOverride, ClipReader, Looping, Pose, RawClip, formats};
+use crate::pipeline::CancelToken;
+use crate::pipeline::report::ClipReport;
+use glam::{Quat, Vec3};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+
+/// One clip: its file and its name inside the file (a glTF/FBX file may hold several).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClipKey {
+    pub path: PathBuf,
+    pub clip: String,
+}
+
+/// What the app's clip detail shows of one clip, measured once per clip and report.
+pub struct ClipDetail {
+    pub key: ClipKey,
+    pub names: Vec<String>,
+    pub parents: Vec<u32>,
+    pub sample_rate: f32,
+    pub num_samples: usize,
+    /// Object-space joint positions, `sample * bones + bone`.
+    pub raw_pos: Vec<Vec3>,
+    /// Decompressed joint positions, same layout (None before compression).
+    pub lossy_pos: Option<Vec<Vec3>>,
+    /// Max error over bones per sample, and per bone over samples (cm).
+    pub per_sample_err: Vec<f64>,
+    pub per_bone_err: Vec<f64>,
+    /// Each bone's own threshold (cm) when the clip was compressed with per-bone thresholds
+    /// (the report's `per_bone_threshold_cm`); empty: every bone had the one threshold.
+    pub per_bone_limit: Vec<f64>,
+    /// Sample where each bone's error peaks.
+    pub per_bone_worst_sample: Vec<usize>,
+    pub worst_bone: Option<usize>,
+    /// Largest distance of a joint from its pose centre (for the viewer's zoom).
+    pub extent: f32,
+    /// Box around every joint of every sample, raw and decompressed (the viewer frames it,
+    /// so the whole clip stays in view: feet, a walk, a rising scale).
+    pub bounds_min: Vec3,
+    pub bounds_max: Vec3,
+    /// Largest distance between a raw joint and its decompressed one (clip units).
+    pub max_offset: f32,
+    /// Error magnification that makes `max_offset` a visible part of the clip's size.
+    pub suggested_magnify: f32,
+    /// Why the compressed clip could not be read (the raw one is still shown).
+    pub note: Option<String>,
+}
+
+/// Reads the raw clip and (if compressed) the `.cfa`, and measures both.
+pub fn load_clip_detail(key: &ClipKey, report: Option<&ClipReport>) -> Result<ClipDetail, String> {
+    let clips = formats::load_clips(&key.path).map_err(|e| e.to_string())?;
+    let raw = clips
+        .iter()
+        .position(|c| c.name == key.clip)
+        .or((clips.len() == 1).then_some(0))
+        .map(|i| clips[i].clone())
+        .ok_or_else(|| format!("clip '{}' not found in {}", key.clip, key.path.display()))?;
+    let mut note = None;
+    let lossy = match report
+        .and_then(|r| r.output.as_ref())
+        .filter(|_| report.is_some_and(|r| r.error.is_none()))
+    {
+        None => None,
+        Some(out) => match crate::fsio::read_regular(Path::new(out), max_memory_bytes()) {
+            Err(e) => {
+                note = Some(format!("cannot read {out}: {e}"));
+                None
+            }
+            Ok(bytes) => match ClipReader::new(&bytes) {
+                Err(e) => {
+                    note = Some(format!("cannot read {out}: {e}"));
+                    None
+                }
+                Ok(reader) => resample(&raw, &reader),
+            },
+        },
+    };
+    Ok(measure_detail(
+        key.clone(),
+        &raw,
+        lossy.as_ref(),
+        report,
+        note,
+    ))
+}
+
+/// The decompressed clip sampled at the raw clip's sample times (so the two line up even when
+/// the codec dropped a looping clip's last sample).
+fn resample(raw: &RawClip, reader: &ClipReader<'_>) -> Option<RawClip> {
+    if reader.num_bones() != raw.num_bones() {
+        return None;
+    }
+    let (nb, ns) = (raw.num_bones(), raw.num_samples);
+    let mut r = vec![Quat::IDENTITY; nb * ns];
+    let mut t = vec![Vec3::ZERO; nb * ns];
+    let mut s = vec![Vec3::ONE; nb * ns];
+    let mut pose = Pose::new(nb);
+    for si in 0..ns {
+        let time = si as f32 / raw.sample_rate;
+        reader.sample_pose(
+            time.min(reader.duration().max(0.0)),
+            Looping::Clamp,
+            &mut pose,
+        );
+        for b in 0..nb {
+            let i = raw.index(b, si);
+            r[i] = pose.rotations[b];
+            t[i] = pose.translations[b].into();
+            s[i] = pose.scales[b].into();
+        }
+    }
+    RawClip::new(
+        raw.name.clone(),
+        raw.skeleton.clone(),
+        raw.sample_rate,
+        ns,
+        r,
+        t,
+        s,
+    )
+    .ok()
+}
+
+fn measure_detail(
+    key: ClipKey,
+    raw: &RawClip,
+    lossy: Option<&RawClip>,
+    report: Option<&ClipReport>,
+    note: Option<String>,
+) -> ClipDetail {
+    let (nb, ns) = (raw.num_bones(), raw.num_samples);
+    let a = object_space_f64(raw);
+    let raw_pos: Vec<Vec3> = a.iter().map(|t| t.translation.as_vec3()).collect();
+    let mut per_sample = vec![0.0; ns];
+    let mut per_bone = vec![0.0; nb];
+    let mut per_bone_worst_sample = vec![0usize; nb];
+    let lossy_pos = lossy.map(|l| {
+        let b = object_space_f64(l);
+        for (s, worst_at_s) in per_sample.iter_mut().enumerate() {
+            for bone in 0..nb {
+                let i = s * nb + bone;
+                let e = vertex_error(&a[i], &b[i], raw.skeleton.shell_distances[bone] as f64);
+                if e > *worst_at_s {
+                    *worst_at_s = e;
+                }
+                if e > per_bone[bone] {
+                    per_bone[bone] = e;
+                    per_bone_worst_sample[bone] = s;
+                }
+            }
+        }
+        b.iter()
+            .map(|t| t.translation.as_vec3())
+            .collect::<Vec<_>>()
+    });
+    // The report's curves are authoritative when present (same metric, made by the pipeline).
+    if let Some(r) = report {
+        if r.per_sample_max_error_cm.len() == ns {
+            per_sample = r.per_sample_max_error_cm.clone();
+        }
+        if r.per_bone_max_error_cm.len() == nb {
+            per_bone = r.per_bone_max_error_cm.clone();
+        }
+    }
+    let per_bone_limit: Vec<f64> = report
+        .filter(|r| r.per_bone_threshold_cm.len() == nb)
+        .map(|r| r.per_bone_threshold_cm.iter().map(|&t| t as f64).collect())
+        .unwrap_or_default();
+    let worst_bone = (lossy_pos.is_some()
+        || report.is_some_and(|r| !r.per_bone_max_error_cm.is_empty()))
+    .then(|| (0..nb).max_by(|&x, &y| per_bone[x].total_cmp(&per_bone[y])))
+    .flatten();
+    // Zoom on the body: the 90th percentile joint distance from the pose centre (a root left
+    // at the origin while the character walks away must not shrink the view).
+    let mut extent: f32 = 1.0;
+    let mut dist = Vec::with_capacity(nb);
+    for s in (0..ns).step_by((ns / 64).max(1)) {
+        let pose = &raw_pos[s * nb..(s + 1) * nb];
+        let c = pose_center(pose);
+        dist.clear();
+        dist.extend(pose.iter().map(|p| (*p - c).length()));
+        dist.sort_by(f32::total_cmp);
+        if let Some(&d) = dist.get((dist.len() * 9 / 10).min(dist.len().saturating_sub(1))) {
+            extent = extent.max(d * 1.15);
+        }
+    }
+    let (bounds_min, bounds_max) = joint_bounds(
+        raw_pos
+            .iter()
+            .chain(lossy_pos.iter().flat_map(|l| l.iter())),
+    );
+    let max_offset = lossy_pos.as_ref().map_or(0.0, |l| {
+        l.iter()
+            .zip(&raw_pos)
+            .map(|(q, p)| (*q - *p).length())
+            .filter(|d| d.is_finite())
+            .fold(0.0, f32::max)
+    });
+    let suggested_magnify = suggest_magnify(max_offset, (bounds_max - bounds_min).length() / 2.0);
+    ClipDetail {
+        key,
+        names: raw.skeleton.names.clone(),
+        parents: raw.skeleton.parents.clone(),
+        sample_rate: raw.sample_rate,
+        num_samples: ns,
+        raw_pos,
+        lossy_pos,
+        per_sample_err: per_sample,
+        per_bone_err: per_bone,
+        per_bone_limit,
+        per_bone_worst_sample,
+        worst_bone,
+        extent,
+        bounds_min,
+        bounds_max,
+        max_offset,
+        suggested_magnify,
+        note,
+    }
+}
+
+/// Box around the finite points (a unit box at the origin when there are none).
+pub fn joint_bounds<'a>(points: impl Iterator<Item = &'a Vec3>) -> (Vec3, Vec3) {
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for p in points.filter(|p| p.is_finite()) {
+        lo = lo.min(*p);
+        hi = hi.max(*p);
+    }
+    if lo.x > hi.x {
+        (Vec3::splat(-0.5), Vec3::splat(0.5))
+    } else {
+        (lo, hi)
+    }
+}
+
+/// Fraction of the clip's radius the largest magnified error should span on screen.
+const MAGNIFIED_ERROR_SHARE: f32 = 0.06;
+
+/// Error magnification for a clip whose largest joint offset is `max_offset` and whose framing
+/// radius is `radius`: the offset becomes ~6% of the radius (several pixels in any usable
+/// viewer), rounded up to 1, 2 or 5 × a power of ten, within 1…10000.
+pub fn suggest_magnify(max_offset: f32, radius: f32) -> f32 {
+    if !(max_offset > 0.0 && radius > 0.0) {
+        return 1.0;
+    }
+    let raw = (MAGNIFIED_ERROR_SHARE * radius / max_offset).clamp(1.0, 10000.0);
+    let p = 10f32.powf(raw.log10().floor());
+    let nice = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&v| v >= raw * 0.999)
+        .unwrap_or(10.0 * p);
+    nice.clamp(1.0, 10000.0)
+}
+
+impl ClipDetail {
+    /// Time of a sample as both the slider and the viewer's readout show it (one rounding).
+    pub fn time_label(&self, sample: usize) -> String {
+        format!("{:.2} s", sample as f64 / self.sample_rate.max(1e-6) as f64)
+    }
+
+    /// Centre and radius of the sphere around `bounds`, which the camera frames from any angle.
+    pub fn framing(&self) -> (Vec3, f32) {
+        let c = (self.bounds_min + self.bounds_max) / 2.0;
+        let r = ((self.bounds_max - self.bounds_min).length() / 2.0).max(1e-3);
+        (c, r)
+    }
+}
+
+/// Centre of a pose: the per-axis median of its joints (robust to a root left far away).
+pub fn pose_center(pose: &[Vec3]) -> Vec3 {
+    if pose.is_empty() {
+        return Vec3::ZERO;
+    }
+    let med = |f: fn(&Vec3) -> f32| {
+        let mut v: Vec<f32> = pose.iter().map(f).collect();
+        v.sort_by(f32::total_cmp);
+        v[v.len() / 2]
+    };
+    Vec3::new(med(|p| p.x), med(|p| p.y), med(|p| p.z))
+}
+
+/// What a detail job hands back: the measured clip (or why it could not be read) and the
+/// per-bone settings the app saved for its folder before (the detail's bone table starts from them).
+pub struct DetailOutcome {
+    pub key: ClipKey,
+    pub result: Result<ClipDetail, String>,
+    /// The `clipforge.toml` of the clip's folder, where the bone table is saved.
+    pub settings_file: PathBuf,
+    pub saved_bones: Vec<BoneOverride>,
+}
+
+/// Loading and measuring one clip on a thread. Dropping it cancels it (its result is thrown away).
+pub struct ClipDetailJob {
+    pub key: ClipKey,
+    cancel: CancelToken,
+    rx: Receiver<DetailOutcome>,
+}
+
+impl Drop for ClipDetailJob {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+impl ClipDetailJob {
+    /// The outcome once the thread is done; `Some(Err)` when it stopped unexpectedly.
+    pub fn try_take(&self) -> Option<DetailOutcome> {
+        match self.rx.try_recv() {
+            Ok(o) => Some(o),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(DetailOutcome {
+                key: self.key.clone(),
+                result: Err("reading the clip stopped unexpectedly".into()),
+                settings_file: settings_file_of(&self.key),
+                saved_bones: Vec::new(),
+            }),
+        }
+    }
+}
+
+/// The folder settings file next to a clip.
+pub fn settings_file_of(key: &ClipKey) -> PathBuf {
+    key.path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(crate::pipeline::folder_settings::FILE_NAME)
+}
+
+/// The per-bone settings the app saved into `file` (none when it is missing or unreadable).
+pub fn saved_app_bones(file: &Path) -> Vec<BoneOverride> {
+    crate::fsio::read_regular(file, 1 << 20)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .map(|t| crate::pipeline::folder_settings::app_bones(file, &t))
+        .unwrap_or_default()
+}
+
+/// Loads and measures `key`'s clip (against `report`'s output when it compressed) on a thread;
+/// `done` is called when the result is ready (the app asks for a repaint).
+pub fn start_clip_detail(
+    key: ClipKey,
+    report: Option<Arc<ClipReport>>,
+    done: impl Fn() + Send + 'static,
+) -> ClipDetailJob {
+    let (tx, rx) = mpsc::channel();
+    let cancel = CancelToken::default();
+    {
+        let (key, cancel) = (key.clone(), cancel.clone());
+        std::thread::Builder::new()
+            .name("clipforge-detail".into())
+            .spawn(move || {
+                crate::pipeline::lower_thread_priority();
+                let result = load_clip_detail(&key, report.as_deref());
+                let settings_file = settings_file_of(&key);
+                let saved_bones = saved_app_bones(&settings_file);
+                if !cancel.is_cancelled() {
+                    let _ = tx.send(DetailOutcome {
+                        key,
+                        result,
+                        settings_file,
+                        saved_bones,
+                    });
+                    done();
+                }
+            })
+            .expect("spawn the detail thread");
+    }
+    ClipDetailJob { key, cancel, rx }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggested_magnify_makes_the_error_a_visible_share_of_the_clip() {
+        // 0.001 units of error on a 1-unit clip: ×60 would do, rounded up to ×100.
+        assert_eq!(suggest_magnify(0.001, 1.0), 100.0);
+        for (off, r) in [(0.0003, 90.0), (0.02, 1.5), (1e-9, 1.0), (2.0, 1.0)] {
+            let m = suggest_magnify(off, r);
+            assert!((1.0..=10000.0).contains(&m), "{m}");
+            assert!(
+                m == 10000.0 || m == 1.0 || off * m >= MAGNIFIED_ERROR_SHARE * r * 0.999,
+                "{off} × {m} on radius {r}"
+            );
+        }
+        assert_eq!(suggest_magnify(0.0, 1.0), 1.0);
+    }
+}
