@@ -2,31 +2,16 @@
 //! clip's detail, charts, stale settings, export, keyboard, and the no-display message.
 #![cfg(feature = "gui")]
 
+mod common;
+
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::gui::{AppState, Persisted, RowStatus};
+use clipforge::gui::{AppState, Command, Persisted, RowKey, RowStatus};
+use common::gui::{harness, wait_idle, write_clips};
 use eframe::egui;
 use egui_kittest::{Harness, kittest::Queryable};
 use std::path::Path;
 use std::time::Duration;
-
-/// Writes `n` procedural clips (`clip_00.acl.sjson`, …) of `samples` samples each.
-fn write_clips(dir: &Path, n: usize, samples: usize) {
-    for i in 0..n {
-        let clip = generate(&GenerateOptions {
-            name: format!("clip_{i:02}"),
-            num_samples: samples + 7 * i,
-            seed: i as u64 + 1,
-            with_scale: i % 3 == 0,
-            ..Default::default()
-        });
-        std::fs::write(
-            dir.join(format!("clip_{i:02}.acl.sjson")),
-            write_acl_clip(&clip),
-        )
-        .unwrap();
-    }
-}
 
 fn state_with_output(out: &Path) -> AppState {
     let p = Persisted {
@@ -35,33 +20,6 @@ fn state_with_output(out: &Path) -> AppState {
         ..Default::default()
     };
     AppState::new(p)
-}
-
-fn harness(state: AppState) -> Harness<'static, AppState> {
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 950.0))
-        .with_max_steps(200)
-        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state)
-}
-
-/// Runs frames until no scan, inspection, batch or detail load is running (bounded). While
-/// work runs the UI repaints continuously (progress spinner), so single frames are stepped;
-/// `run` (which waits for the UI to settle) only once idle.
-fn wait_idle(h: &mut Harness<'_, AppState>) {
-    for _ in 0..6000 {
-        h.step();
-        let s = h.state();
-        if !s.is_busy()
-            && s.jobs.inspect_job.is_none()
-            && s.jobs.cached_job.is_none()
-            && !s.detail.loading()
-        {
-            h.run();
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("background work did not finish");
 }
 
 fn type_input_folder(h: &mut Harness<'_, AppState>, dir: &Path) {
@@ -665,4 +623,83 @@ fn the_bone_under_the_pointer_is_named() {
     let b = found.expect("some joint lies under the pointer somewhere in the viewer");
     let name = h.state().detail.data.as_ref().unwrap().names[b].clone();
     assert!(!name.is_empty());
+}
+
+/// The key of the row labelled `label`.
+fn row_key(h: &Harness<'_, AppState>, label: &str) -> RowKey {
+    h.state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == label)
+        .unwrap_or_else(|| panic!("no row {label}"))
+        .key
+        .clone()
+}
+
+#[test]
+fn views_ask_through_commands_and_the_app_carries_them_out() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(a.path(), 3, 30);
+    write_clips(b.path(), 2, 30);
+    let mut h = harness(state_with_output(out.path()));
+    type_input_folder(&mut h, a.path());
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    assert_eq!(h.state().library.rows.len(), 3);
+
+    // A row click is a command; handled, it opens the detail and selects the row.
+    h.state_mut().command_log.clear();
+    h.get_by_label("clip_01").click();
+    wait_idle(&mut h);
+    let k1 = row_key(&h, "clip_01");
+    let log: Vec<Command> = h.state().command_log.iter().cloned().collect();
+    assert_eq!(
+        log,
+        [Command::OpenClip {
+            key: k1.clone(),
+            add: false
+        }]
+    );
+    let s = h.state();
+    assert_eq!(s.detail.selected.as_ref(), Some(&k1));
+    assert_eq!(s.detail.data.as_ref().map(|d| &d.key), Some(&k1));
+    assert!(s.clips.selection.contains(&k1) && s.clips.selection.len() == 1);
+
+    // The same value sent from outside any view does the same.
+    let k2 = row_key(&h, "clip_02");
+    h.state_mut().handle(Command::OpenClip {
+        key: k2.clone(),
+        add: false,
+    });
+    wait_idle(&mut h);
+    assert_eq!(h.state().detail.data.as_ref().map(|d| &d.key), Some(&k2));
+
+    // Rescanning the same folder keeps the detail open.
+    h.state_mut().command_log.clear();
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    assert!(h.state().command_log.contains(&Command::Scan));
+    assert!(!h.state().command_log.contains(&Command::ClearDetail));
+    assert_eq!(h.state().detail.selected.as_ref(), Some(&k2));
+
+    // Another folder: the scan clears the detail and the selection (the old folder's clip).
+    h.state_mut().command_log.clear();
+    h.state_mut().persisted.input_dir = b.path().display().to_string();
+    h.get_by_label("Scan").click();
+    h.run();
+    let log: Vec<Command> = h.state().command_log.iter().cloned().collect();
+    let scan = log.iter().position(|c| c == &Command::Scan).expect("Scan");
+    let clear = log
+        .iter()
+        .position(|c| c == &Command::ClearDetail)
+        .expect("ClearDetail");
+    assert!(scan < clear, "{log:?}");
+    assert!(h.state().detail.selected.is_none());
+    assert!(h.state().clips.selection.is_empty());
+    wait_idle(&mut h);
+    assert_eq!(h.state().library.rows.len(), 2);
+    assert!(h.state().detail.selected.is_none());
 }

@@ -14,7 +14,7 @@ use super::skeleton_view::{self, ViewerState};
 use super::util::fmt_bytes;
 use crate::anim::BoneOverride;
 pub use crate::pipeline::clip_detail::ClipDetail as DetailData;
-use crate::pipeline::clip_detail::{ClipDetailJob, DetailOutcome, start_clip_detail};
+use crate::pipeline::clip_detail::{ClipDetailJob, DetailOutcome, ScalarDetail, start_clip_detail};
 use crate::pipeline::report::ClipReport;
 use eframe::egui;
 use egui_plot::{Bar, BarChart, HLine, HoverPosition, Line, Plot, PlotPoints, VLine};
@@ -29,6 +29,8 @@ pub struct DetailView {
     /// The report the data was computed for (reload when the row gets a new one).
     loaded_for: Option<Option<Arc<ClipReport>>>,
     job: Option<ClipDetailJob>,
+    /// A scalar track list's detail, when the selected clip is one.
+    pub scalar: Option<Arc<Result<ScalarDetail, String>>>,
     pub error: Option<String>,
     pub viewer: ViewerState,
     /// The per-bone threshold table of the selected clip.
@@ -134,6 +136,7 @@ impl DetailView {
             self.viewer = ViewerState::default();
             self.data = None;
             self.error = None;
+            self.scalar = None;
         }
         self.selected = Some(key.clone());
         self.load(key, row, ctx);
@@ -163,12 +166,14 @@ impl DetailView {
         let DetailOutcome {
             key,
             result,
+            scalar,
             settings_file,
             saved_bones,
         } = outcome;
         if self.selected.as_ref() != Some(&key) {
             return;
         }
+        self.scalar = scalar.map(Arc::new);
         match result {
             Ok(d) => {
                 if self.viewer.focus_bone.is_none() {
@@ -239,8 +244,7 @@ impl DetailView {
         // A scalar track list has no skeleton: its own view (per-track error vs precision).
         let report = row.as_ref().and_then(|r| r.report());
         if super::scalar_view::is_scalar_row(report, self.error.as_deref()) {
-            let good = report.filter(|r| r.error.is_none());
-            super::scalar_view::scalar_detail_ui(ui, &key.path, good);
+            super::scalar_view::scalar_detail_ui(ui, self.scalar.as_deref());
             return;
         }
         if let Some(r) = row.as_ref().and_then(|r| r.report()) {

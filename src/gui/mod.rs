@@ -45,6 +45,8 @@ mod jobs;
 mod lab_view;
 mod library;
 mod model;
+#[cfg(test)]
+mod module_graph;
 mod persisted;
 mod pipelines;
 mod plots;
@@ -102,7 +104,13 @@ pub struct AppState {
     pub eframe_cpu_ms: Option<f32>,
     /// The context of the last frame (background jobs ask it for repaints).
     ctx: Option<egui::Context>,
+    /// The commands handled lately, oldest first (at most [`COMMAND_LOG_LEN`]): what the views
+    /// asked for, for tests and debugging.
+    pub command_log: std::collections::VecDeque<Command>,
 }
+
+/// How many handled commands [`AppState::command_log`] keeps.
+pub const COMMAND_LOG_LEN: usize = 64;
 
 impl Default for AppState {
     fn default() -> Self {
@@ -134,6 +142,7 @@ impl AppState {
             frame_stats: FrameStats::default(),
             eframe_cpu_ms: None,
             ctx: None,
+            command_log: std::collections::VecDeque::new(),
         }
     }
 
@@ -342,6 +351,10 @@ impl AppState {
     /// Carries out one cross-view action: the only place where one view's action changes
     /// another view, the jobs or the library.
     pub fn handle(&mut self, cmd: Command) {
+        if self.command_log.len() >= COMMAND_LOG_LEN {
+            self.command_log.pop_front();
+        }
+        self.command_log.push_back(cmd.clone());
         match cmd {
             Command::OpenClip { key, add } => {
                 let sel = &mut self.clips.selection;

@@ -3,8 +3,11 @@
 //! `anim::metric` (the reports' metric), on a background thread ([`start_clip_detail`]). The
 //! app's detail view only shows the result.
 
+use crate::anim::formats::acl::{AclFile, read_acl_file};
 use crate::anim::limits::max_memory_bytes;
 use crate::anim::metric::{object_space_f64, vertex_error};
+use crate::anim::runtime::scalar::ScalarReader;
+use crate::anim::scalar::{RawScalarList, measure_scalar_error};
 use crate::anim::{BoneOverride, ClipReader, Looping, Pose, RawClip, formats};
 use crate::pipeline::CancelToken;
 use crate::pipeline::report::ClipReport;
@@ -293,6 +296,8 @@ pub fn pose_center(pose: &[Vec3]) -> Vec3 {
 pub struct DetailOutcome {
     pub key: ClipKey,
     pub result: Result<ClipDetail, String>,
+    /// A scalar track list's own detail (its tracks against their precisions).
+    pub scalar: Option<Result<ScalarDetail, String>>,
     /// The `clipforge.toml` of the clip's folder, where the bone table is saved.
     pub settings_file: PathBuf,
     pub saved_bones: Vec<BoneOverride>,
@@ -320,6 +325,7 @@ impl ClipDetailJob {
             Err(TryRecvError::Disconnected) => Some(DetailOutcome {
                 key: self.key.clone(),
                 result: Err("reading the clip stopped unexpectedly".into()),
+                scalar: None,
                 settings_file: settings_file_of(&self.key),
                 saved_bones: Vec::new(),
             }),
@@ -360,12 +366,20 @@ pub fn start_clip_detail(
             .spawn(move || {
                 crate::pipeline::lower_thread_priority();
                 let result = load_clip_detail(&key, report.as_deref());
+                let scalar =
+                    is_scalar(report.as_deref(), result.as_ref().err().map(|e| e.as_str())).then(
+                        || {
+                            let good = report.as_deref().filter(|r| r.error.is_none());
+                            load_scalar_detail(&key.path, good)
+                        },
+                    );
                 let settings_file = settings_file_of(&key);
                 let saved_bones = saved_app_bones(&settings_file);
                 if !cancel.is_cancelled() {
                     let _ = tx.send(DetailOutcome {
                         key,
                         result,
+                        scalar,
                         settings_file,
                         saved_bones,
                     });
@@ -375,6 +389,107 @@ pub fn start_clip_detail(
             .expect("spawn the detail thread");
     }
     ClipDetailJob { key, cancel, rx }
+}
+
+/// The report format label the batch gives a scalar list's row.
+const SCALAR_FORMAT: &str = "ACL scalar track list";
+
+/// Whether a clip is a scalar track list: its report says so, or the clip loader refused it as one.
+pub fn is_scalar(report: Option<&ClipReport>, load_error: Option<&str>) -> bool {
+    report.is_some_and(|r| r.format == SCALAR_FORMAT)
+        || load_error.is_some_and(|e| e.contains("a scalar track list"))
+}
+
+/// What the app's detail shows of a scalar track list (raw against its `.cfs`).
+pub struct ScalarDetail {
+    pub names: Vec<String>,
+    pub precisions: Vec<f64>,
+    /// Per output track: largest error at and between samples (None before compression).
+    pub max_error: Option<Vec<f64>>,
+    /// Per output track, per sample: error / precision.
+    pub relative_over_time: Vec<Vec<f64>>,
+    /// Index = bits per sample of a component (0 = zero or constant, 32 = raw).
+    pub bit_histogram: Vec<u32>,
+    pub summary: String,
+}
+
+fn load_raw(path: &Path) -> Result<RawScalarList, String> {
+    let bytes = crate::pipeline::read_input(path).map_err(|e| e.message)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
+    match read_acl_file(text, path).map_err(|e| e.to_string())? {
+        AclFile::Scalars(l) => Ok(l),
+        AclFile::Clip(_) => Err(format!("{}: a transform clip", path.display())),
+    }
+}
+
+/// Reads a scalar track list and (when compressed) its `.cfs`, and measures each track.
+pub fn load_scalar_detail(
+    path: &Path,
+    report: Option<&ClipReport>,
+) -> Result<ScalarDetail, String> {
+    let raw = load_raw(path)?;
+    let order = raw.output_order();
+    let w = raw.width();
+    let mut data = ScalarDetail {
+        names: order.iter().map(|&i| raw.tracks[i].name.clone()).collect(),
+        precisions: order
+            .iter()
+            .map(|&i| raw.tracks[i].precision as f64)
+            .collect(),
+        max_error: None,
+        relative_over_time: Vec::new(),
+        bit_histogram: Vec::new(),
+        summary: format!(
+            "{} {} tracks ({} stripped) × {} samples at {} Hz",
+            order.len(),
+            raw.track_type.acl_name(),
+            raw.tracks.len() - order.len(),
+            raw.num_samples,
+            raw.sample_rate
+        ),
+    };
+    let Some(out) = report.and_then(|r| r.output.as_ref()) else {
+        return Ok(data);
+    };
+    let bytes = crate::pipeline::read_input(Path::new(out)).map_err(|e| e.message)?;
+    let reader = ScalarReader::new(&bytes).map_err(|e| format!("{out}: {e}"))?;
+    let stats = measure_scalar_error(&raw, &reader).map_err(|e| format!("{out}: {e}"))?;
+    let mut v = [0f32; 4];
+    data.relative_over_time = order
+        .iter()
+        .enumerate()
+        .map(|(k, &ti)| {
+            let p = (raw.tracks[ti].precision as f64).max(f64::MIN_POSITIVE);
+            (0..raw.num_samples)
+                .map(|s| {
+                    reader.decode_sample(k, s, &mut v);
+                    (0..w)
+                        .map(|c| (v[c] as f64 - raw.value(ti, s, c) as f64).abs())
+                        .fold(0.0, f64::max)
+                        / p
+                })
+                .collect()
+        })
+        .collect();
+    let mut hist = vec![0u32; 33];
+    for k in 0..reader.num_tracks() {
+        for c in 0..w {
+            hist[reader.component_bits(k, c) as usize] += 1;
+        }
+    }
+    data.bit_histogram = hist;
+    data.summary.push_str(&format!(
+        " · {} B · max error {:.3e} · {}",
+        reader.total_size(),
+        stats.max,
+        if stats.all_within_precision {
+            "every track within its precision"
+        } else {
+            "some tracks over their precision"
+        }
+    ));
+    data.max_error = Some(stats.per_track_max);
+    Ok(data)
 }
 
 #[cfg(test)]
