@@ -65,7 +65,8 @@ pub use library::ClipsView;
 pub use model::{RowKey, RowStatus};
 pub use persisted::{DEFAULT_EXPORT_NAME, Persisted, Tab};
 pub use pipelines::{
-    PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, SavedPipeline, pipelines_toml,
+    PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, PipelinesView, SavedPipeline,
+    pipelines_toml,
 };
 pub use settings::{Preset, SettingsView};
 pub use util::{FrameStats, bundled_assets_dir};
@@ -246,11 +247,7 @@ impl AppState {
                 Vec::new()
             }
             Tab::Watch => {
-                egui::CentralPanel::default().show(ui, |ui| {
-                    egui::ScrollArea::vertical()
-                        .id_salt("cf_watch_scroll")
-                        .show(ui, |ui| pipelines::watch_ui(ui, &mut self.watch));
-                });
+                egui::CentralPanel::default().show(ui, |ui| self.watch.ui(ui));
                 Vec::new()
             }
             Tab::Headers => {
