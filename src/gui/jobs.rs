@@ -1,6 +1,8 @@
 //! Background jobs the UI starts and polls: the folder scan, the inspection (bones / samples /
 //! duration of each clip, read by the importers), and batches (`pipeline::run_batch` on a thread,
-//! in chunks so rows fill in while it runs). The UI thread never waits on any of them.
+//! in chunks so rows fill in while it runs), held together in [`ClipJobs`]; and the Lab's jobs.
+//! The UI thread never waits on any of them. Polls put their results into the library and
+//! return what the other views must follow as [`Command`]s (messages, a cleared selection).
 
 use super::command::Command;
 pub use super::command::CompressScope;

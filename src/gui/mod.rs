@@ -218,6 +218,8 @@ impl AppState {
         for c in commands {
             self.handle(c);
         }
+        // After the commands: a batch they started shows its rows queued in this frame.
+        self.rebuild_library();
 
         egui::Panel::top("cf_tabs").show(ui, |ui| {
             ui.horizontal(|ui| {
@@ -570,13 +572,17 @@ impl AppState {
             self.persisted.pipelines = self.watch.saved();
         }
         self.persisted.pipelines_file = self.watch.file_path.clone();
+        out
+    }
+
+    /// Brings the table's rows up to date (cheap when nothing changed).
+    fn rebuild_library(&mut self) {
         self.library.rebuild_if_needed(
             &self.persisted.settings.compression(),
             self.persisted.sort,
             &self.clips.filter,
             self.jobs.queued(),
         );
-        out
     }
 
     /// Cancels the running batch (Esc).
