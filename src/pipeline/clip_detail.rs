@@ -510,4 +510,178 @@ mod tests {
         }
         assert_eq!(suggest_magnify(0.0, 1.0), 1.0);
     }
+
+    use crate::anim::formats::write_acl_clip;
+    use crate::anim::generate::{GenerateOptions, generate};
+    use crate::pipeline::{BatchOptions, CancelToken as Cancel, Progress, run_batch, scan};
+
+    /// Compresses every clip of `dir` into `out`; the reports.
+    fn compress_folder(dir: &Path, out: &Path) -> Vec<ClipReport> {
+        let options = BatchOptions {
+            settings: Default::default(),
+            output_root: out.to_path_buf(),
+            jobs: 1,
+            use_skip_cache: false,
+        };
+        run_batch(
+            &scan(dir),
+            &options,
+            &Progress::default(),
+            &Cancel::default(),
+        )
+        .clips
+    }
+
+    #[test]
+    fn a_compressed_clip_is_measured_against_its_output_and_a_raw_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let clip = generate(&GenerateOptions {
+            name: "walk".into(),
+            num_samples: 40,
+            seed: 5,
+            ..Default::default()
+        });
+        let file = dir.path().join("walk.acl.sjson");
+        std::fs::write(&file, write_acl_clip(&clip)).unwrap();
+        let reports = compress_folder(dir.path(), out.path());
+        let report = reports.first().expect("one report");
+        assert!(report.error.is_none(), "{:?}", report.error);
+        let key = ClipKey {
+            path: PathBuf::from(&report.input),
+            clip: report.clip.clone(),
+        };
+        let (nb, ns) = (clip.num_bones(), clip.num_samples);
+
+        let raw_only = load_clip_detail(&key, None).unwrap();
+        assert_eq!(raw_only.raw_pos.len(), nb * ns);
+        assert!(raw_only.lossy_pos.is_none() && raw_only.worst_bone.is_none());
+        assert_eq!(raw_only.max_offset, 0.0);
+
+        let d = load_clip_detail(&key, Some(report)).unwrap();
+        let lossy = d.lossy_pos.as_ref().expect("the .cfa was read");
+        assert_eq!(lossy.len(), nb * ns);
+        assert!(d.note.is_none(), "{:?}", d.note);
+        assert!(d.max_offset > 0.0 && d.max_offset.is_finite());
+        assert!(d.suggested_magnify >= 1.0);
+        assert_eq!(d.per_sample_err.len(), ns);
+        let worst = d.worst_bone.expect("a worst bone");
+        let peak = d.per_bone_err.iter().cloned().fold(0.0, f64::max);
+        assert_eq!(d.per_bone_err[worst], peak);
+        assert!((peak - report.max_error_cm).abs() <= 1e-9 + report.max_error_cm * 1e-6);
+
+        // An output that went missing: the raw clip is still shown, with a note naming the file.
+        let output = report.output.clone().unwrap();
+        std::fs::remove_file(&output).unwrap();
+        let d = load_clip_detail(&key, Some(report)).unwrap();
+        assert!(d.lossy_pos.is_none());
+        assert!(
+            d.note.as_deref().is_some_and(|n| n.contains(&output)),
+            "{:?}",
+            d.note
+        );
+    }
+
+    #[test]
+    fn the_job_hands_back_the_clip_and_the_saved_bone_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let clip = generate(&GenerateOptions {
+            name: "jog".into(),
+            num_samples: 12,
+            seed: 2,
+            ..Default::default()
+        });
+        let file = dir.path().join("jog.acl.sjson");
+        std::fs::write(&file, write_acl_clip(&clip)).unwrap();
+        let bone = clip.skeleton.names[1].clone();
+        crate::pipeline::folder_settings::save_app_bones(
+            dir.path(),
+            &[BoneOverride {
+                pattern: bone.clone(),
+                error_threshold: Some(0.005),
+                shell_distance: None,
+            }],
+        )
+        .unwrap();
+        let key = ClipKey {
+            path: file.clone(),
+            clip: "jog".into(),
+        };
+        let (tx, rx) = mpsc::channel();
+        let job = start_clip_detail(key.clone(), None, move || {
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the job finished");
+        let o = job.try_take().expect("an outcome");
+        assert_eq!(o.key, key);
+        assert!(o.scalar.is_none());
+        assert_eq!(o.result.unwrap().names, clip.skeleton.names);
+        assert_eq!(
+            o.settings_file,
+            dir.path().join(crate::pipeline::folder_settings::FILE_NAME)
+        );
+        assert_eq!(o.saved_bones.len(), 1);
+        assert_eq!(o.saved_bones[0].pattern, bone);
+        assert_eq!(o.saved_bones[0].error_threshold, Some(0.005));
+
+        // A one-clip file: its only clip, whatever name the row has (as the batch does).
+        let renamed = ClipKey {
+            path: file,
+            clip: "renamed".into(),
+        };
+        let d = load_clip_detail(&renamed, None).unwrap();
+        assert_eq!(d.names, clip.skeleton.names);
+    }
+
+    #[test]
+    fn a_scalar_list_is_recognised_and_measured_track_by_track() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let n = 30;
+        let mut text = format!(
+            "version = 4\ntrack_list =\n{{\n\tname = \"curves\"\n\tnum_samples = {n}\n\tsample_rate = 30\n}}\ntracks =\n[\n"
+        );
+        for t in 0..2 {
+            text.push_str(&format!(
+                "\t{{\n\t\tname = \"t{t}\"\n\t\ttype = \"float2f\"\n\t\tprecision = 0.001\n\t\tdata =\n\t\t[\n"
+            ));
+            for i in 0..n {
+                let x = i as f64 * 0.3 + t as f64;
+                text.push_str(&format!("\t\t\t[ {}, {} ]\n", x.sin(), x * 0.5));
+            }
+            text.push_str("\t\t]\n\t}\n");
+        }
+        text.push_str("]\n");
+        let file = dir.path().join("curves.acl.sjson");
+        std::fs::write(&file, text).unwrap();
+        let reports = compress_folder(dir.path(), out.path());
+        let report = reports.first().expect("one report");
+        assert!(report.error.is_none(), "{:?}", report.error);
+        let key = ClipKey {
+            path: file.clone(),
+            clip: report.clip.clone(),
+        };
+        let err = load_clip_detail(&key, Some(report)).err();
+        assert!(is_scalar(Some(report), err.as_deref()));
+        assert!(
+            is_scalar(None, err.as_deref()),
+            "the loader's refusal says so: {err:?}"
+        );
+
+        let raw = load_scalar_detail(&file, None).unwrap();
+        assert_eq!(raw.names, ["t0", "t1"]);
+        assert!(raw.max_error.is_none());
+        let d = load_scalar_detail(&file, Some(report)).unwrap();
+        let max = d.max_error.as_ref().expect("measured");
+        assert_eq!(max.len(), 2);
+        assert!(max.iter().all(|&e| e <= 0.001 * 1.0001), "{max:?}");
+        assert_eq!(d.relative_over_time.len(), 2);
+        assert!(d.relative_over_time.iter().all(|v| v.len() == n));
+        assert_eq!(
+            d.bit_histogram.iter().sum::<u32>(),
+            4,
+            "2 tracks × 2 components"
+        );
+    }
 }
