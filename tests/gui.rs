@@ -703,3 +703,43 @@ fn views_ask_through_commands_and_the_app_carries_them_out() {
     assert_eq!(h.state().library.rows.len(), 2);
     assert!(h.state().detail.selected.is_none());
 }
+
+#[test]
+fn a_scalar_track_list_opens_its_own_detail_measured_off_the_ui_thread() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let n = 24;
+    let mut text = format!(
+        "version = 4\ntrack_list =\n{{\n\tname = \"curves\"\n\tnum_samples = {n}\n\tsample_rate = 30\n}}\ntracks =\n[\n"
+    );
+    for t in 0..2 {
+        text.push_str(&format!(
+            "\t{{\n\t\tname = \"t{t}\"\n\t\ttype = \"float1f\"\n\t\tprecision = 0.001\n\t\tdata =\n\t\t[\n"
+        ));
+        for i in 0..n {
+            text.push_str(&format!(
+                "\t\t\t[ {} ]\n",
+                (i as f64 * 0.2 + t as f64).sin()
+            ));
+        }
+        text.push_str("\t\t]\n\t}\n");
+    }
+    text.push_str("]\n");
+    std::fs::write(input.path().join("curves.acl.sjson"), text).unwrap();
+    let mut h = harness(state_with_output(out.path()));
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let label = h.state().library.rows[0].label.clone();
+    h.get_by_label(&label).click();
+    wait_idle(&mut h);
+    let s = h.state();
+    let scalar = s.detail.scalar.as_ref().expect("the job measured the list");
+    let d = scalar.as_ref().as_ref().expect("measured without error");
+    assert_eq!(d.names, ["t0", "t1"]);
+    assert!(d.max_error.as_ref().is_some_and(|m| m.len() == 2));
+    assert!(
+        h.query_by_label_contains("Scalar track list:").is_some(),
+        "the scalar view is shown"
+    );
+}
