@@ -36,8 +36,6 @@ pub enum Command {
     Cancel,
     /// Open the native folder dialog for the input or output folder.
     BrowseFolder(DialogTarget),
-    /// The output folder changed (from the Recent menu).
-    OutputChanged,
     /// Tick or untick Watch for an input folder (a pipeline of the Watch tab).
     SetWatched { dir: String, on: bool },
     /// Export the table's results as CSV or JSON into the output folder.

@@ -395,7 +395,6 @@ impl AppState {
                 }
             }
             Command::BrowseFolder(target) => self.open_folder_dialog(target),
-            Command::OutputChanged => self.clips.export_message = None,
             Command::SetWatched { dir, on } => self.set_watched(&dir, on),
             Command::Export { json } => self.clips.export_message = Some(self.export(json)),
             Command::SettingsChanged => self.library.mark_dirty_now(),
