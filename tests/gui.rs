@@ -2,31 +2,16 @@
 //! clip's detail, charts, stale settings, export, keyboard, and the no-display message.
 #![cfg(feature = "gui")]
 
+mod common;
+
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::gui::{AppState, Persisted, RowStatus};
+use clipforge::gui::{AppState, Command, Persisted, RowKey, RowStatus};
+use common::gui::{harness, wait_idle, write_clips};
 use eframe::egui;
 use egui_kittest::{Harness, kittest::Queryable};
 use std::path::Path;
 use std::time::Duration;
-
-/// Writes `n` procedural clips (`clip_00.acl.sjson`, …) of `samples` samples each.
-fn write_clips(dir: &Path, n: usize, samples: usize) {
-    for i in 0..n {
-        let clip = generate(&GenerateOptions {
-            name: format!("clip_{i:02}"),
-            num_samples: samples + 7 * i,
-            seed: i as u64 + 1,
-            with_scale: i % 3 == 0,
-            ..Default::default()
-        });
-        std::fs::write(
-            dir.join(format!("clip_{i:02}.acl.sjson")),
-            write_acl_clip(&clip),
-        )
-        .unwrap();
-    }
-}
 
 fn state_with_output(out: &Path) -> AppState {
     let p = Persisted {
@@ -35,30 +20,6 @@ fn state_with_output(out: &Path) -> AppState {
         ..Default::default()
     };
     AppState::new(p)
-}
-
-fn harness(state: AppState) -> Harness<'static, AppState> {
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 950.0))
-        .with_max_steps(200)
-        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state)
-}
-
-/// Runs frames until no scan, inspection, batch or detail load is running (bounded). While
-/// work runs the UI repaints continuously (progress spinner), so single frames are stepped;
-/// `run` (which waits for the UI to settle) only once idle.
-fn wait_idle(h: &mut Harness<'_, AppState>) {
-    for _ in 0..6000 {
-        h.step();
-        let s = h.state();
-        if !s.is_busy() && s.inspect_job.is_none() && s.cached_job.is_none() && !s.detail.loading()
-        {
-            h.run();
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("background work did not finish");
 }
 
 fn type_input_folder(h: &mut Harness<'_, AppState>, dir: &Path) {
@@ -98,7 +59,7 @@ fn type_folder_compress_all_and_see_sizes_and_errors() {
             r.status
         );
     }
-    let outcome = s.last_batch.as_ref().expect("batch outcome");
+    let outcome = s.jobs.last_batch.as_ref().expect("batch outcome");
     assert!(!outcome.cancelled);
     // The table shows the rows with their sizes and errors.
     for i in 0..6 {
@@ -201,7 +162,7 @@ fn cancel_stops_and_leaves_no_partial_output() {
     h.get_by_label("Cancel").click();
     wait_idle(&mut h);
     let s = h.state();
-    let outcome = s.last_batch.as_ref().expect("outcome");
+    let outcome = s.jobs.last_batch.as_ref().expect("outcome");
     assert!(outcome.cancelled, "batch reports cancelled");
     // Every file written is a whole, readable compressed clip; nothing else was left behind.
     let mut outputs = 0;
@@ -470,7 +431,10 @@ fn reopening_a_folder_shows_the_previous_results() {
     h.run();
     h.get_by_label("Scan").click();
     wait_idle(&mut h);
-    assert!(h.state().last_batch.is_none(), "nothing was compressed");
+    assert!(
+        h.state().jobs.last_batch.is_none(),
+        "nothing was compressed"
+    );
     let again = sizes(&h);
     for ((name, before), (name2, now)) in first.iter().zip(&again) {
         assert_eq!(name, name2);
@@ -659,4 +623,123 @@ fn the_bone_under_the_pointer_is_named() {
     let b = found.expect("some joint lies under the pointer somewhere in the viewer");
     let name = h.state().detail.data.as_ref().unwrap().names[b].clone();
     assert!(!name.is_empty());
+}
+
+/// The key of the row labelled `label`.
+fn row_key(h: &Harness<'_, AppState>, label: &str) -> RowKey {
+    h.state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == label)
+        .unwrap_or_else(|| panic!("no row {label}"))
+        .key
+        .clone()
+}
+
+#[test]
+fn views_ask_through_commands_and_the_app_carries_them_out() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(a.path(), 3, 30);
+    write_clips(b.path(), 2, 30);
+    let mut h = harness(state_with_output(out.path()));
+    type_input_folder(&mut h, a.path());
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    assert_eq!(h.state().library.rows.len(), 3);
+
+    // A row click is a command; handled, it opens the detail and selects the row.
+    h.state_mut().command_log.clear();
+    h.get_by_label("clip_01").click();
+    wait_idle(&mut h);
+    let k1 = row_key(&h, "clip_01");
+    let log: Vec<Command> = h.state().command_log.iter().cloned().collect();
+    assert_eq!(
+        log,
+        [Command::OpenClip {
+            key: k1.clone(),
+            add: false
+        }]
+    );
+    let s = h.state();
+    assert_eq!(s.detail.selected.as_ref(), Some(&k1));
+    assert_eq!(s.detail.data.as_ref().map(|d| &d.key), Some(&k1));
+    assert!(s.clips.selection.contains(&k1) && s.clips.selection.len() == 1);
+
+    // The same value sent from outside any view does the same.
+    let k2 = row_key(&h, "clip_02");
+    h.state_mut().handle(Command::OpenClip {
+        key: k2.clone(),
+        add: false,
+    });
+    wait_idle(&mut h);
+    assert_eq!(h.state().detail.data.as_ref().map(|d| &d.key), Some(&k2));
+
+    // Rescanning the same folder keeps the detail open.
+    h.state_mut().command_log.clear();
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    assert!(h.state().command_log.contains(&Command::Scan));
+    assert!(!h.state().command_log.contains(&Command::ClearDetail));
+    assert_eq!(h.state().detail.selected.as_ref(), Some(&k2));
+
+    // Another folder: the scan clears the detail and the selection (the old folder's clip).
+    h.state_mut().command_log.clear();
+    h.state_mut().persisted.input_dir = b.path().display().to_string();
+    h.get_by_label("Scan").click();
+    h.run();
+    let log: Vec<Command> = h.state().command_log.iter().cloned().collect();
+    let scan = log.iter().position(|c| c == &Command::Scan).expect("Scan");
+    let clear = log
+        .iter()
+        .position(|c| c == &Command::ClearDetail)
+        .expect("ClearDetail");
+    assert!(scan < clear, "{log:?}");
+    assert!(h.state().detail.selected.is_none());
+    assert!(h.state().clips.selection.is_empty());
+    wait_idle(&mut h);
+    assert_eq!(h.state().library.rows.len(), 2);
+    assert!(h.state().detail.selected.is_none());
+}
+
+#[test]
+fn a_scalar_track_list_opens_its_own_detail_measured_off_the_ui_thread() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let n = 24;
+    let mut text = format!(
+        "version = 4\ntrack_list =\n{{\n\tname = \"curves\"\n\tnum_samples = {n}\n\tsample_rate = 30\n}}\ntracks =\n[\n"
+    );
+    for t in 0..2 {
+        text.push_str(&format!(
+            "\t{{\n\t\tname = \"t{t}\"\n\t\ttype = \"float1f\"\n\t\tprecision = 0.001\n\t\tdata =\n\t\t[\n"
+        ));
+        for i in 0..n {
+            text.push_str(&format!(
+                "\t\t\t[ {} ]\n",
+                (i as f64 * 0.2 + t as f64).sin()
+            ));
+        }
+        text.push_str("\t\t]\n\t}\n");
+    }
+    text.push_str("]\n");
+    std::fs::write(input.path().join("curves.acl.sjson"), text).unwrap();
+    let mut h = harness(state_with_output(out.path()));
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let label = h.state().library.rows[0].label.clone();
+    h.get_by_label(&label).click();
+    wait_idle(&mut h);
+    let s = h.state();
+    let scalar = s.detail.scalar.as_ref().expect("the job measured the list");
+    let d = scalar.as_ref().as_ref().expect("measured without error");
+    assert_eq!(d.names, ["t0", "t1"]);
+    assert!(d.max_error.as_ref().is_some_and(|m| m.len() == 2));
+    assert!(
+        h.query_by_label_contains("Scalar track list:").is_some(),
+        "the scalar view is shown"
+    );
 }

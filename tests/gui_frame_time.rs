@@ -100,7 +100,7 @@ fn frame_time_during_batch(n: usize, samples: usize) {
     h.get_by_label("Scan").click();
     for _ in 0..100_000 {
         h.step();
-        if h.state().library.rows.len() >= n && h.state().inspect_job.is_none() {
+        if h.state().library.rows.len() >= n && h.state().jobs.inspect_job.is_none() {
             break;
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -218,7 +218,7 @@ fn scan_10k_files_and_scroll_the_table() {
     };
     scroll(&mut h, "while the files are being read");
     for _ in 0..100_000 {
-        if h.state().inspect_job.is_none() {
+        if h.state().jobs.inspect_job.is_none() {
             break;
         }
         h.step();

@@ -2,33 +2,16 @@
 //! points per codec, and cancelling (per clip and per batch) leaving the view usable.
 #![cfg(feature = "gui")]
 
-use clipforge::anim::formats::write_acl_clip;
-use clipforge::anim::generate::{GenerateOptions, generate};
+mod common;
+
 use clipforge::gui::{AppState, DecodePattern, LabMode, Persisted, chart_series};
+use common::gui::{harness, wait_until, write_clips};
 use eframe::egui;
 use egui_kittest::{Harness, kittest::Queryable};
 use std::path::Path;
 use std::time::Duration;
 
 const CODECS: [&str; 3] = ["uniform", "key_reduction", "sorted_stream"];
-
-/// Writes `n` procedural clips (`clip_00.acl.sjson`, …).
-fn write_clips(dir: &Path, n: usize, samples: usize) {
-    for i in 0..n {
-        let clip = generate(&GenerateOptions {
-            name: format!("clip_{i:02}"),
-            num_samples: samples + 7 * i,
-            seed: i as u64 + 1,
-            with_scale: i % 3 == 0,
-            ..Default::default()
-        });
-        std::fs::write(
-            dir.join(format!("clip_{i:02}.acl.sjson")),
-            write_acl_clip(&clip),
-        )
-        .unwrap();
-    }
-}
 
 /// The app on `input`, scanned and inspected, showing the Lab tab.
 fn lab_harness(input: &Path, out: &Path) -> Harness<'static, AppState> {
@@ -39,12 +22,9 @@ fn lab_harness(input: &Path, out: &Path) -> Harness<'static, AppState> {
     };
     let mut state = AppState::new(p);
     state.start(false);
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1400.0, 950.0))
-        .with_max_steps(200)
-        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state);
+    let mut h = harness(state);
     wait(&mut h, |s| {
-        s.scan_job.is_none() && s.inspect_job.is_none() && s.cached_job.is_none()
+        s.jobs.scan_job.is_none() && s.jobs.inspect_job.is_none() && s.jobs.cached_job.is_none()
     });
     h.get_by_label("Lab").click();
     h.run();
@@ -54,15 +34,7 @@ fn lab_harness(input: &Path, out: &Path) -> Harness<'static, AppState> {
 /// Steps frames until `done` holds (bounded); while a job runs the UI repaints continuously,
 /// so frames are stepped one by one and `run` only once idle.
 fn wait(h: &mut Harness<'_, AppState>, done: impl Fn(&AppState) -> bool) {
-    for _ in 0..30_000 {
-        h.step();
-        if done(h.state()) {
-            h.run();
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("the lab did not finish");
+    wait_until(h, 30_000, "the lab", done);
 }
 
 #[test]

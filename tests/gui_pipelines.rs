@@ -5,9 +5,12 @@
 //! into the current output folder and says where next to its buttons.
 #![cfg(feature = "gui")]
 
+mod common;
+
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::gui::{AppState, Persisted, PipelineStatus, RowStatus};
+use common::gui::{harness, wait_idle};
 use eframe::egui;
 use egui::accesskit::Role;
 use egui_kittest::{Harness, kittest::Queryable};
@@ -33,28 +36,6 @@ fn state(input: &str, out: &Path) -> AppState {
         output_dir: out.display().to_string(),
         ..Default::default()
     })
-}
-
-fn harness(state: AppState) -> Harness<'static, AppState> {
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 950.0))
-        .with_max_steps(200)
-        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state)
-}
-
-/// Runs frames until no scan, inspection, batch or detail load is running (bounded).
-fn wait_idle(h: &mut Harness<'_, AppState>) {
-    for _ in 0..6000 {
-        h.step();
-        let s = h.state();
-        if !s.is_busy() && s.inspect_job.is_none() && s.cached_job.is_none() && !s.detail.loading()
-        {
-            h.run();
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("background work did not finish");
 }
 
 /// Steps frames until `done` holds (the watcher works on its own threads), at most 30 s.

@@ -4,27 +4,15 @@
 //! reopening the clip shows the saved value.
 #![cfg(feature = "gui")]
 
+mod common;
+
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::gui::{AppState, Persisted};
 use clipforge::pipeline::folder_settings::{FILE_NAME, FolderSettings};
+use common::gui::{harness, wait_idle};
 use eframe::egui;
-use egui_kittest::{Harness, kittest::Queryable};
-use std::time::Duration;
-
-fn wait_idle(h: &mut Harness<'_, AppState>) {
-    for _ in 0..6000 {
-        h.step();
-        let s = h.state();
-        if !s.is_busy() && s.inspect_job.is_none() && s.cached_job.is_none() && !s.detail.loading()
-        {
-            h.run();
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("background work did not finish");
-}
+use egui_kittest::kittest::Queryable;
 
 #[test]
 fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
@@ -48,10 +36,7 @@ fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
         output_dir: out.path().display().to_string(),
         ..Default::default()
     });
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1400.0, 950.0))
-        .with_max_steps(200)
-        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state);
+    let mut h = harness(state);
     h.run();
     let field = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Input folder:");
     field.focus();

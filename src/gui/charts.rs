@@ -1,10 +1,10 @@
 //! Batch charts: ratio vs max error (scatter), ratio by clip duration, the max error
 //! distribution, and the bit-rate distribution over the batch.
 
-use super::detail::{
+use super::model::Library;
+use super::plots::{
     batch_histogram, bit_rate_key, bit_rate_plot, count_ticks, hover_point, tick_label, value_ticks,
 };
-use super::model::Library;
 use eframe::egui;
 use egui_plot::{Bar, BarChart, HoverPosition, Plot, Points, VLine};
 

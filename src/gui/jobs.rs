@@ -1,9 +1,12 @@
 //! Background jobs the UI starts and polls: the folder scan, the inspection (bones / samples /
 //! duration of each clip, read by the importers), and batches (`pipeline::run_batch` on a thread,
-//! in chunks so rows fill in while it runs). The UI thread never waits on any of them.
+//! in chunks so rows fill in while it runs), held together in [`ClipJobs`]; and the Lab's jobs.
+//! The UI thread never waits on any of them. Polls put their results into the library and
+//! return what the other views must follow as [`Command`]s (messages, a cleared selection).
 
-use super::AppState;
-use super::model::{ClipMeta, Inspect, RowKey};
+use super::command::Command;
+pub use super::command::CompressScope;
+use super::model::{ClipMeta, Inspect, Library, RowKey};
 use crate::anim::formats;
 use crate::pipeline::report::{BatchReport, ClipReport};
 use crate::pipeline::{self, BatchOptions, CancelToken, ClipFile, Progress};
@@ -46,13 +49,6 @@ impl Drop for CachedJob {
     fn drop(&mut self) {
         self.cancel.cancel();
     }
-}
-
-/// Which clips "Compress" works on.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CompressScope {
-    All,
-    Files(Vec<PathBuf>),
 }
 
 pub enum BatchMsg {
@@ -194,7 +190,7 @@ pub fn background_workers(jobs: usize) -> usize {
 }
 
 /// The folder as the watcher reports it (canonical), so watch results match the table's rows.
-fn canonical(p: &str) -> PathBuf {
+pub fn canonical(p: &str) -> PathBuf {
     let p = PathBuf::from(p);
     p.canonicalize().unwrap_or(p)
 }
@@ -217,20 +213,50 @@ fn inspect_file(path: &std::path::Path) -> Inspect {
     }
 }
 
-impl AppState {
-    /// Scans the input folder on a thread (the table fills when it returns).
-    pub fn start_scan(&mut self) {
-        let root = canonical(self.persisted.input_dir.trim());
+/// The Clips tab's background work, shared by the views (they only read it): the scan of the
+/// input folder, the inspection of its files, the skip-cache lookup and the batch.
+#[derive(Default)]
+pub struct ClipJobs {
+    pub scan_job: Option<ScanJob>,
+    pub inspect_job: Option<InspectJob>,
+    /// Reading the previous results of the scanned folder from the skip cache.
+    pub cached_job: Option<CachedJob>,
+    pub batch: Option<BatchJob>,
+    /// Set when "Compress all" was pressed before the folder was scanned.
+    pub pending_compress: Option<CompressScope>,
+    pub last_batch: Option<BatchOutcome>,
+    /// Bumped per batch (and per watch event): a file's first row of a newer generation
+    /// replaces all its older rows.
+    pub batch_generation: u64,
+}
+
+/// What a batch needs besides the files: where it writes and with which settings.
+pub struct BatchRequest {
+    pub output: PathBuf,
+    pub options: BatchOptions,
+}
+
+impl ClipJobs {
+    /// True while a scan or a batch runs, or a batch waits for its scan.
+    pub fn is_busy(&self) -> bool {
+        self.scan_job.is_some() || self.batch.is_some() || self.pending_compress.is_some()
+    }
+
+    /// True while anything runs that the UI polls.
+    pub fn any_running(&self) -> bool {
+        self.is_busy() || self.inspect_job.is_some() || self.cached_job.is_some()
+    }
+
+    /// Files not finished by the running batch (their rows show "queued").
+    pub fn queued(&self) -> Option<&HashSet<PathBuf>> {
+        self.batch.as_ref().map(|b| &b.queued)
+    }
+
+    /// Scans `input` on a thread (the table fills when it returns); the folder scanned, or why not.
+    pub fn start_scan(&mut self, input: &str) -> Result<PathBuf, String> {
+        let root = canonical(input.trim());
         if !root.is_dir() {
-            self.message = Some((format!("Input folder not found: {}", root.display()), true));
-            return;
-        }
-        self.message = None;
-        self.remember_recent();
-        if self.library.root.as_deref() != Some(root.as_path()) {
-            // Another folder: the open clip (and the selection) belonged to the old one.
-            self.detail.close();
-            self.selection.clear();
+            return Err(format!("Input folder not found: {}", root.display()));
         }
         let (tx, rx) = mpsc::channel();
         let r = root.clone();
@@ -241,10 +267,22 @@ impl AppState {
             let _ = tx.send((found, t.elapsed()));
         });
         self.inspect_job = None;
-        self.scan_job = Some(ScanJob { root, rx });
+        self.scan_job = Some(ScanJob {
+            root: root.clone(),
+            rx,
+        });
+        Ok(root)
     }
 
-    pub(super) fn poll_scan(&mut self) {
+    /// Takes the scan's result into `lib`, then starts the inspection and the skip-cache lookup
+    /// (`cache`: the output folder's cache with the current settings).
+    pub fn poll_scan(
+        &mut self,
+        lib: &mut Library,
+        cache: Option<BatchOptions>,
+        ctx: &egui::Context,
+        out: &mut Vec<Command>,
+    ) {
         let Some(job) = &self.scan_job else { return };
         match job.rx.try_recv() {
             Ok((found, took)) => {
@@ -252,7 +290,7 @@ impl AppState {
                 self.scan_job = None;
                 let mut files = found.files;
                 let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
-                self.start_cached_lookup(&files);
+                self.start_cached_lookup(&files, cache, ctx);
                 // Special files (FIFOs, sockets, devices) are never opened. Named like a clip,
                 // one was meant as a clip: an unreadable row, as the CLI's failed row. The
                 // others are only counted, in the folder bar's message.
@@ -260,29 +298,31 @@ impl AppState {
                     found.special.into_iter().partition(|s| s.clip_named);
                 let first_special = files.len();
                 files.extend(named.iter().filter_map(|s| ClipFile::new(&root, &s.path)));
-                self.library.set_files(root, files, took);
+                lib.set_files(root, files, took);
                 for (i, s) in named.iter().enumerate() {
-                    self.library
-                        .set_inspect(first_special + i, Inspect::Failed(s.message()));
+                    lib.set_inspect(first_special + i, Inspect::Failed(s.message()));
                 }
-                self.library.special = named.iter().map(|s| s.path.clone()).collect();
+                lib.special = named.iter().map(|s| s.path.clone()).collect();
                 if let Some(first) = other.first() {
-                    self.message = Some((
+                    out.push(Command::Message {
                         // The CLI's wording (singular or plural, no "(s)").
-                        format!(
+                        text: format!(
                             "{} skipped (not regular files, not named like clips), e.g. {}",
                             pipeline::report::count(other.len(), "special file", "special files"),
                             first.message()
                         ),
-                        false,
-                    ));
+                        error: false,
+                    });
                 }
-                self.selection.clear();
+                out.push(Command::ClearSelection);
                 self.start_inspect(paths);
             }
             Err(TryRecvError::Disconnected) => {
                 self.scan_job = None;
-                self.message = Some(("The scan stopped unexpectedly".into(), true));
+                out.push(Command::Message {
+                    text: "The scan stopped unexpectedly".into(),
+                    error: true,
+                });
             }
             Err(TryRecvError::Empty) => {}
         }
@@ -290,22 +330,21 @@ impl AppState {
 
     /// Looks the scanned files up in the output folder's skip cache on a thread (unless a batch
     /// is about to run anyway).
-    fn start_cached_lookup(&mut self, files: &[ClipFile]) {
+    fn start_cached_lookup(
+        &mut self,
+        files: &[ClipFile],
+        options: Option<BatchOptions>,
+        ctx: &egui::Context,
+    ) {
         self.cached_job = None;
-        let output = self.persisted.output_dir.trim();
-        if output.is_empty() || self.pending_compress.is_some() || self.batch.is_some() {
+        let Some(options) = options else { return };
+        if self.pending_compress.is_some() || self.batch.is_some() {
             return;
         }
-        let options = BatchOptions {
-            settings: self.compression_settings(),
-            output_root: PathBuf::from(output),
-            jobs: 0,
-            use_skip_cache: true,
-        };
         let (tx, rx) = mpsc::channel();
         let cancel = CancelToken::default();
         let settings = options.settings.clone();
-        let (files, c, ctx) = (files.to_vec(), cancel.clone(), self.ctx_for_jobs());
+        let (files, c, ctx) = (files.to_vec(), cancel.clone(), ctx.clone());
         std::thread::spawn(move || {
             pipeline::lower_thread_priority();
             let rows: Vec<ClipReport> = pipeline::cached_results(&files, &options, &c)
@@ -323,21 +362,20 @@ impl AppState {
         });
     }
 
-    pub(super) fn poll_cached(&mut self) {
+    pub fn poll_cached(&mut self, lib: &mut Library) {
         let Some(job) = &self.cached_job else { return };
         match job.rx.try_recv() {
             Ok(rows) => {
                 // Only files nothing newer (a batch, the watcher) has reported on.
                 let rows: Vec<ClipReport> = rows
                     .into_iter()
-                    .filter(|r| !self.library.results.contains_key(&PathBuf::from(&r.input)))
+                    .filter(|r| !lib.results.contains_key(&PathBuf::from(&r.input)))
                     .collect();
                 let settings = job.settings.clone();
                 self.cached_job = None;
                 if !rows.is_empty() {
-                    self.library
-                        .add_reports(&rows, &settings, self.batch_generation);
-                    self.library.mark_dirty_now();
+                    lib.add_reports(&rows, &settings, self.batch_generation);
+                    lib.mark_dirty_now();
                 }
             }
             Err(TryRecvError::Disconnected) => self.cached_job = None,
@@ -377,7 +415,7 @@ impl AppState {
         });
     }
 
-    pub(super) fn poll_inspect(&mut self) {
+    pub fn poll_inspect(&mut self, lib: &mut Library) {
         let Some(job) = &mut self.inspect_job else {
             return;
         };
@@ -386,7 +424,7 @@ impl AppState {
         loop {
             match job.rx.try_recv() {
                 Ok((i, ins)) => {
-                    self.library.set_inspect(i, ins);
+                    lib.set_inspect(i, ins);
                     job.done += 1;
                     if Instant::now() > deadline {
                         break;
@@ -401,41 +439,27 @@ impl AppState {
         }
         if finished || job.done >= job.total {
             self.inspect_job = None;
-            self.library.mark_dirty_now();
+            lib.mark_dirty_now();
         }
     }
 
-    /// "Compress all" / "Compress selected": scans first when the folder was not scanned yet.
-    pub fn compress(&mut self, scope: CompressScope) {
-        if self.batch.is_some() {
-            return;
-        }
-        let input = canonical(self.persisted.input_dir.trim());
-        let output = PathBuf::from(self.persisted.output_dir.trim());
-        if self.persisted.output_dir.trim().is_empty() {
-            self.message = Some(("Choose an output folder first".into(), true));
-            return;
-        }
-        if self.scan_job.is_some() {
-            self.pending_compress = Some(scope);
-            return;
-        }
-        if self.library.root.as_deref() != Some(input.as_path()) {
-            self.start_scan();
-            if self.scan_job.is_some() {
-                self.pending_compress = Some(scope);
-            }
-            return;
-        }
-        let wanted: Option<HashSet<&PathBuf>> = match &scope {
+    /// Starts a batch over `scope`'s files of the scanned folder; why not, when it cannot.
+    pub fn start_batch(
+        &mut self,
+        scope: &CompressScope,
+        lib: &Library,
+        request: BatchRequest,
+        ctx: &egui::Context,
+    ) -> Result<(), String> {
+        let wanted: Option<HashSet<&PathBuf>> = match scope {
             CompressScope::All => None,
             CompressScope::Files(paths) => Some(paths.iter().collect()),
         };
         let mut files = Vec::new();
         let mut total_clips = 0u64;
-        for (f, ins) in self.library.files.iter().zip(&self.library.inspect) {
+        for (f, ins) in lib.files.iter().zip(&lib.inspect) {
             if wanted.as_ref().is_some_and(|w| !w.contains(&f.path))
-                || self.library.special.contains(&f.path)
+                || lib.special.contains(&f.path)
             {
                 continue;
             }
@@ -446,43 +470,27 @@ impl AppState {
             };
         }
         if files.is_empty() {
-            self.message = Some(("No clips to compress in this folder".into(), true));
-            return;
+            return Err("No clips to compress in this folder".into());
         }
-        if let Err(e) = std::fs::create_dir_all(&output) {
-            self.message = Some((
-                format!("Cannot create the output folder {}: {e}", output.display()),
-                true,
+        if let Err(e) = std::fs::create_dir_all(&request.output) {
+            return Err(format!(
+                "Cannot create the output folder {}: {e}",
+                request.output.display()
             ));
-            return;
         }
-        self.remember_recent();
-        self.message = None;
-        let options = BatchOptions {
-            settings: self.compression_settings(),
-            output_root: output,
-            jobs: background_workers(self.persisted.settings.jobs),
-            use_skip_cache: self.persisted.settings.use_skip_cache,
-        };
-        self.frame_stats.worst_during_batch_ms = 0.0;
-        self.frame_stats.frames_during_batch = 0;
-        self.frame_stats.sum_during_batch_ms = 0.0;
         self.batch_generation += 1;
         self.cached_job = None;
         self.batch = Some(start_batch(
             files,
-            options,
+            request.options,
             total_clips,
-            self.ctx_for_jobs(),
+            ctx.clone(),
         ));
-        self.library.mark_dirty_now();
+        Ok(())
     }
 
-    fn ctx_for_jobs(&self) -> egui::Context {
-        self.ctx.clone().unwrap_or_default()
-    }
-
-    pub(super) fn poll_batch(&mut self) {
+    /// Takes the rows the batch finished into `lib` (a few ms per frame at most).
+    pub fn poll_batch(&mut self, lib: &mut Library, out: &mut Vec<Command>) {
         let Some(job) = &mut self.batch else { return };
         let mut finished = None;
         let mut rows = Vec::new();
@@ -516,23 +524,23 @@ impl AppState {
             for f in done_files {
                 job.queued.remove(&f);
             }
-            self.library
-                .add_reports(&rows, &settings, self.batch_generation);
+            lib.add_reports(&rows, &settings, self.batch_generation);
         }
-        if let Some(report) = finished {
-            let job = self.batch.take().expect("batch present");
+        if let Some(report) = finished
+            && let Some(job) = self.batch.take()
+        {
             let counts = job.counts();
             let cancelled = job.cancel.is_cancelled() || report.totals.cancelled > 0;
-            self.library.mark_dirty_now();
+            lib.mark_dirty_now();
             if cancelled {
-                self.message = Some((
-                    format!(
+                out.push(Command::Message {
+                    text: format!(
                         "Cancelled: {} of {} clips done, nothing partial written",
                         counts.done.saturating_sub(report.totals.cancelled as u64),
                         counts.total
                     ),
-                    false,
-                ));
+                    error: false,
+                });
             }
             self.last_batch = Some(BatchOutcome {
                 counts,
@@ -540,6 +548,14 @@ impl AppState {
                 report,
             });
         }
+    }
+
+    /// Cancels the running batch and a compression waiting for its scan (Esc).
+    pub fn cancel(&mut self) {
+        if let Some(b) = &self.batch {
+            b.cancel.cancel();
+        }
+        self.pending_compress = None;
     }
 }
 

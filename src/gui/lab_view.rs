@@ -8,7 +8,7 @@
 
 use super::jobs::{self, LabBatchJob, LabBatchRow, LabClipJob, LabClipOutcome};
 use super::model::{Library, RowKey, RowStatus};
-use super::{fmt_bytes, fmt_count};
+use super::util::{fmt_bytes, fmt_count};
 use crate::anim::CompressionSettings;
 use crate::anim::lab::{self, ClipLab, CodecResult};
 use eframe::egui;

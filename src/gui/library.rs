@@ -1,12 +1,17 @@
-//! The library view: folder bar (typed paths + folder dialog + recent folders), the action row
-//! with progress, the virtualised clip table, the summary footer, and CSV / JSON export.
+//! The Clips view: folder bar (typed paths + folder dialog + recent folders), the action row
+//! with progress, the virtualised clip table, the summary footer and the export row. It owns
+//! its filter, selection and messages; everything it cannot do itself (scan, compress, open a
+//! clip, export, watch) it returns as a [`Command`].
 
-use super::jobs::CompressScope;
-use super::model::{RowStatus, SortColumn};
-use super::{AppState, DialogTarget, fmt_bytes, fmt_count};
-use crate::pipeline::report::{BatchReport, ClipReport, compute_totals};
+use super::command::{Command, CompressScope, DialogTarget};
+use super::jobs::ClipJobs;
+use super::model::{Library, RowKey, RowStatus, SortColumn};
+use super::persisted::{DEFAULT_EXPORT_NAME, Persisted};
+use super::pipelines::PipelinesState;
+use super::util::{FrameStats, fmt_bytes, fmt_count};
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 const COLUMNS: [(SortColumn, &str); 11] = [
@@ -23,8 +28,52 @@ const COLUMNS: [(SortColumn, &str); 11] = [
     (SortColumn::Status, "Status"),
 ];
 
-impl AppState {
-    pub(super) fn folder_bar(&mut self, ui: &mut egui::Ui) {
+/// The Clips view's own state.
+#[derive(Default)]
+pub struct ClipsView {
+    pub filter: String,
+    pub selection: HashSet<RowKey>,
+    /// One-line messages shown under the folder bar (errors).
+    pub message: Option<(String, bool)>,
+    /// The last export's message, shown next to the export buttons.
+    pub export_message: Option<(String, bool)>,
+}
+
+/// What the Clips view reads (and, for the persisted folders, sort and export name, edits).
+pub struct ClipsCtx<'a> {
+    pub persisted: &'a mut Persisted,
+    pub library: &'a Library,
+    pub jobs: &'a ClipJobs,
+    pub watch: &'a PipelinesState,
+    /// The clip whose detail is open (highlighted in the table).
+    pub open_clip: Option<&'a RowKey>,
+    pub frame_stats: &'a FrameStats,
+    pub eframe_cpu_ms: Option<f32>,
+}
+
+impl ClipsView {
+    /// The folder bar and the action row (the tab's top panel).
+    pub fn top_ui(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>) -> Vec<Command> {
+        let mut out = Vec::new();
+        self.folder_bar(ui, cx, &mut out);
+        out
+    }
+
+    /// The totals, throughput and export row (the tab's bottom panel).
+    pub fn footer_ui(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>) -> Vec<Command> {
+        let mut out = Vec::new();
+        self.footer(ui, cx, &mut out);
+        out
+    }
+
+    /// The filter and the table (the tab's central panel).
+    pub fn table_ui(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>) -> Vec<Command> {
+        let mut out = Vec::new();
+        self.table(ui, cx, &mut out);
+        out
+    }
+
+    fn folder_bar(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>, out: &mut Vec<Command>) {
         ui.add_space(4.0);
         egui::Grid::new("cf_folder_grid")
             .num_columns(2)
@@ -36,32 +85,32 @@ impl AppState {
                     let w = (ui.available_width() - 330.0).max(160.0);
                     let r = ui
                         .add(
-                            egui::TextEdit::singleline(&mut self.persisted.input_dir)
+                            egui::TextEdit::singleline(&mut cx.persisted.input_dir)
                                 .desired_width(w),
                         )
                         .labelled_by(l.id);
                     if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-                        self.start_scan();
+                        out.push(Command::Scan);
                     }
                     if ui
                         .button("Browse…")
                         .on_hover_text("Folder dialog (Ctrl+O)")
                         .clicked()
                     {
-                        self.open_folder_dialog(DialogTarget::Input);
+                        out.push(Command::BrowseFolder(DialogTarget::Input));
                     }
                     let picked = recent_menu(
                         ui,
                         "Recent inputs",
-                        &self.persisted.recent_inputs.clone(),
-                        &mut self.persisted.input_dir,
+                        &cx.persisted.recent_inputs.clone(),
+                        &mut cx.persisted.input_dir,
                     );
                     // A folder chosen from Recent is opened like a typed one (scanned).
                     if ui.button("Scan").clicked() || picked {
-                        self.start_scan();
+                        out.push(Command::Scan);
                     }
-                    let dir = self.persisted.input_dir.trim().to_string();
-                    let mut watching = self.watch.is_watching(&dir);
+                    let dir = cx.persisted.input_dir.trim().to_string();
+                    let mut watching = cx.watch.is_watching(&dir);
                     if ui
                         .checkbox(&mut watching, "Watch")
                         .on_hover_text(
@@ -71,7 +120,7 @@ impl AppState {
                         )
                         .changed()
                     {
-                        self.set_watched(&dir, watching);
+                        out.push(Command::SetWatched { dir, on: watching });
                     }
                 });
                 ui.end_row();
@@ -80,17 +129,17 @@ impl AppState {
                 ui.horizontal(|ui| {
                     let w = (ui.available_width() - 330.0).max(160.0);
                     ui.add(
-                        egui::TextEdit::singleline(&mut self.persisted.output_dir).desired_width(w),
+                        egui::TextEdit::singleline(&mut cx.persisted.output_dir).desired_width(w),
                     )
                     .labelled_by(l.id);
                     if ui.button("Browse… ").clicked() {
-                        self.open_folder_dialog(DialogTarget::Output);
+                        out.push(Command::BrowseFolder(DialogTarget::Output));
                     }
                     if recent_menu(
                         ui,
                         "Recent outputs",
-                        &self.persisted.recent_outputs.clone(),
-                        &mut self.persisted.output_dir,
+                        &cx.persisted.recent_outputs.clone(),
+                        &mut cx.persisted.output_dir,
                     ) {
                         self.export_message = None;
                     }
@@ -104,19 +153,19 @@ impl AppState {
                 ui.visuals().weak_text_color()
             };
             ui.colored_label(c, msg);
-        } else if !self.persisted.input_dir.trim().is_empty()
-            && !Path::new(self.persisted.input_dir.trim()).is_dir()
+        } else if !cx.persisted.input_dir.trim().is_empty()
+            && !Path::new(cx.persisted.input_dir.trim()).is_dir()
         {
             ui.colored_label(ui.visuals().error_fg_color, "Input folder not found");
         }
         ui.add_space(2.0);
-        self.action_row(ui);
+        self.action_row(ui, cx, out);
         ui.add_space(4.0);
     }
 
-    fn action_row(&mut self, ui: &mut egui::Ui) {
+    fn action_row(&mut self, ui: &mut egui::Ui, cx: &ClipsCtx<'_>, out: &mut Vec<Command>) {
         ui.horizontal(|ui| {
-            let running = self.batch.is_some();
+            let running = cx.jobs.batch.is_some();
             if ui
                 .add_enabled(
                     !running,
@@ -125,7 +174,7 @@ impl AppState {
                 .on_hover_text("Ctrl+Enter")
                 .clicked()
             {
-                self.compress(CompressScope::All);
+                out.push(Command::Compress(CompressScope::All));
             }
             let sel = self.selection.len();
             if ui
@@ -136,17 +185,17 @@ impl AppState {
                 .clicked()
             {
                 let paths: Vec<PathBuf> = self.selection.iter().map(|k| k.path.clone()).collect();
-                self.compress(CompressScope::Files(paths));
+                out.push(Command::Compress(CompressScope::Files(paths)));
             }
             if ui
                 .add_enabled(running, egui::Button::new("Cancel"))
                 .on_hover_text("Esc")
                 .clicked()
             {
-                self.cancel();
+                out.push(Command::Cancel);
             }
             ui.separator();
-            if let Some(job) = &self.batch {
+            if let Some(job) = &cx.jobs.batch {
                 let c = job.counts();
                 let eta = c.eta().map_or("—".to_string(), |d| {
                     format!("{:.0} s", d.as_secs_f64().ceil())
@@ -171,17 +220,17 @@ impl AppState {
                         .desired_width(ui.available_width().min(520.0))
                         .text(text),
                 );
-            } else if self.scan_job.is_some() {
+            } else if cx.jobs.scan_job.is_some() {
                 ui.spinner();
                 ui.label("Scanning…");
-            } else if let Some(j) = &self.inspect_job {
+            } else if let Some(j) = &cx.jobs.inspect_job {
                 ui.spinner();
                 ui.label(format!(
                     "Reading clips {}/{}",
                     fmt_count(j.done as u64),
                     fmt_count(j.total as u64)
                 ));
-            } else if let Some(last) = &self.last_batch {
+            } else if let Some(last) = &cx.jobs.last_batch {
                 let t = &last.report.totals;
                 ui.label(format!(
                     "Last batch: {} clips ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
@@ -196,7 +245,7 @@ impl AppState {
         });
     }
 
-    pub(super) fn table_ui(&mut self, ui: &mut egui::Ui) {
+    fn table(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>, out: &mut Vec<Command>) {
         ui.horizontal(|ui| {
             let l = ui.label("Filter:");
             ui.add(
@@ -213,7 +262,7 @@ impl AppState {
             {
                 self.filter.clear();
             }
-            let lib = &self.library;
+            let lib = &cx.library;
             ui.label(format!(
                 "{} of {} clips · {} files",
                 fmt_count(lib.view.len() as u64),
@@ -227,10 +276,10 @@ impl AppState {
                 self.selection.clear();
             }
         });
-        if self.library.rows.is_empty() {
+        if cx.library.rows.is_empty() {
             ui.add_space(20.0);
             ui.vertical_centered(|ui| {
-                if self.scan_job.is_some() {
+                if cx.jobs.scan_job.is_some() {
                     ui.label("Scanning…");
                 } else {
                     ui.label("No clips yet: type an input folder above and press Scan or Compress all.");
@@ -240,12 +289,12 @@ impl AppState {
             return;
         }
 
-        let threshold = self.persisted.settings.error_threshold_cm as f64;
+        let threshold = cx.persisted.settings.error_threshold_cm as f64;
         let mut clicked: Option<(usize, egui::Modifiers)> = None;
-        let mut sort = self.persisted.sort;
+        let mut sort = cx.persisted.sort;
         let text_h = egui::TextStyle::Body.resolve(ui.style()).size + 6.0;
-        let selected_detail = self.detail.selected.clone();
-        let lib = &self.library;
+        let selected_detail = cx.open_clip.cloned();
+        let lib = &cx.library;
         let selection = &self.selection;
         TableBuilder::new(ui)
             .id_salt("cf_clip_table")
@@ -366,31 +415,20 @@ impl AppState {
                     }
                 });
             });
-        self.persisted.sort = sort;
+        cx.persisted.sort = sort;
         if let Some((ri, mods)) = clicked {
-            let key = self.library.rows[ri].key.clone();
-            self.select_row(key, mods.command || mods.shift);
+            let key = cx.library.rows[ri].key.clone();
+            out.push(Command::OpenClip {
+                key,
+                add: mods.command || mods.shift,
+            });
         }
     }
 
-    /// Selects a row (opens its detail); with `add`, toggles it in the multi-selection.
-    pub fn select_row(&mut self, key: super::RowKey, add: bool) {
-        if add {
-            if !self.selection.remove(&key) {
-                self.selection.insert(key.clone());
-            }
-        } else {
-            self.selection.clear();
-            self.selection.insert(key.clone());
-        }
-        let row = self.library.row(&key).cloned();
-        self.detail.select(key, row.as_ref());
-    }
-
-    pub(super) fn footer(&mut self, ui: &mut egui::Ui) {
+    fn footer(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>, out: &mut Vec<Command>) {
         ui.add_space(2.0);
         ui.horizontal_wrapped(|ui| {
-            let s = &self.library.summary;
+            let s = &cx.library.summary;
             ui.label(egui::RichText::new("Total").strong());
             ui.label(format!(
                 "{} compressed of {} · raw {}, compressed {} · ratio {:.2}×",
@@ -408,7 +446,7 @@ impl AppState {
                     .as_ref()
                     .map_or(String::new(), |c| format!(" ({c})"))
             );
-            if s.worst_error_cm > self.persisted.settings.error_threshold_cm as f64 * 1.0001 {
+            if s.worst_error_cm > cx.persisted.settings.error_threshold_cm as f64 * 1.0001 {
                 ui.colored_label(ui.visuals().error_fg_color, worst);
             } else {
                 ui.label(worst);
@@ -426,8 +464,9 @@ impl AppState {
             }
         });
         ui.horizontal(|ui| {
-            let s = &self.library.summary;
-            let kbs = self.batch.as_ref().map(|b| b.counts().kb_per_s()).or(self
+            let s = &cx.library.summary;
+            let kbs = cx.jobs.batch.as_ref().map(|b| b.counts().kb_per_s()).or(cx
+                .jobs
                 .last_batch
                 .as_ref()
                 .map(|b| b.report.totals.throughput_kb_s));
@@ -449,13 +488,13 @@ impl AppState {
                 ui.label("compression time per clip: —");
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                let fs = &self.frame_stats;
+                let fs = &cx.frame_stats;
                 let mut ft = format!(
                     "UI {:.1} ms/frame (max {:.1})",
                     fs.average_ms(),
                     fs.max_ms()
                 );
-                if let Some(cpu) = self.eframe_cpu_ms {
+                if let Some(cpu) = cx.eframe_cpu_ms {
                     ft.push_str(&format!(" · CPU {cpu:.1} ms"));
                 }
                 ui.weak(ft).on_hover_text(format!(
@@ -472,31 +511,29 @@ impl AppState {
             });
         });
         ui.horizontal(|ui| {
-            if self.persisted.export_path.trim().is_empty() {
-                self.persisted.export_path = super::DEFAULT_EXPORT_NAME.into();
+            if cx.persisted.export_path.trim().is_empty() {
+                cx.persisted.export_path = DEFAULT_EXPORT_NAME.into();
             }
             let l = ui.label("Export as:");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.persisted.export_path).desired_width(200.0),
-            )
-            .labelled_by(l.id)
-            .on_hover_text(format!(
-                "File name without extension (.csv / .json is added), in the output folder \
+            ui.add(egui::TextEdit::singleline(&mut cx.persisted.export_path).desired_width(200.0))
+                .labelled_by(l.id)
+                .on_hover_text(format!(
+                    "File name without extension (.csv / .json is added), in the output folder \
                  ({}); an absolute path is used as it is",
-                self.persisted.output_dir.trim()
-            ));
-            let has = self.library.summary.compressed > 0 || self.library.summary.failed > 0;
+                    cx.persisted.output_dir.trim()
+                ));
+            let has = cx.library.summary.compressed > 0 || cx.library.summary.failed > 0;
             if ui
                 .add_enabled(has, egui::Button::new("Export CSV"))
                 .clicked()
             {
-                self.export_message = Some(self.export(false));
+                out.push(Command::Export { json: false });
             }
             if ui
                 .add_enabled(has, egui::Button::new("Export JSON"))
                 .clicked()
             {
-                self.export_message = Some(self.export(true));
+                out.push(Command::Export { json: true });
             }
             // Where it wrote, next to the buttons that wrote it.
             if let Some((msg, is_error)) = &self.export_message {
@@ -510,100 +547,6 @@ impl AppState {
             }
         });
         ui.add_space(2.0);
-    }
-
-    /// The table's reports as a batch report (what the CLI writes), in table order.
-    pub fn results_report(&self) -> BatchReport {
-        let clips: Vec<ClipReport> = self
-            .library
-            .view
-            .iter()
-            .filter_map(|&i| self.library.rows[i].report().cloned())
-            .collect();
-        let wall_ms = self
-            .last_batch
-            .as_ref()
-            .map_or(0.0, |b| b.report.totals.wall_ms);
-        let totals = compute_totals(&clips, wall_ms);
-        BatchReport {
-            settings: self.compression_settings(),
-            clips,
-            totals,
-        }
-    }
-
-    /// Where an export goes: the export name in the current output folder (an absolute path
-    /// as it is), with the format's extension.
-    pub fn export_file(&self, json: bool) -> PathBuf {
-        let name = match self.persisted.export_path.trim() {
-            "" => super::DEFAULT_EXPORT_NAME,
-            n => n,
-        };
-        let base = Path::new(self.persisted.output_dir.trim()).join(name);
-        base.with_extension(if json { "json" } else { "csv" })
-    }
-
-    /// Writes the results as CSV or JSON (the pipeline's report formats); returns the message to show.
-    pub fn export(&self, json: bool) -> (String, bool) {
-        let path = self.export_file(json);
-        let report = self.results_report();
-        let res = (|| {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)?;
-            }
-            if json {
-                report.write_json(&path)
-            } else {
-                report.write_csv(&path)
-            }
-        })();
-        match res {
-            Ok(()) => (
-                format!(
-                    "Exported {} clips to {}",
-                    report.clips.len(),
-                    path.display()
-                ),
-                false,
-            ),
-            Err(e) => (format!("Export to {} failed: {e}", path.display()), true),
-        }
-    }
-
-    /// The folder bar's Watch box: starts the pipeline of this input folder (a new one gets the
-    /// output folder and settings shown now, copied) or stops it (it stays in the Watch tab).
-    pub fn set_watched(&mut self, dir: &str, on: bool) {
-        if dir.is_empty() {
-            return;
-        }
-        if on {
-            if !Path::new(dir).is_dir() {
-                self.message = Some((format!("Cannot watch {dir}: not a folder"), true));
-                return;
-            }
-            let i = match self.watch.index_of_input(dir) {
-                Some(i) => i,
-                None => {
-                    if self.persisted.output_dir.trim().is_empty() {
-                        self.message = Some(("Choose an output folder first".into(), true));
-                        return;
-                    }
-                    match self.watch.add(self.pipeline_from_clips_tab(dir)) {
-                        Ok(i) => i,
-                        Err(e) => {
-                            self.message = Some((format!("Cannot watch {dir}: {e}"), true));
-                            return;
-                        }
-                    }
-                }
-            };
-            self.watch.start(i);
-            if let super::PipelineStatus::Error(e) = &self.watch.pipelines[i].status {
-                self.message = Some((format!("Cannot watch {dir}: {e}"), true));
-            }
-        } else if let Some(i) = self.watch.index_of_input(dir) {
-            self.watch.stop(i);
-        }
     }
 }
 

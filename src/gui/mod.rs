@@ -1,12 +1,43 @@
 //! The egui desktop app: one window with the "Clips" library (table, settings, clip detail),
-//! "Charts", "Lab" (the three codec families of `anim::lab` side by side), "Watch" (watched
-//! folders + event log) and "Headers" tabs.
+//! "Charts", "Lab" (the three codec families of `anim::lab` side by side), "Watch" (pipelines +
+//! event log) and "Headers" tabs.
 //!
-//! All the work (scanning, compressing, the skip cache, reports) is done by [`crate::pipeline`]
-//! and [`crate::anim`] on background threads; the UI only polls their progress counters and
-//! channels, so it never blocks. [`AppState::ui`] is callable without eframe (egui_kittest drives it).
+//! All the work (scanning, compressing, measuring a clip, the skip cache, reports) is done by
+//! [`crate::pipeline`] and [`crate::anim`] on background threads; the UI only polls their
+//! progress counters and channels, so it never blocks. [`AppState::ui`] is callable without
+//! eframe (egui_kittest drives it).
+//!
+//! # Structure
+//! [`AppState`] holds what is shared ([`Persisted`] settings, the [`model::Library`], the
+//! [`jobs::ClipJobs`]) and one struct per view, each owning its state: `clips`
+//! ([`library::ClipsView`]), `settings` ([`settings::SettingsView`]), `detail`
+//! ([`detail::DetailView`]), `watch` ([`PipelinesState`]), `lab` ([`LabView`]) and `headers`
+//! ([`HeadersState`]). A view draws from what it is given and returns the actions that reach
+//! beyond it as [`Command`]s; [`AppState::handle`] carries them out, in this file only.
+//!
+//! # Module graph (imports between `gui` modules; `mod.rs` declares them all)
+//! ```text
+//! util, model                                  leaves (model: pipeline::clip_detail::ClipKey)
+//! command        -> model
+//! settings       -> command
+//! plots          -> model
+//! jobs           -> command, model
+//! pipelines      -> settings, util
+//! persisted      -> headers_tab, model, pipelines, settings, util
+//! library        -> command, jobs, model, persisted, pipelines, util
+//! skeleton_view  -> (pipeline::clip_detail only)
+//! detail         -> model, plots, skeleton_view, scalar_view, util
+//! scalar_view    -> (none)
+//! charts         -> model, plots
+//! lab_view       -> jobs, model, util
+//! headers_job    -> util (bundled_assets_dir, through a re-export here)
+//! headers_tab    -> headers_job, util (fmt_count, through a re-export here)
+//! mod            -> everything
+//! ```
+//! No cycles: `gui_module_graph_has_no_cycles` (below) parses the `use` lines and checks it.
 
 mod charts;
+mod command;
 mod detail;
 mod headers_job;
 mod headers_tab;
@@ -14,173 +45,73 @@ mod jobs;
 mod lab_view;
 mod library;
 mod model;
+#[cfg(test)]
+mod module_graph;
+mod persisted;
 mod pipelines;
+mod plots;
 mod scalar_view;
 mod settings;
 mod skeleton_view;
+mod util;
 
+pub use command::{Command, CompressScope, DialogTarget};
+pub use detail::{DetailData, DetailView};
 pub use headers_job::{CompilerPick, HeadersProject};
 pub use headers_tab::{HeaderColumn, HeaderSort, HeadersSettings, HeadersState, HeadersView};
+pub use jobs::ClipJobs;
 pub use lab_view::{ChartSeries, DecodePattern, LabMode, LabView, chart_series};
+pub use library::ClipsView;
 pub use model::{RowKey, RowStatus};
+pub use persisted::{DEFAULT_EXPORT_NAME, Persisted, Tab};
 pub use pipelines::{
-    PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, SavedPipeline, pipelines_toml,
+    PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, PipelinesView, SavedPipeline,
+    pipelines_toml,
 };
-pub use settings::Preset;
+pub use settings::{Preset, SettingsView};
+pub use util::{FrameStats, bundled_assets_dir};
+// The Headers tab's modules reach these through `super::`.
+pub(crate) use util::fmt_count;
 
 use crate::anim::CompressionSettings;
+use crate::pipeline::BatchOptions;
+use crate::pipeline::report::{BatchReport, ClipReport, compute_totals};
 use eframe::egui;
-use serde::{Deserialize, Serialize};
-use std::collections::{HashSet, VecDeque};
+use library::ClipsCtx;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// Top-level tabs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum Tab {
-    #[default]
-    Clips,
-    Charts,
-    Lab,
-    Watch,
-    Headers,
-}
-
-/// Everything that survives a restart (eframe persistence, RON under the app's data dir).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Persisted {
-    pub input_dir: String,
-    pub output_dir: String,
-    pub recent_inputs: Vec<String>,
-    pub recent_outputs: Vec<String>,
-    pub settings: settings::SettingsState,
-    /// Input folders watched by versions before pipelines (read once: they become pipelines).
-    #[serde(skip_serializing)]
-    pub watched: Vec<String>,
-    /// The Watch tab's pipelines (each its own input, output and settings) and which ran.
-    pub pipelines: Vec<SavedPipeline>,
-    /// The pipelines file the Watch tab saves to / loads from.
-    pub pipelines_file: String,
-    pub tab: Tab,
-    pub sort: model::SortState,
-    pub export_path: String,
-    /// The Headers tab's project and view settings.
-    pub headers: headers_tab::HeadersSettings,
-}
-
-impl Default for Persisted {
-    fn default() -> Self {
-        let input = bundled_assets_dir()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        let output = std::env::temp_dir()
-            .join("clipforge-out")
-            .display()
-            .to_string();
-        Self {
-            input_dir: input,
-            output_dir: output,
-            recent_inputs: Vec::new(),
-            recent_outputs: Vec::new(),
-            settings: settings::SettingsState::default(),
-            watched: Vec::new(),
-            pipelines: Vec::new(),
-            pipelines_file: String::new(),
-            tab: Tab::Clips,
-            sort: model::SortState::default(),
-            export_path: String::new(),
-            headers: headers_tab::HeadersSettings::default(),
-        }
-    }
-}
-
-/// The bundled sample library: `assets/` of the crate this was built from, else `./assets`.
-pub fn bundled_assets_dir() -> Option<PathBuf> {
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    if built.is_dir() {
-        return Some(built);
-    }
-    let cwd = PathBuf::from("assets");
-    cwd.is_dir().then(|| cwd.canonicalize().unwrap_or(cwd))
-}
-
-/// The app state; its [`AppState::ui`] draws the whole window into any `Ui`.
+/// The app: shared state (settings, library, jobs) and one state object per view.
 pub struct AppState {
     pub persisted: Persisted,
     pub library: model::Library,
-    pub scan_job: Option<jobs::ScanJob>,
-    pub inspect_job: Option<jobs::InspectJob>,
-    /// Reading the previous results of the scanned folder from the skip cache.
-    pub cached_job: Option<jobs::CachedJob>,
-    pub batch: Option<jobs::BatchJob>,
-    /// Set when "Compress all" was pressed before the folder was scanned.
-    pending_compress: Option<jobs::CompressScope>,
-    pub last_batch: Option<jobs::BatchOutcome>,
-    pub detail: detail::DetailState,
+    /// The Clips tab's scan, inspection, skip-cache lookup and batch.
+    pub jobs: ClipJobs,
+    /// The Clips tab's folder bar, table and footer.
+    pub clips: ClipsView,
+    pub settings: SettingsView,
+    /// The clip detail under the table.
+    pub detail: DetailView,
     /// The Watch tab's pipelines: they own their folders and settings.
-    pub watch: pipelines::PipelinesState,
+    pub watch: PipelinesState,
     /// The Headers tab (its scan, watcher, selection).
-    pub headers: headers_tab::HeadersState,
+    pub headers: HeadersState,
     /// The Lab tab (its clip, jobs and results).
-    pub lab: lab_view::LabView,
+    pub lab: LabView,
     folder_dialog: Option<mpsc::Receiver<(DialogTarget, Option<PathBuf>)>>,
-    /// One-line messages shown under the folder bar (errors).
-    pub message: Option<(String, bool)>,
-    /// The last export's message, shown next to the export buttons.
-    pub export_message: Option<(String, bool)>,
-    pub filter: String,
-    pub selection: HashSet<RowKey>,
     pub frame_stats: FrameStats,
     /// CPU time of the previous whole frame as eframe reports it (ui + tessellation), when known.
     pub eframe_cpu_ms: Option<f32>,
     /// The context of the last frame (background jobs ask it for repaints).
     ctx: Option<egui::Context>,
-    /// Reports of the running batch, merged (becomes `last_batch.report`).
-    /// Bumped per batch (and per watch event): a file's first row of a newer generation
-    /// replaces all its older rows.
-    pub(crate) batch_generation: u64,
+    /// The commands handled lately, oldest first (at most [`COMMAND_LOG_LEN`]): what the views
+    /// asked for, for tests and debugging.
+    pub command_log: std::collections::VecDeque<Command>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DialogTarget {
-    Input,
-    Output,
-}
-
-/// Time spent in [`AppState::ui`] over the last frames.
-#[derive(Default)]
-pub struct FrameStats {
-    pub recent_ms: VecDeque<f32>,
-    pub worst_during_batch_ms: f32,
-    pub frames_during_batch: u64,
-    pub sum_during_batch_ms: f64,
-}
-
-impl FrameStats {
-    fn push(&mut self, ms: f32, batch_running: bool) {
-        if self.recent_ms.len() >= 120 {
-            self.recent_ms.pop_front();
-        }
-        self.recent_ms.push_back(ms);
-        if batch_running {
-            self.worst_during_batch_ms = self.worst_during_batch_ms.max(ms);
-            self.frames_during_batch += 1;
-            self.sum_during_batch_ms += ms as f64;
-        }
-    }
-    pub fn average_ms(&self) -> f32 {
-        if self.recent_ms.is_empty() {
-            0.0
-        } else {
-            self.recent_ms.iter().sum::<f32>() / self.recent_ms.len() as f32
-        }
-    }
-    pub fn max_ms(&self) -> f32 {
-        self.recent_ms.iter().copied().fold(0.0, f32::max)
-    }
-}
+/// How many handled commands [`AppState::command_log`] keeps.
+pub const COMMAND_LOG_LEN: usize = 64;
 
 impl Default for AppState {
     fn default() -> Self {
@@ -201,25 +132,18 @@ impl AppState {
         Self {
             persisted,
             library: model::Library::default(),
-            scan_job: None,
-            inspect_job: None,
-            cached_job: None,
-            batch: None,
-            pending_compress: None,
-            last_batch: None,
-            detail: detail::DetailState::default(),
-            watch: pipelines::PipelinesState::default(),
-            headers: headers_tab::HeadersState::default(),
-            lab: lab_view::LabView::default(),
+            jobs: ClipJobs::default(),
+            clips: ClipsView::default(),
+            settings: SettingsView,
+            detail: DetailView::default(),
+            watch: PipelinesState::default(),
+            headers: HeadersState::default(),
+            lab: LabView::default(),
             folder_dialog: None,
-            message: None,
-            export_message: None,
-            filter: String::new(),
-            selection: HashSet::new(),
             frame_stats: FrameStats::default(),
             eframe_cpu_ms: None,
             ctx: None,
-            batch_generation: 0,
+            command_log: std::collections::VecDeque::new(),
         }
     }
 
@@ -227,9 +151,9 @@ impl AppState {
     /// first start, so a new user sees results at once), and resume watched folders.
     pub fn start(&mut self, first_start: bool) {
         if Path::new(&self.persisted.input_dir).is_dir() {
-            self.start_scan();
+            self.handle(Command::Scan);
             if first_start {
-                self.pending_compress = Some(jobs::CompressScope::All);
+                self.jobs.pending_compress = Some(CompressScope::All);
             }
         }
         self.restore_pipelines();
@@ -253,10 +177,10 @@ impl AppState {
 
     /// A new pipeline of `input` with the Clips tab's output folder and settings as they are now
     /// (copied: later changes in the Clips tab do not reach it).
-    pub fn pipeline_from_clips_tab(&self, input: &str) -> pipelines::PipelineConfig {
+    pub fn pipeline_from_clips_tab(&self, input: &str) -> PipelineConfig {
         let s = &self.persisted.settings;
         let short = pipelines::short_f64;
-        pipelines::PipelineConfig {
+        PipelineConfig {
             input: input.trim().to_string(),
             output: self.persisted.output_dir.trim().to_string(),
             error_threshold: Some(short(s.error_threshold_cm)),
@@ -272,25 +196,30 @@ impl AppState {
         self.persisted.settings.compression()
     }
 
-    /// True while a scan, an inspection or a batch runs.
+    /// True while a scan or a batch runs (or a batch waits for its scan).
     pub fn is_busy(&self) -> bool {
-        self.scan_job.is_some() || self.batch.is_some() || self.pending_compress.is_some()
+        self.jobs.is_busy()
     }
 
     /// True while a batch runs.
     pub fn batch_running(&self) -> bool {
-        self.batch.is_some()
+        self.jobs.batch.is_some()
     }
 
-    /// Draws the whole app.
+    /// Draws the whole app, then carries out what the views asked for.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let t0 = Instant::now();
         if self.ctx.is_none() {
             self.ctx = Some(ui.ctx().clone());
             readable_weak_text(ui.ctx());
         }
-        self.poll(ui.ctx());
-        self.keyboard(ui);
+        let mut commands = self.poll(ui.ctx());
+        commands.extend(self.keyboard(ui));
+        for c in commands {
+            self.handle(c);
+        }
+        // After the commands: a batch they started shows its rows queued in this frame.
+        self.rebuild_library();
 
         egui::Panel::top("cf_tabs").show(ui, |ui| {
             ui.horizontal(|ui| {
@@ -305,10 +234,11 @@ impl AppState {
             });
         });
 
-        match self.persisted.tab {
+        let commands = match self.persisted.tab {
             Tab::Clips => self.clips_tab(ui),
             Tab::Charts => {
                 egui::CentralPanel::default().show(ui, |ui| charts::charts_ui(ui, &self.library));
+                Vec::new()
             }
             Tab::Lab => {
                 let settings = self.compression_settings();
@@ -316,26 +246,23 @@ impl AppState {
                     self.lab
                         .ui(ui, &self.library, self.detail.selected.as_ref(), &settings)
                 });
+                Vec::new()
             }
             Tab::Watch => {
-                egui::CentralPanel::default().show(ui, |ui| {
-                    egui::ScrollArea::vertical()
-                        .id_salt("cf_watch_scroll")
-                        .show(ui, |ui| pipelines::watch_ui(ui, &mut self.watch));
-                });
+                egui::CentralPanel::default().show(ui, |ui| self.watch.ui(ui));
+                Vec::new()
             }
             Tab::Headers => {
                 self.headers.ui(ui, &mut self.persisted.headers);
+                Vec::new()
             }
+        };
+        for c in commands {
+            self.handle(c);
         }
 
         // Keep polling while background work runs (cheap: the UI only reads counters).
-        if self.is_busy()
-            || self.inspect_job.is_some()
-            || self.cached_job.is_some()
-            || self.detail.loading()
-            || self.folder_dialog.is_some()
-        {
+        if self.jobs.any_running() || self.detail.loading() || self.folder_dialog.is_some() {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
         if self.headers.busy() || self.lab.busy() {
@@ -349,28 +276,57 @@ impl AppState {
         self.frame_stats.push(ms, running);
     }
 
-    fn clips_tab(&mut self, ui: &mut egui::Ui) {
-        egui::Panel::top("cf_folders").show(ui, |ui| self.folder_bar(ui));
-        egui::Panel::bottom("cf_footer").show(ui, |ui| self.footer(ui));
+    /// The Clips tab: folder bar, footer, settings, detail and table, each its view's panel.
+    fn clips_tab(&mut self, ui: &mut egui::Ui) -> Vec<Command> {
+        let mut out = Vec::new();
+        let Self {
+            persisted,
+            library,
+            jobs,
+            clips,
+            settings,
+            detail,
+            watch,
+            frame_stats,
+            eframe_cpu_ms,
+            ..
+        } = self;
+        let threshold = persisted.settings.error_threshold_cm as f64;
+        let open_clip = detail.selected.clone();
+        let mut cx = ClipsCtx {
+            persisted,
+            library,
+            jobs,
+            watch,
+            open_clip: open_clip.as_ref(),
+            frame_stats,
+            eframe_cpu_ms: *eframe_cpu_ms,
+        };
+        egui::Panel::top("cf_folders").show(ui, |ui| out.extend(clips.top_ui(ui, &mut cx)));
+        egui::Panel::bottom("cf_footer").show(ui, |ui| out.extend(clips.footer_ui(ui, &mut cx)));
+        let (running, stale) = (jobs.batch.is_some(), library.summary.stale);
         egui::Panel::left("cf_settings")
             .resizable(true)
             .default_size(230.0)
             .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| self.settings_panel(ui));
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    out.extend(settings.ui(ui, &mut cx.persisted.settings, running, stale))
+                });
             });
-        if self.detail.selected.is_some() {
+        if detail.selected.is_some() {
             let h = ui.available_height();
             egui::Panel::bottom("cf_detail")
                 .resizable(true)
                 .default_size((h * 0.52).max(200.0))
-                .show(ui, |ui| self.detail_ui(ui));
+                .show(ui, |ui| detail.ui(ui, library, threshold));
         }
-        egui::CentralPanel::default().show(ui, |ui| self.table_ui(ui));
+        egui::CentralPanel::default().show(ui, |ui| out.extend(clips.table_ui(ui, &mut cx)));
+        out
     }
 
     /// Ctrl+O open folder, Ctrl+Enter compress all, Esc cancel (on the Headers and Lab tabs:
     /// their jobs too).
-    fn keyboard(&mut self, ui: &mut egui::Ui) {
+    fn keyboard(&mut self, ui: &mut egui::Ui) -> Vec<Command> {
         let (open, compress, cancel) = ui.input_mut(|i| {
             (
                 i.consume_key(egui::Modifiers::COMMAND, egui::Key::O),
@@ -378,21 +334,134 @@ impl AppState {
                 i.consume_key(egui::Modifiers::NONE, egui::Key::Escape),
             )
         });
+        let mut out = Vec::new();
         if open {
-            self.open_folder_dialog(DialogTarget::Input);
+            out.push(Command::BrowseFolder(DialogTarget::Input));
         }
         if compress {
-            self.compress(jobs::CompressScope::All);
+            out.push(Command::Compress(CompressScope::All));
         }
         if cancel {
-            self.cancel();
-            if self.persisted.tab == Tab::Headers {
-                self.headers.cancel();
+            out.push(Command::Cancel);
+        }
+        out
+    }
+
+    /// Carries out one cross-view action: the only place where one view's action changes
+    /// another view, the jobs or the library.
+    pub fn handle(&mut self, cmd: Command) {
+        if self.command_log.len() >= COMMAND_LOG_LEN {
+            self.command_log.pop_front();
+        }
+        self.command_log.push_back(cmd.clone());
+        match cmd {
+            Command::OpenClip { key, add } => {
+                let sel = &mut self.clips.selection;
+                if add {
+                    if !sel.remove(&key) {
+                        sel.insert(key.clone());
+                    }
+                } else {
+                    sel.clear();
+                    sel.insert(key.clone());
+                }
+                let row = self.library.row(&key).cloned();
+                let ctx = self.ctx_for_jobs();
+                self.detail.select(key, row.as_ref(), &ctx);
             }
-            if self.persisted.tab == Tab::Lab {
-                self.lab.cancel();
+            Command::ClearDetail => {
+                self.detail.close();
+                self.clips.selection.clear();
+            }
+            Command::Scan => self.start_scan(),
+            Command::Compress(scope) => self.compress(scope),
+            Command::RecompressStale => {
+                let paths = self
+                    .library
+                    .rows
+                    .iter()
+                    .filter(|r| r.status == RowStatus::Stale)
+                    .map(|r| r.key.path.clone())
+                    .collect();
+                self.compress(CompressScope::Files(paths));
+            }
+            Command::Cancel => {
+                self.jobs.cancel();
+                if self.persisted.tab == Tab::Headers {
+                    self.headers.cancel();
+                }
+                if self.persisted.tab == Tab::Lab {
+                    self.lab.cancel();
+                }
+            }
+            Command::BrowseFolder(target) => self.open_folder_dialog(target),
+            Command::SetWatched { dir, on } => self.set_watched(&dir, on),
+            Command::Export { json } => self.clips.export_message = Some(self.export(json)),
+            Command::SettingsChanged => self.library.mark_dirty_now(),
+            Command::ClearSelection => self.clips.selection.clear(),
+            Command::Message { text, error } => self.clips.message = Some((text, error)),
+        }
+    }
+
+    /// Scans the input folder (the table fills when it returns).
+    fn start_scan(&mut self) {
+        match self.jobs.start_scan(&self.persisted.input_dir) {
+            Err(m) => self.clips.message = Some((m, true)),
+            Ok(root) => {
+                self.clips.message = None;
+                self.persisted.remember_recent();
+                if self.library.root.as_deref() != Some(root.as_path()) {
+                    self.handle(Command::ClearDetail);
+                }
             }
         }
+    }
+
+    /// "Compress all" / "Compress selected": scans first when the folder was not scanned yet.
+    fn compress(&mut self, scope: CompressScope) {
+        if self.jobs.batch.is_some() {
+            return;
+        }
+        let input = jobs::canonical(self.persisted.input_dir.trim());
+        let output = PathBuf::from(self.persisted.output_dir.trim());
+        if self.persisted.output_dir.trim().is_empty() {
+            self.clips.message = Some(("Choose an output folder first".into(), true));
+            return;
+        }
+        if self.jobs.scan_job.is_some() {
+            self.jobs.pending_compress = Some(scope);
+            return;
+        }
+        if self.library.root.as_deref() != Some(input.as_path()) {
+            self.start_scan();
+            if self.jobs.scan_job.is_some() {
+                self.jobs.pending_compress = Some(scope);
+            }
+            return;
+        }
+        let request = jobs::BatchRequest {
+            output: output.clone(),
+            options: BatchOptions {
+                settings: self.compression_settings(),
+                output_root: output,
+                jobs: jobs::background_workers(self.persisted.settings.jobs),
+                use_skip_cache: self.persisted.settings.use_skip_cache,
+            },
+        };
+        let ctx = self.ctx_for_jobs();
+        match self.jobs.start_batch(&scope, &self.library, request, &ctx) {
+            Err(m) => self.clips.message = Some((m, true)),
+            Ok(()) => {
+                self.persisted.remember_recent();
+                self.clips.message = None;
+                self.frame_stats.reset_batch();
+                self.library.mark_dirty_now();
+            }
+        }
+    }
+
+    fn ctx_for_jobs(&self) -> egui::Context {
+        self.ctx.clone().unwrap_or_default()
     }
 
     /// Starts the native folder picker on its own thread (it may be missing or block).
@@ -415,7 +484,9 @@ impl AppState {
         self.folder_dialog = Some(rx);
     }
 
-    fn poll(&mut self, ctx: &egui::Context) {
+    /// Takes what the jobs, the dialog and the pipelines finished; returns what must follow.
+    fn poll(&mut self, ctx: &egui::Context) -> Vec<Command> {
+        let mut out = Vec::new();
         if let Some(rx) = &self.folder_dialog {
             match rx.try_recv() {
                 Ok((target, picked)) => {
@@ -426,32 +497,41 @@ impl AppState {
                             match target {
                                 DialogTarget::Input => {
                                     self.persisted.input_dir = s;
-                                    self.start_scan();
+                                    out.push(Command::Scan);
                                 }
                                 DialogTarget::Output => self.persisted.output_dir = s,
                             }
                         }
-                        None => {
-                            self.message = Some((
-                                "No folder chosen (or no folder dialog on this desktop): type the path instead".into(),
-                                false,
-                            ))
-                        }
+                        None => out.push(Command::Message {
+                            text: "No folder chosen (or no folder dialog on this desktop): type the path instead".into(),
+                            error: false,
+                        }),
                     }
                 }
                 Err(mpsc::TryRecvError::Disconnected) => self.folder_dialog = None,
                 Err(mpsc::TryRecvError::Empty) => {}
             }
         }
+        // Commands that change the library's folder run before the rest reads it.
+        for c in std::mem::take(&mut out) {
+            self.handle(c);
+        }
         self.headers.poll(&mut self.persisted.headers, ctx);
-        self.poll_scan();
-        self.poll_cached();
-        self.poll_inspect();
-        self.poll_batch();
-        if self.scan_job.is_none()
-            && let Some(scope) = self.pending_compress.take()
+        let output = self.persisted.output_dir.trim();
+        let cache = (!output.is_empty()).then(|| BatchOptions {
+            settings: self.persisted.settings.compression(),
+            output_root: PathBuf::from(output),
+            jobs: 0,
+            use_skip_cache: true,
+        });
+        self.jobs.poll_scan(&mut self.library, cache, ctx, &mut out);
+        self.jobs.poll_cached(&mut self.library);
+        self.jobs.poll_inspect(&mut self.library);
+        self.jobs.poll_batch(&mut self.library, &mut out);
+        if self.jobs.scan_job.is_none()
+            && let Some(scope) = self.jobs.pending_compress.take()
         {
-            self.compress(scope);
+            out.push(Command::Compress(scope));
         }
         self.detail.poll();
         // Also when another tab is shown, so a finished lab job is not held until the tab opens.
@@ -466,7 +546,7 @@ impl AppState {
                 continue;
             }
             if r.removed {
-                if self.inspect_job.is_some() {
+                if self.jobs.inspect_job.is_some() {
                     // Its index is still in flight: keep the row, drop its results.
                     self.library.forget_results(&r.path);
                 } else {
@@ -483,41 +563,125 @@ impl AppState {
                 continue;
             }
             self.library.ensure_file(&root, &r.path);
-            self.batch_generation += 1;
+            self.jobs.batch_generation += 1;
             self.library
-                .add_reports(&r.reports, &r.settings, self.batch_generation);
+                .add_reports(&r.reports, &r.settings, self.jobs.batch_generation);
         }
         if self.watch.take_changed() {
             self.persisted.pipelines = self.watch.saved();
         }
         self.persisted.pipelines_file = self.watch.file_path.clone();
-        self.library
-            .rebuild_if_needed(&self.persisted, &self.filter, self.batch.as_ref());
+        out
+    }
+
+    /// Brings the table's rows up to date (cheap when nothing changed).
+    fn rebuild_library(&mut self) {
+        self.library.rebuild_if_needed(
+            &self.persisted.settings.compression(),
+            self.persisted.sort,
+            &self.clips.filter,
+            self.jobs.queued(),
+        );
     }
 
     /// Cancels the running batch (Esc).
     pub fn cancel(&mut self) {
-        if let Some(b) = &self.batch {
-            b.cancel.cancel();
-        }
-        self.pending_compress = None;
+        self.jobs.cancel();
     }
 
-    fn remember_recent(&mut self) {
-        fn push(list: &mut Vec<String>, v: &str) {
-            if v.is_empty() {
+    /// The table's reports as a batch report (what the CLI writes), in table order.
+    pub fn results_report(&self) -> BatchReport {
+        let clips: Vec<ClipReport> = self
+            .library
+            .view
+            .iter()
+            .filter_map(|&i| self.library.rows[i].report().cloned())
+            .collect();
+        let wall_ms = self
+            .jobs
+            .last_batch
+            .as_ref()
+            .map_or(0.0, |b| b.report.totals.wall_ms);
+        let totals = compute_totals(&clips, wall_ms);
+        BatchReport {
+            settings: self.compression_settings(),
+            clips,
+            totals,
+        }
+    }
+
+    /// Where an export goes: the export name in the current output folder (an absolute path
+    /// as it is), with the format's extension.
+    pub fn export_file(&self, json: bool) -> PathBuf {
+        let name = match self.persisted.export_path.trim() {
+            "" => DEFAULT_EXPORT_NAME,
+            n => n,
+        };
+        let base = Path::new(self.persisted.output_dir.trim()).join(name);
+        base.with_extension(if json { "json" } else { "csv" })
+    }
+
+    /// Writes the results as CSV or JSON (the pipeline's report formats); returns the message to show.
+    pub fn export(&self, json: bool) -> (String, bool) {
+        let path = self.export_file(json);
+        let report = self.results_report();
+        let res = (|| {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
+            }
+            if json {
+                report.write_json(&path)
+            } else {
+                report.write_csv(&path)
+            }
+        })();
+        match res {
+            Ok(()) => (
+                format!(
+                    "Exported {} clips to {}",
+                    report.clips.len(),
+                    path.display()
+                ),
+                false,
+            ),
+            Err(e) => (format!("Export to {} failed: {e}", path.display()), true),
+        }
+    }
+
+    /// The folder bar's Watch box: starts the pipeline of this input folder (a new one gets the
+    /// output folder and settings shown now, copied) or stops it (it stays in the Watch tab).
+    pub fn set_watched(&mut self, dir: &str, on: bool) {
+        if dir.is_empty() {
+            return;
+        }
+        if on {
+            if !Path::new(dir).is_dir() {
+                self.clips.message = Some((format!("Cannot watch {dir}: not a folder"), true));
                 return;
             }
-            list.retain(|x| x != v);
-            list.insert(0, v.to_string());
-            list.truncate(8);
+            let i = match self.watch.index_of_input(dir) {
+                Some(i) => i,
+                None => {
+                    if self.persisted.output_dir.trim().is_empty() {
+                        self.clips.message = Some(("Choose an output folder first".into(), true));
+                        return;
+                    }
+                    match self.watch.add(self.pipeline_from_clips_tab(dir)) {
+                        Ok(i) => i,
+                        Err(e) => {
+                            self.clips.message = Some((format!("Cannot watch {dir}: {e}"), true));
+                            return;
+                        }
+                    }
+                }
+            };
+            self.watch.start(i);
+            if let PipelineStatus::Error(e) = &self.watch.pipelines[i].status {
+                self.clips.message = Some((format!("Cannot watch {dir}: {e}"), true));
+            }
+        } else if let Some(i) = self.watch.index_of_input(dir) {
+            self.watch.stop(i);
         }
-        let (i, o) = (
-            self.persisted.input_dir.clone(),
-            self.persisted.output_dir.clone(),
-        );
-        push(&mut self.persisted.recent_inputs, &i);
-        push(&mut self.persisted.recent_outputs, &o);
     }
 }
 
@@ -527,9 +691,6 @@ pub struct ClipForgeApp {
 }
 
 const STORAGE_KEY: &str = "clipforge_app_state";
-
-/// The export file name (without extension), in the current output folder.
-pub const DEFAULT_EXPORT_NAME: &str = "clipforge-report";
 
 /// Writes what persists between runs (settings, folders, tab, watched folders) to eframe's storage.
 pub fn save_persisted(storage: &mut dyn eframe::Storage, state: &AppState) {
@@ -619,7 +780,7 @@ impl eframe::App for ClipForgeApp {
     }
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
-        self.state.cancel();
+        self.state.jobs.cancel();
         self.state.headers.cancel();
         self.state.lab.cancel();
         self.state.watch.stop_all();
@@ -678,31 +839,4 @@ pub fn readable_weak_text(ctx: &egui::Context) {
     ctx.style_mut_of(egui::Theme::Light, |s| {
         s.visuals.weak_text_color = Some(egui::Color32::from_gray(105));
     });
-}
-
-/// Formats bytes as "12.3 KB" / "4.5 MB".
-pub(crate) fn fmt_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b < 1024.0 {
-        format!("{b:.0} B")
-    } else if b < 1024.0 * 1024.0 {
-        format!("{:.1} KB", b / 1024.0)
-    } else if b < 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2} MB", b / (1024.0 * 1024.0))
-    } else {
-        format!("{:.2} GB", b / (1024.0 * 1024.0 * 1024.0))
-    }
-}
-
-/// Thousands separators: 12345 → "12,345".
-pub(crate) fn fmt_count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -1,23 +1,19 @@
 //! The library model: scanned files, what the inspection found in them, the latest report of
 //! each clip, and the rows the table shows (sorted and filtered, rebuilt only when something changed).
+//! A leaf: plain data, it imports nothing from the other `gui` modules.
 
-use super::Persisted;
-use super::jobs::BatchJob;
 use crate::anim::CompressionSettings;
 use crate::pipeline::ClipFile;
 use crate::pipeline::report::{ClipReport, percentile};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// One clip: its file and its name inside the file.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RowKey {
-    pub path: PathBuf,
-    pub clip: String,
-}
+/// One clip: its file and its name inside the file (the pipeline's clip key: the detail job
+/// loads clips by it).
+pub use crate::pipeline::clip_detail::ClipKey as RowKey;
 
 /// What the inspection found in a file, before compression.
 #[derive(Clone, Debug)]
@@ -322,8 +318,15 @@ impl Library {
     /// are rebuilt in place at once (a few rows per frame, so a batch over thousands of clips
     /// never rebuilds the whole table per result); full rebuilds, and the O(n log n) re-sort and
     /// summary that follow row changes, run at most every [`Self::rebuild_interval`] unless forced.
-    pub fn rebuild_if_needed(&mut self, p: &Persisted, filter: &str, batch: Option<&BatchJob>) {
-        let settings = p.settings.compression();
+    /// `queued`: the files a running batch has not finished.
+    pub fn rebuild_if_needed(
+        &mut self,
+        settings: &CompressionSettings,
+        sort: SortState,
+        filter: &str,
+        batch: Option<&HashSet<PathBuf>>,
+    ) {
+        let settings = settings.clone();
         if self.last_settings.as_ref() != Some(&settings) {
             self.last_settings = Some(settings.clone());
             self.mark_dirty_now();
@@ -341,11 +344,11 @@ impl Library {
             self.update_dirty_files(&settings, batch);
         }
         let view_due = self.view_dirty && self.last_view.is_none_or(|t| t.elapsed() > interval);
-        if view_due || self.last_filter != filter || self.last_sort != Some(p.sort) {
+        if view_due || self.last_filter != filter || self.last_sort != Some(sort) {
             self.last_filter = filter.to_string();
-            self.last_sort = Some(p.sort);
+            self.last_sort = Some(sort);
             self.summary = summarize(&self.rows);
-            self.rebuild_view(filter, p.sort);
+            self.rebuild_view(filter, sort);
             self.view_dirty = false;
             self.last_view = Some(Instant::now());
         }
@@ -353,7 +356,11 @@ impl Library {
 
     /// Rebuilds the rows of the dirty files in place; a file whose row count changed (a glTF
     /// file's animations became known) needs a full rebuild instead.
-    fn update_dirty_files(&mut self, settings: &CompressionSettings, batch: Option<&BatchJob>) {
+    fn update_dirty_files(
+        &mut self,
+        settings: &CompressionSettings,
+        batch: Option<&HashSet<PathBuf>>,
+    ) {
         let mut files = std::mem::take(&mut self.dirty_files);
         files.sort_unstable();
         files.dedup();
@@ -375,7 +382,7 @@ impl Library {
         self.view_dirty = true;
     }
 
-    fn rebuild_rows(&mut self, settings: &CompressionSettings, batch: Option<&BatchJob>) {
+    fn rebuild_rows(&mut self, settings: &CompressionSettings, batch: Option<&HashSet<PathBuf>>) {
         let mut rows = Vec::with_capacity(self.files.len());
         let mut file_rows = Vec::with_capacity(self.files.len());
         for fi in 0..self.files.len() {
@@ -392,7 +399,7 @@ impl Library {
         &self,
         fi: usize,
         settings: &CompressionSettings,
-        batch: Option<&BatchJob>,
+        batch: Option<&HashSet<PathBuf>>,
     ) -> Vec<Row> {
         let mut rows = Vec::new();
         let f = &self.files[fi];
@@ -401,7 +408,7 @@ impl Library {
             .get(&f.path)
             .map(|v| v.as_slice())
             .unwrap_or(&[]);
-        let queued = batch.is_some_and(|b| b.queued.contains(&f.path));
+        let queued = batch.is_some_and(|q| q.contains(&f.path));
         let fmt = f.format.label();
         let stem = file_stem(&f.path);
         let pending = matches!(self.inspect.get(fi), Some(Inspect::Pending) | None);

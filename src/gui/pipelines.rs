@@ -637,8 +637,8 @@ fn describe(name: &str, reports: &[ClipReport]) -> String {
     format!(
         "{name}: {} clip(s), {} to {} ({:.1}×), max error {:.4} cm, {:.1} ms",
         reports.len(),
-        super::fmt_bytes(raw),
-        super::fmt_bytes(comp),
+        super::util::fmt_bytes(raw),
+        super::util::fmt_bytes(comp),
         if comp > 0 {
             raw as f64 / comp as f64
         } else {
@@ -676,9 +676,23 @@ fn gray() -> egui::Color32 {
     egui::Color32::from_gray(170)
 }
 
+/// The Watch tab's view: its state is [`PipelinesState`] (the pipelines own their folders and
+/// settings; nothing in another view changes them).
+pub type PipelinesView = PipelinesState;
+
+impl PipelinesState {
+    /// Draws the Watch tab (scrolled). It changes nothing outside the pipelines: the app reads
+    /// what they compressed from [`PipelinesState::poll`].
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        egui::ScrollArea::vertical()
+            .id_salt("cf_watch_scroll")
+            .show(ui, |ui| watch_ui(ui, self));
+    }
+}
+
 /// The Watch tab: the pipelines (add, start/stop, remove, status, counts, last event), the
 /// pipelines file, and the event log.
-pub fn watch_ui(ui: &mut egui::Ui, w: &mut PipelinesState) {
+fn watch_ui(ui: &mut egui::Ui, w: &mut PipelinesState) {
     ui.heading("Pipelines");
     ui.label(
         "Each pipeline watches its input folder and compresses every clip dropped there into its \

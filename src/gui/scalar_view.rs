@@ -2,136 +2,33 @@
 //! output track's largest error (at and between samples) against its own precision, the error
 //! over time relative to precision, and the bit-rate histogram of its components.
 //!
-//! The raw list and the `.cfs` are small (the format caps what decoding allocates) and are read
-//! once per report, cached in egui's temporary memory.
+//! The raw list and the `.cfs` are read and measured by the detail job
+//! ([`crate::pipeline::clip_detail::load_scalar_detail`]); this view only draws the result.
 
-use crate::anim::formats::acl::{AclFile, read_acl_file};
-use crate::anim::runtime::scalar::ScalarReader;
-use crate::anim::scalar::{RawScalarList, measure_scalar_error};
+use crate::pipeline::clip_detail::ScalarDetail;
 use crate::pipeline::report::ClipReport;
 use eframe::egui;
 use egui_plot::{Bar, BarChart, HLine, Legend, Line, Plot, PlotPoints};
-use std::path::Path;
-use std::sync::Arc;
-
-/// The report format label the batch gives a scalar list's row.
-const SCALAR_FORMAT: &str = "ACL scalar track list";
 
 /// Whether a row is a scalar list: its report says so, or the clip loader refused it as one.
 pub fn is_scalar_row(report: Option<&ClipReport>, detail_error: Option<&str>) -> bool {
-    report.is_some_and(|r| r.format == SCALAR_FORMAT)
-        || detail_error.is_some_and(|e| e.contains("a scalar track list"))
-}
-
-/// What the view draws.
-struct ScalarViewData {
-    names: Vec<String>,
-    precisions: Vec<f64>,
-    /// Per output track: largest error at and between samples (None before compression).
-    max_error: Option<Vec<f64>>,
-    /// Per output track, per sample: error / precision.
-    relative_over_time: Vec<Vec<f64>>,
-    /// Index = bits per sample of a component (0 = zero or constant, 32 = raw).
-    bit_histogram: Vec<u32>,
-    summary: String,
-}
-
-fn load_raw(path: &Path) -> Result<RawScalarList, String> {
-    let bytes = crate::pipeline::read_input(path).map_err(|e| e.message)?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
-    match read_acl_file(text, path).map_err(|e| e.to_string())? {
-        AclFile::Scalars(l) => Ok(l),
-        AclFile::Clip(_) => Err(format!("{}: a transform clip", path.display())),
-    }
-}
-
-fn load(path: &Path, report: Option<&ClipReport>) -> Result<ScalarViewData, String> {
-    let raw = load_raw(path)?;
-    let order = raw.output_order();
-    let w = raw.width();
-    let mut data = ScalarViewData {
-        names: order.iter().map(|&i| raw.tracks[i].name.clone()).collect(),
-        precisions: order
-            .iter()
-            .map(|&i| raw.tracks[i].precision as f64)
-            .collect(),
-        max_error: None,
-        relative_over_time: Vec::new(),
-        bit_histogram: Vec::new(),
-        summary: format!(
-            "{} {} tracks ({} stripped) × {} samples at {} Hz",
-            order.len(),
-            raw.track_type.acl_name(),
-            raw.tracks.len() - order.len(),
-            raw.num_samples,
-            raw.sample_rate
-        ),
-    };
-    let Some(out) = report.and_then(|r| r.output.as_ref()) else {
-        return Ok(data);
-    };
-    let bytes = crate::pipeline::read_input(Path::new(out)).map_err(|e| e.message)?;
-    let reader = ScalarReader::new(&bytes).map_err(|e| format!("{out}: {e}"))?;
-    let stats = measure_scalar_error(&raw, &reader).map_err(|e| format!("{out}: {e}"))?;
-    let mut v = [0f32; 4];
-    data.relative_over_time = order
-        .iter()
-        .enumerate()
-        .map(|(k, &ti)| {
-            let p = (raw.tracks[ti].precision as f64).max(f64::MIN_POSITIVE);
-            (0..raw.num_samples)
-                .map(|s| {
-                    reader.decode_sample(k, s, &mut v);
-                    (0..w)
-                        .map(|c| (v[c] as f64 - raw.value(ti, s, c) as f64).abs())
-                        .fold(0.0, f64::max)
-                        / p
-                })
-                .collect()
-        })
-        .collect();
-    let mut hist = vec![0u32; 33];
-    for k in 0..reader.num_tracks() {
-        for c in 0..w {
-            hist[reader.component_bits(k, c) as usize] += 1;
-        }
-    }
-    data.bit_histogram = hist;
-    data.summary.push_str(&format!(
-        " · {} B · max error {:.3e} · {}",
-        reader.total_size(),
-        stats.max,
-        if stats.all_within_precision {
-            "every track within its precision"
-        } else {
-            "some tracks over their precision"
-        }
-    ));
-    data.max_error = Some(stats.per_track_max);
-    Ok(data)
+    crate::pipeline::clip_detail::is_scalar(report, detail_error)
 }
 
 /// The scalar list's detail: summary line, per-track error against precision, error over time,
 /// bit-rate histogram.
-pub fn scalar_detail_ui(ui: &mut egui::Ui, path: &Path, report: Option<&ClipReport>) {
-    let id = egui::Id::unique((
-        "cf_scalar_view",
-        path.to_path_buf(),
-        report.and_then(|r| r.output.clone()),
-        report.map(|r| r.file_bytes),
-    ));
-    let cached: Option<Arc<Result<ScalarViewData, String>>> = ui.data(|d| d.get_temp(id));
-    let data = match cached {
-        Some(d) => d,
+/// `data`: what the detail job measured (`None` while it runs).
+pub fn scalar_detail_ui(ui: &mut egui::Ui, data: Option<&Result<ScalarDetail, String>>) {
+    let data = match data {
         None => {
-            let d = Arc::new(load(path, report));
-            ui.data_mut(|m| m.insert_temp(id, d.clone()));
-            d
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("Loading track list…");
+            });
+            return;
         }
-    };
-    let data = match data.as_ref() {
-        Ok(d) => d,
-        Err(e) => {
+        Some(Ok(d)) => d,
+        Some(Err(e)) => {
             ui.colored_label(ui.visuals().error_fg_color, e);
             return;
         }
@@ -156,7 +53,7 @@ pub fn scalar_detail_ui(ui: &mut egui::Ui, path: &Path, report: Option<&ClipRepo
     });
 }
 
-fn error_per_track(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
+fn error_per_track(ui: &mut egui::Ui, data: &ScalarDetail, h: f32) {
     ui.label(egui::RichText::new("Max error per track vs its precision").strong());
     let Some(errors) = &data.max_error else {
         ui.weak("Not compressed yet.");
@@ -199,7 +96,7 @@ fn error_per_track(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
         });
 }
 
-fn error_over_time(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
+fn error_over_time(ui: &mut egui::Ui, data: &ScalarDetail, h: f32) {
     ui.label(egui::RichText::new("Error over time / precision").strong());
     if data.relative_over_time.is_empty() {
         ui.weak("Not compressed yet.");
@@ -223,7 +120,7 @@ fn error_over_time(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
         });
 }
 
-fn bit_rates(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
+fn bit_rates(ui: &mut egui::Ui, data: &ScalarDetail, h: f32) {
     ui.label(egui::RichText::new("Bit rates (components)").strong());
     if data.bit_histogram.is_empty() {
         ui.weak("Not compressed yet.");

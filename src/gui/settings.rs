@@ -2,7 +2,7 @@
 //! Changing a value that affects compression marks existing results stale (the model compares
 //! each result's settings with the current ones).
 
-use super::AppState;
+use super::command::Command;
 use crate::anim::CompressionSettings;
 use eframe::egui;
 use serde::{Deserialize, Serialize};
@@ -93,12 +93,23 @@ impl SettingsState {
     }
 }
 
-impl AppState {
-    pub(super) fn settings_panel(&mut self, ui: &mut egui::Ui) {
+/// The settings panel of the Clips tab. It edits the persisted settings (shared: the table,
+/// the batch and the Lab read them) and reports what others must follow as [`Command`]s.
+#[derive(Default)]
+pub struct SettingsView;
+
+impl SettingsView {
+    /// `running`: a batch runs (the settings are locked); `stale`: rows made with other settings.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut SettingsState,
+        running: bool,
+        stale: usize,
+    ) -> Vec<Command> {
+        let mut out = Vec::new();
         ui.heading("Settings");
-        let running = self.batch.is_some();
-        let before = self.persisted.settings.compression();
-        let s = &mut self.persisted.settings;
+        let before = s.compression();
         ui.add_enabled_ui(!running, |ui| {
             let l = ui.label("Preset");
             egui::ComboBox::from_id_salt("cf_preset")
@@ -155,9 +166,8 @@ impl AppState {
             });
         });
         if s.compression() != before {
-            self.library.mark_dirty_now();
+            out.push(Command::SettingsChanged);
         }
-        let stale = self.library.summary.stale;
         if stale > 0 {
             ui.add_space(8.0);
             ui.colored_label(
@@ -168,19 +178,13 @@ impl AppState {
                 .add_enabled(!running, egui::Button::new("Recompress stale"))
                 .clicked()
             {
-                let paths = self
-                    .library
-                    .rows
-                    .iter()
-                    .filter(|r| r.status == super::RowStatus::Stale)
-                    .map(|r| r.key.path.clone())
-                    .collect();
-                self.compress(super::jobs::CompressScope::Files(paths));
+                out.push(Command::RecompressStale);
             }
         }
         ui.add_space(12.0);
         ui.separator();
         ui.label(egui::RichText::new("Keys").strong());
         ui.label("Ctrl+O  open folder\nCtrl+Enter  compress all\nEsc  cancel");
+        out
     }
 }

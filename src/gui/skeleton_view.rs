@@ -2,7 +2,7 @@
 //! 3D projection (drag to orbit, scroll to zoom), a time scrubber, play/pause, the worst bone
 //! highlighted, and an error magnifier (the error is usually far below a pixel).
 
-use super::detail::DetailData;
+use crate::pipeline::clip_detail::ClipDetail as DetailData;
 use eframe::egui;
 use glam::Vec3;
 

@@ -5,6 +5,7 @@
 
 pub mod cache;
 pub mod cli;
+pub mod clip_detail;
 pub mod folder_settings;
 pub mod interrupt;
 pub mod lab;

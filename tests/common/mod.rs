@@ -4,6 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The app's kittest harness (GUI tests only).
+#[cfg(feature = "gui")]
+pub mod gui;
+
 /// The real-data folder (`../shared/data`) when the suite is switched on with
 /// `CLIPFORGE_DATA=/path/to/shared/data`. Unset: `None` (the test prints that it skipped).
 /// Set but missing: panics, so CI never passes silently without its data.

@@ -1,0 +1,80 @@
+//! Small helpers every view uses: number formatting and where the bundled sample library is.
+//! A leaf: it imports nothing from the other `gui` modules.
+
+use std::path::{Path, PathBuf};
+
+/// The bundled sample library: `assets/` of the crate this was built from, else `./assets`.
+pub fn bundled_assets_dir() -> Option<PathBuf> {
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    if built.is_dir() {
+        return Some(built);
+    }
+    let cwd = PathBuf::from("assets");
+    cwd.is_dir().then(|| cwd.canonicalize().unwrap_or(cwd))
+}
+
+/// Formats bytes as "12.3 KB" / "4.5 MB".
+pub(crate) fn fmt_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b < 1024.0 {
+        format!("{b:.0} B")
+    } else if b < 1024.0 * 1024.0 {
+        format!("{:.1} KB", b / 1024.0)
+    } else if b < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2} MB", b / (1024.0 * 1024.0))
+    } else {
+        format!("{:.2} GB", b / (1024.0 * 1024.0 * 1024.0))
+    }
+}
+
+/// Thousands separators: 12345 → "12,345".
+pub(crate) fn fmt_count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Time spent in `AppState::ui` over the last frames (the footer's readout, the frame-time test).
+#[derive(Default)]
+pub struct FrameStats {
+    pub recent_ms: std::collections::VecDeque<f32>,
+    pub worst_during_batch_ms: f32,
+    pub frames_during_batch: u64,
+    pub sum_during_batch_ms: f64,
+}
+
+impl FrameStats {
+    pub fn push(&mut self, ms: f32, batch_running: bool) {
+        if self.recent_ms.len() >= 120 {
+            self.recent_ms.pop_front();
+        }
+        self.recent_ms.push_back(ms);
+        if batch_running {
+            self.worst_during_batch_ms = self.worst_during_batch_ms.max(ms);
+            self.frames_during_batch += 1;
+            self.sum_during_batch_ms += ms as f64;
+        }
+    }
+    /// Forgets the previous batch's figures (a new batch starts).
+    pub fn reset_batch(&mut self) {
+        self.worst_during_batch_ms = 0.0;
+        self.frames_during_batch = 0;
+        self.sum_during_batch_ms = 0.0;
+    }
+    pub fn average_ms(&self) -> f32 {
+        if self.recent_ms.is_empty() {
+            0.0
+        } else {
+            self.recent_ms.iter().sum::<f32>() / self.recent_ms.len() as f32
+        }
+    }
+    pub fn max_ms(&self) -> f32 {
+        self.recent_ms.iter().copied().fold(0.0, f32::max)
+    }
+}
