@@ -4,12 +4,18 @@
 //! with the same flags, alternating, printing medians (wall, and CPU of the process / child) and
 //! the app/CLI ratio (issue 12's target: within 1.2x). Speed is measured, never asserted.
 //!
+//! A second one measures the UI while the tab rescans: frame time and the UI thread's CPU with
+//! frames paced as an unthrottled UI (an animated widget asks for a repaint every frame), at
+//! 60 Hz, and every 50 ms (what the app asks for while a scan runs), and the scan's wall time
+//! under each (egui_kittest frames: layout and tessellation, no GPU).
+//!
 //! env: CF_BENCH_TREE (run from there), CF_BENCH_ARGS (the CLI's arguments after `headers`),
 //! CF_BENCH_RUNS (default 5).
 #![cfg(feature = "gui")]
 
-use clipforge::gui::{HeadersProject, HeadersSettings, HeadersState};
+use clipforge::gui::{AppState, HeadersProject, HeadersSettings, HeadersState, Persisted, Tab};
 use eframe::egui;
+use egui_kittest::{Harness, kittest::Queryable};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -134,4 +140,101 @@ fn headers_tab_scan_vs_cli() {
         aw / cw,
         ac / cc
     );
+}
+
+/// CPU time of the calling thread, in ms.
+fn thread_cpu_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the struct we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 * 1e-6
+}
+
+fn pct(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
+}
+
+#[test]
+#[ignore = "benchmark: scripts/headers_app_vs_cli.sh"]
+fn ui_frames_during_a_header_rescan() {
+    let (Ok(tree), Ok(args)) = (
+        std::env::var("CF_BENCH_TREE"),
+        std::env::var("CF_BENCH_ARGS"),
+    ) else {
+        eprintln!("set CF_BENCH_TREE and CF_BENCH_ARGS (see scripts/headers_app_vs_cli.sh)");
+        return;
+    };
+    let runs: usize = std::env::var("CF_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    let work = tempfile::tempdir().unwrap();
+    // SAFETY: set before this test starts any thread.
+    unsafe { std::env::set_var("XDG_CACHE_HOME", work.path()) };
+    std::env::set_current_dir(&tree).unwrap();
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let state = AppState::new(Persisted {
+        input_dir: String::new(),
+        tab: Tab::Headers,
+        headers: HeadersSettings {
+            project: tab_project(&args),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_max_steps(400)
+        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state);
+    // The first look at the tab scans: wait for it.
+    let t = Instant::now();
+    h.step();
+    while h.state().headers.busy() && t.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(20));
+        h.step();
+    }
+    let paces = [("unthrottled", 0u64), ("60 Hz", 16), ("every 50 ms", 50)];
+    let mut res: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> = vec![Default::default(); paces.len()];
+    for _ in 0..runs {
+        for (i, &(_, pace)) in paces.iter().enumerate() {
+            h.get_by_label("Clean rescan").click();
+            let t0 = Instant::now();
+            let c0 = thread_cpu_ms();
+            loop {
+                let f0 = Instant::now();
+                h.step();
+                res[i].0.push(f0.elapsed().as_secs_f64() * 1e3);
+                if !h.state().headers.busy() {
+                    break;
+                }
+                let left = Duration::from_millis(pace).saturating_sub(f0.elapsed());
+                std::thread::sleep(left);
+            }
+            let wall = t0.elapsed().as_secs_f64();
+            res[i].1.push(wall);
+            res[i].2.push((thread_cpu_ms() - c0) / 1e3 / wall);
+            assert!(
+                h.state().headers.error.is_none(),
+                "{:?}",
+                h.state().headers.error
+            );
+        }
+    }
+    for (i, (name, _)) in paces.iter().enumerate() {
+        let (frames, walls, ui) = &mut res[i];
+        println!(
+            "UI {name:>12}: {} frames, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; UI thread {:.0}% \
+             of a core; clean rescan {:.3} s wall (median of {runs})",
+            frames.len(),
+            pct(frames, 0.5),
+            pct(frames, 0.99),
+            pct(frames, 1.0),
+            median(ui.clone()) * 100.0,
+            median(walls.clone()),
+        );
+    }
 }

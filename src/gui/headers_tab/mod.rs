@@ -277,7 +277,13 @@ impl HeadersState {
             self.job = None;
             match res {
                 Ok(o) => {
-                    self.outcome = Some(o);
+                    // Freeing the previous reports (two modes, hundreds of thousands of small
+                    // allocations on a large tree) takes tens of ms: not on the UI thread.
+                    if let Some(old) = self.outcome.replace(o) {
+                        let _ = std::thread::Builder::new()
+                            .name("clipforge-headers-free".into())
+                            .spawn(move || drop(old));
+                    }
                     self.generation += 1;
                     self.view_key = None;
                     self.why_key = None;
