@@ -1,6 +1,7 @@
 //! Atomic file writes, below every layer: batch outputs, reports and skip caches
 //! ([`crate::pipeline`]) and the header profiler's cache ([`crate::headers`]) all replace files
 //! this way, so a reader never sees half a file and two writers never share a temporary name.
+//! Also the one CSV writer of every report ([`csv_writer`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -186,4 +187,20 @@ mod tests {
         let e = read_regular(&f, 9).unwrap_err();
         assert!(e.to_string().contains("10 bytes"), "{e}");
     }
+}
+/// The CSV writer of every report (clip batches and the header profiler): RFC 4180 quoting as
+/// spreadsheet tools read it (fields holding a comma, a quote or a line break are quoted, quotes
+/// doubled; everything else as is), `\n` line ends. Finish with [`csv_text`], then write the
+/// text with [`write_atomic`].
+pub fn csv_writer() -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new())
+}
+
+/// The text a [`csv_writer`] wrote.
+pub fn csv_text(w: csv::Writer<Vec<u8>>) -> String {
+    // In memory: flushing cannot fail, and fields are `&str`, so the bytes are UTF-8.
+    let bytes = w.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }

@@ -5,6 +5,8 @@
 //! - [`pipeline`]: batch jobs, progress, cancellation, the skip cache, folder watching, reports.
 //! - [`anim`]: the animation clip codec (raw data, importers, compression, runtime format, error metric).
 //! - [`headers`]: the C/C++ header profiler.
+//! - [`task`]: progress and cancellation shared by batches, pipelines and header scans.
+//! - [`watcher`]: the file-system watcher (notify + debouncer) shared by pipelines and headers.
 //! - [`fsio`]: atomic file writes, used by the layers above.
 
 // Parallel arrays indexed by bone (structure-of-arrays) read best as index loops.
@@ -14,6 +16,8 @@ pub mod anim;
 pub mod fsio;
 pub mod headers;
 pub mod pipeline;
+pub mod task;
+pub mod watcher;
 
 #[cfg(feature = "gui")]
 pub mod gui;

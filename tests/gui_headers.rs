@@ -96,8 +96,8 @@ fn harness(state: AppState) -> Harness<'static, AppState> {
         .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state)
 }
 
-/// Steps frames until the headers scan is done (the progress bar repaints continuously, so
-/// single frames are stepped; `run` only once idle).
+/// Steps frames until the headers scan is done (the app asks for a repaint every 50 ms while a
+/// scan runs, so single frames are stepped; `run` only once idle).
 fn wait_scan(h: &mut Harness<'_, AppState>) {
     for _ in 0..3000 {
         h.step();

@@ -777,13 +777,11 @@ fn missing_root_is_a_clear_error() {
 
 #[test]
 fn watch_rescans_after_a_change() {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
     let d = tempfile::tempdir().unwrap();
     let r = d.path().to_path_buf();
     chain_tree(&r);
     let p = project(&r, &[]);
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = clipforge::task::CancelToken::new();
     let mut s = Scanner::new();
     let mut totals = Vec::new();
     let (r2, stop2) = (r.clone(), stop.clone());
@@ -792,14 +790,14 @@ fn watch_rescans_after_a_change() {
         write(&r2, "src/big.h", "int a;\n".repeat(150).as_bytes());
         // Safety net: never let the test hang.
         std::thread::sleep(std::time::Duration::from_secs(20));
-        stop2.store(true, Ordering::Relaxed);
+        stop2.cancel();
     });
     headers::watch::watch(&p, &opts(Mode::Preprocessed), &mut s, &stop, |res| {
         totals.push(res.unwrap().primary.total_parsed);
         totals.len() < 2
     })
     .unwrap();
-    stop.store(true, Ordering::Relaxed);
+    stop.cancel();
     drop(writer);
     assert_eq!(totals[0], 207);
     assert_eq!(

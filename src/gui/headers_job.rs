@@ -1,13 +1,13 @@
 //! The Headers tab's background work: the scan on a worker thread (which borrows the tab's
 //! [`Scanner`] and hands it back, so the next scan is incremental), the file watcher that asks
-//! for rescans, the project settings turned into a [`Project`], and atomic export writes.
+//! for rescans ([`crate::watcher::Watcher`] on [`HeadersProject::watch_dirs`]), and the project
+//! settings turned into a [`Project`].
 
 use crate::headers::{
     self, CompilerChoice, MacroOpt, Mode, Progress, Project, Report, ScanError, ScanOptions,
     Scanner,
 };
 use eframe::egui;
-use notify::RecursiveMode;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -347,59 +347,4 @@ impl HeadersJob {
             self.progress.tus_total.load(Relaxed),
         )
     }
-}
-
-/// Watches the roots and include dirs; [`Self::changed`] says whether files changed since the
-/// last call (our own reads show up as access events and are ignored).
-pub struct HeadersWatcher {
-    pub dirs: Vec<PathBuf>,
-    _debouncer: notify_debouncer_full::Debouncer<
-        notify::RecommendedWatcher,
-        notify_debouncer_full::RecommendedCache,
-    >,
-    rx: Receiver<notify_debouncer_full::DebounceEventResult>,
-}
-
-impl HeadersWatcher {
-    pub fn start(dirs: Vec<PathBuf>, ctx: Option<egui::Context>) -> Result<Self, String> {
-        let (tx, rx) = mpsc::channel();
-        let handler = move |ev: notify_debouncer_full::DebounceEventResult| {
-            let _ = tx.send(ev);
-            if let Some(c) = &ctx {
-                c.request_repaint();
-            }
-        };
-        let mut deb =
-            notify_debouncer_full::new_debouncer(Duration::from_millis(300), None, handler)
-                .map_err(|e| format!("cannot start the file watcher: {e}"))?;
-        for d in &dirs {
-            deb.watch(d, RecursiveMode::Recursive)
-                .map_err(|e| format!("{}: cannot watch: {e}", d.display()))?;
-        }
-        Ok(Self {
-            dirs,
-            _debouncer: deb,
-            rx,
-        })
-    }
-
-    pub fn changed(&self) -> bool {
-        let mut any = false;
-        while let Ok(r) = self.rx.try_recv() {
-            if let Ok(events) = r
-                && events
-                    .iter()
-                    .any(|e| !matches!(e.event.kind, notify::EventKind::Access(_)))
-            {
-                any = true;
-            }
-        }
-        any
-    }
-}
-
-/// Writes `text` to `path` atomically ([`crate::pipeline::write_atomic`]), the error naming the file.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
-    crate::pipeline::write_atomic(path, text.as_bytes())
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }

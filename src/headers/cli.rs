@@ -542,7 +542,7 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     };
     if args.watch {
         let mut scanner = super::Scanner::new();
-        let stop = std::sync::atomic::AtomicBool::new(false);
+        let stop = crate::task::CancelToken::new();
         return super::watch::watch(&project, &opts, &mut scanner, &stop, |res| {
             match res {
                 Ok(r) => print_summary(&r.primary, r.secondary.as_ref()),

@@ -66,8 +66,6 @@ pub use scan::{ScanError, ScanResult, Scanner};
 
 use serde::Serialize;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Which of the two definitions a report follows (see the module doc). A domain type: the
 /// CLI maps its own `--mode` value onto it (`cli::ModeArg`).
@@ -185,44 +183,10 @@ impl Default for ScanOptions {
     }
 }
 
-/// Live progress a UI polls while a scan runs on another thread; `cancel()` stops the scan at the
-/// next translation unit.
-#[derive(Debug, Default)]
-pub struct Progress {
-    pub tus_total: AtomicUsize,
-    pub tus_done: AtomicUsize,
-    cancel: AtomicBool,
-    phase: Mutex<String>,
-    phase_start: Mutex<Option<std::time::Instant>>,
-}
-
-impl Progress {
-    pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed)
-    }
-    pub fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-    pub fn phase(&self) -> String {
-        self.phase.lock().unwrap().clone()
-    }
-    pub fn set_phase(&self, p: &str) {
-        let mut g = self.phase.lock().unwrap();
-        // CLIPFORGE_HEADERS_TIMING=1 prints how long each phase took (for benchmarking).
-        if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
-            let mut t = self.phase_start.lock().unwrap();
-            if let Some(start) = *t {
-                eprintln!(
-                    "[headers] {:<34} {:>8.3} s",
-                    *g,
-                    start.elapsed().as_secs_f64()
-                );
-            }
-            *t = Some(std::time::Instant::now());
-        }
-        *g = p.to_string();
-    }
-}
+/// Live progress a UI polls while a scan runs on another thread (translation units done and
+/// total, the phase); `cancel()` stops the scan at the next translation unit. The shared
+/// [`crate::task::Progress`].
+pub type Progress = crate::task::Progress<crate::task::ScanCounters>;
 
 /// One-shot scan with the on-disk cache: loads it (unless `opts.clean` or disabled), scans,
 /// saves it back. Cache problems never fail the scan; they are added to the report's notes.

@@ -988,26 +988,37 @@ impl Report {
 
     /// CSV of the per-file table.
     pub fn to_csv(&self) -> String {
-        let mut s = String::from(
-            "path,lines,tu,tu_count,contributed,transitive_includes,transitive_lines,included_by_count,hub_score,direct_includes,direct_includers\n",
-        );
+        let mut w = crate::fsio::csv_writer();
+        let _ = w.write_record([
+            "path",
+            "lines",
+            "tu",
+            "tu_count",
+            "contributed",
+            "transitive_includes",
+            "transitive_lines",
+            "included_by_count",
+            "hub_score",
+            "direct_includes",
+            "direct_includers",
+        ]);
         for h in &self.headers {
-            s.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{}\n",
-                csv_field(&h.path),
-                h.lines,
-                h.tu as u8,
-                h.tu_count,
-                h.contributed,
-                h.transitive_includes,
-                h.transitive_lines,
-                h.included_by_count,
-                h.hub_score,
-                h.includes.len(),
-                h.included_by.len()
-            ));
+            // Writing to memory cannot fail, and every record has the header's length.
+            let _ = w.write_record([
+                h.path.clone(),
+                h.lines.to_string(),
+                (h.tu as u8).to_string(),
+                h.tu_count.to_string(),
+                h.contributed.to_string(),
+                h.transitive_includes.to_string(),
+                h.transitive_lines.to_string(),
+                h.included_by_count.to_string(),
+                h.hub_score.to_string(),
+                h.includes.len().to_string(),
+                h.included_by.len().to_string(),
+            ]);
         }
-        s
+        crate::fsio::csv_text(w)
     }
 
     /// GraphViz dot of the counted files and the include edges between them.
@@ -1069,14 +1080,6 @@ impl Report {
     /// The JSON report (stable keys; see the module docs of `headers`).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-    }
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }
 

@@ -4,57 +4,42 @@
 
 use super::scan::{ScanError, ScanResult, Scanner};
 use super::{Progress, Project, ScanOptions};
-use notify::RecursiveMode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use crate::task::CancelToken;
+use crate::watcher::Watcher;
 use std::time::Duration;
 
-/// Scans once, then rescans after every change until `stop` is set or `on_result` returns false.
-/// Only the first scan honours `opts.clean`.
+/// Scans once, then rescans after every change until `stop` is cancelled or `on_result` returns
+/// false. Only the first scan honours `opts.clean`. Cancelling `stop` also cancels a running scan.
 pub fn watch(
     project: &Project,
     opts: &ScanOptions,
     scanner: &mut Scanner,
-    stop: &AtomicBool,
+    stop: &CancelToken,
     mut on_result: impl FnMut(Result<ScanResult, ScanError>) -> bool,
 ) -> Result<(), String> {
-    let (tx, rx) = mpsc::channel();
-    let mut deb = notify_debouncer_full::new_debouncer(Duration::from_millis(300), None, tx)
-        .map_err(|e| format!("cannot start the file watcher: {e}"))?;
-    for d in project
+    let dirs: Vec<_> = project
         .roots
         .iter()
         .chain(project.include_dirs.iter())
         .chain(project.quote_dirs.iter())
-    {
-        deb.watch(d, RecursiveMode::Recursive)
-            .map_err(|e| format!("{}: cannot watch: {e}", d.display()))?;
-    }
+        .cloned()
+        .collect();
+    let watcher =
+        Watcher::start(&dirs, Duration::from_millis(300), None).map_err(|e| e.to_string())?;
     let mut o = opts.clone();
     loop {
-        let progress = Progress::default();
-        if !on_result(scanner.scan(project, &o, &progress)) {
+        let progress = Progress::with_cancel(stop.clone());
+        let res = scanner.scan(project, &o, &progress);
+        if stop.is_cancelled() || !on_result(res) {
             return Ok(());
         }
         o.clean = false;
-        // Wait for a batch of changes (or a stop request).
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            match rx.recv_timeout(Duration::from_millis(200)) {
-                // Our own reads show up as access events: only changes count.
-                Ok(Ok(events))
-                    if events
-                        .iter()
-                        .any(|e| !matches!(e.event.kind, notify::EventKind::Access(_))) =>
-                {
-                    break;
-                }
-                Ok(_) => {}
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-            }
+        // Wait for a batch of changes (or a stop request); a watcher error means events may
+        // have been lost, so it rescans too.
+        if !watcher.wait_for_change(stop, Duration::from_millis(200), |e| {
+            eprintln!("clipforge headers: file watcher: {e}")
+        }) {
+            return Ok(());
         }
     }
 }

@@ -20,8 +20,7 @@ use cache::{CacheEntry, SkipCache};
 use report::{BatchReport, ClipReport};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// File name of the skip cache, kept in the output root.
@@ -205,37 +204,13 @@ pub fn limit_of(message: &str) -> Option<String> {
     crate::anim::limits::is_over_budget(message).then(|| LIMIT_MEMORY.to_string())
 }
 
-/// Shared cancellation flag: set it from any thread; running jobs stop at the next clip boundary
-/// (and inside long clips) and write nothing partial.
-#[derive(Clone, Debug, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+/// Cancellation and progress live in [`crate::task`], shared with the header profiler.
+pub use crate::task::{CancelToken, ClipCounters};
 
-impl CancelToken {
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed)
-    }
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-}
+/// Live counters a UI or the CLI reads while a batch runs (see [`ClipCounters`]).
+pub type Progress = crate::task::Progress<ClipCounters>;
 
-/// Live counters a UI or the CLI reads while a batch runs.
-///
-/// `total_clips` starts at the number of files and grows when a glTF file turns out to hold
-/// several animations. `done_clips` counts every finished row (compressed, failed, skipped or
-/// cancelled), so `done_clips == total_clips` at the end; `failed_clips` and `skipped_clips` are
-/// subsets of it.
-#[derive(Debug, Default)]
-pub struct Progress {
-    pub total_clips: AtomicU64,
-    pub done_clips: AtomicU64,
-    pub failed_clips: AtomicU64,
-    pub skipped_clips: AtomicU64,
-    /// Raw bytes (10 float32 per bone per sample) of the clips finished so far.
-    pub raw_bytes_done: AtomicU64,
-}
-
-impl Progress {
+impl ClipCounters {
     fn record(&self, row: &ClipReport) {
         if row.skipped {
             self.skipped_clips.fetch_add(1, Ordering::Relaxed);

@@ -178,8 +178,8 @@ impl BatchReport {
 
     /// The report as CSV: a header line, then one line per clip ([`CSV_COLUMNS`]).
     pub fn to_csv(&self) -> String {
-        let mut out = CSV_COLUMNS.join(",");
-        out.push('\n');
+        let mut out = crate::fsio::csv_writer();
+        let _ = out.write_record(CSV_COLUMNS);
         for c in &self.clips {
             let opt = |s: &Option<String>| s.clone().unwrap_or_default();
             let fields: Vec<String> = vec![
@@ -217,16 +217,10 @@ impl BatchReport {
                 c.warnings.join("; "),
                 opt(&c.limit),
             ];
-            out.push_str(
-                &fields
-                    .iter()
-                    .map(|f| csv_field(f))
-                    .collect::<Vec<_>>()
-                    .join(","),
-            );
-            out.push('\n');
+            // Writing to memory cannot fail, and every record has the header's length.
+            let _ = out.write_record(&fields);
         }
-        out
+        crate::fsio::csv_text(out)
     }
 
     /// Writes [`Self::to_json`] atomically.
@@ -272,15 +266,6 @@ pub const CSV_COLUMNS: &[&str] = &[
     "warnings",
     "limit",
 ];
-
-/// RFC 4180 quoting: fields holding a comma, a quote or a line break are quoted, quotes doubled.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
 
 /// "1 clip", "2 clips": counts in human-readable output (never in JSON/CSV).
 pub fn count(n: usize, one: &str, many: &str) -> String {
@@ -342,9 +327,16 @@ mod tests {
 
     #[test]
     fn csv_quotes_fields() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("plain"), "plain");
+        let field = |f: &str| {
+            let mut w = crate::fsio::csv_writer();
+            w.write_record(["x", f, "y"]).unwrap();
+            crate::fsio::csv_text(w)
+        };
+        assert_eq!(field("a,b"), "x,\"a,b\",y\n");
+        assert_eq!(field("say \"hi\""), "x,\"say \"\"hi\"\"\",y\n");
+        assert_eq!(field("two\nlines"), "x,\"two\nlines\",y\n");
+        assert_eq!(field("plain"), "x,plain,y\n");
+        assert_eq!(field(""), "x,,y\n");
     }
 
     #[test]

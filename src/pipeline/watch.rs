@@ -11,14 +11,12 @@
 use super::cache::{SkipCache, cache_key};
 use super::report::ClipReport;
 use super::{BatchOptions, CancelToken, ClipFile, FileJob, Progress};
-use notify_debouncer_full::notify::{
-    EventKind, RecursiveMode, event::ModifyKind, event::RenameMode,
-};
-use notify_debouncer_full::{DebounceEventResult, new_debouncer};
+use crate::watcher::Watcher;
+use notify_debouncer_full::DebounceEventResult;
+use notify_debouncer_full::notify::{EventKind, event::ModifyKind, event::RenameMode};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -114,7 +112,7 @@ impl WatchOptions {
 /// A running watch. Dropping it stops it too.
 pub struct WatchHandle {
     events: Receiver<WatchEvent>,
-    stop: Arc<AtomicBool>,
+    /// Stops the watch loop and abandons the clip being compressed.
     cancel: CancelToken,
     thread: Option<JoinHandle<()>>,
     input_root: PathBuf,
@@ -145,7 +143,6 @@ impl WatchHandle {
     /// Stops watching: the clip being compressed is abandoned without leaving a partial file,
     /// the skip cache is saved, and the call returns once the watcher thread has ended.
     pub fn stop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
         self.cancel.cancel();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -184,15 +181,10 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
     // Temporary files of a run that was killed (never those of a live process).
     super::interrupt::remove_stale_temp_files(&out);
 
-    let (raw_tx, raw_rx) = mpsc::channel::<DebounceEventResult>();
-    let mut debouncer = new_debouncer(options.debounce, None, raw_tx)
-        .map_err(|e| format!("cannot start the file watcher: {e}"))?;
-    debouncer
-        .watch(&root, RecursiveMode::Recursive)
-        .map_err(|e| format!("{}: cannot watch: {e}", root.display()))?;
+    let mut watcher = Watcher::start(std::slice::from_ref(&root), options.debounce, None)
+        .map_err(|e| e.to_string())?;
 
     let (tx, rx) = mpsc::channel();
-    let stop = Arc::new(AtomicBool::new(false));
     let cancel = CancelToken::default();
     let mut worker = Worker {
         cache: SkipCache::load(&out),
@@ -207,7 +199,7 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         tx,
         cancel: cancel.clone(),
     };
-    let stop_c = stop.clone();
+    let stop = cancel.clone();
     let low_priority = worker.opts.low_priority;
     let thread = std::thread::Builder::new()
         .name("clipforge-watch".into())
@@ -215,13 +207,12 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
             if low_priority {
                 super::lower_thread_priority();
             }
-            worker.run(&raw_rx, &stop_c);
-            debouncer.stop();
+            worker.run(&watcher, &stop);
+            watcher.stop();
         })
         .map_err(|e| format!("cannot start the watch thread: {e}"))?;
     Ok(WatchHandle {
         events: rx,
-        stop,
         cancel,
         thread: Some(thread),
         input_root: root,
@@ -261,7 +252,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn run(&mut self, raw_rx: &Receiver<DebounceEventResult>, stop: &AtomicBool) {
+    fn run(&mut self, watcher: &Watcher, stop: &CancelToken) {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(self.opts.batch.jobs)
             .build()
@@ -270,7 +261,7 @@ impl Worker {
             self.forget_missing();
             self.rescan(&self.root.clone(), true);
         }
-        while !stop.load(Ordering::Relaxed) {
+        while !stop.is_cancelled() {
             let now = Instant::now();
             let wait = self
                 .pending
@@ -279,17 +270,17 @@ impl Worker {
                 .min()
                 .unwrap_or(Duration::from_millis(100))
                 .min(Duration::from_millis(100));
-            match raw_rx.recv_timeout(wait) {
+            match watcher.recv_timeout(wait) {
                 Ok(r) => {
                     self.handle(r);
-                    while let Ok(r) = raw_rx.try_recv() {
+                    while let Ok(r) = watcher.try_recv() {
                         self.handle(r);
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
-            if stop.load(Ordering::Relaxed) {
+            if stop.is_cancelled() {
                 break;
             }
             self.process_due(pool.as_ref());

@@ -2,7 +2,6 @@
 
 use super::fmt_count;
 use super::{HeadersSettings, HeadersState};
-use crate::gui::headers_job::write_atomic;
 use eframe::egui;
 use std::path::PathBuf;
 
@@ -43,7 +42,9 @@ impl HeadersState {
             "csv" => r.to_csv(),
             _ => r.to_dot(),
         };
-        match write_atomic(&path, &text) {
+        let written = crate::fsio::write_atomic(&path, text.as_bytes())
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()));
+        match written {
             Ok(()) => (
                 format!(
                     "Exported {} files ({}) to {}",

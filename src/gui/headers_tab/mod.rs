@@ -16,9 +16,10 @@ mod table;
 mod toolbar;
 
 use super::fmt_count;
-use super::headers_job::{HeadersJob, HeadersProject, HeadersWatcher, JobPoll, ScanOutcome};
+use super::headers_job::{HeadersJob, HeadersProject, JobPoll, ScanOutcome};
 use crate::headers::report::Detail;
 use crate::headers::{ChainStep, Mode, Report, ScanOptions, Scanner, WhatIfResult};
+use crate::watcher::Watcher;
 use eframe::egui;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -138,7 +139,7 @@ pub struct HeadersState {
     pub what_if: Option<(String, Result<WhatIfResult, String>)>,
     detail: Option<((u64, Mode, String), Detail)>,
     dialog: Option<mpsc::Receiver<(Pick, Option<PathBuf>)>>,
-    watcher: Option<HeadersWatcher>,
+    watcher: Option<Watcher>,
     /// The project the watched folders were last worked out for, and when (they are stat'ed,
     /// so not every frame).
     watch_checked: Option<(HeadersProject, Instant)>,
@@ -276,7 +277,13 @@ impl HeadersState {
             self.job = None;
             match res {
                 Ok(o) => {
-                    self.outcome = Some(o);
+                    // Freeing the previous reports (two modes, hundreds of thousands of small
+                    // allocations on a large tree) takes tens of ms: not on the UI thread.
+                    if let Some(old) = self.outcome.replace(o) {
+                        let _ = std::thread::Builder::new()
+                            .name("clipforge-headers-free".into())
+                            .spawn(move || drop(old));
+                    }
                     self.generation += 1;
                     self.view_key = None;
                     self.why_key = None;
@@ -327,7 +334,10 @@ impl HeadersState {
             s.project.watch_dirs()
         });
         if let Some(dirs) = dirs
-            && self.watcher.as_ref().is_none_or(|w| w.dirs != dirs)
+            && self
+                .watcher
+                .as_ref()
+                .is_none_or(|w| w.dirs() != dirs.as_slice())
         {
             self.watcher = None;
             if dirs.is_empty() {
@@ -335,7 +345,12 @@ impl HeadersState {
                 s.watch = false;
                 return;
             }
-            match HeadersWatcher::start(dirs, self.ctx.clone()) {
+            // Each batch of events wakes the UI, which polls the watcher in the next frame.
+            let wake = self
+                .ctx
+                .clone()
+                .map(|c| -> crate::watcher::Wake { Box::new(move || c.request_repaint()) });
+            match Watcher::start(&dirs, Duration::from_millis(300), wake) {
                 Ok(w) => self.watcher = Some(w),
                 Err(e) => {
                     self.error = Some(format!("Watch: {e}"));
@@ -344,8 +359,15 @@ impl HeadersState {
                 }
             }
         }
-        if self.watcher.as_ref().is_some_and(|w| w.changed()) {
-            self.pending_rescan = true;
+        if let Some(w) = &self.watcher {
+            let (changed, errors) = w.drain();
+            if !errors.is_empty() {
+                // Events may have been lost: say so, and rescan (drain counts it as a change).
+                self.message = Some((format!("Watch: {}", errors.join("; ")), true));
+            }
+            if changed {
+                self.pending_rescan = true;
+            }
         }
     }
 

@@ -74,7 +74,10 @@ impl HeadersState {
                     egui::ProgressBar::new(frac)
                         .desired_width(ui.available_width().clamp(120.0, 520.0))
                         .text(text)
-                        .animate(true),
+                        // No animation: an animated bar repaints every frame (one core's worth of
+                        // UI work at an unlimited frame rate, taken from the scan); the app
+                        // repaints every 50 ms while a scan runs, which keeps the counts live.
+                        .animate(false),
                 );
             } else if let Some(o) = &self.outcome {
                 ui.weak(format!(
