@@ -14,7 +14,7 @@ use eframe::egui;
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,7 +25,7 @@ pub struct ScanJob {
 }
 
 pub struct InspectJob {
-    stop: Arc<AtomicBool>,
+    cancel: CancelToken,
     rx: Receiver<(usize, Inspect)>,
     pub done: usize,
     pub total: usize,
@@ -33,7 +33,7 @@ pub struct InspectJob {
 
 impl Drop for InspectJob {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.cancel.cancel();
     }
 }
 
@@ -385,14 +385,14 @@ impl ClipJobs {
 
     fn start_inspect(&mut self, paths: Vec<PathBuf>) {
         let (tx, rx) = mpsc::channel();
-        let stop = Arc::new(AtomicBool::new(false));
+        let cancel = CancelToken::new();
         let total = paths.len();
-        let s = stop.clone();
+        let s = cancel.clone();
         std::thread::spawn(move || {
             pipeline::lower_thread_priority();
             let run = || {
                 let _ = paths.par_iter().enumerate().try_for_each(|(i, p)| {
-                    if s.load(Ordering::Relaxed) {
+                    if s.is_cancelled() {
                         return Err(());
                     }
                     tx.send((i, inspect_file(p))).map_err(|_| ())
@@ -408,7 +408,7 @@ impl ClipJobs {
             }
         });
         self.inspect_job = Some(InspectJob {
-            stop,
+            cancel,
             rx,
             done: 0,
             total,
