@@ -510,6 +510,15 @@ impl AppState {
                 {
                     self.detail.close();
                 }
+                if ui
+                    .button("Compare presets…")
+                    .on_hover_text(
+                        "Compress this clip with two presets and compare before keeping one",
+                    )
+                    .clicked()
+                {
+                    self.open_ab(&key);
+                }
             });
         });
         if self.detail.selected.is_none() {

@@ -145,6 +145,15 @@ impl AppState {
             {
                 self.cancel();
             }
+            if ui
+                .button("Open output folder")
+                .on_hover_text("Show the output folder in the file manager")
+                .clicked()
+            {
+                self.message = Some(super::open_folder::open_folder_message(
+                    &self.persisted.output_dir,
+                ));
+            }
             ui.separator();
             if let Some(job) = &self.batch {
                 let c = job.counts();
@@ -198,21 +207,7 @@ impl AppState {
 
     pub(super) fn table_ui(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
-            let l = ui.label("Filter:");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.filter)
-                    .hint_text("name, path, format, status")
-                    .desired_width(220.0),
-            )
-            .labelled_by(l.id);
-            if !self.filter.is_empty()
-                && ui
-                    .small_button("x")
-                    .on_hover_text("Clear the filter")
-                    .clicked()
-            {
-                self.filter.clear();
-            }
+            super::filter::filter_field(ui, &mut self.filter, "name, path, format, status");
             let lib = &self.library;
             ui.label(format!(
                 "{} of {} clips · {} files",

@@ -6,19 +6,25 @@
 //! and [`crate::anim`] on background threads; the UI only polls their progress counters and
 //! channels, so it never blocks. [`AppState::ui`] is callable without eframe (egui_kittest drives it).
 
+mod ab_view;
 mod charts;
 mod detail;
+mod drop;
+pub mod filter;
 mod headers_job;
 mod headers_tab;
 mod jobs;
 mod lab_view;
 mod library;
 mod model;
+pub mod open_folder;
 mod pipelines;
 mod scalar_view;
 mod settings;
 mod skeleton_view;
 
+pub use drop::{DropAction, plan_drop};
+pub use filter::TextFilter;
 pub use headers_job::{CompilerPick, HeadersProject};
 pub use headers_tab::{HeaderColumn, HeaderSort, HeadersSettings, HeadersState, HeadersView};
 pub use lab_view::{ChartSeries, DecodePattern, LabMode, LabView, chart_series};
@@ -141,6 +147,10 @@ pub struct AppState {
     /// Bumped per batch (and per watch event): a file's first row of a newer generation
     /// replaces all its older rows.
     pub(crate) batch_generation: u64,
+    /// A dropped clip waiting for its folder's scan (see `drop.rs`).
+    pub drop: drop::DropState,
+    /// The "Compare presets" (A/B) window of a clip.
+    pub ab: ab_view::AbView,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,6 +230,8 @@ impl AppState {
             eframe_cpu_ms: None,
             ctx: None,
             batch_generation: 0,
+            drop: drop::DropState::default(),
+            ab: ab_view::AbView::default(),
         }
     }
 
@@ -290,6 +302,7 @@ impl AppState {
             readable_weak_text(ui.ctx());
         }
         self.poll(ui.ctx());
+        self.handle_drops(ui.ctx());
         self.keyboard(ui);
 
         egui::Panel::top("cf_tabs").show(ui, |ui| {
@@ -328,6 +341,8 @@ impl AppState {
                 self.headers.ui(ui, &mut self.persisted.headers);
             }
         }
+
+        self.ab.window(ui.ctx(), &self.persisted.output_dir);
 
         // Keep polling while background work runs (cheap: the UI only reads counters).
         if self.is_busy()
@@ -622,6 +637,7 @@ impl eframe::App for ClipForgeApp {
         self.state.cancel();
         self.state.headers.cancel();
         self.state.lab.cancel();
+        self.state.ab.cancel();
         self.state.watch.stop_all();
     }
 }
