@@ -309,3 +309,76 @@ fn compare_presets_runs_in_the_background_and_keeps_only_the_chosen_side() {
     );
     h.get_by_label(&msg);
 }
+
+fn compress_all(h: &mut Harness<'_, AppState>) {
+    h.get_by_label("Compress all").click();
+    h.step();
+    wait_idle(h);
+}
+
+#[test]
+fn clicking_a_point_of_a_library_chart_opens_that_clip() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().start_scan();
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    assert!(h.state().detail.selected.is_none());
+    h.state_mut().persisted.tab = Tab::Charts;
+    h.run_steps(4);
+    let points: Vec<egui::Pos2> = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::charts::points_id("cf_chart_ratio_err")))
+        .expect("the scatter plot drew its dots");
+    assert_eq!(points.len(), 5);
+    let p = points[2];
+    h.hover_at(p);
+    h.step();
+    h.drag_at(p);
+    h.step();
+    h.drop_at(p);
+    h.run_steps(3);
+    let opened = h.state().detail.selected.clone();
+    let key = opened.expect("a click on a dot opens its clip");
+    assert_eq!(h.state().persisted.tab, Tab::Clips);
+    assert!(NAMES.contains(&key.clip.as_str()), "{}", key.clip);
+}
+
+#[test]
+fn a_real_scalar_track_list_shows_one_line_per_track() {
+    let Some(data) = std::env::var_os("CLIPFORGE_DATA").map(PathBuf::from) else {
+        eprintln!("skipped: set CLIPFORGE_DATA=../shared/data to run the real-data suite");
+        return;
+    };
+    let name = "track_list_float3f.acl.sjson";
+    let real = data.join("acl-regression").join(name);
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // One file of its own (the whole regression folder would be a long scan).
+    std::fs::copy(&real, input.path().join(name)).unwrap();
+    let text = std::fs::read_to_string(&real).unwrap();
+    let clipforge::anim::formats::acl::AclFile::Scalars(list) =
+        clipforge::anim::formats::acl::read_acl_file(&text, &real).unwrap()
+    else {
+        panic!("{name} is a scalar track list");
+    };
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().start_scan();
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    let key = h.state().library.rows[0].key.clone();
+    h.state_mut().select_row(key, false);
+    wait_idle(&mut h);
+    h.get_by_label_contains("Scalar track list:");
+    assert_eq!(
+        h.query_all_by_label_contains(": max error ").count(),
+        list.tracks.len(),
+        "one line per track"
+    );
+    for (k, i) in list.output_order().into_iter().enumerate() {
+        h.get_by_label_contains(&format!("Track {k} {}: max error", list.tracks[i].name));
+    }
+    assert_eq!(h.query_all_by_label_contains(" · over").count(), 0);
+}

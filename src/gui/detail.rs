@@ -553,7 +553,9 @@ impl AppState {
         } else {
             ui.weak("Not compressed yet: press Compress to see its error and bit rates.");
         }
-        if let Some(e) = &self.detail.error {
+        // A failed clip's report already says why: its reading error would say it again.
+        let failed = report.is_some_and(|r| r.error.is_some());
+        if let Some(e) = self.detail.error.as_ref().filter(|_| !failed) {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
         let data = self.detail.data.clone().filter(|d| d.key == key);
@@ -678,7 +680,13 @@ impl AppState {
         let Some(d) =
             data.filter(|d| d.lossy_pos.is_some() || d.per_sample_err.iter().any(|&e| e > 0.0))
         else {
-            ui.weak("Compress this clip to see its error.");
+            let failed = (self.detail.selected.as_ref())
+                .and_then(|k| self.library.row(k))
+                .and_then(|r| r.report())
+                .is_some_and(|r| r.error.is_some());
+            if !failed {
+                ui.weak("Compress this clip to see its error.");
+            }
             return;
         };
         let rate = d.sample_rate as f64;

@@ -7,7 +7,7 @@
 //! channels, so it never blocks. [`AppState::ui`] is callable without eframe (egui_kittest drives it).
 
 mod ab_view;
-mod charts;
+pub mod charts;
 mod detail;
 mod drop;
 pub mod filter;
@@ -321,7 +321,13 @@ impl AppState {
         match self.persisted.tab {
             Tab::Clips => self.clips_tab(ui),
             Tab::Charts => {
-                egui::CentralPanel::default().show(ui, |ui| charts::charts_ui(ui, &self.library));
+                let picked = egui::CentralPanel::default()
+                    .show(ui, |ui| charts::charts_ui(ui, &self.library))
+                    .inner;
+                if let Some(key) = picked {
+                    self.persisted.tab = Tab::Clips;
+                    self.select_row(key, false);
+                }
             }
             Tab::Lab => {
                 let settings = self.compression_settings();

@@ -137,6 +137,7 @@ pub fn scalar_detail_ui(ui: &mut egui::Ui, path: &Path, report: Option<&ClipRepo
         }
     };
     ui.label(format!("Scalar track list: {}", data.summary));
+    track_table(ui, data);
     ui.separator();
     let avail = ui.available_size();
     let col_w = ((avail.x - 24.0) / 3.0).max(200.0);
@@ -154,6 +155,35 @@ pub fn scalar_detail_ui(ui: &mut egui::Ui, path: &Path, report: Option<&ClipRepo
             ui.vertical(|ui| bit_rates(ui, data, h - 30.0));
         });
     });
+}
+
+/// One line per output track: its name, precision and largest error (over its precision in red).
+fn track_table(ui: &mut egui::Ui, data: &ScalarViewData) {
+    egui::ScrollArea::vertical()
+        .id_salt("cf_scalar_tracks")
+        .max_height(96.0)
+        .show(ui, |ui| {
+            for (k, name) in data.names.iter().enumerate() {
+                let prec = data.precisions[k];
+                let text = match data.max_error.as_ref().and_then(|e| e.get(k)) {
+                    Some(&e) => format!(
+                        "Track {k} {name}: max error {e:.6} · precision {prec}{}",
+                        if e > prec { " · over" } else { "" }
+                    ),
+                    None => format!("Track {k} {name}: precision {prec} · not compressed yet"),
+                };
+                let over = data
+                    .max_error
+                    .as_ref()
+                    .and_then(|e| e.get(k))
+                    .is_some_and(|&e| e > prec);
+                if over {
+                    ui.colored_label(ui.visuals().error_fg_color, text);
+                } else {
+                    ui.label(text);
+                }
+            }
+        });
 }
 
 fn error_per_track(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
