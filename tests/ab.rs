@@ -12,6 +12,14 @@ use clipforge::pipeline::ab::{AbError, AbRequest, AbSettings, Side, run_ab};
 use clipforge::pipeline::{BatchOptions, CancelToken, ClipFile, Progress, run_batch};
 use std::path::{Path, PathBuf};
 
+/// The tests look for their temporary folders in the system temp dir by process id: one at a
+/// time, so one test's folder is never counted by another.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn settings(label: &str, threshold: f32, shell: Option<f32>) -> AbSettings {
     AbSettings {
         label: label.into(),
@@ -52,6 +60,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn two_presets_compared_then_one_kept_as_a_batch_would_write_it() {
+    let _serial = serial();
     let gen_dir = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let (root, file, clip) = clip_under_test(gen_dir.path());
@@ -146,6 +155,7 @@ fn two_presets_compared_then_one_kept_as_a_batch_would_write_it() {
 
 #[test]
 fn cancelled_and_bad_requests_leave_nothing_behind() {
+    let _serial = serial();
     let gen_dir = tempfile::tempdir().unwrap();
     let (root, file, clip) = clip_under_test(gen_dir.path());
     let cancel = CancelToken::default();
@@ -194,6 +204,7 @@ fn cancelled_and_bad_requests_leave_nothing_behind() {
 
 #[test]
 fn a_clip_that_fails_in_one_side_can_not_be_kept() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let file = dir.path().join("broken.acl.sjson");

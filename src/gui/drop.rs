@@ -107,6 +107,8 @@ pub fn dropped_paths(ctx: &egui::Context) -> Vec<PathBuf> {
 #[derive(Default)]
 pub struct DropState {
     pub pending_clip: Option<PathBuf>,
+    /// A dropped source root waits for the running header scan to stop.
+    pub pending_headers_scan: bool,
 }
 
 impl AppState {
@@ -117,6 +119,10 @@ impl AppState {
         if !paths.is_empty() {
             let action = plan_drop(&paths, self.persisted.tab == Tab::Headers);
             self.apply_drop(action);
+        }
+        if self.drop.pending_headers_scan && !self.headers.busy() {
+            self.drop.pending_headers_scan = false;
+            self.headers.start_scan(&self.persisted.headers, false);
         }
         if let Some(clip) = self.drop.pending_clip.clone()
             && self.scan_job.is_none()
@@ -160,8 +166,20 @@ impl AppState {
             DropAction::HeadersRoot(dir) => {
                 let project = &mut self.persisted.headers.project;
                 project.roots = vec![dir.display().to_string()];
-                self.headers.message = Some((format!("Source root: {}", dir.display()), false));
-                self.headers.start_scan(&self.persisted.headers, false);
+                // Include dirs of the previous tree would resolve its headers, not this one's.
+                let before = project.include_dirs.len();
+                project
+                    .include_dirs
+                    .retain(|d| Path::new(d.trim()).starts_with(&dir));
+                let dropped = before - project.include_dirs.len();
+                let mut msg = format!("Source root: {}", dir.display());
+                if dropped > 0 {
+                    msg.push_str(&format!(" ({dropped} include dir(s) outside it removed)"));
+                }
+                self.headers.message = Some((msg, false));
+                // A running scan (of the old root) stops first; the new one starts after it.
+                self.headers.cancel();
+                self.drop.pending_headers_scan = true;
             }
             DropAction::Unsupported(msg) => {
                 if self.persisted.tab == Tab::Headers {
