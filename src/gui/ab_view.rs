@@ -215,7 +215,8 @@ impl AbView {
         };
         egui::Window::new(title)
             .open(&mut open)
-            .default_size([760.0, 560.0])
+            .default_size([820.0, 660.0])
+            .min_height(420.0)
             .resizable(true)
             .show(ctx, |ui| self.ui(ui, output_dir));
         if !open {
@@ -446,7 +447,8 @@ fn per_bone_table(ui: &mut egui::Ui, run: &AbRun, names: &[String]) {
     ));
     egui::ScrollArea::vertical()
         .id_salt("cf_ab_bones")
-        .max_height(ui.available_height().max(120.0))
+        .min_scrolled_height(200.0)
+        .max_height(ui.available_height().max(200.0))
         .show(ui, |ui| {
             egui::Grid::new("cf_ab_bones_grid")
                 .num_columns(3)

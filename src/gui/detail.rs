@@ -704,7 +704,7 @@ impl AppState {
             .include_y(0.0)
             .include_y(threshold * 1.1)
             .x_axis_label("time (s)")
-            .y_axis_label("max error (cm)")
+            .y_axis_label("cm")
             .y_grid_spacer(value_ticks)
             .y_axis_formatter(tick_label)
             .label_formatter(|h| {
@@ -773,7 +773,7 @@ impl AppState {
             .include_y(0.0)
             .include_y(top * 1.1)
             .x_axis_label("bone")
-            .y_axis_label("max error (cm)")
+            .y_axis_label("cm")
             .y_grid_spacer(value_ticks)
             .y_axis_formatter(tick_label)
             .x_axis_formatter(move |m, _| {
