@@ -164,11 +164,12 @@ fn track_table(ui: &mut egui::Ui, data: &ScalarViewData) {
         .max_height(96.0)
         .show(ui, |ui| {
             for (k, name) in data.names.iter().enumerate() {
-                let prec = data.precisions[k];
+                // Precisions are f32 in the file: print them as such (0.0001, not 0.0000999…).
+                let prec = data.precisions[k] as f32;
                 let text = match data.max_error.as_ref().and_then(|e| e.get(k)) {
                     Some(&e) => format!(
                         "Track {k} {name}: max error {e:.6} · precision {prec}{}",
-                        if e > prec { " · over" } else { "" }
+                        if e > data.precisions[k] { " · over" } else { "" }
                     ),
                     None => format!("Track {k} {name}: precision {prec} · not compressed yet"),
                 };
@@ -176,7 +177,7 @@ fn track_table(ui: &mut egui::Ui, data: &ScalarViewData) {
                     .max_error
                     .as_ref()
                     .and_then(|e| e.get(k))
-                    .is_some_and(|&e| e > prec);
+                    .is_some_and(|&e| e > data.precisions[k]);
                 if over {
                     ui.colored_label(ui.visuals().error_fg_color, text);
                 } else {
@@ -210,7 +211,7 @@ fn error_per_track(ui: &mut egui::Ui, data: &ScalarViewData, h: f32) {
     Plot::new("cf_scalar_err_track")
         .height(h)
         .legend(Legend::default())
-        .y_axis_label("max |error| (track units)")
+        .y_axis_label("|error|")
         .x_axis_label("output track")
         .show(ui, |p| {
             p.bar_chart(BarChart::new("max error", bars));
