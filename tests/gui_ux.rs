@@ -389,3 +389,43 @@ fn a_real_scalar_track_list_shows_one_line_per_track() {
     }
     assert_eq!(h.query_all_by_label_contains(" · over").count(), 0);
 }
+
+#[test]
+fn a_failed_clip_detail_says_why_once_and_no_compress_hint() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    std::fs::write(
+        input.path().join("broken.acl.sjson"),
+        "version = 5\nclip = { name = \"broken\" ",
+    )
+    .unwrap();
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().start_scan();
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    let key = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.key.path.ends_with("broken.acl.sjson"))
+        .unwrap()
+        .key
+        .clone();
+    h.state_mut().select_row(key, false);
+    wait_idle(&mut h);
+    assert!(h.state().detail.error.is_some(), "the clip cannot be read");
+    assert_eq!(h.query_all_by_label_contains("Failed: ").count(), 1);
+    let error = h.state().detail.error.clone().unwrap();
+    assert_eq!(
+        h.query_all_by_label(&error).count(),
+        0,
+        "the reading error is not said a second time"
+    );
+    assert_eq!(
+        h.query_all_by_label("Compress this clip to see its error.")
+            .count(),
+        0
+    );
+}

@@ -67,8 +67,7 @@ fn readable_regex_error(e: &regex::Error) -> String {
         regex::Error::CompiledTooBig(_) => "pattern too large".into(),
         other => {
             let text = other.to_string();
-            let reason = text
-                .lines()
+            text.lines()
                 .rev()
                 .find(|l| l.trim_start().starts_with("error:"))
                 .map(|l| {
@@ -77,8 +76,7 @@ fn readable_regex_error(e: &regex::Error) -> String {
                         .trim()
                         .to_string()
                 })
-                .unwrap_or_else(|| text.lines().last().unwrap_or("").trim().to_string());
-            reason
+                .unwrap_or_else(|| text.lines().last().unwrap_or("").trim().to_string())
         }
     }
 }

@@ -169,7 +169,11 @@ fn track_table(ui: &mut egui::Ui, data: &ScalarViewData) {
                 let text = match data.max_error.as_ref().and_then(|e| e.get(k)) {
                     Some(&e) => format!(
                         "Track {k} {name}: max error {e:.6} · precision {prec}{}",
-                        if e > data.precisions[k] { " · over" } else { "" }
+                        if e > data.precisions[k] {
+                            " · over"
+                        } else {
+                            ""
+                        }
                     ),
                     None => format!("Track {k} {name}: precision {prec} · not compressed yet"),
                 };
