@@ -429,3 +429,31 @@ fn a_failed_clip_detail_says_why_once_and_no_compress_hint() {
         0
     );
 }
+
+#[test]
+fn a_pipeline_row_opens_its_own_output_folder_or_says_why_not() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let missing = out.path().join("pipeline-out");
+    let mut app = AppState::new(Persisted {
+        output_dir: out.path().display().to_string(),
+        ..Default::default()
+    });
+    let mut c = app.pipeline_from_clips_tab(&input.path().display().to_string());
+    c.output = missing.display().to_string();
+    app.watch.add(c).unwrap();
+    app.persisted.tab = Tab::Watch;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 950.0))
+        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), app);
+    h.run();
+    h.get_by_label("Open").click();
+    h.run();
+    let (msg, is_error) = h.state().watch.message.clone().unwrap();
+    assert!(is_error);
+    assert!(
+        msg.contains(&missing.display().to_string()) && msg.contains("does not exist yet"),
+        "{msg}"
+    );
+    assert!(!missing.exists());
+}
