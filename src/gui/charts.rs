@@ -1,12 +1,12 @@
 //! Batch charts: ratio vs max error (scatter), ratio by clip duration, the max error
 //! distribution, and the bit-rate distribution over the batch.
 
-use super::model::Library;
+use super::model::{Library, RowKey};
 use super::plots::{
     batch_histogram, bit_rate_key, bit_rate_plot, count_ticks, hover_point, tick_label, value_ticks,
 };
 use eframe::egui;
-use egui_plot::{Bar, BarChart, HoverPosition, Plot, Points, VLine};
+use egui_plot::{Bar, BarChart, HoverPosition, Plot, PlotPoint, Points, VLine};
 
 const POINT_COLOR: egui::Color32 = egui::Color32::from_rgb(90, 160, 255);
 const THRESHOLD_COLOR: egui::Color32 = egui::Color32::from_rgb(230, 70, 70);
@@ -25,16 +25,22 @@ fn thresholds(lib: &Library) -> Vec<f64> {
     t
 }
 
-pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
+/// Draws the charts; returns the clip whose point was clicked in a scatter plot (the app opens
+/// it in the Clips tab).
+pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) -> Option<RowKey> {
     let rows: Vec<_> = lib.compressed_rows().collect();
+    let mut picked = None;
     ui.horizontal(|ui| {
         ui.heading("Charts");
-        ui.weak(format!("{} compressed clips", rows.len()));
+        ui.weak(format!(
+            "{} compressed clips · click a point to open its clip",
+            rows.len()
+        ));
     });
     if rows.is_empty() {
         ui.add_space(20.0);
         ui.label("No results yet: compress a folder in the Clips tab.");
-        return;
+        return None;
     }
     let avail = ui.available_size();
     let w = ((avail.x - 16.0) / 2.0).max(200.0);
@@ -51,13 +57,19 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
         .map(|(r, p)| [r.duration_s.unwrap_or(p.duration_s) as f64, p.ratio])
         .collect();
     let names: Vec<String> = rows.iter().map(|r| r.key.clip.clone()).collect();
+    // Same order as the points (compressed_rows yields only rows with a good report).
+    let keys: Vec<&RowKey> = rows
+        .iter()
+        .filter(|r| r.good_report().is_some())
+        .map(|r| &r.key)
+        .collect();
     let thresholds = thresholds(lib);
 
     egui::Grid::new("cf_charts")
         .num_columns(2)
         .spacing([16.0, 8.0])
         .show(ui, |ui| {
-            scatter(
+            let a = scatter(
                 ui,
                 [w, h],
                 ("cf_chart_ratio_err", "Compression ratio vs max error"),
@@ -65,7 +77,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
                 (ratio_err, &names, POINT_COLOR),
                 &thresholds,
             );
-            scatter(
+            let b = scatter(
                 ui,
                 [w, h],
                 ("cf_chart_ratio_dur", "Compression ratio by clip duration"),
@@ -73,6 +85,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
                 (ratio_dur, &names, egui::Color32::from_rgb(120, 200, 120)),
                 &[],
             );
+            picked = a.or(b).and_then(|i| keys.get(i)).map(|k| (*k).clone());
             ui.end_row();
             ui.vertical(|ui| {
                 ui.label(egui::RichText::new("Max error distribution").strong());
@@ -118,11 +131,36 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) {
             });
             ui.end_row();
         });
+    picked
+}
+
+/// Where a scatter plot keeps its dots' screen positions (egui temporary data, `Vec<Pos2>`).
+pub fn points_id(plot_id: &str) -> egui::Id {
+    egui::Id::unique(("cf_chart_points", plot_id))
+}
+
+/// How far (points) from a clip's dot a click still opens it.
+const CLICK_RADIUS: f32 = 10.0;
+
+/// The index of the point nearest `pos` on screen, if within [`CLICK_RADIUS`].
+pub fn nearest_point(
+    points: &[[f64; 2]],
+    pos: egui::Pos2,
+    to_screen: impl Fn(&PlotPoint) -> egui::Pos2,
+) -> Option<usize> {
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i, to_screen(&PlotPoint::new(p[0], p[1])).distance(pos)))
+        .filter(|(_, d)| *d <= CLICK_RADIUS)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
 }
 
 /// A "ratio against x" scatter plot of the clips; hovering a point names its clip.
 /// `plot` is (id, title); `x` is (axis label, hover name, hover unit); then the points with
-/// their clips' names and colour, and where to draw threshold lines on the X axis.
+/// their clips' names and colour, and where to draw threshold lines on the X axis. Returns the
+/// index of the point clicked.
 fn scatter(
     ui: &mut egui::Ui,
     [w, h]: [f32; 2],
@@ -130,11 +168,12 @@ fn scatter(
     x: (&str, &'static str, &'static str),
     (points, names, color): (Vec<[f64; 2]>, &[String], egui::Color32),
     x_thresholds: &[f64],
-) {
+) -> Option<usize> {
     let (x_label, x_name, x_unit) = x;
+    let pts = points.clone();
     ui.vertical(|ui| {
         ui.label(egui::RichText::new(title).strong());
-        Plot::new(id)
+        let resp = Plot::new(id)
             .width(w)
             .height(h)
             .x_axis_label(x_label)
@@ -146,7 +185,18 @@ fn scatter(
                 pui.points(Points::new("clips", points).radius(3.0).color(color));
                 threshold_lines(pui, x_thresholds);
             });
-    });
+        let t = resp.transform;
+        // The dots on screen, by plot id (scripts and tests click them).
+        let screen: Vec<egui::Pos2> = pts
+            .iter()
+            .map(|p| t.position_from_point(&PlotPoint::new(p[0], p[1])))
+            .collect();
+        ui.data_mut(|d| d.insert_temp(points_id(id), screen));
+        let resp = resp.response;
+        let pos = resp.interact_pointer_pos().filter(|_| resp.clicked())?;
+        nearest_point(&pts, pos, |p| t.position_from_point(p))
+    })
+    .inner
 }
 
 /// A red vertical line at each error threshold the clips were compressed with.

@@ -1,6 +1,7 @@
 //! Cross-view actions as values: a view never reaches into another view or into the jobs; it
 //! returns [`Command`]s, and `AppState::handle` (in `gui/mod.rs`) carries each out in one place.
 
+use super::drop::DropAction;
 use super::model::RowKey;
 use std::path::PathBuf;
 
@@ -46,4 +47,8 @@ pub enum Command {
     ClearSelection,
     /// A one-line message under the folder bar (`error`: shown in red).
     Message { text: String, error: bool },
+    /// Files or folders were dropped on the window (what [`super::drop::plan_drop`] decided).
+    Drop(DropAction),
+    /// "Compare presets…" in a clip's detail: open the A/B window for it.
+    ComparePresets(RowKey),
 }

@@ -6,6 +6,7 @@
 //! The view only shows: the clip is read and measured by a job of
 //! [`crate::pipeline::clip_detail`] (started on select, and again when the row gets a new report).
 
+use super::command::Command;
 use super::model::{Library, Row, RowKey};
 use super::plots::{
     LOSSY_COLOR, RAW_COLOR, THRESHOLD_COLOR, bit_rate_plots, hover_point, tick_label, value_ticks,
@@ -214,11 +215,13 @@ impl DetailView {
         }
     }
 
-    /// Draws the detail of the selected clip (`threshold`: the current one, cm).
-    pub fn ui(&mut self, ui: &mut egui::Ui, lib: &Library, threshold: f64) {
+    /// Draws the detail of the selected clip (`threshold`: the current one, cm); returns what
+    /// reaches beyond the detail ("Compare presets…").
+    pub fn ui(&mut self, ui: &mut egui::Ui, lib: &Library, threshold: f64) -> Vec<Command> {
+        let mut commands = Vec::new();
         self.refresh(lib, ui.ctx());
         let Some(key) = self.selected.clone() else {
-            return;
+            return commands;
         };
         let row = lib.row(&key).cloned();
         ui.horizontal(|ui| {
@@ -236,16 +239,31 @@ impl DetailView {
                 {
                     self.close();
                 }
+                // A scalar track list has no preset comparison (its precisions come from the file).
+                let scalar = super::scalar_view::is_scalar_row(
+                    row.as_ref().and_then(|r| r.report()),
+                    self.error.as_deref(),
+                );
+                if !scalar
+                    && ui
+                        .button("Compare presets…")
+                        .on_hover_text(
+                            "Compress this clip with two presets and compare before keeping one",
+                        )
+                        .clicked()
+                {
+                    commands.push(Command::ComparePresets(key.clone()));
+                }
             });
         });
         if self.selected.is_none() {
-            return;
+            return commands;
         }
         // A scalar track list has no skeleton: its own view (per-track error vs precision).
         let report = row.as_ref().and_then(|r| r.report());
         if super::scalar_view::is_scalar_row(report, self.error.as_deref()) {
             super::scalar_view::scalar_detail_ui(ui, self.scalar.as_deref());
-            return;
+            return commands;
         }
         if let Some(r) = row.as_ref().and_then(|r| r.report()) {
             ui.horizontal_wrapped(|ui| {
@@ -269,7 +287,9 @@ impl DetailView {
         } else {
             ui.weak("Not compressed yet: press Compress to see its error and bit rates.");
         }
-        if let Some(e) = &self.error {
+        // A failed clip's report already says why: its reading error would say it again.
+        let failed = report.is_some_and(|r| r.error.is_some());
+        if let Some(e) = self.error.as_ref().filter(|_| !failed) {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
         let data = self.data.clone().filter(|d| d.key == key);
@@ -293,7 +313,7 @@ impl DetailView {
             ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
                 ui.vertical(|ui| {
                     self.bone_table_ui(ui, &key);
-                    self.error_plots(ui, data.as_deref(), threshold, plot_h);
+                    self.error_plots(ui, data.as_deref(), threshold, plot_h, failed);
                 });
             });
             ui.separator();
@@ -315,6 +335,7 @@ impl DetailView {
                 });
             });
         });
+        commands
     }
 
     /// The per-bone threshold table (collapsed by default): a threshold and a shell distance per
@@ -377,6 +398,7 @@ impl DetailView {
         data: Option<&DetailData>,
         threshold: f64,
         plot_h: f32,
+        failed: bool,
     ) {
         ui.horizontal(|ui| {
             ui.label(egui::RichText::new("Max error over time (cm)").strong());
@@ -385,7 +407,10 @@ impl DetailView {
         let Some(d) =
             data.filter(|d| d.lossy_pos.is_some() || d.per_sample_err.iter().any(|&e| e > 0.0))
         else {
-            ui.weak("Compress this clip to see its error.");
+            // A failed clip's message already says why there is nothing to plot.
+            if !failed {
+                ui.weak("Compress this clip to see its error.");
+            }
             return;
         };
         let rate = d.sample_rate as f64;
@@ -403,7 +428,7 @@ impl DetailView {
             .include_y(0.0)
             .include_y(threshold * 1.1)
             .x_axis_label("time (s)")
-            .y_axis_label("max error (cm)")
+            .y_axis_label("cm")
             .y_grid_spacer(value_ticks)
             .y_axis_formatter(tick_label)
             .label_formatter(|h| {
@@ -472,7 +497,7 @@ impl DetailView {
             .include_y(0.0)
             .include_y(top * 1.1)
             .x_axis_label("bone")
-            .y_axis_label("max error (cm)")
+            .y_axis_label("cm")
             .y_grid_spacer(value_ticks)
             .y_axis_formatter(tick_label)
             .x_axis_formatter(move |m, _| {

@@ -194,6 +194,15 @@ impl ClipsView {
             {
                 out.push(Command::Cancel);
             }
+            if ui
+                .button("Open output folder")
+                .on_hover_text("Show the output folder in the file manager")
+                .clicked()
+            {
+                self.message = Some(super::open_folder::open_folder_message(
+                    &cx.persisted.output_dir,
+                ));
+            }
             ui.separator();
             if let Some(job) = &cx.jobs.batch {
                 let c = job.counts();
@@ -247,21 +256,7 @@ impl ClipsView {
 
     fn table(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>, out: &mut Vec<Command>) {
         ui.horizontal(|ui| {
-            let l = ui.label("Filter:");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.filter)
-                    .hint_text("name, path, format, status")
-                    .desired_width(220.0),
-            )
-            .labelled_by(l.id);
-            if !self.filter.is_empty()
-                && ui
-                    .small_button("x")
-                    .on_hover_text("Clear the filter")
-                    .clicked()
-            {
-                self.filter.clear();
-            }
+            super::filter::filter_field(ui, &mut self.filter, "name, path, format, status");
             let lib = &cx.library;
             ui.label(format!(
                 "{} of {} clips · {} files",

@@ -17,28 +17,34 @@
 //!
 //! # Module graph (imports between `gui` modules; `mod.rs` declares them all)
 //! ```text
-//! util, model                                  leaves (model: pipeline::clip_detail::ClipKey)
-//! command        -> model
+//! util, filter, open_folder                   leaves
+//! model          -> filter                     (and pipeline::clip_detail::ClipKey)
+//! drop           -> headers_tab
+//! command        -> drop, model
 //! settings       -> command
 //! plots          -> model
 //! jobs           -> command, model
-//! pipelines      -> settings, util
+//! pipelines      -> open_folder, settings, util
 //! persisted      -> headers_tab, model, pipelines, settings, util
-//! library        -> command, jobs, model, persisted, pipelines, util
+//! library        -> command, filter, jobs, model, open_folder, persisted, pipelines, util
 //! skeleton_view  -> (pipeline::clip_detail only)
-//! detail         -> model, plots, skeleton_view, scalar_view, util
+//! detail         -> command, model, plots, skeleton_view, scalar_view, util
+//! ab_view        -> model, settings, util
 //! scalar_view    -> (none)
 //! charts         -> model, plots
 //! lab_view       -> jobs, model, util
 //! headers_job    -> util (bundled_assets_dir, through a re-export here)
-//! headers_tab    -> headers_job, util (fmt_count, through a re-export here)
+//! headers_tab    -> filter, headers_job, util (fmt_count, through a re-export here)
 //! mod            -> everything
 //! ```
 //! No cycles: `gui_module_graph_has_no_cycles` (below) parses the `use` lines and checks it.
 
-mod charts;
+mod ab_view;
+pub mod charts;
 mod command;
 mod detail;
+mod drop;
+pub mod filter;
 mod headers_job;
 mod headers_tab;
 mod jobs;
@@ -47,6 +53,7 @@ mod library;
 mod model;
 #[cfg(test)]
 mod module_graph;
+pub mod open_folder;
 mod persisted;
 mod pipelines;
 mod plots;
@@ -57,6 +64,8 @@ mod util;
 
 pub use command::{Command, CompressScope, DialogTarget};
 pub use detail::{DetailData, DetailView};
+pub use drop::{DropAction, plan_drop};
+pub use filter::TextFilter;
 pub use headers_job::{CompilerPick, HeadersProject};
 pub use headers_tab::{HeaderColumn, HeaderSort, HeadersSettings, HeadersState, HeadersView};
 pub use jobs::ClipJobs;
@@ -108,6 +117,11 @@ pub struct AppState {
     /// The commands handled lately, oldest first (at most [`COMMAND_LOG_LEN`]): what the views
     /// asked for, for tests and debugging.
     pub command_log: std::collections::VecDeque<Command>,
+    /// What a drop on the window still waits for (a clip to select once its folder is scanned,
+    /// a header scan of a dropped root once the old scan stopped).
+    pub drop: drop::DropState,
+    /// The "Compare presets" (A/B) window of a clip.
+    pub ab: ab_view::AbView,
 }
 
 /// How many handled commands [`AppState::command_log`] keeps.
@@ -144,6 +158,8 @@ impl AppState {
             eframe_cpu_ms: None,
             ctx: None,
             command_log: std::collections::VecDeque::new(),
+            drop: drop::DropState::default(),
+            ab: ab_view::AbView::default(),
         }
     }
 
@@ -214,6 +230,12 @@ impl AppState {
             readable_weak_text(ui.ctx());
         }
         let mut commands = self.poll(ui.ctx());
+        let dropped = drop::dropped_paths(ui.ctx());
+        if !dropped.is_empty() {
+            let headers_tab = self.persisted.tab == Tab::Headers;
+            commands.push(Command::Drop(plan_drop(&dropped, headers_tab)));
+        }
+        commands.extend(self.poll_drop());
         commands.extend(self.keyboard(ui));
         for c in commands {
             self.handle(c);
@@ -237,8 +259,17 @@ impl AppState {
         let commands = match self.persisted.tab {
             Tab::Clips => self.clips_tab(ui),
             Tab::Charts => {
-                egui::CentralPanel::default().show(ui, |ui| charts::charts_ui(ui, &self.library));
-                Vec::new()
+                // A clicked dot opens its clip in the Clips tab.
+                let picked = egui::CentralPanel::default()
+                    .show(ui, |ui| charts::charts_ui(ui, &self.library))
+                    .inner;
+                match picked {
+                    Some(key) => {
+                        self.persisted.tab = Tab::Clips;
+                        vec![Command::OpenClip { key, add: false }]
+                    }
+                    None => Vec::new(),
+                }
             }
             Tab::Lab => {
                 let settings = self.compression_settings();
@@ -260,6 +291,8 @@ impl AppState {
         for c in commands {
             self.handle(c);
         }
+
+        self.ab.window(ui.ctx(), &self.persisted.output_dir);
 
         // Keep polling while background work runs (cheap: the UI only reads counters).
         if self.jobs.any_running() || self.detail.loading() || self.folder_dialog.is_some() {
@@ -318,7 +351,7 @@ impl AppState {
             egui::Panel::bottom("cf_detail")
                 .resizable(true)
                 .default_size((h * 0.52).max(200.0))
-                .show(ui, |ui| detail.ui(ui, library, threshold));
+                .show(ui, |ui| out.extend(detail.ui(ui, library, threshold)));
         }
         egui::CentralPanel::default().show(ui, |ui| out.extend(clips.table_ui(ui, &mut cx)));
         out
@@ -400,7 +433,97 @@ impl AppState {
             Command::SettingsChanged => self.library.mark_dirty_now(),
             Command::ClearSelection => self.clips.selection.clear(),
             Command::Message { text, error } => self.clips.message = Some((text, error)),
+            Command::Drop(action) => self.apply_drop(action),
+            Command::ComparePresets(key) => self.open_ab(&key),
         }
+    }
+
+    /// What a drop still waits for: the dropped root's header scan once the old scan stopped,
+    /// and the dropped clip's selection once its folder's rows are there.
+    fn poll_drop(&mut self) -> Vec<Command> {
+        if self.drop.pending_headers_scan && !self.headers.busy() {
+            self.drop.pending_headers_scan = false;
+            self.headers.start_scan(&self.persisted.headers, false);
+        }
+        let Some(clip) = self.drop.pending_clip.clone() else {
+            return Vec::new();
+        };
+        if self.jobs.scan_job.is_some() {
+            return Vec::new();
+        }
+        let canon = clip.canonicalize().unwrap_or_else(|_| clip.clone());
+        let key = self
+            .library
+            .rows
+            .iter()
+            .find(|r| r.key.path == canon || r.key.path == clip)
+            .map(|r| r.key.clone());
+        if let Some(key) = key {
+            self.drop.pending_clip = None;
+            vec![Command::OpenClip { key, add: false }]
+        } else if self.jobs.inspect_job.is_none() && self.jobs.cached_job.is_none() {
+            // Scanned and read, and still not there: not a clip of this folder after all.
+            self.drop.pending_clip = None;
+            vec![Command::Message {
+                text: format!("{}: no clip found in this file", drop::name_of(&clip)),
+                error: true,
+            }]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Does what [`plan_drop`] decided.
+    fn apply_drop(&mut self, action: DropAction) {
+        match action {
+            DropAction::OpenInput(dir) => {
+                self.persisted.tab = Tab::Clips;
+                self.persisted.input_dir = dir.display().to_string();
+                self.drop.pending_clip = None;
+                self.start_scan();
+            }
+            DropAction::OpenClip { folder, clip } => {
+                self.persisted.tab = Tab::Clips;
+                self.persisted.input_dir = folder.display().to_string();
+                self.start_scan();
+                self.drop.pending_clip = Some(clip);
+            }
+            DropAction::HeadersRoot(dir) => {
+                self.headers.message = Some((
+                    drop::set_headers_root(&mut self.persisted.headers, &dir),
+                    false,
+                ));
+                // A running scan (of the old root) stops first; the new one starts after it.
+                self.headers.cancel();
+                self.drop.pending_headers_scan = true;
+            }
+            DropAction::Unsupported(msg) => {
+                if self.persisted.tab == Tab::Headers {
+                    self.headers.message = Some((msg, true));
+                } else {
+                    self.clips.message = Some((msg, true));
+                }
+            }
+        }
+    }
+
+    /// Opens the A/B window for a clip: A is the Clips tab's settings, B another preset.
+    fn open_ab(&mut self, key: &RowKey) {
+        let root = self
+            .library
+            .root
+            .clone()
+            .or_else(|| key.path.parent().map(Path::to_path_buf))
+            .unwrap_or_default();
+        let names = self
+            .detail
+            .data
+            .as_ref()
+            .filter(|d| d.key == *key)
+            .map(|d| d.names.clone())
+            .unwrap_or_default();
+        self.ab
+            .open_for(key.clone(), &root, names, &self.persisted.settings);
     }
 
     /// Scans the input folder (the table fills when it returns).
@@ -781,8 +904,10 @@ impl eframe::App for ClipForgeApp {
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.state.jobs.cancel();
+        self.state.ab.cancel();
         self.state.headers.cancel();
         self.state.lab.cancel();
+        self.state.ab.cancel();
         self.state.watch.stop_all();
     }
 }

@@ -486,20 +486,16 @@ impl Library {
     }
 
     fn rebuild_view(&mut self, filter: &str, sort: SortState) {
-        let needle = filter.trim().to_lowercase();
+        let f = super::filter::TextFilter::new(filter);
         let rows = &self.rows;
         let mut view: Vec<usize> = (0..rows.len())
             .filter(|&i| {
-                needle.is_empty() || {
+                f.is_all() || {
                     let r = &rows[i];
-                    r.label.to_lowercase().contains(&needle)
-                        || r.key
-                            .path
-                            .to_string_lossy()
-                            .to_lowercase()
-                            .contains(&needle)
-                        || r.format.contains(&needle)
-                        || r.status.text().to_lowercase().contains(&needle)
+                    f.matches(&r.label)
+                        || f.matches(&r.key.path.to_string_lossy())
+                        || f.matches(r.format)
+                        || f.matches(&r.status.text())
                 }
             })
             .collect();

@@ -762,6 +762,13 @@ fn pipelines_table(ui: &mut egui::Ui, w: &mut PipelinesState) {
                         ui.label(&p.config.input).on_hover_text(&p.config.input);
                     });
                     r.col(|ui| {
+                        if ui
+                            .small_button("Open")
+                            .on_hover_text("Open this output folder in the file manager")
+                            .clicked()
+                        {
+                            action = Some((i, "Open"));
+                        }
                         ui.label(&p.config.output).on_hover_text(&p.config.output);
                     });
                     r.col(|ui| {
@@ -819,6 +826,11 @@ fn pipelines_table(ui: &mut egui::Ui, w: &mut PipelinesState) {
         Some((i, "Start")) => w.start(i),
         Some((i, "Stop")) => w.stop(i),
         Some((i, "Remove")) => w.remove(i),
+        Some((i, "Open")) => {
+            w.message = Some(super::open_folder::open_folder_message(
+                &w.pipelines[i].config.output,
+            ))
+        }
         _ => {}
     }
 }

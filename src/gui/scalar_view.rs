@@ -34,6 +34,7 @@ pub fn scalar_detail_ui(ui: &mut egui::Ui, data: Option<&Result<ScalarDetail, St
         }
     };
     ui.label(format!("Scalar track list: {}", data.summary));
+    track_table(ui, data);
     ui.separator();
     let avail = ui.available_size();
     let col_w = ((avail.x - 24.0) / 3.0).max(200.0);
@@ -51,6 +52,40 @@ pub fn scalar_detail_ui(ui: &mut egui::Ui, data: Option<&Result<ScalarDetail, St
             ui.vertical(|ui| bit_rates(ui, data, h - 30.0));
         });
     });
+}
+
+/// One line per output track: its name, precision and largest error (over its precision in red).
+fn track_table(ui: &mut egui::Ui, data: &ScalarDetail) {
+    egui::ScrollArea::vertical()
+        .id_salt("cf_scalar_tracks")
+        .max_height(96.0)
+        .show(ui, |ui| {
+            for (k, name) in data.names.iter().enumerate() {
+                // Precisions are f32 in the file: print them as such (0.0001, not 0.0000999…).
+                let prec = data.precisions[k] as f32;
+                let text = match data.max_error.as_ref().and_then(|e| e.get(k)) {
+                    Some(&e) => format!(
+                        "Track {k} {name}: max error {e:.6} · precision {prec}{}",
+                        if e > data.precisions[k] {
+                            " · over"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None => format!("Track {k} {name}: precision {prec} · not compressed yet"),
+                };
+                let over = data
+                    .max_error
+                    .as_ref()
+                    .and_then(|e| e.get(k))
+                    .is_some_and(|&e| e > data.precisions[k]);
+                if over {
+                    ui.colored_label(ui.visuals().error_fg_color, text);
+                } else {
+                    ui.label(text);
+                }
+            }
+        });
 }
 
 fn error_per_track(ui: &mut egui::Ui, data: &ScalarDetail, h: f32) {
@@ -77,7 +112,7 @@ fn error_per_track(ui: &mut egui::Ui, data: &ScalarDetail, h: f32) {
     Plot::new("cf_scalar_err_track")
         .height(h)
         .legend(Legend::default())
-        .y_axis_label("max |error| (track units)")
+        .y_axis_label("|error|")
         .x_axis_label("output track")
         .show(ui, |p| {
             p.bar_chart(BarChart::new("max error", bars));

@@ -3,6 +3,7 @@
 //!
 //! The behaviour (output naming, cache, deleted inputs) is documented in `docs/PIPELINE.md`.
 
+pub mod ab;
 pub mod cache;
 pub mod cli;
 pub mod clip_detail;

@@ -51,9 +51,9 @@ impl HeadersState {
             self.view.clear();
             return;
         };
-        let f = &key.2;
+        let f = crate::gui::filter::TextFilter::new(&key.2);
         let mut v: Vec<usize> = (0..r.headers.len())
-            .filter(|&i| f.is_empty() || r.headers[i].path.to_lowercase().contains(f))
+            .filter(|&i| f.matches(&r.headers[i].path))
             .collect();
         let h = &r.headers;
         v.sort_by(|&a, &b| {
@@ -91,21 +91,7 @@ impl HeadersState {
     pub(super) fn table_ui(&mut self, ui: &mut egui::Ui, s: &mut HeadersSettings) {
         self.rebuild_view(s);
         ui.horizontal(|ui| {
-            let l = ui.label("Filter:");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.filter)
-                    .hint_text("part of a path")
-                    .desired_width(220.0),
-            )
-            .labelled_by(l.id);
-            if !self.filter.is_empty()
-                && ui
-                    .small_button("Clear")
-                    .on_hover_text("Clear the filter")
-                    .clicked()
-            {
-                self.filter.clear();
-            }
+            crate::gui::filter::filter_field(ui, &mut self.filter, "part of a path");
             if let Some(r) = self.report(s) {
                 ui.label(format!(
                     "{} of {} files",

@@ -1,0 +1,462 @@
+//! What animators expect of the app, driven headless with egui_kittest: regex filters (Clips
+//! and Headers tables), "Open output folder" errors, drag-and-drop of folders and files.
+#![cfg(feature = "gui")]
+
+use clipforge::anim::formats::write_acl_clip;
+use clipforge::anim::generate::{GenerateOptions, generate};
+use clipforge::gui::{AppState, Command, Persisted, Tab};
+use eframe::egui;
+use egui_kittest::{Harness, kittest::Queryable};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const NAMES: [&str; 5] = [
+    "hero_walk",
+    "hero_run",
+    "villain_walk",
+    "villain_idle",
+    "crowd_jog",
+];
+
+/// Writes one small generated clip per name (`NAME.acl.sjson`).
+fn write_named_clips(dir: &Path) {
+    for (i, name) in NAMES.iter().enumerate() {
+        let clip = generate(&GenerateOptions {
+            name: name.to_string(),
+            num_samples: 20 + i,
+            seed: i as u64 + 1,
+            ..Default::default()
+        });
+        std::fs::write(dir.join(format!("{name}.acl.sjson")), write_acl_clip(&clip)).unwrap();
+    }
+}
+
+fn harness(input: &Path, output: &Path) -> Harness<'static, AppState> {
+    let p = Persisted {
+        input_dir: input.display().to_string(),
+        output_dir: output.display().to_string(),
+        ..Default::default()
+    };
+    Harness::builder()
+        .with_size(egui::vec2(1400.0, 950.0))
+        .with_max_steps(200)
+        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), AppState::new(p))
+}
+
+/// Steps frames until no scan, inspection or detail load runs (bounded).
+fn wait_idle(h: &mut Harness<'_, AppState>) {
+    for _ in 0..6000 {
+        h.step();
+        let s = h.state();
+        if !s.is_busy()
+            && s.jobs.inspect_job.is_none()
+            && s.jobs.cached_job.is_none()
+            && !s.detail.loading()
+            && !s.headers.busy()
+            && s.drop.pending_clip.is_none()
+            && !s.drop.pending_headers_scan
+        {
+            // Stepped, not `run`: the Headers tab animates a little after its scan.
+            h.run_steps(4);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("background work did not finish");
+}
+
+fn set_filter(h: &mut Harness<'_, AppState>, text: &str) {
+    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Filter:");
+    f.focus();
+    f.type_text(text);
+    h.run_steps(4);
+}
+
+fn shown_labels(h: &Harness<'_, AppState>) -> Vec<String> {
+    let lib = &h.state().library;
+    lib.view
+        .iter()
+        .map(|&i| lib.rows[i].label.clone())
+        .collect()
+}
+
+/// A file dropped on the window, as the native integration hands it to egui.
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+fn drop_paths(h: &mut Harness<'_, AppState>, paths: &[PathBuf]) {
+    for p in paths {
+        let f: egui::DroppedFileHandle = std::sync::Arc::new(Dropped(p.clone()));
+        h.input_mut().dropped_files.push(f);
+    }
+    h.step();
+}
+
+#[test]
+fn a_regex_filter_shows_the_matching_rows_and_a_bad_one_says_why() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    assert_eq!(h.state().library.view.len(), 5);
+
+    // Metacharacters: a regex (2 of 5 rows), and the count says so.
+    set_filter(&mut h, "^hero_(walk|run)$");
+    let mut shown = shown_labels(&h);
+    shown.sort();
+    assert_eq!(shown, vec!["hero_run", "hero_walk"]);
+    h.get_by_label("2 of 5 clips · 5 files");
+
+    // Plain text stays a substring.
+    h.state_mut().clips.filter = "walk".into();
+    h.run();
+    assert_eq!(shown_labels(&h).len(), 2);
+
+    // The .* toggle forces a regex: `.` is then any character.
+    h.state_mut().clips.filter = "villain.".into();
+    h.run();
+    assert_eq!(shown_labels(&h).len(), 2);
+    h.get_by_label(".*").click();
+    h.run();
+    assert_eq!(h.state().clips.filter, "/villain./");
+    h.state_mut().clips.filter = "/_(j|i)/".into();
+    h.run();
+    let mut shown = shown_labels(&h);
+    shown.sort();
+    assert_eq!(shown, vec!["crowd_jog", "villain_idle"]);
+
+    // An invalid regex filters nothing out and its error is shown next to the field.
+    h.state_mut().clips.filter = "/walk(/".into();
+    h.run();
+    assert_eq!(shown_labels(&h).len(), 5);
+    let err = h.get_by_label_contains("invalid regex:");
+    let text = format!("{err:?}");
+    assert!(text.contains("unclosed"), "{text}");
+}
+
+#[test]
+fn open_output_folder_says_when_the_folder_does_not_exist_yet() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let missing = out.path().join("not-created-yet");
+    let mut h = harness(input.path(), &missing);
+    h.run();
+    h.get_by_label("Open output folder").click();
+    h.run();
+    let (msg, is_error) = h.state().clips.message.clone().unwrap();
+    assert!(is_error);
+    assert!(
+        msg.contains(&missing.display().to_string()) && msg.contains("does not exist yet"),
+        "{msg}"
+    );
+    assert!(!missing.exists(), "nothing created, nothing launched");
+}
+
+#[test]
+fn dropping_a_folder_opens_it_and_dropping_a_clip_selects_it() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(a.path());
+    write_named_clips(b.path());
+    let mut h = harness(Path::new(""), out.path());
+    h.run();
+
+    // A folder: becomes the input folder and is scanned.
+    drop_paths(&mut h, &[a.path().to_path_buf()]);
+    wait_idle(&mut h);
+    assert_eq!(
+        h.state().persisted.input_dir,
+        a.path().display().to_string()
+    );
+    assert_eq!(h.state().library.rows.len(), 5);
+    assert!(h.state().detail.selected.is_none());
+
+    // A clip of another folder: that folder opens and the clip is selected (its detail open).
+    let clip = b.path().join("villain_idle.acl.sjson");
+    drop_paths(&mut h, std::slice::from_ref(&clip));
+    wait_idle(&mut h);
+    assert_eq!(
+        h.state().persisted.input_dir,
+        b.path().display().to_string()
+    );
+    let sel = h
+        .state()
+        .detail
+        .selected
+        .clone()
+        .expect("the dropped clip is selected");
+    assert_eq!(sel.path, clip.canonicalize().unwrap());
+    assert_eq!(sel.clip, "villain_idle");
+
+    // An unsupported file: a readable message, nothing else changes.
+    let txt = b.path().join("notes.txt");
+    std::fs::write(&txt, "hello").unwrap();
+    drop_paths(&mut h, &[txt]);
+    h.run();
+    let (msg, is_error) = h.state().clips.message.clone().unwrap();
+    assert!(is_error);
+    assert!(msg.starts_with("notes.txt: not a supported file"), "{msg}");
+    h.get_by_label(&msg);
+    assert_eq!(
+        h.state().persisted.input_dir,
+        b.path().display().to_string()
+    );
+}
+
+#[test]
+fn a_source_folder_dropped_on_the_headers_tab_becomes_its_root_and_filters_by_regex() {
+    let src = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("common.h"), "int common;\n").unwrap();
+    std::fs::write(src.path().join("math_vec.h"), "#include \"common.h\"\n").unwrap();
+    std::fs::write(src.path().join("math_mat.h"), "#include \"math_vec.h\"\n").unwrap();
+    std::fs::write(
+        src.path().join("main.cpp"),
+        "#include \"math_mat.h\"\nint main() { return 0; }\n",
+    )
+    .unwrap();
+    let mut h = harness(Path::new(""), out.path());
+    h.state_mut().persisted.tab = Tab::Headers;
+    h.run();
+    drop_paths(&mut h, &[src.path().join("main.cpp")]);
+    wait_idle(&mut h);
+    assert_eq!(
+        h.state().persisted.headers.project.roots,
+        vec![src.path().display().to_string()]
+    );
+    let s = h.state().persisted.headers.clone();
+    let all = h.state_mut().headers.table_paths(&s);
+    assert_eq!(all.len(), 4, "{all:?}");
+    assert!(all.iter().any(|p| p.ends_with("main.cpp")), "{all:?}");
+    // The Headers table's filter takes a regex too.
+    set_filter(&mut h, r"math_(vec|mat)\.h$");
+    let shown = h.state_mut().headers.table_paths(&s);
+    assert_eq!(
+        shown.len(),
+        2,
+        "{shown:?} of {all:?} for {:?}",
+        h.state().headers.filter
+    );
+    assert!(shown.iter().all(|p| p.contains("math_")));
+}
+
+#[test]
+fn compare_presets_runs_in_the_background_and_keeps_only_the_chosen_side() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    let key = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == "hero_walk")
+        .unwrap()
+        .key
+        .clone();
+    h.state_mut().handle(Command::OpenClip {
+        key: key.clone(),
+        add: false,
+    });
+    wait_idle(&mut h);
+    h.get_by_label("Compare presets…").click();
+    h.run_steps(2);
+    assert!(h.state().ab.open);
+    h.get_by_label("Run comparison").click();
+    h.step();
+    for _ in 0..3000 {
+        if !h.state().ab.busy() {
+            break;
+        }
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run_steps(4);
+    let run = match &h.state().ab.result {
+        Some(Ok(run)) => run,
+        other => panic!(
+            "no comparison: {:?}",
+            other.as_ref().map(|r| r.as_ref().err())
+        ),
+    };
+    // A: the Clips tab's preset (Default, 0.01 cm); B: Crowd (0.1 cm).
+    assert_eq!(run.a.settings.error_threshold, 0.01);
+    assert_eq!(run.b.settings.error_threshold, 0.1);
+    let (a_bytes, b_bytes) = (run.a.report.compressed_bytes, run.b.report.compressed_bytes);
+    let b_file_bytes = run.b.report.file_bytes;
+    assert!(b_bytes < a_bytes, "{b_bytes} vs {a_bytes}");
+    h.get_by_label("Error over time (max over bones, cm)");
+    h.get_by_label_contains("Max error per bone (cm)");
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "nothing written before the user chooses"
+    );
+    h.get_by_label("Keep B").click();
+    h.run_steps(2);
+    let kept = out.path().join("hero_walk.cfa");
+    assert!(kept.is_file());
+    assert_eq!(std::fs::metadata(&kept).unwrap().len(), b_file_bytes);
+    let (msg, err) = h.state().ab.message.clone().unwrap();
+    assert!(
+        !err && msg.starts_with("Kept B (Crowd / LOD (0.1 cm)): wrote "),
+        "{msg}"
+    );
+    h.get_by_label(&msg);
+}
+
+fn compress_all(h: &mut Harness<'_, AppState>) {
+    h.get_by_label("Compress all").click();
+    h.step();
+    wait_idle(h);
+}
+
+#[test]
+fn clicking_a_point_of_a_library_chart_opens_that_clip() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    assert!(h.state().detail.selected.is_none());
+    h.state_mut().persisted.tab = Tab::Charts;
+    h.run_steps(4);
+    let points: Vec<egui::Pos2> = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::charts::points_id("cf_chart_ratio_err")))
+        .expect("the scatter plot drew its dots");
+    assert_eq!(points.len(), 5);
+    let p = points[2];
+    h.hover_at(p);
+    h.step();
+    h.drag_at(p);
+    h.step();
+    h.drop_at(p);
+    h.run_steps(3);
+    let opened = h.state().detail.selected.clone();
+    let key = opened.expect("a click on a dot opens its clip");
+    assert_eq!(h.state().persisted.tab, Tab::Clips);
+    assert!(NAMES.contains(&key.clip.as_str()), "{}", key.clip);
+}
+
+#[test]
+fn a_real_scalar_track_list_shows_one_line_per_track() {
+    let Some(data) = std::env::var_os("CLIPFORGE_DATA").map(PathBuf::from) else {
+        eprintln!("skipped: set CLIPFORGE_DATA=../shared/data to run the real-data suite");
+        return;
+    };
+    let name = "track_list_float3f.acl.sjson";
+    let real = data.join("acl-regression").join(name);
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // One file of its own (the whole regression folder would be a long scan).
+    std::fs::copy(&real, input.path().join(name)).unwrap();
+    let text = std::fs::read_to_string(&real).unwrap();
+    let clipforge::anim::formats::acl::AclFile::Scalars(list) =
+        clipforge::anim::formats::acl::read_acl_file(&text, &real).unwrap()
+    else {
+        panic!("{name} is a scalar track list");
+    };
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    let key = h.state().library.rows[0].key.clone();
+    h.state_mut().handle(Command::OpenClip { key, add: false });
+    wait_idle(&mut h);
+    h.get_by_label_contains("Scalar track list:");
+    assert_eq!(
+        h.query_all_by_label_contains(": max error ").count(),
+        list.tracks.len(),
+        "one line per track"
+    );
+    for (k, i) in list.output_order().into_iter().enumerate() {
+        h.get_by_label_contains(&format!("Track {k} {}: max error", list.tracks[i].name));
+    }
+    assert_eq!(h.query_all_by_label_contains(" · over").count(), 0);
+}
+
+#[test]
+fn a_failed_clip_detail_says_why_once_and_no_compress_hint() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    std::fs::write(
+        input.path().join("broken.acl.sjson"),
+        "version = 5\nclip = { name = \"broken\" ",
+    )
+    .unwrap();
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    let key = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.key.path.ends_with("broken.acl.sjson"))
+        .unwrap()
+        .key
+        .clone();
+    h.state_mut().handle(Command::OpenClip { key, add: false });
+    wait_idle(&mut h);
+    assert!(h.state().detail.error.is_some(), "the clip cannot be read");
+    assert_eq!(h.query_all_by_label_contains("Failed: ").count(), 1);
+    let error = h.state().detail.error.clone().unwrap();
+    assert_eq!(
+        h.query_all_by_label(&error).count(),
+        0,
+        "the reading error is not said a second time"
+    );
+    assert_eq!(
+        h.query_all_by_label("Compress this clip to see its error.")
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn a_pipeline_row_opens_its_own_output_folder_or_says_why_not() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let missing = out.path().join("pipeline-out");
+    let mut app = AppState::new(Persisted {
+        output_dir: out.path().display().to_string(),
+        ..Default::default()
+    });
+    let mut c = app.pipeline_from_clips_tab(&input.path().display().to_string());
+    c.output = missing.display().to_string();
+    app.watch.add(c).unwrap();
+    app.persisted.tab = Tab::Watch;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 950.0))
+        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), app);
+    h.run();
+    h.get_by_label("Open").click();
+    h.run();
+    let (msg, is_error) = h.state().watch.message.clone().unwrap();
+    assert!(is_error);
+    assert!(
+        msg.contains(&missing.display().to_string()) && msg.contains("does not exist yet"),
+        "{msg}"
+    );
+    assert!(!missing.exists());
+}
