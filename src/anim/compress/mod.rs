@@ -303,32 +303,10 @@ pub fn verify_weighted(
     // An additive clip is measured where a game sees it: on the combined pose (the decoded
     // additive applied to the raw base, against the raw additive applied to the same base).
     match &clip.additive {
-        Some(add) => {
-            let stats =
-                crate::anim::additive::measure_combined(clip, add, &decoded, &between, shells)
-                    .map_err(CompressError::Verification)?;
-            // The combined measure has no per-bone weights: each bone's errors are weighed
-            // exactly, and the per-sample / per-interval figures (which only judge segments) by
-            // the largest weight, which can only make a segment look worse than it is.
-            let weighted = weights.map(|w| {
-                let top = w.iter().cloned().fold(0.0f64, f64::max);
-                let mut ws = stats.clone();
-                for (e, &wb) in ws.per_bone_max.iter_mut().zip(w) {
-                    *e *= wb;
-                }
-                for e in ws
-                    .per_sample_max
-                    .iter_mut()
-                    .chain(ws.per_interval_max.iter_mut())
-                {
-                    *e *= top;
-                }
-                ws.max *= top;
-                ws.max_at_samples *= top;
-                ws
-            });
-            Ok((stats, weighted))
-        }
+        Some(add) => crate::anim::additive::measure_combined_weighted(
+            clip, add, &decoded, &between, shells, weights,
+        )
+        .map_err(CompressError::Verification),
         None => metric::measure_weighted(clip, &decoded, &between, shells, weights)
             .map_err(CompressError::Verification),
     }
@@ -473,6 +451,10 @@ pub fn compress_all_raw(
 
 /// Bits a reference rotation costs in the buffer (four 8-bit components).
 const REFERENCE_BITS: u64 = 32;
+/// Mixes of frames measured at most for an additive clip (each one a compression; a mix that
+/// repeats an earlier one ends the rounds). On the 42 BVH clips relative to their first frame,
+/// one round left 4 clips larger than plain, three rounds 2 (`docs/BENCHMARKS.md`).
+const FRAME_MIX_ROUNDS: usize = 4;
 
 /// An additive clip's rotations each in the frame that costs the fewest bits. Relative to a base
 /// the clip leaves far behind (CMU 131_01's right thumb turns 160° away from its first frame),
@@ -527,33 +509,63 @@ fn in_the_cheapest_frame(
         })
         .collect();
     let bits = |c: &CompressedClip, b: usize| c.stats.per_bone_bits.get(b).copied().unwrap_or(0);
-    // Per bone: (bits, reference) of the cheapest frame so far.
-    let mut pick: Vec<(u64, Option<glam::Quat>)> =
-        (0..nb).map(|b| (bits(&none, b), None)).collect();
+    // Frames: 0 none, 1 the base's, 2 the mean. Per bone and frame, its bits in the last buffer
+    // measured with the bone in that frame (references included); u64::MAX when not measured.
+    let frames = [vec![None; nb], base_frame, mean_frame];
+    let mut cost = vec![[u64::MAX; 3]; nb];
+    for (b, c) in cost.iter_mut().enumerate() {
+        c[0] = bits(&none, b);
+    }
     let mut best = none;
-    for frame in [base_frame, mean_frame] {
-        if frame.iter().all(Option::is_none) {
+    let record = |cost: &mut Vec<[u64; 3]>, c: &CompressedClip, choice: &[usize]| {
+        for (b, &f) in choice.iter().enumerate() {
+            cost[b][f] = bits(c, b) + if f > 0 { REFERENCE_BITS } else { 0 };
+        }
+    };
+    for f in 1..3 {
+        if frames[f].iter().all(Option::is_none) {
             continue;
         }
-        let (c, passed) = attempt(clip, settings, limits, target, target, Mode::Search, &frame)?;
+        let (c, passed) = attempt(
+            clip,
+            settings,
+            limits,
+            target,
+            target,
+            Mode::Search,
+            &frames[f],
+        )?;
         if !passed {
             continue;
         }
-        for (b, r) in frame.iter().enumerate() {
-            if let Some(r) = r
-                && bits(&c, b) + REFERENCE_BITS < pick[b].0
-            {
-                pick[b] = (bits(&c, b) + REFERENCE_BITS, Some(*r));
-            }
-        }
+        let choice: Vec<usize> = (0..nb)
+            .map(|b| if frames[f][b].is_some() { f } else { 0 })
+            .collect();
+        record(&mut cost, &c, &choice);
         if c.runtime_bytes < best.runtime_bytes {
             best = c;
         }
     }
-    let mixed: Vec<Option<glam::Quat>> = pick.iter().map(|p| p.1).collect();
-    if mixed.iter().any(Option::is_some) {
+    // Each bone in its cheapest frame; the bones' bits depend on each other (the search shares
+    // the error budget along chains), so the mix is measured, its figures replace the ones it
+    // was chosen on, and a changed choice is measured again.
+    let mut tried: Vec<Vec<usize>> = Vec::new();
+    for _ in 0..FRAME_MIX_ROUNDS {
+        let choice: Vec<usize> = cost
+            .iter()
+            .map(|c| (0..3).min_by_key(|&f| c[f]).unwrap_or(0))
+            .collect();
+        if choice.iter().all(|&f| f == 0) || tried.contains(&choice) {
+            break;
+        }
+        let mixed: Vec<Option<glam::Quat>> = (0..nb).map(|b| frames[choice[b]][b]).collect();
         let (c, passed) = attempt(clip, settings, limits, target, target, Mode::Search, &mixed)?;
-        if passed && c.runtime_bytes < best.runtime_bytes {
+        if !passed {
+            break;
+        }
+        record(&mut cost, &c, &choice);
+        tried.push(choice);
+        if c.runtime_bytes < best.runtime_bytes {
             best = c;
         }
     }
