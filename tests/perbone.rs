@@ -230,6 +230,55 @@ tracks = [
 ]
 "#;
 
+/// A per-bone shell distance from the clip file or a `[[bone]]` table / `--bone` beats the global
+/// `--shell-distance` (the most specific source wins); the bones the file leaves at the default
+/// (3 cm) take the global one. Through the library and the binary (the `.cfa` stores the shell
+/// distance each bone was measured at).
+#[test]
+fn a_per_bone_shell_distance_beats_the_global_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(root.join("a.acl.sjson"), TRACK_LIST).unwrap();
+    let clip = &load_clips(&root.join("a.acl.sjson")).unwrap()[0];
+    assert_eq!(clip.skeleton.shell_distances, [3.0, 1.0, 3.0, 2.0]);
+    let global = CompressionSettings {
+        shell_distance: Some(7.0),
+        ..Default::default()
+    };
+    assert_eq!(
+        global.bone_limits(&clip.skeleton).shells,
+        [7.0, 1.0, 7.0, 2.0]
+    );
+    let with_bone = CompressionSettings {
+        bones: vec![over("kid", None, Some(0.5)), over("root", None, Some(4.0))],
+        ..global.clone()
+    };
+    assert_eq!(
+        with_bone.bone_limits(&clip.skeleton).shells,
+        [4.0, 0.5, 7.0, 2.0]
+    );
+    let out = root.join("out");
+    let o = Command::new(BIN)
+        .args([
+            "compress",
+            "--no-skip",
+            "-q",
+            "--shell-distance",
+            "7",
+            "--bone",
+        ])
+        .arg("kid=shell=0.5")
+        .arg("-o")
+        .arg(&out)
+        .arg(root.join("a.acl.sjson"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(out.join("a.cfa")).unwrap();
+    let reader = ClipReader::new(&bytes).unwrap();
+    assert_eq!(reader.skeleton().shell_distances, [7.0, 0.5, 7.0, 2.0]);
+}
+
 /// Real clips with finger bones: (path under the data folder, the finger bone's glob).
 const FINGER_CLIPS: &[(&str, &str)] = &[
     ("acl-regression/09_02.acl.sjson", "rIndex2"),

@@ -99,8 +99,12 @@ impl CompressionSettings {
     /// Each bone's threshold and shell distance, the most specific source winning: the
     /// overrides in [`Self::bones`] (later ones over earlier ones), then the clip file's own
     /// per-bone precision ([`Skeleton::precisions`](crate::anim::skeleton::Skeleton)), then
-    /// [`Self::error_threshold`]. Shell distances: the overrides, then [`Self::shell_distance`]
-    /// when set, then the clip file's.
+    /// [`Self::error_threshold`]. Shell distances: the overrides, then the clip file's own
+    /// per-bone shell distance (one other than [`DEFAULT_SHELL_DISTANCE`]: a file that sets none
+    /// reads as the default, and writers such as ACL's always write one), then
+    /// [`Self::shell_distance`] when set, then the default.
+    ///
+    /// [`DEFAULT_SHELL_DISTANCE`]: crate::anim::skeleton::DEFAULT_SHELL_DISTANCE
     pub fn bone_limits(&self, skeleton: &crate::anim::skeleton::Skeleton) -> BoneLimits {
         let nb = skeleton.num_bones();
         let mut thresholds: Vec<f32> = (0..nb)
@@ -114,7 +118,13 @@ impl CompressionSettings {
             })
             .collect();
         let mut shells: Vec<f32> = (0..nb)
-            .map(|b| self.shell_distance.unwrap_or(skeleton.shell_distances[b]))
+            .map(|b| {
+                let own = skeleton.shell_distances[b];
+                match self.shell_distance {
+                    Some(d) if own == crate::anim::skeleton::DEFAULT_SHELL_DISTANCE => d,
+                    _ => own,
+                }
+            })
             .collect();
         for o in &self.bones {
             for b in 0..nb {
