@@ -421,7 +421,8 @@ impl<'a> ClipReader<'a> {
             }
             c.pos = align4(c.pos);
             // Unused bits of the last byte are zero.
-            if num_animated % 8 != 0 && buf[bits_off + num_animated / 8] >> (num_animated % 8) != 0
+            if !num_animated.is_multiple_of(8)
+                && buf[bits_off + num_animated / 8] >> (num_animated % 8) != 0
             {
                 return corrupt("reference rotation bits set past the last animated sub-track");
             }
