@@ -7,12 +7,8 @@
 
 mod common;
 
-use clipforge::anim::clip::RawClip;
-use clipforge::anim::compress::{
-    BoneOverride, CompressionSettings, compress, decoded_between, glob_match,
-};
+use clipforge::anim::compress::{BoneOverride, CompressionSettings, compress, glob_match};
 use clipforge::anim::formats::{load_clips, write_acl_clip};
-use clipforge::anim::metric::{self, Between};
 use clipforge::anim::runtime::ClipReader;
 use clipforge::pipeline::folder_settings::{
     FolderSettings, Overrides, SettingsResolver, parse_bone_override,
@@ -34,32 +30,6 @@ fn over(pattern: &str, t: Option<f32>, d: Option<f32>) -> BoneOverride {
 /// Blends between samples: the 9 points of `clip_eval.py --between 9`.
 fn nine() -> Vec<f32> {
     (1..10).map(|i| i as f32 / 10.0).collect()
-}
-
-/// Float64 per-bone max error of the compressed `bytes` against `clip`, at every sample and at
-/// `alphas` between every pair of samples (the runtime's interpolation), at `shells`.
-fn per_bone_error(clip: &RawClip, bytes: &[u8], shells: &[f32], alphas: &[f32]) -> Vec<f64> {
-    let reader = ClipReader::new(bytes).unwrap();
-    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
-    let poses: Vec<RawClip> = if clip.num_samples > 1 {
-        alphas
-            .iter()
-            .map(|&a| decoded_between(&reader, a))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let between: Vec<Between> = poses
-        .iter()
-        .zip(alphas)
-        .map(|(poses, &a)| Between {
-            alpha: a as f64,
-            poses,
-        })
-        .collect();
-    metric::measure_with_between(clip, &decoded, &between, shells)
-        .unwrap()
-        .per_bone_max
 }
 
 #[test]
@@ -320,7 +290,7 @@ fn a_finger_at_a_tenth_of_the_threshold_meets_its_own_on_real_clips() {
             assert_eq!(c.error.per_bone_threshold[b], limit(b) as f32);
         }
         let shells = &clip.skeleton.shell_distances;
-        let per_bone = per_bone_error(clip, &c.bytes, shells, &nine());
+        let per_bone = common::per_bone_error(clip, &c.bytes, shells, &nine());
         for (b, &e) in per_bone.iter().enumerate() {
             if e > limit(b) {
                 failures.push(format!(
@@ -331,7 +301,7 @@ fn a_finger_at_a_tenth_of_the_threshold_meets_its_own_on_real_clips() {
             }
         }
         let finger_max = fingers.iter().map(|&b| per_bone[b]).fold(0.0, f64::max);
-        let base_finger = per_bone_error(clip, &base.bytes, shells, &nine());
+        let base_finger = common::per_bone_error(clip, &base.bytes, shells, &nine());
         let base_finger = fingers.iter().map(|&b| base_finger[b]).fold(0.0, f64::max);
         eprintln!(
             "{rel}: {} finger bone(s) '{glob}': {base_finger:.5} -> {finger_max:.5} cm; {} -> {} B",
@@ -433,7 +403,7 @@ fn overrides_equal_to_the_settings_keep_the_bytes() {
         // What `compress` guarantees: the samples and the midpoints (`BETWEEN_ALPHAS`). At 9
         // points CMU 131_02's right thumb, whose rotation turns near half way round between two
         // samples, reaches 0.0502 cm at 0.05 (docs/BENCHMARKS.md, "Per-bone thresholds").
-        let per_bone = per_bone_error(
+        let per_bone = common::per_bone_error(
             clip,
             &loose.bytes,
             &clip.skeleton.shell_distances,
@@ -465,7 +435,7 @@ fn a_per_bone_shell_distance_is_measured_and_stored() {
         };
         assert_eq!(shell, want);
     }
-    let per_bone = per_bone_error(&clip, &c.bytes, shells, &nine());
+    let per_bone = common::per_bone_error(&clip, &c.bytes, shells, &nine());
     assert!(per_bone.iter().all(|&e| e <= 0.01), "{per_bone:?}");
     // Bad override values are refused.
     for bad in [over("x", Some(0.0), None), over("x", None, Some(f32::NAN))] {
