@@ -249,6 +249,56 @@ fn a_per_bone_shell_distance_beats_the_global_one() {
     assert_eq!(reader.skeleton().shell_distances, [7.0, 0.5, 7.0, 2.0]);
 }
 
+/// A decompressed clip keeps its per-bone settings: the clip file's own per-track `precision` is
+/// stored in the `.cfa` (flags bit 5) and written back as each bone's `precision` by the ACL
+/// writer, the shell distances each bone was measured at as its `vertex_distance`; the written
+/// file reads back with both. Through the library and `clipforge decompress`.
+#[test]
+fn a_decompressed_clip_keeps_its_per_bone_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(root.join("a.acl.sjson"), TRACK_LIST).unwrap();
+    let clip = &load_clips(&root.join("a.acl.sjson")).unwrap()[0];
+    let want_precisions = [Some(0.01), Some(0.002), None, None];
+    assert_eq!(clip.skeleton.precisions, want_precisions);
+    let c = compress(clip, &CompressionSettings::default()).unwrap();
+    let decoded = clipforge::anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
+    assert_eq!(decoded.skeleton.precisions, want_precisions);
+    assert_eq!(decoded.skeleton.shell_distances, [3.0, 1.0, 3.0, 2.0]);
+    std::fs::write(root.join("b.acl.sjson"), write_acl_clip(&decoded)).unwrap();
+    let back = &load_clips(&root.join("b.acl.sjson")).unwrap()[0];
+    assert_eq!(back.skeleton.precisions, want_precisions);
+    assert_eq!(back.skeleton.shell_distances, [3.0, 1.0, 3.0, 2.0]);
+    // Recompressed, the round-tripped clip is held to the same per-bone thresholds.
+    let again = compress(back, &CompressionSettings::default()).unwrap();
+    assert_eq!(again.error.per_bone_threshold, [0.01, 0.002, 0.01, 0.01]);
+    // The binary: compress, then decompress to ACL's format.
+    std::fs::write(root.join("a.cfa"), &c.bytes).unwrap();
+    let o = Command::new(BIN)
+        .args(["decompress", "-o"])
+        .arg(root.join("c.acl.sjson"))
+        .arg(root.join("a.cfa"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c_clip = &load_clips(&root.join("c.acl.sjson")).unwrap()[0];
+    assert_eq!(c_clip.skeleton.precisions, want_precisions);
+    // A clip without per-bone precision has no such section (plain outputs unchanged).
+    let mut plain = clip.clone();
+    plain.skeleton.precisions = vec![None; 4];
+    let p = compress(&plain, &CompressionSettings::default()).unwrap();
+    let flags = u16::from_le_bytes([p.bytes[6], p.bytes[7]]);
+    assert_eq!(
+        flags & clipforge::anim::runtime::format::FLAG_BONE_PRECISIONS,
+        0
+    );
+    // Its metadata is a float32 per bone shorter.
+    assert_eq!(
+        p.bytes.len() - p.runtime_bytes + 16,
+        c.bytes.len() - c.runtime_bytes
+    );
+}
+
 /// Real clips with finger bones: (path under the data folder, the finger bone's glob).
 const FINGER_CLIPS: &[(&str, &str)] = &[
     ("acl-regression/09_02.acl.sjson", "rIndex2"),

@@ -166,6 +166,13 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
             put_f32(&mut out, v);
         }
     }
+    // The clip file's own per-bone thresholds, when it has any.
+    let precisions = sk.precisions.iter().any(Option::is_some);
+    if precisions {
+        for p in &sk.precisions {
+            put_f32(&mut out, p.unwrap_or(0.0));
+        }
+    }
     // Header.
     let total = out.len();
     out[0..4].copy_from_slice(&MAGIC);
@@ -185,6 +192,7 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
         } else {
             0
         }
+        | if precisions { FLAG_BONE_PRECISIONS } else { 0 }
         | (additive << crate::anim::runtime::format::FLAG_ADDITIVE_SHIFT);
     out[6..8].copy_from_slice(&flags.to_le_bytes());
     out[12..16].copy_from_slice(&(total as u32).to_le_bytes());

@@ -74,8 +74,14 @@ pub const FLAG_ADDITIVE_MASK: u16 = 3 << FLAG_ADDITIVE_SHIFT;
 /// rotations relative to a base that the clip leaves far behind can cost more bits than the
 /// same rotations in the base's frame (`docs/FORMAT.md`).
 pub const FLAG_ROTATION_REFERENCES: u16 = 1 << 4;
-pub const KNOWN_FLAGS: u16 =
-    FLAG_WRAP | FLAG_METADATA | FLAG_ADDITIVE_MASK | FLAG_ROTATION_REFERENCES;
+/// The metadata ends with a float32 per bone: the clip file's own error threshold for it (ACL's
+/// per-track `precision`), 0 for none, so a decompressed clip keeps its per-bone settings.
+pub const FLAG_BONE_PRECISIONS: u16 = 1 << 5;
+pub const KNOWN_FLAGS: u16 = FLAG_WRAP
+    | FLAG_METADATA
+    | FLAG_ADDITIVE_MASK
+    | FLAG_ROTATION_REFERENCES
+    | FLAG_BONE_PRECISIONS;
 
 /// Scale of a reference rotation's 8-bit signed components.
 const REFERENCE_SCALE: f32 = 127.0;

@@ -507,7 +507,16 @@ impl<'a> ClipReader<'a> {
             };
             Self::check_raw_values(buf, s, &layout, seg_len)?;
         }
-        let meta = Self::read_metadata(buf, runtime_size, len, num_bones, num_samples, wrap)?;
+        let precisions = flags & FLAG_BONE_PRECISIONS != 0;
+        let meta = Self::read_metadata(
+            buf,
+            runtime_size,
+            len,
+            num_bones,
+            num_samples,
+            wrap,
+            precisions,
+        )?;
         let sk = &meta.skeleton;
         let mut fixed_rotations = sk.bind_rotations.clone();
         let mut fixed_translations: Vec<Vec3A> =
@@ -655,6 +664,7 @@ impl<'a> ClipReader<'a> {
         num_bones: usize,
         num_samples: usize,
         wrap: bool,
+        precisions: bool,
     ) -> Result<Metadata, FormatError> {
         let mut c = Cursor {
             buf,
@@ -696,6 +706,15 @@ impl<'a> ClipReader<'a> {
             d.bind_translation = Vec3::new(c.f32()?, c.f32()?, c.f32()?);
             d.bind_scale = Vec3::new(c.f32()?, c.f32()?, c.f32()?);
             bones.push(d);
+        }
+        if precisions {
+            for (b, d) in bones.iter_mut().enumerate() {
+                let p = c.f32()?;
+                if !(p.is_finite() && p >= 0.0) {
+                    return corrupt(format!("bone {b}: precision {p} is not a positive number"));
+                }
+                d.precision = (p > 0.0).then_some(p);
+            }
         }
         if c.pos != end {
             return corrupt(format!(
