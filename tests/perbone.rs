@@ -7,12 +7,8 @@
 
 mod common;
 
-use clipforge::anim::clip::RawClip;
-use clipforge::anim::compress::{
-    BoneOverride, CompressionSettings, compress, decoded_between, glob_match,
-};
+use clipforge::anim::compress::{BoneOverride, CompressionSettings, compress, glob_match};
 use clipforge::anim::formats::{load_clips, write_acl_clip};
-use clipforge::anim::metric::{self, Between};
 use clipforge::anim::runtime::ClipReader;
 use clipforge::pipeline::folder_settings::{
     FolderSettings, Overrides, SettingsResolver, parse_bone_override,
@@ -34,32 +30,6 @@ fn over(pattern: &str, t: Option<f32>, d: Option<f32>) -> BoneOverride {
 /// Blends between samples: the 9 points of `clip_eval.py --between 9`.
 fn nine() -> Vec<f32> {
     (1..10).map(|i| i as f32 / 10.0).collect()
-}
-
-/// Float64 per-bone max error of the compressed `bytes` against `clip`, at every sample and at
-/// `alphas` between every pair of samples (the runtime's interpolation), at `shells`.
-fn per_bone_error(clip: &RawClip, bytes: &[u8], shells: &[f32], alphas: &[f32]) -> Vec<f64> {
-    let reader = ClipReader::new(bytes).unwrap();
-    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
-    let poses: Vec<RawClip> = if clip.num_samples > 1 {
-        alphas
-            .iter()
-            .map(|&a| decoded_between(&reader, a))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let between: Vec<Between> = poses
-        .iter()
-        .zip(alphas)
-        .map(|(poses, &a)| Between {
-            alpha: a as f64,
-            poses,
-        })
-        .collect();
-    metric::measure_with_between(clip, &decoded, &between, shells)
-        .unwrap()
-        .per_bone_max
 }
 
 #[test]
@@ -230,6 +200,105 @@ tracks = [
 ]
 "#;
 
+/// A per-bone shell distance from the clip file or a `[[bone]]` table / `--bone` beats the global
+/// `--shell-distance` (the most specific source wins); the bones the file leaves at the default
+/// (3 cm) take the global one. Through the library and the binary (the `.cfa` stores the shell
+/// distance each bone was measured at).
+#[test]
+fn a_per_bone_shell_distance_beats_the_global_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(root.join("a.acl.sjson"), TRACK_LIST).unwrap();
+    let clip = &load_clips(&root.join("a.acl.sjson")).unwrap()[0];
+    assert_eq!(clip.skeleton.shell_distances, [3.0, 1.0, 3.0, 2.0]);
+    let global = CompressionSettings {
+        shell_distance: Some(7.0),
+        ..Default::default()
+    };
+    assert_eq!(
+        global.bone_limits(&clip.skeleton).shells,
+        [7.0, 1.0, 7.0, 2.0]
+    );
+    let with_bone = CompressionSettings {
+        bones: vec![over("kid", None, Some(0.5)), over("root", None, Some(4.0))],
+        ..global.clone()
+    };
+    assert_eq!(
+        with_bone.bone_limits(&clip.skeleton).shells,
+        [4.0, 0.5, 7.0, 2.0]
+    );
+    let out = root.join("out");
+    let o = Command::new(BIN)
+        .args([
+            "compress",
+            "--no-skip",
+            "-q",
+            "--shell-distance",
+            "7",
+            "--bone",
+        ])
+        .arg("kid=shell=0.5")
+        .arg("-o")
+        .arg(&out)
+        .arg(root.join("a.acl.sjson"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(out.join("a.cfa")).unwrap();
+    let reader = ClipReader::new(&bytes).unwrap();
+    assert_eq!(reader.skeleton().shell_distances, [7.0, 0.5, 7.0, 2.0]);
+}
+
+/// A decompressed clip keeps its per-bone settings: the clip file's own per-track `precision` is
+/// stored in the `.cfa` (flags bit 5) and written back as each bone's `precision` by the ACL
+/// writer, the shell distances each bone was measured at as its `vertex_distance`; the written
+/// file reads back with both. Through the library and `clipforge decompress`.
+#[test]
+fn a_decompressed_clip_keeps_its_per_bone_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(root.join("a.acl.sjson"), TRACK_LIST).unwrap();
+    let clip = &load_clips(&root.join("a.acl.sjson")).unwrap()[0];
+    let want_precisions = [Some(0.01), Some(0.002), None, None];
+    assert_eq!(clip.skeleton.precisions, want_precisions);
+    let c = compress(clip, &CompressionSettings::default()).unwrap();
+    let decoded = clipforge::anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
+    assert_eq!(decoded.skeleton.precisions, want_precisions);
+    assert_eq!(decoded.skeleton.shell_distances, [3.0, 1.0, 3.0, 2.0]);
+    std::fs::write(root.join("b.acl.sjson"), write_acl_clip(&decoded)).unwrap();
+    let back = &load_clips(&root.join("b.acl.sjson")).unwrap()[0];
+    assert_eq!(back.skeleton.precisions, want_precisions);
+    assert_eq!(back.skeleton.shell_distances, [3.0, 1.0, 3.0, 2.0]);
+    // Recompressed, the round-tripped clip is held to the same per-bone thresholds.
+    let again = compress(back, &CompressionSettings::default()).unwrap();
+    assert_eq!(again.error.per_bone_threshold, [0.01, 0.002, 0.01, 0.01]);
+    // The binary: compress, then decompress to ACL's format.
+    std::fs::write(root.join("a.cfa"), &c.bytes).unwrap();
+    let o = Command::new(BIN)
+        .args(["decompress", "-o"])
+        .arg(root.join("c.acl.sjson"))
+        .arg(root.join("a.cfa"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c_clip = &load_clips(&root.join("c.acl.sjson")).unwrap()[0];
+    assert_eq!(c_clip.skeleton.precisions, want_precisions);
+    // A clip without per-bone precision has no such section (plain outputs unchanged).
+    let mut plain = clip.clone();
+    plain.skeleton.precisions = vec![None; 4];
+    let p = compress(&plain, &CompressionSettings::default()).unwrap();
+    let flags = u16::from_le_bytes([p.bytes[6], p.bytes[7]]);
+    assert_eq!(
+        flags & clipforge::anim::runtime::format::FLAG_BONE_PRECISIONS,
+        0
+    );
+    // Its metadata is a float32 per bone shorter.
+    assert_eq!(
+        p.bytes.len() - p.runtime_bytes + 16,
+        c.bytes.len() - c.runtime_bytes
+    );
+}
+
 /// Real clips with finger bones: (path under the data folder, the finger bone's glob).
 const FINGER_CLIPS: &[(&str, &str)] = &[
     ("acl-regression/09_02.acl.sjson", "rIndex2"),
@@ -271,7 +340,7 @@ fn a_finger_at_a_tenth_of_the_threshold_meets_its_own_on_real_clips() {
             assert_eq!(c.error.per_bone_threshold[b], limit(b) as f32);
         }
         let shells = &clip.skeleton.shell_distances;
-        let per_bone = per_bone_error(clip, &c.bytes, shells, &nine());
+        let per_bone = common::per_bone_error(clip, &c.bytes, shells, &nine());
         for (b, &e) in per_bone.iter().enumerate() {
             if e > limit(b) {
                 failures.push(format!(
@@ -282,7 +351,7 @@ fn a_finger_at_a_tenth_of_the_threshold_meets_its_own_on_real_clips() {
             }
         }
         let finger_max = fingers.iter().map(|&b| per_bone[b]).fold(0.0, f64::max);
-        let base_finger = per_bone_error(clip, &base.bytes, shells, &nine());
+        let base_finger = common::per_bone_error(clip, &base.bytes, shells, &nine());
         let base_finger = fingers.iter().map(|&b| base_finger[b]).fold(0.0, f64::max);
         eprintln!(
             "{rel}: {} finger bone(s) '{glob}': {base_finger:.5} -> {finger_max:.5} cm; {} -> {} B",
@@ -384,7 +453,7 @@ fn overrides_equal_to_the_settings_keep_the_bytes() {
         // What `compress` guarantees: the samples and the midpoints (`BETWEEN_ALPHAS`). At 9
         // points CMU 131_02's right thumb, whose rotation turns near half way round between two
         // samples, reaches 0.0502 cm at 0.05 (docs/BENCHMARKS.md, "Per-bone thresholds").
-        let per_bone = per_bone_error(
+        let per_bone = common::per_bone_error(
             clip,
             &loose.bytes,
             &clip.skeleton.shell_distances,
@@ -416,7 +485,7 @@ fn a_per_bone_shell_distance_is_measured_and_stored() {
         };
         assert_eq!(shell, want);
     }
-    let per_bone = per_bone_error(&clip, &c.bytes, shells, &nine());
+    let per_bone = common::per_bone_error(&clip, &c.bytes, shells, &nine());
     assert!(per_bone.iter().all(|&e| e <= 0.01), "{per_bone:?}");
     // Bad override values are refused.
     for bad in [over("x", Some(0.0), None), over("x", None, Some(f32::NAN))] {

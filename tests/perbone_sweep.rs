@@ -9,11 +9,9 @@ mod common;
 
 use clipforge::anim::clip::RawClip;
 use clipforge::anim::compress::{
-    BETWEEN_ALPHAS, BoneOverride, CompressionSettings, compress, decoded_between, glob_match,
+    BETWEEN_ALPHAS, BoneOverride, CompressionSettings, compress, glob_match,
 };
 use clipforge::anim::formats::load_clips;
-use clipforge::anim::metric::{self, Between};
-use clipforge::anim::runtime::ClipReader;
 use std::path::{Path, PathBuf};
 
 /// Finger bones of the rigs in the data (ACL's CMU clips and cmu-acrnn: `lIndex1`…; cmu-bvh11
@@ -36,27 +34,7 @@ fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
 }
 
 fn per_bone(clip: &RawClip, bytes: &[u8]) -> Vec<f64> {
-    let reader = ClipReader::new(bytes).unwrap();
-    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
-    let poses: Vec<RawClip> = if clip.num_samples > 1 {
-        BETWEEN_ALPHAS
-            .iter()
-            .map(|&a| decoded_between(&reader, a))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let between: Vec<Between> = poses
-        .iter()
-        .zip(BETWEEN_ALPHAS)
-        .map(|(poses, a)| Between {
-            alpha: a as f64,
-            poses,
-        })
-        .collect();
-    metric::measure_with_between(clip, &decoded, &between, &clip.skeleton.shell_distances)
-        .unwrap()
-        .per_bone_max
+    common::per_bone_error(clip, bytes, &clip.skeleton.shell_distances, &BETWEEN_ALPHAS)
 }
 
 #[test]

@@ -332,6 +332,21 @@ pub fn measure_combined(
     between: &[metric::Between],
     shells: &[f32],
 ) -> Result<ErrorStats, String> {
+    Ok(measure_combined_weighted(raw, base, lossy, between, shells, None)?.0)
+}
+
+/// [`measure_combined`], and with `weights` (one per bone) the same figures with each bone's
+/// every error weighed by its own weight, as [`metric::measure_weighted`] does for a plain clip:
+/// per sample and per interval the largest weighed error over the bones, so a bone held to a
+/// tighter threshold of its own is judged against it exactly, wherever it sits.
+pub fn measure_combined_weighted(
+    raw: &RawClip,
+    base: &AdditiveBase,
+    lossy: &RawClip,
+    between: &[metric::Between],
+    shells: &[f32],
+    weights: Option<&[f64]>,
+) -> Result<(ErrorStats, Option<ErrorStats>), String> {
     check_base(raw, base)?;
     let (nb, ns) = (raw.num_bones(), raw.num_samples);
     if lossy.num_bones() != nb || lossy.num_samples != ns {
@@ -344,6 +359,11 @@ pub fn measure_combined(
     if shells.len() != nb {
         return Err(format!("{} shell distances for {nb} bones", shells.len()));
     }
+    if let Some(w) = weights
+        && w.len() != nb
+    {
+        return Err(format!("{} error weights for {nb} bones", w.len()));
+    }
     let parents = &raw.skeleton.parents;
     let identity = DTransform {
         rotation: DQuat::IDENTITY,
@@ -353,12 +373,9 @@ pub fn measure_combined(
     let mut a = vec![identity; nb];
     let mut b = vec![identity; nb];
     let mut base_pose = vec![identity; nb];
-    let mut stats = ErrorStats {
-        per_bone_max: vec![0.0; nb],
-        per_sample_max: vec![0.0; ns],
-        ..Default::default()
-    };
-    let mut sum = 0.0;
+    let mut stats = ErrorStats::new(nb, ns);
+    let mut weighted = weights.map(|_| ErrorStats::new(nb, ns));
+    let (mut sum, mut wsum) = (0.0, 0.0);
     let fmt = base.format;
     for s in 0..ns {
         let k = base_sample_index(ns, raw.sample_rate, &base.base, s);
@@ -378,21 +395,26 @@ pub fn measure_combined(
         for bone in 0..nb {
             let e = metric::vertex_error(&a[bone], &b[bone], shells[bone] as f64);
             sum += e;
-            stats.per_bone_max[bone] = stats.per_bone_max[bone].max(e);
-            stats.per_sample_max[s] = stats.per_sample_max[s].max(e);
-            if e > stats.max {
-                stats.max = e;
-                stats.worst_bone = bone;
-                stats.worst_sample = s;
+            stats.at_sample(s, bone, e);
+            if let (Some(ws), Some(w)) = (&mut weighted, weights) {
+                wsum += e * w[bone];
+                ws.at_sample(s, bone, e * w[bone]);
             }
         }
     }
     if nb * ns > 0 {
         stats.mean = sum / (nb * ns) as f64;
+        if let Some(ws) = &mut weighted {
+            ws.mean = wsum / (nb * ns) as f64;
+        }
     }
     stats.max_at_samples = stats.max;
     let intervals = ns.saturating_sub(1);
     stats.per_interval_max = vec![0.0; intervals];
+    if let Some(ws) = &mut weighted {
+        ws.max_at_samples = ws.max;
+        ws.per_interval_max = vec![0.0; intervals];
+    }
     for bt in between {
         if bt.poses.num_bones() != nb || bt.poses.num_samples != intervals {
             return Err(format!(
@@ -425,17 +447,14 @@ pub fn measure_combined(
             );
             for bone in 0..nb {
                 let e = metric::vertex_error(&a[bone], &b[bone], shells[bone] as f64);
-                stats.per_interval_max[s] = stats.per_interval_max[s].max(e);
-                stats.per_bone_max[bone] = stats.per_bone_max[bone].max(e);
-                if e > stats.max {
-                    stats.max = e;
-                    stats.worst_bone = bone;
-                    stats.worst_sample = s;
+                stats.between(s, bone, e);
+                if let (Some(ws), Some(w)) = (&mut weighted, weights) {
+                    ws.between(s, bone, e * w[bone]);
                 }
             }
         }
     }
-    Ok(stats)
+    Ok((stats, weighted))
 }
 
 #[cfg(test)]

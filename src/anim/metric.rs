@@ -164,7 +164,7 @@ pub struct Between<'a> {
 }
 
 impl ErrorStats {
-    fn new(nb: usize, ns: usize) -> Self {
+    pub(crate) fn new(nb: usize, ns: usize) -> Self {
         ErrorStats {
             per_bone_max: vec![0.0; nb],
             per_sample_max: vec![0.0; ns],
@@ -173,7 +173,7 @@ impl ErrorStats {
     }
 
     #[inline]
-    fn at_sample(&mut self, s: usize, bone: usize, e: f64) {
+    pub(crate) fn at_sample(&mut self, s: usize, bone: usize, e: f64) {
         if e > self.per_bone_max[bone] {
             self.per_bone_max[bone] = e;
         }
@@ -188,7 +188,7 @@ impl ErrorStats {
     }
 
     #[inline]
-    fn between(&mut self, s: usize, bone: usize, e: f64) {
+    pub(crate) fn between(&mut self, s: usize, bone: usize, e: f64) {
         if e > self.per_interval_max[s] {
             self.per_interval_max[s] = e;
         }

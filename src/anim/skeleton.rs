@@ -6,6 +6,9 @@ use glam::{Quat, Vec3};
 /// Parent index of a root bone.
 pub const NO_PARENT: u32 = u32::MAX;
 
+/// The shell distance of a bone whose clip file sets none (ACL's default vertex distance, cm).
+pub const DEFAULT_SHELL_DISTANCE: f32 = 3.0;
+
 /// A validated skeleton. Bones are stored so that `parents[b] < b` for every non-root bone,
 /// which lets local → object space run as one linear pass. Several roots are allowed.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,7 +44,7 @@ impl BoneDesc {
         Self {
             name: name.into(),
             parent,
-            shell_distance: 3.0,
+            shell_distance: DEFAULT_SHELL_DISTANCE,
             precision: None,
             bind_rotation: Quat::IDENTITY,
             bind_translation: Vec3::ZERO,

@@ -66,3 +66,35 @@ pub fn clip_eval(tools: &Path, raw: &Path, lossy: &Path, extra: &[&str]) -> f64 
 }
 
 pub mod header_tree;
+
+/// Float64 per-bone max error of the compressed `bytes` against `clip`, at every sample and at
+/// `alphas` between every pair of samples (the runtime's interpolation), at `shells`.
+pub fn per_bone_error(
+    clip: &clipforge::anim::RawClip,
+    bytes: &[u8],
+    shells: &[f32],
+    alphas: &[f32],
+) -> Vec<f64> {
+    use clipforge::anim::metric::{self, Between};
+    let reader = clipforge::anim::ClipReader::new(bytes).unwrap();
+    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+    let poses: Vec<clipforge::anim::RawClip> = if clip.num_samples > 1 {
+        alphas
+            .iter()
+            .map(|&a| clipforge::anim::compress::decoded_between(&reader, a))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let between: Vec<Between> = poses
+        .iter()
+        .zip(alphas)
+        .map(|(poses, &a)| Between {
+            alpha: a as f64,
+            poses,
+        })
+        .collect();
+    metric::measure_with_between(clip, &decoded, &between, shells)
+        .unwrap()
+        .per_bone_max
+}

@@ -68,6 +68,21 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
         }
     }
     pad4(&mut out);
+    let referenced = p.tracks.iter().any(|t| t.reference.is_some());
+    if referenced {
+        let mut bits = vec![0u8; p.tracks.len().div_ceil(8)];
+        for (a, t) in p.tracks.iter().enumerate() {
+            if t.reference.is_some() {
+                bits[a / 8] |= 1 << (a % 8);
+            }
+        }
+        out.extend_from_slice(&bits);
+        pad4(&mut out);
+        for (_, stored) in p.tracks.iter().filter_map(|t| t.reference) {
+            out.extend(stored.map(|v| v as u8));
+        }
+        pad4(&mut out);
+    }
     let seg_headers = out.len();
     out.resize(out.len() + 12 * p.num_segments, 0);
     for (s, choice) in choices.iter().enumerate() {
@@ -151,6 +166,13 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
             put_f32(&mut out, v);
         }
     }
+    // The clip file's own per-bone thresholds, when it has any.
+    let precisions = sk.precisions.iter().any(Option::is_some);
+    if precisions {
+        for p in &sk.precisions {
+            put_f32(&mut out, p.unwrap_or(0.0));
+        }
+    }
     // Header.
     let total = out.len();
     out[0..4].copy_from_slice(&MAGIC);
@@ -165,6 +187,12 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     };
     let flags = FLAG_METADATA
         | if p.wrap { FLAG_WRAP } else { 0 }
+        | if referenced {
+            FLAG_ROTATION_REFERENCES
+        } else {
+            0
+        }
+        | if precisions { FLAG_BONE_PRECISIONS } else { 0 }
         | (additive << crate::anim::runtime::format::FLAG_ADDITIVE_SHIFT);
     out[6..8].copy_from_slice(&flags.to_le_bytes());
     out[12..16].copy_from_slice(&(total as u32).to_le_bytes());

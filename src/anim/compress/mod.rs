@@ -14,6 +14,7 @@ mod search;
 use super::clip::RawClip;
 use super::metric;
 use super::runtime::ClipReader;
+use glam::Vec4;
 use serde::{Deserialize, Serialize};
 
 /// Samples per segment (the last segment absorbs a short remainder).
@@ -46,8 +47,8 @@ impl Default for CompressionSettings {
     }
 }
 
-/// A threshold and/or a shell distance for the bones whose names match a glob (`*` any run of
-/// characters, `?` one character; case-sensitive). In clip units.
+/// A threshold and/or a shell distance for the bones whose names match a glob ([`glob_match`]:
+/// `*`, `?`, `[...]`, `\` escapes; case-sensitive). In clip units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BoneOverride {
     /// Glob over bone names (`*Finger*`).
@@ -70,17 +71,99 @@ impl BoneLimits {
     }
 }
 
-/// Whether `name` matches `pattern` (`*` any run of characters, possibly empty; `?` exactly
-/// one; everything else itself). Linear backtracking on the last `*`: O(len² ) at worst.
+/// One element of a bone-name glob.
+#[derive(Debug, PartialEq)]
+enum GlobToken {
+    /// `*`: any run of characters, possibly empty.
+    Star,
+    /// `?`: exactly one character.
+    Any,
+    /// `[...]`: one character in (or with `!`/`^` first, not in) the listed characters and
+    /// `a-z` ranges.
+    Class {
+        negate: bool,
+        items: Vec<(char, char)>,
+    },
+    /// Itself (`\x` is `x` itself, for `x` any character: `\*`, `\?`, `\[`, `\\`).
+    Lit(char),
+}
+
+fn glob_tokens(pattern: &str) -> Vec<GlobToken> {
+    let p: Vec<char> = pattern.chars().collect();
+    let mut out = Vec::with_capacity(p.len());
+    let mut i = 0;
+    while i < p.len() {
+        match p[i] {
+            '*' => out.push(GlobToken::Star),
+            '?' => out.push(GlobToken::Any),
+            // A backslash at the end stands for itself.
+            '\\' if i + 1 < p.len() => {
+                i += 1;
+                out.push(GlobToken::Lit(p[i]));
+            }
+            '[' => {
+                // `]` right after `[` (or `[!`) is a member; an unclosed `[` is itself.
+                let mut j = i + 1;
+                let negate = j < p.len() && (p[j] == '!' || p[j] == '^');
+                if negate {
+                    j += 1;
+                }
+                let first = j;
+                let mut items = Vec::new();
+                while j < p.len() && (p[j] != ']' || j == first) {
+                    let mut c = p[j];
+                    if c == '\\' && j + 1 < p.len() {
+                        j += 1;
+                        c = p[j];
+                    }
+                    if j + 2 < p.len() && p[j + 1] == '-' && p[j + 2] != ']' {
+                        items.push((c, p[j + 2]));
+                        j += 3;
+                    } else {
+                        items.push((c, c));
+                        j += 1;
+                    }
+                }
+                if j < p.len() {
+                    out.push(GlobToken::Class { negate, items });
+                    i = j;
+                } else {
+                    out.push(GlobToken::Lit('['));
+                }
+            }
+            c => out.push(GlobToken::Lit(c)),
+        }
+        i += 1;
+    }
+    out
+}
+
+impl GlobToken {
+    fn matches(&self, c: char) -> bool {
+        match self {
+            GlobToken::Star | GlobToken::Any => true,
+            GlobToken::Class { negate, items } => {
+                items.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *negate
+            }
+            GlobToken::Lit(l) => *l == c,
+        }
+    }
+}
+
+/// Whether `name` matches `pattern`: `*` any run of characters, possibly empty; `?` exactly
+/// one; `[abc]`, `[a-z]` one of those (`[!...]` or `[^...]`: none of them); `\` before any
+/// character makes it itself (`\*`, `\?`, `\[`, `\\`); everything else itself;
+/// case-sensitive. Linear backtracking on the last `*`: O(len²) at worst.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let p = glob_tokens(pattern);
+    let n: Vec<char> = name.chars().collect();
     let (mut i, mut j) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
     while j < n.len() {
-        if i < p.len() && (p[i] == '?' || (p[i] != '*' && p[i] == n[j])) {
+        if i < p.len() && p[i] != GlobToken::Star && p[i].matches(n[j]) {
             i += 1;
             j += 1;
-        } else if i < p.len() && p[i] == '*' {
+        } else if i < p.len() && p[i] == GlobToken::Star {
             star = Some((i, j));
             i += 1;
         } else if let Some((si, sj)) = star {
@@ -91,15 +174,43 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
             return false;
         }
     }
-    p[i..].iter().all(|&c| c == '*')
+    p[i..].iter().all(|t| *t == GlobToken::Star)
+}
+
+#[cfg(test)]
+mod glob_tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs_match_stars_classes_and_escapes() {
+        assert!(glob_match("*Finger*", "LeftFinger1"));
+        assert!(!glob_match("*Finger*", "LeftHand"));
+        assert!(glob_match("?Hand", "lHand") && !glob_match("?Hand", "Hand"));
+        assert!(glob_match("Finger[12]", "Finger2") && !glob_match("Finger[12]", "Finger3"));
+        assert!(glob_match("Finger[0-9]", "Finger7") && !glob_match("Finger[0-9]", "FingerA"));
+        assert!(glob_match("Finger[!0-9]", "FingerA") && !glob_match("Finger[^0-9]", "Finger7"));
+        // Escapes: the special characters themselves.
+        assert!(glob_match("a\\*b", "a*b") && !glob_match("a\\*b", "axb"));
+        assert!(glob_match("a\\?", "a?") && !glob_match("a\\?", "ab"));
+        assert!(glob_match("\\[x]", "[x]") && !glob_match("\\[x]", "x"));
+        assert!(glob_match("a\\\\b", "a\\b"));
+        assert!(glob_match("[\\]]", "]") && glob_match("[]x]", "]"));
+        // An unclosed class and a trailing backslash are themselves.
+        assert!(glob_match("a[b", "a[b") && glob_match("a\\", "a\\"));
+        assert!(glob_match("*", "") && glob_match("**", "x") && !glob_match("", "x"));
+    }
 }
 
 impl CompressionSettings {
     /// Each bone's threshold and shell distance, the most specific source winning: the
     /// overrides in [`Self::bones`] (later ones over earlier ones), then the clip file's own
     /// per-bone precision ([`Skeleton::precisions`](crate::anim::skeleton::Skeleton)), then
-    /// [`Self::error_threshold`]. Shell distances: the overrides, then [`Self::shell_distance`]
-    /// when set, then the clip file's.
+    /// [`Self::error_threshold`]. Shell distances: the overrides, then the clip file's own
+    /// per-bone shell distance (one other than [`DEFAULT_SHELL_DISTANCE`]: a file that sets none
+    /// reads as the default, and writers such as ACL's always write one), then
+    /// [`Self::shell_distance`] when set, then the default.
+    ///
+    /// [`DEFAULT_SHELL_DISTANCE`]: crate::anim::skeleton::DEFAULT_SHELL_DISTANCE
     pub fn bone_limits(&self, skeleton: &crate::anim::skeleton::Skeleton) -> BoneLimits {
         let nb = skeleton.num_bones();
         let mut thresholds: Vec<f32> = (0..nb)
@@ -113,7 +224,13 @@ impl CompressionSettings {
             })
             .collect();
         let mut shells: Vec<f32> = (0..nb)
-            .map(|b| self.shell_distance.unwrap_or(skeleton.shell_distances[b]))
+            .map(|b| {
+                let own = skeleton.shell_distances[b];
+                match self.shell_distance {
+                    Some(d) if own == crate::anim::skeleton::DEFAULT_SHELL_DISTANCE => d,
+                    _ => own,
+                }
+            })
             .collect();
         for o in &self.bones {
             for b in 0..nb {
@@ -281,7 +398,11 @@ pub fn verify_weighted(
         .is_some_and(|a| a.base.num_samples > 1)
     {
         &MULTI_BASE_BETWEEN_ALPHAS
-    } else if clip.additive.is_some() {
+    } else if clip.additive.is_some() || weights.is_some() {
+        // With per-bone thresholds the same five points: the midpoint bounds an interval only
+        // to second order in the motion between two samples, and that remainder is measured
+        // against each bone's own threshold, which for a loose bone (a thumb at 0.1 cm turning
+        // fast) is where the higher-order terms are largest.
         &ADDITIVE_BETWEEN_ALPHAS
     } else {
         &BETWEEN_ALPHAS
@@ -302,32 +423,10 @@ pub fn verify_weighted(
     // An additive clip is measured where a game sees it: on the combined pose (the decoded
     // additive applied to the raw base, against the raw additive applied to the same base).
     match &clip.additive {
-        Some(add) => {
-            let stats =
-                crate::anim::additive::measure_combined(clip, add, &decoded, &between, shells)
-                    .map_err(CompressError::Verification)?;
-            // The combined measure has no per-bone weights: each bone's errors are weighed
-            // exactly, and the per-sample / per-interval figures (which only judge segments) by
-            // the largest weight, which can only make a segment look worse than it is.
-            let weighted = weights.map(|w| {
-                let top = w.iter().cloned().fold(0.0f64, f64::max);
-                let mut ws = stats.clone();
-                for (e, &wb) in ws.per_bone_max.iter_mut().zip(w) {
-                    *e *= wb;
-                }
-                for e in ws
-                    .per_sample_max
-                    .iter_mut()
-                    .chain(ws.per_interval_max.iter_mut())
-                {
-                    *e *= top;
-                }
-                ws.max *= top;
-                ws.max_at_samples *= top;
-                ws
-            });
-            Ok((stats, weighted))
-        }
+        Some(add) => crate::anim::additive::measure_combined_weighted(
+            clip, add, &decoded, &between, shells, weights,
+        )
+        .map_err(CompressError::Verification),
         None => metric::measure_weighted(clip, &decoded, &between, shells, weights)
             .map_err(CompressError::Verification),
     }
@@ -408,9 +507,12 @@ pub fn compress(
     }
     let limits = settings.bone_limits(&clip.skeleton);
     let target = aim(t);
-    let (done, passed) = attempt(clip, settings, &limits, target, target, Mode::Search)?;
+    let (done, passed) = attempt(clip, settings, &limits, target, target, Mode::Search, &[])?;
     if passed {
-        return Ok(done);
+        return match &clip.additive {
+            Some(add) => in_the_cheapest_frame(clip, settings, &limits, target, add, done),
+            None => Ok(done),
+        };
     }
     // Last resort: constants exact to a thousandth of the target, every rotation with its four
     // components (nothing rebuilt), then every segment that still fails stored as raw float32:
@@ -422,6 +524,7 @@ pub fn compress(
         target,
         target * 1e-3,
         Mode::RawWhereFailing,
+        &[],
     )?;
     if passed {
         return Ok(done);
@@ -454,7 +557,139 @@ pub fn compress_all_raw(
 ) -> Result<CompressedClip, CompressError> {
     let limits = settings.bone_limits(&clip.skeleton);
     let target = aim(settings.error_threshold);
-    Ok(attempt(clip, settings, &limits, target, target * 1e-3, Mode::AllRaw)?.0)
+    Ok(attempt(
+        clip,
+        settings,
+        &limits,
+        target,
+        target * 1e-3,
+        Mode::AllRaw,
+        &[],
+    )?
+    .0)
+}
+
+/// Bits a reference rotation costs in the buffer (four 8-bit components).
+const REFERENCE_BITS: u64 = 32;
+/// Mixes of frames measured at most for an additive clip (each one a compression; a mix that
+/// repeats an earlier one ends the rounds). On the 42 BVH clips relative to their first frame,
+/// one round left 4 clips larger than plain, three rounds 2 (`docs/BENCHMARKS.md`).
+const FRAME_MIX_ROUNDS: usize = 4;
+
+/// An additive clip's rotations each in the frame that costs the fewest bits. Relative to a base
+/// the clip leaves far behind (CMU 131_01's right thumb turns 160° away from its first frame),
+/// an additive rotation track covers as wide a region of the unit sphere as the pose's own,
+/// turned by the base's inverse: its ranges and dropped components fall differently, and over
+/// a long clip that cost up to 1% more than the same clip compressed plain. A rotation can be
+/// stored relative to a reference ([`FLAG_ROTATION_REFERENCES`]); two are tried for every
+/// bone: the base's own rotation at the first sample (which turns an additive over its first
+/// frame back into the pose's rotation exactly) and the track's mean (which centres the track
+/// on the identity: its largest component is then w throughout, and the kept components move
+/// like the rotation itself). The clip is compressed with each frame for every bone, then once
+/// more with each bone in the frame its bits were fewest in (a reference costs
+/// [`REFERENCE_BITS`]), and the smallest buffer that passed the float64 check is returned
+/// (`none`, the buffer without references, when nothing is smaller). Additive clips only: a
+/// plain clip's output does not change.
+///
+/// [`FLAG_ROTATION_REFERENCES`]: crate::anim::runtime::format::FLAG_ROTATION_REFERENCES
+fn in_the_cheapest_frame(
+    clip: &RawClip,
+    settings: &CompressionSettings,
+    limits: &BoneLimits,
+    target: f32,
+    add: &crate::anim::additive::AdditiveBase,
+    none: CompressedClip,
+) -> Result<CompressedClip, CompressError> {
+    let (nb, ns) = (clip.num_bones(), clip.num_samples);
+    if ns < 2 || add.base.num_samples == 0 {
+        return Ok(none);
+    }
+    // A reference near the identity leaves the frame as it is.
+    let useful = |r: glam::Quat| (Vec4::from(r).w.abs() < 1.0 - 1e-6).then_some(r);
+    let k = crate::anim::additive::base_sample_index(ns, clip.sample_rate, &add.base, 0);
+    let base_frame: Vec<Option<glam::Quat>> = (0..nb)
+        .map(|b| {
+            let r = add.base.rotations[add.base.index(b, k)]
+                .as_dquat()
+                .normalize();
+            useful(r.conjugate().as_quat())
+        })
+        .collect();
+    let mean_frame: Vec<Option<glam::Quat>> = (0..nb)
+        .map(|b| {
+            let rots: Vec<glam::Quat> = (0..ns)
+                .map(|s| {
+                    clip.rotations[clip.index(b, s)]
+                        .as_dquat()
+                        .normalize()
+                        .as_quat()
+                })
+                .collect();
+            useful(prepare::mean_rotation(&rots))
+        })
+        .collect();
+    let bits = |c: &CompressedClip, b: usize| c.stats.per_bone_bits.get(b).copied().unwrap_or(0);
+    // Frames: 0 none, 1 the base's, 2 the mean. Per bone and frame, its bits in the last buffer
+    // measured with the bone in that frame (references included); u64::MAX when not measured.
+    let frames = [vec![None; nb], base_frame, mean_frame];
+    let mut cost = vec![[u64::MAX; 3]; nb];
+    for (b, c) in cost.iter_mut().enumerate() {
+        c[0] = bits(&none, b);
+    }
+    let mut best = none;
+    let record = |cost: &mut Vec<[u64; 3]>, c: &CompressedClip, choice: &[usize]| {
+        for (b, &f) in choice.iter().enumerate() {
+            cost[b][f] = bits(c, b) + if f > 0 { REFERENCE_BITS } else { 0 };
+        }
+    };
+    for f in 1..3 {
+        if frames[f].iter().all(Option::is_none) {
+            continue;
+        }
+        let (c, passed) = attempt(
+            clip,
+            settings,
+            limits,
+            target,
+            target,
+            Mode::Search,
+            &frames[f],
+        )?;
+        if !passed {
+            continue;
+        }
+        let choice: Vec<usize> = (0..nb)
+            .map(|b| if frames[f][b].is_some() { f } else { 0 })
+            .collect();
+        record(&mut cost, &c, &choice);
+        if c.runtime_bytes < best.runtime_bytes {
+            best = c;
+        }
+    }
+    // Each bone in its cheapest frame; the bones' bits depend on each other (the search shares
+    // the error budget along chains), so the mix is measured, its figures replace the ones it
+    // was chosen on, and a changed choice is measured again.
+    let mut tried: Vec<Vec<usize>> = Vec::new();
+    for _ in 0..FRAME_MIX_ROUNDS {
+        let choice: Vec<usize> = cost
+            .iter()
+            .map(|c| (0..3).min_by_key(|&f| c[f]).unwrap_or(0))
+            .collect();
+        if choice.iter().all(|&f| f == 0) || tried.contains(&choice) {
+            break;
+        }
+        let mixed: Vec<Option<glam::Quat>> = (0..nb).map(|b| frames[choice[b]][b]).collect();
+        let (c, passed) = attempt(clip, settings, limits, target, target, Mode::Search, &mixed)?;
+        if !passed {
+            break;
+        }
+        record(&mut cost, &c, &choice);
+        tried.push(choice);
+        if c.runtime_bytes < best.runtime_bytes {
+            best = c;
+        }
+    }
+    Ok(best)
 }
 
 /// How an attempt searches and what it does with a segment that fails the float64 check.
@@ -477,6 +712,7 @@ fn attempt(
     target: f32,
     prepare_target: f32,
     mode: Mode,
+    references: &[Option<glam::Quat>],
 ) -> Result<(CompressedClip, bool), CompressError> {
     let weights = bone_weights(limits, settings.error_threshold);
     // Weighed measurements only when some bone has a threshold of its own (the same figures
@@ -491,6 +727,7 @@ fn attempt(
         prepare_target,
         mode != Mode::Search,
         SEGMENT_SIZE,
+        references,
     );
     let mut segment_targets = vec![prepare_target * search::SEARCH_SAFETY; prepared.num_segments];
     let mut raw = vec![mode == Mode::AllRaw; prepared.num_segments];

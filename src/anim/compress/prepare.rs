@@ -6,7 +6,8 @@ use crate::anim::additive::{AdditiveFormat, apply_f32};
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::{
     DROPPED_NONE, DROPPED_PER_SEGMENT, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
-    QROT_RANGE, q16_decode, q16_encode, rot_range_decode, rot_range_encode,
+    QROT_RANGE, q16_decode, q16_encode, reference_decode, reference_encode, rot_range_decode,
+    rot_range_encode,
 };
 use crate::anim::runtime::quant::{self, kept_components, rebuild_rotation};
 use crate::anim::skeleton::NO_PARENT;
@@ -97,6 +98,12 @@ pub struct Track {
     /// Rotations: the clip range as stored (16-bit min x,y,z then extent x,y,z); `clip_min` and
     /// `clip_ext` are its decoded values.
     pub rot_range_q: [u16; 6],
+    /// Rotations stored relative to a reference `r` ([`FLAG_ROTATION_REFERENCES`]): the values
+    /// are those of `r⁻¹·q`, and a decoded value is `r·stored`. `r` is the stored reference as
+    /// the runtime decodes it.
+    ///
+    /// [`FLAG_ROTATION_REFERENCES`]: crate::anim::runtime::format::FLAG_ROTATION_REFERENCES
+    pub reference: Option<(Quat, [i8; 4])>,
 }
 
 pub struct Prepared<'a> {
@@ -151,6 +158,9 @@ pub struct Prepared<'a> {
     /// arms of nearly zero: additive translations of a rig are ~0, so a parent's rotation error
     /// would look harmless to its children.)
     pub base: Option<(AdditiveFormat, Vec<BaseLocal>)>,
+    /// Per bone (empty: none): the reference rotation its rotation is stored relative to when it
+    /// is animated ([`Track::reference`]).
+    pub references: Vec<Option<Quat>>,
 }
 
 /// Up to this mean number of ancestors per bone, dominant shells are measured exactly; real
@@ -165,10 +175,14 @@ impl Track {
     /// `seg`, as the runtime decodes it.
     #[inline(always)]
     pub fn rotation(&self, k: [f32; 3], seg: usize, i: usize) -> Quat {
-        if self.dropped[seg] == DROPPED_NONE {
+        let q = if self.dropped[seg] == DROPPED_NONE {
             Quat::from_vec4(Vec4::new(k[0], k[1], k[2], self.w[i]).normalize())
         } else {
             rebuild_rotation(k, self.dropped[seg])
+        };
+        match self.reference {
+            Some((r, _)) => r * q,
+            None => q,
         }
     }
 }
@@ -296,12 +310,14 @@ pub fn prepare<'a>(
         target,
         false,
         super::SEGMENT_SIZE,
+        &[],
     )
 }
 
 /// [`prepare`] with each bone's shell distance and error weight ([`Prepared::weights`]); with
 /// `exact_rotations` every animated rotation keeps all four components in every segment (the
-/// last resort: nothing is rebuilt).
+/// last resort: nothing is rebuilt). `references`, per bone (or empty), the rotation each
+/// animated rotation is stored relative to ([`Track::reference`]).
 pub fn prepare_with<'a>(
     clip: &'a RawClip,
     shells: &[f32],
@@ -309,6 +325,7 @@ pub fn prepare_with<'a>(
     target: f32,
     exact_rotations: bool,
     segment_size: usize,
+    references: &[Option<Quat>],
 ) -> Prepared<'a> {
     let nb = clip.num_bones();
     let n = clip.num_samples;
@@ -365,6 +382,7 @@ pub fn prepare_with<'a>(
                 crate::anim::additive::base_at_samples(clip, &a.base),
             )
         }),
+        references: references.to_vec(),
     };
     let mut locals = Vec::with_capacity(nb);
     let mut objects = Vec::with_capacity(nb);
@@ -426,7 +444,7 @@ fn is_looping(p: &Prepared, target: f32) -> bool {
 
 /// Normalized mean of a rotation track aligned to one hemisphere: the constant that best
 /// stands for all its samples.
-fn mean_rotation(rots: &[Quat]) -> Quat {
+pub(super) fn mean_rotation(rots: &[Quat]) -> Quat {
     let r0 = Vec4::from(rots[0]);
     let sum: Vec4 = rots
         .iter()
@@ -683,6 +701,24 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
                 }
                 KIND_ANIMATED => {
                     let ns = p.num_stored;
+                    // The reference as the runtime decodes it, and the rotations relative to it.
+                    let reference = if k == 0 {
+                        p.references.get(b).copied().flatten().and_then(|r| {
+                            let stored = reference_encode(r);
+                            reference_decode(stored).map(|d| (d, stored))
+                        })
+                    } else {
+                        None
+                    };
+                    let relative: Vec<Quat>;
+                    let rots = match reference {
+                        Some((r, _)) => {
+                            let inv = r.conjugate();
+                            relative = rots.iter().map(|&q| (inv * q).normalize()).collect();
+                            &relative[..]
+                        }
+                        None => rots,
+                    };
                     let mut seg_dropped = vec![3u8; p.num_segments];
                     let mut per_segment = false;
                     let mut w = Vec::new();
@@ -737,6 +773,7 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
                         clip_min: lo,
                         clip_ext: ext,
                         rot_range_q,
+                        reference,
                     });
                 }
                 _ => {}

@@ -407,6 +407,18 @@ fn read_clip<'a>(rd: &mut Reader<'_>, top: &[sjson::Entry<'a>], clip: &Node<'a>)
         if let Some(d) = get(e, "vertex_distance") {
             desc.shell_distance = rd.shell_distance(d, "vertex_distance")?;
         }
+        // ClipForge's writer keeps a bone's own threshold here (ACL keeps it per track in track
+        // lists only; its clip reader skips the key).
+        if let Some(p) = get(e, "precision") {
+            let v = rd.float(p, "precision")? as f32;
+            if !(v.is_finite() && v > 0.0) {
+                return rd.err(
+                    p.line,
+                    format!("bone '{name}': precision must be a positive number, found {v}"),
+                );
+            }
+            desc.precision = Some(v);
+        }
         rd.bind_pose(e, &mut desc)?;
         index.insert(name, descs.len());
         descs.push(desc);
@@ -970,6 +982,11 @@ pub fn write_acl_clip_with(clip: &RawClip, opts: &AclWriteOptions) -> String {
         out.push_str("\n\t\tvertex_distance = ");
         sjson::write_f32(&mut out, s.shell_distances[b]);
         out.push('\n');
+        if let Some(p) = s.precisions[b] {
+            out.push_str("\t\tprecision = ");
+            sjson::write_f32(&mut out, p);
+            out.push('\n');
+        }
         row(
             &mut out,
             "\t\tbind_rotation = ",

@@ -68,7 +68,39 @@ pub const FLAG_METADATA: u16 = 2;
 /// 3 additive1 (0: a plain clip). The base is not stored: a game applies the layer to its own pose.
 pub const FLAG_ADDITIVE_SHIFT: u16 = 2;
 pub const FLAG_ADDITIVE_MASK: u16 = 3 << FLAG_ADDITIVE_SHIFT;
-pub const KNOWN_FLAGS: u16 = FLAG_WRAP | FLAG_METADATA | FLAG_ADDITIVE_MASK;
+/// Some animated rotations are stored relative to a reference rotation of their own: a section
+/// after the clip ranges says which ones and holds the references ([`reference_decode`]); such a
+/// track decodes to `reference · stored`. The compressor uses it for additive clips, whose
+/// rotations relative to a base that the clip leaves far behind can cost more bits than the
+/// same rotations in the base's frame (`docs/FORMAT.md`).
+pub const FLAG_ROTATION_REFERENCES: u16 = 1 << 4;
+/// The metadata ends with a float32 per bone: the clip file's own error threshold for it (ACL's
+/// per-track `precision`), 0 for none, so a decompressed clip keeps its per-bone settings.
+pub const FLAG_BONE_PRECISIONS: u16 = 1 << 5;
+pub const KNOWN_FLAGS: u16 = FLAG_WRAP
+    | FLAG_METADATA
+    | FLAG_ADDITIVE_MASK
+    | FLAG_ROTATION_REFERENCES
+    | FLAG_BONE_PRECISIONS;
+
+/// Scale of a reference rotation's 8-bit signed components.
+const REFERENCE_SCALE: f32 = 127.0;
+
+/// A reference rotation as stored: x, y, z, w in 8-bit signed fixed point. A reference only
+/// picks the frame a track is stored in, so a coarse one serves as well as an exact one: the
+/// compressor stores the track relative to the decoded reference.
+pub fn reference_encode(q: glam::Quat) -> [i8; 4] {
+    q.to_array()
+        .map(|v| (v.clamp(-1.0, 1.0) * REFERENCE_SCALE).round() as i8)
+}
+
+/// The rotation a stored reference stands for (normalized); `None` when it is too far from
+/// unit length to be one (a hostile buffer: a real one is within 0.8% of it).
+pub fn reference_decode(v: [i8; 4]) -> Option<glam::Quat> {
+    let q = glam::Vec4::from_array(v.map(|c| c as f32 / REFERENCE_SCALE));
+    let len = q.length();
+    (len > 0.97 && len < 1.03).then(|| glam::Quat::from_vec4(q / len))
+}
 
 /// Sub-track kinds, two bits each in a bone descriptor byte.
 pub const KIND_DEFAULT: u8 = 0;

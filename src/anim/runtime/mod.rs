@@ -162,6 +162,9 @@ pub struct ClipReader<'a> {
     clip_ranges: Vec<[f32; 6]>,
     /// Per bone: index of its first animated sub-track and how many it has.
     bone_animated: Vec<(u32, u8)>,
+    /// Per animated sub-track, the rotation it is stored relative to
+    /// ([`FLAG_ROTATION_REFERENCES`]); empty when the clip has none.
+    references: Vec<Option<Quat>>,
     meta: Metadata,
 }
 
@@ -392,6 +395,38 @@ impl<'a> ClipReader<'a> {
         if compact {
             c.pos = align4(c.pos);
         }
+        // Reference rotations: a bit per animated sub-track (set only on rotations), then each
+        // set track's reference.
+        let mut references = Vec::new();
+        if flags & FLAG_ROTATION_REFERENCES != 0 {
+            let bits_off = c.take(num_animated.div_ceil(8))?;
+            c.pos = align4(c.pos);
+            references = vec![None; num_animated];
+            for (a, &kind) in animated_kinds.iter().enumerate() {
+                if buf[bits_off + a / 8] >> (a % 8) & 1 == 0 {
+                    continue;
+                }
+                if kind != 0 {
+                    return corrupt(format!(
+                        "animated sub-track {a} has a reference rotation but is not a rotation"
+                    ));
+                }
+                let o = c.take(4)?;
+                let v: [i8; 4] = std::array::from_fn(|k| buf[o + k] as i8);
+                references[a] = Some(reference_decode(v).ok_or_else(|| {
+                    FormatError::Corrupt(format!(
+                        "reference rotation of animated sub-track {a} is not a unit quaternion"
+                    ))
+                })?);
+            }
+            c.pos = align4(c.pos);
+            // Unused bits of the last byte are zero.
+            if !num_animated.is_multiple_of(8)
+                && buf[bits_off + num_animated / 8] >> (num_animated % 8) != 0
+            {
+                return corrupt("reference rotation bits set past the last animated sub-track");
+            }
+        }
         let seg_header_off = c.take(num_segs * 12)?;
         for s in 0..num_segs {
             let h = seg_header_off + 12 * s;
@@ -472,7 +507,16 @@ impl<'a> ClipReader<'a> {
             };
             Self::check_raw_values(buf, s, &layout, seg_len)?;
         }
-        let meta = Self::read_metadata(buf, runtime_size, len, num_bones, num_samples, wrap)?;
+        let precisions = flags & FLAG_BONE_PRECISIONS != 0;
+        let meta = Self::read_metadata(
+            buf,
+            runtime_size,
+            len,
+            num_bones,
+            num_samples,
+            wrap,
+            precisions,
+        )?;
         let sk = &meta.skeleton;
         let mut fixed_rotations = sk.bind_rotations.clone();
         let mut fixed_translations: Vec<Vec3A> =
@@ -574,6 +618,7 @@ impl<'a> ClipReader<'a> {
             animated,
             clip_ranges,
             bone_animated,
+            references,
             meta,
         })
     }
@@ -619,6 +664,7 @@ impl<'a> ClipReader<'a> {
         num_bones: usize,
         num_samples: usize,
         wrap: bool,
+        precisions: bool,
     ) -> Result<Metadata, FormatError> {
         let mut c = Cursor {
             buf,
@@ -660,6 +706,15 @@ impl<'a> ClipReader<'a> {
             d.bind_translation = Vec3::new(c.f32()?, c.f32()?, c.f32()?);
             d.bind_scale = Vec3::new(c.f32()?, c.f32()?, c.f32()?);
             bones.push(d);
+        }
+        if precisions {
+            for (b, d) in bones.iter_mut().enumerate() {
+                let p = c.f32()?;
+                if !(p.is_finite() && p >= 0.0) {
+                    return corrupt(format!("bone {b}: precision {p} is not a positive number"));
+                }
+                d.precision = (p > 0.0).then_some(p);
+            }
         }
         if c.pos != end {
             return corrupt(format!(
@@ -797,6 +852,16 @@ impl<'a> ClipReader<'a> {
         }
     }
 
+    /// A decoded rotation of animated sub-track `a` (normalized) in the clip's space: its
+    /// reference rotation applied when it has one.
+    #[inline(always)]
+    fn referenced(&self, a: usize, q: Vec4) -> Vec4 {
+        match self.references.get(a) {
+            Some(Some(r)) => Vec4::from(*r * Quat::from_vec4(q)),
+            _ => q,
+        }
+    }
+
     /// Decodes animated sub-track `a` at one cursor: a normalized rotation or x,y,z (what
     /// [`Self::decode_track`] returns when both cursors are on the same sample).
     #[inline(always)]
@@ -808,7 +873,7 @@ impl<'a> ClipReader<'a> {
                 Some(s) => self.buf[c.dropped_off + s as usize],
                 None => t.dropped,
             };
-            self.rotation(v, d, c).normalize()
+            self.referenced(a, self.rotation(v, d, c).normalize())
         } else {
             Vec4::new(v[0], v[1], v[2], 0.0)
         }
@@ -837,7 +902,9 @@ impl<'a> ClipReader<'a> {
             let q0 = self.rotation(v0, d0, c0);
             let q1 = self.rotation(v1, d1, c1);
             let q1 = if q0.dot(q1) < 0.0 { -q1 } else { q1 };
-            q0.lerp(q1, alpha).normalize()
+            // Left-multiplying by a unit quaternion is an isometry of 4-space: blending the
+            // stored values and then applying the reference equals blending referenced ones.
+            self.referenced(a, q0.lerp(q1, alpha).normalize())
         } else {
             Vec4::from((
                 Vec3A::from_array(v0).lerp(Vec3A::from_array(v1), alpha),
