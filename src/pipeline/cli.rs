@@ -127,6 +127,7 @@ impl SettingsArgs {
             sample_rate: self.sample_rate.sample_rate,
             exclude,
             bones: self.bones.clone(),
+            ..Default::default()
         })
     }
 
@@ -1180,6 +1181,7 @@ fn watch_plans(args: &WatchArgs) -> Result<Vec<WatchPlan>, String> {
                 sample_rate: p.sample_rate.or(overrides.sample_rate),
                 exclude,
                 bones: overrides.bones.clone(),
+                ..Default::default()
             };
             WatchPlan {
                 name: p.name,
