@@ -936,6 +936,101 @@ mod tests {
     }
 
     #[test]
+    fn the_apps_clip_tables_keep_the_rest_of_the_file_and_the_bone_section() {
+        let path = Path::new("/x/clipforge.toml");
+        let user = "# mine\nerror_threshold = 0.02\n[[bone]]\nmatch = \"*Finger*\"\nerror_threshold = 0.004\n";
+        let bones = [BoneOverride {
+            pattern: "lEye".into(),
+            error_threshold: None,
+            shell_distance: Some(0.5),
+        }];
+        let with_bones = with_app_bones(path, user, &bones).unwrap();
+        let clip = |p: &str, t: f32| ClipOverride {
+            pattern: p.into(),
+            error_threshold: Some(t),
+            shell_distance: None,
+        };
+        let one = with_app_clip(path, &with_bones, &clip("131_01.bvh", 0.1)).unwrap();
+        assert!(one.starts_with(user.trim_end()), "{one}");
+        assert_eq!(app_bones(path, &one), bones);
+        assert_eq!(app_clips(path, &one), [clip("131_01.bvh", 0.1)]);
+        // Another clip is added; the same clip again replaces its table.
+        let two = with_app_clip(path, &one, &clip("a\\[1\\].bvh", 0.05)).unwrap();
+        let three = with_app_clip(path, &two, &clip("131_01.bvh", 0.001)).unwrap();
+        assert_eq!(
+            app_clips(path, &three),
+            [clip("a\\[1\\].bvh", 0.05), clip("131_01.bvh", 0.001)]
+        );
+        assert_eq!(three.matches(APP_CLIPS_MARKER).count(), 1);
+        // The per-bone editor's rewrite keeps the clip tables (they come before its section).
+        let rebones = with_app_bones(path, &three, &[]).unwrap();
+        assert_eq!(app_clips(path, &rebones).len(), 2);
+        let f = FolderSettings::parse(path, &rebones).unwrap();
+        assert_eq!((f.error_threshold, f.bones.len()), (Some(0.02), 1));
+        // Globs match the path relative to the file's folder; escaped names match themselves.
+        let c = |rel: &str| f.clips_for(&Path::new("/x").join(rel)).count();
+        assert_eq!(
+            (
+                c("131_01.bvh"),
+                c("a[1].bvh"),
+                c("a1.bvh"),
+                c("sub/131_01.bvh")
+            ),
+            (1, 1, 0, 0)
+        );
+        assert_eq!(glob_escape("a[1]*?.bvh"), "a\\[1\\]\\*\\?.bvh");
+        // What would not parse is refused.
+        assert!(with_app_clip(path, user, &clip("", 0.1)).is_err());
+        assert!(with_app_clip(path, "error_threshold = \"x\"\n", &clip("a.bvh", 0.1)).is_err());
+    }
+
+    #[test]
+    fn a_kept_clip_goes_into_the_file_that_applies_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("sub/deep")).unwrap();
+        std::fs::write(root.join(FILE_NAME), "# top\nerror_threshold = 0.05\n").unwrap();
+        let clip = root.join("sub/deep/w*lk.bvh");
+        let saved = save_clip_choice(root, &clip, 0.2, Some(1.0)).unwrap();
+        assert_eq!(saved, root.join(FILE_NAME));
+        assert!(!root.join("sub/deep").join(FILE_NAME).exists());
+        let text = std::fs::read_to_string(&saved).unwrap();
+        assert!(
+            text.starts_with("# top\nerror_threshold = 0.05\n"),
+            "{text}"
+        );
+        let r = SettingsResolver::new(
+            CompressionSettings::default(),
+            Overrides {
+                error_threshold: Some(0.001),
+                ..Default::default()
+            },
+        );
+        let got = r.resolve(root, &clip, ClipFormat::Bvh).unwrap();
+        assert_eq!(got.clip.error_threshold_cm, 0.2);
+        assert_eq!(got.clip.shell_distance_cm, Some(1.0));
+        assert_eq!(got.clip.clip_match.as_deref(), Some("sub/deep/w\\*lk.bvh"));
+        let other = r
+            .resolve(root, &root.join("sub/deep/walk.bvh"), ClipFormat::Bvh)
+            .unwrap();
+        assert_eq!(other.clip.error_threshold_cm, 0.001);
+        let ignored = SettingsResolver::new(
+            CompressionSettings::default(),
+            Overrides {
+                ignore_clip_tables: true,
+                ..Default::default()
+            },
+        );
+        let got = ignored.resolve(root, &clip, ClipFormat::Bvh).unwrap();
+        assert_eq!(got.clip.error_threshold_cm, 0.05);
+        // No file applies: a new one in the clip's own folder.
+        let lone = tempfile::tempdir().unwrap();
+        std::fs::create_dir(lone.path().join("a")).unwrap();
+        let saved = save_clip_choice(lone.path(), &lone.path().join("a/x.bvh"), 0.3, None).unwrap();
+        assert_eq!(saved, lone.path().join("a").join(FILE_NAME));
+    }
+
+    #[test]
     fn unknown_key_names_line_and_key() {
         let e = parse("error_threshold = 0.1\n\nthreshold = 2\n")
             .unwrap_err()
