@@ -586,6 +586,63 @@ fn skeleton_viewer_frames_the_whole_clip_magnifies_the_error_and_agrees_on_time(
     }
 }
 
+/// A clip that walks 12 m (far more than the body's size): the viewer follows the character by
+/// default, so it stays large and whole in view; "follow" off frames the whole path instead.
+#[test]
+fn the_skeleton_viewer_follows_a_travelling_clip() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut walk = generate(&GenerateOptions {
+        name: "travel".into(),
+        num_samples: 61,
+        seed: 3,
+        ..Default::default()
+    });
+    let ns = walk.num_samples;
+    for s in 0..ns {
+        let i = walk.index(0, s);
+        walk.translations[i].x += 20.0 * s as f32;
+    }
+    std::fs::write(input.path().join("travel.acl.sjson"), write_acl_clip(&walk)).unwrap();
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    open_clip_detail(&mut h, "travel");
+    let d = h.state().detail.data.clone().unwrap();
+    assert!(d.travels(), "a 12 m walk travels (extent {})", d.extent);
+    let mut followed_px = 0.0;
+    for s in (0..ns).step_by(10) {
+        h.state_mut().detail.viewer.sample = s as f32;
+        h.run();
+        let v = &h.state().detail.viewer;
+        assert_eq!(
+            v.joints_outside_view, 0,
+            "following: joints out of view at {s}"
+        );
+        followed_px = v.px_per_unit;
+    }
+    h.get_by_label("follow").click();
+    h.run();
+    assert_eq!(h.state().detail.viewer.follow, Some(false));
+    for s in (0..ns).step_by(10) {
+        h.state_mut().detail.viewer.sample = s as f32;
+        h.run();
+        let v = &h.state().detail.viewer;
+        assert_eq!(
+            v.joints_outside_view, 0,
+            "whole path: joints out of view at {s}"
+        );
+        // Following drew the body several times larger than the whole path's framing does.
+        assert!(
+            followed_px > 3.0 * v.px_per_unit,
+            "followed {followed_px} px/unit vs whole path {}",
+            v.px_per_unit
+        );
+    }
+}
+
 #[test]
 fn the_bone_under_the_pointer_is_named() {
     let input = tempfile::tempdir().unwrap();

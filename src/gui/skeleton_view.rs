@@ -36,6 +36,9 @@ pub struct ViewerState {
     pub view_rect: egui::Rect,
     pub show_raw: bool,
     pub show_lossy: bool,
+    /// Keep the character centred instead of framing the whole clip; `None`: automatic (on for
+    /// clips that travel further than the body's size, see `ClipDetail::travels`).
+    pub follow: Option<bool>,
 }
 
 impl Default for ViewerState {
@@ -55,6 +58,7 @@ impl Default for ViewerState {
             view_rect: egui::Rect::NOTHING,
             show_raw: true,
             show_lossy: true,
+            follow: None,
         }
     }
 }
@@ -124,6 +128,17 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         if r.changed() {
             v.magnify_set = true;
         }
+        let mut follow = v.follow.unwrap_or_else(|| d.travels());
+        if ui
+            .checkbox(&mut follow, "follow")
+            .on_hover_text(
+                "Keep the character centred (a walk or a run stays large); \
+                 off: the whole clip's path in view",
+            )
+            .changed()
+        {
+            v.follow = Some(follow);
+        }
         if v.magnify != d.suggested_magnify
             && ui
                 .small_button(format!("suggested ×{}", d.suggested_magnify))
@@ -160,6 +175,7 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
             focus_bone: v.focus_bone,
             magnify: v.magnify,
             magnify_set: v.magnify_set,
+            follow: v.follow,
             ..Default::default()
         };
     }
@@ -178,8 +194,14 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
             .collect()
     });
     // Fixed framing over the whole clip (not this pose): the sphere around every joint of every
-    // sample fits the view from any orbit angle.
-    let (center, radius) = d.framing();
+    // sample fits the view from any orbit angle. Following: the sphere around this pose, the
+    // body's size over the whole clip (so the zoom does not pump from pose to pose).
+    let following = v.follow.unwrap_or_else(|| d.travels());
+    let (center, radius) = if following {
+        d.follow_framing(si)
+    } else {
+        d.framing()
+    };
     let scale = 0.48 * rect.width().min(rect.height()) / radius * v.zoom;
     v.px_per_unit = scale;
     let to_screen = |p: Vec3| {

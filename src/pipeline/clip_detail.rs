@@ -43,7 +43,8 @@ pub struct ClipDetail {
     /// Sample where each bone's error peaks.
     pub per_bone_worst_sample: Vec<usize>,
     pub worst_bone: Option<usize>,
-    /// Largest distance of a joint from its pose centre (for the viewer's zoom).
+    /// Largest distance of a joint (raw or decompressed) from its raw pose's centre, over every
+    /// sample: the body's size, which a view following the character frames.
     pub extent: f32,
     /// Box around every joint of every sample, raw and decompressed (the viewer frames it,
     /// so the whole clip stays in view: feet, a walk, a rising scale).
@@ -181,18 +182,16 @@ fn measure_detail(
         || report.is_some_and(|r| !r.per_bone_max_error_cm.is_empty()))
     .then(|| (0..nb).max_by(|&x, &y| per_bone[x].total_cmp(&per_bone[y])))
     .flatten();
-    // Zoom on the body: the 90th percentile joint distance from the pose centre (a root left
-    // at the origin while the character walks away must not shrink the view).
-    let mut extent: f32 = 1.0;
-    let mut dist = Vec::with_capacity(nb);
-    for s in (0..ns).step_by((ns / 64).max(1)) {
-        let pose = &raw_pos[s * nb..(s + 1) * nb];
-        let c = pose_center(pose);
-        dist.clear();
-        dist.extend(pose.iter().map(|p| (*p - c).length()));
-        dist.sort_by(f32::total_cmp);
-        if let Some(&d) = dist.get((dist.len() * 9 / 10).min(dist.len().saturating_sub(1))) {
-            extent = extent.max(d * 1.15);
+    // The body's own size: the farthest joint from its pose's centre over every sample (raw and
+    // decompressed), so a view that follows the character keeps all of it in view.
+    let mut extent: f32 = 1e-3;
+    for s in 0..ns {
+        for pos in std::iter::once(&raw_pos).chain(lossy_pos.as_ref()) {
+            let pose = &pos[s * nb..(s + 1) * nb];
+            let c = pose_center(&raw_pos[s * nb..(s + 1) * nb]);
+            for p in pose.iter().filter(|p| p.is_finite()) {
+                extent = extent.max((*p - c).length());
+            }
         }
     }
     let (bounds_min, bounds_max) = joint_bounds(
@@ -268,6 +267,23 @@ impl ClipDetail {
     /// Time of a sample as both the slider and the viewer's readout show it (one rounding).
     pub fn time_label(&self, sample: usize) -> String {
         format!("{:.2} s", sample as f64 / self.sample_rate.max(1e-6) as f64)
+    }
+
+    /// True when the clip covers much more ground than the body's size (a walk, a run): the
+    /// whole-clip framing would show a small figure, so the viewer follows it by default.
+    pub fn travels(&self) -> bool {
+        self.framing().1 > 2.0 * self.extent
+    }
+
+    /// Centre and radius of the sphere around the raw pose at `sample`, which contains every
+    /// joint of it (raw and decompressed) from any angle: the framing that follows the body.
+    pub fn follow_framing(&self, sample: usize) -> (Vec3, f32) {
+        let nb = self.names.len();
+        let pose = self
+            .raw_pos
+            .get(sample * nb..(sample + 1) * nb)
+            .unwrap_or(&[]);
+        (pose_center(pose), self.extent.max(1e-3))
     }
 
     /// Centre and radius of the sphere around `bounds`, which the camera frames from any angle.
