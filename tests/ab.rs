@@ -1,7 +1,9 @@
 //! The engine side of the app's A/B of presets (`pipeline::ab`): one clip compressed with two
 //! settings into a temporary folder, nothing written to the output folder before "keep", the
-//! kept file identical to what a batch with those settings writes. On a real ACL clip when
-//! CLIPFORGE_DATA is set, on a generated one otherwise.
+//! kept file identical to what a batch with those settings writes, and kept: the choice is a
+//! `[[clip]]` table in the clip folder's `clipforge.toml`, so later batches leave the kept file
+//! as it is. On a real ACL clip (copied into a temporary folder: keeping writes a
+//! `clipforge.toml` beside it) when CLIPFORGE_DATA is set, on a generated one otherwise.
 
 mod common;
 
@@ -9,7 +11,10 @@ use clipforge::anim::CompressionSettings;
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::pipeline::ab::{AbError, AbRequest, AbSettings, Side, run_ab};
-use clipforge::pipeline::{BatchOptions, CancelToken, ClipFile, Progress, run_batch};
+use clipforge::pipeline::folder_settings::{self, FolderSettings, Overrides};
+use clipforge::pipeline::{
+    BatchOptions, CancelToken, ClipFile, Progress, run_batch, run_batch_configured,
+};
 use std::path::{Path, PathBuf};
 
 /// The tests look for their temporary folders in the system temp dir by process id: one at a
@@ -34,8 +39,9 @@ fn settings(label: &str, threshold: f32, shell: Option<f32>) -> AbSettings {
 /// The clip to compare: `(root, file, clip name)`.
 fn clip_under_test(generated_dir: &Path) -> (PathBuf, PathBuf, String) {
     if let Some(data) = real_data_or_skip!() {
-        let root = data.join("acl-regression");
-        return (root.clone(), root.join("104_30.acl.sjson"), "104_30".into());
+        let file = generated_dir.join("104_30.acl.sjson");
+        std::fs::copy(data.join("acl-regression/104_30.acl.sjson"), &file).unwrap();
+        return (generated_dir.to_path_buf(), file, "104_30".into());
     }
     let clip = generate(&GenerateOptions {
         name: "hero_walk".into(),
@@ -114,9 +120,20 @@ fn two_presets_compared_then_one_kept_as_a_batch_would_write_it() {
     // Nothing in the output folder until the user keeps one.
     assert!(files_under(out.path()).is_empty());
     let dest = run.destination(Side::B, out.path()).unwrap();
-    let kept = run.keep(Side::B, out.path()).unwrap();
+    let k = run.keep(Side::B, out.path()).unwrap();
+    let kept = k.output.clone();
     assert_eq!(kept, dest);
     assert_eq!(files_under(out.path()), vec![kept.clone()]);
+    // The kept row is B's, in the output folder, with the settings a batch now resolves.
+    assert_eq!(k.report.compressed_bytes, run.b.report.compressed_bytes);
+    assert_eq!(k.report.output.as_deref(), Some(&*kept.to_string_lossy()));
+    let s = k.report.settings.as_ref().unwrap();
+    assert_eq!(
+        (s.error_threshold_cm, s.shell_distance_cm),
+        (0.1, Some(3.0))
+    );
+    assert_eq!(k.settings_file, root.join("clipforge.toml"));
+    assert_eq!(s.clip_match.as_deref(), Some(&*format!("{clip}.acl.sjson")));
 
     // The kept file is byte for byte what a batch with B's settings writes for this clip.
     let batch_out = tempfile::tempdir().unwrap();
@@ -142,12 +159,16 @@ fn two_presets_compared_then_one_kept_as_a_batch_would_write_it() {
         std::fs::read(&batch_file).unwrap(),
         std::fs::read(&kept).unwrap()
     );
-    // Keeping A afterwards replaces it (the user changed their mind).
+    // Keeping A afterwards replaces it (the user changed their mind), file and table both.
     run.keep(Side::A, out.path()).unwrap();
     assert_ne!(
         std::fs::read(&batch_file).unwrap(),
         std::fs::read(&kept).unwrap()
     );
+    let f = FolderSettings::load(&k.settings_file).unwrap();
+    assert_eq!(f.clips.len(), 1);
+    assert_eq!(f.clips[0].error_threshold, Some(0.001));
+    assert_eq!(f.clips[0].shell_distance, None);
 
     drop(run);
     assert!(!temp.exists(), "the temporary folder goes with the run");
@@ -229,4 +250,91 @@ fn a_clip_that_fails_in_one_side_can_not_be_kept() {
     let e = run.keep(Side::A, out.path()).unwrap_err();
     assert_eq!(e.to_string(), "side A failed: nothing to keep");
     assert!(files_under(out.path()).is_empty());
+}
+
+/// Compresses `file` (under `root`) into `out` as a later batch would: the tab's or the command
+/// line's settings, the skip cache on.
+fn batch(root: &Path, file: &Path, out: &Path, threshold: f32, explicit: bool) -> Vec<PathBuf> {
+    let cf = ClipFile::new(root, file).unwrap();
+    let overrides = Overrides {
+        error_threshold: explicit.then_some(threshold),
+        ..Default::default()
+    };
+    let rep = run_batch_configured(
+        std::slice::from_ref(&cf),
+        &BatchOptions {
+            settings: CompressionSettings {
+                error_threshold: threshold,
+                ..Default::default()
+            },
+            output_root: out.to_path_buf(),
+            jobs: 2,
+            use_skip_cache: true,
+        },
+        &overrides,
+        &Progress::default(),
+        &CancelToken::default(),
+        &|_| {},
+    );
+    rep.clips
+        .iter()
+        .map(|r| {
+            assert!(r.error.is_none(), "{:?}", r.error);
+            PathBuf::from(r.output.as_ref().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_kept_side_stays_kept_through_later_batches() {
+    let _serial = serial();
+    let gen_dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (root, file, clip) = clip_under_test(gen_dir.path());
+    // A user's own settings file, with a comment and a key of its own, both kept.
+    let toml = root.join("clipforge.toml");
+    std::fs::write(&toml, "# studio defaults\nerror_threshold = 0.01\n").unwrap();
+    // The clip was compressed by a batch first (skip cache filled, A's settings).
+    let first = batch(&root, &file, out.path(), 0.01, false);
+    assert_eq!(first.len(), 1);
+    let a_bytes = std::fs::read(&first[0]).unwrap();
+
+    let request = AbRequest {
+        root: root.clone(),
+        file: file.clone(),
+        clip,
+        a: settings("Default (0.01 cm)", 0.01, None),
+        b: settings("Crowd / LOD (0.1 cm)", 0.1, None),
+    };
+    let run = run_ab(&request, &Progress::default(), &CancelToken::default()).unwrap();
+    let k = run.keep(Side::B, out.path()).unwrap();
+    assert_eq!(k.output, first[0]);
+    let b_bytes = std::fs::read(&k.output).unwrap();
+    assert_ne!(a_bytes, b_bytes);
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert!(
+        text.starts_with("# studio defaults\nerror_threshold = 0.01\n"),
+        "{text}"
+    );
+    assert!(text.contains(folder_settings::APP_CLIPS_MARKER), "{text}");
+
+    // The next "Compress all" with the tab's settings, then a command line that gives a
+    // threshold explicitly: the `[[clip]]` table wins in both, the file stays B's.
+    for explicit in [false, true] {
+        let again = batch(&root, &file, out.path(), 0.01, explicit);
+        assert_eq!(again, first);
+        assert_eq!(
+            std::fs::read(&again[0]).unwrap(),
+            b_bytes,
+            "explicit: {explicit}"
+        );
+    }
+
+    // A new comparison still compresses A with A's settings (the table does not apply there).
+    let run2 = run_ab(&request, &Progress::default(), &CancelToken::default()).unwrap();
+    assert_eq!(
+        run2.a.report.compressed_bytes,
+        run.a.report.compressed_bytes
+    );
+    assert!(run2.a.report.compressed_bytes > run2.b.report.compressed_bytes);
 }

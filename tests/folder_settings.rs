@@ -1,7 +1,8 @@
 //! Folder settings (`clipforge.toml`) through the real `clipforge compress` binary: the nearest
 //! file up the tree wins, bounded to the input root; the command line wins over every file;
 //! units convert the threshold; exclude patterns (file and `--exclude`); bad files give errors
-//! naming file, line and key while the batch goes on; `[[bone]]` tables apply; changing a folder's
+//! naming file, line and key while the batch goes on; `[[bone]]` tables apply; `[[clip]]` tables
+//! win for the clips they match, over the file's keys and the command line; changing a folder's
 //! file recompresses exactly the clips under it. Clips are generated (`anim::generate`).
 
 use clipforge::anim::formats::write_acl_clip;
@@ -304,4 +305,57 @@ fn changing_a_folder_file_recompresses_exactly_the_clips_under_it() {
     );
     let (_, r4) = compress(&input, &out, &[]);
     assert!(r4.clips.iter().all(|c| c.skipped), "{:#?}", r4.clips);
+}
+
+#[test]
+fn clip_tables_win_for_their_clips_over_the_file_and_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    write(
+        &input.join("clipforge.toml"),
+        "error_threshold = 0.05\nshell_distance = 6\n\
+         [[clip]]\nmatch = \"sub/hero*.acl.sjson\"\nerror_threshold = 0.2\n\
+         [[clip]]\nmatch = \"sub/hero_run.acl.sjson\"\nshell_distance = 1.5\n",
+    );
+    write_clip(&input.join("sub/hero_walk.acl.sjson"), 1);
+    write_clip(&input.join("sub/hero_run.acl.sjson"), 2);
+    write_clip(&input.join("sub/crowd.acl.sjson"), 3);
+    for extra in [
+        &[][..],
+        &["--error-threshold", "0.002", "--shell-distance", "2"][..],
+    ] {
+        let (o, r) = compress(&input, &tmp.path().join("out"), extra);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let explicit = !extra.is_empty();
+        let walk = row(&r, "/hero_walk.acl.sjson").settings.clone().unwrap();
+        let run = row(&r, "/hero_run.acl.sjson").settings.clone().unwrap();
+        let crowd = row(&r, "/crowd.acl.sjson").settings.clone().unwrap();
+        // The table's keys win; what it does not set comes from the usual order.
+        assert_eq!(walk.error_threshold_cm, 0.2, "{extra:?}");
+        assert_eq!(walk.clip_match.as_deref(), Some("sub/hero*.acl.sjson"));
+        let shell = if explicit { 2.0 } else { 6.0 };
+        assert_eq!(walk.shell_distance_cm, Some(shell), "{extra:?}");
+        // Two tables match: each key from the last one that sets it.
+        assert_eq!(run.error_threshold_cm, 0.2, "{extra:?}");
+        assert_eq!(run.shell_distance_cm, Some(1.5), "{extra:?}");
+        assert_eq!(run.clip_match.as_deref(), Some("sub/hero_run.acl.sjson"));
+        assert_eq!(
+            crowd.error_threshold_cm,
+            if explicit { 0.002 } else { 0.05 },
+            "{extra:?}"
+        );
+        assert_eq!(crowd.clip_match, None);
+        assert!(row(&r, "/hero_walk.acl.sjson").max_error_cm <= 0.2 * 1.0001);
+    }
+    // A bad table names the file, line and key; the file's clips fail, the batch goes on.
+    write(
+        &input.join("sub/clipforge.toml"),
+        "[[clip]]\nmatch = \"crowd.acl.sjson\"\nerror_threshold = -1\n",
+    );
+    let (_, r) = compress(&input, &tmp.path().join("out_bad"), &[]);
+    let e = row(&r, "/crowd.acl.sjson").error.clone().unwrap();
+    assert!(
+        e.contains("clipforge.toml:3: ") && e.contains("error_threshold"),
+        "{e}"
+    );
 }

@@ -1,10 +1,12 @@
 //! What animators expect of the app, driven headless with egui_kittest: regex filters (Clips
-//! and Headers tables), "Open output folder" errors, drag-and-drop of folders and files.
+//! and Headers tables), "Open output folder" errors, drag-and-drop of folders and files, the A/B
+//! of presets (a kept side stays kept through the next "Compress all").
 #![cfg(feature = "gui")]
 
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::gui::{AppState, Command, Persisted, Tab};
+use clipforge::gui::{AppState, Command, Persisted, RowKey, RowStatus, Tab};
+use clipforge::pipeline::report::ClipReport;
 use eframe::egui;
 use egui_kittest::{Harness, kittest::Queryable};
 use std::path::{Path, PathBuf};
@@ -318,6 +320,113 @@ fn compare_presets_runs_in_the_background_and_keeps_only_the_chosen_side() {
         "{msg}"
     );
     h.get_by_label(&msg);
+}
+
+/// The status and report of `key`'s row once `done` holds for them (rows are rebuilt on a
+/// timer while results come in).
+fn row_when(
+    h: &mut Harness<'_, AppState>,
+    key: &RowKey,
+    done: impl Fn(&RowStatus, &ClipReport) -> bool,
+) -> (RowStatus, ClipReport) {
+    for _ in 0..300 {
+        h.step();
+        if let Some(r) = h.state().library.rows.iter().find(|r| &r.key == key)
+            && let Some(rep) = r.report()
+            && done(&r.status, rep)
+        {
+            return (r.status.clone(), rep.clone());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let r = h.state().library.rows.iter().find(|r| &r.key == key);
+    panic!("the row never got there: {r:?}");
+}
+
+#[test]
+fn a_kept_side_stays_kept_when_compress_all_runs_again() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    let key = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == "hero_walk")
+        .unwrap()
+        .key
+        .clone();
+    let kept = out.path().join("hero_walk.cfa");
+    let a_file = std::fs::read(&kept).unwrap();
+    h.state_mut().handle(Command::OpenClip {
+        key: key.clone(),
+        add: false,
+    });
+    wait_idle(&mut h);
+    h.get_by_label("Compare presets…").click();
+    h.run_steps(2);
+    h.get_by_label("Run comparison").click();
+    h.step();
+    for _ in 0..3000 {
+        if !h.state().ab.busy() {
+            break;
+        }
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run_steps(4);
+    let b_bytes = match &h.state().ab.result {
+        Some(Ok(run)) => run.b.report.compressed_bytes,
+        other => panic!(
+            "no comparison: {:?}",
+            other.as_ref().map(|r| r.as_ref().err())
+        ),
+    };
+    h.get_by_label("Keep B").click();
+    h.run_steps(2);
+    let b_file = std::fs::read(&kept).unwrap();
+    assert_ne!(a_file, b_file);
+    // The row shows B's result at once, with B's threshold, and is not stale.
+    let (status, rep) = row_when(&mut h, &key, |_, p| p.compressed_bytes == b_bytes);
+    assert_eq!(status, RowStatus::Ok);
+    assert_eq!(rep.settings.unwrap().error_threshold_cm, 0.1);
+    assert_eq!(h.state().library.summary.stale, 0);
+    // Compress all again with the tab's settings (Default, 0.01 cm): B's file stays.
+    h.state_mut().ab.open = false;
+    h.run_steps(2);
+    compress_all(&mut h);
+    assert_eq!(std::fs::read(&kept).unwrap(), b_file);
+    let (status, rep) = row_when(&mut h, &key, |s, p| {
+        p.compressed_bytes == b_bytes && *s != RowStatus::Queued
+    });
+    assert!(
+        matches!(status, RowStatus::Ok | RowStatus::Skipped),
+        "{status:?}"
+    );
+    assert_eq!(rep.settings.unwrap().error_threshold_cm, 0.1);
+    // The other clips kept the tab's threshold.
+    let other = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == "hero_run")
+        .unwrap();
+    assert_eq!(
+        other
+            .report()
+            .unwrap()
+            .settings
+            .as_ref()
+            .unwrap()
+            .error_threshold_cm,
+        0.01
+    );
 }
 
 fn compress_all(h: &mut Harness<'_, AppState>) {

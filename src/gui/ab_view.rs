@@ -1,8 +1,10 @@
 //! "Compare presets…": the A/B window of one clip. It runs [`crate::pipeline::ab::run_ab`] on a
 //! background thread (progress, cancel), then shows both sides' sizes, ratios and max errors,
 //! their error over time in one plot (a line each, thresholds drawn) and the per-bone max
-//! errors side by side. "Keep A" / "Keep B" write that side's output into the output folder;
-//! nothing there changes before.
+//! errors side by side. "Keep A" / "Keep B" record that side's settings for the clip (a
+//! `[[clip]]` table in its `clipforge.toml`) and write its output into the output folder;
+//! nothing there changes before. The kept report waits in [`AbView::kept`] for the app to put
+//! it in the Clips table.
 
 use super::model::RowKey;
 use super::settings::{Preset, SettingsState};
@@ -61,6 +63,8 @@ pub struct AbView {
     pub result: Option<Result<AbRun, String>>,
     /// The last keep's outcome, shown next to the buttons: (text, is_error).
     pub message: Option<(String, bool)>,
+    /// The report row of the side just kept, for the Clips table (`AppState` takes it).
+    pub kept: Option<crate::pipeline::report::ClipReport>,
 }
 
 impl Default for AbView {
@@ -81,6 +85,7 @@ impl Default for AbView {
             job: None,
             result: None,
             message: None,
+            kept: None,
         }
     }
 }
@@ -186,15 +191,17 @@ impl AbView {
             return;
         }
         self.message = Some(match run.keep(side, Path::new(out)) {
-            Ok(p) => (
-                format!(
-                    "Kept {} ({}): wrote {}",
+            Ok(k) => {
+                let text = format!(
+                    "Kept {} ({}): wrote {}; recorded in {} for the next batches",
                     side.letter(),
                     run.side(side).label,
-                    p.display()
-                ),
-                false,
-            ),
+                    k.output.display(),
+                    k.settings_file.display()
+                );
+                self.kept = Some(k.report);
+                (text, false)
+            }
             Err(e) => (format!("Could not keep {}: {e}", side.letter()), true),
         });
     }

@@ -293,6 +293,9 @@ impl AppState {
         }
 
         self.ab.window(ui.ctx(), &self.persisted.output_dir);
+        if let Some(report) = self.ab.kept.take() {
+            self.take_kept(report);
+        }
 
         // Keep polling while background work runs (cheap: the UI only reads counters).
         if self.jobs.any_running() || self.detail.loading() || self.folder_dialog.is_some() {
@@ -524,6 +527,23 @@ impl AppState {
             .unwrap_or_default();
         self.ab
             .open_for(key.clone(), &root, names, &self.persisted.settings);
+    }
+
+    /// A side kept in the A/B window: its row shows the kept report (in the generation of the
+    /// file's other rows, so a multi-clip file keeps its other clips' results). Its settings are
+    /// the tab's: the kept threshold comes from the clip's `[[clip]]` table, which every batch
+    /// applies, so the row is not stale.
+    fn take_kept(&mut self, report: crate::pipeline::report::ClipReport) {
+        let path = PathBuf::from(&report.input);
+        let generation = self
+            .library
+            .results
+            .get(&path)
+            .and_then(|l| l.first())
+            .map(|r| r.generation)
+            .unwrap_or(self.jobs.batch_generation);
+        let settings = self.persisted.settings.compression();
+        self.library.add_reports(&[report], &settings, generation);
     }
 
     /// Scans the input folder (the table fills when it returns).

@@ -576,7 +576,7 @@ fn status_of(
                 RowStatus::Failed(short_error(e, path))
             } else if &r.settings != settings {
                 RowStatus::Stale
-            } else if r.report.max_error_cm > settings.error_threshold as f64 * 1.0001 {
+            } else if r.report.max_error_cm > threshold_of(r, settings) as f64 * 1.0001 {
                 RowStatus::OverThreshold
             } else if r.report.skipped {
                 RowStatus::Skipped
@@ -585,6 +585,15 @@ fn status_of(
             }
         }
     }
+}
+
+/// The threshold a result was held to: the one it was compressed with (a `clipforge.toml`'s,
+/// a kept A/B side's), else the tab's.
+fn threshold_of(r: &StoredResult, settings: &CompressionSettings) -> f32 {
+    r.report
+        .settings
+        .as_ref()
+        .map_or(settings.error_threshold, |s| s.error_threshold_cm)
 }
 
 /// Footer totals over every row that has a report.

@@ -1,8 +1,9 @@
 //! A/B of two compression settings on one clip file: both are compressed into a private
 //! temporary folder (nothing in the output folder changes), their reports (sizes, ratio, max
-//! error, per-bone and per-sample errors) are compared, and [`AbRun::keep`] copies the chosen
-//! side's output into the output folder, atomically, at the path a batch would write it to.
-//! The temporary folder goes away with the [`AbRun`].
+//! error, per-bone and per-sample errors) are compared, and [`AbRun::keep`] records the chosen
+//! side's settings for the clip (a `[[clip]]` table in its `clipforge.toml`, so later batches
+//! compress it the same way) and copies its output into the output folder, atomically, at the
+//! path a batch would write it to. The temporary folder goes away with the [`AbRun`].
 
 use super::{BatchOptions, CancelToken, ClipFile, Progress, folder_settings};
 use crate::anim::CompressionSettings;
@@ -77,6 +78,20 @@ pub enum AbError {
     NothingToKeep(&'static str),
     #[error("{path}: {reason}")]
     Write { path: PathBuf, reason: String },
+    #[error("could not record the choice (nothing was written): {0}")]
+    Settings(#[from] folder_settings::SettingsError),
+}
+
+/// What [`AbRun::keep`] did.
+#[derive(Clone, Debug)]
+pub struct Kept {
+    /// The output file written.
+    pub output: PathBuf,
+    /// The `clipforge.toml` that now holds the clip's `[[clip]]` table.
+    pub settings_file: PathBuf,
+    /// The kept side's report row as a batch would now make it: its output in the output
+    /// folder, its settings as a batch resolves them (the `[[clip]]` table applied).
+    pub report: ClipReport,
 }
 
 /// The two compressed versions, waiting for the user's choice.
@@ -84,6 +99,7 @@ pub enum AbError {
 pub struct AbRun {
     pub a: AbSide,
     pub b: AbSide,
+    file: ClipFile,
     temp: TempDir,
 }
 
@@ -142,6 +158,8 @@ pub fn run_ab(
             error_threshold: Some(s.settings.error_threshold),
             shell_distance: s.settings.shell_distance,
             bones: s.settings.bones.clone(),
+            // A clip kept before must not turn both sides into the kept one.
+            ignore_clip_tables: true,
             ..Default::default()
         };
         let report = super::run_batch_configured(
@@ -182,7 +200,7 @@ pub fn run_ab(
     };
     let a = side(&request.a, "a")?;
     let b = side(&request.b, "b")?;
-    Ok(AbRun { a, b, temp })
+    Ok(AbRun { a, b, file, temp })
 }
 
 impl AbRun {
@@ -201,13 +219,22 @@ impl AbRun {
             .map(|r| output_root.join(r))
     }
 
-    /// Writes the chosen side's output into `output_root` (atomically: a reader sees the old
-    /// file or the new one, never a part) and returns its path.
-    pub fn keep(&self, s: Side, output_root: &Path) -> Result<PathBuf, AbError> {
+    /// Keeps the chosen side: records its threshold and shell distance for the clip file (a
+    /// `[[clip]]` table in the `clipforge.toml` that applies to it, so the next batch, watch or
+    /// `compress` makes the same file), then writes its output into `output_root` (atomically:
+    /// a reader sees the old file or the new one, never a part).
+    pub fn keep(&self, s: Side, output_root: &Path) -> Result<Kept, AbError> {
         let side = self.side(s);
         let (Some(rel), true) = (&side.relative_output, side.report.error.is_none()) else {
             return Err(AbError::NothingToKeep(s.letter()));
         };
+        let root = folder_settings::root_of(&self.file.path, &self.file.relative);
+        let settings_file = folder_settings::save_clip_choice(
+            &root,
+            &self.file.path,
+            side.settings.error_threshold,
+            side.settings.shell_distance,
+        )?;
         let from = self
             .temp
             .0
@@ -229,7 +256,22 @@ impl AbRun {
             path: to.clone(),
             reason: e.to_string(),
         })?;
-        Ok(to)
+        // The settings a batch records for it now (the kept values win over the defaults).
+        let resolver = folder_settings::SettingsResolver::new(
+            side.settings.clone(),
+            folder_settings::Overrides::default(),
+        );
+        let mut report = side.report.clone();
+        report.output = Some(to.display().to_string());
+        report.skipped = false;
+        if let Ok(r) = resolver.resolve(&root, &self.file.path, self.file.format) {
+            report.settings = Some(r.clip);
+        }
+        Ok(Kept {
+            output: to,
+            settings_file,
+            report,
+        })
     }
 
     /// The temporary folder (tests check it is removed).

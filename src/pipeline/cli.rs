@@ -129,6 +129,7 @@ impl SettingsArgs {
             sample_rate: self.sample_rate.sample_rate,
             exclude,
             bones: self.bones.clone(),
+            ..Default::default()
         })
     }
 
@@ -1242,6 +1243,7 @@ fn watch_plans(args: &WatchArgs) -> Result<Vec<WatchPlan>, String> {
                 sample_rate: p.sample_rate.or(overrides.sample_rate),
                 exclude,
                 bones: overrides.bones.clone(),
+                ..Default::default()
             };
             WatchPlan {
                 name: p.name,

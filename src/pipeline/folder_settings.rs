@@ -1,7 +1,7 @@
 //! Folder settings: a `clipforge.toml` in a folder sets the compression defaults of the clips
-//! under it (error threshold, shell distance, per-bone overrides in `[[bone]]` tables, the units
-//! of formats that carry none, exclude patterns, the sampling rate of the formats sampled from
-//! curves). Owns parsing that file, finding the nearest one for a clip (bounded to the input
+//! under it (error threshold, shell distance, per-bone overrides in `[[bone]]` tables, per-clip
+//! choices in `[[clip]]` tables, the units of formats that carry none, exclude patterns, the
+//! sampling rate of the formats sampled from curves). Owns parsing that file, finding the nearest one for a clip (bounded to the input
 //! root), merging it with the explicit options of a command line or a pipeline, and the settings
 //! each clip was compressed with ([`ClipSettings`], recorded in its report row and in the skip
 //! cache key). Documented in `docs/PIPELINE.md` ("Folder settings").
@@ -81,6 +81,20 @@ pub struct FolderSettings {
     /// Regexes over the path relative to the input root (`/` separators).
     pub exclude: Vec<Regex>,
     pub bones: Vec<BoneOverride>,
+    /// `[[clip]]` tables, in file order (a later one wins for the files both match).
+    pub clips: Vec<ClipOverride>,
+}
+
+/// A `[[clip]]` table: the threshold and/or shell distance (cm) chosen for the clip files whose
+/// path relative to the folder of the file holding the table matches a glob (`/` separators;
+/// the syntax of `[[bone]] match`). What the app's "Keep A/B" records.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClipOverride {
+    pub pattern: String,
+    /// In cm.
+    pub error_threshold: Option<f32>,
+    /// In cm.
+    pub shell_distance: Option<f32>,
 }
 
 /// A settings (or pipelines) file that cannot be used.
@@ -206,6 +220,8 @@ struct RawFile {
     exclude: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     bone: Vec<RawBone>,
+    #[serde(default)]
+    clip: Vec<RawBone>,
 }
 
 #[derive(serde::Deserialize)]
@@ -254,6 +270,23 @@ impl FolderSettings {
                 shell_distance: positive(path, text, &b.shell_distance, "shell_distance")?,
             });
         }
+        let mut clips = Vec::new();
+        for c in &raw.clip {
+            if c.pattern.get_ref().is_empty() {
+                return Err(value_error(
+                    path,
+                    text,
+                    c.pattern.span(),
+                    "match",
+                    "must not be empty",
+                ));
+            }
+            clips.push(ClipOverride {
+                pattern: c.pattern.get_ref().clone(),
+                error_threshold: positive(path, text, &c.error_threshold, "error_threshold")?,
+                shell_distance: positive(path, text, &c.shell_distance, "shell_distance")?,
+            });
+        }
         Ok(Self {
             path: path.to_path_buf(),
             error_threshold: positive(path, text, &raw.error_threshold, "error_threshold")?,
@@ -262,6 +295,21 @@ impl FolderSettings {
             sample_rate: sample_rate(path, text, &raw.sample_rate)?,
             exclude: compile_excludes(path, text, &raw.exclude)?,
             bones,
+            clips,
+        })
+    }
+
+    /// The `[[clip]]` tables matching the clip file `clip` (under this file's folder), in file
+    /// order.
+    pub fn clips_for<'a>(&'a self, clip: &Path) -> impl Iterator<Item = &'a ClipOverride> + 'a {
+        let rel = self
+            .path
+            .parent()
+            .and_then(|d| clip.strip_prefix(d).ok())
+            .map(super::cache::cache_key);
+        self.clips.iter().filter(move |c| {
+            rel.as_deref()
+                .is_some_and(|r| crate::anim::compress::glob_match(&c.pattern, r))
         })
     }
 
@@ -301,6 +349,9 @@ pub struct Overrides {
     /// Per-bone overrides (cm), applied after the folder file's `[[bone]]` tables: they win
     /// for the bones both match.
     pub bones: Vec<BoneOverride>,
+    /// Ignore the folder files' `[[clip]]` tables (which otherwise win over the threshold and
+    /// shell distance above): the A/B comparison compresses with exactly the settings it shows.
+    pub ignore_clip_tables: bool,
 }
 
 /// The settings one clip was compressed with, as its report row records them.
@@ -323,6 +374,9 @@ pub struct ClipSettings {
     /// explicit ones (command line, app), later entries winning.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bones: Vec<BoneOverride>,
+    /// The `match` of the `[[clip]]` table that set the threshold or shell distance, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clip_match: Option<String>,
 }
 
 /// What applies to one clip file.
@@ -453,14 +507,25 @@ impl SettingsResolver {
     ) -> Result<Resolved, SettingsError> {
         let folder = self.nearest(root, path)?;
         let f = folder.as_deref();
-        let error_threshold_cm = self
-            .overrides
-            .error_threshold
+        // `[[clip]]` tables first: chosen for this very clip, they win like a per-bone override
+        // (the last matching table per key).
+        let clips: Vec<&ClipOverride> = match f {
+            Some(f) if !self.overrides.ignore_clip_tables => f.clips_for(path).collect(),
+            _ => Vec::new(),
+        };
+        let clip_threshold = clips.iter().rev().find_map(|c| c.error_threshold);
+        let clip_shell = clips.iter().rev().find_map(|c| c.shell_distance);
+        let clip_match = clips
+            .iter()
+            .rev()
+            .find(|c| c.error_threshold.is_some() || c.shell_distance.is_some())
+            .map(|c| c.pattern.clone());
+        let error_threshold_cm = clip_threshold
+            .or(self.overrides.error_threshold)
             .or(f.and_then(|f| f.error_threshold))
             .unwrap_or(self.defaults.error_threshold);
-        let shell_distance_cm = self
-            .overrides
-            .shell_distance
+        let shell_distance_cm = clip_shell
+            .or(self.overrides.shell_distance)
             .or(f.and_then(|f| f.shell_distance))
             .or(self.defaults.shell_distance);
         // glTF is in metres by specification and FBX says its unit (UnitScaleFactor); both
@@ -504,6 +569,7 @@ impl SettingsResolver {
                 sample_rate_hz,
                 settings_file: f.map(|f| f.path.display().to_string()),
                 bones,
+                clip_match,
             },
             import,
             warnings: Vec::new(),
@@ -602,20 +668,150 @@ pub fn with_app_bones(
 /// missing; the rest of an existing file is kept as it is), atomically. Returns the file's path.
 pub fn save_app_bones(folder: &Path, bones: &[BoneOverride]) -> Result<PathBuf, SettingsError> {
     let path = folder.join(FILE_NAME);
+    let text = read_settings_text(&path)?;
+    let out = with_app_bones(&path, &text, bones)?;
+    crate::fsio::write_atomic(&path, out.as_bytes()).map_err(|e| SettingsError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(path)
+}
+
+/// The line that starts the app's `[[clip]]` tables (what "Keep A/B" chose): the app rewrites
+/// the lines from it up to [`APP_BONES_MARKER`] (or the end of the file) and keeps the rest.
+pub const APP_CLIPS_MARKER: &str =
+    "# --- per-clip settings kept in the ClipForge app (rewritten by the app from here on) ---";
+
+/// Where the app's `[[clip]]` section of `text` starts and ends (byte offsets), if it has one.
+fn app_clips_span(text: &str) -> Option<(usize, usize)> {
+    let start = text.find(APP_CLIPS_MARKER)?;
+    let end = text[start..]
+        .find(APP_BONES_MARKER)
+        .map_or(text.len(), |e| start + e);
+    Some((start, end))
+}
+
+/// The `[[clip]]` tables the app saved in a `clipforge.toml`'s text; empty when there are none
+/// or they do not parse.
+pub fn app_clips(path: &Path, text: &str) -> Vec<ClipOverride> {
+    app_clips_span(text)
+        .and_then(|(s, e)| FolderSettings::parse(path, &text[s..e]).ok())
+        .map_or(Vec::new(), |f| f.clips)
+}
+
+/// `pattern` matching exactly the file name or relative path `name` (glob characters escaped).
+pub fn glob_escape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `text` (a `clipforge.toml`, possibly empty) with `clip` among the app's `[[clip]]` tables
+/// (replacing one with the same `match`). The section goes before the app's per-bone section
+/// (which the per-bone editor rewrites to the end of the file); the rest of the text, comments
+/// included, is kept as it is. Checked to parse before it is returned.
+pub fn with_app_clip(
+    path: &Path,
+    text: &str,
+    clip: &ClipOverride,
+) -> Result<String, SettingsError> {
+    let mut clips = app_clips(path, text);
+    clips.retain(|c| c.pattern != clip.pattern);
+    clips.push(clip.clone());
+    let (before, after) = match app_clips_span(text) {
+        Some((s, e)) => (&text[..s], &text[e..]),
+        None => match text.find(APP_BONES_MARKER) {
+            Some(b) => (&text[..b], &text[b..]),
+            None => (text, ""),
+        },
+    };
+    let mut out = before.trim_end().to_string();
+    if !out.is_empty() {
+        out.push_str("\n\n");
+    }
+    out.push_str(APP_CLIPS_MARKER);
+    out.push('\n');
+    for c in &clips {
+        // A JSON string is a valid TOML basic string (same escapes).
+        let pattern = serde_json::to_string(&c.pattern).unwrap_or_default();
+        out.push_str(&format!("[[clip]]\nmatch = {pattern}\n"));
+        if let Some(t) = c.error_threshold {
+            out.push_str(&format!("error_threshold = {t:?}\n"));
+        }
+        if let Some(d) = c.shell_distance {
+            out.push_str(&format!("shell_distance = {d:?}\n"));
+        }
+    }
+    if !after.is_empty() {
+        out.push('\n');
+        out.push_str(after);
+    }
+    FolderSettings::parse(path, &out)?;
+    Ok(out)
+}
+
+/// A settings file's text ("" when it does not exist).
+fn read_settings_text(path: &Path) -> Result<String, SettingsError> {
     let read_err = |message: String| SettingsError::Read {
         path: path.display().to_string(),
         message,
     };
-    let text = match std::fs::symlink_metadata(&path) {
-        Err(_) => String::new(),
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Ok(String::new()),
         Ok(_) => {
-            let bytes = crate::fsio::read_regular(&path, MAX_FILE_BYTES)
+            let bytes = crate::fsio::read_regular(path, MAX_FILE_BYTES)
                 .map_err(|e| read_err(e.to_string()))?;
-            String::from_utf8(bytes).map_err(|_| read_err("not UTF-8 text".into()))?
+            String::from_utf8(bytes).map_err(|_| read_err("not UTF-8 text".into()))
         }
+    }
+}
+
+/// Records that the clip file `clip` (under input root `root`) is to be compressed with
+/// `error_threshold` / `shell_distance` (cm): a `[[clip]]` table matching its path, in the
+/// `clipforge.toml` that applies to it (the nearest one up to `root`, so the other clips keep
+/// theirs), or in a new one in the clip's folder when none does. Written atomically; the rest
+/// of the file is kept. Returns the file's path.
+pub fn save_clip_choice(
+    root: &Path,
+    clip: &Path,
+    error_threshold: f32,
+    shell_distance: Option<f32>,
+) -> Result<PathBuf, SettingsError> {
+    let resolver = SettingsResolver::new(CompressionSettings::default(), Overrides::default());
+    let path = match resolver.nearest(root, clip)? {
+        Some(f) => f.path.clone(),
+        None => clip
+            .parent()
+            .ok_or_else(|| SettingsError::Read {
+                path: clip.display().to_string(),
+                message: "the clip has no folder".into(),
+            })?
+            .join(FILE_NAME),
     };
-    let out = with_app_bones(&path, &text, bones)?;
-    crate::fsio::write_atomic(&path, out.as_bytes()).map_err(|e| read_err(e.to_string()))?;
+    let rel = path
+        .parent()
+        .and_then(|d| clip.strip_prefix(d).ok())
+        .map(super::cache::cache_key)
+        .unwrap_or_default();
+    let text = read_settings_text(&path)?;
+    let out = with_app_clip(
+        &path,
+        &text,
+        &ClipOverride {
+            pattern: glob_escape(&rel),
+            error_threshold: Some(error_threshold),
+            shell_distance,
+        },
+    )?;
+    crate::fsio::write_atomic(&path, out.as_bytes()).map_err(|e| SettingsError::Read {
+        path: path.display().to_string(),
+        message: format!("cannot write: {e}"),
+    })?;
     Ok(path)
 }
 
@@ -737,6 +933,101 @@ mod tests {
         let saved = save_app_bones(dir.path(), &app).unwrap();
         let on_disk = std::fs::read_to_string(&saved).unwrap();
         assert_eq!(app_bones(&saved, &on_disk), app);
+    }
+
+    #[test]
+    fn the_apps_clip_tables_keep_the_rest_of_the_file_and_the_bone_section() {
+        let path = Path::new("/x/clipforge.toml");
+        let user = "# mine\nerror_threshold = 0.02\n[[bone]]\nmatch = \"*Finger*\"\nerror_threshold = 0.004\n";
+        let bones = [BoneOverride {
+            pattern: "lEye".into(),
+            error_threshold: None,
+            shell_distance: Some(0.5),
+        }];
+        let with_bones = with_app_bones(path, user, &bones).unwrap();
+        let clip = |p: &str, t: f32| ClipOverride {
+            pattern: p.into(),
+            error_threshold: Some(t),
+            shell_distance: None,
+        };
+        let one = with_app_clip(path, &with_bones, &clip("131_01.bvh", 0.1)).unwrap();
+        assert!(one.starts_with(user.trim_end()), "{one}");
+        assert_eq!(app_bones(path, &one), bones);
+        assert_eq!(app_clips(path, &one), [clip("131_01.bvh", 0.1)]);
+        // Another clip is added; the same clip again replaces its table.
+        let two = with_app_clip(path, &one, &clip("a\\[1\\].bvh", 0.05)).unwrap();
+        let three = with_app_clip(path, &two, &clip("131_01.bvh", 0.001)).unwrap();
+        assert_eq!(
+            app_clips(path, &three),
+            [clip("a\\[1\\].bvh", 0.05), clip("131_01.bvh", 0.001)]
+        );
+        assert_eq!(three.matches(APP_CLIPS_MARKER).count(), 1);
+        // The per-bone editor's rewrite keeps the clip tables (they come before its section).
+        let rebones = with_app_bones(path, &three, &[]).unwrap();
+        assert_eq!(app_clips(path, &rebones).len(), 2);
+        let f = FolderSettings::parse(path, &rebones).unwrap();
+        assert_eq!((f.error_threshold, f.bones.len()), (Some(0.02), 1));
+        // Globs match the path relative to the file's folder; escaped names match themselves.
+        let c = |rel: &str| f.clips_for(&Path::new("/x").join(rel)).count();
+        assert_eq!(
+            (
+                c("131_01.bvh"),
+                c("a[1].bvh"),
+                c("a1.bvh"),
+                c("sub/131_01.bvh")
+            ),
+            (1, 1, 0, 0)
+        );
+        assert_eq!(glob_escape("a[1]*?.bvh"), "a\\[1\\]\\*\\?.bvh");
+        // What would not parse is refused.
+        assert!(with_app_clip(path, user, &clip("", 0.1)).is_err());
+        assert!(with_app_clip(path, "error_threshold = \"x\"\n", &clip("a.bvh", 0.1)).is_err());
+    }
+
+    #[test]
+    fn a_kept_clip_goes_into_the_file_that_applies_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("sub/deep")).unwrap();
+        std::fs::write(root.join(FILE_NAME), "# top\nerror_threshold = 0.05\n").unwrap();
+        let clip = root.join("sub/deep/w*lk.bvh");
+        let saved = save_clip_choice(root, &clip, 0.2, Some(1.0)).unwrap();
+        assert_eq!(saved, root.join(FILE_NAME));
+        assert!(!root.join("sub/deep").join(FILE_NAME).exists());
+        let text = std::fs::read_to_string(&saved).unwrap();
+        assert!(
+            text.starts_with("# top\nerror_threshold = 0.05\n"),
+            "{text}"
+        );
+        let r = SettingsResolver::new(
+            CompressionSettings::default(),
+            Overrides {
+                error_threshold: Some(0.001),
+                ..Default::default()
+            },
+        );
+        let got = r.resolve(root, &clip, ClipFormat::Bvh).unwrap();
+        assert_eq!(got.clip.error_threshold_cm, 0.2);
+        assert_eq!(got.clip.shell_distance_cm, Some(1.0));
+        assert_eq!(got.clip.clip_match.as_deref(), Some("sub/deep/w\\*lk.bvh"));
+        let other = r
+            .resolve(root, &root.join("sub/deep/walk.bvh"), ClipFormat::Bvh)
+            .unwrap();
+        assert_eq!(other.clip.error_threshold_cm, 0.001);
+        let ignored = SettingsResolver::new(
+            CompressionSettings::default(),
+            Overrides {
+                ignore_clip_tables: true,
+                ..Default::default()
+            },
+        );
+        let got = ignored.resolve(root, &clip, ClipFormat::Bvh).unwrap();
+        assert_eq!(got.clip.error_threshold_cm, 0.05);
+        // No file applies: a new one in the clip's own folder.
+        let lone = tempfile::tempdir().unwrap();
+        std::fs::create_dir(lone.path().join("a")).unwrap();
+        let saved = save_clip_choice(lone.path(), &lone.path().join("a/x.bvh"), 0.3, None).unwrap();
+        assert_eq!(saved, lone.path().join("a").join(FILE_NAME));
     }
 
     #[test]

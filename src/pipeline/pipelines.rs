@@ -153,6 +153,7 @@ impl Pipeline {
             exclude: self.exclude.clone(),
             sample_rate: self.sample_rate,
             bones: Vec::new(),
+            ..Default::default()
         };
         options
     }
