@@ -1,110 +1,37 @@
-//! Fuzz target `cfa`: the `.cfa` reader and sampling (see `clipforge_fuzz::entries::cfa`), with a
-//! structure-aware mutator. Every mutation is followed by `cfa_fix_up` (total size and CRC-32
-//! recomputed), because a buffer whose checksum does not match is refused before any semantic
-//! check; half of the mutations are libFuzzer's own, the rest write values the format must
-//! refuse into header fields (counts, segment size, sample rate) and into 4-byte words anywhere
-//! (non-finite, huge, negative and denormal floats: bind rotations, ranges, shell distances).
+//! Fuzz target `cfa`: the `.cfa` reader and sampling (see `clipforge_fuzz::entries::cfa`), with
+//! the structure-aware mutator of `clipforge_fuzz::mutate`: every mutation is followed by
+//! `cfa_fix_up` (total size and CRC-32 recomputed), because a buffer whose checksum does not
+//! match is refused before any semantic check; half of the mutations are libFuzzer's own, the
+//! rest write values the format must refuse into header fields (counts, segment size, flags:
+//! single bits flipped too, so bits 4 and 5, reference rotations and per-bone precision, are
+//! reached from any seed) and special floats into aligned 4-byte words (bind rotations, ranges,
+//! shell distances, precisions).
 #![no_main]
 
-use clipforge_fuzz::entries::cfa_fix_up;
+use clipforge_fuzz::{BufferLayout, entries::cfa_fix_up, mutate};
 use libfuzzer_sys::{fuzz_mutator, fuzzer_mutate};
 
 clipforge_fuzz::target!(cfa);
 
-/// (offset, width in bytes) of the header's integer fields (docs/FORMAT.md).
-const HEADER_FIELDS: &[(usize, usize)] = &[
-    (4, 2),  // version
-    (6, 2),  // flags
-    (16, 4), // runtime size
-    (20, 2), // bones
-    (22, 2), // segment size
-    (24, 4), // samples
-    (32, 4), // segments
-    (36, 4), // constant sub-tracks
-    (40, 4), // animated sub-tracks
-    (44, 4), // quantised-constant sub-tracks
-];
-
-const INTS: &[u32] = &[
-    0,
-    1,
-    2,
-    3,
-    7,
-    15,
-    16,
-    17,
-    31,
-    32,
-    255,
-    256,
-    0x7fff,
-    0xffff,
-    0x1_0000,
-    0x7fff_ffff,
-    0xffff_ffff,
-];
-
-const FLOATS: &[f32] = &[
-    f32::NAN,
-    f32::INFINITY,
-    f32::NEG_INFINITY,
-    0.0,
-    -0.0,
-    -1.0,
-    1.0,
-    2.0,
-    1e-40,
-    1e30,
-    -1e30,
-    f32::MAX,
-    f32::MIN_POSITIVE,
-];
-
-struct Rng(u32);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        // xorshift32; the seed comes from libFuzzer, so runs stay reproducible.
-        let mut x = self.0.max(1);
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() as usize) % n.max(1)
-    }
-}
+const LAYOUT: BufferLayout = BufferLayout {
+    header_len: 48,
+    fields: &[
+        (4, 2),  // version
+        (6, 2),  // flags
+        (16, 4), // runtime size
+        (20, 2), // bones
+        (22, 2), // segment size
+        (24, 4), // samples
+        (32, 4), // segments
+        (36, 4), // constant sub-tracks
+        (40, 4), // animated sub-tracks
+        (44, 4), // quantised-constant sub-tracks
+    ],
+    flags: Some((6, 2)),
+    aligned_floats: true,
+    fix_up: cfa_fix_up,
+};
 
 fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
-    let mut rng = Rng(seed);
-    let mut size = size;
-    match rng.below(4) {
-        0 | 1 => size = fuzzer_mutate(data, size, max_size),
-        2 if size >= 48 => {
-            let (off, w) = HEADER_FIELDS[rng.below(HEADER_FIELDS.len())];
-            let cur = if w == 2 {
-                u16::from_le_bytes([data[off], data[off + 1]]) as u32
-            } else {
-                u32::from_le_bytes(data[off..off + 4].try_into().unwrap())
-            };
-            let v = match rng.below(3) {
-                0 => INTS[rng.below(INTS.len())],
-                1 => cur.wrapping_add(1),
-                _ => cur.wrapping_sub(1),
-            };
-            data[off..off + w].copy_from_slice(&v.to_le_bytes()[..w]);
-        }
-        3 if size >= 52 => {
-            // An aligned word after the header's counts: floats live on 4-byte boundaries.
-            let off = 48 + 4 * rng.below((size - 48) / 4);
-            let f = FLOATS[rng.below(FLOATS.len())];
-            data[off..off + 4].copy_from_slice(&f.to_le_bytes());
-        }
-        _ => size = fuzzer_mutate(data, size, max_size),
-    }
-    cfa_fix_up(&mut data[..size]);
-    size
+    mutate(&LAYOUT, data, size, max_size, seed, fuzzer_mutate)
 });

@@ -147,3 +147,132 @@ macro_rules! target {
         });
     };
 }
+
+/// What the structure-aware mutator of the `.cfa` and `.cfs` targets needs to know about a
+/// format: both are checksummed buffers with a fixed header of integer fields, so one mutator
+/// serves both (see [`mutate`]).
+pub struct BufferLayout {
+    /// Size of the fixed header in bytes (48 for `.cfa`, 24 for `.cfs`).
+    pub header_len: usize,
+    /// (offset, width in bytes: 1, 2 or 4) of the header's integer fields (docs/FORMAT.md).
+    pub fields: &'static [(usize, usize)],
+    /// (offset, width) of the flags field: a quarter of the header mutations flip one of its
+    /// bits, so every flag combination (e.g. `.cfa` bits 4 and 5: reference rotations,
+    /// per-bone precision) is reached from any seed, not only the values of [`INTS`].
+    pub flags: Option<(usize, usize)>,
+    /// Floats after the header sit on 4-byte boundaries (`.cfa`) or anywhere (`.cfs`, whose
+    /// floats follow 1-byte codes).
+    pub aligned_floats: bool,
+    /// Makes a mutated buffer pass the integrity check again (total size, CRC-32), so that
+    /// mutations reach the semantic checks instead of being refused by the checksum at once.
+    pub fix_up: fn(&mut [u8]),
+}
+
+/// Boundary integers written into header fields (truncated to the field's width).
+pub const INTS: &[u32] = &[
+    0,
+    1,
+    2,
+    3,
+    7,
+    15,
+    16,
+    17,
+    31,
+    32,
+    48,
+    255,
+    256,
+    0x7fff,
+    0xffff,
+    0x1_0000,
+    0x7fff_ffff,
+    0xffff_ffff,
+];
+
+/// Floats the formats must refuse or handle: non-finite, signed zero, huge, denormal.
+pub const FLOATS: &[f32] = &[
+    f32::NAN,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    0.0,
+    -0.0,
+    -1.0,
+    1.0,
+    2.0,
+    1e-40,
+    1e30,
+    -1e30,
+    f32::MAX,
+    f32::MIN_POSITIVE,
+];
+
+struct Rng(u32);
+
+impl Rng {
+    fn next(&mut self) -> u32 {
+        // xorshift32; the seed comes from libFuzzer, so runs stay reproducible.
+        let mut x = self.0.max(1);
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.0 = x;
+        x
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() as usize) % n.max(1)
+    }
+}
+
+/// The structure-aware mutation of a checksummed buffer (body of the targets'
+/// `fuzz_mutator!`): half the time libFuzzer's own mutation (`libfuzzer`, i.e.
+/// `fuzzer_mutate`), a quarter a boundary integer, ±1 or a flipped flag bit in a header field,
+/// a quarter a special float in a 4-byte window after the header; then `layout.fix_up`.
+/// Returns the new size.
+pub fn mutate(
+    layout: &BufferLayout,
+    data: &mut [u8],
+    size: usize,
+    max_size: usize,
+    seed: u32,
+    libfuzzer: fn(&mut [u8], usize, usize) -> usize,
+) -> usize {
+    let mut rng = Rng(seed);
+    let mut size = size;
+    let h = layout.header_len;
+    match rng.below(4) {
+        2 if size >= h => {
+            let (off, w) = match layout.flags {
+                Some(f) if rng.below(4) == 0 => f,
+                _ => layout.fields[rng.below(layout.fields.len())],
+            };
+            let cur = match w {
+                1 => data[off] as u32,
+                2 => u16::from_le_bytes([data[off], data[off + 1]]) as u32,
+                _ => u32::from_le_bytes(data[off..off + 4].try_into().unwrap()),
+            };
+            let v = if Some((off, w)) == layout.flags && rng.below(2) == 0 {
+                cur ^ (1 << rng.below(8 * w))
+            } else {
+                match rng.below(3) {
+                    0 => INTS[rng.below(INTS.len())],
+                    1 => cur.wrapping_add(1),
+                    _ => cur.wrapping_sub(1),
+                }
+            };
+            data[off..off + w].copy_from_slice(&v.to_le_bytes()[..w]);
+        }
+        3 if size >= h + 4 => {
+            let off = if layout.aligned_floats {
+                h + 4 * rng.below((size - h) / 4)
+            } else {
+                h + rng.below(size - h - 3)
+            };
+            let f = FLOATS[rng.below(FLOATS.len())];
+            data[off..off + 4].copy_from_slice(&f.to_le_bytes());
+        }
+        _ => size = libfuzzer(data, size, max_size),
+    }
+    (layout.fix_up)(&mut data[..size]);
+    size
+}

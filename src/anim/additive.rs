@@ -237,6 +237,50 @@ pub fn make_additive(
     Ok(out)
 }
 
+/// The additive format of a `.cfa`'s flags bits 2–3 (`ClipReader::additive_format`: 1
+/// relative, 2 additive0, 3 additive1); `None` for a plain clip (0).
+pub fn format_from_code(code: u8) -> Option<AdditiveFormat> {
+    match code {
+        1 => Some(AdditiveFormat::Relative),
+        2 => Some(AdditiveFormat::Additive0),
+        3 => Some(AdditiveFormat::Additive1),
+        _ => None,
+    }
+}
+
+/// The base to write back with a decompressed additive `layer` (`clipforge decompress --base`):
+/// `given` is the first clip of the base file; when that clip is itself an additive clip (an ACL
+/// file with `base_tracks`, e.g. the one `clipforge convert --additive-base` wrote), its base is
+/// taken. `first_frame_only` keeps the first sample alone (a clip made relative to its first
+/// frame). The base must be of the layer's rig; it takes the layer's skeleton, as
+/// [`make_additive`] gives it.
+pub fn base_for_layer(
+    layer: &RawClip,
+    format: AdditiveFormat,
+    given: RawClip,
+    first_frame_only: bool,
+) -> Result<AdditiveBase, String> {
+    let mut base = match given.additive {
+        Some(inner) => inner.base,
+        None => given,
+    };
+    if first_frame_only {
+        base = first_frame(&base);
+    }
+    if !same_rig(&layer.skeleton, &base.skeleton) {
+        return Err(format!(
+            "the base '{}' does not have the same bones as '{}' (same hierarchy, same bone names \
+             in the same order; only root names may differ)",
+            base.name, layer.name
+        ));
+    }
+    base.additive = None;
+    base.skeleton = layer.skeleton.clone();
+    let base = AdditiveBase { format, base };
+    check_base(layer, &base)?;
+    Ok(base)
+}
+
 /// The base as a clip of one sample: `clip`'s first sample.
 pub fn first_frame(clip: &RawClip) -> RawClip {
     let nb = clip.num_bones();

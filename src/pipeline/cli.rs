@@ -23,8 +23,10 @@ pub struct SettingsArgs {
     /// folders' clipforge.toml [default: the folder's, else 0.01].
     #[arg(long = "error-threshold", value_name = "CM")]
     pub error_threshold: Option<f32>,
-    /// Virtual-vertex (shell) distance for every bone, in cm; wins over clipforge.toml (default:
-    /// the folder's, else each bone's own, 3 cm unless the clip says).
+    /// Virtual-vertex (shell) distance, in cm, for the bones the clip file gives no shell distance
+    /// of their own (3 cm, the default); wins over clipforge.toml's shell_distance. A bone's own
+    /// non-default distance in the clip file wins over it; --bone and [[bone]] win over both
+    /// (default: the folder's, else each bone's own, 3 cm unless the clip says).
     #[arg(long = "shell-distance", value_name = "CM")]
     pub shell_distance: Option<f32>,
     #[command(flatten)]
@@ -190,6 +192,16 @@ pub struct DecompressArgs {
     /// Output ACL clip file (.acl.sjson).
     #[arg(short = 'o', long = "output", value_name = "OUT.acl.sjson")]
     pub output: PathBuf,
+    /// For an additive .cfa (which stores the layer alone): the raw base clip it was made
+    /// against (the first clip of FILE; an additive ACL clip file, such as the one `convert
+    /// --additive-base` wrote, gives its own base_tracks), written as the output's base_tracks.
+    /// Without it the output has additive_format and no base.
+    #[arg(long, value_name = "FILE")]
+    pub base: Option<PathBuf>,
+    /// With --base: the base is FILE's first frame alone (for a clip made with `convert
+    /// --additive-base first-frame` from FILE).
+    #[arg(long, requires = "base")]
+    pub base_first_frame: bool,
     #[command(flatten)]
     pub memory: MemoryArgs,
 }
@@ -948,9 +960,13 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
             Err(e) => fail(e),
         };
     }
+    let layer;
     let mut clip = match ClipReader::new(&bytes) {
         Ok(r) => match r.check_memory_budget() {
-            Ok(()) => crate::anim::decompress::to_raw_clip(&r),
+            Ok(()) => {
+                layer = crate::anim::additive::format_from_code(r.additive_format());
+                crate::anim::decompress::to_raw_clip(&r)
+            }
             Err(e) => return fail(format!("{}: {e}", args.file.display())),
         },
         Err(e) => {
@@ -964,7 +980,53 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
             .map(|n| n.to_string_lossy().trim_end_matches(".cfa").to_string())
             .unwrap_or_default();
     }
-    match write_acl(&clip, &args.output) {
+    let written = match (layer, &args.base) {
+        (None, None) => write_acl(&clip, &args.output),
+        (None, Some(_)) => {
+            return fail(format!(
+                "{}: not an additive clip; --base applies to additive clips only",
+                args.file.display()
+            ));
+        }
+        (Some(format), Some(path)) => {
+            let given = match load_clip_file(path, &formats::ImportOptions::default()) {
+                Ok(clips) if !clips.is_empty() => clips.into_iter().next().unwrap(),
+                Ok(_) => {
+                    return fail(format!(
+                        "{}: the file holds no animation clip",
+                        path.display()
+                    ));
+                }
+                Err(e) => return fail(e),
+            };
+            match crate::anim::additive::base_for_layer(&clip, format, given, args.base_first_frame)
+            {
+                Ok(base) => {
+                    clip.additive = Some(Box::new(base));
+                    write_acl(&clip, &args.output)
+                }
+                Err(e) => return fail(format!("--base {}: {e}", path.display())),
+            }
+        }
+        (Some(format), None) => {
+            say!(
+                "clipforge: note: {} is an additive clip ({}); a .cfa does not store its base, so \
+                 {} has additive_format and no base_tracks (readers assume an identity base); \
+                 pass --base FILE to include it",
+                args.file.display(),
+                format.acl_name(),
+                args.output.display()
+            );
+            let text = formats::write_acl_additive_without_base(
+                &clip,
+                format,
+                &formats::AclWriteOptions::default(),
+            );
+            write_atomic(&args.output, text.as_bytes())
+                .map_err(|e| format!("{}: cannot write: {e}", args.output.display()))
+        }
+    };
+    match written {
         Ok(()) => {
             say!(
                 "{} -> {} ({} bones, {} samples)",

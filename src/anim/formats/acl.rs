@@ -930,6 +930,28 @@ pub fn write_acl_scalar_list(list: &RawScalarList) -> String {
 /// `tracks [ { name rotations translations scales } ]`. `vertex_distance` is always a plain number
 /// (ACL reads it as one even in binary-exact files).
 pub fn write_acl_clip_with(clip: &RawClip, opts: &AclWriteOptions) -> String {
+    let layer = clip.additive.as_ref().map(|a| (a.format, Some(&a.base)));
+    write_clip(clip, layer, opts)
+}
+
+/// Writes an additive clip whose base is unknown (a `.cfa` stores the layer alone):
+/// `additive_format` is set and `base_tracks` and the `additive_base_*` keys are left out, so
+/// a reader takes ACL's default base (one identity sample). `clip.additive`, if any, is ignored.
+pub fn write_acl_additive_without_base(
+    clip: &RawClip,
+    format: AdditiveFormat,
+    opts: &AclWriteOptions,
+) -> String {
+    write_clip(clip, Some((format, None)), opts)
+}
+
+/// The clip writer; `layer` is the additive format and, when known, the base to write as
+/// `base_tracks`.
+fn write_clip(
+    clip: &RawClip,
+    layer: Option<(AdditiveFormat, Option<&RawClip>)>,
+    opts: &AclWriteOptions,
+) -> String {
     let s = &clip.skeleton;
     let n = clip.num_samples;
     let nb = s.num_bones();
@@ -961,17 +983,20 @@ pub fn write_acl_clip_with(clip: &RawClip, opts: &AclWriteOptions) -> String {
     out.push_str(&format!("\n\tnum_samples = {n}\n\tsample_rate = "));
     sjson::write_f32(&mut out, clip.sample_rate);
     out.push_str(&format!("\n\tis_binary_exact = {}\n", opts.binary_exact));
-    if let Some(add) = &clip.additive {
+    if let Some((format, base)) = layer {
         out.push_str("\tadditive_format = ");
-        sjson::write_string(&mut out, add.format.acl_name());
-        out.push_str("\n\tadditive_base_name = ");
-        sjson::write_string(&mut out, &add.base.name);
-        out.push_str(&format!(
-            "\n\tadditive_base_num_samples = {}\n\tadditive_base_sample_rate = ",
-            add.base.num_samples
-        ));
-        sjson::write_f32(&mut out, add.base.sample_rate);
+        sjson::write_string(&mut out, format.acl_name());
         out.push('\n');
+        if let Some(base) = base {
+            out.push_str("\tadditive_base_name = ");
+            sjson::write_string(&mut out, &base.name);
+            out.push_str(&format!(
+                "\n\tadditive_base_num_samples = {}\n\tadditive_base_sample_rate = ",
+                base.num_samples
+            ));
+            sjson::write_f32(&mut out, base.sample_rate);
+            out.push('\n');
+        }
     }
     out.push_str("}\n\nbones =\n[\n");
     for b in 0..nb {
@@ -1027,8 +1052,8 @@ pub fn write_acl_clip_with(clip: &RawClip, opts: &AclWriteOptions) -> String {
             out.push_str("\t}\n");
         }
     };
-    if let Some(add) = &clip.additive {
-        write_tracks(&mut out, "base_tracks", &add.base);
+    if let Some((_, Some(base))) = layer {
+        write_tracks(&mut out, "base_tracks", base);
     }
     write_tracks(&mut out, "tracks", clip);
     out.push_str("]\n");

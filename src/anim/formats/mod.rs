@@ -25,7 +25,7 @@ pub mod fbx;
 pub mod gltf;
 pub mod sjson;
 
-pub use acl::{AclWriteOptions, write_acl_clip_with};
+pub use acl::{AclWriteOptions, write_acl_additive_without_base, write_acl_clip_with};
 
 use super::clip::{ClipError, RawClip};
 use super::limits;
