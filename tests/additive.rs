@@ -3,8 +3,9 @@
 //! on the combined pose at many points between samples; the `.cfa` flag; the ACL round trip with
 //! a base of several samples; `clipforge convert --additive-base` end to end.
 
-use clipforge::anim::additive::{AdditiveFormat, first_frame, make_additive, measure_combined};
-use clipforge::anim::compress::decoded_between;
+mod common;
+
+use clipforge::anim::additive::{AdditiveFormat, first_frame, make_additive};
 use clipforge::anim::formats::{load_clips, write_acl_clip};
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::anim::{ClipReader, CompressionSettings, RawClip, compress, metric};
@@ -24,36 +25,6 @@ fn clip(seed: u64, num_samples: usize, with_scale: bool) -> RawClip {
         with_scale,
         ..Default::default()
     })
-}
-
-/// The combined-pose error of `c` decoded, at every sample and at 9 points between each pair
-/// (more than the compressor checks).
-fn combined_error_9(additive: &RawClip, bytes: &[u8]) -> f64 {
-    let reader = ClipReader::new(bytes).unwrap();
-    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
-    let poses: Vec<(f64, RawClip)> = (1..=9)
-        .map(|j| {
-            let a = j as f32 / 10.0;
-            (a as f64, decoded_between(&reader, a))
-        })
-        .collect();
-    let between: Vec<metric::Between> = poses
-        .iter()
-        .map(|(alpha, poses)| metric::Between {
-            alpha: *alpha,
-            poses,
-        })
-        .collect();
-    let base = additive.additive.as_ref().unwrap();
-    measure_combined(
-        additive,
-        base,
-        &decoded,
-        &between,
-        &additive.skeleton.shell_distances,
-    )
-    .unwrap()
-    .max
 }
 
 #[test]
@@ -76,7 +47,7 @@ fn every_format_meets_the_threshold_on_the_combined_pose() {
                     "{label}: {}",
                     c.stats.verified_max_error
                 );
-                let e = combined_error_9(&add, &c.bytes);
+                let e = common::combined_error_9(&add, &c.bytes).max;
                 assert!(
                     e <= 0.01 + 3e-5,
                     "{label}: {e} cm at 9 points between samples"
@@ -102,9 +73,9 @@ fn the_error_that_matters_is_the_combined_one() {
     plain.additive = None;
     let settings = CompressionSettings::default();
     let naive = compress(&plain, &settings).unwrap();
-    let naive_combined = combined_error_9(&add, &naive.bytes);
+    let naive_combined = common::combined_error_9(&add, &naive.bytes).max;
     let ours = compress(&add, &settings).unwrap();
-    let ours_combined = combined_error_9(&add, &ours.bytes);
+    let ours_combined = common::combined_error_9(&add, &ours.bytes).max;
     assert!(
         naive_combined > 0.01,
         "the additive compressed alone measures {naive_combined} on the combined pose"

@@ -7,14 +7,10 @@
 
 mod common;
 
-use clipforge::anim::additive::{
-    AdditiveFormat, combined_clip, first_frame, make_additive, measure_combined,
-};
-use clipforge::anim::compress::{decoded_between, glob_match};
+use clipforge::anim::additive::{AdditiveFormat, combined_clip, first_frame, make_additive};
+use clipforge::anim::compress::glob_match;
 use clipforge::anim::formats::{load_clips, write_acl_clip};
-use clipforge::anim::{BoneOverride, ClipReader, CompressionSettings, RawClip, compress, metric};
-use std::path::Path;
-use std::process::Command;
+use clipforge::anim::{BoneOverride, ClipReader, CompressionSettings, compress};
 
 /// Real clips with finger bones: (path under the data folder, the finger bone's glob).
 const FINGER_CLIPS: &[(&str, &str)] = &[
@@ -23,62 +19,6 @@ const FINGER_CLIPS: &[(&str, &str)] = &[
     ("acl-regression/81_18_looping.acl.sjson", "rThumb2"),
     ("bvh/cmu-acrnn/salsa_05.bvh", "*Index2"),
 ];
-
-/// Per-bone max error of `bytes` decoded, on the combined pose, at every sample and at 9
-/// points between each pair.
-fn per_bone_combined(additive: &RawClip, bytes: &[u8]) -> Vec<f64> {
-    let reader = ClipReader::new(bytes).unwrap();
-    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
-    let poses: Vec<(f64, RawClip)> = (1..=9)
-        .map(|j| {
-            let a = j as f32 / 10.0;
-            (a as f64, decoded_between(&reader, a))
-        })
-        .collect();
-    let between: Vec<metric::Between> = poses
-        .iter()
-        .map(|(alpha, poses)| metric::Between {
-            alpha: *alpha,
-            poses,
-        })
-        .collect();
-    measure_combined(
-        additive,
-        additive.additive.as_ref().unwrap(),
-        &decoded,
-        &between,
-        &additive.skeleton.shell_distances,
-    )
-    .unwrap()
-    .per_bone_max
-}
-
-/// `clip_eval.py RAW LOSSY --json --per-bone`: bone name → max error at the samples.
-fn clip_eval_per_bone(
-    tools: &Path,
-    raw: &Path,
-    lossy: &Path,
-) -> std::collections::HashMap<String, f64> {
-    let out = Command::new("python3")
-        .arg(tools.join("clip_eval.py"))
-        .arg(raw)
-        .arg(lossy)
-        .args(["--json", "--per-bone"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "clip_eval.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["per_bone_max_error"]
-        .as_object()
-        .expect("per_bone_max_error")
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
-        .collect()
-}
 
 #[test]
 fn an_additive_finger_at_a_tenth_of_the_threshold_meets_its_own() {
@@ -113,7 +53,7 @@ fn an_additive_finger_at_a_tenth_of_the_threshold_meets_its_own() {
         let c = compress(&add, &settings).unwrap();
         let limit = |b: usize| if fingers.contains(&b) { 0.001 } else { 0.01 };
         assert_eq!(c.error.per_bone_threshold.len(), add.num_bones());
-        let per_bone = per_bone_combined(&add, &c.bytes);
+        let per_bone = common::combined_error_9(&add, &c.bytes).per_bone_max;
         for (b, &e) in per_bone.iter().enumerate() {
             if e > limit(b) {
                 failures.push(format!(
@@ -123,7 +63,7 @@ fn an_additive_finger_at_a_tenth_of_the_threshold_meets_its_own() {
                 ));
             }
         }
-        let before = per_bone_combined(&add, &plain.bytes);
+        let before = common::combined_error_9(&add, &plain.bytes).per_bone_max;
         let loose = fingers.iter().map(|&b| before[b]).fold(0.0, f64::max);
         let tight = fingers.iter().map(|&b| per_bone[b]).fold(0.0, f64::max);
         loose_fingers += usize::from(loose > 0.001);
@@ -146,7 +86,7 @@ fn an_additive_finger_at_a_tenth_of_the_threshold_meets_its_own() {
                 write_acl_clip(&combined_clip(&decoded, base).unwrap()),
             )
             .unwrap();
-            let per = clip_eval_per_bone(&tools, &raw, &lossy);
+            let per = common::clip_eval_per_bone(&tools, &raw, &lossy);
             for b in 0..add.num_bones() {
                 let e = per[&add.skeleton.names[b]];
                 // Both combined poses are rounded to float32 when written (the codec's 3e-5 cm

@@ -14,7 +14,6 @@ use clipforge::pipeline::folder_settings::{
     FolderSettings, Overrides, SettingsResolver, parse_bone_override,
 };
 use clipforge::pipeline::report::BatchReport;
-use std::path::Path;
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_clipforge");
@@ -366,7 +365,7 @@ fn a_finger_at_a_tenth_of_the_threshold_meets_its_own_on_real_clips() {
                 clipforge::anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
             std::fs::write(&raw, write_acl_clip(clip)).unwrap();
             std::fs::write(&lossy, write_acl_clip(&decoded)).unwrap();
-            let per = clip_eval_per_bone(&tools, &raw, &lossy);
+            let per = common::clip_eval_per_bone(&tools, &raw, &lossy);
             for b in 0..clip.num_bones() {
                 let e = per[&clip.skeleton.names[b]];
                 if e > limit(b) {
@@ -380,33 +379,6 @@ fn a_finger_at_a_tenth_of_the_threshold_meets_its_own_on_real_clips() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
-}
-
-/// `clip_eval.py RAW LOSSY --json --per-bone`: bone name → max error at the samples.
-fn clip_eval_per_bone(
-    tools: &Path,
-    raw: &Path,
-    lossy: &Path,
-) -> std::collections::HashMap<String, f64> {
-    let out = Command::new("python3")
-        .arg(tools.join("clip_eval.py"))
-        .arg(raw)
-        .arg(lossy)
-        .args(["--json", "--per-bone"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "clip_eval.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["per_bone_max_error"]
-        .as_object()
-        .expect("per_bone_max_error")
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
-        .collect()
 }
 
 /// Overrides that change nothing (the global threshold, a glob matching no bone) keep the

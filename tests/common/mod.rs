@@ -98,3 +98,64 @@ pub fn per_bone_error(
         .unwrap()
         .per_bone_max
 }
+
+/// The combined-pose error (additive decoded on its raw base, against the raw additive on the
+/// same base) of `bytes`, at every sample and at 9 points between each pair (more than the
+/// compressor checks).
+pub fn combined_error_9(
+    additive: &clipforge::anim::RawClip,
+    bytes: &[u8],
+) -> clipforge::anim::metric::ErrorStats {
+    use clipforge::anim::compress::decoded_between;
+    use clipforge::anim::metric::Between;
+    let reader = clipforge::anim::ClipReader::new(bytes).unwrap();
+    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+    let poses: Vec<(f64, clipforge::anim::RawClip)> = (1..=9)
+        .map(|j| {
+            let a = j as f32 / 10.0;
+            (a as f64, decoded_between(&reader, a))
+        })
+        .collect();
+    let between: Vec<Between> = poses
+        .iter()
+        .map(|(alpha, poses)| Between {
+            alpha: *alpha,
+            poses,
+        })
+        .collect();
+    clipforge::anim::additive::measure_combined(
+        additive,
+        additive.additive.as_ref().unwrap(),
+        &decoded,
+        &between,
+        &additive.skeleton.shell_distances,
+    )
+    .unwrap()
+}
+
+/// `clip_eval.py RAW LOSSY --json --per-bone`: bone name → max error at the samples.
+pub fn clip_eval_per_bone(
+    tools: &Path,
+    raw: &Path,
+    lossy: &Path,
+) -> std::collections::HashMap<String, f64> {
+    let out = Command::new("python3")
+        .arg(tools.join("clip_eval.py"))
+        .arg(raw)
+        .arg(lossy)
+        .args(["--json", "--per-bone"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "clip_eval.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["per_bone_max_error"]
+        .as_object()
+        .expect("per_bone_max_error")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
+        .collect()
+}
