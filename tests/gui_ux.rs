@@ -252,6 +252,17 @@ fn a_source_folder_dropped_on_the_headers_tab_becomes_its_root_and_filters_by_re
         h.state().headers.filter
     );
     assert!(shown.iter().all(|p| p.contains("math_")));
+    // An upper-case class keeps its meaning (`\D`: not a digit; lowercased it would be `\d`).
+    h.state_mut().headers.filter.clear();
+    h.run_steps(2);
+    set_filter(&mut h, r"math_\D\D\D\.h$");
+    let shown = h.state_mut().headers.table_paths(&s);
+    assert_eq!(
+        shown.len(),
+        2,
+        "{shown:?} for {:?}",
+        h.state().headers.filter
+    );
 }
 
 #[test]

@@ -41,7 +41,8 @@ impl HeadersState {
         let key = (
             self.generation,
             s.show_mode,
-            self.filter.trim().to_lowercase(),
+            // Not lowercased: the filter may be a regex (`\D` is not `\d`); TextFilter ignores case.
+            self.filter.trim().to_string(),
             s.sort,
         );
         if self.view_key.as_ref() == Some(&key) {
