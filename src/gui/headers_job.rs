@@ -223,6 +223,44 @@ pub struct ScanOutcome {
     pub all_branches: Option<Report>,
     pub wall: Duration,
     pub clean: bool,
+    /// The detail of the file the tab will show (its selection, else [`default_selection`]) in
+    /// the mode it shows, built on the scan's thread: for a popular header it takes a frame's
+    /// worth of time (13 ms on gRPC's top hub), which the frame taking the result cannot spare.
+    pub first_detail: Option<FirstDetail>,
+}
+
+/// The detail view's data for one file, prepared with a scan's result (see
+/// [`ScanOutcome::first_detail`]).
+pub struct FirstDetail {
+    pub mode: Mode,
+    pub path: String,
+    pub detail: crate::headers::report::Detail,
+    /// The why-chain from `from_tu` (empty: any TU), when it is cheap enough to be automatic.
+    pub why: Option<Result<Vec<crate::headers::report::ChainStep>, String>>,
+    pub from_tu: String,
+}
+
+/// The file the detail view shows and the "From TU" of its why-chain, when a scan starts.
+pub struct Shown {
+    pub mode: Mode,
+    pub selected: Option<String>,
+    pub from_tu: String,
+}
+
+/// Whether the detail computes the why-chain on its own (one BFS per TU over its own edges).
+pub fn why_is_cheap(r: &Report) -> bool {
+    r.graph.tus.len().saturating_mul(r.graph.nodes.len()) < 20_000_000
+}
+
+/// The file the detail opens on when nothing is selected: the top header hub (else the
+/// biggest contributor), so the view starts with both includers and includes.
+pub fn default_selection(r: &Report) -> Option<String> {
+    r.hubs
+        .iter()
+        .map(|h| &h.path)
+        .find(|p| r.find(p).and_then(|n| r.entry(n)).is_some_and(|e| !e.tu))
+        .or_else(|| r.headers.iter().find(|h| !h.tu).map(|h| &h.path))
+        .cloned()
 }
 
 impl ScanOutcome {
@@ -253,10 +291,13 @@ pub enum JobPoll {
 
 impl HeadersJob {
     /// Starts the scan; the thread owns `scanner` until it sends it back with the result.
+    /// `shown`: the mode the tab shows, its selected file and why-chain origin, whose detail is
+    /// prepared with the result.
     pub fn start(
         scanner: Scanner,
         project: Project,
         opts: ScanOptions,
+        shown: Shown,
         ctx: Option<egui::Context>,
     ) -> HeadersJob {
         let (tx, rx) = mpsc::channel();
@@ -290,12 +331,34 @@ impl HeadersJob {
                             Mode::AllBranches => all = Some(rep),
                         }
                     }
-                    ScanOutcome {
+                    let mut o = ScanOutcome {
                         preprocessed: pre,
                         all_branches: all,
                         wall: t0.elapsed(),
                         clean,
-                    }
+                        first_detail: None,
+                    };
+                    let Shown {
+                        mode,
+                        selected,
+                        from_tu,
+                    } = shown;
+                    o.first_detail = o.report(mode).and_then(|r| {
+                        let path = selected
+                            .filter(|p| r.find(p).is_some())
+                            .or_else(|| default_selection(r))?;
+                        let node = r.find(&path)?;
+                        let from = (!from_tu.is_empty()).then_some(from_tu.as_str());
+                        let why = why_is_cheap(r).then(|| r.why_chain(&path, from));
+                        Some(FirstDetail {
+                            mode,
+                            detail: r.detail(node),
+                            why,
+                            path,
+                            from_tu,
+                        })
+                    });
+                    o
                 });
                 let _ = tx.send((scanner, res));
                 if let Some(c) = ctx {

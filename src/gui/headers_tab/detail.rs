@@ -181,7 +181,7 @@ impl HeadersState {
             self.from_tu.trim().to_string(),
         );
         // Automatic for a new selection when cheap (one BFS per TU over its own edges).
-        let cheap = r.graph.tus.len().saturating_mul(r.graph.nodes.len()) < 20_000_000;
+        let cheap = crate::gui::headers_job::why_is_cheap(r);
         let stale = self
             .why_key
             .as_ref()

@@ -16,7 +16,9 @@ mod table;
 mod toolbar;
 
 use super::fmt_count;
-use super::headers_job::{HeadersJob, HeadersProject, JobPoll, ScanOutcome};
+use super::headers_job::{
+    HeadersJob, HeadersProject, JobPoll, ScanOutcome, Shown, default_selection,
+};
 use crate::headers::report::Detail;
 use crate::headers::{ChainStep, Mode, Report, ScanOptions, Scanner, WhatIfResult};
 use crate::watcher::Watcher;
@@ -230,7 +232,18 @@ impl HeadersState {
         };
         let scanner = self.scanner.take().unwrap_or_default();
         self.error = None;
-        self.job = Some(HeadersJob::start(scanner, project, opts, self.ctx.clone()));
+        let shown = Shown {
+            mode: s.show_mode,
+            selected: self.selected.clone(),
+            from_tu: self.from_tu.trim().to_string(),
+        };
+        self.job = Some(HeadersJob::start(
+            scanner,
+            project,
+            opts,
+            shown,
+            self.ctx.clone(),
+        ));
     }
 
     pub fn cancel(&self) {
@@ -276,7 +289,8 @@ impl HeadersState {
             self.scanner = Some(scanner);
             self.job = None;
             match res {
-                Ok(o) => {
+                Ok(mut o) => {
+                    let first_detail = o.first_detail.take();
                     // Freeing the previous reports (two modes, hundreds of thousands of small
                     // allocations on a large tree) takes tens of ms: not on the UI thread.
                     if let Some(old) = self.outcome.replace(o) {
@@ -291,15 +305,21 @@ impl HeadersState {
                     if self.selected.is_none()
                         && let Some(r) = self.report(s)
                     {
-                        // Open the top header hub (else the biggest contributor) so the detail
-                        // view starts with both includers and includes.
-                        self.selected = r
-                            .hubs
-                            .iter()
-                            .map(|h| &h.path)
-                            .find(|p| r.find(p).and_then(|n| r.entry(n)).is_some_and(|e| !e.tu))
-                            .or_else(|| r.headers.iter().find(|h| !h.tu).map(|h| &h.path))
-                            .cloned();
+                        self.selected = default_selection(r);
+                    }
+                    // The detail the scan's thread prepared, if it is still the one to show.
+                    if let Some(f) = first_detail
+                        && f.mode == s.show_mode
+                        && self.selected.as_deref() == Some(f.path.as_str())
+                    {
+                        if let Some(why) = f.why
+                            && self.from_tu.trim() == f.from_tu
+                        {
+                            self.why = Some(why);
+                            self.why_key =
+                                Some((self.generation, f.mode, f.path.clone(), f.from_tu));
+                        }
+                        self.detail = Some(((self.generation, f.mode, f.path), f.detail));
                     }
                 }
                 Err(e) => self.error = Some(e),
