@@ -73,6 +73,12 @@ fn type_folder_compress_all_and_see_sizes_and_errors() {
         h.query_all_by_label_contains(" KB").count() >= 6,
         "sizes shown"
     );
+    // The footer shows the batch's figures, not the UI's frame time (a developer's figure,
+    // only with CLIPFORGE_FRAME_TIME set).
+    h.get_by_label_contains("compression time per clip");
+    if std::env::var_os("CLIPFORGE_FRAME_TIME").is_none() {
+        assert_eq!(h.query_all_by_label_contains("ms/frame").count(), 0);
+    }
     let err_cells = h
         .state()
         .library

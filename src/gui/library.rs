@@ -482,6 +482,11 @@ impl ClipsView {
                 // Skipped clips were not compressed this time: no times to show.
                 ui.label("compression time per clip: —");
             }
+            // Frame times are a developer's figure (a user trial read them as noise): shown only
+            // with CLIPFORGE_FRAME_TIME set; the tests read `FrameStats` directly.
+            if !super::util::show_frame_time() {
+                return;
+            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 let fs = &cx.frame_stats;
                 let mut ft = format!(

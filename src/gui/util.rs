@@ -14,6 +14,12 @@ pub fn bundled_assets_dir() -> Option<PathBuf> {
 }
 
 /// Formats bytes as "12.3 KB" / "4.5 MB".
+/// Whether the footer shows the UI frame time (`CLIPFORGE_FRAME_TIME` set; read once).
+pub(crate) fn show_frame_time() -> bool {
+    static SHOW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SHOW.get_or_init(|| std::env::var_os("CLIPFORGE_FRAME_TIME").is_some())
+}
+
 pub(crate) fn fmt_bytes(b: u64) -> String {
     let b = b as f64;
     if b < 1024.0 {
