@@ -44,7 +44,8 @@ pub struct ClipDetail {
     pub per_bone_worst_sample: Vec<usize>,
     pub worst_bone: Option<usize>,
     /// Largest distance of a joint (raw or decompressed) from its raw pose's centre, over every
-    /// sample: the body's size, which a view following the character frames.
+    /// sample, strays aside (a root left at the origin): the body's size, which a view
+    /// following the character frames.
     pub extent: f32,
     /// Box around every joint of every sample, raw and decompressed (the viewer frames it,
     /// so the whole clip stays in view: feet, a walk, a rising scale).
@@ -182,16 +183,29 @@ fn measure_detail(
         || report.is_some_and(|r| !r.per_bone_max_error_cm.is_empty()))
     .then(|| (0..nb).max_by(|&x, &y| per_bone[x].total_cmp(&per_bone[y])))
     .flatten();
-    // The body's own size: the farthest joint from its pose's centre over every sample (raw and
-    // decompressed), so a view that follows the character keeps all of it in view.
+    // The body's own size: per sample, the farthest joint from the pose's centre (raw and
+    // decompressed) that is not a stray: a root left at the origin while the character walks
+    // away (BVH and FBX exports do this) is farther than 2.5× the 90th-percentile distance and
+    // must not shrink the followed body to a dot.
     let mut extent: f32 = 1e-3;
+    let mut dist = Vec::with_capacity(2 * nb);
     for s in 0..ns {
+        let c = pose_center(&raw_pos[s * nb..(s + 1) * nb]);
+        dist.clear();
         for pos in std::iter::once(&raw_pos).chain(lossy_pos.as_ref()) {
-            let pose = &pos[s * nb..(s + 1) * nb];
-            let c = pose_center(&raw_pos[s * nb..(s + 1) * nb]);
-            for p in pose.iter().filter(|p| p.is_finite()) {
-                extent = extent.max((*p - c).length());
-            }
+            dist.extend(
+                pos[s * nb..(s + 1) * nb]
+                    .iter()
+                    .filter(|p| p.is_finite())
+                    .map(|p| (*p - c).length()),
+            );
+        }
+        dist.sort_by(f32::total_cmp);
+        let Some(&p90) = dist.get((dist.len() * 9 / 10).min(dist.len().saturating_sub(1))) else {
+            continue;
+        };
+        if let Some(&far) = dist.iter().rev().find(|&&d| d <= 2.5 * p90.max(1e-3)) {
+            extent = extent.max(far);
         }
     }
     let (bounds_min, bounds_max) = joint_bounds(
