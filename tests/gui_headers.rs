@@ -253,8 +253,8 @@ fn filter_select_refocus_back_and_why_chain() {
     // Select common.h: includers (with their #include lines) left, includes right.
     click_table_row(&mut h, "common.h");
     assert_eq!(h.state().headers.selected.as_deref(), Some("common.h"));
-    h.get_by_label("Included by (2)");
-    h.get_by_label("Includes (1)");
+    h.get_by_label("Directly included by (2)");
+    h.get_by_label("Directly includes (1)");
     h.get_by_role_and_label(Role::Button, "a.cpp:1");
     h.get_by_role_and_label(Role::Button, "b.cpp:1");
     h.get_by_role_and_label(Role::Button, "util.h");
@@ -263,10 +263,10 @@ fn filter_select_refocus_back_and_why_chain() {
     // Double-click util.h: it becomes the focus (includers common.h and big.h, line 2 each).
     double_click_link(&mut h, "util.h");
     assert_eq!(h.state().headers.selected.as_deref(), Some("util.h"));
-    h.get_by_label("Included by (2)");
+    h.get_by_label("Directly included by (2)");
     h.get_by_role_and_label(Role::Button, "common.h:2");
     h.get_by_role_and_label(Role::Button, "big.h:2");
-    h.get_by_label("Includes (0)");
+    h.get_by_label("Directly includes (0)");
 
     // Why-chain from b.cpp: b.cpp:1 -> common.h:2 -> util.h.
     type_into(&mut h, "From TU:", "b.cpp");
@@ -296,7 +296,7 @@ fn filter_select_refocus_back_and_why_chain() {
     h.get_by_label("Back").click();
     h.run();
     assert_eq!(h.state().headers.selected.as_deref(), Some("common.h"));
-    h.get_by_label("Includes (1)");
+    h.get_by_label("Directly includes (1)");
 }
 
 #[test]

@@ -130,6 +130,19 @@ impl HeadersProject {
             .collect()
     }
 
+    /// The include dirs as the scan uses them: a relative one is taken from the first source
+    /// root (what users mean by `include`), not from the app's working directory.
+    pub fn include_dir_paths(&self) -> Vec<PathBuf> {
+        let base = Self::clean_list(&self.roots).into_iter().next();
+        Self::clean_list(&self.include_dirs)
+            .into_iter()
+            .map(|d| match &base {
+                Some(b) if d.is_relative() => b.join(d),
+                _ => d,
+            })
+            .collect()
+    }
+
     /// The engine's project, or a message naming what is wrong (never scans a bad input).
     pub fn project(&self) -> Result<Project, String> {
         let roots = Self::clean_list(&self.roots);
@@ -167,10 +180,21 @@ impl HeadersProject {
         if !cc.is_empty() && !Path::new(cc).is_file() {
             return Err(format!("compile_commands.json {cc}: file not found"));
         }
-        let include_dirs = Self::clean_list(&self.include_dirs);
-        for d in &include_dirs {
+        let include_dirs = self.include_dir_paths();
+        for (d, typed) in include_dirs
+            .iter()
+            .zip(Self::clean_list(&self.include_dirs))
+        {
             if !d.is_dir() {
-                return Err(format!("Include dir {}: folder not found", d.display()));
+                let how = if typed.is_relative() && !roots.is_empty() {
+                    " (a relative include dir is taken from the first source root)"
+                } else {
+                    ""
+                };
+                return Err(format!(
+                    "Include dir {}: folder not found{how}",
+                    d.display()
+                ));
             }
         }
         let system_dirs = Self::clean_list(&self.system_dirs);
@@ -210,7 +234,7 @@ impl HeadersProject {
     pub fn watch_dirs(&self) -> Vec<PathBuf> {
         Self::clean_list(&self.roots)
             .into_iter()
-            .chain(Self::clean_list(&self.include_dirs))
+            .chain(self.include_dir_paths())
             .chain(Self::clean_list(&self.system_dirs))
             .filter(|p| p.is_dir())
             .collect()
@@ -409,5 +433,36 @@ impl HeadersJob {
             self.progress.tus_done.load(Relaxed),
             self.progress.tus_total.load(Relaxed),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_include_dir_is_taken_from_the_first_root() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("include")).unwrap();
+        let p = HeadersProject {
+            roots: vec![root.path().display().to_string()],
+            include_dirs: vec!["include".into()],
+            ..Default::default()
+        };
+        assert_eq!(p.include_dir_paths(), vec![root.path().join("include")]);
+        assert_eq!(
+            p.project().unwrap().include_dirs,
+            vec![root.path().join("include")]
+        );
+        let missing = HeadersProject {
+            include_dirs: vec!["nope".into()],
+            ..p.clone()
+        };
+        let e = missing.project().unwrap_err();
+        assert!(
+            e.contains(&root.path().join("nope").display().to_string())
+                && e.contains("taken from the first source root"),
+            "{e}"
+        );
     }
 }

@@ -67,7 +67,7 @@ impl HeadersState {
             ui.label(egui::RichText::new(&d.path).strong().size(15.0));
             if let Some(e) = &d.entry {
                 ui.weak(format!(
-                    "{} lines · reached by {} TUs · contributes {} lines · includes {} files ({} lines) · included by {} files",
+                    "{} lines · reached by {} TUs · contributes {} lines · includes {} files ({} lines) · included by {} files, directly or not",
                     fmt_count(e.lines as u64),
                     fmt_count(e.tu_count as u64),
                     fmt_count(e.contributed),
@@ -82,7 +82,7 @@ impl HeadersState {
         ui.columns(3, |cols| {
             // Includers: the count is how many files reach each includer.
             let side = LinkColumn {
-                title: format!("Included by ({})", d.includers.len()),
+                title: format!("Directly included by ({})", d.includers.len()),
                 hover: "Direct includers. Count: files that include that includer, directly or not. Double-click to open",
                 id: "hh_includers",
                 empty: "Nothing includes it (a translation unit, or unused)",
@@ -100,7 +100,7 @@ impl HeadersState {
             });
             // Includes: the count is how many files each include pulls in.
             let side = LinkColumn {
-                title: format!("Includes ({})", d.includes.len()),
+                title: format!("Directly includes ({})", d.includes.len()),
                 hover: "Direct includes. Count: files each one includes, directly or not. Click to pick it for What-if, double-click to open",
                 id: "hh_includes",
                 empty: "Includes no project file",

@@ -97,7 +97,11 @@ impl HeadersState {
             .auto_shrink([false, false])
             .show_rows(ui, row_h, r.cycles.len(), |ui, range| {
                 for c in &r.cycles[range] {
-                    ui.label(c.join("  <->  "));
+                    match c.as_slice() {
+                        // A file that includes itself: one path, said in words.
+                        [one] => ui.label(format!("{one}  (includes itself)")),
+                        _ => ui.label(c.join("  <->  ")),
+                    };
                 }
             });
     }

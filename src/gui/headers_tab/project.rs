@@ -13,7 +13,7 @@ impl HeadersState {
         ui.add_space(4.0);
         ui.label(egui::RichText::new("Source roots").strong())
             .on_hover_text("Scanned recursively for .c/.cc/.cpp/.cxx/.m/.mm translation units");
-        path_list(ui, "Root", &mut p.roots, false);
+        path_list(ui, "Root", &mut p.roots, false, None);
         ui.horizontal(|ui| {
             if ui.button("Add root").clicked() {
                 p.roots.push(String::new());
@@ -30,7 +30,9 @@ impl HeadersState {
         ui.add_space(6.0);
         ui.label(egui::RichText::new("Include dirs (-I, in order)").strong());
         let p = &mut s.project;
-        path_list(ui, "-I", &mut p.include_dirs, true);
+        let base = p.roots.iter().map(|r| r.trim()).find(|r| !r.is_empty());
+        let base = base.map(std::path::PathBuf::from);
+        path_list(ui, "-I", &mut p.include_dirs, true, base.as_deref());
         ui.horizontal(|ui| {
             if ui.button("Add dir").clicked() {
                 p.include_dirs.push(String::new());
@@ -55,7 +57,7 @@ impl HeadersState {
                 "Searched after the -I dirs; the compiler's own system dirs come after these",
             );
         let p = &mut s.project;
-        path_list(ui, "-isystem", &mut p.system_dirs, true);
+        path_list(ui, "-isystem", &mut p.system_dirs, true, None);
         if ui.button("Add system dir").clicked() {
             p.system_dirs.push(String::new());
         }
@@ -237,8 +239,15 @@ fn configs_ui(ui: &mut egui::Ui, configs: &mut Vec<ConfigEntry>) {
 }
 
 /// An editable list of paths (one labelled field each, red when the folder is missing), with
-/// remove and, when `movable`, up / down buttons (the search order matters).
-fn path_list(ui: &mut egui::Ui, what: &str, list: &mut Vec<String>, movable: bool) {
+/// remove and, when `movable`, up / down buttons (the search order matters). `base`: where a
+/// relative path is taken from (the first source root for include dirs).
+fn path_list(
+    ui: &mut egui::Ui,
+    what: &str,
+    list: &mut Vec<String>,
+    movable: bool,
+    base: Option<&Path>,
+) {
     let mut remove = None;
     let mut swap = None;
     let n = list.len();
@@ -246,7 +255,12 @@ fn path_list(ui: &mut egui::Ui, what: &str, list: &mut Vec<String>, movable: boo
         ui.horizontal(|ui| {
             let l = ui.label(format!("{what} {}:", i + 1));
             let buttons = if movable { 84.0 } else { 30.0 };
-            let missing = !item.trim().is_empty() && !Path::new(item.trim()).is_dir();
+            let typed = std::path::PathBuf::from(item.trim());
+            let resolved = match base {
+                Some(b) if typed.is_relative() => b.join(&typed),
+                _ => typed.clone(),
+            };
+            let missing = !item.trim().is_empty() && !resolved.is_dir();
             let mut te = egui::TextEdit::singleline(item)
                 .hint_text("folder path")
                 .desired_width((ui.available_width() - buttons).max(80.0));
@@ -255,7 +269,12 @@ fn path_list(ui: &mut egui::Ui, what: &str, list: &mut Vec<String>, movable: boo
             }
             let r = ui.add(te).labelled_by(l.id);
             if missing {
-                r.on_hover_text("Folder not found");
+                r.on_hover_text(format!("Folder not found: {}", resolved.display()));
+            } else if base.is_some() && typed.is_relative() && !item.trim().is_empty() {
+                r.on_hover_text(format!(
+                    "{} (relative to the first root)",
+                    resolved.display()
+                ));
             }
             if movable {
                 if arrow_button(ui, i > 0, true)
