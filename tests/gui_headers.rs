@@ -254,6 +254,9 @@ fn filter_select_refocus_back_and_why_chain() {
     click_table_row(&mut h, "common.h");
     assert_eq!(h.state().headers.selected.as_deref(), Some("common.h"));
     h.get_by_label("Directly included by (2)");
+    // Each list's count column is labelled (what the numbers count).
+    h.get_by_label("incl. by");
+    h.get_by_label("pulls in");
     h.get_by_label("Directly includes (1)");
     h.get_by_role_and_label(Role::Button, "a.cpp:1");
     h.get_by_role_and_label(Role::Button, "b.cpp:1");

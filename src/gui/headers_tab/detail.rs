@@ -84,6 +84,7 @@ impl HeadersState {
             let side = LinkColumn {
                 title: format!("Directly included by ({})", d.includers.len()),
                 hover: "Direct includers. Count: files that include that includer, directly or not. Double-click to open",
+                count: "incl. by",
                 id: "hh_includers",
                 empty: "Nothing includes it (a translation unit, or unused)",
                 picked: picked.as_ref(),
@@ -102,6 +103,7 @@ impl HeadersState {
             let side = LinkColumn {
                 title: format!("Directly includes ({})", d.includes.len()),
                 hover: "Direct includes. Count: files each one includes, directly or not. Click to pick it for What-if, double-click to open",
+                count: "pulls in",
                 id: "hh_includes",
                 empty: "Includes no project file",
                 picked: picked.as_ref(),
@@ -290,6 +292,8 @@ impl HeadersState {
 struct LinkColumn<'a> {
     title: String,
     hover: &'a str,
+    /// The count column's header (what each row's number counts).
+    count: &'a str,
     id: &'a str,
     empty: &'a str,
     picked: Option<&'a PickedEdge>,
@@ -307,6 +311,16 @@ impl LinkColumn<'_> {
     ) {
         ui.label(egui::RichText::new(&self.title).strong())
             .on_hover_text(self.hover);
+        if !links.is_empty() {
+            ui.horizontal(|ui| {
+                ui.add_sized(
+                    [44.0, 14.0],
+                    egui::Label::new(egui::RichText::new(self.count).small().weak()),
+                )
+                .on_hover_text(self.hover);
+                ui.label(egui::RichText::new("file").small().weak());
+            });
+        }
         egui::ScrollArea::vertical()
             .id_salt(self.id)
             .auto_shrink([false, false])
