@@ -82,6 +82,20 @@ fn shown_labels(h: &Harness<'_, AppState>) -> Vec<String> {
         .collect()
 }
 
+/// Clicks "Run comparison" in the open A/B window and steps until it finished (bounded).
+fn run_comparison(h: &mut Harness<'_, AppState>) {
+    h.get_by_label("Run comparison").click();
+    h.step();
+    for _ in 0..3000 {
+        if !h.state().ab.busy() {
+            break;
+        }
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run_steps(4);
+}
+
 /// A file dropped on the window, as the native integration hands it to egui.
 #[derive(Debug)]
 struct Dropped(PathBuf);
@@ -290,16 +304,7 @@ fn compare_presets_runs_in_the_background_and_keeps_only_the_chosen_side() {
     h.get_by_label("Compare presets…").click();
     h.run_steps(2);
     assert!(h.state().ab.open);
-    h.get_by_label("Run comparison").click();
-    h.step();
-    for _ in 0..3000 {
-        if !h.state().ab.busy() {
-            break;
-        }
-        h.step();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.run_steps(4);
+    run_comparison(&mut h);
     let run = match &h.state().ab.result {
         Some(Ok(run)) => run,
         other => panic!(
@@ -381,16 +386,7 @@ fn a_kept_side_stays_kept_when_compress_all_runs_again() {
     wait_idle(&mut h);
     h.get_by_label("Compare presets…").click();
     h.run_steps(2);
-    h.get_by_label("Run comparison").click();
-    h.step();
-    for _ in 0..3000 {
-        if !h.state().ab.busy() {
-            break;
-        }
-        h.step();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.run_steps(4);
+    run_comparison(&mut h);
     let b_bytes = match &h.state().ab.result {
         Some(Ok(run)) => run.b.report.compressed_bytes,
         other => panic!(

@@ -56,25 +56,34 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-#[test]
-#[ignore = "benchmark: scripts/headers_app_vs_cli.sh"]
-fn headers_tab_scan_vs_cli() {
+/// The benchmark's tree, CLI arguments and run count from the environment (`None`: not set,
+/// said on stderr); runs from the tree with a fresh user cache dir (the tab's disk cache goes
+/// there), kept alive by the returned folder.
+fn bench_setup() -> Option<(String, usize, tempfile::TempDir)> {
     let (Ok(tree), Ok(args)) = (
         std::env::var("CF_BENCH_TREE"),
         std::env::var("CF_BENCH_ARGS"),
     ) else {
         eprintln!("set CF_BENCH_TREE and CF_BENCH_ARGS (see scripts/headers_app_vs_cli.sh)");
-        return;
+        return None;
     };
     let runs: usize = std::env::var("CF_BENCH_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
     let work = tempfile::tempdir().unwrap();
-    // The tab's disk cache goes to the user cache dir: a fresh one here.
-    // SAFETY: set before this test starts any thread.
+    // SAFETY: set before the test starts any thread.
     unsafe { std::env::set_var("XDG_CACHE_HOME", work.path()) };
     std::env::set_current_dir(&tree).unwrap();
+    Some((args, runs, work))
+}
+
+#[test]
+#[ignore = "benchmark: scripts/headers_app_vs_cli.sh"]
+fn headers_tab_scan_vs_cli() {
+    let Some((args, runs, work)) = bench_setup() else {
+        return;
+    };
     let args: Vec<&str> = args.split_whitespace().collect();
     let mut settings = HeadersSettings {
         project: tab_project(&args),
@@ -161,21 +170,9 @@ fn pct(v: &mut [f64], q: f64) -> f64 {
 #[test]
 #[ignore = "benchmark: scripts/headers_app_vs_cli.sh"]
 fn ui_frames_during_a_header_rescan() {
-    let (Ok(tree), Ok(args)) = (
-        std::env::var("CF_BENCH_TREE"),
-        std::env::var("CF_BENCH_ARGS"),
-    ) else {
-        eprintln!("set CF_BENCH_TREE and CF_BENCH_ARGS (see scripts/headers_app_vs_cli.sh)");
+    let Some((args, runs, work)) = bench_setup() else {
         return;
     };
-    let runs: usize = std::env::var("CF_BENCH_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(5);
-    let work = tempfile::tempdir().unwrap();
-    // SAFETY: set before this test starts any thread.
-    unsafe { std::env::set_var("XDG_CACHE_HOME", work.path()) };
-    std::env::set_current_dir(&tree).unwrap();
     let args: Vec<&str> = args.split_whitespace().collect();
     let state = AppState::new(Persisted {
         input_dir: String::new(),

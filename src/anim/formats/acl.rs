@@ -237,6 +237,18 @@ impl<'p> Reader<'p> {
         }
         Ok(d)
     }
+
+    /// A bone's or track's own `precision` (`owner`: "bone 'x'" / "track 'x'" for the message).
+    fn precision(&self, node: &Node<'_>, owner: &str) -> R<f32> {
+        let v = self.float(node, "precision")? as f32;
+        if !(v.is_finite() && v > 0.0) {
+            return self.err(
+                node.line,
+                format!("{owner}: precision must be a positive number, found {v}"),
+            );
+        }
+        Ok(v)
+    }
 }
 
 fn get<'n, 'a>(entries: &'n [sjson::Entry<'a>], key: &str) -> Option<&'n Node<'a>> {
@@ -410,14 +422,7 @@ fn read_clip<'a>(rd: &mut Reader<'_>, top: &[sjson::Entry<'a>], clip: &Node<'a>)
         // ClipForge's writer keeps a bone's own threshold here (ACL keeps it per track in track
         // lists only; its clip reader skips the key).
         if let Some(p) = get(e, "precision") {
-            let v = rd.float(p, "precision")? as f32;
-            if !(v.is_finite() && v > 0.0) {
-                return rd.err(
-                    p.line,
-                    format!("bone '{name}': precision must be a positive number, found {v}"),
-                );
-            }
-            desc.precision = Some(v);
+            desc.precision = Some(rd.precision(p, &format!("bone '{name}'"))?);
         }
         rd.bind_pose(e, &mut desc)?;
         index.insert(name, descs.len());
@@ -706,14 +711,7 @@ fn read_track_list<'a>(
         // The track's own error threshold: the compressor holds this bone to it unless the
         // folder's settings or the app override it.
         if let Some(p) = get(e, "precision") {
-            let v = rd.float(p, "precision")? as f32;
-            if !(v.is_finite() && v > 0.0) {
-                return rd.err(
-                    p.line,
-                    format!("track '{name}': precision must be a positive number, found {v}"),
-                );
-            }
-            desc.precision = Some(v);
+            desc.precision = Some(rd.precision(p, &format!("track '{name}'"))?);
         }
         rd.bind_pose(e, &mut desc)?;
         descs.push(desc);
