@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Where the bytes of .cfa files go: per section of the runtime data (docs/FORMAT.md), summed
-over every .cfa under the given folders (or files). Reads format versions 1-3.
+over every .cfa under the given folders (or files). Reads format versions 1-3, with or without
+reference rotations (flags bit 4).
 
     scripts/cfa_breakdown.py OUT_DIR [...]        # one table; --per-clip for one row per file
 """
@@ -30,6 +31,13 @@ def breakdown(buf):
     ranges = 24 * nanim - 12 * anim_rot
     out["clip_ranges"] = (pos + ranges + 3) // 4 * 4 - pos
     pos += out["clip_ranges"]
+    out["references"] = 0
+    if flags & 16:
+        # Section 5b: a bit per animated sub-track (padded to 4), then 4 bytes per set bit.
+        nbits = (nanim + 7) // 8
+        nref = sum(bin(b).count("1") for b in buf[pos:pos + nbits])
+        out["references"] = (nbits + 3) // 4 * 4 + 4 * nref
+        pos += out["references"]
     out["segment_headers"] = 12 * nseg
     hdr = pos
     pos += 12 * nseg
