@@ -494,6 +494,12 @@ fn a_real_scalar_track_list_shows_one_line_per_track() {
     h.state_mut().handle(Command::Scan);
     wait_idle(&mut h);
     compress_all(&mut h);
+    // The library's error cell gives the worst track's share of its precision, not centimetres
+    // (the list's units are its own), and the row is not over its threshold.
+    let rep = h.state().library.rows[0].good_report().unwrap().clone();
+    let share = rep.scalar.as_ref().unwrap().worst_error_over_precision;
+    assert!(share > 0.0 && share <= 1.0, "{share}");
+    h.get_by_label(&format!("{share:.2}× prec."));
     let key = h.state().library.rows[0].key.clone();
     h.state_mut().handle(Command::OpenClip { key, add: false });
     wait_idle(&mut h);

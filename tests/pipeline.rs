@@ -439,6 +439,8 @@ fn json_and_csv_reports_have_stable_keys() {
         "compress_ms_p50",
         "compress_ms_p85",
         "compress_ms_p99",
+        // Scalar track lists' worst error as a share of a track's precision (never in cm).
+        "worst_scalar_error_over_precision",
     ];
     assert_eq!(
         keys(&v["totals"]),

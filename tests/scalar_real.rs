@@ -250,8 +250,92 @@ fn batch_compresses_the_scalar_lists_to_cfs() {
         assert_eq!(bytes.len() as u64, c.file_bytes);
         let r = ScalarReader::new(&bytes).unwrap();
         assert_eq!(r.num_samples(), c.samples);
-        assert!(c.max_error_cm <= 1e-4, "{c:?}");
+        // Errors in the tracks' own units, beside each track's precision; none in `*_cm`.
+        assert_eq!(c.max_error_cm, 0.0, "{c:?}");
+        assert!(c.per_bone_max_error_cm.is_empty(), "{c:?}");
+        let s = c.scalar.as_ref().expect("a scalar row has scalar errors");
+        assert_eq!(s.per_track_max_error.len(), c.bones, "{c:?}");
+        assert_eq!(s.per_track_precision.len(), c.bones, "{c:?}");
+        for (e, p) in s.per_track_max_error.iter().zip(&s.per_track_precision) {
+            assert!(*e <= *p as f64, "{}: {e} over {p}", c.input);
+        }
+        assert!(s.worst_error_over_precision <= 1.0, "{s:?}");
         total += bytes.len();
     }
     assert!(total <= 4484, "{total} B");
+    let worst = report
+        .clips
+        .iter()
+        .map(|c| c.scalar.as_ref().unwrap().worst_error_over_precision)
+        .fold(0.0, f64::max);
+    assert!(worst > 0.0);
+    assert_eq!(report.totals.worst_scalar_error_over_precision, worst);
+    assert_eq!(report.totals.max_error_cm, 0.0);
+}
+
+/// A batch of a scalar list and a transform clip keeps their errors apart: the totals' cm figure
+/// is the clip's, the list's worst share of its precision has its own total, and the CSV and the
+/// CLI's summary say which is which.
+#[test]
+fn a_mixed_batch_never_mixes_track_units_into_centimetres() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for n in ["track_list_float3f.acl.sjson", "121_10.acl.sjson"] {
+        std::fs::copy(data.join("acl-regression").join(n), input.join(n)).unwrap();
+    }
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    let res = Command::new(env!("CARGO_BIN_EXE_clipforge"))
+        .arg("compress")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("out"))
+        .arg("--json")
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let clips = v["clips"].as_array().unwrap();
+    let row = |suffix: &str| {
+        clips
+            .iter()
+            .find(|c| c["input"].as_str().unwrap().ends_with(suffix))
+            .unwrap()
+    };
+    let (list, clip) = (row("track_list_float3f.acl.sjson"), row("121_10.acl.sjson"));
+    assert_eq!(list["max_error_cm"], 0.0, "{list}");
+    assert!(clip.get("scalar").is_none(), "{clip}");
+    let ratio = list["scalar"]["worst_error_over_precision"]
+        .as_f64()
+        .unwrap();
+    assert!(ratio > 0.0 && ratio <= 1.0, "{list}");
+    assert_eq!(v["totals"]["max_error_cm"], clip["max_error_cm"]);
+    assert_eq!(v["totals"]["worst_scalar_error_over_precision"], ratio);
+    // CSV: the scalar columns are filled on the list's line only.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header = rd.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for rec in rd.records() {
+        let rec = rec.unwrap();
+        let is_list = rec[col("input")].ends_with("track_list_float3f.acl.sjson");
+        assert_eq!(
+            rec[col("scalar_worst_error_over_precision")].is_empty(),
+            !is_list,
+            "{rec:?}"
+        );
+        if is_list {
+            assert_eq!(&rec[col("max_error_cm")], "0.000000", "{rec:?}");
+        }
+    }
+    // The summary gives the clip's error in cm and the list's as a share of its precision.
+    assert!(stderr.contains("× a track's precision"), "{stderr}");
+    assert!(stderr.contains("× its track's precision"), "{stderr}");
 }

@@ -387,8 +387,13 @@ impl ClipsView {
                     });
                     row.col(|ui| {
                         if let Some(p) = rep {
-                            let txt = egui::RichText::new(format!("{:.4}", p.max_error_cm));
-                            let txt = if p.max_error_cm > threshold * 1.0001 {
+                            // A scalar track list's errors are in its tracks' own units: the
+                            // cell gives the worst track's share of its precision instead.
+                            let txt = egui::RichText::new(match &p.scalar {
+                                Some(s) => format!("{:.2}× prec.", s.worst_error_over_precision),
+                                None => format!("{:.4}", p.max_error_cm),
+                            });
+                            let txt = if p.over_threshold(threshold as f32) {
                                 txt.color(ui.visuals().error_fg_color)
                             } else {
                                 txt

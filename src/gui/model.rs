@@ -576,7 +576,7 @@ fn status_of(
                 RowStatus::Failed(short_error(e, path))
             } else if &r.settings != settings {
                 RowStatus::Stale
-            } else if r.report.max_error_cm > threshold_of(r, settings) as f64 * 1.0001 {
+            } else if r.report.over_threshold(threshold_of(r, settings)) {
                 RowStatus::OverThreshold
             } else if r.report.skipped {
                 RowStatus::Skipped
@@ -617,7 +617,8 @@ pub fn summarize(rows: &[Row]) -> Summary {
         }
         s.raw_bytes += rep.raw_bytes;
         s.compressed_bytes += rep.compressed_bytes;
-        if rep.max_error_cm > s.worst_error_cm || s.worst_clip.is_none() {
+        // Centimetres only: a scalar track list's errors are in its tracks' own units.
+        if rep.scalar.is_none() && (rep.max_error_cm > s.worst_error_cm || s.worst_clip.is_none()) {
             s.worst_error_cm = rep.max_error_cm;
             s.worst_clip = Some(r.key.clip.clone());
         }

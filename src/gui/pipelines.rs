@@ -632,10 +632,9 @@ impl PipelinesState {
 fn describe(name: &str, reports: &[ClipReport]) -> String {
     let raw: u64 = reports.iter().map(|r| r.raw_bytes).sum();
     let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
-    let err = reports.iter().map(|r| r.max_error_cm).fold(0.0, f64::max);
     let ms: f64 = reports.iter().map(|r| r.compress_ms).sum();
     format!(
-        "{name}: {} clip(s), {} to {} ({:.1}×), max error {:.4} cm, {:.1} ms",
+        "{name}: {} clip(s), {} to {} ({:.1}×), {}, {:.1} ms",
         reports.len(),
         super::util::fmt_bytes(raw),
         super::util::fmt_bytes(comp),
@@ -644,7 +643,7 @@ fn describe(name: &str, reports: &[ClipReport]) -> String {
         } else {
             0.0
         },
-        err,
+        crate::pipeline::report::worst_error_summary(reports.iter()),
         ms
     )
 }

@@ -449,7 +449,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
             return;
         } else {
             format!(
-                "[{done}/{total}] {} {} ({}): {}, max error {:.4} cm, {:.1} ms",
+                "[{done}/{total}] {} {} ({}): {}, {}, {:.1} ms",
                 if r.skipped {
                     "up to date"
                 } else {
@@ -458,7 +458,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
                 r.input,
                 r.clip,
                 super::report::format_ratio(r.ratio, 1),
-                r.max_error_cm,
+                r.error_summary(),
                 r.compress_ms
             )
         };
@@ -545,11 +545,12 @@ fn print_summary(report: &BatchReport, missing: usize) {
     );
     if t.raw_bytes > 0 {
         say!(
-            "raw {:.2} MB -> {:.2} MB ({}), worst error {:.4} cm",
+            "raw {:.2} MB -> {:.2} MB ({}), worst error {}",
             mb(t.raw_bytes),
             mb(t.compressed_bytes),
             super::report::format_ratio(t.ratio, 2),
-            t.max_error_cm
+            super::report::worst_error_summary(report.clips.iter().filter(|c| c.error.is_none()))
+                .trim_start_matches("max error ")
         );
     }
     say!(
@@ -1345,14 +1346,10 @@ fn print_watch_event(name: &str, ev: &super::watch::WatchEvent) {
         .join(", ");
     match &ev.kind {
         WatchEventKind::Compressed => {
-            let worst = ev
-                .reports
-                .iter()
-                .map(|r| r.max_error_cm)
-                .fold(0.0, f64::max);
             out!(
-                "{pre}compressed {} -> {outs} (max error {worst:.4} cm)",
-                ev.path.display()
+                "{pre}compressed {} -> {outs} ({})",
+                ev.path.display(),
+                super::report::worst_error_summary(&ev.reports)
             );
         }
         WatchEventKind::Skipped => out!("{pre}up to date {} -> {outs}", ev.path.display()),

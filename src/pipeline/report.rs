@@ -64,6 +64,76 @@ pub struct ClipReport {
     /// thresholds in cm). `None` for rows of inputs that were never compressed.
     #[serde(default)]
     pub settings: Option<super::folder_settings::ClipSettings>,
+    /// A scalar track list's errors (`format` "ACL scalar track list"), in the tracks' own units:
+    /// such a row leaves every `*_cm` field at 0 (its errors are not centimetres).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scalar: Option<ScalarErrors>,
+}
+
+/// A scalar track list's errors, in the tracks' own units, beside each track's precision.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScalarErrors {
+    /// Largest error at and between samples, over every output track.
+    pub max_error: f64,
+    /// Largest error at the samples alone (what ACL reports).
+    pub max_error_at_samples: f64,
+    /// Per output track (output order): its largest error at and between samples.
+    pub per_track_max_error: Vec<f64>,
+    /// Per output track: its precision (ACL's `precision`).
+    pub per_track_precision: Vec<f32>,
+    /// Largest `error / precision` over the tracks: at most 1 when every track is within its
+    /// precision.
+    pub worst_error_over_precision: f64,
+    /// Output index of the track with the largest `error / precision`.
+    pub worst_track: usize,
+}
+
+impl ScalarErrors {
+    /// From per-track errors and precisions (the same length).
+    pub fn new(
+        max_error: f64,
+        max_error_at_samples: f64,
+        per_track_max_error: Vec<f64>,
+        per_track_precision: Vec<f32>,
+    ) -> Self {
+        let (worst_track, worst) = per_track_max_error
+            .iter()
+            .zip(&per_track_precision)
+            .map(|(&e, &p)| if p > 0.0 { e / p as f64 } else { 0.0 })
+            .enumerate()
+            .fold((0, 0.0f64), |a, (k, r)| if r > a.1 { (k, r) } else { a });
+        Self {
+            max_error,
+            max_error_at_samples,
+            per_track_max_error,
+            per_track_precision,
+            worst_error_over_precision: worst,
+            worst_track,
+        }
+    }
+}
+
+impl ClipReport {
+    /// The row's error as a person reads it: centimetres for a clip, a fraction of each track's
+    /// precision for a scalar track list (whose units are its own).
+    pub fn error_summary(&self) -> String {
+        match &self.scalar {
+            Some(s) => format!(
+                "max error {:.2}× its track's precision (track {})",
+                s.worst_error_over_precision, s.worst_track
+            ),
+            None => format!("max error {:.4} cm", self.max_error_cm),
+        }
+    }
+
+    /// Whether the row's error is over what it was held to: `threshold_cm` for a clip, each
+    /// track's own precision for a scalar track list.
+    pub fn over_threshold(&self, threshold_cm: f32) -> bool {
+        match &self.scalar {
+            Some(s) => s.worst_error_over_precision > 1.0001,
+            None => self.max_error_cm > threshold_cm as f64 * 1.0001,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -81,8 +151,13 @@ pub struct Totals {
     pub compressed_bytes: u64,
     /// `raw_bytes / compressed_bytes`.
     pub ratio: f64,
-    /// Worst error over the successful rows.
+    /// Worst error over the successful rows of clips (scalar track lists are not in cm: see
+    /// `worst_scalar_error_over_precision`).
     pub max_error_cm: f64,
+    /// Largest `error / precision` of a track over the successful scalar track lists (0 when
+    /// there are none).
+    #[serde(default)]
+    pub worst_scalar_error_over_precision: f64,
     /// Sum of `compress_ms` over the clips compressed by this run (skipped ones excluded).
     pub compress_ms: f64,
     pub wall_ms: f64,
@@ -139,8 +214,13 @@ pub fn compute_totals(clips: &[ClipReport], wall_ms: f64) -> Totals {
         }
         t.raw_bytes += c.raw_bytes;
         t.compressed_bytes += c.compressed_bytes;
-        if c.max_error_cm > t.max_error_cm {
-            t.max_error_cm = c.max_error_cm;
+        match &c.scalar {
+            Some(s) => {
+                t.worst_scalar_error_over_precision = t
+                    .worst_scalar_error_over_precision
+                    .max(s.worst_error_over_precision)
+            }
+            None => t.max_error_cm = t.max_error_cm.max(c.max_error_cm),
         }
         if !c.skipped {
             t.compress_ms += c.compress_ms;
@@ -216,6 +296,12 @@ impl BatchReport {
                 opt(&c.error),
                 c.warnings.join("; "),
                 opt(&c.limit),
+                c.scalar
+                    .as_ref()
+                    .map_or(String::new(), |s| format!("{:e}", s.max_error)),
+                c.scalar.as_ref().map_or(String::new(), |s| {
+                    format!("{:.4}", s.worst_error_over_precision)
+                }),
             ];
             // Writing to memory cannot fail, and every record has the header's length.
             let _ = out.write_record(&fields);
@@ -234,7 +320,9 @@ impl BatchReport {
     }
 }
 
-/// Columns of the CSV report, in order (`bit_rate_histogram` is `;`-separated counts, index = bits).
+/// Columns of the CSV report, in order (`bit_rate_histogram` is `;`-separated counts, index = bits;
+/// the `scalar_*` columns are empty on clip rows, and a scalar track list's row has 0 in the
+/// `*_cm` ones).
 pub const CSV_COLUMNS: &[&str] = &[
     "input",
     "output",
@@ -265,7 +353,35 @@ pub const CSV_COLUMNS: &[&str] = &[
     "error",
     "warnings",
     "limit",
+    "scalar_max_error",
+    "scalar_worst_error_over_precision",
 ];
+
+/// The worst error of several rows (one input's clips, a pipeline's run) as a person reads it:
+/// centimetres over the clips, and, when there are scalar track lists, the largest fraction of a
+/// track's precision beside it (the two are never mixed).
+pub fn worst_error_summary<'a>(rows: impl IntoIterator<Item = &'a ClipReport>) -> String {
+    let (mut cm, mut clips, mut scalar) = (0.0f64, 0usize, None::<f64>);
+    for r in rows {
+        match &r.scalar {
+            Some(s) => {
+                let w = s.worst_error_over_precision;
+                scalar = Some(scalar.map_or(w, |a| a.max(w)));
+            }
+            None => {
+                clips += 1;
+                cm = cm.max(r.max_error_cm);
+            }
+        }
+    }
+    match (clips == 0, scalar) {
+        (false, None) | (true, None) => format!("max error {cm:.4} cm"),
+        (true, Some(r)) => format!("max error {r:.2}× a track's precision"),
+        (false, Some(r)) => {
+            format!("max error {cm:.4} cm (scalar tracks: {r:.2}× a track's precision)")
+        }
+    }
+}
 
 /// "1 clip", "2 clips": counts in human-readable output (never in JSON/CSV).
 pub fn count(n: usize, one: &str, many: &str) -> String {

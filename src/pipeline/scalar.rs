@@ -3,7 +3,7 @@
 //! would go, with one report row; everything else goes down the clip path.
 
 use super::cache::{self, CacheEntry};
-use super::report::ClipReport;
+use super::report::{ClipReport, ScalarErrors};
 use super::{FileJob, FileOutcome, input_root_of, row_for, write_atomic};
 use crate::anim::formats::acl::{AclFile, read_acl_file, write_acl_scalar_list};
 use crate::anim::runtime::scalar::ScalarReader;
@@ -81,10 +81,13 @@ pub(crate) fn process_scalar_list(
                 row.compressed_bytes = c.bytes.len() as u64;
                 row.file_bytes = c.bytes.len() as u64;
                 row.ratio = row.raw_bytes as f64 / row.compressed_bytes.max(1) as f64;
-                // Scalar errors are in the tracks' own units, not cm.
-                row.max_error_cm = c.error.max;
-                row.max_error_at_samples_cm = c.error.max_at_samples;
-                row.per_bone_max_error_cm = c.error.per_track_max.clone();
+                // Scalar errors are in the tracks' own units: never in the `*_cm` fields.
+                row.scalar = Some(ScalarErrors::new(
+                    c.error.max,
+                    c.error.max_at_samples,
+                    c.error.per_track_max.clone(),
+                    c.error.per_track_precision.clone(),
+                ));
                 row.bit_rate_histogram = c.bit_rate_histogram.clone();
                 row.default_subtracks = c.zero_components;
                 row.constant_subtracks = c.constant_components;
