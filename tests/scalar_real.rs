@@ -338,4 +338,45 @@ fn a_mixed_batch_never_mixes_track_units_into_centimetres() {
     // The summary gives the clip's error in cm and the list's as a share of its precision.
     assert!(stderr.contains("× a track's precision"), "{stderr}");
     assert!(stderr.contains("× its track's precision"), "{stderr}");
+
+    // A skip cache written before scalar rows had their own errors (the list's row without
+    // `scalar`, its track units in `max_error_cm`) is not reused for the list: it is compressed
+    // again and reported right, while the clip stays up to date.
+    let cache_path = dir.path().join("out").join(".clipforge-cache.json");
+    let mut cache: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&cache_path).unwrap()).unwrap();
+    let mut stripped = 0;
+    for entry in cache["entries"].as_object_mut().unwrap().values_mut() {
+        for r in entry["reports"].as_array_mut().unwrap() {
+            if let Some(s) = r.as_object_mut().unwrap().remove("scalar") {
+                r["max_error_cm"] = s["max_error"].clone();
+                stripped += 1;
+            }
+        }
+    }
+    assert_eq!(stripped, 1, "{cache}");
+    std::fs::write(&cache_path, serde_json::to_vec(&cache).unwrap()).unwrap();
+    let res = Command::new(env!("CARGO_BIN_EXE_clipforge"))
+        .arg("compress")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("out"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for c in v["clips"].as_array().unwrap() {
+        let is_list = c["input"]
+            .as_str()
+            .unwrap()
+            .ends_with("track_list_float3f.acl.sjson");
+        assert_eq!(c["skipped"], !is_list, "{c}");
+        assert_eq!(c.get("scalar").is_some(), is_list, "{c}");
+    }
 }

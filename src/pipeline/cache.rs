@@ -63,6 +63,15 @@ impl CacheEntry {
             && self.settings_key == settings_key
             && self.base == cache_key(base)
             && self.outputs_intact(output_root)
+            && !self.mixes_units()
+    }
+
+    /// A scalar track list's row recorded before such rows had their own `scalar` errors (its
+    /// `*_cm` fields held the tracks' units): compressed again to get a report that does not.
+    fn mixes_units(&self) -> bool {
+        self.reports
+            .iter()
+            .any(|r| r.format == super::report::SCALAR_LIST_FORMAT && r.scalar.is_none())
     }
 
     /// The recorded rows as rows of a skipped file.

@@ -421,12 +421,9 @@ pub fn start_clip_detail(
     ClipDetailJob { key, cancel, rx }
 }
 
-/// The report format label the batch gives a scalar list's row.
-const SCALAR_FORMAT: &str = "ACL scalar track list";
-
 /// Whether a clip is a scalar track list: its report says so, or the clip loader refused it as one.
 pub fn is_scalar(report: Option<&ClipReport>, load_error: Option<&str>) -> bool {
-    report.is_some_and(|r| r.format == SCALAR_FORMAT)
+    report.is_some_and(|r| r.format == super::report::SCALAR_LIST_FORMAT)
         || load_error.is_some_and(|e| e.contains("a scalar track list"))
 }
 

@@ -70,6 +70,9 @@ pub struct ClipReport {
     pub scalar: Option<ScalarErrors>,
 }
 
+/// The `format` of a scalar track list's row.
+pub const SCALAR_LIST_FORMAT: &str = "ACL scalar track list";
+
 /// A scalar track list's errors, in the tracks' own units, beside each track's precision.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScalarErrors {

@@ -57,7 +57,7 @@ pub(crate) fn process_scalar_list(
     let out_path = job.options.output_root.join(&rel_out);
     let mut row = ClipReport {
         output: Some(out_path.display().to_string()),
-        format: "ACL scalar track list".into(),
+        format: super::report::SCALAR_LIST_FORMAT.into(),
         bones: list.output_order().len(),
         samples: list.num_samples,
         sample_rate: list.sample_rate,
