@@ -460,45 +460,134 @@ pub fn measure_combined_weighted(
         ws.per_interval_max = vec![0.0; intervals];
     }
     for bt in between {
-        if bt.poses.num_bones() != nb || bt.poses.num_samples != intervals {
-            return Err(format!(
-                "between-sample poses: {} bones x {} poses for {nb} bones x {intervals} intervals",
-                bt.poses.num_bones(),
-                bt.poses.num_samples
-            ));
+        combined_between_into(
+            raw,
+            base,
+            bt.poses,
+            |_| bt.alpha,
+            shells,
+            weights,
+            &mut stats,
+            weighted.as_mut(),
+        )?;
+    }
+    Ok((stats, weighted))
+}
+
+/// The between-sample part of [`measure_combined_weighted`] for one set of poses: `poses` holds
+/// one decoded pose per interval, taken at blend `alpha_of(s)` in interval `s` (a blend per
+/// interval, so the points can follow the base's keys); the errors go into `stats` (and the
+/// weighed ones into `weighted`), which [`measure_combined_weighted`] started at the samples.
+/// Measuring a set at a time keeps one set of poses in memory however many points are measured.
+#[allow(clippy::too_many_arguments)]
+pub fn combined_between_into(
+    raw: &RawClip,
+    base: &AdditiveBase,
+    poses: &RawClip,
+    alpha_of: impl Fn(usize) -> f64,
+    shells: &[f32],
+    weights: Option<&[f64]>,
+    stats: &mut ErrorStats,
+    mut weighted: Option<&mut ErrorStats>,
+) -> Result<(), String> {
+    let (nb, ns) = (raw.num_bones(), raw.num_samples);
+    let intervals = ns.saturating_sub(1);
+    if poses.num_bones() != nb || poses.num_samples != intervals {
+        return Err(format!(
+            "between-sample poses: {} bones x {} poses for {nb} bones x {intervals} intervals",
+            poses.num_bones(),
+            poses.num_samples
+        ));
+    }
+    if shells.len() != nb || weights.is_some_and(|w| w.len() != nb) {
+        return Err(format!(
+            "shell distances or weights are not one per bone ({nb})"
+        ));
+    }
+    if stats.per_interval_max.len() != intervals
+        || weighted
+            .as_ref()
+            .is_some_and(|w| w.per_interval_max.len() != intervals)
+    {
+        return Err("error tables were not started at the samples".into());
+    }
+    let parents = &raw.skeleton.parents;
+    let identity = DTransform {
+        rotation: DQuat::IDENTITY,
+        translation: DVec3::ZERO,
+        scale: DVec3::ONE,
+    };
+    let mut a = vec![identity; nb];
+    let mut b = vec![identity; nb];
+    let mut base_pose = vec![identity; nb];
+    let fmt = base.format;
+    for s in 0..intervals {
+        let alpha = alpha_of(s);
+        let pos = s as f32 + alpha as f32;
+        for (bone, bp) in base_pose.iter_mut().enumerate() {
+            *bp = base_between(ns, raw.sample_rate, &base.base, bone, pos);
         }
-        for s in 0..intervals {
-            let pos = s as f32 + bt.alpha as f32;
-            for (bone, bp) in base_pose.iter_mut().enumerate() {
-                *bp = base_between(ns, raw.sample_rate, &base.base, bone, pos);
-            }
-            crate::anim::pose::local_to_object_with(
-                parents,
-                |bone| {
-                    let blended = metric::blend_local(
-                        &local_f64(raw, bone, s),
-                        &local_f64(raw, bone, s + 1),
-                        bt.alpha,
-                    );
-                    apply_f64(fmt, &base_pose[bone], &blended)
-                },
-                &mut a,
-            );
-            crate::anim::pose::local_to_object_with(
-                parents,
-                |bone| apply_f64(fmt, &base_pose[bone], &local_f64(bt.poses, bone, s)),
-                &mut b,
-            );
-            for bone in 0..nb {
-                let e = metric::vertex_error(&a[bone], &b[bone], shells[bone] as f64);
-                stats.between(s, bone, e);
-                if let (Some(ws), Some(w)) = (&mut weighted, weights) {
-                    ws.between(s, bone, e * w[bone]);
-                }
+        crate::anim::pose::local_to_object_with(
+            parents,
+            |bone| {
+                let blended = metric::blend_local(
+                    &local_f64(raw, bone, s),
+                    &local_f64(raw, bone, s + 1),
+                    alpha,
+                );
+                apply_f64(fmt, &base_pose[bone], &blended)
+            },
+            &mut a,
+        );
+        crate::anim::pose::local_to_object_with(
+            parents,
+            |bone| apply_f64(fmt, &base_pose[bone], &local_f64(poses, bone, s)),
+            &mut b,
+        );
+        for bone in 0..nb {
+            let e = metric::vertex_error(&a[bone], &b[bone], shells[bone] as f64);
+            stats.between(s, bone, e);
+            if let (Some(ws), Some(w)) = (weighted.as_deref_mut(), weights) {
+                ws.between(s, bone, e * w[bone]);
             }
         }
     }
-    Ok((stats, weighted))
+    Ok(())
+}
+
+/// Blends inside an interval at which a piece of it is measured (as the compressor measures an
+/// additive clip over a one-sample base, `compress::ADDITIVE_BETWEEN_ALPHAS`).
+const PIECE_ALPHAS: [f64; 5] = [0.125, 0.25, 0.5, 0.75, 0.875];
+
+/// Where the combined error of an additive clip over a base of several samples is measured
+/// between additive samples `s` and `s + 1`: the base is interpolated on its own timeline, so
+/// inside the interval it has a kink wherever a base key falls, and the combined error is smooth
+/// only between kinks. The interval is cut at those keys; every piece is measured as an interval
+/// over a one-sample base is (five points inside it), and so are both ends of every piece: the
+/// kinks, and the interval's own ends with the base interpolated there (which a game sees at the
+/// sample times, where the check at the samples takes ACL's nearest base key instead). Sorted
+/// blends in [0, 1]; `2 + 6·k + 5` of them for `k` base keys inside the interval.
+pub fn multi_base_blends(additive_samples: usize, rate: f32, base: &RawClip, s: usize) -> Vec<f64> {
+    let x0 = base_position(additive_samples, rate, base, s as f32) as f64;
+    let x1 = base_position(additive_samples, rate, base, (s + 1) as f32) as f64;
+    let mut cuts = vec![0.0];
+    // A key within float32 rounding of an end is at that end (measured there already).
+    const AT_END: f64 = 1e-4;
+    if x1 > x0 {
+        let mut k = (x0 + AT_END).floor() + 1.0;
+        while k < x1 - AT_END {
+            cuts.push((k - x0) / (x1 - x0));
+            k += 1.0;
+        }
+    }
+    cuts.push(1.0);
+    let mut out = Vec::with_capacity(cuts.len() * 6);
+    for w in cuts.windows(2) {
+        out.push(w[0]);
+        out.extend(PIECE_ALPHAS.iter().map(|a| w[0] + a * (w[1] - w[0])));
+    }
+    out.push(1.0);
+    out
 }
 
 #[cfg(test)]
@@ -548,5 +637,45 @@ mod tests {
             .collect();
         assert_eq!(keys, [0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2]);
         assert_eq!(base_sample_index(11, 30.0, &first_frame(&clip), 7), 0);
+    }
+
+    #[test]
+    fn an_interval_is_cut_at_the_base_keys_inside_it_and_each_piece_measured() {
+        let clip = generate(&GenerateOptions::default());
+        let mut base = clip.clone();
+        // A base of 11 samples under an additive of 6: each additive interval spans two base
+        // intervals, with base key 2s + 1 at its middle.
+        base.num_samples = 11;
+        let nb = clip.num_bones();
+        base.rotations = vec![Quat::IDENTITY; nb * 11];
+        base.translations = vec![Vec3::ZERO; nb * 11];
+        base.scales = vec![Vec3::ONE; nb * 11];
+        for s in 0..5 {
+            let b = multi_base_blends(6, 30.0, &base, s);
+            assert!(b.windows(2).all(|w| w[0] <= w[1]), "{b:?}");
+            assert_eq!((b[0], *b.last().unwrap()), (0.0, 1.0));
+            // Ends, the kink, and five points in each of the two pieces.
+            assert_eq!(b.len(), 13, "{b:?}");
+            assert!(b.iter().any(|&a| (a - 0.5).abs() < 1e-6), "{b:?}");
+            for piece in [(0.0, 0.5), (0.5, 1.0)] {
+                let inside = b
+                    .iter()
+                    .filter(|&&a| a > piece.0 + 1e-6 && a < piece.1 - 1e-6);
+                assert_eq!(inside.count(), 5, "{piece:?} {b:?}");
+            }
+        }
+        // A base of 3 under an additive of 11: base key 1 is at additive sample 5 exactly, so no
+        // interval has a key inside: its ends and five points.
+        base.num_samples = 3;
+        base.rotations.truncate(nb * 3);
+        base.translations.truncate(nb * 3);
+        base.scales.truncate(nb * 3);
+        for s in [0, 3, 7, 9] {
+            assert_eq!(
+                multi_base_blends(11, 30.0, &base, s).len(),
+                7,
+                "interval {s}"
+            );
+        }
     }
 }

@@ -316,14 +316,6 @@ pub const BETWEEN_ALPHAS: [f32; 1] = [0.5];
 /// Blends measured between samples for an additive clip (see [`verify`]).
 pub const ADDITIVE_BETWEEN_ALPHAS: [f32; 5] = [0.125, 0.25, 0.5, 0.75, 0.875];
 
-/// Blends measured between samples for an additive clip over a base of several samples: a base
-/// key can fall anywhere inside an interval, where the interpolated base (and so the combined
-/// error) has a kink, so the interval is measured densely (every 1/16).
-pub const MULTI_BASE_BETWEEN_ALPHAS: [f32; 15] = [
-    0.0625, 0.125, 0.1875, 0.25, 0.3125, 0.375, 0.4375, 0.5, 0.5625, 0.625, 0.6875, 0.75, 0.8125,
-    0.875, 0.9375,
-];
-
 /// Stored sample holding original sample `i` (a wrapping clip's last sample is its first).
 fn stored_index(i: usize, num_stored: usize) -> usize {
     if i >= num_stored { 0 } else { i }
@@ -332,6 +324,11 @@ fn stored_index(i: usize, num_stored: usize) -> usize {
 /// The decoded clip at `alpha` between every pair of consecutive original samples, decoded as the
 /// runtime samples it (one pose per interval).
 pub fn decoded_between(reader: &ClipReader, alpha: f32) -> RawClip {
+    decoded_between_with(reader, |_| alpha)
+}
+
+/// [`decoded_between`] at blend `alpha_of(s)` in interval `s` (one pose per interval).
+pub fn decoded_between_with(reader: &ClipReader, alpha_of: impl Fn(usize) -> f32) -> RawClip {
     let nb = reader.num_bones();
     let n = reader.num_samples();
     let intervals = n.saturating_sub(1);
@@ -344,7 +341,7 @@ pub fn decoded_between(reader: &ClipReader, alpha: f32) -> RawClip {
         reader.decode_blend(
             stored_index(s, stored),
             stored_index(s + 1, stored),
-            alpha,
+            alpha_of(s),
             &mut pose,
         );
         for b in 0..nb {
@@ -384,21 +381,20 @@ pub fn verify_weighted(
     weights: Option<&[f64]>,
 ) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), CompressError> {
     let decoded = crate::anim::decompress::to_raw_clip(reader);
-    // Additive clips are checked at five points per interval. Over a base of several samples
-    // the base between two additive samples is interpolated on its own timeline (not the
-    // nearest keys used at the samples), so the combined error is not smooth across the
-    // interval and the midpoint no longer stands for it alone. Over a one-sample base the
+    // Over a base of several samples the base between two additive samples is interpolated on
+    // its own timeline (not the nearest keys used at the samples), so the combined error has a
+    // kink wherever a base key falls inside an interval: each interval is cut there and every
+    // piece measured as a one-sample base's interval is ([`additive::multi_base_blends`]).
+    if let Some(add) = clip.additive.as_ref().filter(|a| a.base.num_samples > 1) {
+        return verify_over_multi_sample_base(clip, add, reader, &decoded, shells, weights)
+            .map_err(CompressError::Verification);
+    }
+    // Additive clips are checked at five points per interval. Over a one-sample base the
     // midpoint argument holds to second order only, and an additive's quantization errors sit
     // differently in the interval than a plain clip's: on 01_03.bvh (a thumb turning fast
     // between two samples) clip_eval.py measured 0.0103 cm at 4/5 of an interval whose
     // midpoint was within the threshold.
-    let alphas: &[f32] = if clip
-        .additive
-        .as_ref()
-        .is_some_and(|a| a.base.num_samples > 1)
-    {
-        &MULTI_BASE_BETWEEN_ALPHAS
-    } else if clip.additive.is_some() || weights.is_some() {
+    let alphas: &[f32] = if clip.additive.is_some() || weights.is_some() {
         // With per-bone thresholds the same five points: the midpoint bounds an interval only
         // to second order in the motion between two samples, and that remainder is measured
         // against each bone's own threshold, which for a loose bone (a thumb at 0.1 cm turning
@@ -430,6 +426,48 @@ pub fn verify_weighted(
         None => metric::measure_weighted(clip, &decoded, &between, shells, weights)
             .map_err(CompressError::Verification),
     }
+}
+
+/// [`verify_weighted`] of an additive clip over a base of several samples: the samples, then the
+/// points [`additive::multi_base_blends`] gives each interval, one set of decoded poses at a
+/// time (the `j`-th point of every interval; an interval with fewer points measures its midpoint
+/// again), so memory stays one set of poses whatever the base's length.
+///
+/// [`additive::multi_base_blends`]: crate::anim::additive::multi_base_blends
+fn verify_over_multi_sample_base(
+    clip: &RawClip,
+    add: &crate::anim::additive::AdditiveBase,
+    reader: &ClipReader,
+    decoded: &RawClip,
+    shells: &[f32],
+    weights: Option<&[f64]>,
+) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), String> {
+    use crate::anim::additive::{
+        combined_between_into, measure_combined_weighted, multi_base_blends,
+    };
+    let (mut stats, mut weighted) =
+        measure_combined_weighted(clip, add, decoded, &[], shells, weights)?;
+    let ns = clip.num_samples;
+    let blends: Vec<Vec<f64>> = (0..ns.saturating_sub(1))
+        .map(|s| multi_base_blends(ns, clip.sample_rate, &add.base, s))
+        .collect();
+    let sets = blends.iter().map(Vec::len).max().unwrap_or(0);
+    for j in 0..sets {
+        // The blend as the runtime gets it (float32), for the raw and the decoded pose alike.
+        let alpha_of = |s: usize| blends[s].get(j).copied().unwrap_or(0.5) as f32;
+        let poses = decoded_between_with(reader, alpha_of);
+        combined_between_into(
+            clip,
+            add,
+            &poses,
+            |s| alpha_of(s) as f64,
+            shells,
+            weights,
+            &mut stats,
+            weighted.as_mut(),
+        )?;
+    }
+    Ok((stats, weighted))
 }
 
 /// What the compressor aims at for a threshold `t`: a margin under it for the float32 rounding
