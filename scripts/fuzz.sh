@@ -101,6 +101,17 @@ cfa_seeds() {
     -exec cp {} "$tmp/" \;
   "$cli" compress "$tmp" -o "$tmp/out" >/dev/null 2>&1 || true
   find "$tmp/out" -name '*.cfa' -size -64k -exec cp {} "$out/" \; 2>/dev/null || true
+  # Additive clips (flags bits 2-3, and bit 4 when some rotation is stored relative to a
+  # reference): a few of the same clips relative to their first frame.
+  mkdir -p "$tmp/add"
+  local f n=0
+  for f in $(find "$tmp" -maxdepth 1 -type f \( -name '*.bvh' -o -name '*.acl.sjson' \) | sort); do
+    "$cli" convert --additive-base first-frame "$f" -o "$tmp/add/add-$n.acl.sjson" >/dev/null 2>&1 || continue
+    n=$((n + 1))
+    [ "$n" -ge 4 ] && break
+  done
+  "$cli" compress "$tmp/add" -o "$tmp/add-out" >/dev/null 2>&1 || true
+  find "$tmp/add-out" -name '*.cfa' -size -64k -exec cp {} "$out/" \; 2>/dev/null || true
   # ACL scalar track lists compress to .cfs: the seeds of the cfs target.
   mkdir -p "$FUZZ/corpus/cfs"
   find "$tmp/out" -name '*.cfs' -size -64k -exec cp {} "$FUZZ/corpus/cfs/" \; 2>/dev/null || true

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 
 const THRESHOLD: f32 = 0.01;
 /// Points measured between each pair of samples by the independent evaluator.
-/// (Not the compressor's own points: 1/8, 1/4, 1/2, 3/4, 7/8 over a base of several samples.)
+/// (Not the compressor's own points: 1/8, 1/4, 1/2, 3/4, 7/8 of each interval, and over a base
+/// of several samples of each piece between base keys, `additive::multi_base_blends`.)
 const BETWEEN: &str = "4";
 
 fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
@@ -69,7 +70,7 @@ fn check(additive: &RawClip, label: &str, dir: &Path, tools: Option<&Path>) -> (
         None => c.error.max,
     };
     // The evaluator reads the same float32 values; its between-sample points other than the
-    // midpoint the compressor checks, and its own float32 base timing, leave the codec's
+    // compressor's, and its own float32 base timing, leave the codec's
     // documented 3e-5 cm margin.
     assert!(
         err <= THRESHOLD as f64 + 3e-5,

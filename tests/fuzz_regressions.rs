@@ -91,15 +91,42 @@ fn replay(list: &[Input]) {
 fn seeds_run_through_every_target() {
     let seeds = inputs("seeds");
     for &(target, _) in entries::TARGETS {
-        if target == "cfa" {
-            continue; // .cfa seeds are made at run time by compressing real clips (scripts/fuzz.sh)
-        }
         assert!(
             seeds.iter().any(|s| s.0 == target),
             "no committed seed for fuzz target {target}"
         );
     }
     replay(&seeds);
+}
+
+/// The committed `.cfa` seeds start the fuzzer inside every optional part of the format: an
+/// additive layer (flags bits 2-3), reference rotations (bit 4) and per-bone precisions (bit 5),
+/// which compressing the plain sample clips at run time never makes.
+#[test]
+fn committed_cfa_seeds_cover_every_optional_section() {
+    use clipforge::anim::runtime::format::{
+        FLAG_ADDITIVE_MASK, FLAG_BONE_PRECISIONS, FLAG_ROTATION_REFERENCES,
+    };
+    let seeds: Vec<u16> = inputs("seeds")
+        .iter()
+        .filter(|s| s.0 == "cfa")
+        .map(|s| {
+            let b = std::fs::read(&s.3).unwrap();
+            assert_eq!(&b[..4], b"CFA1", "{}", s.2);
+            // The flags: u16 at offset 6 (docs/FORMAT.md).
+            u16::from_le_bytes([b[6], b[7]])
+        })
+        .collect();
+    for (flag, what) in [
+        (FLAG_ADDITIVE_MASK, "an additive layer"),
+        (FLAG_ROTATION_REFERENCES, "reference rotations"),
+        (FLAG_BONE_PRECISIONS, "per-bone precisions"),
+    ] {
+        assert!(
+            seeds.iter().any(|f| f & flag != 0),
+            "no committed .cfa seed has {what} (flags {seeds:?})"
+        );
+    }
 }
 
 #[test]

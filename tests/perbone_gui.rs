@@ -106,3 +106,75 @@ fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
             .all(|r| r.1.is_empty())
     );
 }
+
+/// A clip in a subfolder of a folder whose `clipforge.toml` applies to it: the table is saved
+/// into that file (no new file in the clip's folder, which would take its place there), so its
+/// threshold keeps applying to the clip's other bones.
+#[test]
+fn a_bone_table_saves_into_the_parent_file_that_applies() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let sub = input.path().join("hero");
+    std::fs::create_dir(&sub).unwrap();
+    let clip = generate(&GenerateOptions {
+        name: "clip_00".into(),
+        num_samples: 50,
+        seed: 3,
+        ..Default::default()
+    });
+    std::fs::write(sub.join("clip_00.acl.sjson"), write_acl_clip(&clip)).unwrap();
+    let parent = input.path().join(FILE_NAME);
+    std::fs::write(&parent, "error_threshold = 0.02\n").unwrap();
+    let state = AppState::new(Persisted {
+        input_dir: input.path().display().to_string(),
+        output_dir: out.path().display().to_string(),
+        ..Default::default()
+    });
+    let mut h = harness(state);
+    h.state_mut().handle(clipforge::gui::Command::Scan);
+    wait_idle(&mut h);
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    h.get_by_label("clip_00").click();
+    wait_idle(&mut h);
+    h.get_by_label("Per-bone thresholds").click();
+    h.run();
+    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger");
+    f.focus();
+    f.type_text("0.001");
+    h.run();
+    h.get_by_label("Save to clipforge.toml").click();
+    h.run();
+    assert!(
+        !sub.join(FILE_NAME).exists(),
+        "a new file took the parent's place"
+    );
+    let text = std::fs::read_to_string(&parent).unwrap();
+    assert!(text.starts_with("error_threshold = 0.02\n"), "{text}");
+    assert_eq!(
+        FolderSettings::parse(&parent, &text).unwrap().bones.len(),
+        1
+    );
+    // The detail says where it saved.
+    assert!(
+        h.query_all_by_label_contains(&format!("to {}", parent.display()))
+            .next()
+            .is_some()
+    );
+
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    let key = s.detail.selected.clone().expect("still selected");
+    let report = s.library.row(&key).and_then(|r| r.report()).unwrap();
+    let finger = clip
+        .skeleton
+        .names
+        .iter()
+        .position(|n| n == "l_finger")
+        .unwrap();
+    for (b, &t) in report.per_bone_threshold_cm.iter().enumerate() {
+        assert_eq!(t, if b == finger { 0.001 } else { 0.02 }, "bone {b}");
+    }
+    assert_eq!(report.per_bone_threshold_cm.len(), clip.num_bones());
+}

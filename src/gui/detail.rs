@@ -7,7 +7,7 @@
 //! [`crate::pipeline::clip_detail`] (started on select, and again when the row gets a new report).
 
 use super::command::Command;
-use super::model::{Library, Row, RowKey};
+use super::model::{Library, RowKey};
 use super::plots::{
     LOSSY_COLOR, RAW_COLOR, THRESHOLD_COLOR, bit_rate_plots, hover_point, tick_label, value_ticks,
 };
@@ -39,11 +39,12 @@ pub struct DetailView {
 }
 
 /// The editable per-bone table: one row per bone of the clip, saved as the app's `[[bone]]`
-/// tables (exact bone names) at the end of the clip folder's `clipforge.toml`, where they win
-/// over the file's own tables and the clip file's per-bone precision.
+/// tables (exact bone names) at the end of the `clipforge.toml` that applies to the clip, where
+/// they win over the file's own tables and the clip file's per-bone precision.
 pub struct BoneTable {
     pub key: RowKey,
-    /// The `clipforge.toml` it is saved into (the clip's own folder).
+    /// The `clipforge.toml` it is saved into: the one that applies to the clip (the nearest up
+    /// to the input root, `folder_settings::applying_file`), else a new one in its folder.
     pub file: std::path::PathBuf,
     /// Bone name, threshold (cm) and shell distance (cm) as typed; empty: not overridden.
     pub rows: Vec<(String, String, String)>,
@@ -105,15 +106,10 @@ impl BoneTable {
         Ok(out)
     }
 
-    /// Saves the table into the folder's `clipforge.toml`.
+    /// Saves the table into [`Self::file`].
     pub fn save(&mut self) {
-        let folder = self
-            .file
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .to_path_buf();
         self.message = Some(self.overrides().and_then(|bones| {
-            crate::pipeline::folder_settings::save_app_bones(&folder, &bones)
+            crate::pipeline::folder_settings::save_app_bones(&self.file, &bones)
                 .map(|p| {
                     format!(
                         "Saved {} bone setting(s) to {}; compress again to apply them.",
@@ -132,7 +128,7 @@ impl DetailView {
     }
 
     /// Opens `key`'s detail (its row, when the table has it, says which report to measure).
-    pub fn select(&mut self, key: RowKey, row: Option<&Row>, ctx: &egui::Context) {
+    pub fn select(&mut self, key: RowKey, lib: &Library, ctx: &egui::Context) {
         if self.selected.as_ref() != Some(&key) {
             self.viewer = ViewerState::default();
             self.data = None;
@@ -140,16 +136,21 @@ impl DetailView {
             self.scalar = None;
         }
         self.selected = Some(key.clone());
-        self.load(key, row, ctx);
+        self.load(key, lib, ctx);
     }
 
-    fn load(&mut self, key: RowKey, row: Option<&Row>, ctx: &egui::Context) {
+    fn load(&mut self, key: RowKey, lib: &Library, ctx: &egui::Context) {
+        let row = lib.row(&key);
         let report = row
             .and_then(|r| r.result.as_ref())
             .map(|r| r.report.clone());
+        // The folder it was scanned from: which `clipforge.toml` applies to it.
+        let root = row
+            .and_then(|r| lib.files.get(r.file))
+            .map(|f| crate::pipeline::folder_settings::root_of(&f.path, &f.relative));
         self.loaded_for = Some(report.clone());
         let ctx = ctx.clone();
-        self.job = Some(start_clip_detail(key, report, move || {
+        self.job = Some(start_clip_detail(key, report, root, move || {
             ctx.request_repaint()
         }));
     }
@@ -211,7 +212,7 @@ impl DetailView {
             _ => false,
         };
         if !same && self.job.is_none() {
-            self.load(key, row, ctx);
+            self.load(key, lib, ctx);
         }
     }
 

@@ -401,9 +401,8 @@ impl AppState {
                     sel.clear();
                     sel.insert(key.clone());
                 }
-                let row = self.library.row(&key).cloned();
                 let ctx = self.ctx_for_jobs();
-                self.detail.select(key, row.as_ref(), &ctx);
+                self.detail.select(key, &self.library, &ctx);
             }
             Command::ClearDetail => {
                 self.detail.close();

@@ -363,6 +363,13 @@ impl ClipDetailJob {
     }
 }
 
+/// The folder settings file the app saves `key`'s per-bone table into: the one that applies to
+/// it under the input root `root` (`folder_settings::applying_file`), else the one next to it.
+pub fn settings_file_for(key: &ClipKey, root: Option<&Path>) -> PathBuf {
+    root.and_then(|r| crate::pipeline::folder_settings::applying_file(r, &key.path).ok())
+        .unwrap_or_else(|| settings_file_of(key))
+}
+
 /// The folder settings file next to a clip.
 pub fn settings_file_of(key: &ClipKey) -> PathBuf {
     key.path
@@ -381,10 +388,12 @@ pub fn saved_app_bones(file: &Path) -> Vec<BoneOverride> {
 }
 
 /// Loads and measures `key`'s clip (against `report`'s output when it compressed) on a thread;
-/// `done` is called when the result is ready (the app asks for a repaint).
+/// `done` is called when the result is ready (the app asks for a repaint). `root`: the input
+/// root the clip was scanned from (which folder settings file applies to it).
 pub fn start_clip_detail(
     key: ClipKey,
     report: Option<Arc<ClipReport>>,
+    root: Option<PathBuf>,
     done: impl Fn() + Send + 'static,
 ) -> ClipDetailJob {
     let (tx, rx) = mpsc::channel();
@@ -403,7 +412,7 @@ pub fn start_clip_detail(
                             load_scalar_detail(&key.path, good)
                         },
                     );
-                let settings_file = settings_file_of(&key);
+                let settings_file = settings_file_for(&key, root.as_deref());
                 let saved_bones = saved_app_bones(&settings_file);
                 if !cancel.is_cancelled() {
                     let _ = tx.send(DetailOutcome {
@@ -622,7 +631,7 @@ mod tests {
         std::fs::write(&file, write_acl_clip(&clip)).unwrap();
         let bone = clip.skeleton.names[1].clone();
         crate::pipeline::folder_settings::save_app_bones(
-            dir.path(),
+            &dir.path().join(crate::pipeline::folder_settings::FILE_NAME),
             &[BoneOverride {
                 pattern: bone.clone(),
                 error_threshold: Some(0.005),
@@ -635,9 +644,14 @@ mod tests {
             clip: "jog".into(),
         };
         let (tx, rx) = mpsc::channel();
-        let job = start_clip_detail(key.clone(), None, move || {
-            let _ = tx.send(());
-        });
+        let job = start_clip_detail(
+            key.clone(),
+            None,
+            Some(dir.path().to_path_buf()),
+            move || {
+                let _ = tx.send(());
+            },
+        );
         rx.recv_timeout(std::time::Duration::from_secs(30))
             .expect("the job finished");
         let o = job.try_take().expect("an outcome");

@@ -664,10 +664,30 @@ pub fn with_app_bones(
     Ok(out)
 }
 
-/// Saves the app's per-bone overrides (cm) into `folder`'s `clipforge.toml` (created when
-/// missing; the rest of an existing file is kept as it is), atomically. Returns the file's path.
-pub fn save_app_bones(folder: &Path, bones: &[BoneOverride]) -> Result<PathBuf, SettingsError> {
-    let path = folder.join(FILE_NAME);
+/// The `clipforge.toml` the app saves a clip's choices into: the one that applies to the clip
+/// file `clip` (the nearest one from its folder up to the input root `root`), so the file's other
+/// settings (units, thresholds, excludes) keep applying to the clip; a new one in the clip's
+/// folder when none does. (A new file in the clip's folder beside a parent's would take the
+/// parent's place for that folder, dropping its units and thresholds.)
+pub fn applying_file(root: &Path, clip: &Path) -> Result<PathBuf, SettingsError> {
+    let resolver = SettingsResolver::new(CompressionSettings::default(), Overrides::default());
+    match resolver.nearest(root, clip)? {
+        Some(f) => Ok(f.path.clone()),
+        None => Ok(clip
+            .parent()
+            .ok_or_else(|| SettingsError::Read {
+                path: clip.display().to_string(),
+                message: "the clip has no folder".into(),
+            })?
+            .join(FILE_NAME)),
+    }
+}
+
+/// Saves the app's per-bone overrides (cm) into the settings file `path` (created when missing;
+/// the rest of an existing file is kept as it is), atomically. Returns the file's path. The app
+/// passes [`applying_file`].
+pub fn save_app_bones(path: &Path, bones: &[BoneOverride]) -> Result<PathBuf, SettingsError> {
+    let path = path.to_path_buf();
     let text = read_settings_text(&path)?;
     let out = with_app_bones(&path, &text, bones)?;
     crate::fsio::write_atomic(&path, out.as_bytes()).map_err(|e| SettingsError::Read {
@@ -782,17 +802,7 @@ pub fn save_clip_choice(
     error_threshold: f32,
     shell_distance: Option<f32>,
 ) -> Result<PathBuf, SettingsError> {
-    let resolver = SettingsResolver::new(CompressionSettings::default(), Overrides::default());
-    let path = match resolver.nearest(root, clip)? {
-        Some(f) => f.path.clone(),
-        None => clip
-            .parent()
-            .ok_or_else(|| SettingsError::Read {
-                path: clip.display().to_string(),
-                message: "the clip has no folder".into(),
-            })?
-            .join(FILE_NAME),
-    };
+    let path = applying_file(root, clip)?;
     let rel = path
         .parent()
         .and_then(|d| clip.strip_prefix(d).ok())
@@ -930,9 +940,44 @@ mod tests {
         }];
         assert!(with_app_bones(path, user, &bad).is_err());
         let dir = tempfile::tempdir().unwrap();
-        let saved = save_app_bones(dir.path(), &app).unwrap();
+        let saved = save_app_bones(&dir.path().join(FILE_NAME), &app).unwrap();
         let on_disk = std::fs::read_to_string(&saved).unwrap();
         assert_eq!(app_bones(&saved, &on_disk), app);
+    }
+
+    #[test]
+    fn the_apps_bone_table_goes_into_the_file_that_applies_and_keeps_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let sub = root.join("hero").join("locomotion");
+        std::fs::create_dir_all(&sub).unwrap();
+        let clip = sub.join("run.bvh");
+        std::fs::write(&clip, b"").unwrap();
+        // No settings file anywhere: a new one beside the clip.
+        assert_eq!(applying_file(root, &clip).unwrap(), sub.join(FILE_NAME));
+        // A parent's file applies to the clip: the bones go into it, and its units and
+        // threshold still apply to the clip afterwards.
+        let parent = root.join("hero").join(FILE_NAME);
+        std::fs::write(&parent, "units = \"m\"\nerror_threshold = 0.02\n").unwrap();
+        let file = applying_file(root, &clip).unwrap();
+        assert_eq!(file, parent);
+        let bones = [BoneOverride {
+            pattern: "LeftHandIndex1".into(),
+            error_threshold: Some(0.001),
+            shell_distance: None,
+        }];
+        assert_eq!(save_app_bones(&file, &bones).unwrap(), parent);
+        assert!(
+            !sub.join(FILE_NAME).exists(),
+            "no file took the parent's place"
+        );
+        let resolver = SettingsResolver::new(CompressionSettings::default(), Overrides::default());
+        let r = resolver.resolve(root, &clip, ClipFormat::Bvh).unwrap();
+        assert_eq!(r.clip.units, Units::M);
+        assert_eq!(r.clip.error_threshold_cm, 0.02);
+        assert_eq!(r.clip.bones.len(), 1, "{:?}", r.clip.bones);
+        // Never above the input root: a file beside the root's parent does not apply.
+        assert_eq!(applying_file(&sub, &clip).unwrap(), sub.join(FILE_NAME));
     }
 
     #[test]
