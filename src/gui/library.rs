@@ -398,7 +398,20 @@ impl ClipsView {
                             } else {
                                 txt
                             };
-                            ui.label(txt);
+                            let cell = ui.label(txt);
+                            if let Some(s) = &p.scalar {
+                                cell.on_hover_text(format!(
+                                    "A scalar track list: its values are in their own units, not \
+                                     cm. Track {}'s largest error is {:.2}× its precision \
+                                     ({:e}); 1× or less: every track within its precision.",
+                                    s.worst_track,
+                                    s.worst_error_over_precision,
+                                    s.per_track_precision
+                                        .get(s.worst_track)
+                                        .copied()
+                                        .unwrap_or(0.0)
+                                ));
+                            }
                         }
                     });
                     row.col(|ui| {
