@@ -797,3 +797,33 @@ fn configurations_are_listed_scanned_and_removed() {
     assert_eq!(r.configs.len(), 1);
     assert_eq!(r.total_parsed, e.pre_parsed);
 }
+
+#[test]
+fn cycles_name_a_self_include_in_words_and_pairs_with_arrows() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::write(
+        r.join("main.c"),
+        "#include \"self.h\"\n#include \"x.h\"\nint main;\n",
+    )
+    .unwrap();
+    // Guarded, as real headers are: the second inclusion is cut at run time.
+    std::fs::write(
+        r.join("self.h"),
+        "#ifndef SELF_H\n#define SELF_H\n#include \"self.h\"\n#endif\n",
+    )
+    .unwrap();
+    std::fs::write(r.join("x.h"), "#pragma once\n#include \"y.h\"\n").unwrap();
+    std::fs::write(r.join("y.h"), "#pragma once\n#include \"x.h\"\n").unwrap();
+    let mut h = harness(state(&out.path().join("rep")));
+    scan_root(&mut h, r);
+    h.get_by_label("Cycles (2)").click();
+    h.run();
+    // One path, said in words, with no arrow; the pair joined by arrows.
+    h.get_by_label_contains("self.h  (includes itself)");
+    assert_eq!(h.query_all_by_label_contains("self.h  <->").count(), 0);
+    let pairs = h.query_all_by_label_contains("x.h  <->  y.h").count()
+        + h.query_all_by_label_contains("y.h  <->  x.h").count();
+    assert_eq!(pairs, 1);
+}
