@@ -135,6 +135,16 @@ fn a_bone_table_saves_into_the_parent_file_that_applies() {
     wait_idle(&mut h);
     h.get_by_label("Compress all").click();
     wait_idle(&mut h);
+    // Held to the folder's 0.02 cm, the clip is within its threshold though over the tab's
+    // 0.01: its status, its error cell and the footer's worst error say so (no red).
+    {
+        let s = h.state();
+        let row = &s.library.rows[0];
+        let err = row.report().unwrap().max_error_cm;
+        assert!(err > 0.01 && err <= 0.02, "{err}");
+        assert_eq!(row.status, clipforge::gui::RowStatus::Ok);
+        assert!(!s.library.summary.worst_over);
+    }
     h.get_by_label("clip_00").click();
     wait_idle(&mut h);
     h.get_by_label("Per-bone thresholds").click();

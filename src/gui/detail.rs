@@ -225,6 +225,13 @@ impl DetailView {
             return commands;
         };
         let row = lib.row(&key).cloned();
+        // The threshold line is the one the clip was compressed with (a folder's
+        // clipforge.toml, a kept A/B side), not necessarily the tab's.
+        let threshold = row
+            .as_ref()
+            .and_then(|r| r.good_report())
+            .and_then(|p| p.settings.as_ref())
+            .map_or(threshold, |s| s.error_threshold_cm as f64);
         ui.horizontal(|ui| {
             ui.label(
                 egui::RichText::new(format!("Clip: {}", key.clip))
@@ -313,8 +320,13 @@ impl DetailView {
         ui.horizontal_top(|ui| {
             ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
                 ui.vertical(|ui| {
-                    self.bone_table_ui(ui, &key);
-                    self.error_plots(ui, data.as_deref(), threshold, plot_h, failed);
+                    // Open, the table takes the column's room in place of the error plots:
+                    // both did not fit the panel, and overflowing it pushed the detail's title
+                    // and the table's own header out of sight.
+                    let room = ui.available_height();
+                    if !self.bone_table_ui(ui, &key, room) {
+                        self.error_plots(ui, data.as_deref(), threshold, plot_h, failed);
+                    }
                 });
             });
             ui.separator();
@@ -341,9 +353,11 @@ impl DetailView {
 
     /// The per-bone threshold table (collapsed by default): a threshold and a shell distance per
     /// bone, saved into the clip folder's `clipforge.toml`.
-    fn bone_table_ui(&mut self, ui: &mut egui::Ui, key: &RowKey) {
+    /// `room`: the column's height; returns whether the table is open (it then takes the room
+    /// of the error plots).
+    fn bone_table_ui(&mut self, ui: &mut egui::Ui, key: &RowKey, room: f32) -> bool {
         let Some(table) = self.bones.as_mut().filter(|t| &t.key == key) else {
-            return;
+            return false;
         };
         egui::CollapsingHeader::new("Per-bone thresholds")
             .id_salt("cf_bone_table")
@@ -355,7 +369,8 @@ impl DetailView {
                 ));
                 egui::ScrollArea::vertical()
                     .id_salt("cf_bone_rows")
-                    .max_height(160.0)
+                    // The header, the caption, the Save button and its message take ~140 px.
+                    .max_height((room - 140.0).max(80.0))
                     .show(ui, |ui| {
                         egui::Grid::new("cf_bone_grid").striped(true).show(ui, |ui| {
                             ui.strong("bone");
@@ -372,25 +387,32 @@ impl DetailView {
                             }
                         });
                     });
-                ui.horizontal(|ui| {
-                    if ui
-                        .button("Save to clipforge.toml")
-                        .on_hover_text("Write these per-bone settings into the folder's clipforge.toml")
-                        .clicked()
-                    {
-                        table.save();
+                if ui
+                    .button("Save to clipforge.toml")
+                    .on_hover_text("Write these per-bone settings into the clipforge.toml named above")
+                    .clicked()
+                {
+                    table.save();
+                }
+                // Below the button and wrapped: the message holds a path, and on the button's
+                // row it widened the column until the detail panel was pushed off the window.
+                match &table.message {
+                    Some(Ok(m)) => {
+                        ui.add(egui::Label::new(m.as_str()).wrap());
                     }
-                    match &table.message {
-                        Some(Ok(m)) => {
-                            ui.label(m);
-                        }
-                        Some(Err(e)) => {
-                            ui.colored_label(ui.visuals().error_fg_color, e);
-                        }
-                        None => {}
+                    Some(Err(e)) => {
+                        ui.add(
+                            egui::Label::new(
+                                egui::RichText::new(e.as_str()).color(ui.visuals().error_fg_color),
+                            )
+                            .wrap(),
+                        );
                     }
-                });
-            });
+                    None => {}
+                }
+            })
+            .body_returned
+            .is_some()
     }
 
     fn error_plots(

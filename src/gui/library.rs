@@ -393,7 +393,13 @@ impl ClipsView {
                                 Some(s) => format!("{:.2}× prec.", s.worst_error_over_precision),
                                 None => format!("{:.4}", p.max_error_cm),
                             });
-                            let txt = if p.over_threshold(threshold as f32) {
+                            // Red when over the threshold the clip was compressed with
+                            // (a folder's clipforge.toml may set it), as its status says.
+                            let held_to = p
+                                .settings
+                                .as_ref()
+                                .map_or(threshold as f32, |s| s.error_threshold_cm);
+                            let txt = if p.over_threshold(held_to) {
                                 txt.color(ui.visuals().error_fg_color)
                             } else {
                                 txt
@@ -459,7 +465,7 @@ impl ClipsView {
                     .as_ref()
                     .map_or(String::new(), |c| format!(" ({c})"))
             );
-            if s.worst_error_cm > cx.persisted.settings.error_threshold_cm as f64 * 1.0001 {
+            if s.worst_over {
                 ui.colored_label(ui.visuals().error_fg_color, worst);
             } else {
                 ui.label(worst);

@@ -154,6 +154,9 @@ pub struct Summary {
     pub compressed_bytes: u64,
     pub worst_error_cm: f64,
     pub worst_clip: Option<String>,
+    /// The worst clip is over the threshold it was compressed with (its own, which a folder's
+    /// `clipforge.toml` may set, not necessarily the tab's).
+    pub worst_over: bool,
     pub p50_ms: f64,
     pub p85_ms: f64,
     pub p99_ms: f64,
@@ -621,6 +624,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
         if rep.scalar.is_none() && (rep.max_error_cm > s.worst_error_cm || s.worst_clip.is_none()) {
             s.worst_error_cm = rep.max_error_cm;
             s.worst_clip = Some(r.key.clip.clone());
+            s.worst_over = r.status == RowStatus::OverThreshold;
         }
         if !rep.skipped {
             times.push(rep.compress_ms);
