@@ -14,7 +14,6 @@ mod search;
 use super::clip::RawClip;
 use super::metric;
 use super::runtime::ClipReader;
-use glam::Vec4;
 use serde::{Deserialize, Serialize};
 
 /// Samples per segment (the last segment absorbs a short remainder).
@@ -569,8 +568,11 @@ pub fn compress_all_raw(
     .0)
 }
 
-/// Bits a reference rotation costs in the buffer (four 8-bit components).
-const REFERENCE_BITS: u64 = 32;
+/// Bits a reference rotation costs in the buffer (three 8-bit components,
+/// [`FLAG_COMPACT_REFERENCES`]).
+///
+/// [`FLAG_COMPACT_REFERENCES`]: crate::anim::runtime::format::FLAG_COMPACT_REFERENCES
+const REFERENCE_BITS: u64 = 24;
 /// Mixes of frames measured at most for an additive clip (each one a compression; a mix that
 /// repeats an earlier one ends the rounds). On the 42 BVH clips relative to their first frame,
 /// one round left 4 clips larger than plain, three rounds 2 (`docs/BENCHMARKS.md`).
@@ -604,8 +606,9 @@ fn in_the_cheapest_frame(
     if ns < 2 || add.base.num_samples == 0 {
         return Ok(none);
     }
-    // A reference near the identity leaves the frame as it is.
-    let useful = |r: glam::Quat| (Vec4::from(r).w.abs() < 1.0 - 1e-6).then_some(r);
+    // A reference that is stored as the identity leaves the frame as it is.
+    let useful =
+        |r: glam::Quat| (crate::anim::runtime::format::reference_encode3(r) != [0; 3]).then_some(r);
     let k = crate::anim::additive::base_sample_index(ns, clip.sample_rate, &add.base, 0);
     let base_frame: Vec<Option<glam::Quat>> = (0..nb)
         .map(|b| {
