@@ -126,3 +126,39 @@ fn reference_rotations_decode_and_bent_ones_are_refused() {
     b[6] &= !((FLAG_ROTATION_REFERENCES | FLAG_COMPACT_REFERENCES) as u8);
     refused(b, "both flags cleared");
 }
+
+/// The first layout of the reference section (flags bit 4 alone: 4-byte references after the
+/// bits padded to 4), as in the committed fuzz seed written before bit 6 existed, still reads
+/// and decodes; a reference bent to zero length in it is refused.
+#[test]
+fn four_byte_references_still_read_and_bent_ones_are_refused() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/seeds/cfa/additive-references.cfa");
+    let bytes = std::fs::read(&path).unwrap();
+    let flags = u16_at(&bytes, 6) as u16;
+    assert_ne!(flags & FLAG_ROTATION_REFERENCES, 0);
+    assert_eq!(flags & FLAG_COMPACT_REFERENCES, 0);
+    let reader = ClipReader::new(&bytes).unwrap();
+    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+    assert!(
+        decoded
+            .rotations
+            .iter()
+            .all(|q| q.is_finite() && (q.length() - 1.0).abs() < 1e-3)
+    );
+    let (bits_off, kinds) = reference_section(&bytes);
+    let refs_off = align4(bits_off + kinds.len().div_ceil(8));
+    let mut b = bytes.clone();
+    b[refs_off..refs_off + 4].fill(0);
+    assert!(
+        ClipReader::new(&resealed(b)).is_err(),
+        "zero reference accepted"
+    );
+    // Read as the compact layout, the same bytes are not a valid buffer.
+    let mut b = bytes;
+    b[6] |= FLAG_COMPACT_REFERENCES as u8;
+    assert!(
+        ClipReader::new(&resealed(b)).is_err(),
+        "read as 3-byte references"
+    );
+}
