@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where the bytes of .cfa files go: per section of the runtime data (docs/FORMAT.md), summed
 over every .cfa under the given folders (or files). Reads format versions 1-3, with or without
-reference rotations (flags bit 4).
+reference rotations (flags bit 4, and bit 6's 3-byte references).
 
     scripts/cfa_breakdown.py OUT_DIR [...]        # one table; --per-clip for one row per file
 """
@@ -36,7 +36,11 @@ def breakdown(buf):
         # Section 5b: a bit per animated sub-track (padded to 4), then 4 bytes per set bit.
         nbits = (nanim + 7) // 8
         nref = sum(bin(b).count("1") for b in buf[pos:pos + nbits])
-        out["references"] = (nbits + 3) // 4 * 4 + 4 * nref
+        if flags & 64:
+            # Bit 6: 3 bytes per reference right after the bits, the whole padded to 4.
+            out["references"] = (pos + nbits + 3 * nref + 3) // 4 * 4 - pos
+        else:
+            out["references"] = (nbits + 3) // 4 * 4 + 4 * nref
         pos += out["references"]
     out["segment_headers"] = 12 * nseg
     hdr = pos

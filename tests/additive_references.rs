@@ -7,7 +7,9 @@ mod common;
 
 use clipforge::anim::additive::{AdditiveFormat, first_frame, make_additive, measure_combined};
 use clipforge::anim::formats::load_clips;
-use clipforge::anim::runtime::format::{FLAG_ROTATION_REFERENCES, checksum};
+use clipforge::anim::runtime::format::{
+    FLAG_COMPACT_REFERENCES, FLAG_ROTATION_REFERENCES, checksum,
+};
 use clipforge::anim::{ClipReader, CompressionSettings, compress};
 
 fn u16_at(b: &[u8], o: usize) -> usize {
@@ -66,6 +68,11 @@ fn reference_rotations_decode_and_bent_ones_are_refused() {
         0,
         "09_02 relative to its first frame no longer uses reference rotations: pick another clip"
     );
+    assert_ne!(
+        flags & FLAG_COMPACT_REFERENCES,
+        0,
+        "the compressor writes 3-byte references"
+    );
     // Decoded through the reader, the combined pose is what the compressor measured.
     let reader = ClipReader::new(&c.bytes).unwrap();
     let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
@@ -84,16 +91,20 @@ fn reference_rotations_decode_and_bent_ones_are_refused() {
     let set = |b: &[u8], a: usize| b[bits_off + a / 8] >> (a % 8) & 1 == 1;
     let first_ref = (0..kinds.len()).find(|&a| set(&c.bytes, a)).unwrap();
     assert_eq!(kinds[first_ref], 0, "a reference on a non-rotation");
-    let refs_off = align4(bits_off + kinds.len().div_ceil(8));
+    // Compact layout: the 3-byte references follow the bits without padding.
+    let refs_off = bits_off + kinds.len().div_ceil(8);
     let refused = |b: Vec<u8>, what: &str| {
         let err = ClipReader::new(&resealed(b)).err();
         assert!(err.is_some(), "{what}: accepted");
         eprintln!("{what}: {}", err.unwrap());
     };
-    // A reference that is no rotation (all zero).
+    // A reference that is no rotation (x, y, z longer than any unit quaternion's).
     let mut b = c.bytes.clone();
-    b[refs_off..refs_off + 4].fill(0);
-    refused(b, "zero reference");
+    b[refs_off..refs_off + 3].fill(127);
+    refused(b, "too long reference");
+    let mut b = c.bytes.clone();
+    b[refs_off..refs_off + 3].fill(0x80);
+    refused(b, "too long negative reference");
     // A reference bit on a translation.
     if let Some(t) = kinds.iter().position(|&k| k != 0) {
         let mut b = c.bytes.clone();
@@ -106,8 +117,48 @@ fn reference_rotations_decode_and_bent_ones_are_refused() {
         b[bits_off + kinds.len() / 8] |= 0x80;
         refused(b, "bit past the last track");
     }
-    // The flag cleared: the reference section is read as segment headers.
+    // The flag cleared: the reference section is read as segment headers (and bit 6 alone is
+    // refused outright).
     let mut b = c.bytes.clone();
     b[6] &= !(FLAG_ROTATION_REFERENCES as u8);
     refused(b, "flag cleared");
+    let mut b = c.bytes.clone();
+    b[6] &= !((FLAG_ROTATION_REFERENCES | FLAG_COMPACT_REFERENCES) as u8);
+    refused(b, "both flags cleared");
+}
+
+/// The first layout of the reference section (flags bit 4 alone: 4-byte references after the
+/// bits padded to 4), as in the committed fuzz seed written before bit 6 existed, still reads
+/// and decodes; a reference bent to zero length in it is refused.
+#[test]
+fn four_byte_references_still_read_and_bent_ones_are_refused() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/seeds/cfa/additive-references.cfa");
+    let bytes = std::fs::read(&path).unwrap();
+    let flags = u16_at(&bytes, 6) as u16;
+    assert_ne!(flags & FLAG_ROTATION_REFERENCES, 0);
+    assert_eq!(flags & FLAG_COMPACT_REFERENCES, 0);
+    let reader = ClipReader::new(&bytes).unwrap();
+    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+    assert!(
+        decoded
+            .rotations
+            .iter()
+            .all(|q| q.is_finite() && (q.length() - 1.0).abs() < 1e-3)
+    );
+    let (bits_off, kinds) = reference_section(&bytes);
+    let refs_off = align4(bits_off + kinds.len().div_ceil(8));
+    let mut b = bytes.clone();
+    b[refs_off..refs_off + 4].fill(0);
+    assert!(
+        ClipReader::new(&resealed(b)).is_err(),
+        "zero reference accepted"
+    );
+    // Read as the compact layout, the same bytes are not a valid buffer.
+    let mut b = bytes;
+    b[6] |= FLAG_COMPACT_REFERENCES as u8;
+    assert!(
+        ClipReader::new(&resealed(b)).is_err(),
+        "read as 3-byte references"
+    );
 }

@@ -77,7 +77,6 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
             }
         }
         out.extend_from_slice(&bits);
-        pad4(&mut out);
         for (_, stored) in p.tracks.iter().filter_map(|t| t.reference) {
             out.extend(stored.map(|v| v as u8));
         }
@@ -188,7 +187,7 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     let flags = FLAG_METADATA
         | if p.wrap { FLAG_WRAP } else { 0 }
         | if referenced {
-            FLAG_ROTATION_REFERENCES
+            FLAG_ROTATION_REFERENCES | FLAG_COMPACT_REFERENCES
         } else {
             0
         }

@@ -14,7 +14,6 @@ mod search;
 use super::clip::RawClip;
 use super::metric;
 use super::runtime::ClipReader;
-use glam::Vec4;
 use serde::{Deserialize, Serialize};
 
 /// Samples per segment (the last segment absorbs a short remainder).
@@ -607,12 +606,24 @@ pub fn compress_all_raw(
     .0)
 }
 
-/// Bits a reference rotation costs in the buffer (four 8-bit components).
-const REFERENCE_BITS: u64 = 32;
+/// Bits a reference rotation costs in the buffer (three 8-bit components,
+/// [`FLAG_COMPACT_REFERENCES`]).
+///
+/// [`FLAG_COMPACT_REFERENCES`]: crate::anim::runtime::format::FLAG_COMPACT_REFERENCES
+const REFERENCE_BITS: u64 = 24;
 /// Mixes of frames measured at most for an additive clip (each one a compression; a mix that
-/// repeats an earlier one ends the rounds). On the 42 BVH clips relative to their first frame,
-/// one round left 4 clips larger than plain, three rounds 2 (`docs/BENCHMARKS.md`).
+/// repeats an earlier one, fails the check or is not smaller than the best buffer so far ends
+/// the rounds). On the 42 BVH clips relative to their first frame, one round left 4 clips
+/// larger than plain, three rounds 2 (`docs/BENCHMARKS.md`).
 const FRAME_MIX_ROUNDS: usize = 4;
+/// After the rounds, the polish: the mix once more for each margin, a reference kept only where
+/// it saves its own [`REFERENCE_BITS`] and the margin. A bone's bits move by hundreds between
+/// two measurements of nearly the same data (CMU 131_01: the same rotations in a frame turned
+/// by half a degree), so a reference that gains less than that is as likely a loss as a gain;
+/// each margin drops the references below it, and the smallest buffer is kept. Measured on the
+/// 67 real clips (`docs/BENCHMARKS.md`): with the early end of the rounds, as many compressions
+/// as the rounds alone took before, and smaller totals.
+const POLISH_MARGINS: [u64; 3] = [16, 48, 128];
 
 /// An additive clip's rotations each in the frame that costs the fewest bits. Relative to a base
 /// the clip leaves far behind (CMU 131_01's right thumb turns 160° away from its first frame),
@@ -625,9 +636,10 @@ const FRAME_MIX_ROUNDS: usize = 4;
 /// on the identity: its largest component is then w throughout, and the kept components move
 /// like the rotation itself). The clip is compressed with each frame for every bone, then once
 /// more with each bone in the frame its bits were fewest in (a reference costs
-/// [`REFERENCE_BITS`]), and the smallest buffer that passed the float64 check is returned
-/// (`none`, the buffer without references, when nothing is smaller). Additive clips only: a
-/// plain clip's output does not change.
+/// [`REFERENCE_BITS`]) while that finds smaller buffers, then with the [`POLISH_MARGINS`], and
+/// the smallest buffer that passed the float64 check is returned (`none`, the buffer without
+/// references, when nothing is smaller). Additive clips only: a plain clip's output does not
+/// change.
 ///
 /// [`FLAG_ROTATION_REFERENCES`]: crate::anim::runtime::format::FLAG_ROTATION_REFERENCES
 fn in_the_cheapest_frame(
@@ -642,8 +654,9 @@ fn in_the_cheapest_frame(
     if ns < 2 || add.base.num_samples == 0 {
         return Ok(none);
     }
-    // A reference near the identity leaves the frame as it is.
-    let useful = |r: glam::Quat| (Vec4::from(r).w.abs() < 1.0 - 1e-6).then_some(r);
+    // A reference that is stored as the identity leaves the frame as it is.
+    let useful =
+        |r: glam::Quat| (crate::anim::runtime::format::reference_encode3(r) != [0; 3]).then_some(r);
     let k = crate::anim::additive::base_sample_index(ns, clip.sample_rate, &add.base, 0);
     let base_frame: Vec<Option<glam::Quat>> = (0..nb)
         .map(|b| {
@@ -708,23 +721,36 @@ fn in_the_cheapest_frame(
     // the error budget along chains), so the mix is measured, its figures replace the ones it
     // was chosen on, and a changed choice is measured again.
     let mut tried: Vec<Vec<usize>> = Vec::new();
-    for _ in 0..FRAME_MIX_ROUNDS {
+    let margins = std::iter::repeat_n(0, FRAME_MIX_ROUNDS).chain(POLISH_MARGINS);
+    let mut rounds_over = false;
+    for (i, margin) in margins.enumerate() {
+        if i < FRAME_MIX_ROUNDS && rounds_over {
+            continue;
+        }
         let choice: Vec<usize> = cost
             .iter()
-            .map(|c| (0..3).min_by_key(|&f| c[f]).unwrap_or(0))
+            .map(|c| {
+                (0..3)
+                    .min_by_key(|&f| c[f].saturating_add(if f > 0 { margin } else { 0 }))
+                    .unwrap_or(0)
+            })
             .collect();
         if choice.iter().all(|&f| f == 0) || tried.contains(&choice) {
-            break;
+            rounds_over = true;
+            continue;
         }
         let mixed: Vec<Option<glam::Quat>> = (0..nb).map(|b| frames[choice[b]][b]).collect();
         let (c, passed) = attempt(clip, settings, limits, target, target, Mode::Search, &mixed)?;
         if !passed {
-            break;
+            rounds_over = true;
+            continue;
         }
         record(&mut cost, &c, &choice);
         tried.push(choice);
         if c.runtime_bytes < best.runtime_bytes {
             best = c;
+        } else {
+            rounds_over = true;
         }
     }
     Ok(best)

@@ -6,7 +6,7 @@ use crate::anim::additive::{AdditiveFormat, apply_f32};
 use crate::anim::clip::RawClip;
 use crate::anim::runtime::format::{
     DROPPED_NONE, DROPPED_PER_SEGMENT, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
-    QROT_RANGE, q16_decode, q16_encode, reference_decode, reference_encode, rot_range_decode,
+    QROT_RANGE, q16_decode, q16_encode, reference_decode3, reference_encode3, rot_range_decode,
     rot_range_encode,
 };
 use crate::anim::runtime::quant::{self, kept_components, rebuild_rotation};
@@ -103,7 +103,7 @@ pub struct Track {
     /// the runtime decodes it.
     ///
     /// [`FLAG_ROTATION_REFERENCES`]: crate::anim::runtime::format::FLAG_ROTATION_REFERENCES
-    pub reference: Option<(Quat, [i8; 4])>,
+    pub reference: Option<(Quat, [i8; 3])>,
 }
 
 pub struct Prepared<'a> {
@@ -704,8 +704,8 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
                     // The reference as the runtime decodes it, and the rotations relative to it.
                     let reference = if k == 0 {
                         p.references.get(b).copied().flatten().and_then(|r| {
-                            let stored = reference_encode(r);
-                            reference_decode(stored).map(|d| (d, stored))
+                            let stored = reference_encode3(r);
+                            reference_decode3(stored).map(|d| (d, stored))
                         })
                     } else {
                         None

@@ -77,11 +77,17 @@ pub const FLAG_ROTATION_REFERENCES: u16 = 1 << 4;
 /// The metadata ends with a float32 per bone: the clip file's own error threshold for it (ACL's
 /// per-track `precision`), 0 for none, so a decompressed clip keeps its per-bone settings.
 pub const FLAG_BONE_PRECISIONS: u16 = 1 << 5;
+/// With [`FLAG_ROTATION_REFERENCES`] only: each reference is 3 bytes ([`reference_decode3`]:
+/// x, y, z, with w ≥ 0 rebuilt) and follows the reference bits without padding. Bit 4 alone
+/// is the first layout (4 bytes each, [`reference_decode`]), which readers still accept; a new
+/// flag rather than a reinterpretation, so an older reader refuses such a buffer.
+pub const FLAG_COMPACT_REFERENCES: u16 = 1 << 6;
 pub const KNOWN_FLAGS: u16 = FLAG_WRAP
     | FLAG_METADATA
     | FLAG_ADDITIVE_MASK
     | FLAG_ROTATION_REFERENCES
-    | FLAG_BONE_PRECISIONS;
+    | FLAG_BONE_PRECISIONS
+    | FLAG_COMPACT_REFERENCES;
 
 /// Scale of a reference rotation's 8-bit signed components.
 const REFERENCE_SCALE: f32 = 127.0;
@@ -100,6 +106,30 @@ pub fn reference_decode(v: [i8; 4]) -> Option<glam::Quat> {
     let q = glam::Vec4::from_array(v.map(|c| c as f32 / REFERENCE_SCALE));
     let len = q.length();
     (len > 0.97 && len < 1.03).then(|| glam::Quat::from_vec4(q / len))
+}
+
+/// Largest length of a compact reference's x, y, z a reader accepts: a real one is a unit
+/// quaternion's, within 3·½/127 of its rounding (0.7%).
+const COMPACT_REFERENCE_MAX_LEN: f32 = 1.03;
+
+/// A reference rotation as stored with [`FLAG_COMPACT_REFERENCES`]: x, y, z of the quaternion
+/// with w ≥ 0 (q and −q are the same rotation), in 8-bit signed fixed point; w is rebuilt.
+pub fn reference_encode3(q: glam::Quat) -> [i8; 3] {
+    let q = if q.w < 0.0 { -q } else { q };
+    [q.x, q.y, q.z].map(|v| (v.clamp(-1.0, 1.0) * REFERENCE_SCALE).round() as i8)
+}
+
+/// The rotation a compact reference stands for: w = √(1 − |xyz|²) (0 when the rounded x, y, z
+/// are a little longer than 1), normalized; `None` when x, y, z are too long to belong to a unit
+/// quaternion (a hostile buffer).
+pub fn reference_decode3(v: [i8; 3]) -> Option<glam::Quat> {
+    let xyz = glam::Vec3::from_array(v.map(|c| c as f32 / REFERENCE_SCALE));
+    let len2 = xyz.length_squared();
+    if len2 > COMPACT_REFERENCE_MAX_LEN * COMPACT_REFERENCE_MAX_LEN {
+        return None;
+    }
+    let q = xyz.extend((1.0 - len2).max(0.0).sqrt());
+    Some(glam::Quat::from_vec4(q / q.length()))
 }
 
 /// Sub-track kinds, two bits each in a bone descriptor byte.
@@ -258,6 +288,31 @@ mod tests {
             let (min, ext) = rot_range_decode(mq, eq);
             prop_assert!(min <= lo && min + ext >= hi, "{lo} {hi}: {min} {ext}");
             prop_assert!(lo - min <= 4e-5 && (min + ext) - hi <= 7e-5, "{lo} {hi}: {min} {ext}");
+        }
+
+        /// A compact reference decodes to a unit quaternion near the rotation it was made from
+        /// (q or −q); every 3 bytes either decode to a unit quaternion or are refused
+        /// for being too long.
+        #[test]
+        fn compact_references_stand_for_their_rotation(
+            x in -1.0f32..=1.0, y in -1.0f32..=1.0, z in -1.0f32..=1.0, w in -1.0f32..=1.0,
+            raw in any::<[i8; 3]>(),
+        ) {
+            let v = glam::Vec4::new(x, y, z, w);
+            prop_assume!(v.length() > 0.1);
+            let q = glam::Quat::from_vec4(v.normalize());
+            let d = reference_decode3(reference_encode3(q)).expect("a real reference is accepted");
+            prop_assert!((d.length() - 1.0).abs() < 1e-5);
+            // w is rebuilt from x, y, z: coarse near a half turn (w near 0), where x, y, z's
+            // rounding moves it most.
+            let angle = (2.0 * d.dot(q).abs().min(1.0).acos()).to_degrees();
+            let limit = if q.w.abs() >= 0.3 { 3.0 } else { 15.0 };
+            prop_assert!(angle < limit, "{q} -> {d}: {angle}°");
+            let xyz = glam::Vec3::from_array(raw.map(|c| c as f32 / 127.0));
+            match reference_decode3(raw) {
+                Some(d) => prop_assert!((d.length() - 1.0).abs() < 1e-5),
+                None => prop_assert!(xyz.length() > 1.0),
+            }
         }
 
         #[test]

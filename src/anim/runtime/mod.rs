@@ -241,6 +241,11 @@ impl<'a> ClipReader<'a> {
         if flags & FLAG_METADATA == 0 {
             return corrupt("metadata section missing (names, hierarchy, bind pose)");
         }
+        if flags & FLAG_COMPACT_REFERENCES != 0 && flags & FLAG_ROTATION_REFERENCES == 0 {
+            return corrupt(
+                "flags: compact reference rotations (bit 6) without references (bit 4)",
+            );
+        }
         let runtime_size = u32_at(buf, 16) as usize;
         if runtime_size > len || runtime_size < HEADER_SIZE + TAIL_PADDING {
             return corrupt(format!(
@@ -396,11 +401,15 @@ impl<'a> ClipReader<'a> {
             c.pos = align4(c.pos);
         }
         // Reference rotations: a bit per animated sub-track (set only on rotations), then each
-        // set track's reference.
+        // set track's reference: 3 bytes right after the bits (bit 6), or 4 bytes from the next
+        // multiple of 4 (bit 4 alone, the first layout).
         let mut references = Vec::new();
         if flags & FLAG_ROTATION_REFERENCES != 0 {
+            let compact_refs = flags & FLAG_COMPACT_REFERENCES != 0;
             let bits_off = c.take(num_animated.div_ceil(8))?;
-            c.pos = align4(c.pos);
+            if !compact_refs {
+                c.pos = align4(c.pos);
+            }
             references = vec![None; num_animated];
             for (a, &kind) in animated_kinds.iter().enumerate() {
                 if buf[bits_off + a / 8] >> (a % 8) & 1 == 0 {
@@ -411,9 +420,14 @@ impl<'a> ClipReader<'a> {
                         "animated sub-track {a} has a reference rotation but is not a rotation"
                     ));
                 }
-                let o = c.take(4)?;
-                let v: [i8; 4] = std::array::from_fn(|k| buf[o + k] as i8);
-                references[a] = Some(reference_decode(v).ok_or_else(|| {
+                let decoded = if compact_refs {
+                    let o = c.take(3)?;
+                    reference_decode3(std::array::from_fn(|k| buf[o + k] as i8))
+                } else {
+                    let o = c.take(4)?;
+                    reference_decode(std::array::from_fn(|k| buf[o + k] as i8))
+                };
+                references[a] = Some(decoded.ok_or_else(|| {
                     FormatError::Corrupt(format!(
                         "reference rotation of animated sub-track {a} is not a unit quaternion"
                     ))
