@@ -100,12 +100,13 @@ fn seeds_run_through_every_target() {
 }
 
 /// The committed `.cfa` seeds start the fuzzer inside every optional part of the format: an
-/// additive layer (flags bits 2-3), reference rotations (bit 4) and per-bone precisions (bit 5),
+/// additive layer (flags bits 2-3), reference rotations (bit 4, and bit 6's 3-byte layout) and
+/// per-bone precisions (bit 5),
 /// which compressing the plain sample clips at run time never makes.
 #[test]
 fn committed_cfa_seeds_cover_every_optional_section() {
     use clipforge::anim::runtime::format::{
-        FLAG_ADDITIVE_MASK, FLAG_BONE_PRECISIONS, FLAG_ROTATION_REFERENCES,
+        FLAG_ADDITIVE_MASK, FLAG_BONE_PRECISIONS, FLAG_COMPACT_REFERENCES, FLAG_ROTATION_REFERENCES,
     };
     let seeds: Vec<u16> = inputs("seeds")
         .iter()
@@ -121,6 +122,7 @@ fn committed_cfa_seeds_cover_every_optional_section() {
         (FLAG_ADDITIVE_MASK, "an additive layer"),
         (FLAG_ROTATION_REFERENCES, "reference rotations"),
         (FLAG_BONE_PRECISIONS, "per-bone precisions"),
+        (FLAG_COMPACT_REFERENCES, "3-byte reference rotations"),
     ] {
         assert!(
             seeds.iter().any(|f| f & flag != 0),
