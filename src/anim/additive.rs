@@ -555,18 +555,19 @@ pub fn combined_between_into(
     Ok(())
 }
 
-/// Blends inside an interval at which a piece of it is measured (as the compressor measures an
-/// additive clip over a one-sample base, `compress::ADDITIVE_BETWEEN_ALPHAS`).
-const PIECE_ALPHAS: [f64; 5] = [0.125, 0.25, 0.5, 0.75, 0.875];
+/// Blends at which every interval over a base of several samples is measured, whatever the base
+/// keys inside it: every 1/16 of the interval (the grid the check used before it followed the
+/// keys; kept so a piece between keys is never measured more sparsely than that).
+const GRID: usize = 16;
 
 /// Where the combined error of an additive clip over a base of several samples is measured
 /// between additive samples `s` and `s + 1`: the base is interpolated on its own timeline, so
 /// inside the interval it has a kink wherever a base key falls, and the combined error is smooth
-/// only between kinks. The interval is cut at those keys; every piece is measured as an interval
-/// over a one-sample base is (five points inside it), and so are both ends of every piece: the
-/// kinks, and the interval's own ends with the base interpolated there (which a game sees at the
-/// sample times, where the check at the samples takes ACL's nearest base key instead). Sorted
-/// blends in [0, 1]; `2 + 6·k + 5` of them for `k` base keys inside the interval.
+/// only between kinks. Measured: every kink; both ends of the interval with the base interpolated
+/// there (what a game sees at the sample times, where the check at the samples takes ACL's
+/// nearest base key instead); every 1/16 of the interval; and the midpoint of every piece
+/// between kinks, so a short piece is measured inside too. Sorted blends in [0, 1], duplicates
+/// removed.
 pub fn multi_base_blends(additive_samples: usize, rate: f32, base: &RawClip, s: usize) -> Vec<f64> {
     let x0 = base_position(additive_samples, rate, base, s as f32) as f64;
     let x1 = base_position(additive_samples, rate, base, (s + 1) as f32) as f64;
@@ -581,12 +582,12 @@ pub fn multi_base_blends(additive_samples: usize, rate: f32, base: &RawClip, s: 
         }
     }
     cuts.push(1.0);
-    let mut out = Vec::with_capacity(cuts.len() * 6);
-    for w in cuts.windows(2) {
-        out.push(w[0]);
-        out.extend(PIECE_ALPHAS.iter().map(|a| w[0] + a * (w[1] - w[0])));
-    }
-    out.push(1.0);
+    let mut out: Vec<f64> = (1..GRID).map(|j| j as f64 / GRID as f64).collect();
+    out.extend(cuts.iter().copied());
+    out.extend(cuts.windows(2).map(|w| 0.5 * (w[0] + w[1])));
+    out.sort_by(f64::total_cmp);
+    // Within float32 rounding (the blend the runtime gets) two points are one.
+    out.dedup_by(|a, b| (*a - *b).abs() < 1e-6);
     out
 }
 
@@ -650,22 +651,29 @@ mod tests {
         base.rotations = vec![Quat::IDENTITY; nb * 11];
         base.translations = vec![Vec3::ZERO; nb * 11];
         base.scales = vec![Vec3::ONE; nb * 11];
+        let grid: Vec<f64> = (1..16).map(|j| j as f64 / 16.0).collect();
         for s in 0..5 {
             let b = multi_base_blends(6, 30.0, &base, s);
-            assert!(b.windows(2).all(|w| w[0] <= w[1]), "{b:?}");
+            assert!(b.windows(2).all(|w| w[0] < w[1]), "{b:?}");
             assert_eq!((b[0], *b.last().unwrap()), (0.0, 1.0));
-            // Ends, the kink, and five points in each of the two pieces.
-            assert_eq!(b.len(), 13, "{b:?}");
-            assert!(b.iter().any(|&a| (a - 0.5).abs() < 1e-6), "{b:?}");
-            for piece in [(0.0, 0.5), (0.5, 1.0)] {
-                let inside = b
-                    .iter()
-                    .filter(|&&a| a > piece.0 + 1e-6 && a < piece.1 - 1e-6);
-                assert_eq!(inside.count(), 5, "{piece:?} {b:?}");
-            }
+            let has = |a: f64| b.iter().any(|&x| (x - a).abs() < 1e-6);
+            // The grid, the kink at 1/2 (on the grid), the ends and each piece's midpoint.
+            assert!(grid.iter().all(|&g| has(g)), "{b:?}");
+            assert!(has(0.25) && has(0.75), "{b:?}");
+            assert_eq!(b.len(), 17, "{b:?}");
+        }
+        // A base of 4 under an additive of 6 (keys at additive 5/3 and 10/3): the interval from
+        // sample 1 has its key at 2/3, off the grid, measured with both pieces' midpoints.
+        base.num_samples = 4;
+        base.rotations.truncate(nb * 4);
+        base.translations.truncate(nb * 4);
+        base.scales.truncate(nb * 4);
+        let b = multi_base_blends(6, 30.0, &base, 1);
+        for a in [2.0 / 3.0, 1.0 / 3.0, 5.0 / 6.0] {
+            assert!(b.iter().any(|&x| (x - a).abs() < 1e-4), "{a} in {b:?}");
         }
         // A base of 3 under an additive of 11: base key 1 is at additive sample 5 exactly, so no
-        // interval has a key inside: its ends and five points.
+        // interval has a key inside: its ends, the grid and its midpoint (on the grid).
         base.num_samples = 3;
         base.rotations.truncate(nb * 3);
         base.translations.truncate(nb * 3);
@@ -673,7 +681,7 @@ mod tests {
         for s in [0, 3, 7, 9] {
             assert_eq!(
                 multi_base_blends(11, 30.0, &base, s).len(),
-                7,
+                17,
                 "interval {s}"
             );
         }
