@@ -379,6 +379,63 @@ pub fn measure_combined(
     Ok(measure_combined_weighted(raw, base, lossy, between, shells, None)?.0)
 }
 
+/// The buffers of one combined-pose measurement: the base pose, the two combined poses in object
+/// space and each bone's error (allocated once per clip, reused at every point).
+struct CombinedPoses {
+    base_pose: Vec<DTransform>,
+    raw: Vec<DTransform>,
+    lossy: Vec<DTransform>,
+    errors: Vec<f64>,
+}
+
+impl CombinedPoses {
+    fn new(nb: usize) -> Self {
+        let identity = DTransform {
+            rotation: DQuat::IDENTITY,
+            translation: DVec3::ZERO,
+            scale: DVec3::ONE,
+        };
+        Self {
+            base_pose: vec![identity; nb],
+            raw: vec![identity; nb],
+            lossy: vec![identity; nb],
+            errors: vec![0.0; nb],
+        }
+    }
+
+    /// Each bone's error between the raw and the lossy additive local poses applied to the base
+    /// local pose (`base_local`), composed down the hierarchy.
+    fn errors(
+        &mut self,
+        clip: &RawClip,
+        base: &AdditiveBase,
+        base_local: impl Fn(usize) -> DTransform,
+        raw_local: impl Fn(usize) -> DTransform,
+        lossy_local: impl Fn(usize) -> DTransform,
+        shells: &[f32],
+    ) -> &[f64] {
+        let (parents, fmt) = (&clip.skeleton.parents, base.format);
+        for (bone, bp) in self.base_pose.iter_mut().enumerate() {
+            *bp = base_local(bone);
+        }
+        let bp = &self.base_pose;
+        crate::anim::pose::local_to_object_with(
+            parents,
+            |bone| apply_f64(fmt, &bp[bone], &raw_local(bone)),
+            &mut self.raw,
+        );
+        crate::anim::pose::local_to_object_with(
+            parents,
+            |bone| apply_f64(fmt, &bp[bone], &lossy_local(bone)),
+            &mut self.lossy,
+        );
+        for (bone, e) in self.errors.iter_mut().enumerate() {
+            *e = metric::vertex_error(&self.raw[bone], &self.lossy[bone], shells[bone] as f64);
+        }
+        &self.errors
+    }
+}
+
 /// [`measure_combined`], and with `weights` (one per bone) the same figures with each bone's
 /// every error weighed by its own weight, as [`metric::measure_weighted`] does for a plain clip:
 /// per sample and per interval the largest weighed error over the bones, so a bone held to a
@@ -408,36 +465,21 @@ pub fn measure_combined_weighted(
     {
         return Err(format!("{} error weights for {nb} bones", w.len()));
     }
-    let parents = &raw.skeleton.parents;
-    let identity = DTransform {
-        rotation: DQuat::IDENTITY,
-        translation: DVec3::ZERO,
-        scale: DVec3::ONE,
-    };
-    let mut a = vec![identity; nb];
-    let mut b = vec![identity; nb];
-    let mut base_pose = vec![identity; nb];
+    let mut scratch = CombinedPoses::new(nb);
     let mut stats = ErrorStats::new(nb, ns);
     let mut weighted = weights.map(|_| ErrorStats::new(nb, ns));
     let (mut sum, mut wsum) = (0.0, 0.0);
-    let fmt = base.format;
     for s in 0..ns {
         let k = base_sample_index(ns, raw.sample_rate, &base.base, s);
-        for (bone, bp) in base_pose.iter_mut().enumerate() {
-            *bp = local_f64(&base.base, bone, k);
-        }
-        crate::anim::pose::local_to_object_with(
-            parents,
-            |bone| apply_f64(fmt, &base_pose[bone], &local_f64(raw, bone, s)),
-            &mut a,
+        let errors = scratch.errors(
+            raw,
+            base,
+            |bone| local_f64(&base.base, bone, k),
+            |bone| local_f64(raw, bone, s),
+            |bone| local_f64(lossy, bone, s),
+            shells,
         );
-        crate::anim::pose::local_to_object_with(
-            parents,
-            |bone| apply_f64(fmt, &base_pose[bone], &local_f64(lossy, bone, s)),
-            &mut b,
-        );
-        for bone in 0..nb {
-            let e = metric::vertex_error(&a[bone], &b[bone], shells[bone] as f64);
+        for (bone, &e) in errors.iter().enumerate() {
             sum += e;
             stats.at_sample(s, bone, e);
             if let (Some(ws), Some(w)) = (&mut weighted, weights) {
@@ -511,41 +553,25 @@ pub fn combined_between_into(
     {
         return Err("error tables were not started at the samples".into());
     }
-    let parents = &raw.skeleton.parents;
-    let identity = DTransform {
-        rotation: DQuat::IDENTITY,
-        translation: DVec3::ZERO,
-        scale: DVec3::ONE,
-    };
-    let mut a = vec![identity; nb];
-    let mut b = vec![identity; nb];
-    let mut base_pose = vec![identity; nb];
-    let fmt = base.format;
+    let mut scratch = CombinedPoses::new(nb);
     for s in 0..intervals {
         let alpha = alpha_of(s);
         let pos = s as f32 + alpha as f32;
-        for (bone, bp) in base_pose.iter_mut().enumerate() {
-            *bp = base_between(ns, raw.sample_rate, &base.base, bone, pos);
-        }
-        crate::anim::pose::local_to_object_with(
-            parents,
+        let errors = scratch.errors(
+            raw,
+            base,
+            |bone| base_between(ns, raw.sample_rate, &base.base, bone, pos),
             |bone| {
-                let blended = metric::blend_local(
+                metric::blend_local(
                     &local_f64(raw, bone, s),
                     &local_f64(raw, bone, s + 1),
                     alpha,
-                );
-                apply_f64(fmt, &base_pose[bone], &blended)
+                )
             },
-            &mut a,
+            |bone| local_f64(poses, bone, s),
+            shells,
         );
-        crate::anim::pose::local_to_object_with(
-            parents,
-            |bone| apply_f64(fmt, &base_pose[bone], &local_f64(poses, bone, s)),
-            &mut b,
-        );
-        for bone in 0..nb {
-            let e = metric::vertex_error(&a[bone], &b[bone], shells[bone] as f64);
+        for (bone, &e) in errors.iter().enumerate() {
             stats.between(s, bone, e);
             if let (Some(ws), Some(w)) = (weighted.as_deref_mut(), weights) {
                 ws.between(s, bone, e * w[bone]);
