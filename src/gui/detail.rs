@@ -1,6 +1,6 @@
 //! Clip detail (the selected row): error over time with the threshold, error per bone (each
-//! bone's own threshold drawn over its bar), the per-bone threshold table saved into the clip
-//! folder's `clipforge.toml`, the skeleton viewer, and bit-rate histograms for the clip and the
+//! bone's own threshold drawn over its bar), the per-bone threshold table saved into the
+//! `clipforge.toml` that applies to the clip, the skeleton viewer, and bit-rate histograms for the clip and the
 //! whole batch.
 //!
 //! The view only shows: the clip is read and measured by a job of
@@ -352,7 +352,7 @@ impl DetailView {
     }
 
     /// The per-bone threshold table (collapsed by default): a threshold and a shell distance per
-    /// bone, saved into the clip folder's `clipforge.toml`.
+    /// bone, saved into the `clipforge.toml` that applies to the clip ([`BoneTable::file`]).
     /// `room`: the column's height; returns whether the table is open (it then takes the room
     /// of the error plots).
     fn bone_table_ui(&mut self, ui: &mut egui::Ui, key: &RowKey, room: f32) -> bool {
