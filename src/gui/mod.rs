@@ -450,7 +450,9 @@ impl AppState {
         let Some(clip) = self.drop.pending_clip.clone() else {
             return Vec::new();
         };
-        if self.jobs.scan_job.is_some() {
+        // The rows must show the scan's files first: a drop that looked for the clip in rows
+        // not yet rebuilt would say it is absent and give up.
+        if self.jobs.scan_job.is_some() || self.library.rows_pending() {
             return Vec::new();
         }
         let canon = clip.canonicalize().unwrap_or_else(|_| clip.clone());

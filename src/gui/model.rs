@@ -258,6 +258,11 @@ impl Library {
         self.mark_dirty_now();
     }
 
+    /// The table's rows wait for a full rebuild (the files changed since the last one).
+    pub fn rows_pending(&self) -> bool {
+        self.dirty
+    }
+
     /// Forces a rebuild on the next frame.
     pub fn mark_dirty_now(&mut self) {
         self.dirty = true;
