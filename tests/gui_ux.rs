@@ -434,6 +434,14 @@ fn a_kept_side_stays_kept_when_compress_all_runs_again() {
             .error_threshold_cm,
         0.01
     );
+    // Reopened, the comparison starts from what the clip has now: A is the kept Crowd preset
+    // (not the tab's Default), B the tab's.
+    h.state_mut().handle(Command::ComparePresets(key.clone()));
+    h.run_steps(2);
+    let ab = &h.state().ab;
+    assert!(ab.open);
+    assert_eq!(ab.a.settings().settings.error_threshold, 0.1);
+    assert_eq!(ab.b.settings().settings.error_threshold, 0.01);
 }
 
 fn compress_all(h: &mut Harness<'_, AppState>) {

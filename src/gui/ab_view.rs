@@ -98,6 +98,7 @@ impl AbView {
         root: &Path,
         bone_names: Vec<String>,
         current: &SettingsState,
+        compressed_with_cm: Option<f32>,
     ) {
         self.cancel();
         self.job = None;
@@ -107,7 +108,18 @@ impl AbView {
             preset: current.preset,
             custom_cm: current.error_threshold_cm,
         };
-        self.b.preset = if current.preset == Preset::Crowd {
+        // A clip compressed with another threshold than the tab's (a kept side, a folder's
+        // clipforge.toml): A starts at what it has now, the preset of that threshold or Custom.
+        if let Some(t) = compressed_with_cm.filter(|&t| t != current.error_threshold_cm) {
+            self.a = AbChoice {
+                preset: Preset::ALL
+                    .into_iter()
+                    .find(|p| p.values().is_some_and(|(v, _)| v == t))
+                    .unwrap_or(Preset::Custom),
+                custom_cm: t,
+            };
+        }
+        self.b.preset = if self.a.preset == Preset::Crowd {
             Preset::Default
         } else {
             Preset::Crowd

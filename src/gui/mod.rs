@@ -511,7 +511,8 @@ impl AppState {
         }
     }
 
-    /// Opens the A/B window for a clip: A is the Clips tab's settings, B another preset.
+    /// Opens the A/B window for a clip: A is what the clip was compressed with (else the Clips
+    /// tab's settings), B another preset.
     fn open_ab(&mut self, key: &RowKey) {
         let root = self
             .library
@@ -526,8 +527,20 @@ impl AppState {
             .filter(|d| d.key == *key)
             .map(|d| d.names.clone())
             .unwrap_or_default();
-        self.ab
-            .open_for(key.clone(), &root, names, &self.persisted.settings);
+        // What the clip was compressed with, when it has a result.
+        let compressed_with = self
+            .library
+            .row(key)
+            .and_then(|r| r.good_report())
+            .and_then(|p| p.settings.as_ref())
+            .map(|s| s.error_threshold_cm);
+        self.ab.open_for(
+            key.clone(),
+            &root,
+            names,
+            &self.persisted.settings,
+            compressed_with,
+        );
     }
 
     /// A side kept in the A/B window: its row shows the kept report (in the generation of the
