@@ -45,6 +45,34 @@ fn harness(input: &Path, output: &Path) -> Harness<'static, AppState> {
         .build_ui_state(|ui, s: &mut AppState| s.ui(ui), AppState::new(p))
 }
 
+/// The named clips in a fresh input folder, the app opened on it (and an empty output folder)
+/// and scanned.
+fn scanned_named_clips() -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    Harness<'static, AppState>,
+) {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    (input, out, h)
+}
+
+/// The key of the row labelled `label`.
+fn key_of(h: &Harness<'_, AppState>, label: &str) -> RowKey {
+    h.state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == label)
+        .unwrap()
+        .key
+        .clone()
+}
+
 /// Steps frames until no scan, inspection or detail load runs (bounded).
 fn wait_idle(h: &mut Harness<'_, AppState>) {
     for _ in 0..6000 {
@@ -119,12 +147,7 @@ fn drop_paths(h: &mut Harness<'_, AppState>, paths: &[PathBuf]) {
 
 #[test]
 fn a_regex_filter_shows_the_matching_rows_and_a_bad_one_says_why() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_named_clips(input.path());
-    let mut h = harness(input.path(), out.path());
-    h.state_mut().handle(Command::Scan);
-    wait_idle(&mut h);
+    let (_input, _out, mut h) = scanned_named_clips();
     assert_eq!(h.state().library.view.len(), 5);
 
     // Metacharacters: a regex (2 of 5 rows), and the count says so.
@@ -281,21 +304,8 @@ fn a_source_folder_dropped_on_the_headers_tab_becomes_its_root_and_filters_by_re
 
 #[test]
 fn compare_presets_runs_in_the_background_and_keeps_only_the_chosen_side() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_named_clips(input.path());
-    let mut h = harness(input.path(), out.path());
-    h.state_mut().handle(Command::Scan);
-    wait_idle(&mut h);
-    let key = h
-        .state()
-        .library
-        .rows
-        .iter()
-        .find(|r| r.label == "hero_walk")
-        .unwrap()
-        .key
-        .clone();
+    let (_input, out, mut h) = scanned_named_clips();
+    let key = key_of(&h, "hero_walk");
     h.state_mut().handle(Command::OpenClip {
         key: key.clone(),
         add: false,
@@ -361,22 +371,9 @@ fn row_when(
 
 #[test]
 fn a_kept_side_stays_kept_when_compress_all_runs_again() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_named_clips(input.path());
-    let mut h = harness(input.path(), out.path());
-    h.state_mut().handle(Command::Scan);
-    wait_idle(&mut h);
+    let (_input, out, mut h) = scanned_named_clips();
     compress_all(&mut h);
-    let key = h
-        .state()
-        .library
-        .rows
-        .iter()
-        .find(|r| r.label == "hero_walk")
-        .unwrap()
-        .key
-        .clone();
+    let key = key_of(&h, "hero_walk");
     let kept = out.path().join("hero_walk.cfa");
     let a_file = std::fs::read(&kept).unwrap();
     h.state_mut().handle(Command::OpenClip {
@@ -452,12 +449,7 @@ fn compress_all(h: &mut Harness<'_, AppState>) {
 
 #[test]
 fn clicking_a_point_of_a_library_chart_opens_that_clip() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_named_clips(input.path());
-    let mut h = harness(input.path(), out.path());
-    h.state_mut().handle(Command::Scan);
-    wait_idle(&mut h);
+    let (_input, _out, mut h) = scanned_named_clips();
     compress_all(&mut h);
     assert!(h.state().detail.selected.is_none());
     h.state_mut().persisted.tab = Tab::Charts;

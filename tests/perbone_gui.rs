@@ -14,6 +14,18 @@ use common::gui::{harness, wait_idle};
 use eframe::egui;
 use egui_kittest::kittest::Queryable;
 
+/// In the open clip's detail: opens the per-bone table, types 0.001 cm for `l_finger` and saves.
+fn save_finger_threshold(h: &mut egui_kittest::Harness<'_, AppState>) {
+    h.get_by_label("Per-bone thresholds").click();
+    h.run();
+    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger");
+    f.focus();
+    f.type_text("0.001");
+    h.run();
+    h.get_by_label("Save to clipforge.toml").click();
+    h.run();
+}
+
 #[test]
 fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
     let input = tempfile::tempdir().unwrap();
@@ -47,14 +59,7 @@ fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
     h.get_by_label("clip_00").click();
     wait_idle(&mut h);
 
-    h.get_by_label("Per-bone thresholds").click();
-    h.run();
-    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger");
-    f.focus();
-    f.type_text("0.001");
-    h.run();
-    h.get_by_label("Save to clipforge.toml").click();
-    h.run();
+    save_finger_threshold(&mut h);
     let file = input.path().join(FILE_NAME);
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with("error_threshold = 0.02\n"), "{text}");
@@ -147,14 +152,7 @@ fn a_bone_table_saves_into_the_parent_file_that_applies() {
     }
     h.get_by_label("clip_00").click();
     wait_idle(&mut h);
-    h.get_by_label("Per-bone thresholds").click();
-    h.run();
-    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger");
-    f.focus();
-    f.type_text("0.001");
-    h.run();
-    h.get_by_label("Save to clipforge.toml").click();
-    h.run();
+    save_finger_threshold(&mut h);
     assert!(
         !sub.join(FILE_NAME).exists(),
         "a new file took the parent's place"

@@ -395,11 +395,7 @@ impl ClipsView {
                             });
                             // Red when over the threshold the clip was compressed with
                             // (a folder's clipforge.toml may set it), as its status says.
-                            let held_to = p
-                                .settings
-                                .as_ref()
-                                .map_or(threshold as f32, |s| s.error_threshold_cm);
-                            let txt = if p.over_threshold(held_to) {
+                            let txt = if p.over_threshold(p.held_to_cm(threshold as f32)) {
                                 txt.color(ui.visuals().error_fg_color)
                             } else {
                                 txt

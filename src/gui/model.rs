@@ -598,10 +598,7 @@ fn status_of(
 /// The threshold a result was held to: the one it was compressed with (a `clipforge.toml`'s,
 /// a kept A/B side's), else the tab's.
 fn threshold_of(r: &StoredResult, settings: &CompressionSettings) -> f32 {
-    r.report
-        .settings
-        .as_ref()
-        .map_or(settings.error_threshold, |s| s.error_threshold_cm)
+    r.report.held_to_cm(settings.error_threshold)
 }
 
 /// Footer totals over every row that has a report.

@@ -129,6 +129,14 @@ impl ClipReport {
         }
     }
 
+    /// The threshold (cm) the clip was compressed with (a folder's `clipforge.toml`, a kept A/B
+    /// side), else `default_cm` (a row without recorded settings).
+    pub fn held_to_cm(&self, default_cm: f32) -> f32 {
+        self.settings
+            .as_ref()
+            .map_or(default_cm, |s| s.error_threshold_cm)
+    }
+
     /// Whether the row's error is over what it was held to: `threshold_cm` for a clip, each
     /// track's own precision for a scalar track list.
     pub fn over_threshold(&self, threshold_cm: f32) -> bool {
