@@ -1,7 +1,7 @@
 //! The `clipforge` command line. With no arguments it opens the desktop app.
 
 use clap::{Parser, Subcommand};
-use clipforge::pipeline::cli;
+use clipforge::cli::compress as cli;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -18,7 +18,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Profile #include usage of a C/C++ tree (Header Hero's report, compiler-accurate).
-    Headers(Box<clipforge::headers::cli::HeadersArgs>),
+    Headers(Box<clipforge::cli::headers::HeadersArgs>),
     /// Compress clip files or folders (recursively) into OUTDIR, one .cfa per clip, with a report.
     Compress(cli::CompressArgs),
     /// Describe a compressed clip (.cfa); with --raw, measure its error against the original.
@@ -30,19 +30,19 @@ enum Command {
     /// Watch a folder and compress clips as they appear or change (runs until killed).
     Watch(cli::WatchArgs),
     /// Codec lab: the uniform codec, key reduction and a sorted key stream measured side by side.
-    Lab(clipforge::pipeline::lab::LabArgs),
+    Lab(clipforge::cli::lab::LabArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Headers(args)) => clipforge::headers::cli::run(&args),
+        Some(Command::Headers(args)) => clipforge::cli::headers::run(&args),
         Some(Command::Compress(args)) => cli::run_compress(&args),
         Some(Command::Inspect(args)) => cli::run_inspect(&args),
         Some(Command::Decompress(args)) => cli::run_decompress(&args),
         Some(Command::Convert(args)) => cli::run_convert(&args),
         Some(Command::Watch(args)) => cli::run_watch(&args),
-        Some(Command::Lab(args)) => clipforge::pipeline::lab::run(&args),
+        Some(Command::Lab(args)) => clipforge::cli::lab::run(&args),
         None => open_app(),
     }
 }

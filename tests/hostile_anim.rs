@@ -264,9 +264,9 @@ fn fifos_and_devices_are_refused_without_hanging() {
     assert_refused(&o, "FIFO");
     let cfa = d.join("x.cfa");
     mkfifo(&cfa);
-    let e = clipforge::anim::runtime::read_cfa_file(&cfa).unwrap_err();
+    let e = clipforge::anim::limits::read_cfa_file(&cfa).unwrap_err();
     assert!(e.to_string().contains("FIFO"), "{e}");
-    let e = clipforge::anim::runtime::read_cfa_file(Path::new("/dev/zero")).unwrap_err();
+    let e = clipforge::anim::limits::read_cfa_file(Path::new("/dev/zero")).unwrap_err();
     assert!(e.to_string().contains("character device"), "{e}");
 
     // glTF buffers: a FIFO next to the file, /dev/stdin, /dev/zero.
@@ -601,7 +601,7 @@ fn cfa_fields_the_format_does_not_allow_are_refused_even_with_a_valid_checksum()
     for (name, buf) in cfa_samples() {
         let l = layout(&buf);
         let reader = ClipReader::new(&buf).unwrap();
-        reader.check_memory_budget().unwrap();
+        clipforge::anim::limits::CheckMemoryBudget::check_memory_budget(&reader).unwrap();
         assert!(ClipReader::new(&patched(&buf, 22, &16u16.to_le_bytes())).is_ok());
         refused(
             &patched(&buf, 22, &17u16.to_le_bytes()),

@@ -1,0 +1,227 @@
+//! Writes the `.cfa` buffer (layout in `docs/FORMAT.md`).
+
+use super::prepare::Prepared;
+use super::search::SegmentChoice;
+use crate::clip::RawClip;
+use crate::runtime::format::*;
+use crate::runtime::quant::{Dequant, MAX_BITS, RAW_BITS};
+use crate::skeleton::NO_PARENT;
+
+fn put_u16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+fn put_f32(out: &mut Vec<u8>, v: f32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    // Names longer than 65535 bytes are cut at a character boundary.
+    let mut end = s.len().min(u16::MAX as usize);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    put_u16(out, end as u16);
+    out.extend_from_slice(&s.as_bytes()[..end]);
+}
+fn pad4(out: &mut Vec<u8>) {
+    while !out.len().is_multiple_of(4) {
+        out.push(0);
+    }
+}
+
+/// Returns the buffer and the size of its runtime part.
+pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
+    let nb = p.num_bones;
+    let multi = p.num_segments > 1;
+    let mut out = vec![0u8; HEADER_SIZE];
+    for b in 0..nb {
+        out.push(pack_descriptor(p.kinds[b], p.dropped[b]));
+    }
+    pad4(&mut out);
+    for c in &p.constants {
+        for &v in c {
+            put_f32(&mut out, v);
+        }
+    }
+    if let Some((min, ext)) = p.qbox {
+        for &v in min.iter().chain(&ext) {
+            put_f32(&mut out, v);
+        }
+    }
+    for q in &p.qconstants {
+        for &v in q {
+            put_u16(&mut out, v);
+        }
+    }
+    pad4(&mut out);
+    for t in &p.tracks {
+        if t.kind == 0 {
+            for &v in &t.rot_range_q {
+                put_u16(&mut out, v);
+            }
+        } else {
+            for &v in t.clip_min.iter().chain(&t.clip_ext) {
+                put_f32(&mut out, v);
+            }
+        }
+    }
+    pad4(&mut out);
+    let referenced = p.tracks.iter().any(|t| t.reference.is_some());
+    if referenced {
+        let mut bits = vec![0u8; p.tracks.len().div_ceil(8)];
+        for (a, t) in p.tracks.iter().enumerate() {
+            if t.reference.is_some() {
+                bits[a / 8] |= 1 << (a % 8);
+            }
+        }
+        out.extend_from_slice(&bits);
+        for (_, stored) in p.tracks.iter().filter_map(|t| t.reference) {
+            out.extend(stored.map(|v| v as u8));
+        }
+        pad4(&mut out);
+    }
+    let seg_headers = out.len();
+    out.resize(out.len() + 12 * p.num_segments, 0);
+    for (s, choice) in choices.iter().enumerate() {
+        let (start, len) = p.segment_span(s);
+        let widths_off = out.len();
+        for w in &choice.widths {
+            debug_assert!(w.iter().all(|&x| x <= MAX_BITS || x == RAW_BITS));
+            put_u16(&mut out, pack_widths(*w));
+        }
+        if multi {
+            for r in &choice.ranges {
+                out.extend_from_slice(r);
+            }
+        }
+        for t in p.tracks.iter().filter(|t| t.per_segment_dropped) {
+            out.push(t.dropped[s]);
+        }
+        pad4(&mut out);
+        let data_off = out.len();
+        let none = |t: &super::prepare::Track| {
+            t.kind == 0 && t.per_segment_dropped && t.dropped[s] == DROPPED_NONE
+        };
+        let bits: u32 = choice
+            .widths
+            .iter()
+            .map(|w| w[0] + w[1] + w[2])
+            .sum::<u32>()
+            + p.tracks.iter().filter(|t| none(t)).count() as u32 * DROPPED_NONE_BITS as u32;
+        let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
+            .map(|k| super::search::dequants(p, k, &choice.ranges[k], choice.widths[k]))
+            .collect();
+        let mut w = BitWriter::default();
+        for i in start..start + len {
+            for (k, t) in p.tracks.iter().enumerate() {
+                for c in 0..3 {
+                    let width = choice.widths[k][c];
+                    let q = if width == RAW_BITS {
+                        t.values[i][c].to_bits()
+                    } else {
+                        dqs[k][c].quantize(t.values[i][c], width)
+                    };
+                    w.write(q, width);
+                }
+                if none(t) {
+                    w.write(t.w[i].to_bits(), DROPPED_NONE_BITS as u32);
+                }
+            }
+        }
+        out.extend_from_slice(&w.finish());
+        pad4(&mut out);
+        let h = seg_headers + 12 * s;
+        out[h..h + 4].copy_from_slice(&(widths_off as u32).to_le_bytes());
+        out[h + 4..h + 8].copy_from_slice(&(data_off as u32).to_le_bytes());
+        out[h + 8..h + 12].copy_from_slice(&bits.to_le_bytes());
+    }
+    out.extend_from_slice(&[0u8; TAIL_PADDING]);
+    let runtime_size = out.len();
+    // Metadata: what a tool needs to rebuild a clip file (names, hierarchy, bind pose).
+    put_u32(&mut out, p.num_samples as u32);
+    put_str(&mut out, &clip.name);
+    let sk = &clip.skeleton;
+    for b in 0..nb {
+        put_str(&mut out, &sk.names[b]);
+        put_u16(
+            &mut out,
+            if sk.parents[b] == NO_PARENT {
+                NO_PARENT_U16
+            } else {
+                sk.parents[b] as u16
+            },
+        );
+        put_f32(&mut out, p.shells[b]);
+        for v in sk.bind_rotations[b].to_array() {
+            put_f32(&mut out, v);
+        }
+        for v in sk.bind_translations[b]
+            .to_array()
+            .into_iter()
+            .chain(sk.bind_scales[b].to_array())
+        {
+            put_f32(&mut out, v);
+        }
+    }
+    // The clip file's own per-bone thresholds, when it has any.
+    let precisions = sk.precisions.iter().any(Option::is_some);
+    if precisions {
+        for p in &sk.precisions {
+            put_f32(&mut out, p.unwrap_or(0.0));
+        }
+    }
+    // Header.
+    let total = out.len();
+    out[0..4].copy_from_slice(&MAGIC);
+    // Every buffer is written in the current layout (16-bit rotation clip ranges).
+    let version = VERSION;
+    out[4..6].copy_from_slice(&version.to_le_bytes());
+    let additive: u16 = match p.clip.additive.as_ref().map(|a| a.format) {
+        None => 0,
+        Some(crate::additive::AdditiveFormat::Relative) => 1,
+        Some(crate::additive::AdditiveFormat::Additive0) => 2,
+        Some(crate::additive::AdditiveFormat::Additive1) => 3,
+    };
+    let flags = FLAG_METADATA
+        | if p.wrap { FLAG_WRAP } else { 0 }
+        | if referenced {
+            FLAG_ROTATION_REFERENCES | FLAG_COMPACT_REFERENCES
+        } else {
+            0
+        }
+        | if precisions { FLAG_BONE_PRECISIONS } else { 0 }
+        | (additive << crate::runtime::format::FLAG_ADDITIVE_SHIFT);
+    out[6..8].copy_from_slice(&flags.to_le_bytes());
+    out[12..16].copy_from_slice(&(total as u32).to_le_bytes());
+    out[16..20].copy_from_slice(&(runtime_size as u32).to_le_bytes());
+    out[20..22].copy_from_slice(&(nb as u16).to_le_bytes());
+    out[22..24].copy_from_slice(&(p.segment_size as u16).to_le_bytes());
+    out[24..28].copy_from_slice(&(p.num_stored as u32).to_le_bytes());
+    out[28..32].copy_from_slice(&clip.sample_rate.to_le_bytes());
+    out[32..36].copy_from_slice(&(p.num_segments as u32).to_le_bytes());
+    out[36..40].copy_from_slice(&(p.constants.len() as u32).to_le_bytes());
+    out[40..44].copy_from_slice(&(p.tracks.len() as u32).to_le_bytes());
+    out[44..48].copy_from_slice(&(p.qconstants.len() as u32).to_le_bytes());
+    let crc = checksum(&out);
+    out[8..12].copy_from_slice(&crc.to_le_bytes());
+    (out, runtime_size)
+}
+
+/// Number of (component, segment) pairs at each bit width (index 32: raw float32).
+pub fn histogram(choices: &[SegmentChoice]) -> Vec<u32> {
+    let mut h = vec![0u32; MAX_BITS as usize + 1];
+    for c in choices {
+        for w in &c.widths {
+            for &x in w {
+                // Index 32 (raw float32) only exists when it is used.
+                if x as usize >= h.len() {
+                    h.resize(x as usize + 1, 0);
+                }
+                h[x as usize] += 1;
+            }
+        }
+    }
+    h
+}

@@ -1,0 +1,725 @@
+//! Per-segment bit-width search, aware of the hierarchy.
+//!
+//! Each animated sub-track gets a ladder of levels; a level fixes a quantization step and gives
+//! every component the fewest bits reaching it (components with a small range need fewer bits,
+//! where ACL uses one rate for all three). A level's error is measured in the bone's local
+//! space at its dominant shell distance. Errors add up along a chain (a parent's error moves
+//! every child), so with a budget B per chain the cheapest choice of levels is a tree dynamic
+//! program over discretised budgets. The additive bound is pessimistic, so the budget is then
+//! scaled up as far as the real object-space error (decoded exactly as the runtime decodes)
+//! allows. That scaling stops when the worst chain meets the target and leaves slack on the
+//! others, so a greedy pass then makes each track coarser, leaves first (by levels, then by
+//! one bit of one component), while the real error of the bones it moves stays within the
+//! target (`SegmentCtx::refine`; 6 % of the bytes on ACL's regression clips, 6 % on the BVH
+//! clips). With per-bone thresholds every error is weighed by its bone's weight
+//! (`Prepared::weights`; levers by the bones they move), so the one target stands for each
+//! bone's own threshold.
+
+use super::prepare::{Prepared, Xf, rotation_lever, vertex_error};
+use crate::pose::Compose;
+use crate::runtime::quant::{Dequant, MAX_BITS, RAW_BITS, SEGMENT_RANGE_STEPS};
+use crate::skeleton::NO_PARENT;
+use glam::Vec3A;
+
+/// The search aims this fraction under the target: it measures in float32, the final check in float64.
+pub const SEARCH_SAFETY: f32 = 0.99;
+/// Budget buckets of the dynamic program.
+const BUCKETS: usize = 48;
+const INF: u32 = u32::MAX / 4;
+/// The largest chain budget tried, as a multiple of the target.
+const MAX_BUDGET_MULTIPLIER: f32 = 8.0;
+
+/// The segment's decisions for every animated sub-track.
+pub struct SegmentChoice {
+    /// 8-bit segment range inside the clip range: min x,y,z then extent x,y,z.
+    pub ranges: Vec<[u8; 6]>,
+    pub widths: Vec<[u32; 3]>,
+}
+
+struct Level {
+    widths: [u32; 3],
+    cost: u32,
+    err: f32,
+}
+
+fn segment_range(values: &[[f32; 3]], min: [f32; 3], ext: [f32; 3], multi: bool) -> [u8; 6] {
+    if !multi {
+        return [0, 0, 0, 255, 255, 255];
+    }
+    let mut r = [0u8; 6];
+    for c in 0..3 {
+        if ext[c] <= 0.0 {
+            continue;
+        }
+        let (mut lo, mut hi) = (f32::MAX, f32::MIN);
+        for v in values {
+            lo = lo.min(v[c]);
+            hi = hi.max(v[c]);
+        }
+        let nlo = ((lo - min[c]) / ext[c] * SEGMENT_RANGE_STEPS)
+            .floor()
+            .clamp(0.0, 255.0) as u8;
+        let nhi = ((hi - min[c]) / ext[c] * SEGMENT_RANGE_STEPS)
+            .ceil()
+            .clamp(nlo as f32, 255.0) as u8;
+        r[c] = nlo;
+        r[3 + c] = nhi - nlo;
+    }
+    r
+}
+
+/// The dequantizers of one track in one segment (the encoder writes with the same ones).
+pub(super) fn dequants(
+    p: &Prepared,
+    track: usize,
+    range: &[u8; 6],
+    widths: [u32; 3],
+) -> [Dequant; 3] {
+    let t = &p.tracks[track];
+    std::array::from_fn(|c| {
+        Dequant::new(
+            t.clip_min[c],
+            t.clip_ext[c],
+            range[c],
+            range[3 + c],
+            // A raw float32 component has no dequantizer (any one will do, it is not used).
+            widths[c].min(MAX_BITS),
+        )
+    })
+}
+
+/// Decoded value of a track's stored sample, exactly as the runtime computes it.
+#[inline(always)]
+fn decode_value(v: &[f32; 3], dq: &[Dequant; 3], widths: [u32; 3]) -> [f32; 3] {
+    std::array::from_fn(|c| {
+        if widths[c] == RAW_BITS {
+            v[c]
+        } else {
+            dq[c].value(dq[c].quantize(v[c], widths[c]))
+        }
+    })
+}
+
+/// The raw float32 level of a track: every component that varies over the clip is stored
+/// verbatim, so the decoded values are the values themselves (a component constant over the
+/// clip decodes exactly to its clip minimum with 0 bits).
+pub(super) fn raw_widths(p: &Prepared, track: usize) -> [u32; 3] {
+    let t = &p.tracks[track];
+    std::array::from_fn(|c| if t.clip_ext[c] > 0.0 { RAW_BITS } else { 0 })
+}
+
+struct SegmentCtx<'a> {
+    p: &'a Prepared<'a>,
+    seg: usize,
+    /// (stored sample, raw sample it must reproduce)
+    refs: Vec<(usize, usize)>,
+    ranges: Vec<[u8; 6]>,
+    levels: Vec<Vec<Level>>,
+    /// Animated tracks of each bone.
+    bone_tracks: Vec<Vec<usize>>,
+}
+
+/// Searches one segment; `start` is the budget multiplier to try first (the previous segment's
+/// result is a good guess). Returns the choice and the multiplier it used.
+pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (SegmentChoice, f32) {
+    let (start, len) = p.segment_span(seg);
+    let multi = p.num_segments > 1;
+    let mut refs: Vec<(usize, usize)> = (start..start + len).map(|i| (i, i)).collect();
+    if seg == 0 && p.wrap {
+        refs.push((0, p.num_samples - 1));
+    }
+    // Levers weighed by the bones each track moves (`Prepared::dominant_shells`).
+    let dom = p.dominant_shells(refs.iter().map(|r| r.1));
+    let ranges: Vec<[u8; 6]> = p
+        .tracks
+        .iter()
+        .map(|t| segment_range(&t.values[start..start + len], t.clip_min, t.clip_ext, multi))
+        .collect();
+    let mut bone_tracks = vec![Vec::new(); p.num_bones];
+    for (k, t) in p.tracks.iter().enumerate() {
+        bone_tracks[t.bone].push(k);
+    }
+    let levels = (0..p.tracks.len())
+        .map(|k| track_levels(p, k, seg, &ranges[k], &refs, &dom, len, target))
+        .collect();
+    let ctx = SegmentCtx {
+        p,
+        seg,
+        refs,
+        ranges,
+        levels,
+        bone_tracks,
+    };
+    let (widths, m) = ctx.best_allocation(target, start_m);
+    (
+        SegmentChoice {
+            ranges: ctx.ranges,
+            widths,
+        },
+        m,
+    )
+}
+
+/// The last resort for one segment: every animated component that varies over the clip stored
+/// as raw float32, so the segment's error is float32 rounding alone.
+pub fn raw_segment(p: &Prepared, seg: usize) -> SegmentChoice {
+    let (start, len) = p.segment_span(seg);
+    let multi = p.num_segments > 1;
+    SegmentChoice {
+        ranges: p
+            .tracks
+            .iter()
+            .map(|t| segment_range(&t.values[start..start + len], t.clip_min, t.clip_ext, multi))
+            .collect(),
+        widths: (0..p.tracks.len()).map(|k| raw_widths(p, k)).collect(),
+    }
+}
+
+/// The ladder of levels of one track in one segment, cheapest first, with each level's local error.
+#[allow(clippy::too_many_arguments)]
+fn track_levels(
+    p: &Prepared,
+    k: usize,
+    seg: usize,
+    range: &[u8; 6],
+    refs: &[(usize, usize)],
+    dom: &[f32],
+    len: usize,
+    target: f32,
+) -> Vec<Level> {
+    let t = &p.tracks[k];
+    let r: [f32; 3] =
+        std::array::from_fn(|c| t.clip_ext[c] * (range[3 + c] as f32 / SEGMENT_RANGE_STEPS));
+    let max_r = r.iter().cloned().fold(0.0f32, f32::max);
+    let translation_lever = p.parent_scale[t.bone] * p.chain_weights[t.bone];
+    let mut out: Vec<Level> = Vec::new();
+    let mut push = |widths: [u32; 3]| -> f32 {
+        let dq = dequants(p, k, range, widths);
+        let mut err = 0.0f32;
+        for &(i, j) in refs {
+            let d = decode_value(&t.values[i], &dq, widths);
+            let raw = p.raw_local(t.bone, j);
+            let e = match t.kind {
+                0 => rotation_lever(raw.r, t.rotation(d, seg, i)) * dom[t.bone],
+                1 => (Vec3A::from_array(d) - raw.t).length() * translation_lever,
+                _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
+            };
+            err = err.max(e);
+        }
+        out.push(Level {
+            widths,
+            cost: (widths[0] + widths[1] + widths[2]) * len as u32,
+            err,
+        });
+        err
+    };
+    if max_r <= 0.0 {
+        push([0, 0, 0]);
+        return out;
+    }
+    // Levels in half-octave steps of the quantization step. The dynamic program never uses a
+    // level whose error is above the largest budget it tries, so the ladder starts about there
+    // (from the error a step produces at this track's lever) rather than at "all 0 bits".
+    let lever = match t.kind {
+        0 => 2.0 * dom[t.bone],
+        1 => translation_lever,
+        _ => dom[t.bone],
+    }
+    .max(1e-6);
+    let coarsest_useful = -((MAX_BUDGET_MULTIPLIER * target) / lever).log2() - 1.0;
+    let mut level = (-max_r.log2() - 0.5).max(coarsest_useful.floor());
+    let mut last = [u32::MAX; 3];
+    loop {
+        let scale = level.exp2();
+        let widths: [u32; 3] = std::array::from_fn(|c| {
+            let x = r[c] * scale;
+            if x <= 1.0 {
+                0
+            } else {
+                ((x + 1.0).log2().ceil() as u32).min(MAX_BITS)
+            }
+        });
+        if widths != last {
+            last = widths;
+            let err = push(widths);
+            let saturated = (0..3).all(|c| r[c] <= 0.0 || widths[c] == MAX_BITS);
+            // Finer than the smallest budget bucket is never worth its bits.
+            if err <= target / (2.0 * BUCKETS as f32) {
+                break;
+            }
+            if saturated {
+                // 24 bits are not fine enough (a large range, or a low threshold): the raw
+                // float32 level is the one finer step left.
+                push(raw_widths(p, k));
+                break;
+            }
+        }
+        level += 0.5;
+    }
+    out
+}
+
+impl SegmentCtx<'_> {
+    /// Cheapest levels under a chain budget `budget` (tree dynamic program), or None.
+    fn allocate(&self, budget: f32) -> Option<Vec<usize>> {
+        let p = self.p;
+        let nb = p.num_bones;
+        let k1 = BUCKETS + 1;
+        let delta = budget / BUCKETS as f32;
+        let bucket = |e: f32| -> usize {
+            let j = (e / delta).ceil();
+            if j > BUCKETS as f32 {
+                usize::MAX
+            } else {
+                j as usize
+            }
+        };
+        // Per track: min cost and level for each budget bucket.
+        let mut track_best: Vec<Vec<(u32, u32)>> = Vec::with_capacity(self.levels.len());
+        for lv in &self.levels {
+            let mut best = vec![(INF, u32::MAX); k1];
+            for (li, l) in lv.iter().enumerate() {
+                let j = bucket(l.err);
+                if j < k1 && l.cost < best[j].0 {
+                    best[j] = (l.cost, li as u32);
+                }
+            }
+            for j in 1..k1 {
+                if best[j - 1].0 < best[j].0 {
+                    best[j] = best[j - 1];
+                }
+            }
+            track_best.push(best);
+        }
+        // Per bone: combine its tracks (min-plus convolution), remembering each split.
+        let mut bone_cost = vec![vec![INF; k1]; nb];
+        let mut bone_split: Vec<Vec<Vec<u8>>> = vec![Vec::new(); nb];
+        for b in 0..nb {
+            let jf = bucket(p.fixed_err[b]);
+            if jf >= k1 {
+                return None;
+            }
+            let mut cur = vec![INF; k1];
+            for c in cur.iter_mut().skip(jf) {
+                *c = 0;
+            }
+            for &k in &self.bone_tracks[b] {
+                let tb = &track_best[k];
+                let mut next = vec![INF; k1];
+                let mut split = vec![0u8; k1];
+                for j in 0..k1 {
+                    for i in 0..=j {
+                        let c = cur[j - i].saturating_add(tb[i].0);
+                        if c < next[j] {
+                            next[j] = c;
+                            split[j] = i as u8;
+                        }
+                    }
+                }
+                cur = next;
+                bone_split[b].push(split);
+            }
+            bone_cost[b] = cur;
+        }
+        // Tree: children first (they come after their parents), each child gets what its parent leaves.
+        // Bones without animated tracks only shift their children's table (O(K), not O(K²)).
+        let mut below: Vec<Option<Vec<u32>>> = vec![None; nb];
+        let mut subtree = vec![Vec::new(); nb];
+        let mut subtree_arg = vec![Vec::new(); nb];
+        for b in (0..nb).rev() {
+            let g = &bone_cost[b];
+            let mut f = vec![INF; k1];
+            let mut arg = vec![0u8; k1];
+            let h = below[b].take();
+            if self.bone_tracks[b].is_empty() {
+                // g is 0 from its fixed bucket on: f(r) = h(r - jf).
+                let jf = g.iter().position(|&c| c == 0).unwrap_or(k1);
+                for r in jf..k1 {
+                    f[r] = h.as_ref().map_or(0, |h| h[r - jf]);
+                    arg[r] = jf as u8;
+                }
+            } else if let Some(h) = &h {
+                for r in 0..k1 {
+                    for j in 0..=r {
+                        let c = g[j].saturating_add(h[r - j]);
+                        if c < f[r] {
+                            f[r] = c;
+                            arg[r] = j as u8;
+                        }
+                    }
+                }
+            } else {
+                for r in 0..k1 {
+                    f[r] = g[r];
+                    arg[r] = r as u8;
+                }
+            }
+            if let Some(par) = (p.parents[b] != NO_PARENT).then(|| p.parents[b] as usize) {
+                match &mut below[par] {
+                    Some(acc) => {
+                        for r in 0..k1 {
+                            acc[r] = acc[r].saturating_add(f[r]).min(INF);
+                        }
+                    }
+                    slot => *slot = Some(f.clone()),
+                }
+            }
+            subtree[b] = f;
+            subtree_arg[b] = arg;
+        }
+        // Walk down: each bone's remaining budget, then split its share over its tracks.
+        let mut remaining = vec![BUCKETS; nb];
+        let mut choice = vec![0usize; self.levels.len()];
+        for b in 0..nb {
+            if p.parents[b] != NO_PARENT {
+                let par = p.parents[b] as usize;
+                remaining[b] = remaining[par] - subtree_arg[par][remaining[par]] as usize;
+            } else if subtree[b][BUCKETS] >= INF {
+                return None;
+            }
+            let mut j = subtree_arg[b][remaining[b]] as usize;
+            for (ti, &k) in self.bone_tracks[b].iter().enumerate().rev() {
+                let i = bone_split[b][ti][j] as usize;
+                choice[k] = track_best[k][i].1 as usize;
+                if choice[k] == u32::MAX as usize {
+                    return None;
+                }
+                j -= i;
+            }
+        }
+        Some(choice)
+    }
+
+    /// Max object-space error of the segment with these levels, decoded as the runtime decodes.
+    fn real_error(&self, choice: &[usize]) -> f32 {
+        let p = self.p;
+        let nb = p.num_bones;
+        let mut local: Vec<Xf> = p.fixed.clone();
+        let mut obj: Vec<Xf> = p.fixed.clone();
+        let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
+            .map(|k| dequants(p, k, &self.ranges[k], self.levels[k][choice[k]].widths))
+            .collect();
+        let mut worst = 0.0f32;
+        for &(i, j) in &self.refs {
+            for (k, t) in p.tracks.iter().enumerate() {
+                let d = decode_value(&t.values[i], &dqs[k], self.levels[k][choice[k]].widths);
+                match t.kind {
+                    0 => local[t.bone].r = t.rotation(d, self.seg, i),
+                    1 => local[t.bone].t = Vec3A::from_array(d),
+                    _ => local[t.bone].s = Vec3A::from_array(d),
+                }
+            }
+            let raw = &p.raw_obj[j * nb..(j + 1) * nb];
+            for b in 0..nb {
+                let offset = self.root_offset(&local, b, j);
+                obj[b] = self.object(&local, &obj, b, j);
+                worst =
+                    worst.max(vertex_error(&raw[b], &obj[b], offset, p.shells[b]) * p.weights[b]);
+            }
+        }
+        worst
+    }
+
+    fn cost(&self, choice: &[usize]) -> u64 {
+        choice
+            .iter()
+            .enumerate()
+            .map(|(k, &l)| self.levels[k][l].cost as u64)
+            .sum()
+    }
+
+    /// Scales the chain budget as far as the real error allows and returns the cheapest passing choice.
+    fn best_allocation(&self, target: f32, start: f32) -> (Vec<[u32; 3]>, f32) {
+        let finest: Vec<usize> = self.levels.iter().map(|l| l.len() - 1).collect();
+        if self.levels.is_empty() {
+            return (Vec::new(), start);
+        }
+        let mut best: Option<(u64, Vec<usize>)> = None;
+        let mut consider = |c: Vec<usize>, this: &Self| -> bool {
+            if this.real_error(&c) <= target {
+                let cost = this.cost(&c);
+                if best.as_ref().is_none_or(|b| cost < b.0) {
+                    best = Some((cost, c));
+                }
+                true
+            } else {
+                false
+            }
+        };
+        let try_m = |m: f32, consider: &mut dyn FnMut(Vec<usize>, &Self) -> bool| -> bool {
+            match self.allocate(m * target) {
+                Some(c) => consider(c, self),
+                None => false,
+            }
+        };
+        // Grow the budget from `start` while the real error allows, shrink it while it does not,
+        // then bisect between the last pass and the first failure.
+        let step = 1.4f32;
+        let (mut lo, mut hi);
+        if try_m(start, &mut consider) {
+            lo = start;
+            hi = 0.0f32;
+            let mut m = start * step;
+            while m <= MAX_BUDGET_MULTIPLIER {
+                if try_m(m, &mut consider) {
+                    lo = m;
+                    m *= step;
+                } else {
+                    hi = m;
+                    break;
+                }
+            }
+        } else {
+            hi = start;
+            lo = 0.0;
+            let mut m = start / step;
+            for _ in 0..12 {
+                if try_m(m, &mut consider) {
+                    lo = m;
+                    break;
+                }
+                hi = m;
+                m /= step;
+            }
+        }
+        if lo > 0.0 && hi > 0.0 {
+            for _ in 0..2 {
+                let mid = (lo * hi).sqrt();
+                if try_m(mid, &mut consider) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+        }
+        match best {
+            Some((_, mut c)) => (self.refine(&mut c, target), lo.max(0.05)),
+            None => (
+                finest
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &l)| self.levels[k][l].widths)
+                    .collect(),
+                1.0,
+            ),
+        }
+    }
+
+    /// Greedy refinement after the dynamic program: its additive chain bound is scaled up until
+    /// the worst bone meets the target, which leaves slack on every other chain. Each track,
+    /// leaves first, is made coarser one level at a time, then one bit of one component at a
+    /// time, while the real error of every bone it moves (its subtree, at every sample of the
+    /// segment) stays within `target`. Only the subtree is measured again, so a trial costs
+    /// samples × subtree size. Returns the widths of every track.
+    fn refine(&self, choice: &mut [usize], target: f32) -> Vec<[u32; 3]> {
+        let p = self.p;
+        let nb = p.num_bones;
+        let mut cur: Vec<[u32; 3]> = choice
+            .iter()
+            .enumerate()
+            .map(|(k, &l)| self.levels[k][l].widths)
+            .collect();
+        // The subtree lists cost the sum of the depths; deep synthetic hierarchies skip this.
+        if !p.exact_dominant_shells || nb == 0 {
+            return cur;
+        }
+        let mut subtree: Vec<Vec<u32>> = vec![Vec::new(); nb];
+        for b in 0..nb {
+            let mut a = b;
+            loop {
+                subtree[a].push(b as u32);
+                match p.parents[a] {
+                    NO_PARENT => break,
+                    q => a = q as usize,
+                }
+            }
+        }
+        let nr = self.refs.len();
+        // Decoded local transforms, object transforms and errors with the current choice.
+        let mut local: Vec<Xf> = Vec::with_capacity(nr * nb);
+        for &(i, _) in &self.refs {
+            let row = local.len();
+            local.extend_from_slice(&p.fixed);
+            for (k, t) in p.tracks.iter().enumerate() {
+                let dq = dequants(p, k, &self.ranges[k], cur[k]);
+                let d = decode_value(&t.values[i], &dq, cur[k]);
+                set_local(&mut local[row + t.bone], t, d, self.seg, i);
+            }
+        }
+        let mut obj: Vec<Xf> = local.clone();
+        for r in 0..nr {
+            for b in 0..nb {
+                let j = self.refs[r].1;
+                obj[r * nb + b] = self.object(&local[r * nb..(r + 1) * nb], &obj[r * nb..], b, j);
+            }
+        }
+        let mut err = vec![0.0f32; nr * nb];
+        for (r, &(_, j)) in self.refs.iter().enumerate() {
+            let row = r * nb;
+            for d in 0..nb {
+                let offset = self.root_offset(&local[row..row + nb], d, j);
+                err[row + d] =
+                    vertex_error(&p.raw_obj[j * nb + d], &obj[row + d], offset, p.shells[d])
+                        * p.weights[d];
+            }
+        }
+        let mut st = RefineState {
+            tmp: obj.clone(),
+            tmp_err: err.clone(),
+            local,
+            obj,
+            err,
+            new_local: vec![p.fixed[0]; nr],
+            order: Vec::with_capacity(nr),
+        };
+        for k in (0..p.tracks.len()).rev() {
+            let t = &p.tracks[k];
+            let moved = &subtree[t.bone];
+            while choice[k] > 0 {
+                let w = self.levels[k][choice[k] - 1].widths;
+                if !self.trial(&mut st, moved, k, w, target) {
+                    break;
+                }
+                choice[k] -= 1;
+                cur[k] = w;
+            }
+            // Then one bit of one component at a time (the ladder moves all three together).
+            if cur[k].contains(&RAW_BITS) {
+                continue;
+            }
+            for c in 0..3 {
+                while cur[k][c] > 0 {
+                    let mut w = cur[k];
+                    w[c] -= 1;
+                    if !self.trial(&mut st, moved, k, w, target) {
+                        break;
+                    }
+                    cur[k] = w;
+                }
+            }
+        }
+        cur
+    }
+
+    /// Tries widths `w` for track `k`: decodes it, recomputes the object transforms of the
+    /// bones it moves at every sample, and keeps the change (in `st`) when every error stays
+    /// within `target`.
+    fn trial(
+        &self,
+        st: &mut RefineState,
+        moved: &[u32],
+        k: usize,
+        w: [u32; 3],
+        target: f32,
+    ) -> bool {
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let t = &p.tracks[k];
+        let b = t.bone;
+        let dq = dequants(p, k, &self.ranges[k], w);
+        for (r, &(i, _)) in self.refs.iter().enumerate() {
+            let mut x = st.local[r * nb + b];
+            set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
+            st.new_local[r] = x;
+        }
+        // Samples where the moved bones are closest to the target first: a trial that fails
+        // (every track's last) usually fails on the first one measured.
+        st.order.clear();
+        st.order.extend((0..nr).map(|r| {
+            let worst = moved
+                .iter()
+                .map(|&d| st.err[r * nb + d as usize])
+                .fold(0.0f32, f32::max);
+            (worst, r)
+        }));
+        st.order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        for oi in 0..nr {
+            let r = st.order[oi].1;
+            let j = self.refs[r].1;
+            let row = r * nb;
+            let saved = st.local[row + b];
+            st.local[row + b] = st.new_local[r];
+            let mut ok = true;
+            for &d in moved {
+                let d = d as usize;
+                // Parents of the subtree's bones other than its top are in the subtree.
+                let parent_row: &[Xf] = if d == b {
+                    &st.obj[row..]
+                } else {
+                    &st.tmp[row..]
+                };
+                let x = self.object(&st.local[row..row + nb], parent_row, d, j);
+                st.tmp[row + d] = x;
+                let offset = self.root_offset(&st.local[row..row + nb], d, j);
+                let e =
+                    vertex_error(&p.raw_obj[j * nb + d], &x, offset, p.shells[d]) * p.weights[d];
+                st.tmp_err[row + d] = e;
+                if e > target {
+                    ok = false;
+                    break;
+                }
+            }
+            st.local[row + b] = saved;
+            if !ok {
+                return false;
+            }
+        }
+        for r in 0..nr {
+            let row = r * nb;
+            st.local[row + b] = st.new_local[r];
+            for &d in moved {
+                st.obj[row + d as usize] = st.tmp[row + d as usize];
+                st.err[row + d as usize] = st.tmp_err[row + d as usize];
+            }
+        }
+        true
+    }
+
+    /// Translation of the root of `d`'s tree, decoded minus raw, at raw sample `j` (roots keep
+    /// their translation out of the object transforms, as in [`Self::real_error`]).
+    #[inline(always)]
+    fn root_offset(&self, local: &[Xf], d: usize, j: usize) -> Vec3A {
+        let p = self.p;
+        let root = p.root_of[d];
+        p.combined(root, j, &local[root]).t - p.raw_root_translation(root, j)
+    }
+
+    /// Object transform of bone `b` from its decoded local transform and its parent's object
+    /// transform in `parent_row` (roots keep their translation out, as in [`Self::real_error`]).
+    #[inline(always)]
+    fn object(&self, local: &[Xf], parent_row: &[Xf], b: usize, j: usize) -> Xf {
+        // An additive clip's decoded value is applied to its base first (combined space).
+        let l = self.p.combined(b, j, &local[b]);
+        match self.p.parents[b] {
+            NO_PARENT => Xf {
+                r: l.r,
+                t: Vec3A::ZERO,
+                s: l.s,
+            },
+            q => Xf::compose(&parent_row[q as usize], &l),
+        }
+    }
+}
+
+/// What [`SegmentCtx::refine`] keeps per sample (row) and bone: decoded local and object
+/// transforms and errors, and a trial's scratch copies.
+struct RefineState {
+    local: Vec<Xf>,
+    obj: Vec<Xf>,
+    err: Vec<f32>,
+    tmp: Vec<Xf>,
+    tmp_err: Vec<f32>,
+    new_local: Vec<Xf>,
+    order: Vec<(f32, usize)>,
+}
+
+/// Sets the sub-track of `t` in a decoded local transform.
+#[inline(always)]
+fn set_local(x: &mut Xf, t: &super::prepare::Track, d: [f32; 3], seg: usize, i: usize) {
+    match t.kind {
+        0 => x.r = t.rotation(d, seg, i),
+        1 => x.t = Vec3A::from_array(d),
+        _ => x.s = Vec3A::from_array(d),
+    }
+}

@@ -1,0 +1,598 @@
+//! Importers and exporters: ACL's `.acl.sjson` clip format, BVH motion capture, glTF 2.0, FBX.
+//!
+//! - [`load_clips`] reads any supported file (dispatch on the file name, see [`ClipFormat`]);
+//!   [`load_clips_from_bytes`] does the same for data already in memory;
+//!   [`load_clips_with_warnings`] also returns non-fatal findings (e.g. extra BVH frames).
+//! - [`write_acl_clip`] / [`write_acl_clip_with`] write ACL's clip format (version 5).
+//!
+//! Conventions shared by the importers:
+//! - Units: clips are in centimetres (ACL's 0.01 cm error threshold assumes it). ACL files and
+//!   BVH are taken as they are; glTF (metres) is converted to centimetres, see [`gltf`]; FBX is
+//!   converted from its own unit and axis system to centimetres, Y-up, see [`fbx`].
+//! - Rotations are normalized with f64 arithmetic; a rotation already of unit length to f32
+//!   precision (|length − 1| ≤ 1e-6) keeps its exact bits, so write → read round-trips exactly.
+//! - Errors name the file, the line when the format has lines, and what is wrong. No input makes
+//!   an importer panic; panics of the gltf crate are caught without printing ([`catch_quietly`]).
+//! - Hostile input: files are read only when regular ([`clipforge_base::fsio::read_regular`]); before
+//!   allocating samples an importer estimates what import and compression of the clip need
+//!   ([`crate::limits::clip_memory_estimate`]; for glTF the sum over the file's animations
+//!   and keyframes) and refuses a clip over [`crate::limits::budget_for_input`] with an
+//!   error carrying [`crate::limits::OVER_BUDGET`] ([`ImportError::is_over_budget`]).
+
+pub mod acl;
+pub mod bvh;
+pub mod fbx;
+pub mod gltf;
+pub mod sjson;
+
+pub use acl::{AclWriteOptions, write_acl_additive_without_base, write_acl_clip_with};
+
+use super::clip::{ClipError, RawClip};
+use super::limits;
+use super::skeleton::{BoneDesc, Skeleton, SkeletonError};
+use glam::{Quat, Vec3};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// An import failure: which file, where (line, when the format has lines) and what is wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportError {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl ImportError {
+    pub fn new(path: &Path, line: Option<usize>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+impl ImportError {
+    /// True when the clip was refused for memory (its message carries [`limits::OVER_BUDGET`]),
+    /// so a report can say which limit was hit.
+    pub fn is_over_budget(&self) -> bool {
+        limits::is_over_budget(&self.message)
+    }
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{}: {}", self.path.display(), l, self.message),
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// Clip file formats we read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ClipFormat {
+    AclSjson,
+    Bvh,
+    Gltf,
+    Fbx,
+}
+
+impl ClipFormat {
+    /// Format from the file name (`.acl.sjson`, `.bvh`, `.gltf`, `.glb`, `.fbx`), case-insensitive.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+        if name.ends_with(".acl.sjson") {
+            Some(Self::AclSjson)
+        } else if name.ends_with(".bvh") {
+            Some(Self::Bvh)
+        } else if name.ends_with(".gltf") || name.ends_with(".glb") {
+            Some(Self::Gltf)
+        } else if name.ends_with(".fbx") {
+            Some(Self::Fbx)
+        } else {
+            None
+        }
+    }
+
+    /// True for the formats whose clips are sampled from keyframe curves at a rate the importer
+    /// chooses (FBX, glTF), so `--sample-rate` applies; ACL and BVH store their samples.
+    pub fn is_sampled_from_curves(self) -> bool {
+        matches!(self, Self::Gltf | Self::Fbx)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::AclSjson => "acl.sjson",
+            Self::Bvh => "bvh",
+            Self::Gltf => "gltf",
+            Self::Fbx => "fbx",
+        }
+    }
+}
+
+/// A non-fatal finding while importing (the clip loaded, but something was ignored).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportWarning {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for ImportWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(
+                f,
+                "warning: {}:{}: {}",
+                self.path.display(),
+                l,
+                self.message
+            ),
+            None => write!(f, "warning: {}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+/// Lowest and highest sampling rate accepted for `--sample-rate` ([`ImportOptions::sample_rate`]).
+pub const SAMPLE_RATE_RANGE: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
+
+/// How files are imported.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ImportOptions {
+    /// Sampling rate in Hz for the formats whose clips are sampled from curves (FBX, glTF), in
+    /// [`SAMPLE_RATE_RANGE`]; `None`: the file's own rate (FBX) or its keyframe grid's (glTF).
+    /// Formats that store samples (ACL, BVH) keep their own samples and rate: they are never
+    /// resampled.
+    pub sample_rate: Option<f64>,
+}
+
+impl ImportOptions {
+    /// True when these options change what a file of `format` imports to (the skip cache and the
+    /// report record them only then).
+    pub fn applies_to(&self, format: ClipFormat) -> bool {
+        self.sample_rate.is_some() && format.is_sampled_from_curves()
+    }
+}
+
+/// Checks a `--sample-rate` value: finite and within [`SAMPLE_RATE_RANGE`].
+pub fn check_sample_rate(hz: f64) -> Result<f64, String> {
+    if hz.is_finite() && SAMPLE_RATE_RANGE.contains(&hz) {
+        Ok(hz)
+    } else {
+        Err(format!(
+            "sample rate {hz} Hz is not supported (expected {}-{} Hz)",
+            SAMPLE_RATE_RANGE.start(),
+            SAMPLE_RATE_RANGE.end()
+        ))
+    }
+}
+
+/// Loads every clip in a file (glTF and FBX files may hold several animations; the others hold one).
+/// Warnings (see [`load_clips_with_warnings`]) are printed to stderr so nothing is dropped silently.
+pub fn load_clips(path: &Path) -> Result<Vec<RawClip>, ImportError> {
+    let (clips, warnings) = load_clips_with_warnings(path)?;
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    Ok(clips)
+}
+
+/// [`load_clips`], returning the warnings instead of printing them.
+pub fn load_clips_with_warnings(
+    path: &Path,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    load_clips_with_options(path, &ImportOptions::default())
+}
+
+/// [`load_clips_with_warnings`] with import options (e.g. `--sample-rate`).
+pub fn load_clips_with_options(
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    let format = format_of(path)?;
+    if format == ClipFormat::Gltf {
+        // External buffers (`.bin`) resolve inside the file's own folder.
+        return gltf::load_gltf_file_with_options(path, options);
+    }
+    if format == ClipFormat::Fbx {
+        return fbx::load_fbx_file_with_warnings(path, options);
+    }
+    let bytes = read_input(path)?;
+    load_bytes(&bytes, path, format, options)
+}
+
+/// Loads clips from bytes already in memory; `path` names the data in errors and picks the format
+/// (by extension). glTF files with external buffers cannot be read this way (use [`load_clips`]).
+pub fn load_clips_from_bytes(bytes: &[u8], path: &Path) -> Result<Vec<RawClip>, ImportError> {
+    let (clips, warnings) = load_clips_from_bytes_with_warnings(bytes, path)?;
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    Ok(clips)
+}
+
+/// [`load_clips_from_bytes`], returning the warnings instead of printing them.
+pub fn load_clips_from_bytes_with_warnings(
+    bytes: &[u8],
+    path: &Path,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    load_clips_from_bytes_with_options(bytes, path, &ImportOptions::default())
+}
+
+/// [`load_clips_from_bytes_with_warnings`] with import options (e.g. `--sample-rate`).
+pub fn load_clips_from_bytes_with_options(
+    bytes: &[u8],
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    let format = format_of(path)?;
+    load_bytes(bytes, path, format, options)
+}
+
+/// Reads a clip file: a regular file only (FIFOs, devices and sockets are refused without
+/// blocking, see [`clipforge_base::fsio::open_regular`]) and no larger than the memory budget.
+pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
+    clipforge_base::fsio::read_regular(path, limits::max_memory_bytes())
+        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))
+}
+
+fn format_of(path: &Path) -> Result<ClipFormat, ImportError> {
+    ClipFormat::from_path(path).ok_or_else(|| {
+        ImportError::new(
+            path,
+            None,
+            "unknown clip format: expected a file name ending in .acl.sjson, .bvh, .gltf, .glb or .fbx",
+        )
+    })
+}
+
+fn load_bytes(
+    bytes: &[u8],
+    path: &Path,
+    format: ClipFormat,
+    options: &ImportOptions,
+) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    // Said once here for every format: each parser alone would name the first thing it misses
+    // (e.g. "missing 'version = N'"), which sends the user looking for a typo in a file with no text.
+    if bytes.trim_ascii().is_empty() {
+        let message = if bytes.is_empty() {
+            "empty file"
+        } else {
+            "empty file (only whitespace)"
+        };
+        return Err(ImportError::new(path, None, message));
+    }
+    match format {
+        ClipFormat::AclSjson => {
+            let text = utf8(bytes, path)?;
+            acl::read_acl_clip(text, path).map(|c| (vec![c], Vec::new()))
+        }
+        ClipFormat::Bvh => bvh::read_bvh(bytes, path).map(|(c, w)| (vec![c], w)),
+        ClipFormat::Gltf => gltf::load_gltf_slice_with_options(bytes, path, options),
+        ClipFormat::Fbx => fbx::read_fbx(bytes, path, options),
+    }
+}
+
+fn utf8<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, ImportError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = 1 + bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        ImportError::new(path, Some(line), "file is not valid UTF-8 text")
+    })
+}
+
+/// Writes a clip in ACL's clip format (version 5, decimal floats that read back bit for bit;
+/// see [`write_acl_clip_with`] for hexadecimal binary-exact output).
+pub fn write_acl_clip(clip: &RawClip) -> String {
+    write_acl_clip_with(clip, &AclWriteOptions::default())
+}
+
+/// Rotation from f64 components (x, y, z, w): kept bit for bit when its f32 version already has
+/// unit length to f32 precision, else normalized in f64 and rounded to f32. Zero or non-finite
+/// input is returned as is for [`RawClip::new`] to refuse.
+pub(crate) fn quat_from_f64(q: [f64; 4]) -> Quat {
+    let q32 = Quat::from_xyzw(q[0] as f32, q[1] as f32, q[2] as f32, q[3] as f32);
+    let l32 = {
+        let [x, y, z, w] = q32.to_array().map(|c| c as f64);
+        (x * x + y * y + z * z + w * w).sqrt()
+    };
+    if (l32 - 1.0).abs() <= 1e-6 {
+        return q32;
+    }
+    let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+    if !(len.is_finite() && len > 1e-12) {
+        return q32;
+    }
+    Quat::from_xyzw(
+        (q[0] / len) as f32,
+        (q[1] / len) as f32,
+        (q[2] / len) as f32,
+        (q[3] / len) as f32,
+    )
+}
+
+/// Builds the clip with [`RawClip::new`] (which validates every value) and turns its error into an
+/// [`ImportError`] naming the file, and the line when `line_of(bone, sample, what)` knows it.
+/// The importer's rotations (normalized by [`quat_from_f64`]) are kept exactly afterwards.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_clip(
+    path: &Path,
+    name: String,
+    skeleton: Skeleton,
+    sample_rate: f32,
+    num_samples: usize,
+    rotations: Vec<Quat>,
+    translations: Vec<Vec3>,
+    scales: Vec<Vec3>,
+    line_of: &dyn Fn(usize, usize, &str) -> Option<usize>,
+) -> Result<RawClip, ImportError> {
+    let kept = rotations.clone();
+    match RawClip::new(
+        name,
+        skeleton.clone(),
+        sample_rate,
+        num_samples,
+        rotations,
+        translations,
+        scales,
+    ) {
+        Ok(mut clip) => {
+            clip.rotations = kept;
+            Ok(clip)
+        }
+        Err(e) => {
+            let line = match &e {
+                ClipError::NonFinite { bone, sample, what } => skeleton
+                    .names
+                    .iter()
+                    .position(|n| n == bone)
+                    .and_then(|b| line_of(b, *sample, what)),
+                ClipError::ZeroRotation { bone, sample } => skeleton
+                    .names
+                    .iter()
+                    .position(|n| n == bone)
+                    .and_then(|b| line_of(b, *sample, "rotation")),
+                _ => None,
+            };
+            Err(ImportError::new(
+                path,
+                line,
+                format!("invalid clip data: {e}"),
+            ))
+        }
+    }
+}
+
+/// [`Skeleton::from_ordered`], keeping the importer's bind rotations bit for bit when they are
+/// already unit length (the skeleton renormalizes with f32 arithmetic, which is not idempotent
+/// and would break exact write → read round trips).
+pub(crate) fn skeleton_ordered(descs: Vec<BoneDesc>) -> Result<Skeleton, SkeletonError> {
+    let kept: Vec<Quat> = descs.iter().map(|d| d.bind_rotation).collect();
+    let mut s = Skeleton::from_ordered(descs)?;
+    restore_bind_rotations(&mut s, |b| kept[b]);
+    Ok(s)
+}
+
+/// [`Skeleton::from_unordered`] with the same bind-rotation rule as [`skeleton_ordered`].
+pub(crate) fn skeleton_unordered(
+    descs: Vec<BoneDesc>,
+) -> Result<(Skeleton, Vec<usize>), SkeletonError> {
+    let kept: Vec<Quat> = descs.iter().map(|d| d.bind_rotation).collect();
+    let (mut s, order) = Skeleton::from_unordered(descs)?;
+    restore_bind_rotations(&mut s, |b| kept[order[b]]);
+    Ok((s, order))
+}
+
+fn restore_bind_rotations(s: &mut Skeleton, original: impl Fn(usize) -> Quat) {
+    for (b, r) in s.bind_rotations.iter_mut().enumerate() {
+        let q = original(b);
+        if q.is_finite() && (q.as_dquat().length() - 1.0).abs() <= 1e-6 {
+            *r = q;
+        }
+    }
+}
+
+pub use crate::limits::MAX_TOTAL_SAMPLES;
+
+/// Refuses, before anything is allocated for it, a clip whose bones × samples exceeds
+/// [`MAX_TOTAL_SAMPLES`] or whose import and compression would need more memory than an input of
+/// `input_len` bytes may use ([`limits::budget_for_input`]).
+pub(crate) fn check_size(
+    path: &Path,
+    line: Option<usize>,
+    bones: usize,
+    samples: usize,
+    input_len: usize,
+) -> Result<(), ImportError> {
+    if bones.saturating_mul(samples) > MAX_TOTAL_SAMPLES {
+        return Err(ImportError::new(
+            path,
+            line,
+            format!(
+                "{bones} bones x {samples} samples is more than the {MAX_TOTAL_SAMPLES} supported"
+            ),
+        ));
+    }
+    check_budget(
+        path,
+        line,
+        &format!("{bones} bones x {samples} samples"),
+        limits::clip_memory_estimate(bones, samples),
+        input_len,
+    )
+}
+
+/// Refuses `needed` bytes (what importing and compressing `what` takes) when it is over the
+/// budget of an input of `input_len` bytes; the message carries [`limits::OVER_BUDGET`].
+pub(crate) fn check_budget(
+    path: &Path,
+    line: Option<usize>,
+    what: &str,
+    needed: u64,
+    input_len: usize,
+) -> Result<(), ImportError> {
+    let budget = limits::budget_for_input(input_len as u64);
+    if needed > budget {
+        return Err(ImportError::new(
+            path,
+            line,
+            limits::over_budget_message(what, needed, budget),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `f`, turning a panic into `None` without printing anything: importers call
+/// dependencies (the gltf crate) that can panic on hostile data, and no panic text or backtrace
+/// may reach a user.
+///
+/// Silencing works through a thread-local flag read by a panic hook installed once per process
+/// that chains to the hook found at installation: swapping the process-wide hook around each
+/// call would race between rayon workers (one thread restoring the default hook while another
+/// is inside its call, or a real panic elsewhere being swallowed), whereas the flag only ever
+/// affects panics raised on the thread that set it, inside `f`.
+pub(crate) fn catch_quietly<T>(f: impl FnOnce() -> T) -> Option<T> {
+    use std::cell::Cell;
+    use std::sync::Once;
+    thread_local! {
+        static QUIET: Cell<bool> = const { Cell::new(false) };
+    }
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was = QUIET.with(|q| q.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was));
+    result.ok()
+}
+
+/// Clip name from a file name: the name without its format extension(s).
+pub(crate) fn file_stem(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lower = name.to_ascii_lowercase();
+    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb", ".fbx"] {
+        if lower.ends_with(ext) {
+            return name[..name.len() - ext.len()].to_string();
+        }
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_extension_is_a_clear_error() {
+        let e = load_clips(Path::new("clip.obj")).unwrap_err();
+        assert!(e.message.contains("unknown clip format"), "{e}");
+        let e = load_clips_from_bytes(b"", Path::new("x.txt")).unwrap_err();
+        assert!(e.message.contains("unknown clip format"), "{e}");
+    }
+
+    #[test]
+    fn missing_file_is_an_error_not_a_panic() {
+        let e = load_clips(Path::new("/nonexistent/dir/a.bvh")).unwrap_err();
+        assert!(e.message.contains("cannot read"), "{e}");
+        assert!(load_clips(Path::new("/nonexistent/dir/a.gltf")).is_err());
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        // Deterministic pseudo-random bytes, truncations of valid files, empty input.
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let valid_acl = write_acl_clip(&crate::generate::generate(&Default::default()));
+        let valid_bvh = "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+                         JOINT b\n{\nOFFSET 0 1 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 1 0\n}\n}\n}\n\
+                         MOTION\nFrames: 2\nFrame Time: 0.0333333\n0 0 0 0 0 0 1 2 3\n1 1 1 10 20 30 4 5 6\n";
+        for name in ["a.acl.sjson", "a.bvh", "a.gltf", "a.glb"] {
+            let p = Path::new(name);
+            assert!(
+                load_clips_from_bytes(b"", p).is_err(),
+                "{name}: empty file must be refused"
+            );
+            for len in [1usize, 7, 64, 1000] {
+                let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                let _ = load_clips_from_bytes(&bytes, p);
+            }
+            let text = if name.ends_with(".bvh") {
+                valid_bvh
+            } else {
+                valid_acl.as_str()
+            };
+            for cut in (0..text.len()).step_by(text.len() / 97 + 1) {
+                let _ = load_clips_from_bytes(&text.as_bytes()[..cut], p);
+            }
+        }
+        // Random byte mutations of valid files.
+        const ALPHABET: &[u8] = b" 0123456789.-e{}[]=,\"\n\rxXjJ/*";
+        for (name, text) in [("m.bvh", valid_bvh), ("m.acl.sjson", valid_acl.as_str())] {
+            for _ in 0..300 {
+                let mut bytes = text.as_bytes().to_vec();
+                for _ in 0..1 + next() % 4 {
+                    let at = next() as usize % bytes.len();
+                    bytes[at] = ALPHABET[next() as usize % ALPHABET.len()];
+                }
+                let _ = load_clips_from_bytes(&bytes, Path::new(name));
+            }
+        }
+        assert_eq!(
+            load_clips_from_bytes(valid_bvh.as_bytes(), Path::new("x.bvh"))
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn quiet_catch_turns_a_panic_into_none_and_keeps_the_hook_for_others() {
+        assert_eq!(catch_quietly(|| 7), Some(7));
+        assert_eq!(catch_quietly(|| -> i32 { panic!("hostile input") }), None);
+        // Nested and repeated calls restore the flag.
+        assert_eq!(
+            catch_quietly(|| catch_quietly(|| -> u8 { panic!("inner") })),
+            Some(None)
+        );
+        // Other threads' panics still reach the previous hook and are still caught as panics.
+        let r = std::thread::spawn(|| std::panic::catch_unwind(|| panic!("elsewhere"))).join();
+        assert!(r.unwrap().is_err());
+    }
+
+    #[test]
+    fn quat_from_f64_keeps_unit_f32_bits() {
+        let q = Quat::from_xyzw(0.1, 0.2, 0.3, 0.4).normalize();
+        let back = quat_from_f64(q.to_array().map(|c| c as f64));
+        assert_eq!(
+            back.to_array().map(f32::to_bits),
+            q.to_array().map(f32::to_bits)
+        );
+        let n = quat_from_f64([0.0, 0.0, 2.0, 0.0]);
+        assert_eq!(n, Quat::from_xyzw(0.0, 0.0, 1.0, 0.0));
+    }
+
+    #[test]
+    fn file_stem_strips_format_extension() {
+        assert_eq!(file_stem(Path::new("/a/b/09_02.acl.sjson")), "09_02");
+        assert_eq!(file_stem(Path::new("walk.BVH")), "walk");
+    }
+}

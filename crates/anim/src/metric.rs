@@ -1,0 +1,307 @@
+//! The error metric: object-space distance between raw and lossy virtual vertices placed at each
+//! bone's shell distance on its local X, Y and Z axes (ACL's qvv metric, the one
+//! `clip_eval.py` implements). Measured in float64 for reports; the compressor has its own
+//! float32 kernel for the search but always finishes with this measurement, at every sample and
+//! between samples (the raw clip interpolated the way the runtime interpolates: lerp, nlerp on
+//! the shorter arc). `docs/METRIC.md` explains it.
+
+use super::clip::RawClip;
+use glam::{DQuat, DVec3};
+use serde::{Deserialize, Serialize};
+
+/// Object-space transform in float64.
+#[derive(Clone, Copy, Debug)]
+pub struct DTransform {
+    pub rotation: DQuat,
+    pub translation: DVec3,
+    pub scale: DVec3,
+}
+
+/// Max, mean and where the worst error is, per bone and per sample.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorStats {
+    pub max: f64,
+    pub mean: f64,
+    pub worst_bone: usize,
+    pub worst_sample: usize,
+    /// Max error of each bone over every point measured.
+    pub per_bone_max: Vec<f64>,
+    /// Max error over all bones at each sample.
+    pub per_sample_max: Vec<f64>,
+    /// Max error at the stored samples alone (`max` also covers the points between samples
+    /// when they were measured).
+    #[serde(default)]
+    pub max_at_samples: f64,
+    /// Max error over all bones at the points measured between sample `i` and `i + 1` (empty
+    /// when only the samples were measured).
+    #[serde(default)]
+    pub per_interval_max: Vec<f64>,
+    /// The threshold each bone was held to, when bones have thresholds of their own (empty:
+    /// every bone had the one threshold of the settings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_bone_threshold: Vec<f32>,
+}
+
+/// Local transform of `bone` at `sample` in float64, rotation normalized.
+#[inline]
+pub(crate) fn local_f64(clip: &RawClip, bone: usize, sample: usize) -> DTransform {
+    let i = clip.index(bone, sample);
+    DTransform {
+        rotation: clip.rotations[i].as_dquat().normalize(),
+        translation: clip.translations[i].as_dvec3(),
+        scale: clip.scales[i].as_dvec3(),
+    }
+}
+
+/// Blends two local transforms the way the runtime does: lerp for translation and scale,
+/// nlerp on the shorter arc for the rotation.
+#[inline]
+pub fn blend_local(a: &DTransform, b: &DTransform, alpha: f64) -> DTransform {
+    let (qa, qb) = (a.rotation, b.rotation);
+    let qb = if qa.dot(qb) < 0.0 { -qb } else { qb };
+    let v = glam::DVec4::from(qa)
+        .lerp(glam::DVec4::from(qb), alpha)
+        .normalize();
+    DTransform {
+        rotation: DQuat::from_vec4(v),
+        translation: a.translation.lerp(b.translation, alpha),
+        scale: a.scale.lerp(b.scale, alpha),
+    }
+}
+
+impl crate::pose::Compose for DTransform {
+    #[inline]
+    fn compose(parent: &Self, local: &Self) -> Self {
+        DTransform {
+            rotation: (parent.rotation * local.rotation).normalize(),
+            translation: parent.rotation * (local.translation * parent.scale) + parent.translation,
+            scale: local.scale * parent.scale,
+        }
+    }
+}
+
+/// Appends the object-space transforms of one pose, given its local transforms in bone order.
+fn push_object_pose(
+    clip: &RawClip,
+    mut local: impl FnMut(usize) -> DTransform,
+    out: &mut Vec<DTransform>,
+) {
+    let base = out.len();
+    // Placeholders, each overwritten by the pass before it is read.
+    let identity = DTransform {
+        rotation: DQuat::IDENTITY,
+        translation: DVec3::ZERO,
+        scale: DVec3::ONE,
+    };
+    out.resize(base + clip.num_bones(), identity);
+    crate::pose::local_to_object_with(&clip.skeleton.parents, &mut local, &mut out[base..]);
+}
+
+/// Object-space transforms of every bone at every sample, `sample * bones + bone`.
+pub fn object_space_f64(clip: &RawClip) -> Vec<DTransform> {
+    let nb = clip.num_bones();
+    let mut out = Vec::with_capacity(nb * clip.num_samples);
+    for s in 0..clip.num_samples {
+        push_object_pose(clip, |b| local_f64(clip, b, s), &mut out);
+    }
+    out
+}
+
+/// Object-space transforms at `alpha` between every pair of consecutive samples (`num_samples −
+/// 1` poses, `interval * bones + bone`), the local transforms blended in float64 as the runtime
+/// blends them.
+pub fn object_space_f64_between(clip: &RawClip, alpha: f64) -> Vec<DTransform> {
+    let nb = clip.num_bones();
+    let intervals = clip.num_samples.saturating_sub(1);
+    let mut out = Vec::with_capacity(nb * intervals);
+    for s in 0..intervals {
+        push_object_pose(
+            clip,
+            |b| blend_local(&local_f64(clip, b, s), &local_f64(clip, b, s + 1), alpha),
+            &mut out,
+        );
+    }
+    out
+}
+
+/// Error at one bone: the largest distance between the raw and lossy images of the three
+/// virtual vertices `(d,0,0)`, `(0,d,0)`, `(0,0,d)`.
+#[inline]
+pub fn vertex_error(raw: &DTransform, lossy: &DTransform, shell_distance: f64) -> f64 {
+    let mut worst: f64 = 0.0;
+    for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+        let v = axis * shell_distance;
+        let a = raw.rotation * (v * raw.scale) + raw.translation;
+        let b = lossy.rotation * (v * lossy.scale) + lossy.translation;
+        worst = worst.max(a.distance(b));
+    }
+    worst
+}
+
+/// Measures `lossy` against `raw` (same skeleton and sample count) on every sample, with the
+/// raw clip's shell distances.
+pub fn measure(raw: &RawClip, lossy: &RawClip) -> Result<ErrorStats, String> {
+    measure_with_shells(raw, lossy, &raw.skeleton.shell_distances)
+}
+
+/// [`measure`] with explicit per-bone shell distances.
+pub fn measure_with_shells(
+    raw: &RawClip,
+    lossy: &RawClip,
+    shells: &[f32],
+) -> Result<ErrorStats, String> {
+    let mut stats = measure_with_between(raw, lossy, &[], shells)?;
+    // Only the samples were measured.
+    stats.per_interval_max = Vec::new();
+    Ok(stats)
+}
+
+/// The lossy clip between two samples: `poses` holds one pose per interval (`raw.num_samples −
+/// 1`, decoded as the runtime decodes at blend `alpha`), as a clip of that many samples.
+pub struct Between<'a> {
+    pub alpha: f64,
+    pub poses: &'a RawClip,
+}
+
+impl ErrorStats {
+    pub(crate) fn new(nb: usize, ns: usize) -> Self {
+        ErrorStats {
+            per_bone_max: vec![0.0; nb],
+            per_sample_max: vec![0.0; ns],
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    pub(crate) fn at_sample(&mut self, s: usize, bone: usize, e: f64) {
+        if e > self.per_bone_max[bone] {
+            self.per_bone_max[bone] = e;
+        }
+        if e > self.per_sample_max[s] {
+            self.per_sample_max[s] = e;
+        }
+        if e > self.max {
+            self.max = e;
+            self.worst_bone = bone;
+            self.worst_sample = s;
+        }
+    }
+
+    #[inline]
+    pub(crate) fn between(&mut self, s: usize, bone: usize, e: f64) {
+        if e > self.per_interval_max[s] {
+            self.per_interval_max[s] = e;
+        }
+        if e > self.per_bone_max[bone] {
+            self.per_bone_max[bone] = e;
+        }
+        if e > self.max {
+            self.max = e;
+            self.worst_bone = bone;
+            self.worst_sample = s;
+        }
+    }
+}
+
+/// [`measure_with_shells`] at every sample plus, for each of `between`, at its blend between
+/// every pair of consecutive samples, against the raw clip blended the same way in float64.
+/// `max`, `worst_bone` and `worst_sample` cover every point (a worst point between samples `i`
+/// and `i + 1` reports sample `i`); `max_at_samples` and `per_sample_max` the samples alone.
+pub fn measure_with_between(
+    raw: &RawClip,
+    lossy: &RawClip,
+    between: &[Between],
+    shells: &[f32],
+) -> Result<ErrorStats, String> {
+    Ok(measure_weighted(raw, lossy, between, shells, None)?.0)
+}
+
+/// [`measure_with_between`], and with `weights` the same figures with every error of bone `b`
+/// multiplied by `weights[b]` (errors on the scale of one common threshold when each bone has
+/// its own: the weight is that threshold over the bone's), measured in the same pass.
+pub fn measure_weighted(
+    raw: &RawClip,
+    lossy: &RawClip,
+    between: &[Between],
+    shells: &[f32],
+    weights: Option<&[f64]>,
+) -> Result<(ErrorStats, Option<ErrorStats>), String> {
+    if raw.num_bones() != lossy.num_bones() {
+        return Err(format!(
+            "bone counts differ: {} vs {}",
+            raw.num_bones(),
+            lossy.num_bones()
+        ));
+    }
+    if raw.num_samples != lossy.num_samples {
+        return Err(format!(
+            "sample counts differ: {} vs {}",
+            raw.num_samples, lossy.num_samples
+        ));
+    }
+    let nb = raw.num_bones();
+    let ns = raw.num_samples;
+    if shells.len() != nb {
+        return Err(format!("{} shell distances for {nb} bones", shells.len()));
+    }
+    if let Some(w) = weights
+        && w.len() != nb
+    {
+        return Err(format!("{} error weights for {nb} bones", w.len()));
+    }
+    let a = object_space_f64(raw);
+    let b = object_space_f64(lossy);
+    let mut stats = ErrorStats::new(nb, ns);
+    let mut weighted = weights.map(|_| ErrorStats::new(nb, ns));
+    let (mut sum, mut wsum) = (0.0, 0.0);
+    for s in 0..ns {
+        for bone in 0..nb {
+            let i = s * nb + bone;
+            let e = vertex_error(&a[i], &b[i], shells[bone] as f64);
+            sum += e;
+            stats.at_sample(s, bone, e);
+            if let (Some(ws), Some(w)) = (&mut weighted, weights) {
+                let e = e * w[bone];
+                wsum += e;
+                ws.at_sample(s, bone, e);
+            }
+        }
+    }
+    if nb * ns > 0 {
+        stats.mean = sum / (nb * ns) as f64;
+        if let Some(ws) = &mut weighted {
+            ws.mean = wsum / (nb * ns) as f64;
+        }
+    }
+    stats.max_at_samples = stats.max;
+    if let Some(ws) = &mut weighted {
+        ws.max_at_samples = ws.max;
+    }
+    let intervals = ns.saturating_sub(1);
+    stats.per_interval_max = vec![0.0; intervals];
+    if let Some(ws) = &mut weighted {
+        ws.per_interval_max = vec![0.0; intervals];
+    }
+    for bt in between {
+        if bt.poses.num_bones() != nb || bt.poses.num_samples != intervals {
+            return Err(format!(
+                "between-sample poses: {} bones x {} poses for {nb} bones x {intervals} intervals",
+                bt.poses.num_bones(),
+                bt.poses.num_samples
+            ));
+        }
+        let a = object_space_f64_between(raw, bt.alpha);
+        let b = object_space_f64(bt.poses);
+        for s in 0..intervals {
+            for bone in 0..nb {
+                let i = s * nb + bone;
+                let e = vertex_error(&a[i], &b[i], shells[bone] as f64);
+                stats.between(s, bone, e);
+                if let (Some(ws), Some(w)) = (&mut weighted, weights) {
+                    ws.between(s, bone, e * w[bone]);
+                }
+            }
+        }
+    }
+    Ok((stats, weighted))
+}

@@ -1,0 +1,175 @@
+//! Progress and cancellation shared by every background job: clip batches and pipelines
+//! (`clipforge_pipeline`) and header scans (`clipforge_headers`). One [`CancelToken`] type is the
+//! only way to stop a job; one [`Progress`] type carries it with the job's counters and the item
+//! (or phase) being worked on, so a UI polls every kind of job the same way. This module sits
+//! below both users (like [`crate::fsio`]): headers does not depend on pipeline.
+
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Shared cancellation flag: clones share it; set it from any thread and running jobs stop at
+/// their next check (a clip boundary, a translation unit) and write nothing partial.
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed)
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A job's counters, as [`Progress::done_total`] reads them.
+pub trait Counters {
+    /// (finished, total) work items.
+    fn done_total(&self) -> (u64, u64);
+}
+
+/// Live progress a UI or the CLI polls while a job runs on other threads: the job's counters
+/// (`C`, reached through `Deref`, so `progress.done_clips` reads a batch's), the current item or
+/// phase, and the job's [`CancelToken`].
+#[derive(Debug, Default)]
+pub struct Progress<C> {
+    counters: C,
+    cancel: CancelToken,
+    current: Mutex<String>,
+    current_start: Mutex<Option<std::time::Instant>>,
+}
+
+impl<C> Deref for Progress<C> {
+    type Target = C;
+    fn deref(&self) -> &C {
+        &self.counters
+    }
+}
+
+impl<C: Default> Progress<C> {
+    /// Progress whose [`Self::cancel`] is `cancel` (cancelling either stops the job).
+    pub fn with_cancel(cancel: CancelToken) -> Self {
+        Self {
+            cancel,
+            ..Self::default()
+        }
+    }
+}
+
+impl<C> Progress<C> {
+    pub fn counters(&self) -> &C {
+        &self.counters
+    }
+    /// The job's token (a clone: cancelling it cancels this job).
+    pub fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone()
+    }
+    pub fn cancel(&self) {
+        self.cancel.cancel()
+    }
+    pub fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+    /// What the job is doing now (a phase such as "checking files", or an item's name).
+    pub fn phase(&self) -> String {
+        self.current.lock().map(|g| g.clone()).unwrap_or_default()
+    }
+    pub fn set_phase(&self, phase: &str) {
+        let Ok(mut g) = self.current.lock() else {
+            return;
+        };
+        // CLIPFORGE_HEADERS_TIMING=1 prints how long each phase took (for benchmarking).
+        if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some()
+            && let Ok(mut t) = self.current_start.lock()
+        {
+            if let Some(start) = *t {
+                eprintln!(
+                    "[headers] {:<34} {:>8.3} s",
+                    *g,
+                    start.elapsed().as_secs_f64()
+                );
+            }
+            *t = Some(std::time::Instant::now());
+        }
+        phase.clone_into(&mut g);
+    }
+}
+
+impl<C: Counters> Progress<C> {
+    /// (finished, total) work items.
+    pub fn done_total(&self) -> (u64, u64) {
+        self.counters.done_total()
+    }
+}
+
+/// A clip batch's counters (`clipforge_pipeline::Progress`).
+///
+/// `total_clips` starts at the number of files and grows when a glTF file turns out to hold
+/// several animations. `done_clips` counts every finished row (compressed, failed, skipped or
+/// cancelled), so `done_clips == total_clips` at the end; `failed_clips` and `skipped_clips` are
+/// subsets of it.
+#[derive(Debug, Default)]
+pub struct ClipCounters {
+    pub total_clips: AtomicU64,
+    pub done_clips: AtomicU64,
+    pub failed_clips: AtomicU64,
+    pub skipped_clips: AtomicU64,
+    /// Raw bytes (10 float32 per bone per sample) of the clips finished so far.
+    pub raw_bytes_done: AtomicU64,
+}
+
+impl Counters for ClipCounters {
+    fn done_total(&self) -> (u64, u64) {
+        (
+            self.done_clips.load(Ordering::Relaxed),
+            self.total_clips.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// A header scan's counters (`clipforge_headers::Progress`): translation units.
+#[derive(Debug, Default)]
+pub struct ScanCounters {
+    pub tus_total: AtomicUsize,
+    pub tus_done: AtomicUsize,
+}
+
+impl Counters for ScanCounters {
+    fn done_total(&self) -> (u64, u64) {
+        (
+            self.tus_done.load(Ordering::Relaxed) as u64,
+            self.tus_total.load(Ordering::Relaxed) as u64,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_clones_share_the_flag_and_progress_shares_its_token() {
+        let t = CancelToken::new();
+        let p: Progress<ClipCounters> = Progress::with_cancel(t.clone());
+        assert!(!p.cancelled());
+        t.clone().cancel();
+        assert!(t.is_cancelled());
+        assert!(p.cancelled());
+        let q: Progress<ScanCounters> = Progress::default();
+        q.cancel();
+        assert!(q.cancel_token().is_cancelled());
+    }
+
+    #[test]
+    fn counters_through_deref() {
+        let p: Progress<ScanCounters> = Progress::default();
+        p.tus_total.store(4, Ordering::Relaxed);
+        p.tus_done.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(p.done_total(), (1, 4));
+        p.set_phase("checking files");
+        assert_eq!(p.phase(), "checking files");
+    }
+}

@@ -1,0 +1,327 @@
+//! The skip cache: `.clipforge-cache.json` in the output root, one entry per input file (keyed by
+//! its path relative to the scanned root, `/`-separated), holding the input content hash, the
+//! settings + codec key, the outputs made (with their sizes) and the report rows. A clip is
+//! skipped when all of it matches and every output is still there with its recorded size.
+//! Written atomically; a missing or unreadable cache is an empty one (everything recompresses).
+
+use super::report::ClipReport;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::hash::Hasher;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const CACHE_VERSION: u32 = 1;
+
+/// A larger cache file is ignored (everything recompresses) rather than read: about 2 KB per
+/// input, so 1 GiB is far beyond any real tree.
+const MAX_CACHE_FILE_BYTES: u64 = 1 << 30;
+
+/// One output file of an input.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CachedOutput {
+    /// Relative to the output root, `/`-separated.
+    pub path: String,
+    pub file_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheEntry {
+    /// Content hash of the input file; empty when the entry only tracks outputs (never "up to date").
+    pub input_hash: String,
+    /// [`super::settings_key`] of the run that made the outputs.
+    pub settings_key: String,
+    /// Output base (relative, without extension) the outputs were named from.
+    #[serde(default)]
+    pub base: String,
+    pub outputs: Vec<CachedOutput>,
+    pub reports: Vec<ClipReport>,
+    /// Canonical input root the key is relative to. The watcher only ever deletes outputs of
+    /// entries made from the folder it watches.
+    #[serde(default)]
+    pub input_root: String,
+}
+
+impl CacheEntry {
+    /// Every output exists with the size recorded (and there is at least one).
+    /// Same input content, same settings and codec, same output base, outputs unchanged: the
+    /// skip cache's rule for "nothing to do".
+    pub fn is_up_to_date(
+        &self,
+        input_hash: &str,
+        settings_key: &str,
+        base: &Path,
+        output_root: &Path,
+    ) -> bool {
+        self.input_hash == input_hash && self.matches_run(settings_key, base, output_root)
+    }
+
+    /// [`Self::is_up_to_date`] without the input's hash: what can be checked before reading it.
+    pub fn matches_run(&self, settings_key: &str, base: &Path, output_root: &Path) -> bool {
+        !self.input_hash.is_empty()
+            && self.settings_key == settings_key
+            && self.base == cache_key(base)
+            && self.outputs_intact(output_root)
+            && !self.mixes_units()
+    }
+
+    /// A scalar track list's row recorded before such rows had their own `scalar` errors (its
+    /// `*_cm` fields held the tracks' units): compressed again to get a report that does not.
+    fn mixes_units(&self) -> bool {
+        self.reports
+            .iter()
+            .any(|r| r.format == super::report::SCALAR_LIST_FORMAT && r.scalar.is_none())
+    }
+
+    /// The recorded rows as rows of a skipped file.
+    pub fn skipped_rows(&self, input: &Path) -> Vec<ClipReport> {
+        self.reports
+            .iter()
+            .map(|r| ClipReport {
+                skipped: true,
+                input: input.display().to_string(),
+                ..r.clone()
+            })
+            .collect()
+    }
+
+    pub fn outputs_intact(&self, output_root: &Path) -> bool {
+        !self.outputs.is_empty()
+            && self.outputs.iter().all(|o| {
+                std::fs::metadata(output_root.join(&o.path))
+                    .is_ok_and(|m| m.is_file() && m.len() == o.file_bytes)
+            })
+    }
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct CacheFile<E> {
+    version: u32,
+    entries: BTreeMap<String, E>,
+}
+
+/// The in-memory cache, shared by the worker threads.
+#[derive(Default, Debug)]
+pub struct SkipCache {
+    entries: Mutex<BTreeMap<String, CacheEntry>>,
+    dirty: AtomicBool,
+}
+
+/// Content hash of a file: SipHash-2-4 (fixed keys) and CRC-32 of the bytes plus their length.
+pub fn content_hash(bytes: &[u8]) -> String {
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new();
+    h.write(bytes);
+    format!(
+        "{:016x}{:08x}-{}",
+        h.finish(),
+        crc32fast::hash(bytes),
+        bytes.len()
+    )
+}
+
+/// The skip cache's hash of an input: its content hash, plus, for a text `.gltf`, the hash of
+/// each external buffer file it names (`buffers[].uri`), because the animation data lives there:
+/// a re-exported `.bin` beside an unchanged `.gltf` must recompress. A missing or unreadable
+/// buffer, or one that is not a regular file, hashes as "missing" (the import then fails and
+/// reports it).
+pub fn input_hash(path: &Path, content: &[u8]) -> String {
+    let mut hash = content_hash(content);
+    for buffer in gltf_external_buffers(path, content) {
+        hash.push('+');
+        // A regular file of at most the per-clip budget: a FIFO named as a buffer must not
+        // block the batch (the import then refuses it with the reason).
+        match clipforge_base::fsio::read_regular(
+            &buffer,
+            clipforge_anim::limits::max_memory_bytes(),
+        ) {
+            Ok(bytes) => hash.push_str(&content_hash(&bytes)),
+            Err(_) => hash.push_str("missing"),
+        }
+    }
+    hash
+}
+
+/// The external buffer files a text `.gltf` (its bytes: `content`) names; empty for anything else.
+/// Only relative URIs that stay inside the `.gltf` file's folder are listed: an absolute path,
+/// a `file:` (or any other scheme) URI or a `..` is never read through an asset (the importer
+/// refuses such a file).
+pub fn gltf_external_buffers(path: &Path, content: &[u8]) -> Vec<PathBuf> {
+    let is_text_gltf = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gltf"));
+    if !is_text_gltf {
+        return Vec::new();
+    }
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(content) else {
+        return Vec::new();
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    doc["buffers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["uri"].as_str())
+        .filter(|uri| !uri.starts_with("data:")) // embedded: already part of the content
+        .map(percent_decode)
+        .filter(|rel| stays_inside(rel))
+        .map(|rel| dir.join(rel))
+        .collect()
+}
+
+/// A relative path with no scheme, no root and no `..`: joined to a folder, it stays inside it.
+fn stays_inside(rel: &str) -> bool {
+    let has_scheme = rel
+        .split_once(':')
+        .is_some_and(|(scheme, _)| !scheme.contains('/'));
+    !rel.is_empty()
+        && !has_scheme
+        && !rel.contains('\\')
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// `%20` → ` ` in a glTF URI (relative URIs are percent-encoded, RFC 3986).
+fn percent_decode(uri: &str) -> String {
+    let b = uri.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                b.get(i + 1).and_then(|&c| hex(c)),
+                b.get(i + 2).and_then(|&c| hex(c)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A relative path as a cache key: components joined with `/`.
+pub fn cache_key(relative: &Path) -> String {
+    relative
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl SkipCache {
+    /// Loads `output_root/.clipforge-cache.json`; missing or unreadable → empty.
+    pub fn load(output_root: &Path) -> Self {
+        let path = output_root.join(super::CACHE_FILE_NAME);
+        // Entries are decoded one by one: one unreadable entry costs one recompression, not all.
+        let entries = clipforge_base::fsio::read_regular(&path, MAX_CACHE_FILE_BYTES)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<CacheFile<serde_json::Value>>(&b).ok())
+            .filter(|c| c.version == CACHE_VERSION)
+            .map(|c| {
+                c.entries
+                    .into_iter()
+                    .filter_map(|(k, v)| {
+                        serde_json::from_value::<CacheEntry>(v).ok().map(|e| (k, e))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            entries: Mutex::new(entries),
+            dirty: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, CacheEntry>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn get(&self, key: &str) -> Option<CacheEntry> {
+        self.lock().get(key).cloned()
+    }
+
+    pub fn insert(&self, key: String, entry: CacheEntry) {
+        self.lock().insert(key, entry);
+        self.dirty.store(true, Ordering::Relaxed);
+    }
+
+    pub fn remove(&self, key: &str) -> Option<CacheEntry> {
+        let e = self.lock().remove(key);
+        if e.is_some() {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+        e
+    }
+
+    /// Copies of every entry for `key` or under it (`key/...`); an empty key lists everything.
+    pub fn entries_under(&self, key: &str) -> Vec<(String, CacheEntry)> {
+        self.lock()
+            .iter()
+            .filter(|(k, _)| {
+                key.is_empty()
+                    || *k == key
+                    || k.strip_prefix(key).is_some_and(|r| r.starts_with('/'))
+            })
+            .map(|(k, e)| (k.clone(), e.clone()))
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the cache atomically if anything changed.
+    pub fn save(&self, output_root: &Path) -> std::io::Result<()> {
+        if !self.dirty.swap(false, Ordering::Relaxed) {
+            return Ok(());
+        }
+        let file = CacheFile::<CacheEntry> {
+            version: CACHE_VERSION,
+            entries: self.lock().clone(),
+        };
+        let json = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
+        let r = super::write_atomic(&output_root.join(super::CACHE_FILE_NAME), &json);
+        if r.is_err() {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_buffers_inside_the_gltf_folder_are_listed() {
+        let gltf = Path::new("/assets/hero/walk.gltf");
+        let doc = br#"{"buffers":[{"uri":"walk.bin"},{"uri":"sub/a%20b.bin"},{"uri":"./c.bin"},
+            {"uri":"/etc/passwd"},{"uri":"file:///etc/passwd"},{"uri":"../../secret.bin"},
+            {"uri":"sub/../../x.bin"},{"uri":"data:application/octet-stream;base64,AAAA"},
+            {"uri":"C:\\win.bin"},{"uri":""}]}"#;
+        let listed = gltf_external_buffers(gltf, doc);
+        let dir = Path::new("/assets/hero");
+        assert_eq!(
+            listed,
+            vec![
+                dir.join("walk.bin"),
+                dir.join("sub/a b.bin"),
+                dir.join("./c.bin")
+            ]
+        );
+    }
+}

@@ -1,0 +1,477 @@
+//! Report types: one object per clip plus totals. The JSON keys are stable (scripts read them).
+
+use clipforge_anim::CompressionSettings;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClipReport {
+    pub input: String,
+    pub output: Option<String>,
+    /// Clip name (a glTF file holds several).
+    pub clip: String,
+    pub format: String,
+    pub bones: usize,
+    pub samples: usize,
+    pub sample_rate: f32,
+    pub duration_s: f32,
+    /// 10 float32 per bone per sample, as ACL counts.
+    pub raw_bytes: u64,
+    /// Runtime data alone, no names or metadata (what ACL's compressed_size counts).
+    pub compressed_bytes: u64,
+    /// The whole `.cfa` file, skeleton metadata included.
+    pub file_bytes: u64,
+    pub ratio: f64,
+    /// Max error at every sample and between samples (where a game samples too).
+    pub max_error_cm: f64,
+    /// Max error at the stored samples alone (what ACL reports).
+    #[serde(default)]
+    pub max_error_at_samples_cm: f64,
+    pub mean_error_cm: f64,
+    pub worst_bone: Option<String>,
+    pub worst_sample: Option<usize>,
+    /// Compression alone (no file reading, no final error measurement), as ACL times itself.
+    pub compress_ms: f64,
+    /// Index = bits per component; value = number of sub-track components × segments.
+    pub bit_rate_histogram: Vec<u32>,
+    pub default_subtracks: u32,
+    pub constant_subtracks: u32,
+    pub animated_subtracks: u32,
+    pub segments: u32,
+    pub looping: bool,
+    pub per_bone_max_error_cm: Vec<f64>,
+    /// The threshold each bone was held to (cm), beside `per_bone_max_error_cm`, when bones have
+    /// thresholds of their own (the clip file's precision, `[[bone]]` tables, `--bone`); absent
+    /// when every bone had `settings.error_threshold_cm`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_bone_threshold_cm: Vec<f32>,
+    /// Max error over all bones at each sample (error over time).
+    pub per_sample_max_error_cm: Vec<f64>,
+    /// True when the skip cache said the output is up to date.
+    pub skipped: bool,
+    /// Null, or why this clip failed (names the file, the place and the problem).
+    pub error: Option<String>,
+    /// The batch was cancelled before this clip was done (`error` says so too; no output written).
+    #[serde(default)]
+    pub cancelled: bool,
+    /// Importer warnings about the input (e.g. a BVH frame time that looks wrong).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Null, or the resource limit that refused this clip: `"memory"` (the per-clip memory
+    /// budget, `--max-memory`). `error` gives the figures.
+    #[serde(default)]
+    pub limit: Option<String>,
+    /// The settings the clip was compressed with (folder settings and explicit options merged;
+    /// thresholds in cm). `None` for rows of inputs that were never compressed.
+    #[serde(default)]
+    pub settings: Option<super::folder_settings::ClipSettings>,
+    /// A scalar track list's errors (`format` "ACL scalar track list"), in the tracks' own units:
+    /// such a row leaves every `*_cm` field at 0 (its errors are not centimetres).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scalar: Option<ScalarErrors>,
+}
+
+/// The `format` of a scalar track list's row.
+pub const SCALAR_LIST_FORMAT: &str = "ACL scalar track list";
+
+/// A scalar track list's errors, in the tracks' own units, beside each track's precision.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScalarErrors {
+    /// Largest error at and between samples, over every output track.
+    pub max_error: f64,
+    /// Largest error at the samples alone (what ACL reports).
+    pub max_error_at_samples: f64,
+    /// Per output track (output order): its largest error at and between samples.
+    pub per_track_max_error: Vec<f64>,
+    /// Per output track: its precision (ACL's `precision`).
+    pub per_track_precision: Vec<f32>,
+    /// Largest `error / precision` over the tracks: at most 1 when every track is within its
+    /// precision.
+    pub worst_error_over_precision: f64,
+    /// Output index of the track with the largest `error / precision`.
+    pub worst_track: usize,
+}
+
+impl ScalarErrors {
+    /// From per-track errors and precisions (the same length).
+    pub fn new(
+        max_error: f64,
+        max_error_at_samples: f64,
+        per_track_max_error: Vec<f64>,
+        per_track_precision: Vec<f32>,
+    ) -> Self {
+        let (worst_track, worst) = per_track_max_error
+            .iter()
+            .zip(&per_track_precision)
+            .map(|(&e, &p)| if p > 0.0 { e / p as f64 } else { 0.0 })
+            .enumerate()
+            .fold((0, 0.0f64), |a, (k, r)| if r > a.1 { (k, r) } else { a });
+        Self {
+            max_error,
+            max_error_at_samples,
+            per_track_max_error,
+            per_track_precision,
+            worst_error_over_precision: worst,
+            worst_track,
+        }
+    }
+}
+
+impl ClipReport {
+    /// The row's error as a person reads it: centimetres for a clip, a fraction of each track's
+    /// precision for a scalar track list (whose units are its own).
+    pub fn error_summary(&self) -> String {
+        match &self.scalar {
+            Some(s) => format!(
+                "max error {:.2}× its track's precision (track {})",
+                s.worst_error_over_precision, s.worst_track
+            ),
+            None => format!("max error {:.4} cm", self.max_error_cm),
+        }
+    }
+
+    /// The threshold (cm) the clip was compressed with (a folder's `clipforge.toml`, a kept A/B
+    /// side), else `default_cm` (a row without recorded settings).
+    pub fn held_to_cm(&self, default_cm: f32) -> f32 {
+        self.settings
+            .as_ref()
+            .map_or(default_cm, |s| s.error_threshold_cm)
+    }
+
+    /// Whether the row's error is over what it was held to: `threshold_cm` for a clip, each
+    /// track's own precision for a scalar track list.
+    pub fn over_threshold(&self, threshold_cm: f32) -> bool {
+        match &self.scalar {
+            Some(s) => s.worst_error_over_precision > 1.0001,
+            None => self.max_error_cm > threshold_cm as f64 * 1.0001,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Report rows (one per clip; a failed file counts one).
+    pub clips: usize,
+    /// Rows with an error, cancelled ones excluded.
+    pub failed: usize,
+    pub skipped: usize,
+    /// Rows not done because the batch was cancelled.
+    #[serde(default)]
+    pub cancelled: usize,
+    /// Sums over the successful rows (skipped ones included, with their cached figures).
+    pub raw_bytes: u64,
+    pub compressed_bytes: u64,
+    /// `raw_bytes / compressed_bytes`.
+    pub ratio: f64,
+    /// Worst error over the successful rows of clips (scalar track lists are not in cm: see
+    /// `worst_scalar_error_over_precision`).
+    pub max_error_cm: f64,
+    /// Largest `error / precision` of a track over the successful scalar track lists (0 when
+    /// there are none).
+    #[serde(default)]
+    pub worst_scalar_error_over_precision: f64,
+    /// Sum of `compress_ms` over the clips compressed by this run (skipped ones excluded).
+    pub compress_ms: f64,
+    pub wall_ms: f64,
+    /// Raw kilobytes (1024 bytes) of the clips compressed by this run per second of wall time.
+    pub throughput_kb_s: f64,
+    /// Percentiles of `compress_ms` over the clips compressed by this run (linear interpolation
+    /// between closest ranks, numpy's default).
+    pub compress_ms_p50: f64,
+    pub compress_ms_p85: f64,
+    pub compress_ms_p99: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchReport {
+    pub settings: CompressionSettings,
+    pub clips: Vec<ClipReport>,
+    pub totals: Totals,
+}
+
+/// Percentile `p` (0..=100) of `values` with linear interpolation between closest ranks
+/// (numpy's default); 0 for no values.
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = (p.clamp(0.0, 100.0) / 100.0) * (v.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    v[lo] + (v[hi] - v[lo]) * (rank - lo as f64)
+}
+
+/// Totals of a set of rows; `wall_ms` is the batch's wall time.
+pub fn compute_totals(clips: &[ClipReport], wall_ms: f64) -> Totals {
+    let mut t = Totals {
+        clips: clips.len(),
+        wall_ms,
+        ..Default::default()
+    };
+    let mut times = Vec::new();
+    let mut fresh_raw = 0u64;
+    for c in clips {
+        if c.cancelled {
+            t.cancelled += 1;
+        } else if c.error.is_some() {
+            t.failed += 1;
+        }
+        if c.skipped {
+            t.skipped += 1;
+        }
+        if c.error.is_some() {
+            continue;
+        }
+        t.raw_bytes += c.raw_bytes;
+        t.compressed_bytes += c.compressed_bytes;
+        match &c.scalar {
+            Some(s) => {
+                t.worst_scalar_error_over_precision = t
+                    .worst_scalar_error_over_precision
+                    .max(s.worst_error_over_precision)
+            }
+            None => t.max_error_cm = t.max_error_cm.max(c.max_error_cm),
+        }
+        if !c.skipped {
+            t.compress_ms += c.compress_ms;
+            times.push(c.compress_ms);
+            fresh_raw += c.raw_bytes;
+        }
+    }
+    t.ratio = if t.compressed_bytes > 0 {
+        t.raw_bytes as f64 / t.compressed_bytes as f64
+    } else {
+        0.0
+    };
+    t.throughput_kb_s = if wall_ms > 0.0 {
+        (fresh_raw as f64 / 1024.0) / (wall_ms / 1000.0)
+    } else {
+        0.0
+    };
+    t.compress_ms_p50 = percentile(&times, 50.0);
+    t.compress_ms_p85 = percentile(&times, 85.0);
+    t.compress_ms_p99 = percentile(&times, 99.0);
+    t
+}
+
+impl BatchReport {
+    /// Recomputes the totals from the rows (keeping the wall time).
+    pub fn recompute_totals(&mut self) {
+        self.totals = compute_totals(&self.clips, self.totals.wall_ms);
+    }
+
+    /// The report as JSON: `{"settings": {...}, "clips": [...], "totals": {...}}`, keys stable.
+    /// Non-finite numbers are written as `null`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// The report as CSV: a header line, then one line per clip ([`CSV_COLUMNS`]).
+    pub fn to_csv(&self) -> String {
+        let mut out = clipforge_base::fsio::csv_writer();
+        let _ = out.write_record(CSV_COLUMNS);
+        for c in &self.clips {
+            let opt = |s: &Option<String>| s.clone().unwrap_or_default();
+            let fields: Vec<String> = vec![
+                c.input.clone(),
+                opt(&c.output),
+                c.clip.clone(),
+                c.format.clone(),
+                c.bones.to_string(),
+                c.samples.to_string(),
+                c.sample_rate.to_string(),
+                c.duration_s.to_string(),
+                c.raw_bytes.to_string(),
+                c.compressed_bytes.to_string(),
+                c.file_bytes.to_string(),
+                format!("{:.4}", c.ratio),
+                format!("{:.6}", c.max_error_cm),
+                format!("{:.6}", c.max_error_at_samples_cm),
+                format!("{:.6}", c.mean_error_cm),
+                opt(&c.worst_bone),
+                c.worst_sample.map(|s| s.to_string()).unwrap_or_default(),
+                format!("{:.3}", c.compress_ms),
+                c.default_subtracks.to_string(),
+                c.constant_subtracks.to_string(),
+                c.animated_subtracks.to_string(),
+                c.segments.to_string(),
+                c.looping.to_string(),
+                c.bit_rate_histogram
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(";"),
+                c.skipped.to_string(),
+                c.cancelled.to_string(),
+                opt(&c.error),
+                c.warnings.join("; "),
+                opt(&c.limit),
+                c.scalar
+                    .as_ref()
+                    .map_or(String::new(), |s| format!("{:e}", s.max_error)),
+                c.scalar.as_ref().map_or(String::new(), |s| {
+                    format!("{:.4}", s.worst_error_over_precision)
+                }),
+            ];
+            // Writing to memory cannot fail, and every record has the header's length.
+            let _ = out.write_record(&fields);
+        }
+        clipforge_base::fsio::csv_text(out)
+    }
+
+    /// Writes [`Self::to_json`] atomically.
+    pub fn write_json(&self, path: &std::path::Path) -> std::io::Result<()> {
+        super::write_atomic(path, self.to_json().as_bytes())
+    }
+
+    /// Writes [`Self::to_csv`] atomically.
+    pub fn write_csv(&self, path: &std::path::Path) -> std::io::Result<()> {
+        super::write_atomic(path, self.to_csv().as_bytes())
+    }
+}
+
+/// Columns of the CSV report, in order (`bit_rate_histogram` is `;`-separated counts, index = bits;
+/// the `scalar_*` columns are empty on clip rows, and a scalar track list's row has 0 in the
+/// `*_cm` ones).
+pub const CSV_COLUMNS: &[&str] = &[
+    "input",
+    "output",
+    "clip",
+    "format",
+    "bones",
+    "samples",
+    "sample_rate",
+    "duration_s",
+    "raw_bytes",
+    "compressed_bytes",
+    "file_bytes",
+    "ratio",
+    "max_error_cm",
+    "max_error_at_samples_cm",
+    "mean_error_cm",
+    "worst_bone",
+    "worst_sample",
+    "compress_ms",
+    "default_subtracks",
+    "constant_subtracks",
+    "animated_subtracks",
+    "segments",
+    "looping",
+    "bit_rate_histogram",
+    "skipped",
+    "cancelled",
+    "error",
+    "warnings",
+    "limit",
+    "scalar_max_error",
+    "scalar_worst_error_over_precision",
+];
+
+/// The worst error of several rows (one input's clips, a pipeline's run) as a person reads it:
+/// centimetres over the clips, and, when there are scalar track lists, the largest fraction of a
+/// track's precision beside it (the two are never mixed).
+pub fn worst_error_summary<'a>(rows: impl IntoIterator<Item = &'a ClipReport>) -> String {
+    let (mut cm, mut clips, mut scalar) = (0.0f64, 0usize, None::<f64>);
+    for r in rows {
+        match &r.scalar {
+            Some(s) => {
+                let w = s.worst_error_over_precision;
+                scalar = Some(scalar.map_or(w, |a| a.max(w)));
+            }
+            None => {
+                clips += 1;
+                cm = cm.max(r.max_error_cm);
+            }
+        }
+    }
+    match (clips == 0, scalar) {
+        (false, None) | (true, None) => format!("max error {cm:.4} cm"),
+        (true, Some(r)) => format!("max error {r:.2}× a track's precision"),
+        (false, Some(r)) => {
+            format!("max error {cm:.4} cm (scalar tracks: {r:.2}× a track's precision)")
+        }
+    }
+}
+
+/// "1 clip", "2 clips": counts in human-readable output (never in JSON/CSV).
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A compression ratio as the app shows it ("11.9×"); `decimals` 1 per clip, 2 for totals.
+pub fn format_ratio(ratio: f64, decimals: usize) -> String {
+    format!("{ratio:.decimals$}×")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_interpolate_like_numpy() {
+        let v: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), 5.5);
+        assert!((percentile(&v, 85.0) - 8.65).abs() < 1e-12);
+        assert!((percentile(&v, 99.0) - 9.91).abs() < 1e-12);
+        assert_eq!(percentile(&[], 50.0), 0.0);
+        assert_eq!(percentile(&[3.0], 99.0), 3.0);
+    }
+
+    #[test]
+    fn totals_count_failures_skips_and_cancellations() {
+        let ok = ClipReport {
+            raw_bytes: 1000,
+            compressed_bytes: 100,
+            max_error_cm: 0.01,
+            compress_ms: 2.0,
+            ..Default::default()
+        };
+        let skipped = ClipReport {
+            skipped: true,
+            raw_bytes: 1000,
+            compressed_bytes: 300,
+            compress_ms: 50.0,
+            ..Default::default()
+        };
+        let bad = ClipReport {
+            error: Some("x".into()),
+            ..Default::default()
+        };
+        let cancelled = ClipReport {
+            error: Some("c".into()),
+            cancelled: true,
+            ..Default::default()
+        };
+        let t = compute_totals(&[ok, skipped, bad, cancelled], 1000.0);
+        assert_eq!((t.clips, t.failed, t.skipped, t.cancelled), (4, 1, 1, 1));
+        assert_eq!(t.raw_bytes, 2000);
+        assert_eq!(t.compressed_bytes, 400);
+        assert_eq!(t.ratio, 5.0);
+        assert_eq!(t.compress_ms, 2.0);
+        assert!((t.throughput_kb_s - 1000.0 / 1024.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn csv_quotes_fields() {
+        let field = |f: &str| {
+            let mut w = clipforge_base::fsio::csv_writer();
+            w.write_record(["x", f, "y"]).unwrap();
+            clipforge_base::fsio::csv_text(w)
+        };
+        assert_eq!(field("a,b"), "x,\"a,b\",y\n");
+        assert_eq!(field("say \"hi\""), "x,\"say \"\"hi\"\"\",y\n");
+        assert_eq!(field("two\nlines"), "x,\"two\nlines\",y\n");
+        assert_eq!(field("plain"), "x,plain,y\n");
+        assert_eq!(field(""), "x,,y\n");
+    }
+
+    #[test]
+    fn counts_and_ratios_read_as_the_app_writes_them() {
+        assert_eq!(count(1, "clip", "clips"), "1 clip");
+        assert_eq!(count(0, "clip", "clips"), "0 clips");
+        assert_eq!(count(2, "file", "files"), "2 files");
+        assert_eq!(format_ratio(11.94, 1), "11.9×");
+        assert_eq!(format_ratio(3.456, 2), "3.46×");
+    }
+}

@@ -1,0 +1,633 @@
+//! `clipforge headers` command-line arguments and entry point: builds a [`Project`] from compiler-
+//! style flags, runs the scan (with the on-disk cache), prints both modes side by side plus the
+//! top of the tables, and writes the JSON / CSV / dot exports, why-chains and what-if answers.
+
+use clipforge_headers::churn::{self, Churn};
+use clipforge_headers::report::{Report, WhatIf};
+use clipforge_headers::{
+    CompilerChoice, Configuration, MacroOpt, Mode, Progress, Project, ScanOptions,
+};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `--mode` on the command line (the clap side of [`Mode`], which knows nothing of clap).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeArg {
+    AllBranches,
+    Preprocessed,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::AllBranches => Mode::AllBranches,
+            ModeArg::Preprocessed => Mode::Preprocessed,
+        }
+    }
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct HeadersArgs {
+    /// Source roots to scan (recursively; dot-directories skipped).
+    pub roots: Vec<PathBuf>,
+    /// Include directory, searched in the order given (relative to the current directory).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a macro (preprocessed mode): NAME or NAME=VALUE.
+    #[arg(short = 'D', value_name = "NAME[=VAL]")]
+    pub define: Vec<String>,
+    /// Undefine a macro (applied after all -D).
+    #[arg(short = 'U', value_name = "NAME")]
+    pub undef: Vec<String>,
+    /// Quote-only include directory (-iquote).
+    #[arg(long = "iquote", value_name = "DIR")]
+    pub iquote: Vec<PathBuf>,
+    /// System include directory (-isystem).
+    #[arg(long = "isystem", value_name = "DIR")]
+    pub isystem: Vec<PathBuf>,
+    /// Take translation units, include dirs and defines from a compilation database.
+    #[arg(long, value_name = "FILE")]
+    pub compile_commands: Option<PathBuf>,
+    /// A build configuration, NAME=path/to/compile_commands.json; repeat it to scan several in
+    /// one run (files read once, each configuration evaluated): a summary line each, then the
+    /// combined tables (TUs summed over the configurations).
+    #[arg(
+        long = "config",
+        value_name = "NAME=FILE",
+        conflicts_with = "compile_commands"
+    )]
+    pub configs: Vec<String>,
+    /// Mode whose tables are printed and exported (both modes' totals are always shown).
+    #[arg(long, value_enum, default_value = "preprocessed")]
+    pub mode: ModeArg,
+    /// C++ standard passed to the compiler query (e.g. c++20).
+    #[arg(long)]
+    pub std: Option<String>,
+    /// C standard for .c files (e.g. gnu11).
+    #[arg(long)]
+    pub cstd: Option<String>,
+    /// Compiler asked for predefined macros and system dirs; `none` = built-in GCC set.
+    #[arg(long, value_name = "NAME")]
+    pub compiler: Option<String>,
+    /// Ignore the cache (clean rescan).
+    #[arg(long)]
+    pub clean: bool,
+    /// Disable cross-TU memoisation (slower; for checking it).
+    #[arg(long, hide = true)]
+    pub no_memo: bool,
+    /// Neither read nor write the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Cache file (default: the user cache dir).
+    #[arg(long, value_name = "FILE")]
+    pub cache: Option<PathBuf>,
+    /// Count system headers too (compare whole closures with the compiler).
+    #[arg(long)]
+    pub count_system: bool,
+    /// Write the JSON report ("-" for stdout).
+    #[arg(long, value_name = "OUT")]
+    pub json: Option<PathBuf>,
+    /// Write the per-file table as CSV.
+    #[arg(long, value_name = "OUT")]
+    pub csv: Option<PathBuf>,
+    /// Write the include graph as GraphViz dot.
+    #[arg(long, value_name = "OUT")]
+    pub dot: Option<PathBuf>,
+    /// Write per-TU closures as JSON (TU -> files), for comparisons with `g++ -M`.
+    #[arg(long, value_name = "OUT")]
+    pub closures: Option<PathBuf>,
+    /// Print the shortest include chain to HEADER.
+    #[arg(long, value_name = "HEADER")]
+    pub why: Option<String>,
+    /// With --why: start from this translation unit.
+    #[arg(long, value_name = "TU", requires = "why")]
+    pub from: Option<String>,
+    /// What-if: remove the include edge FROM -> TO and print the new Total Parsed.
+    #[arg(long, num_args = 2, value_names = ["FROM", "TO"])]
+    pub remove_include: Option<Vec<String>>,
+    /// What-if: make HEADER empty and print the new Total Parsed.
+    #[arg(long, value_name = "HEADER")]
+    pub empty: Option<String>,
+    /// Rows printed per table.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Rescan whenever files under the roots change (Ctrl-C to stop).
+    #[arg(long)]
+    pub watch: bool,
+    /// Print only the summary lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Rebuild cost from history: per header, the commits of the last PERIOD (`90d`, `12w`)
+    /// that changed it (`git log`) times the TUs that reach it; a ranked table, and the JSON's
+    /// `churn_*` figures.
+    #[arg(long, value_name = "PERIOD")]
+    pub churn: Option<String>,
+    /// The saving of every `#include` directive (and of emptying each header), in one
+    /// analysis: prints the N best, each confirmed by evaluating its TUs again with the
+    /// directive removed; the JSON's `cuts` lists them all.
+    #[arg(long, value_name = "N")]
+    pub cuts: Option<usize>,
+}
+
+impl HeadersArgs {
+    pub fn project(&self) -> Result<Project, String> {
+        let mut defines: Vec<MacroOpt> = self
+            .define
+            .iter()
+            .map(|d| MacroOpt::parse_define(d))
+            .collect();
+        defines.extend(self.undef.iter().map(|u| MacroOpt::Undef(u.clone())));
+        let configs = self
+            .configs
+            .iter()
+            .map(|c| Configuration::parse(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Project {
+            roots: self.roots.clone(),
+            configs,
+            include_dirs: self.include.clone(),
+            quote_dirs: self.iquote.clone(),
+            system_dirs: self.isystem.clone(),
+            defines,
+            compile_commands: self.compile_commands.clone(),
+            std: self.std.clone(),
+            cstd: self.cstd.clone(),
+            compiler: match self.compiler.as_deref() {
+                None => CompilerChoice::Auto,
+                Some("none") => CompilerChoice::None,
+                Some(n) => CompilerChoice::Named(n.to_string()),
+            },
+            cache_file: self.cache.clone(),
+        })
+    }
+
+    pub fn options(&self) -> ScanOptions {
+        ScanOptions {
+            mode: self.mode.into(),
+            both_modes: true,
+            clean: self.clean,
+            count_system: self.count_system,
+            use_disk_cache: !self.no_cache,
+            no_memo: self.no_memo,
+            // The other mode only shows up in the summary table and the JSON's `other_mode`.
+            other_mode_summary_only: true,
+            cuts: self.cuts,
+        }
+    }
+}
+
+fn write_out(path: &std::path::Path, text: &str) -> Result<(), String> {
+    if path.as_os_str() == "-" {
+        print!("{text}");
+        return Ok(());
+    }
+    // Atomic: a reader (or a crash) never sees half a report.
+    clipforge_base::fsio::write_atomic(path, text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+/// A count with thousands separators ("1,234,567"), for the human-readable output only: the
+/// JSON and CSV reports keep plain numbers for scripts.
+fn th<T: TryInto<i64> + Copy + std::fmt::Display>(n: T) -> String {
+    match n.try_into() {
+        Ok(v) => clipforge_headers::cuts::thousands(v),
+        Err(_) => n.to_string(),
+    }
+}
+
+fn print_summary(r: &Report, other: Option<&Report>) {
+    println!(
+        "{:<22} {:>18} {:>18}",
+        "",
+        r.mode.to_string(),
+        other.map(|o| o.mode.to_string()).unwrap_or_default()
+    );
+    let row = |name: &str, a: String, b: Option<String>| {
+        println!("{name:<22} {a:>18} {:>18}", b.unwrap_or_default())
+    };
+    row("Files", th(r.files), other.map(|o| th(o.files)));
+    row(
+        "Translation units",
+        th(r.translation_units),
+        other.map(|o| th(o.translation_units)),
+    );
+    row(
+        "Total Lines",
+        th(r.total_lines),
+        other.map(|o| th(o.total_lines)),
+    );
+    row(
+        "Total Parsed",
+        th(r.total_parsed),
+        other.map(|o| th(o.total_parsed)),
+    );
+    row(
+        "Blowup Factor",
+        format!("{:.2}", r.blowup),
+        other.map(|o| format!("{:.2}", o.blowup)),
+    );
+    row(
+        "Missing includes",
+        th(r.missing.len()),
+        other.map(|o| th(o.missing.len())),
+    );
+    row(
+        "Include cycles",
+        th(r.cycles.len()),
+        other.map(|o| th(o.cycles.len())),
+    );
+    row(
+        "Errors",
+        th(r.errors.len()),
+        other.map(|o| th(o.errors.len())),
+    );
+    print_skipped(r);
+    print_configs(r);
+    println!(
+        "scan {:.3} s (files read {}, reused {}; TUs evaluated {}, reused {})",
+        r.scan_seconds,
+        th(r.stats.files_read),
+        th(r.stats.files_reused),
+        th(r.stats.tus_evaluated),
+        th(r.stats.tus_reused)
+    );
+}
+
+/// One summary line per configuration (nothing for a scan of one).
+fn print_configs(r: &Report) {
+    for c in &r.configs {
+        println!(
+            "config {}: {} TUs, {} files, Total Lines {}, Total Parsed {}, Blowup {:.2}",
+            c.name,
+            th(c.translation_units),
+            th(c.files),
+            th(c.total_lines),
+            th(c.total_parsed),
+            c.blowup
+        );
+    }
+    if r.configs.len() > 1 {
+        println!(
+            "combined ({} configurations): {} TUs, Total Parsed {} (the tables below)",
+            r.configs.len(),
+            th(r.translation_units),
+            th(r.total_parsed)
+        );
+    }
+}
+
+/// The special files the scan skipped (nothing when there were none).
+fn print_skipped(r: &Report) {
+    if r.skipped_special.is_empty() {
+        return;
+    }
+    let n = r.skipped_special.len();
+    let list: Vec<String> = r
+        .skipped_special
+        .iter()
+        .map(|f| format!("{} ({})", f.path, f.kind))
+        .collect();
+    println!(
+        "skipped {n} special file{} (not a regular file, never opened): {}",
+        if n == 1 { "" } else { "s" },
+        list.join(", ")
+    );
+}
+
+fn print_tables(r: &Report, top: usize) {
+    println!("\nBiggest contributors ({}; lines x TUs):", r.mode);
+    // With configurations, each one's TU count after the total.
+    let names: String = r
+        .configs
+        .iter()
+        .map(|c| format!(" {:>8}", format!("TUs {}", c.name)))
+        .collect();
+    println!(
+        "{:>12} {:>8} {:>6}{names}  path",
+        "contributed", "lines", "TUs"
+    );
+    for h in r.headers.iter().filter(|h| h.contributed > 0).take(top) {
+        let per: String = h
+            .tu_count_by_config
+            .iter()
+            .flatten()
+            .map(|&n| format!(" {:>8}", th(n)))
+            .collect();
+        println!(
+            "{:>12} {:>8} {:>6}{per}  {}",
+            th(h.contributed),
+            th(h.lines),
+            th(h.tu_count),
+            h.path
+        );
+    }
+    println!("\nHeader hubs (transitive includes x TUs):");
+    for h in r.hubs.iter().take(top) {
+        println!(
+            "{:>12} {:>8} {:>6}  {}",
+            th(h.score),
+            th(h.transitive_includes),
+            th(h.tu_count),
+            h.path
+        );
+    }
+    if !r.missing.is_empty() {
+        println!("\nMissing includes ({}):", r.missing.len());
+        for m in r.missing.iter().take(top) {
+            let first = m
+                .tried_by
+                .first()
+                .map(|s| format!("{}:{}", s.file, s.line))
+                .unwrap_or_default();
+            let q = if m.angle {
+                format!("<{}>", m.include)
+            } else {
+                format!("\"{}\"", m.include)
+            };
+            println!("  {q:<40} {:>5} TUs, e.g. {first}", th(m.tu_count));
+        }
+    }
+    if !r.cycles.is_empty() {
+        println!("\nInclude cycles ({}):", r.cycles.len());
+        for c in r.cycles.iter().take(top) {
+            println!("  {}", c.join(" <-> "));
+        }
+    }
+    if !r.errors.is_empty() {
+        println!("\nErrors ({}):", r.errors.len());
+        for e in r.errors.iter().take(top) {
+            println!("  {}:{}: {}", e.file, e.line, e.message);
+        }
+    }
+    for n in &r.notes {
+        println!("note: {n}");
+    }
+}
+
+fn print_cuts(r: &Report, n: usize) {
+    use clipforge_headers::cuts::{CutKind, thousands};
+    let Some(cuts) = &r.cuts else { return };
+    let exact = cuts.iter().filter(|c| c.exact).count();
+    println!(
+        "\nTop cuts ({}; Total Parsed lines saved if the #include were removed, or the header \
+         emptied; {} of {} confirmed exactly):",
+        r.mode,
+        exact,
+        cuts.len()
+    );
+    println!(
+        "{:>14} {:>6} {:>6}  directive",
+        "lines saved", "TUs", "exact"
+    );
+    for c in cuts.iter().take(n) {
+        let what = match c.kind {
+            CutKind::Include => format!("{}:{}  #include {}", c.includer, c.line, c.included),
+            CutKind::EmptyHeader => format!("{}  (make it empty)", c.included),
+        };
+        let mut notes = Vec::new();
+        if !c.exact && c.macros_tested_later {
+            notes.push("defines macros other files test");
+        }
+        if !c.exact && c.other_directives {
+            notes.push("included on another line too");
+        }
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", notes.join("; "))
+        };
+        println!(
+            "{:>14} {:>6} {:>6}  {what}{notes}",
+            thousands(c.lines_saved),
+            thousands(c.tus_affected as i64),
+            if c.exact { "yes" } else { "est." }
+        );
+    }
+}
+
+fn print_what_if(what: &str, w: &clipforge_headers::report::WhatIfResult) {
+    println!(
+        "\nWhat if {what}: Total Parsed {} -> {} (-{}, {:.2}%), {} TUs affected ({})",
+        th(w.total_parsed_before),
+        th(w.total_parsed_after),
+        th(w.saved),
+        w.saved_percent,
+        th(w.tus_affected),
+        w.note
+    );
+}
+
+/// Runs `clipforge headers`.
+pub fn run(args: &HeadersArgs) -> ExitCode {
+    reexec_with_huge_pages();
+    match run_inner(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("clipforge headers: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A one-shot scan allocates tens of MB in a process that lives a fraction of a second: let
+/// glibc grow the heap in large steps instead of a system call and page-fault round per 128 KiB
+/// (a warm rescan spends about a tenth of its time there otherwise).
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only changes allocator parameters; called before the scan allocates.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
+}
+
+/// Even in large steps, each fresh 4 KiB page still costs a fault: a quarter of a warm rescan's
+/// CPU, and 15% of a cold scan's wall time on gRPC core. glibc backs its heaps with transparent
+/// huge pages when the `glibc.malloc.hugetlb` tunable is set, but tunables are read only at
+/// process start (there is no `mallopt` for it), so the process runs itself again once with it
+/// set. Skipped when THP is off, when the tunable is already there, or if the exec fails.
+fn reexec_with_huge_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::process::CommandExt;
+        const TUNABLE: &str = "glibc.malloc.hugetlb";
+        let cur = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default();
+        if cur.contains(TUNABLE) || thp.is_empty() || thp.contains("[never]") {
+            return;
+        }
+        let Ok(exe) = std::env::current_exe() else {
+            return;
+        };
+        let val = if cur.is_empty() {
+            format!("{TUNABLE}=1")
+        } else {
+            format!("{cur}:{TUNABLE}=1")
+        };
+        // `exec` returns only when it failed; then the scan runs here, with small pages.
+        let _ = std::process::Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .env("GLIBC_TUNABLES", val)
+            .exec();
+    }
+}
+
+/// The folders whose git history `--churn` reads: the roots, or the compilation database's.
+fn history_dirs(project: &Project) -> Vec<PathBuf> {
+    if !project.roots.is_empty() {
+        return project
+            .roots
+            .iter()
+            .map(|r| clipforge_headers::util::absolutize(r))
+            .collect();
+    }
+    project
+        .compile_commands
+        .iter()
+        .chain(project.configs.iter().map(|c| &c.compile_commands))
+        .map(|c| {
+            let c = clipforge_headers::util::absolutize(c);
+            c.parent().map(|p| p.to_path_buf()).unwrap_or(c)
+        })
+        .collect()
+}
+
+fn print_churn(c: &Churn, top: usize) {
+    println!(
+        "\nRebuild cost from history (last {} days: {} commits, {} TU rebuilds, {:.1} per week):",
+        c.days,
+        th(c.commits),
+        th(c.tu_rebuilds),
+        c.tu_rebuilds_per_week
+    );
+    println!(
+        "{:>12} {:>9} {:>8} {:>6}  path",
+        "TU rebuilds", "per week", "commits", "TUs"
+    );
+    for f in c.files.iter().filter(|f| !f.tu).take(top) {
+        println!(
+            "{:>12} {:>9.1} {:>8} {:>6}  {}",
+            th(f.tu_rebuilds),
+            f.tu_rebuilds_per_week,
+            th(f.commits),
+            th(f.tus),
+            f.path
+        );
+    }
+}
+
+fn run_inner(args: &HeadersArgs) -> Result<(), String> {
+    if args.roots.is_empty() && args.compile_commands.is_none() && args.configs.is_empty() {
+        return Err(
+            "give at least one source root (or --compile-commands FILE, or --config NAME=FILE)"
+                .into(),
+        );
+    }
+    let project = args.project()?;
+    if !project.configs.is_empty() && Mode::from(args.mode) == Mode::AllBranches {
+        return Err(
+            "--config: the per-configuration figures are preprocessed ones (all \
+                    branches ignores macros); use --mode preprocessed"
+                .into(),
+        );
+    }
+    let opts = args.options();
+    // History is read before the scan: a tree without git says so at once.
+    let history = match &args.churn {
+        Some(p) => {
+            let days = churn::parse_period(p).map_err(|e| format!("--churn: {e}"))?;
+            let h = churn::read_history(&history_dirs(&project), days)
+                .map_err(|e| format!("--churn: {e}"))?;
+            Some((days, h))
+        }
+        None => None,
+    };
+    if args.watch {
+        let mut scanner = clipforge_headers::Scanner::new();
+        let stop = clipforge_base::task::CancelToken::new();
+        return clipforge_headers::watch::watch(&project, &opts, &mut scanner, &stop, |res| {
+            match res {
+                Ok(r) => print_summary(&r.primary, r.secondary.as_ref()),
+                Err(e) => eprintln!("clipforge headers: {e}"),
+            }
+            println!("-- watching for changes (Ctrl-C to stop)");
+            true
+        });
+    }
+    tune_allocator();
+    let progress = Progress::default();
+    let mut scanner = clipforge_headers::Scanner::new();
+    scanner.map_cache_file = true;
+    // The reports are written while the cache is saved.
+    let (res, out, saved) =
+        clipforge_headers::scan_cached_then(&mut scanner, &project, &opts, &progress, |res| {
+            // With --churn, the primary report with its churn figures (a copy: the scan's own
+            // report is shared with the cache save running meanwhile).
+            let with_churn = history.as_ref().map(|(days, h)| {
+                let pre = if res.primary.mode == Mode::Preprocessed {
+                    &res.primary
+                } else {
+                    res.secondary.as_ref().unwrap_or(&res.primary)
+                };
+                let c = churn::compute(pre, h, *days);
+                let mut r = res.primary.clone();
+                c.apply(&mut r);
+                (c, r)
+            });
+            let r = with_churn.as_ref().map_or(&res.primary, |x| &x.1);
+            print_summary(r, res.secondary.as_ref());
+            if !args.quiet {
+                print_tables(r, args.top);
+            }
+            if let Some((c, _)) = &with_churn {
+                print_churn(c, args.top);
+            }
+            if let Some(n) = args.cuts {
+                print_cuts(r, n);
+            }
+            if let Some(p) = &args.json {
+                write_out(p, &r.to_json())?;
+            }
+            if let Some(p) = &args.csv {
+                write_out(p, &r.to_csv())?;
+            }
+            if let Some(p) = &args.dot {
+                write_out(p, &r.to_dot())?;
+            }
+            if let Some(p) = &args.closures {
+                write_out(p, &r.closures_json())?;
+            }
+            if let Some(h) = &args.why {
+                let chain = r.why_chain(h, args.from.as_deref())?;
+                println!("\nWhy is {h} included ({}):", r.mode);
+                for (i, s) in chain.iter().enumerate() {
+                    if s.line > 0 {
+                        println!("  {}{}:{}  #include", "  ".repeat(i), s.file, s.line);
+                    } else {
+                        println!("  {}{}", "  ".repeat(i), s.file);
+                    }
+                }
+            }
+            if let Some(v) = &args.remove_include {
+                let w = r.what_if(&WhatIf::RemoveInclude {
+                    from: v[0].clone(),
+                    to: v[1].clone(),
+                })?;
+                print_what_if(&format!("{} did not include {}", v[0], v[1]), &w);
+            }
+            if let Some(h) = &args.empty {
+                let w = r.what_if(&WhatIf::EmptyFile(h.clone()))?;
+                print_what_if(&format!("{h} were empty"), &w);
+            }
+            Ok::<(), String>(())
+        })
+        .map_err(|e| e.to_string())?;
+    // The process ends right after: skip freeing the scan's many small allocations.
+    std::mem::forget(scanner);
+    if let Err(n) = saved {
+        eprintln!("note: {n}");
+    }
+    out?;
+    std::mem::forget(res);
+    Ok(())
+}
