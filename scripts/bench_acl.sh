@@ -6,12 +6,14 @@
 #
 # usage: scripts/bench_acl.sh [--rounds N] [--set regression|bvh|all] [--rebuild] [OUT.tsv]
 #   --rounds N   compression rounds per clip (median reported; default 5)
-#   --set S      regression: the 25 ACL regression transform clips (acl-baseline.tsv, kind
-#                transform_clip); bvh: the 42 shared BVH clips (acl-bvh-baseline.tsv);
+#   --set S      regression: the ACL regression transform clips (the 26 transform_clip rows of
+#                acl-baseline.tsv; 25 rows come out, 09_02_with_inf_error crashes ACL);
+#                bvh: the 42 shared BVH clips (acl-bvh-baseline.tsv);
 #                all: both, one table (default)
 #   --rebuild    rebuild the harness even if it looks up to date
 #   OUT.tsv      where the table goes (default: stdout); the harness's messages (skipped,
-#                refused and crashed clips) go to stderr and, with OUT.tsv, to OUT.log too
+#                refused and crashed clips) go to stderr and, with OUT.tsv, to OUT.log too;
+#                with OUT.tsv, OUT.cpu.tsv gets compression's thread CPU times (see README)
 # environment:
 #   CLIPFORGE_SHARED  shared folder (default: <repo>/../shared)
 #   CARGO_TARGET_DIR  build outputs go to $CARGO_TARGET_DIR/anchors/acl
@@ -33,7 +35,7 @@ while [[ $# -gt 0 ]]; do
         --rounds) [[ $# -ge 2 ]] || die "--rounds needs a value"; rounds="$2"; shift 2 ;;
         --set) [[ $# -ge 2 ]] || die "--set needs a value"; set_name="$2"; shift 2 ;;
         --rebuild) rebuild=1; shift ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [[ -z "$out" ]] || die "only one OUT.tsv"; out="$1"; shift ;;
     esac
@@ -119,7 +121,8 @@ if [[ -n "$out" ]]; then
     mkdir -p "$(dirname "$out")"
     log="${out%.tsv}.log"
     # stdout (the table) to the file; stderr through tee, synchronously (pipefail keeps the status).
-    { "$bin" --rounds "$rounds" "${extra[@]}" "${clips[@]}" 2>&1 1>"$out.tmp" | tee "$log" >&2; } || status=$?
+    cpu="${out%.tsv}.cpu.tsv"
+    { "$bin" --rounds "$rounds" --cpu-tsv "$cpu" "${extra[@]}" "${clips[@]}" 2>&1 1>"$out.tmp" | tee "$log" >&2; } || status=$?
 else
     "$bin" --rounds "$rounds" "${extra[@]}" "${clips[@]}" || status=$?
 fi
@@ -130,5 +133,5 @@ case $status in
 esac
 if [[ -n "$out" ]]; then
     mv "$out.tmp" "$out"
-    echo "bench_acl.sh: wrote $out ($(($(wc -l < "$out") - 1)) rows) and $log" >&2
+    echo "bench_acl.sh: wrote $out ($(($(wc -l < "$out") - 1)) rows), $cpu and $log" >&2
 fi

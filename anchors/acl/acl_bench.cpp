@@ -36,6 +36,7 @@
 #include <vector>
 
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace
@@ -67,6 +68,7 @@ namespace
 		bool write_defaults = true;	// writer fills default sub-tracks (false: skipped, ACL's own bench)
 		bool fork_per_clip = true;	// isolate each clip in a child process
 		unsigned timeout_s = 900;	// per-clip limit (child only)
+		std::string cpu_tsv;		// --cpu-tsv FILE: compression thread CPU times, one row per clip
 	};
 
 	typedef std::chrono::steady_clock clock_type;
@@ -74,6 +76,14 @@ namespace
 	inline double elapsed_ns(clock_type::time_point a, clock_type::time_point b)
 	{
 		return double(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
+	}
+
+	// CPU time of this thread (excludes time the scheduler gave to other processes).
+	double thread_cpu_ns()
+	{
+		timespec ts;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
 	}
 
 	// Keeps the compiler from dropping or sinking stores to memory behind `p`.
@@ -548,21 +558,25 @@ namespace
 
 		// Compression: R rounds, each timed around compress_track_list only.
 		std::vector<double> round_ms;
+		std::vector<double> round_cpu_ms;
 		acl::compressed_tracks* compressed = nullptr;
 		g_phase = "compress_track_list (default settings)";
 		for (uint32_t round = 0; round < opt.rounds; ++round)
 		{
 			acl::output_stats stats;	// logging none: no error measurement inside
 			acl::compressed_tracks* out = nullptr;
+			const double c0 = thread_cpu_ns();
 			const clock_type::time_point t0 = clock_type::now();
 			const acl::error_result r = acl::compress_track_list(allocator, tracks, settings, raw.additive_base_track_list, raw.additive_format, out, stats);
 			const clock_type::time_point t1 = clock_type::now();
+			const double c1 = thread_cpu_ns();
 			if (r.any() || out == nullptr)
 			{
 				std::fprintf(stderr, "acl_bench: %s: refused by compress_track_list: %s\n", name.c_str(), r.any() ? r.c_str() : "no output");
 				return k_exit_refused;
 			}
 			round_ms.push_back(elapsed_ns(t0, t1) * 1e-6);
+			round_cpu_ms.push_back((c1 - c0) * 1e-6);
 			if (compressed == nullptr)
 				compressed = out;
 			else
@@ -594,8 +608,24 @@ namespace
 			fmt(res.playback_ns, 1).c_str(), fmt(res.seek_ns, 1).c_str(), fmt(res.bone_ns, 1).c_str(), fmt(res.bones8_ns, 1).c_str());
 		std::fflush(stdout);
 		if (std::getenv("ACL_BENCH_VERBOSE") != nullptr)
-			std::fprintf(stderr, "acl_bench: %s: duration %.6f s, %zu playback calls, compress rounds %u, pose checksum %.6f\n",
-				name.c_str(), double(times.duration), times.playback.size(), unsigned(opt.rounds), res.checksum);
+			std::fprintf(stderr, "acl_bench: %s: duration %.6f s, %zu playback calls, compress rounds %u: wall median %.3f ms (min %.3f), thread CPU median %.3f ms (min %.3f), pose checksum %.6f\n",
+				name.c_str(), double(times.duration), times.playback.size(), unsigned(opt.rounds), median(round_ms),
+				*std::min_element(round_ms.begin(), round_ms.end()), median(round_cpu_ms),
+				*std::min_element(round_cpu_ms.begin(), round_cpu_ms.end()), res.checksum);
+
+		if (!opt.cpu_tsv.empty())
+		{
+			std::FILE* f = std::fopen(opt.cpu_tsv.c_str(), "a");
+			if (f == nullptr)
+				std::fprintf(stderr, "acl_bench: %s: cannot append to %s\n", name.c_str(), opt.cpu_tsv.c_str());
+			else
+			{
+				std::fprintf(f, "%s\t%s\t%s\t%s\t%s\n", name.c_str(), fmt(res.compress_ms, 3).c_str(),
+					fmt(*std::min_element(round_ms.begin(), round_ms.end()), 3).c_str(), fmt(median(round_cpu_ms), 3).c_str(),
+					fmt(*std::min_element(round_cpu_ms.begin(), round_cpu_ms.end()), 3).c_str());
+				std::fclose(f);
+			}
+		}
 
 		allocator.deallocate(compressed, compressed->get_size());
 		delete metric;
@@ -628,6 +658,8 @@ namespace
 			"  --no-fork       run clips in this process (a crash then ends the run)\n"
 			"  --timeout S     per-clip time limit in seconds (default 900; forked mode only)\n"
 			"  --no-header     do not print the header line\n"
+			"  --cpu-tsv FILE  also write per clip: compress_ms (wall median), compress_min_ms (wall min),\n"
+			"                  compress_cpu_ms / compress_cpu_min_ms (thread CPU time, median / min)\n"
 			"  --print-times NUM_SAMPLES SAMPLE_RATE   print the time lists D, T100, T60, TSEEK and exit\n"
 			"stdout: TSV, one row per clip that succeeded; stderr: skipped/refused/crashed clips.\n"
 			"exit status: 0 all clips measured or skipped, 3 some clip refused or crashed, 1 usage error.\n");
@@ -671,6 +703,7 @@ int main(int argc, char** argv)
 		else if (a == "--passes" && has_value) { if (!parse_uint(argv[++i], opt.passes)) { usage(stderr); return 1; } }
 		else if (a == "--timeout" && has_value) { uint32_t t; if (!parse_uint(argv[++i], t)) { usage(stderr); return 1; } opt.timeout_s = t; }
 		else if (a == "--preprocess") opt.preprocess = true;
+		else if (a == "--cpu-tsv" && has_value) opt.cpu_tsv = argv[++i];
 		else if (a == "--skip-defaults") opt.write_defaults = false;
 		else if (a == "--no-fork") opt.fork_per_clip = false;
 		else if (a == "--no-header") header = false;
@@ -679,6 +712,13 @@ int main(int argc, char** argv)
 	}
 	if (files.empty()) { usage(stderr); return 1; }
 
+	if (!opt.cpu_tsv.empty())
+	{
+		std::FILE* f = std::fopen(opt.cpu_tsv.c_str(), "w");
+		if (f == nullptr) { std::fprintf(stderr, "acl_bench: cannot write %s\n", opt.cpu_tsv.c_str()); return 1; }
+		std::fprintf(f, "clip\tcompress_ms\tcompress_min_ms\tcompress_cpu_ms\tcompress_cpu_min_ms\n");
+		std::fclose(f);
+	}
 	if (header)
 		std::printf("clip\tbones\tsamples\tacl_bytes\tcompress_ms\tpose_cold_ns\tpose_warm_ns\tplayback_ns\tseek_ns\tbone_ns\tbones8_ns\n");
 	std::fflush(stdout);
