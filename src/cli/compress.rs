@@ -10,7 +10,7 @@ use clipforge_pipeline::report::{BatchReport, ClipReport};
 use clipforge_pipeline::watch::{WatchEventKind, WatchOptions, start_watch};
 use clipforge_pipeline::{
     BatchOptions, CancelToken, ClipFile, Progress, clip_stem, read_input, run_batch_configured,
-    sanitize_name, scan_with_special, write_atomic,
+    sanitize_name, scan_with_special,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -501,22 +501,23 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     };
+    // A report never overwrites a clip of the run (`--json walk.bvh` is a typo, not a wish).
+    let inputs: Vec<PathBuf> = report
+        .clips
+        .iter()
+        .map(|c| PathBuf::from(&c.input))
+        .collect();
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     if let Some(p) = &args.json
-        && let Err(e) = report.write_json(p)
+        && let Err(e) = write_named_output(p, report.to_json().as_bytes(), &inputs)
     {
-        say!(
-            "clipforge: {}: cannot write the JSON report: {e}",
-            p.display()
-        );
+        say!("clipforge: cannot write the JSON report: {e}");
         code = ExitCode::FAILURE;
     }
     if let Some(p) = &args.csv
-        && let Err(e) = report.write_csv(p)
+        && let Err(e) = write_named_output(p, report.to_csv().as_bytes(), &inputs)
     {
-        say!(
-            "clipforge: {}: cannot write the CSV report: {e}",
-            p.display()
-        );
+        say!("clipforge: cannot write the CSV report: {e}");
         code = ExitCode::FAILURE;
     }
     code
@@ -940,12 +941,26 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
 // ---------------------------------------------------------------------------------------------
 // decompress / convert
 
-fn write_acl(clip: &RawClip, out: &Path) -> Result<(), String> {
+/// Writes a single named output (`-o`): `-` is standard output, a device or a symlink is written
+/// through, never replaced, and an input of the run is never overwritten
+/// ([`clipforge_base::fsio::write_output`]).
+fn write_named_output(out: &Path, bytes: &[u8], inputs: &[&Path]) -> Result<(), String> {
+    clipforge_base::fsio::write_output(out, bytes, inputs).map_err(|e| e.to_string())
+}
+
+fn write_acl(clip: &RawClip, out: &Path, inputs: &[&Path]) -> Result<(), String> {
     let text = formats::write_acl_clip(clip);
     if text.is_empty() {
         return Err("the ACL clip exporter produced nothing (not built yet?)".into());
     }
-    write_atomic(out, text.as_bytes()).map_err(|e| format!("{}: cannot write: {e}", out.display()))
+    write_named_output(out, text.as_bytes(), inputs)
+}
+
+/// True when `-o` names standard output or an existing device, FIFO or terminal: the output is
+/// written there as it is, with no name of its own made up.
+fn output_is_stream(output: &Path) -> bool {
+    output.as_os_str() == clipforge_base::fsio::STDOUT_PATH
+        || std::fs::metadata(output).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// `clipforge decompress FILE.cfa -o OUT.acl.sjson`.
@@ -986,7 +1001,7 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
             .unwrap_or_default();
     }
     let written = match (layer, &args.base) {
-        (None, None) => write_acl(&clip, &args.output),
+        (None, None) => write_acl(&clip, &args.output, &[&args.file]),
         (None, Some(_)) => {
             return fail(format!(
                 "{}: not an additive clip; --base applies to additive clips only",
@@ -1012,7 +1027,7 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
             ) {
                 Ok(base) => {
                     clip.additive = Some(Box::new(base));
-                    write_acl(&clip, &args.output)
+                    write_acl(&clip, &args.output, &[&args.file, path])
                 }
                 Err(e) => return fail(format!("--base {}: {e}", path.display())),
             }
@@ -1031,8 +1046,7 @@ pub fn run_decompress(args: &DecompressArgs) -> ExitCode {
                 format,
                 &formats::AclWriteOptions::default(),
             );
-            write_atomic(&args.output, text.as_bytes())
-                .map_err(|e| format!("{}: cannot write: {e}", args.output.display()))
+            write_named_output(&args.output, text.as_bytes(), &[&args.file])
         }
     };
     match written {
@@ -1131,9 +1145,10 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
         .as_os_str()
         .to_string_lossy()
         .ends_with(std::path::is_separator);
+    // Only the last component is created: a mistyped parent is an error, not a new tree.
     if names_folder
         && !args.output.is_dir()
-        && let Err(e) = std::fs::create_dir_all(&args.output)
+        && let Err(e) = std::fs::create_dir(&args.output)
     {
         return fail(format!(
             "{}: cannot create folder: {e}",
@@ -1141,6 +1156,14 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
         ));
     }
     let count = selected.len();
+    let to_stream = output_is_stream(&args.output);
+    if to_stream && count > 1 {
+        return fail(format!(
+            "{}: holds {count} clips and {} takes one; choose it with --clip NAME|INDEX",
+            args.input.display(),
+            args.output.display()
+        ));
+    }
     let mut code = ExitCode::SUCCESS;
     let base_clip = match args.additive_base.as_deref() {
         None | Some("first-frame") => None,
@@ -1177,8 +1200,20 @@ pub fn run_convert(args: &ConvertArgs) -> ExitCode {
             }
         };
         // With --clip, `count` is 1: the output is named after the input alone.
-        let out = convert_output_path(&args.input, &args.output, *index, count, &clip.name);
-        match write_acl(clip, &out) {
+        let out = if to_stream {
+            args.output.clone()
+        } else {
+            convert_output_path(&args.input, &args.output, *index, count, &clip.name)
+        };
+        let mut inputs = vec![args.input.as_path()];
+        if let Some(base) = args
+            .additive_base
+            .as_deref()
+            .filter(|b| *b != "first-frame")
+        {
+            inputs.push(Path::new(base));
+        }
+        match write_acl(clip, &out, &inputs) {
             Ok(()) => say!(
                 "{} ({}) -> {} ({} bones, {} samples)",
                 args.input.display(),

@@ -204,3 +204,111 @@ pub fn csv_text(w: csv::Writer<Vec<u8>>) -> String {
     let bytes = w.into_inner().unwrap_or_default();
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
+
+/// Why a single named output (`convert -o`, `decompress -o`, a `--json` report) was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("{}: is an input of this run ({}); refusing to overwrite it", .output.display(), .input.display())]
+    WouldReplaceInput { output: PathBuf, input: PathBuf },
+    #[error("{}: the folder {} does not exist", .output.display(), .folder.display())]
+    MissingFolder { output: PathBuf, folder: PathBuf },
+    #[error("{}: is a folder, not a file", .0.display())]
+    IsFolder(PathBuf),
+    #[error("{}: cannot write: {source}", .output.display())]
+    Io {
+        output: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The path meaning "standard output" for a single named output.
+pub const STDOUT_PATH: &str = "-";
+
+/// Writes one named output the way a user expects of `-o PATH`:
+/// - `-` writes to standard output;
+/// - a path that is (or leads through a symlink to) a device, FIFO or terminal (`/dev/stdout`,
+///   `/dev/null`) is written directly, never replaced by a regular file;
+/// - a symlink to a regular file is written through: the file it points to is replaced
+///   atomically, the link stays;
+/// - any other path is written atomically ([`write_atomic`]), but its folder must exist (a
+///   mistyped folder is an error, not a new tree);
+/// - a path that is the same file (device + inode, whatever the name) as any of `inputs` is
+///   refused before anything is written.
+pub fn write_output(path: &Path, bytes: &[u8], inputs: &[&Path]) -> Result<(), OutputError> {
+    let io = |source| OutputError::Io {
+        output: path.to_path_buf(),
+        source,
+    };
+    if path.as_os_str() == STDOUT_PATH {
+        let mut out = std::io::stdout().lock();
+        return out.write_all(bytes).and_then(|()| out.flush()).map_err(io);
+    }
+    check_not_an_input(path, inputs)?;
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(OutputError::IsFolder(path.to_path_buf())),
+        Ok(meta) if !meta.is_file() => {
+            // A device, FIFO or terminal: write to it as it is (no temporary file beside it).
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(io)?;
+            f.write_all(bytes).and_then(|()| f.flush()).map_err(io)
+        }
+        Ok(_) => {
+            // A regular file, perhaps behind symlinks: replace the file the links lead to.
+            let target = std::fs::canonicalize(path).map_err(io)?;
+            write_atomic(&target, bytes).map_err(io)
+        }
+        Err(_) => {
+            let folder = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            if !folder.is_dir() {
+                return Err(OutputError::MissingFolder {
+                    output: path.to_path_buf(),
+                    folder,
+                });
+            }
+            if std::fs::symlink_metadata(path).is_ok() {
+                // A dangling symlink: writing through it would create a file elsewhere.
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "a symlink to nothing; refusing to replace it",
+                )));
+            }
+            write_atomic(path, bytes).map_err(io)
+        }
+    }
+}
+
+/// Refuses an output that is the same file as an input (device + inode, so `./a`, `a` and a
+/// hard link or symlink to it are all caught).
+pub fn check_not_an_input(path: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
+    let Ok(out) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if let Ok(meta) = std::fs::metadata(input)
+            && same_file(&out, &meta)
+        {
+            return Err(OutputError::WouldReplaceInput {
+                output: path.to_path_buf(),
+                input: input.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino() && a.is_file()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    false
+}

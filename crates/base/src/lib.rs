@@ -5,4 +5,5 @@
 
 pub mod fsio;
 pub mod task;
+pub mod text;
 pub mod watcher;

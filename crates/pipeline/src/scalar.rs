@@ -158,8 +158,7 @@ pub fn decompress_scalar(
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let list = to_raw_scalar_list(&reader);
     let text = write_acl_scalar_list(&list);
-    write_atomic(out, text.as_bytes())
-        .map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
+    clipforge_base::fsio::write_output(out, text.as_bytes(), &[file]).map_err(|e| e.to_string())?;
     Ok(format!(
         "{} -> {} ({} {} tracks, {} samples)",
         file.display(),

@@ -34,6 +34,7 @@ use crate::additive::{AdditiveBase, AdditiveFormat};
 use crate::clip::RawClip;
 use crate::scalar::{DEFAULT_SCALAR_PRECISION, RawScalarList, RawScalarTrack, ScalarType};
 use crate::skeleton::{BoneDesc, SkeletonError};
+use clipforge_base::text::cut_token;
 use glam::{Quat, Vec3};
 use std::path::Path;
 
@@ -123,7 +124,10 @@ impl<'p> Reader<'p> {
         match &node.value {
             Value::Number(text) => match node.as_f64() {
                 Some(v) => Ok(v),
-                None => self.err(node.line, format!("bad number '{text}' for {what}")),
+                None => self.err(
+                    node.line,
+                    format!("bad number '{}' for {what}", cut_token(text, 80)),
+                ),
             },
             v => self.err(
                 node.line,

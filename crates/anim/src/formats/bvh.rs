@@ -26,6 +26,7 @@ use super::{
 };
 use crate::clip::RawClip;
 use crate::skeleton::BoneDesc;
+use clipforge_base::text::cut_token;
 use glam::{Quat, Vec3};
 use std::borrow::Cow;
 use std::path::Path;
@@ -111,7 +112,11 @@ fn number(path: &Path, line: usize, text: &str, what: &str) -> Result<f64, Impor
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
         Ok(_) => err(path, line, format!("non-finite number '{text}' in {what}")),
-        Err(_) => err(path, line, format!("bad number '{text}' in {what}")),
+        Err(_) => err(
+            path,
+            line,
+            format!("bad number '{}' in {what}", cut_token(text, 80)),
+        ),
     }
 }
 
@@ -293,7 +298,11 @@ fn parse_hierarchy<'t>(
                           joints: &mut Vec<Joint>|
      -> Result<usize, ImportError> {
         if !names.insert(name.1) {
-            return err(path, name.0, format!("duplicate joint name '{}'", name.1));
+            return err(
+                path,
+                name.0,
+                format!("duplicate joint name '{}'", cut_token(&name.1, 80)),
+            );
         }
         joints.push(Joint {
             name: name.1.to_string(),
@@ -312,7 +321,11 @@ fn parse_hierarchy<'t>(
             }
             let (l, tok) = take!("ROOT");
             if !tok.eq_ignore_ascii_case("ROOT") {
-                return err(path, l, format!("expected ROOT, found '{tok}'"));
+                return err(
+                    path,
+                    l,
+                    format!("expected ROOT, found '{}'", cut_token(tok, 80)),
+                );
             }
             let name = take!("root name");
             let j = open_joint(name, None, &mut joints)?;
@@ -423,7 +436,11 @@ fn parse_hierarchy<'t>(
                 let inside = current.map_or("End Site".to_string(), |j| {
                     format!("joint {}", joints[j].name)
                 });
-                return err(path, l, format!("unexpected '{tok}' in {inside}"));
+                return err(
+                    path,
+                    l,
+                    format!("unexpected '{}' in {inside}", cut_token(tok, 80)),
+                );
             }
         }
     }

@@ -22,6 +22,7 @@
 //! The tree borrows from the source text: strings without escapes and all numbers are slices, so
 //! parsing allocates only for arrays and objects.
 
+use clipforge_base::text::cut_token;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -356,13 +357,14 @@ impl<'a> Parser<'a> {
                             // Cheap syntactic check only; the value is parsed (once) by `as_f64`,
                             // whose `None` callers report as a bad number at this node's line.
                             if !plausible_number(word) {
-                                return self.err(line, format!("bad number '{word}'"));
+                                return self
+                                    .err(line, format!("bad number '{}'", cut_token(word, 80)));
                             }
                             Value::Number(word)
                         } else if first.is_ascii_alphabetic() || first == b'_' {
                             Value::String(Cow::Borrowed(word))
                         } else {
-                            return self.err(line, format!("unexpected '{word}'"));
+                            return self.err(line, format!("unexpected '{}'", cut_token(word, 80)));
                         }
                     }
                 }
