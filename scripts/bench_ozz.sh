@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # ozz-animation 0.16 anchor benchmark (anchors/ozz/README.md says what is timed and how).
-# Usage: scripts/bench_ozz.sh [--quick] [OUT.tsv]
+# Usage: scripts/bench_ozz.sh [--quick] [--set regression|bvh|all] [OUT.tsv]
+#   --set: the 24 ACL regression clips, the 42 BVH clips, or both (default; ~40 min, most of it ozz's
+#   cold and seek patterns on the long raw BVH clips; regression alone ~4 min).
 #   1. builds anchors/ozz/ozz_bench if missing or stale (make, -j${JOBS:-2}; ozz compiled in place
 #      from the shared snapshot; objects and binary under $CARGO_TARGET_DIR/anchors/ozz/);
 #   2. converts the clips once into a cache outside the repo (ACL regression .acl.sjson -> .cfanim;
@@ -13,16 +15,21 @@ set -euo pipefail
 
 die() { echo "bench_ozz: $*" >&2; exit 1; }
 
+USAGE="usage: scripts/bench_ozz.sh [--quick] [--set regression|bvh|all] [OUT.tsv]"
 QUICK=()
 OUT_TSV=""
-for a in "$@"; do
-  case "$a" in
+SET=all
+while [ $# -gt 0 ]; do
+  case "$1" in
     --quick) QUICK=(--quick) ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-    -*) die "unknown option $a (usage: scripts/bench_ozz.sh [--quick] [OUT.tsv])" ;;
-    *) OUT_TSV="$a" ;;
+    --set) [ $# -ge 2 ] || die "$USAGE"; SET="$2"; shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -*) die "unknown option $1 ($USAGE)" ;;
+    *) OUT_TSV="$1" ;;
   esac
+  shift
 done
+case "$SET" in regression|bvh|all) ;; *) die "--set takes regression, bvh or all" ;; esac
 
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${CLIPFORGE_SHARED:-$REPO/../shared}"
@@ -65,6 +72,7 @@ LIST="$CACHE/clips.tsv"
 : > "$LIST.tmp"
 n_acl=0
 for f in "$ACL_DIR"/*.acl.sjson; do
+  [ "$SET" = bvh ] && break
   name="$(basename "$f" .acl.sjson)"
   case "$name" in
     format_reference) continue ;;        # the format's commented documentation, not a clip
@@ -82,7 +90,7 @@ for f in "$ACL_DIR"/*.acl.sjson; do
   printf 'acl/%s\t%s\n' "$name" "$out" >> "$LIST.tmp"
   n_acl=$((n_acl + 1))
 done
-[ "$n_acl" -gt 0 ] || die "no transform clip found in $ACL_DIR"
+[ "$SET" = bvh ] || [ "$n_acl" -gt 0 ] || die "no transform clip found in $ACL_DIR"
 
 convert_bvh() {  # $1 = path relative to BVH_DIR, without .bvh
   local rel="$1" src="$BVH_DIR/$1.bvh" sj="$CACHE/bvh/$1.acl.sjson" out="$CACHE/bvh/$1.cfanim"
@@ -98,12 +106,15 @@ convert_bvh() {  # $1 = path relative to BVH_DIR, without .bvh
 }
 export -f convert_bvh
 export BVH_DIR CACHE BVH_TOOL CFBIN
-mapfile -t BVHS < <(cd "$BVH_DIR" && find . -name '*.bvh' | sed -e 's|^\./||' -e 's|\.bvh$||' | LC_ALL=C sort)
-[ ${#BVHS[@]} -gt 0 ] || die "no .bvh file under $BVH_DIR"
-echo "bench_ozz: preparing ${#BVHS[@]} BVH clips in $CACHE/bvh (cached)" >&2
-printf '%s\0' "${BVHS[@]}" | nice xargs -0 -P "$JOBS" -I{} bash -c 'convert_bvh "$1"' _ {} \
-  || die "BVH conversion failed"
-for rel in "${BVHS[@]}"; do printf 'bvh/%s\t%s\n' "$rel" "$CACHE/bvh/$rel.cfanim" >> "$LIST.tmp"; done
+BVHS=()
+if [ "$SET" != regression ]; then
+  mapfile -t BVHS < <(cd "$BVH_DIR" && find . -name '*.bvh' | sed -e 's|^\./||' -e 's|\.bvh$||' | LC_ALL=C sort)
+  [ ${#BVHS[@]} -gt 0 ] || die "no .bvh file under $BVH_DIR"
+  echo "bench_ozz: preparing ${#BVHS[@]} BVH clips in $CACHE/bvh (cached)" >&2
+  printf '%s\0' "${BVHS[@]}" | nice xargs -0 -P "$JOBS" -I{} bash -c 'convert_bvh "$1"' _ {} \
+    || die "BVH conversion failed"
+  for rel in "${BVHS[@]}"; do printf 'bvh/%s\t%s\n' "$rel" "$CACHE/bvh/$rel.cfanim" >> "$LIST.tmp"; done
+fi
 mv "$LIST.tmp" "$LIST"
 
 FOX_ARGS=()

@@ -34,6 +34,7 @@
 #include "ozz/base/io/stream.h"
 #include "ozz/base/maths/simd_math.h"
 #include "ozz/base/maths/soa_transform.h"
+#include "ozz/base/memory/allocator.h"
 #include "ozz/base/memory/unique_ptr.h"
 #include "ozz/geometry/runtime/skinning_job.h"
 
@@ -41,10 +42,18 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Parameters (README.md, "Measurement patterns"). Changing one changes what the figures mean.
-constexpr int kNumRatios = 100;          // sample times per forward pass: ratio k / 99, k = 0..99
-constexpr int kWarmMeasurements = 200;   // warm: 200 passes of 100 calls
-constexpr int kColdCopies = 220;         // cold: copies of the animation, one call each per sweep
-constexpr size_t kFlushBytes = 32u << 20;  // cold: 32 MiB touched between sweeps
+// Per-clip patterns: the same as anchors/acl (acl_bench), so that ACL, ozz and ClipForge are
+// measured alike.
+constexpr int kEvenTimes = 100;              // T100: evenly spaced times over [0, D]
+constexpr float kPlaybackHz = 60.f;          // T60: forward playback
+constexpr int kSeekTimes = 1024;             // TSEEK: random times
+constexpr uint64_t kSeekSeed = 0xC11FF0E6Eull;  // SplitMix64 seed of TSEEK
+constexpr int kColdCopies = 220;             // cold: copies visited in turn
+constexpr size_t kFlushBytes = size_t(40) << 20;  // cold: flush buffer, 40 MiB
+constexpr int kColdPasses = 101;             // cold: timed passes of 220 calls (after 1 untimed)
+constexpr uint32_t kMinCallsPerBlock = 256;  // warm: calls per block >= this, whole passes
+constexpr int kWarmupBlocks = 5;             // warm: untimed blocks per pattern
+constexpr int kWarmBlocks = 101;             // warm: timed blocks per pattern
 constexpr int kCrowdCharacters = 1000;   // seed 001
 constexpr int kCrowdJoints = 96;
 constexpr int kCrowdFrames = 100;
@@ -121,8 +130,9 @@ double MiddleHalfMean(std::vector<double> v) {
   return s / double(hi - lo);
 }
 
-// Cache flush: one read-modify-write per 64-byte line of a 32 MiB buffer, regular stores (glibc's
-// memset would switch to non-temporal stores at this size, which do not evict other lines).
+// Cache flush (as anchors/acl): a 40 MiB buffer (filled with 1 once), one read-modify-write
+// byte per 64-byte line, buf[i] += (uint8_t)i for i = 0, 64, 128, ...; regular stores (glibc's
+// memset would use non-temporal stores at this size, which do not evict other lines).
 uint8_t* g_flush = nullptr;
 volatile uint8_t g_sink;
 void FlushCache() {
@@ -132,11 +142,47 @@ void FlushCache() {
   }
   uint8_t acc = 0;
   for (size_t i = 0; i < kFlushBytes; i += 64) {
-    g_flush[i] = uint8_t(g_flush[i] + 1);
+    g_flush[i] = uint8_t(g_flush[i] + uint8_t(i));
     acc ^= g_flush[i];
   }
   g_sink = acc;
 }
+
+// ozz allocator wrapper: while `region_on` is set, each allocation takes the next page-aligned
+// slot of a region (the cold copies, laid out like acl_bench's: copy c at base + c * stride);
+// region blocks are freed with the region. Everything else goes to ozz's default allocator.
+class RegionAllocator : public ozz::memory::Allocator {
+ public:
+  explicit RegionAllocator(ozz::memory::Allocator* fallback) : fallback_(fallback) {}
+  void* Allocate(size_t size, size_t alignment) override {
+    if (region_on) {
+      if (next_ >= count_ || size > stride_ || alignment > 4096) Die("cold copy does not fit its slot");
+      return base_ + stride_ * next_++;
+    }
+    return fallback_->Allocate(size, alignment);
+  }
+  void Deallocate(void* p) override {
+    uint8_t* b = static_cast<uint8_t*>(p);
+    if (base_ && b >= base_ && b < base_ + stride_ * count_) return;
+    fallback_->Deallocate(p);
+  }
+  void Reset(size_t stride, size_t count) {
+    std::free(base_);
+    stride_ = stride;
+    count_ = count;
+    next_ = 0;
+    base_ = count ? static_cast<uint8_t*>(std::aligned_alloc(4096, stride * count)) : nullptr;
+    if (count && !base_) Die("out of memory for the cold copies");
+  }
+  size_t used() const { return next_; }
+  bool region_on = false;
+
+ private:
+  ozz::memory::Allocator* fallback_;
+  uint8_t* base_ = nullptr;
+  size_t stride_ = 0, count_ = 0, next_ = 0;
+};
+RegionAllocator* g_region = nullptr;
 
 // ---------------------------------------------------------------------------------------------
 // Generators (README.md, "Generators"). Float64 arithmetic, one rounding to float32 at the end;
@@ -415,13 +461,13 @@ ozz::unique_ptr<Skeleton> BuildSkeleton(const std::vector<int>& parents, const f
   return skel;
 }
 
-// One key per sample for every track and component; key time = s / sample_rate (seconds).
-// A single-sample clip gets duration 1 / sample_rate (ozz needs a positive duration).
+// One key per sample for every track and component; key time = float(s) / rate (float32, as
+// acl_bench's D), duration D = float(S - 1) / rate. A single-sample clip gets duration 1 / rate
+// (ozz needs a positive duration; every time it is sampled at is 0).
 RawAnimation BuildRaw(const Clip& c, const std::vector<int>& ozz_to_file) {
   RawAnimation raw;
   raw.name = c.name.c_str();
-  raw.duration = c.samples > 1 ? float(double(c.samples - 1) / double(c.rate))
-                               : float(1.0 / double(c.rate));
+  raw.duration = c.samples > 1 ? float(c.samples - 1) / c.rate : 1.f / c.rate;
   raw.tracks.resize(c.bones);
   for (uint32_t j = 0; j < c.bones; ++j) {
     RawAnimation::JointTrack& t = raw.tracks[j];
@@ -431,7 +477,7 @@ RawAnimation BuildRaw(const Clip& c, const std::vector<int>& ozz_to_file) {
     t.scales.resize(c.samples);
     for (uint32_t s = 0; s < c.samples; ++s) {
       const float* v = &c.samples_[(size_t(s) * c.bones + b) * 10];
-      const float time = float(double(s) / double(c.rate));
+      const float time = float(s) / c.rate;
       t.rotations[s] = {time, ozz::math::Quaternion(v[0], v[1], v[2], v[3])};
       t.translations[s] = {time, ozz::math::Float3(v[4], v[5], v[6])};
       t.scales[s] = {time, ozz::math::Float3(v[7], v[8], v[9])};
@@ -499,12 +545,54 @@ void Row(const char* kase, const std::string& what, const Samples& s, const char
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1. Per clip: SamplingJob + LocalToModelJob per character update.
+// 1. Per clip: SamplingJob + LocalToModelJob per character update, with acl_bench's time lists
+// and patterns (README.md, "Measurement patterns").
+uint64_t SplitMixStep(uint64_t& s) {
+  s += 0x9E3779B97F4A7C15ull;
+  uint64_t z = s;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Time lists, float32 arithmetic left to right, exactly as acl_bench: D, T100, T60, TSEEK.
+struct Times {
+  float d = 0;
+  std::vector<float> even, playback, seek;
+};
+
+Times MakeTimes(uint32_t samples, float rate) {
+  Times t;
+  const float d = (samples > 1 && rate > 0.f) ? float(samples - 1) / rate : 0.f;
+  t.d = d;
+  for (int j = 0; j < kEvenTimes; ++j) t.even.push_back(d * float(j) / float(kEvenTimes - 1));
+  for (uint32_t k = 0;; ++k) {
+    const float x = float(k) / kPlaybackHz;
+    if (x > d) break;
+    t.playback.push_back(x);
+  }
+  uint64_t state = kSeekSeed;
+  for (int i = 0; i < kSeekTimes; ++i) {
+    const float u = float(SplitMixStep(state) >> 40) * (1.f / 16777216.f);
+    t.seek.push_back(u * d);
+  }
+  return t;
+}
+
+// ozz samples at a ratio: ratio = t / D (float32), 0 when D = 0 (single-sample clip).
+std::vector<float> ToRatios(const std::vector<float>& times, float d) {
+  std::vector<float> r;
+  for (float x : times) r.push_back(d > 0.f ? x / d : 0.f);
+  return r;
+}
+
 struct Update {
   const Skeleton* skel;
+  bool l2m;
   std::vector<ozz::math::SoaTransform> locals;
   std::vector<ozz::math::Float4x4> models;
-  explicit Update(const Skeleton* s) : skel(s), locals(s->num_soa_joints()), models(s->num_joints()) {}
+  Update(const Skeleton* s, bool with_l2m)
+      : skel(s), l2m(with_l2m), locals(s->num_soa_joints()), models(s->num_joints()) {}
   void Run(const Animation& anim, ozz::animation::SamplingJob::Context& ctx, float ratio) {
     ozz::animation::SamplingJob sj;
     sj.animation = &anim;
@@ -512,6 +600,7 @@ struct Update {
     sj.ratio = ratio;
     sj.output = ozz::make_span(locals);
     if (!sj.Run()) Die("SamplingJob failed");
+    if (!l2m) return;
     ozz::animation::LocalToModelJob lj;
     lj.skeleton = skel;
     lj.input = ozz::make_span(locals);
@@ -520,78 +609,84 @@ struct Update {
   }
 };
 
-float Ratio(int k) { return float(k) / float(kNumRatios - 1); }
-
-Samples BenchWarm(const Skeleton& skel, const Animation& anim) {
-  Update up(&skel);
-  ozz::animation::SamplingJob::Context ctx(anim.num_tracks());
-  up.Run(anim, ctx, 1.f);  // as after a previous pass: the first timed call wraps to 0
-  Samples s;
-  const int m = Scaled(kWarmMeasurements);
-  for (int i = 0; i < m; ++i) {
-    const Stamp a = Now();
-    for (int k = 0; k < kNumRatios; ++k) up.Run(anim, ctx, Ratio(k));
-    const Stamp b = Now();
-    s.Add(a, b, kNumRatios);
-  }
-  return s;
-}
-
-// Playback at 60 updates per second: call i (i = 0 untimed, then 1, 2, ...) samples time
-// t_i = fmod(i / 60, D) with D = the ozz animation's duration, i.e. ratio = t_i / D (float64,
-// rounded to float32); looping. Same measurement shape as BenchWarm (200 x 100 calls).
-Samples BenchPlay60(const Skeleton& skel, const Animation& anim) {
-  Update up(&skel);
-  ozz::animation::SamplingJob::Context ctx(anim.num_tracks());
-  const double D = anim.duration();
-  auto ratio = [D](long i) { return float(std::fmod(double(i) / 60.0, D) / D); };
-  long i = 0;
-  up.Run(anim, ctx, ratio(i++));
-  Samples s;
-  const int m = Scaled(kWarmMeasurements);
-  for (int j = 0; j < m; ++j) {
-    const Stamp a = Now();
-    for (int k = 0; k < kNumRatios; ++k) up.Run(anim, ctx, ratio(i++));
-    const Stamp b = Now();
-    s.Add(a, b, kNumRatios);
-  }
-  return s;
-}
-
-Samples BenchCold(const Skeleton& skel, const Animation& anim) {
-  // 220 copies, made by serialising the animation once and loading it 220 times.
-  ozz::io::MemoryStream stream;
-  {
-    ozz::io::OArchive o(&stream);
-    o << anim;
-  }
+// Cold: 220 copies in one page-aligned region (copy c at c * stride, stride = the animation's
+// allocation rounded up to 4 KiB), each with its own context; call n uses copy n mod 220 at
+// T100[n mod 100]; a pass is 220 calls, flush before each pass (untimed), pass 0 untimed.
+struct ColdCopies {
   std::vector<std::unique_ptr<Animation>> copies;
   std::vector<std::unique_ptr<ozz::animation::SamplingJob::Context>> ctxs;
-  for (int c = 0; c < kColdCopies; ++c) {
-    stream.Seek(0, ozz::io::Stream::kSet);
-    ozz::io::IArchive i(&stream);
-    copies.emplace_back(new Animation());
-    i >> *copies.back();
-    ctxs.emplace_back(new ozz::animation::SamplingJob::Context(anim.num_tracks()));
+  ColdCopies(const Animation& anim) {
+    ozz::io::MemoryStream stream;
+    {
+      ozz::io::OArchive o(&stream);
+      o << anim;
+    }
+    for (int c = 0; c < kColdCopies; ++c)
+      ctxs.emplace_back(new ozz::animation::SamplingJob::Context(anim.num_tracks()));
+    const size_t stride = (anim.size() + 4095) / 4096 * 4096;
+    g_region->Reset(stride, kColdCopies);
+    for (int c = 0; c < kColdCopies; ++c) {
+      stream.Seek(0, ozz::io::Stream::kSet);
+      ozz::io::IArchive i(&stream);
+      copies.emplace_back(new Animation());
+      g_region->region_on = true;
+      i >> *copies.back();
+      g_region->region_on = false;
+      if (g_region->used() != size_t(c + 1)) Die("a cold copy took more than one allocation");
+    }
   }
-  Update up(&skel);
-  for (int c = 0; c < kColdCopies; ++c) up.Run(*copies[c], *ctxs[c], 1.f);
+  ~ColdCopies() {
+    copies.clear();
+    g_region->Reset(0, 0);
+  }
+};
+
+Samples BenchCold(const Skeleton& skel, const ColdCopies& cc, const std::vector<float>& ratios,
+                  bool l2m) {
+  Update up(&skel, l2m);
   Samples s;
-  const int sweeps = Scaled(kNumRatios);  // one sweep per sample time, k = 0..99
-  for (int k = 0; k < sweeps; ++k) {
+  const size_t n = ratios.size();
+  uint64_t call = 0;
+  const int passes = g_quick ? 11 : kColdPasses;
+  for (int pass = 0; pass < 1 + passes; ++pass) {
     FlushCache();
-    const float ratio = Ratio(k * (kNumRatios / sweeps));
     const Stamp a = Now();
-    for (int c = 0; c < kColdCopies; ++c) up.Run(*copies[c], *ctxs[c], ratio);
+    for (int c = 0; c < kColdCopies; ++c, ++call)
+      up.Run(*cc.copies[call % kColdCopies], *cc.ctxs[call % kColdCopies], ratios[call % n]);
     const Stamp b = Now();
-    s.Add(a, b, kColdCopies);
+    if (pass > 0) s.Add(a, b, kColdCopies);
   }
   return s;
 }
 
-struct ClipSummary {
-  std::vector<double> warm_raw, cold_raw, warm_opt, cold_opt, play_raw, play_opt;
+// Warm: one animation; each pattern has its own context, call counter (running on across
+// blocks) and buffers; a block = whole passes over its list, >= 256 calls.
+struct WarmPattern {
+  std::vector<float> ratios;
+  Update up;
+  ozz::animation::SamplingJob::Context ctx;
+  uint32_t calls_per_block;
+  uint64_t call = 0;
+  Samples s;
+  WarmPattern(const Skeleton& skel, const Animation& anim, std::vector<float> r, bool l2m)
+      : ratios(std::move(r)), up(&skel, l2m), ctx(anim.num_tracks()) {
+    const uint32_t n = uint32_t(ratios.size());
+    calls_per_block = n * ((kMinCallsPerBlock + n - 1) / n);
+  }
+  void Block(const Animation& anim, bool timed) {
+    const size_t n = ratios.size();
+    const Stamp a = Now();
+    for (uint32_t c = 0; c < calls_per_block; ++c, ++call) up.Run(anim, ctx, ratios[call % n]);
+    const Stamp b = Now();
+    if (timed) s.Add(a, b, calls_per_block);
+  }
 };
+
+struct ClipSummary {
+  std::vector<double> fig[2][6];  // [raw, opt][pattern]: per-clip medians
+};
+
+const char* kPatternNames[6] = {"cold", "warm", "play60", "seek", "cold_sample", "warm_sample"};
 
 void BenchClips(const std::string& list, ClipSummary* sum) {
   FILE* f = std::fopen(list.c_str(), "r");
@@ -624,32 +719,45 @@ void BenchClips(const std::string& list, ClipSummary* sum) {
       Die("%s: AnimationOptimizer failed", name.c_str());
     ozz::unique_ptr<Animation> anim_opt = ozz::animation::offline::AnimationBuilder()(raw_opt);
     if (!anim_opt) Die("%s: AnimationBuilder (optimized) failed", name.c_str());
+    const Times times = MakeTimes(clip.samples, clip.rate);
+    const std::vector<float> r_even = ToRatios(times.even, times.d);
+    const std::vector<float> r_play = ToRatios(times.playback, times.d);
+    const std::vector<float> r_seek = ToRatios(times.seek, times.d);
     const std::string order = reordered ? "ozz_reordered_joints" : "ozz_order=file_order";
     std::fprintf(stderr, "clip %s: %u joints, %u samples, ozz %zu B raw, %zu B optimized\n",
                  name.c_str(), clip.bones, clip.samples, anim_raw->size(), anim_opt->size());
-    struct V {
-      const char* tag;
-      const Animation* a;
-      std::vector<double>* warm;
-      std::vector<double>* cold;
-      std::vector<double>* play;
-      std::string notes;
-    } variants[] = {{"raw", anim_raw.get(), &sum->warm_raw, &sum->cold_raw, &sum->play_raw, order},
-                    {"opt", anim_opt.get(), &sum->warm_opt, &sum->cold_opt, &sum->play_opt,
-                     order + ";optimizer_default(tolerance=1e-3,distance=1e-1)"}};
-    for (const V& v : variants) {
-      const Samples w = BenchWarm(*skel, *v.a);
-      Row((std::string("clip_warm_") + v.tag).c_str(), name, w, "call", kNumRatios, clip.bones,
-          clip.samples, long(v.a->size()), v.notes);
-      const Samples p = BenchPlay60(*skel, *v.a);
-      Row((std::string("clip_play60_") + v.tag).c_str(), name, p, "call", kNumRatios, clip.bones,
-          clip.samples, long(v.a->size()), v.notes + ";dt=1/60s");
-      const Samples c = BenchCold(*skel, *v.a);
-      Row((std::string("clip_cold_") + v.tag).c_str(), name, c, "call", kColdCopies, clip.bones,
-          clip.samples, long(v.a->size()), v.notes + ";copies=220;flush=32MiB");
-      v.warm->push_back(Median(w.ns));
-      v.play->push_back(Median(p.ns));
-      v.cold->push_back(Median(c.ns));
+    const Animation* anims[2] = {anim_raw.get(), anim_opt.get()};
+    const char* tags[2] = {"raw", "opt"};
+    for (int v = 0; v < 2; ++v) {
+      const Animation& a = *anims[v];
+      const std::string notes =
+          order + (v ? ";optimizer_default(tolerance=1e-3,distance=1e-1)" : ";one_key_per_sample");
+      auto row = [&](int p, const Samples& s, long per) {
+        const std::string kase = std::string("clip_") + kPatternNames[p] + "_" + tags[v];
+        std::string n = notes;
+        if (p == 0 || p == 4) n += ";copies=220;flush=40MiB";
+        if (p >= 4) n += ";sampling_job_only";
+        Row(kase.c_str(), name, s, "call", per, clip.bones, clip.samples, long(a.size()), n);
+        sum->fig[v][p].push_back(Median(s.ns));
+      };
+      Samples cold, cold_sample;
+      {
+        ColdCopies cc(a);
+        cold = BenchCold(*skel, cc, r_even, true);
+        cold_sample = BenchCold(*skel, cc, r_even, false);
+      }
+      WarmPattern warm(*skel, a, r_even, true), play(*skel, a, r_play, true),
+          seek(*skel, a, r_seek, true), warm_sample(*skel, a, r_even, false);
+      WarmPattern* ps[4] = {&warm, &play, &seek, &warm_sample};
+      const int blocks = g_quick ? 11 : kWarmBlocks;
+      for (int round = 0; round < kWarmupBlocks + blocks; ++round)
+        for (WarmPattern* p : ps) p->Block(a, round >= kWarmupBlocks);
+      row(0, cold, kColdCopies);
+      row(1, warm.s, warm.calls_per_block);
+      row(2, play.s, play.calls_per_block);
+      row(3, seek.s, seek.calls_per_block);
+      row(4, cold_sample, kColdCopies);
+      row(5, warm_sample.s, warm_sample.calls_per_block);
     }
   }
   std::fclose(f);
@@ -908,6 +1016,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  g_region = new RegionAllocator(ozz::memory::default_allocator());
+  ozz::memory::SetDefaulAllocator(g_region);
   auto want = [&](const char* w) { return ("," + only + ",").find(std::string(",") + w + ",") != std::string::npos; };
 
   // TSC frequency against CLOCK_MONOTONIC over 200 ms (informational: converts tsc_cycles).
@@ -941,12 +1051,12 @@ int main(int argc, char** argv) {
   if (want("clips") && !clips.empty()) {
     ClipSummary sum;
     BenchClips(clips, &sum);
-    std::fprintf(stderr,
-                 "clips: %zu; median of per-clip medians: warm raw %.0f ns, cold raw %.0f ns, "
-                 "play60 raw %.0f ns, warm opt %.0f ns, cold opt %.0f ns, play60 opt %.0f ns\n",
-                 sum.warm_raw.size(), Median(sum.warm_raw), Median(sum.cold_raw),
-                 Median(sum.play_raw), Median(sum.warm_opt), Median(sum.cold_opt),
-                 Median(sum.play_opt));
+    for (int v = 0; v < 2; ++v) {
+      std::fprintf(stderr, "clips: %zu, %s, median of per-clip medians (ns/call):",
+                   sum.fig[v][0].size(), v ? "optimized" : "raw");
+      for (int p = 0; p < 6; ++p) std::fprintf(stderr, " %s %.0f", kPatternNames[p], Median(sum.fig[v][p]));
+      std::fprintf(stderr, "\n");
+    }
   }
   if (want("l2m")) BenchCrowd();
   if (want("skin")) {
