@@ -21,9 +21,12 @@ const MAX_CHUNKS: usize = 4096;
 /// Largest generation; a slot freed at it is retired.
 const MAX_GENERATION: u32 = (1 << 24) - 1;
 
+/// A chunk of slots, allocated once, never moved or freed.
+type Chunk<T> = Box<[RwLock<Slot<T>>]>;
+
 pub struct Table<T> {
     tag: u8,
-    chunks: [OnceLock<Box<[RwLock<Slot<T>>]>>; MAX_CHUNKS],
+    chunks: [OnceLock<Chunk<T>>; MAX_CHUNKS],
     alloc: Mutex<Alloc>,
 }
 

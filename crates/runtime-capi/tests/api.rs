@@ -135,9 +135,9 @@ fn queries_and_sampling_equal_the_rust_reader_bit_for_bit() {
         unsafe { cf_clip_parents(clip, parents.as_mut_ptr(), n) },
         CF_OK
     );
-    for b in 0..n {
+    for (b, &got) in parents.iter().enumerate() {
         let want = sk.parent(b).map_or(CF_NO_PARENT, |p| p as u32);
-        assert_eq!(parents[b], want);
+        assert_eq!(got, want);
         let mut p = 0;
         assert_eq!(
             unsafe { cf_clip_bone_parent(clip, b as u32, &mut p) },

@@ -55,8 +55,7 @@ fn have(compiler: &str) -> bool {
 }
 
 fn run(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    out
+    cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
 }
 
 fn compile(cmd: &mut Command, what: &str) {
