@@ -706,6 +706,9 @@ pub unsafe extern "C" fn cf_clip_parents(
     call("cf_clip_parents", || {
         with_clip(clip, |r| {
             let n = r.num_bones();
+            if n == 0 {
+                return Ok(()); // nothing to write: any pointer will do
+            }
             checked(parents.cast_const(), "parents")?;
             let Some(out) = array(parents.cast_const(), parents_len, Some(n), "parents")? else {
                 return Ok(());
@@ -1077,6 +1080,9 @@ pub unsafe extern "C" fn cf_scalars_sample_all(
         with_scalars(scalars, |r| {
             let w = r.track_type().width();
             let n = r.num_tracks();
+            if n == 0 {
+                return Ok(()); // nothing to write: any pointer will do
+            }
             checked(out.cast_const(), "out")?;
             let dst = out_array(out, out_len, n.checked_mul(w), "out")?;
             let mut v = [0.0f32; 4];
