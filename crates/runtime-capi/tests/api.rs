@@ -4,32 +4,20 @@
 //! arrays, bad indices, NaN/infinite times, unknown looping values, freed, forged and
 //! wrong-kind handles, damaged buffers); handles stay sound under threads freeing them.
 
-use clipforge_anim::generate::{GenerateOptions, generate};
-use clipforge_anim::{CompressionSettings, compress};
+mod common;
+
 use clipforge_runtime::scalar::ScalarReader;
 use clipforge_runtime::{ClipReader, Looping, Pose};
 use clipforge_runtime_capi::cf_status::*;
 use clipforge_runtime_capi::*;
 use std::ffi::CStr;
-use std::path::Path;
 use std::ptr::{null, null_mut};
 
 fn cfa() -> Vec<u8> {
-    let clip = generate(&GenerateOptions {
-        num_samples: 45,
-        with_scale: true,
-        ..Default::default()
-    });
-    compress(&clip, &CompressionSettings::default())
-        .unwrap()
-        .bytes
+    common::cfa(45)
 }
 
-fn cfs() -> Vec<u8> {
-    let p =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/cfs/three-float2f-tracks.cfs");
-    std::fs::read(p).unwrap()
-}
+use common::cfs;
 
 fn create(bytes: &[u8]) -> cf_clip {
     let mut c = cf_clip { id: 0 };

@@ -14,9 +14,8 @@
 #[path = "../../../fuzz/src/capi_entry.rs"]
 mod capi_entry;
 
-use clipforge_anim::generate::{GenerateOptions, generate};
-use clipforge_anim::scalar::{RawScalarList, RawScalarTrack, ScalarType, compress_scalar_list};
-use clipforge_anim::{CompressionSettings, compress};
+mod common;
+
 use std::path::{Path, PathBuf};
 
 fn fuzz_dir() -> PathBuf {
@@ -48,33 +47,7 @@ fn replay(bytes: Vec<u8>) -> capi_entry::Stats {
 }
 
 fn fresh_seed() -> Vec<u8> {
-    let clip = generate(&GenerateOptions {
-        num_samples: 31,
-        with_scale: true,
-        ..Default::default()
-    });
-    let cfa = compress(&clip, &CompressionSettings::default())
-        .unwrap()
-        .bytes;
-    let n = 21;
-    let list = RawScalarList {
-        name: "curves".into(),
-        track_type: ScalarType::Float2,
-        sample_rate: 30.0,
-        num_samples: n,
-        tracks: (0..3)
-            .map(|k| RawScalarTrack {
-                name: format!("curve{k}"),
-                precision: 1e-4,
-                output_index: Some(k),
-                values: (0..2 * n)
-                    .map(|i| (i as f32 * 0.3 + k as f32).sin())
-                    .collect(),
-            })
-            .collect(),
-    };
-    let cfs = compress_scalar_list(&list).unwrap().bytes;
-    capi_entry::seed_program(&cfa, &cfs)
+    capi_entry::seed_program(&common::cfa(31), &common::cfs())
 }
 
 #[test]
