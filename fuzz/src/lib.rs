@@ -7,6 +7,11 @@
 //! with a message and a backtrace, and libFuzzer saves the input as a crash. `-rss_limit_mb`
 //! still works and is passed too.
 
+/// The `capi` target's entry point: a file of its own, because the main crate's regression
+/// replay (which includes `entries.rs`) does not depend on the C API crate; its seeds and
+/// regressions are replayed by `crates/runtime-capi/tests/fuzz_capi.rs`.
+#[path = "capi_entry.rs"]
+pub mod capi_entry;
 #[path = "entries.rs"]
 pub mod entries;
 

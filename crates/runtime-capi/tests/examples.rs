@@ -1,0 +1,281 @@
+//! `examples/c/play.c` and `examples/cpp/play.cpp`, compiled with the system C and C++
+//! compilers (`cc`, `c++`; skipped with a message when one is missing) against this crate's
+//! staticlib (and the C one also against the cdylib), run on `.cfa` files made here from bundled
+//! and generated clips: the checksum each prints equals the one computed through the Rust API
+//! (`clipforge_runtime::ClipReader`), bit for bit. On a damaged, truncated or foreign file each
+//! exits with status 1 and prints the reader's message.
+
+use clipforge_anim::generate::{GenerateOptions, generate};
+use clipforge_anim::{CompressionSettings, RawClip, compress};
+use clipforge_runtime::{ClipReader, Looping, Pose};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// What the staticlib needs from the system on Linux (`cargo rustc -p clipforge-runtime-capi
+/// --release --crate-type staticlib -- --print native-static-libs`; docs/RUNTIME.md).
+const NATIVE_LIBS: &[&str] = &[
+    "-lgcc_s",
+    "-lutil",
+    "-lrt",
+    "-lpthread",
+    "-lm",
+    "-ldl",
+    "-lc",
+];
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The folder holding `libclipforge_runtime_capi.{a,so}` of this build: cargo writes them,
+/// without a hash in the name, beside this test binary in `deps/` (and copies them one up).
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    for d in [deps, deps.parent().unwrap()] {
+        if d.join("libclipforge_runtime_capi.a").is_file() {
+            return d.to_path_buf();
+        }
+    }
+    panic!(
+        "libclipforge_runtime_capi.a not found beside {}",
+        exe.display()
+    );
+}
+
+fn have(compiler: &str) -> bool {
+    let found = Command::new(compiler)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        println!("SKIPPED: no `{compiler}` on this machine; the {compiler} example is not checked");
+    }
+    found
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+}
+
+fn compile(cmd: &mut Command, what: &str) {
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "compiling {what} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The examples' checksum through the Rust API: FNV-1a 64 over the float bits of the pose at
+/// every 1/60 s (clamped), rotations xyzw, then translations xyz, then scales xyz.
+fn rust_checksum(bytes: &[u8]) -> (u32, u64) {
+    let reader = ClipReader::new(bytes).unwrap();
+    let frames = (reader.duration() * 60.0) as u32 + 1;
+    let mut pose = Pose::new(reader.num_bones());
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |v: &[f32]| {
+        for f in v {
+            for byte in f.to_bits().to_le_bytes() {
+                h ^= byte as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    };
+    for i in 0..frames {
+        reader.sample_pose(i as f32 / 60.0, Looping::Clamp, &mut pose);
+        for q in &pose.rotations {
+            eat(&q.to_array());
+        }
+        for t in &pose.translations {
+            eat(&t.to_array());
+        }
+        for s in &pose.scales {
+            eat(&s.to_array());
+        }
+    }
+    (frames, h)
+}
+
+fn bundled(rel: &str) -> RawClip {
+    let path = repo().join("assets/clips").join(rel);
+    clipforge_anim::formats::load_clips(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .remove(0)
+}
+
+/// `.cfa` files: bundled clips (one with animated scale, one single frame) and a generated one
+/// at 30 Hz whose duration is not a multiple of 1/60 s.
+fn make_clips(dir: &Path) -> Vec<PathBuf> {
+    let clips = [
+        ("walk_fast", bundled("locomotion/walk_fast.acl.sjson")),
+        ("swing_scaled", bundled("combat/swing_scaled.acl.sjson")),
+        ("single_frame", bundled("misc/pose_single_frame.acl.sjson")),
+        (
+            "generated",
+            generate(&GenerateOptions {
+                num_samples: 37,
+                sample_rate: 30.0,
+                with_scale: true,
+                ..Default::default()
+            }),
+        ),
+    ];
+    clips
+        .into_iter()
+        .map(|(name, clip)| {
+            let bytes = compress(&clip, &CompressionSettings::default())
+                .unwrap()
+                .bytes;
+            let path = dir.join(format!("{name}.cfa"));
+            std::fs::write(&path, bytes).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// (frames, checksum) from a `frames N checksum H` line.
+fn parse(stdout: &[u8]) -> Option<(u32, u64)> {
+    let text = String::from_utf8_lossy(stdout);
+    let line = text.lines().find(|l| l.starts_with("frames "))?;
+    let w: Vec<&str> = line.split_whitespace().collect();
+    Some((
+        w.get(1)?.parse().ok()?,
+        u64::from_str_radix(w.get(3)?, 16).ok()?,
+    ))
+}
+
+#[test]
+fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
+    let (cc, cxx) = (have("cc"), have("c++"));
+    if !cc && !cxx {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = repo();
+    let include = root.join("crates/runtime-capi/include");
+    let libs = lib_dir();
+    let staticlib = libs.join("libclipforge_runtime_capi.a");
+    let mut players: Vec<(&str, PathBuf)> = Vec::new();
+    if cc {
+        let exe = tmp.path().join("play_c");
+        compile(
+            Command::new("cc")
+                .args([
+                    "-std=c99",
+                    "-Wall",
+                    "-Wextra",
+                    "-Werror",
+                    "-pedantic",
+                    "-O2",
+                    "-I",
+                ])
+                .arg(&include)
+                .arg(root.join("examples/c/play.c"))
+                .arg(&staticlib)
+                .args(NATIVE_LIBS)
+                .arg("-o")
+                .arg(&exe),
+            "examples/c/play.c (static)",
+        );
+        players.push(("C, static", exe));
+        let exe = tmp.path().join("play_c_shared");
+        compile(
+            Command::new("cc")
+                .args([
+                    "-std=c99",
+                    "-Wall",
+                    "-Wextra",
+                    "-Werror",
+                    "-pedantic",
+                    "-O2",
+                    "-I",
+                ])
+                .arg(&include)
+                .arg(root.join("examples/c/play.c"))
+                .arg("-L")
+                .arg(&libs)
+                .arg("-lclipforge_runtime_capi")
+                .arg(format!("-Wl,-rpath,{}", libs.display()))
+                .arg("-o")
+                .arg(&exe),
+            "examples/c/play.c (shared)",
+        );
+        players.push(("C, shared", exe));
+    }
+    if cxx {
+        let exe = tmp.path().join("play_cpp");
+        compile(
+            Command::new("c++")
+                .args([
+                    "-std=c++17",
+                    "-Wall",
+                    "-Wextra",
+                    "-Werror",
+                    "-pedantic",
+                    "-O2",
+                    "-I",
+                ])
+                .arg(&include)
+                .arg(root.join("examples/cpp/play.cpp"))
+                .arg(&staticlib)
+                .args(NATIVE_LIBS)
+                .arg("-o")
+                .arg(&exe),
+            "examples/cpp/play.cpp (static)",
+        );
+        players.push(("C++, static", exe));
+    }
+
+    let clips = make_clips(tmp.path());
+    for clip in &clips {
+        let expected = rust_checksum(&std::fs::read(clip).unwrap());
+        for (what, exe) in &players {
+            let out = run(Command::new(exe).arg(clip));
+            assert!(
+                out.status.success(),
+                "{what} on {}: {}",
+                clip.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                parse(&out.stdout),
+                Some(expected),
+                "{what} on {}: printed\n{}",
+                clip.display(),
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+    }
+
+    // Bad files: a flipped byte (the checksum catches it), half a file, a text file, no file.
+    let good = std::fs::read(&clips[0]).unwrap();
+    let mut flipped = good.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x40;
+    let bad = [
+        ("flipped.cfa", flipped, "checksum mismatch"),
+        ("half.cfa", good[..good.len() / 2].to_vec(), "truncated"),
+        ("text.cfa", b"not a clip at all\n".to_vec(), "bad magic"),
+    ];
+    for (name, bytes, message) in &bad {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        for (what, exe) in &players {
+            let out = run(Command::new(exe).arg(&path));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{what} on {name}: {stderr}");
+            assert!(
+                stderr.contains(message)
+                    && stderr.contains(name)
+                    && stderr.contains("cf_clip_create"),
+                "{what} on {name}: expected {message:?} in\n{stderr}"
+            );
+            assert!(out.stdout.is_empty(), "{what} on {name} printed a checksum");
+        }
+    }
+    for (what, exe) in &players {
+        let out = run(Command::new(exe).arg(tmp.path().join("missing.cfa")));
+        assert_eq!(out.status.code(), Some(1), "{what} on a missing file");
+    }
+}

@@ -1,0 +1,777 @@
+//! Entry point of the `capi` fuzz target: the C API of the runtime (`clipforge-runtime-capi`)
+//! driven by a random program, as a careless or hostile C caller would drive it.
+//!
+//! Shared by the libFuzzer binary (`fuzz/fuzz_targets/capi.rs`) and the seed/regression replay
+//! in `crates/runtime-capi/tests/fuzz_capi.rs` (which includes this file with `#[path]`), so a
+//! saved input goes through exactly the code that found it. It depends on
+//! `clipforge_runtime_capi` and `std` only.
+//!
+//! The input is a program: each step is an opcode byte and its operands, read from the input
+//! (running out of bytes ends the program; missing operands read as zeros). Steps create clip
+//! and scalar readers from buffers embedded in the input (optionally resealed: size and CRC-32
+//! fixed, so mutations reach the checks behind the checksum), with NULL pointers and shortened
+//! sizes; free them, twice, or free forged handles; query and sample through live, freed, forged
+//! and wrong-kind handles with random times (NaN, infinities), looping values, bone and track
+//! indices and output arrays that are exact, short, long, NULL, NULL with a length, misaligned.
+//!
+//! Contract (besides "no panic, abort, hang or blow-up"; off with `CLIPFORGE_FUZZ_LAX=1`):
+//! - no call returns `CF_ERR_INTERNAL` (a caught panic inside the library);
+//! - a handle this program freed (or never had) is refused: never `CF_OK`, and `free` of a live
+//!   handle succeeds exactly once;
+//! - a failed create writes the zero handle;
+//! - a call that fails leaves every output array untouched; one that succeeds writes finite
+//!   values, and never past the length it was given (guard floats after each array).
+
+use clipforge_runtime_capi::cf_status::*;
+use clipforge_runtime_capi::*;
+use std::collections::HashSet;
+use std::ptr::{null, null_mut};
+
+/// Steps run per input at most (the rest of a long input is ignored).
+const MAX_STEPS: usize = 512;
+/// Floats after every output array that no call may touch.
+const GUARD: usize = 8;
+const MARK: f32 = -7.25e-33;
+
+/// What one run did (the seed test checks that the committed seed reaches the valid paths).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    pub clips_created: usize,
+    pub scalars_created: usize,
+    pub samples_ok: usize,
+    /// Calls on a handle this program had freed, each refused.
+    pub stale_refused: usize,
+}
+
+fn strict() -> bool {
+    static STRICT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *STRICT.get_or_init(|| std::env::var_os("CLIPFORGE_FUZZ_LAX").is_none())
+}
+
+struct Input<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Input<'a> {
+    fn done(&self) -> bool {
+        self.pos >= self.data.len()
+    }
+    fn take(&mut self, n: usize) -> &'a [u8] {
+        let end = self.pos.saturating_add(n).min(self.data.len());
+        let s = &self.data[self.pos..end];
+        self.pos = end;
+        s
+    }
+    fn u8(&mut self) -> u8 {
+        self.take(1).first().copied().unwrap_or(0)
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from(self.u8()) | u16::from(self.u8()) << 8
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from(self.u16()) | u32::from(self.u16()) << 16
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from(self.u32()) | u64::from(self.u32()) << 32
+    }
+    /// A time: special values half the time, raw bits otherwise.
+    fn time(&mut self) -> f32 {
+        const SPECIAL: [f32; 12] = [
+            0.0,
+            -0.0,
+            0.016,
+            0.5,
+            1.0,
+            -1.0,
+            1e9,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        let b = self.u8();
+        if b & 1 == 0 {
+            SPECIAL[(b as usize >> 1) % SPECIAL.len()]
+        } else {
+            f32::from_bits(self.u32())
+        }
+    }
+    /// A looping value: mostly the two valid ones, sometimes anything.
+    fn looping(&mut self) -> cf_looping {
+        match self.u8() {
+            0..=119 => CF_LOOPING_CLAMP,
+            120..=239 => CF_LOOPING_WRAP,
+            b => b as u32 * 0x0101_0101,
+        }
+    }
+}
+
+/// CRC-32 (IEEE, the formats' checksum; docs/FORMAT.md), bitwise: no dependency on the runtime.
+fn crc32(parts: &[&[u8]]) -> u32 {
+    let mut c = !0u32;
+    for p in parts {
+        for &b in *p {
+            c ^= b as u32;
+            for _ in 0..8 {
+                c = (c >> 1) ^ (0xEDB8_8320 & (c & 1).wrapping_neg());
+            }
+        }
+    }
+    !c
+}
+
+/// Reseals a `.cfa` (size at 12..16, CRC at 8..12 over the rest) or `.cfs` (CRC at 20..24).
+pub fn reseal(buf: &mut [u8]) {
+    if buf.len() >= 16 && &buf[..4] == b"CFA1" {
+        let len = buf.len() as u32;
+        buf[12..16].copy_from_slice(&len.to_le_bytes());
+        let crc = crc32(&[&buf[..8], &buf[12..]]);
+        buf[8..12].copy_from_slice(&crc.to_le_bytes());
+    } else if buf.len() >= 24 && &buf[..4] == b"CFS1" {
+        let crc = crc32(&[&buf[..20], &buf[24..]]);
+        buf[20..24].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
+/// An output array of `len` floats as a call sees it, with guards after it.
+struct OutArray {
+    buf: Vec<f32>,
+    len: usize,
+    /// Passed as NULL (with `len`, possibly non-zero).
+    null: bool,
+    /// Passed one byte off its alignment.
+    misaligned: bool,
+}
+
+impl OutArray {
+    /// `mode` picks the shape relative to the `needed` floats.
+    fn new(mode: u8, needed: usize) -> Self {
+        let (len, null, misaligned) = match mode % 8 {
+            0 | 1 => (needed, false, false),
+            2 => (needed.saturating_sub(1), false, false),
+            3 => (0, true, false),
+            4 => (needed.max(1), true, false),
+            5 => (needed + 3, false, false),
+            6 => (needed, false, true),
+            _ => (0, false, false),
+        };
+        Self {
+            buf: vec![MARK; len + GUARD + 1],
+            len,
+            null,
+            misaligned,
+        }
+    }
+    fn ptr(&mut self) -> *mut f32 {
+        if self.null {
+            null_mut()
+        } else if self.misaligned {
+            // One byte into the buffer: never written through (the call must refuse it).
+            self.buf.as_mut_ptr().cast::<u8>().wrapping_add(1).cast()
+        } else {
+            self.buf.as_mut_ptr()
+        }
+    }
+    fn untouched(&self) -> bool {
+        self.buf.iter().all(|x| x.to_bits() == MARK.to_bits())
+    }
+    /// After success: the first `written` floats finite, the rest (and the guards) untouched.
+    fn check_written(&self, written: usize, what: &str) {
+        if self.null || self.misaligned {
+            assert!(self.untouched(), "{what}: a skipped array was written");
+            return;
+        }
+        for (i, x) in self.buf.iter().enumerate() {
+            if i < written {
+                assert!(x.is_finite(), "{what}: value {i} is {x}");
+            } else {
+                assert_eq!(
+                    x.to_bits(),
+                    MARK.to_bits(),
+                    "{what}: wrote float {i} of {written}"
+                );
+            }
+        }
+    }
+}
+
+struct Vm {
+    clips: [u64; 4],
+    scalars: [u64; 4],
+    live_clips: HashSet<u64>,
+    live_scalars: HashSet<u64>,
+    freed: HashSet<u64>,
+    strict: bool,
+    stats: Stats,
+}
+
+impl Vm {
+    fn check(&mut self, status: cf_status, handle: u64, live: bool, what: &str) {
+        if !self.strict {
+            return;
+        }
+        assert_ne!(
+            status,
+            CF_ERR_INTERNAL,
+            "{what}: internal error: {}",
+            last_error()
+        );
+        if !live {
+            assert_ne!(
+                status, CF_OK,
+                "{what}: a handle that is not live ({handle:#x}) was accepted"
+            );
+            if self.freed.contains(&handle) {
+                self.stats.stale_refused += 1;
+            }
+        } else {
+            assert_ne!(
+                status, CF_ERR_INVALID_HANDLE,
+                "{what}: a live handle was refused"
+            );
+        }
+    }
+
+    fn pick(slots: &[u64; 4], inp: &mut Input) -> u64 {
+        let b = inp.u8();
+        if b >= 0xF0 {
+            inp.u64()
+        } else {
+            slots[b as usize % 4]
+        }
+    }
+
+    fn create(&mut self, inp: &mut Input, scalars: bool) {
+        let flags = inp.u8();
+        let slot = inp.u8() as usize % 4;
+        let len = inp.u16() as usize;
+        let mut bytes = inp.take(len).to_vec();
+        if flags & 1 != 0 {
+            reseal(&mut bytes);
+        }
+        // Never longer than the bytes: a size past the buffer is the caller's undefined behaviour.
+        let size = bytes
+            .len()
+            .saturating_sub((flags >> 4) as usize * (flags >> 3 & 1) as usize);
+        let data = if flags & 2 != 0 {
+            null()
+        } else {
+            bytes.as_ptr()
+        };
+        let null_out = flags & 4 != 0;
+        let mut id = 0xDEAD_u64;
+        let status = unsafe {
+            if scalars {
+                let mut h = cf_scalars { id };
+                let out = if null_out {
+                    null_mut()
+                } else {
+                    &mut h as *mut _
+                };
+                let s = cf_scalars_create(data, size, out);
+                id = h.id;
+                s
+            } else {
+                let mut h = cf_clip { id };
+                let out = if null_out {
+                    null_mut()
+                } else {
+                    &mut h as *mut _
+                };
+                let s = cf_clip_create(data, size, out);
+                id = h.id;
+                s
+            }
+        };
+        if self.strict {
+            assert_ne!(status, CF_ERR_INTERNAL, "create: {}", last_error());
+            if status == CF_OK {
+                assert!(!null_out && !data.is_null());
+                assert_ne!(id, 0, "create returned the zero handle");
+            } else if !null_out {
+                assert_eq!(id, 0, "a failed create left {id:#x} in *out");
+            } else {
+                assert_eq!(id, 0xDEAD, "a NULL out was written?");
+            }
+        }
+        if status == CF_OK {
+            if scalars {
+                self.stats.scalars_created += 1;
+                self.live_scalars.insert(id);
+                self.scalars[slot] = id;
+            } else {
+                self.stats.clips_created += 1;
+                self.live_clips.insert(id);
+                self.clips[slot] = id;
+            }
+        }
+    }
+
+    fn free(&mut self, inp: &mut Input, scalars: bool) {
+        let h = Self::pick(if scalars { &self.scalars } else { &self.clips }, inp);
+        let (status, live) = if scalars {
+            (
+                cf_scalars_free(cf_scalars { id: h }),
+                self.live_scalars.remove(&h),
+            )
+        } else {
+            (cf_clip_free(cf_clip { id: h }), self.live_clips.remove(&h))
+        };
+        if self.strict {
+            assert_ne!(status, CF_ERR_INTERNAL);
+            if live {
+                assert_eq!(
+                    status,
+                    CF_OK,
+                    "free of a live handle failed: {}",
+                    last_error()
+                );
+            } else {
+                assert_eq!(
+                    status, CF_ERR_INVALID_HANDLE,
+                    "free of a dead handle {h:#x}"
+                );
+                if self.freed.contains(&h) {
+                    self.stats.stale_refused += 1;
+                }
+            }
+        }
+        if live {
+            self.freed.insert(h);
+        }
+    }
+
+    fn num_bones(&self, h: u64) -> usize {
+        let mut n = 0u32;
+        unsafe { cf_clip_num_bones(cf_clip { id: h }, &mut n) };
+        n as usize
+    }
+
+    fn clip_query(&mut self, inp: &mut Input) {
+        let h = Self::pick(&self.clips, inp);
+        let clip = cf_clip { id: h };
+        let live = self.live_clips.contains(&h);
+        let sel = inp.u8();
+        let null_out = sel & 0x80 != 0;
+        let mut u = 0u32;
+        let mut f = 0f32;
+        let pu: *mut u32 = if null_out { null_mut() } else { &mut u };
+        let pf: *mut f32 = if null_out { null_mut() } else { &mut f };
+        let status = unsafe {
+            match sel % 8 {
+                0 => cf_clip_num_bones(clip, pu),
+                1 => cf_clip_num_samples(clip, pu),
+                2 => cf_clip_sample_rate(clip, pf),
+                3 => cf_clip_duration(clip, pf),
+                4 => cf_clip_bone_parent(clip, inp.u16() as u32, pu),
+                5 => {
+                    let mut out = vec![0x5A5A_5A5Au32; inp.u8() as usize + GUARD];
+                    let len = out.len() - GUARD;
+                    let p = if null_out {
+                        null_mut()
+                    } else {
+                        out.as_mut_ptr()
+                    };
+                    let s = cf_clip_parents(clip, p, len);
+                    if self.strict && s != CF_OK {
+                        assert!(
+                            out.iter().all(|&x| x == 0x5A5A_5A5A),
+                            "failed parents wrote"
+                        );
+                    }
+                    if self.strict && s == CF_OK {
+                        let n = self.num_bones(h);
+                        assert!(
+                            out[n..].iter().all(|&x| x == 0x5A5A_5A5A),
+                            "parents wrote past n"
+                        );
+                        for (b, &p) in out[..n].iter().enumerate() {
+                            assert!(
+                                p == CF_NO_PARENT || (p as usize) < b,
+                                "parent {p} of bone {b}"
+                            );
+                        }
+                    }
+                    s
+                }
+                6 => {
+                    let cap = inp.u8() as usize;
+                    let mut buf = vec![0x77u8; cap + GUARD];
+                    let mut len = usize::MAX;
+                    let p = if sel & 0x40 != 0 {
+                        null_mut()
+                    } else {
+                        buf.as_mut_ptr().cast()
+                    };
+                    let lp: *mut usize = if null_out { null_mut() } else { &mut len };
+                    let s = cf_clip_bone_name(clip, inp.u16() as u32, p, cap, lp);
+                    if self.strict {
+                        assert!(
+                            buf[cap..].iter().all(|&b| b == 0x77),
+                            "bone name wrote past its buffer"
+                        );
+                        if s == CF_OK && !p.is_null() {
+                            assert!(len < cap && buf[len] == 0, "name not NUL-terminated");
+                        }
+                    }
+                    s
+                }
+                _ => {
+                    let len = inp.u8() as usize;
+                    let name = inp.take(len);
+                    let np = if sel & 0x40 != 0 {
+                        null()
+                    } else {
+                        name.as_ptr().cast()
+                    };
+                    cf_clip_find_bone(clip, np, name.len(), pu)
+                }
+            }
+        };
+        self.check(status, h, live, "clip query");
+    }
+
+    fn sample(&mut self, inp: &mut Input, which: u8) {
+        let h = Self::pick(&self.clips, inp);
+        let clip = cf_clip { id: h };
+        let live = self.live_clips.contains(&h);
+        let t = inp.time();
+        let looping = inp.looping();
+        let modes = [inp.u8(), inp.u8(), inp.u8()];
+        // A dead handle's arrays are sized from the input (the call must refuse them anyway).
+        let guess = inp.u8() as usize;
+        let n = if live { self.num_bones(h) } else { guess };
+        let (status, what) = match which {
+            0 => {
+                let mut a: Vec<OutArray> = (0..3)
+                    .map(|k| OutArray::new(modes[k], n * [4, 3, 3][k]))
+                    .collect();
+                let s = unsafe {
+                    let (p0, p1, p2) = (a[0].ptr(), a[1].ptr(), a[2].ptr());
+                    cf_clip_sample_pose(clip, t, looping, p0, a[0].len, p1, a[1].len, p2, a[2].len)
+                };
+                self.outputs(s, &a, n, "sample_pose");
+                (s, "sample_pose")
+            }
+            1 => {
+                let bone = inp.u16() as u32 % (n as u32 + 2);
+                let mut a: Vec<OutArray> = (0..3)
+                    .map(|k| {
+                        // Fixed sizes: NULL or a full array (a short one would be the caller's UB).
+                        OutArray::new(
+                            if modes[k] % 8 == 3 {
+                                3
+                            } else if modes[k] % 8 == 6 {
+                                6
+                            } else {
+                                0
+                            },
+                            [4, 3, 3][k],
+                        )
+                    })
+                    .collect();
+                let s = unsafe {
+                    let (p0, p1, p2) = (a[0].ptr(), a[1].ptr(), a[2].ptr());
+                    cf_clip_sample_bone(clip, bone, t, looping, p0, p1, p2)
+                };
+                self.outputs(s, &a, 1, "sample_bone");
+                (s, "sample_bone")
+            }
+            _ => {
+                let k = inp.u8() as usize % 24;
+                let mut list: Vec<u32> =
+                    (0..k).map(|_| inp.u16() as u32 % (n as u32 + 2)).collect();
+                let list_null = modes[0] & 0x80 != 0;
+                let mut a: Vec<OutArray> = (0..3)
+                    .map(|j| OutArray::new(modes[j], k * [4, 3, 3][j]))
+                    .collect();
+                let lp = if list_null {
+                    null()
+                } else {
+                    list.as_mut_ptr().cast_const()
+                };
+                let s = unsafe {
+                    let (p0, p1, p2) = (a[0].ptr(), a[1].ptr(), a[2].ptr());
+                    cf_clip_sample_bones(
+                        clip, t, looping, lp, k, p0, a[0].len, p1, a[1].len, p2, a[2].len,
+                    )
+                };
+                self.outputs(s, &a, k, "sample_bones");
+                (s, "sample_bones")
+            }
+        };
+        self.check(status, h, live, what);
+        if status == CF_OK {
+            self.stats.samples_ok += 1;
+        }
+    }
+
+    /// Output contract of a sampling call writing `items` transforms.
+    fn outputs(&self, status: cf_status, arrays: &[OutArray], items: usize, what: &str) {
+        if !self.strict {
+            return;
+        }
+        if status == CF_OK {
+            for (k, a) in arrays.iter().enumerate() {
+                a.check_written(items * [4, 3, 3][k], what);
+            }
+        } else {
+            assert!(
+                arrays.iter().all(OutArray::untouched),
+                "{what} failed ({status:?}) but wrote an output"
+            );
+        }
+    }
+
+    fn scalar_ops(&mut self, inp: &mut Input) {
+        let h = Self::pick(&self.scalars, inp);
+        let sc = cf_scalars { id: h };
+        let live = self.live_scalars.contains(&h);
+        let sel = inp.u8();
+        let (mut tracks, mut width) = (0u32, 0u32);
+        unsafe {
+            cf_scalars_num_tracks(sc, &mut tracks);
+            cf_scalars_track_width(sc, &mut width);
+        }
+        let (tracks, width) = (tracks as usize, width as usize);
+        let t = inp.time();
+        let looping = inp.looping();
+        let status = unsafe {
+            match sel % 5 {
+                0 => {
+                    let mut u = 0u32;
+                    let mut f = 0f32;
+                    match sel / 5 % 5 {
+                        0 => cf_scalars_num_samples(sc, &mut u),
+                        1 => cf_scalars_sample_rate(sc, &mut f),
+                        2 => cf_scalars_duration(sc, &mut f),
+                        3 => cf_scalars_num_tracks(sc, null_mut()),
+                        _ => cf_scalars_track_width(sc, &mut u),
+                    }
+                }
+                1 => {
+                    let cap = inp.u8() as usize;
+                    let mut buf = vec![0x77u8; cap + GUARD];
+                    let mut len = 0usize;
+                    let s = cf_scalars_track_name(
+                        sc,
+                        inp.u16() as u32,
+                        buf.as_mut_ptr().cast(),
+                        cap,
+                        &mut len,
+                    );
+                    if self.strict {
+                        assert!(
+                            buf[cap..].iter().all(|&b| b == 0x77),
+                            "track name wrote past its buffer"
+                        );
+                    }
+                    s
+                }
+                2 | 3 => {
+                    let mut a = OutArray::new(inp.u8(), tracks * width);
+                    let s = cf_scalars_sample_all(sc, t, looping, a.ptr(), a.len);
+                    if self.strict {
+                        if s == CF_OK {
+                            a.check_written(tracks * width, "scalars_sample_all");
+                        } else {
+                            assert!(a.untouched(), "scalars_sample_all failed but wrote");
+                        }
+                    }
+                    s
+                }
+                _ => {
+                    let k = inp.u8() as usize % 16;
+                    let list: Vec<u32> = (0..k)
+                        .map(|_| inp.u16() as u32 % (tracks as u32 + 2))
+                        .collect();
+                    let mut a = OutArray::new(inp.u8(), k * width.max(1));
+                    let s =
+                        cf_scalars_sample_tracks(sc, t, looping, list.as_ptr(), k, a.ptr(), a.len);
+                    if self.strict {
+                        if s == CF_OK {
+                            a.check_written(k * width, "scalars_sample_tracks");
+                        } else {
+                            assert!(a.untouched(), "scalars_sample_tracks failed but wrote");
+                        }
+                    }
+                    s
+                }
+            }
+        };
+        self.check(status, h, live, "scalars");
+    }
+
+    fn messages(&mut self, inp: &mut Input) {
+        let code = inp.u32() as i32;
+        let m = unsafe { std::ffi::CStr::from_ptr(cf_error_message(code)) };
+        assert!(!m.is_empty());
+        let cap = inp.u8() as usize;
+        let mut buf = vec![0x33u8; cap + GUARD];
+        let n = unsafe { cf_last_error(buf.as_mut_ptr().cast(), cap) };
+        if cap > 0 {
+            assert_eq!(buf[n.min(cap - 1)], 0, "last error not NUL-terminated");
+        }
+        assert!(
+            buf[cap..].iter().all(|&b| b == 0x33),
+            "last error wrote past its buffer"
+        );
+    }
+
+    /// Frees everything still live (each exactly once), then checks every freed handle stays dead.
+    fn finish(mut self) -> Stats {
+        for h in std::mem::take(&mut self.live_clips) {
+            assert_eq!(cf_clip_free(cf_clip { id: h }), CF_OK);
+            self.freed.insert(h);
+        }
+        for h in std::mem::take(&mut self.live_scalars) {
+            assert_eq!(cf_scalars_free(cf_scalars { id: h }), CF_OK);
+            self.freed.insert(h);
+        }
+        for &h in &self.freed {
+            let mut n = 0u32;
+            let s = unsafe { cf_clip_num_bones(cf_clip { id: h }, &mut n) };
+            let s2 = unsafe { cf_scalars_num_tracks(cf_scalars { id: h }, &mut n) };
+            if self.strict {
+                assert_eq!(
+                    (s, s2),
+                    (CF_ERR_INVALID_HANDLE, CF_ERR_INVALID_HANDLE),
+                    "{h:#x} lives on"
+                );
+            }
+        }
+        self.stats
+    }
+}
+
+fn last_error() -> String {
+    let mut buf = [0u8; 512];
+    let n = unsafe { cf_last_error(buf.as_mut_ptr().cast(), buf.len()) };
+    String::from_utf8_lossy(&buf[..n.min(511)]).into_owned()
+}
+
+/// Runs one program; returns what it did.
+pub fn run(data: &[u8]) -> Stats {
+    let mut inp = Input { data, pos: 0 };
+    let mut vm = Vm {
+        clips: [0; 4],
+        scalars: [0; 4],
+        live_clips: HashSet::new(),
+        live_scalars: HashSet::new(),
+        freed: HashSet::new(),
+        strict: strict(),
+        stats: Stats::default(),
+    };
+    let trace = std::env::var_os("CLIPFORGE_FUZZ_TRACE").is_some();
+    for _ in 0..MAX_STEPS {
+        if inp.done() {
+            break;
+        }
+        let op = inp.u8() % 12;
+        if trace {
+            eprintln!("capi: byte {} op {op} {:?}", inp.pos - 1, vm.stats);
+        }
+        match op {
+            0 => vm.create(&mut inp, false),
+            1 => vm.create(&mut inp, true),
+            2 => vm.free(&mut inp, false),
+            3 => vm.free(&mut inp, true),
+            4 => vm.clip_query(&mut inp),
+            5 => vm.sample(&mut inp, 0),
+            6 => vm.sample(&mut inp, 1),
+            7 => vm.sample(&mut inp, 2),
+            8 | 9 => vm.scalar_ops(&mut inp),
+            10 => {
+                // Forge or confuse: a raw number, or a handle of the other kind.
+                let b = inp.u8();
+                let v = if b & 1 == 0 {
+                    inp.u64()
+                } else if b & 2 == 0 {
+                    vm.scalars[b as usize >> 2 & 3]
+                } else {
+                    vm.clips[b as usize >> 2 & 3]
+                };
+                if b & 0x40 == 0 {
+                    vm.clips[b as usize >> 4 & 3] = v;
+                } else {
+                    vm.scalars[b as usize >> 4 & 3] = v;
+                }
+            }
+            _ => vm.messages(&mut inp),
+        }
+    }
+    vm.finish()
+}
+
+/// The fuzz target's entry point (`CLIPFORGE_FUZZ_TRACE=1` prints each step, for replaying a
+/// crash).
+#[allow(dead_code)] // the seed test calls `run`
+pub fn capi(data: &[u8]) {
+    run(data);
+}
+
+/// Builds a program around a valid `.cfa` and `.cfs` (the committed seed is made with it):
+/// create both (resealed), query and sample in every way, free, use after free, double free,
+/// forged and wrong-kind handles.
+pub fn seed_program(cfa: &[u8], cfs: &[u8]) -> Vec<u8> {
+    let mut p = Vec::new();
+    let blob = |p: &mut Vec<u8>, op: u8, flags: u8, slot: u8, b: &[u8]| {
+        p.extend_from_slice(&[op, flags, slot]);
+        p.extend_from_slice(&(b.len() as u16).to_le_bytes());
+        p.extend_from_slice(b);
+    };
+    blob(&mut p, 0, 1, 0, cfa);
+    blob(&mut p, 1, 1, 0, cfs);
+    blob(&mut p, 0, 0, 1, &cfa[..cfa.len() / 2]); // truncated
+    blob(&mut p, 0, 2, 2, b""); // NULL data
+    // Queries on clip slot 0: counts, rate, duration, a parent, parents, a name, a lookup.
+    for q in [
+        &[4u8, 0, 0][..],
+        &[4, 0, 1],
+        &[4, 0, 2],
+        &[4, 0, 3],
+        &[4, 0, 4, 1, 0],
+        &[4, 0, 5, 40],
+        &[4, 0, 6, 40, 1, 0],
+        &[4, 0, 7, 4, b'r', b'o', b'o', b't'],
+    ] {
+        p.extend_from_slice(q);
+    }
+    // Pose, one bone, a list of bones, at 0.016 s, 0.5 s, 1e9 s and NaN, with exact, short,
+    // NULL, NULL-with-length, long and misaligned arrays.
+    for (t, m) in [
+        (4u8, [0u8, 0, 0]),
+        (6, [2, 0, 0]),
+        (12, [3, 4, 0]),
+        (18, [5, 6, 0]),
+    ] {
+        p.extend_from_slice(&[5, 0, t, 0, m[0], m[1], m[2], 0]);
+        p.extend_from_slice(&[6, 0, t, 130, m[0], m[1], m[2], 0, 1, 0]);
+        p.extend_from_slice(&[7, 0, t, 0, m[0], m[1], m[2], 0, 3, 0, 0, 1, 0, 1, 0]);
+    }
+    // Scalars: the queries, a track name, sample all, sample some.
+    for q in [
+        &[8u8, 0, 0, 6, 0][..],
+        &[8, 0, 5, 6, 0],
+        &[8, 0, 10, 6, 0],
+        &[8, 0, 15, 6, 0],
+        &[8, 0, 20, 6, 0],
+        &[8, 0, 1, 6, 0, 32, 0, 0],
+        &[8, 0, 2, 6, 0, 0],
+        &[8, 0, 2, 4, 130, 2],
+        &[8, 0, 4, 6, 0, 2, 0, 0, 1, 0, 0],
+    ] {
+        p.extend_from_slice(q);
+    }
+    // A clip handle used as a scalar handle.
+    p.extend_from_slice(&[10, 0x43, 8, 0, 0, 6, 0]);
+    // Free, use after free, double free, for both kinds.
+    p.extend_from_slice(&[2, 0, 5, 0, 4, 0, 0, 0, 0, 0, 2, 0]);
+    p.extend_from_slice(&[3, 0, 8, 0, 0, 6, 0, 3, 0]);
+    // A forged handle, queried and freed; then the messages.
+    p.extend_from_slice(&[10, 0, 1, 0, 0, 0, 1, 0, 0, 0xC1, 4, 0, 0, 2, 0]);
+    p.extend_from_slice(&[11, 13, 0, 0, 0, 64]);
+    p
+}
