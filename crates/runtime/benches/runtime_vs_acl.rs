@@ -175,7 +175,9 @@ impl Copies {
         assert!(!ptr.is_null(), "out of memory for the cold copies");
         for c in 0..n {
             // SAFETY: copy c lies inside the allocation (c * stride + len <= n * stride).
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.add(c * stride), bytes.len()) };
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.add(c * stride), bytes.len())
+            };
         }
         (Self { ptr, layout }, stride)
     }
@@ -348,8 +350,14 @@ fn main() {
             "--passes" => opt.passes = count(args.next()),
             "--no-header" => opt.header = false,
             "--print-times" => {
-                let n: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage());
-                let r: f32 = args.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage());
+                let n: u32 = args
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or_else(|| usage());
+                let r: f32 = args
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or_else(|| usage());
                 let t = time_lists(n, r);
                 println!("D\t{}", t.duration);
                 for (name, l) in [("T100", &t.even), ("T60", &t.playback), ("TSEEK", &t.seek)] {

@@ -22,6 +22,14 @@ const INV_STEPS: [f32; 25] = {
     t
 };
 
+/// `1 / (2^bits − 1)` for `bits` ≤ [`MAX_BITS`], 0 for 0 bits or any other width (a raw
+/// component, which is not dequantized): the decoder computes every lane's step, then ignores
+/// the raw ones.
+#[inline(always)]
+pub fn inv_steps(bits: u32) -> f32 {
+    INV_STEPS.get(bits as usize).copied().unwrap_or(0.0)
+}
+
 /// Affine map from a quantized integer to a value: `value = base + q * step`.
 /// With 0 bits the value is the middle of the segment range.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,9 +96,8 @@ pub fn kept_components(q: Vec4, dropped: u8) -> [f32; 3] {
 /// (nlerp).
 #[inline(always)]
 pub fn rebuild_rotation_unnormalized(k: [f32; 3], dropped: u8) -> Vec4 {
-    let d = (1.0 - (k[0] * k[0] + k[1] * k[1] + k[2] * k[2]))
-        .max(0.0)
-        .sqrt();
+    let d = (1.0 - (k[0] * k[0] + k[1] * k[1] + k[2] * k[2])).max(0.0);
+    let d = crate::fmath::sqrt(d);
     match dropped {
         0 => Vec4::new(d, k[0], k[1], k[2]),
         1 => Vec4::new(k[0], d, k[1], k[2]),
