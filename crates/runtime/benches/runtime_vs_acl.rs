@@ -11,7 +11,7 @@
 //! runtime data (what ACL's `get_size()` counts: no names or bind pose) and `compress_ms` = NA
 //! (compression is timed by the compressor's own reports, not here).
 
-use clipforge_runtime::{ClipReader, Looping, Pose};
+use clipforge_runtime::{ClipReader, Defaults, Looping, Pose};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -247,14 +247,10 @@ fn measure(opt: &Options, bytes: &[u8], reader: &ClipReader, times: &TimeLists) 
             p.scales[b] = s;
         }
     };
+    // ACL's pattern is a seek then 8 decompress_track calls; ours is the list call (one seek).
+    let list32: Vec<u32> = list.iter().map(|&b| b as u32).collect();
     let bones8_call = |_: u64, t: f32, p: &mut Pose| {
-        for &b in &list {
-            if let Some((r, tr, s)) = reader.sample_bone(b, t, looping) {
-                p.rotations[b] = r;
-                p.translations[b] = tr;
-                p.scales[b] = s;
-            }
-        }
+        let _ = reader.sample_bones(&list32, t, looping, Defaults::Write, p);
     };
     let mut warm = Warm::new(&times.even);
     let mut playback = Warm::new(&times.playback);

@@ -929,19 +929,21 @@ impl<'a> ClipReader<'a> {
         let r = &self.tracks[a].range;
         let cmin = Vec4::new(r[0], r[1], r[2], 0.0);
         let cext = Vec4::new(r[3], r[4], r[5], 0.0);
+        // The segment range in 255ths (0 and 255/255 = 1 for a single segment), from the table
+        // of the divisions Dequant::new makes.
         let (smin, sext) = if v.ranges_off != usize::MAX {
             let o = v.ranges_off + 6 * a;
             let b = &self.buf[o..o + 6];
+            let f = |q: u8| quant::SEGMENT_FRACTIONS[q as usize];
             (
-                Vec4::new(b[0] as f32, b[1] as f32, b[2] as f32, 0.0),
-                Vec4::new(b[3] as f32, b[4] as f32, b[5] as f32, 0.0),
+                Vec4::new(f(b[0]), f(b[1]), f(b[2]), 0.0),
+                Vec4::new(f(b[3]), f(b[4]), f(b[5]), 0.0),
             )
         } else {
-            (Vec4::ZERO, Vec4::splat(quant::SEGMENT_RANGE_STEPS))
+            (Vec4::ZERO, Vec4::new(1.0, 1.0, 1.0, 0.0))
         };
-        let steps = Vec4::splat(quant::SEGMENT_RANGE_STEPS);
-        let base = cmin + cext * (smin / steps);
-        let range = cext * (sext / steps);
+        let base = cmin + cext * smin;
+        let range = cext * sext;
         let inv = Vec4::new(
             quant::inv_steps(w[0]),
             quant::inv_steps(w[1]),
@@ -1202,6 +1204,30 @@ impl<'a> ClipReader<'a> {
         if self.num_bones == 0 {
             return;
         }
+        // Cold (the clip not in cache), the call waits on memory: ask for every line it will
+        // read now, so the misses overlap instead of coming one after the other.
+        let views = if self.tracks.is_empty() {
+            None
+        } else {
+            let (s0, k0) = self.segment_of(i0);
+            let (s1, k1) = self.segment_of(i1);
+            let v = (self.view(s0, k0), self.view(s1, k1));
+            prefetch(&self.tracks);
+            if defaults == Defaults::Write {
+                prefetch(&self.fixed_rotations);
+                prefetch(&self.fixed_translations);
+                prefetch(&self.fixed_scales);
+            }
+            let meta_end = v.0.dropped_off.min(self.buf.len());
+            prefetch(&self.buf[v.0.widths_off.min(meta_end)..meta_end]);
+            let bits = |p: usize| {
+                let at = (p / 8).min(self.buf.len());
+                &self.buf[at..self.buf.len().min(at + self.num_animated * 9 + 8)]
+            };
+            prefetch(bits(v.0.bitpos));
+            prefetch(bits(v.1.bitpos));
+            Some(((s0, s1), v))
+        };
         match defaults {
             Defaults::Write => {
                 pose.rotations.copy_from_slice(&self.fixed_rotations);
@@ -1219,12 +1245,9 @@ impl<'a> ClipReader<'a> {
                 }
             }
         }
-        if self.tracks.is_empty() {
+        let Some(((s0, s1), views)) = views else {
             return;
-        }
-        let (s0, k0) = self.segment_of(i0);
-        let (s1, k1) = self.segment_of(i1);
-        let views = (self.view(s0, k0), self.view(s1, k1));
+        };
         let Pose {
             rotations,
             translations,
@@ -1365,6 +1388,27 @@ impl<'a> ClipReader<'a> {
         }
         Ok(())
     }
+}
+
+/// Hints that the lines of `data` will be read soon (x86-64's SSE prefetch; nothing elsewhere:
+/// aarch64's prefetch intrinsic is not stable yet).
+#[inline(always)]
+fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = data.as_ptr() as *const i8;
+        let n = core::mem::size_of_val(data);
+        let mut o = 0;
+        while o < n {
+            // SAFETY: a prefetch is only a hint; the address is inside `data`.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.add(o))
+            };
+            o += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
 }
 
 /// Normalized linear interpolation, taking the shorter arc.

@@ -22,6 +22,18 @@ const INV_STEPS: [f32; 25] = {
     t
 };
 
+/// `q / 255` for every 8-bit segment range value `q`, exactly as [`Dequant::new`] divides (a
+/// load instead of a division on the decode path: the divider was its bottleneck).
+pub const SEGMENT_FRACTIONS: [f32; 256] = {
+    let mut t = [0.0f32; 256];
+    let mut q = 0;
+    while q < 256 {
+        t[q] = q as f32 / SEGMENT_RANGE_STEPS;
+        q += 1;
+    }
+    t
+};
+
 /// `1 / (2^bits − 1)` for `bits` ≤ [`MAX_BITS`], 0 for 0 bits or any other width (a raw
 /// component, which is not dequantized): the decoder computes every lane's step, then ignores
 /// the raw ones.
@@ -180,6 +192,16 @@ mod tests {
             if v[drop as usize] < 0.0 { v = -v; }
             let r = rebuild_rotation(kept_components(v, drop), drop);
             prop_assert!((Vec4::from(r) - v).length() < 1e-3);
+        }
+    }
+
+    #[test]
+    fn segment_fractions_are_the_divisions() {
+        for q in 0..=255u8 {
+            assert_eq!(
+                SEGMENT_FRACTIONS[q as usize].to_bits(),
+                (q as f32 / SEGMENT_RANGE_STEPS).to_bits()
+            );
         }
     }
 
