@@ -96,12 +96,12 @@ pub fn apply_f32(
     base: (Quat, Vec3A, Vec3A),
     add: (Quat, Vec3A, Vec3A),
 ) -> (Quat, Vec3A, Vec3A) {
-    let r = (base.0 * add.0).normalize();
-    match format {
-        AdditiveFormat::Relative => (r, base.0 * (add.1 * base.2) + base.1, add.2 * base.2),
-        AdditiveFormat::Additive0 => (r, add.1 + base.1, add.2 * base.2),
-        AdditiveFormat::Additive1 => (r, add.1 + base.1, (Vec3A::ONE + add.2) * base.2),
-    }
+    let format = match format {
+        AdditiveFormat::Relative => crate::runtime::AdditiveFormat::Relative,
+        AdditiveFormat::Additive0 => crate::runtime::AdditiveFormat::Additive0,
+        AdditiveFormat::Additive1 => crate::runtime::AdditiveFormat::Additive1,
+    };
+    crate::runtime::pose::apply_additive_bone(format, base, add)
 }
 
 /// The additive `add` such that `apply_f64(format, base, add) == pose` (up to rounding); a zero

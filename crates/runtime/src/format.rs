@@ -1,6 +1,9 @@
 //! Byte layout of the `.cfa` buffer (see `docs/FORMAT.md`): constants, section arithmetic and
 //! the bit packing shared by the writer and the reader.
 
+use crate::fmath;
+use alloc::vec::Vec;
+
 pub const MAGIC: [u8; 4] = *b"CFA1";
 /// The version the writer stamps: 3 stores the clip range of an animated rotation in 16-bit
 /// fixed point ([`rot_range_decode`]) instead of float32.
@@ -29,13 +32,11 @@ pub fn rot_range_decode(min_q: u16, ext_q: u16) -> (f32, f32) {
 /// [-1, 1]; values beyond are clamped by quantization, a float32 rounding away).
 pub fn rot_range_encode(lo: f32, hi: f32) -> (u16, u16) {
     let half = ROT_RANGE_STEPS * 0.5;
-    let mut min_q = ((lo + 1.0) * half).floor().clamp(0.0, ROT_RANGE_STEPS) as u16;
+    let mut min_q = fmath::floor((lo + 1.0) * half).clamp(0.0, ROT_RANGE_STEPS) as u16;
     while min_q > 0 && rot_range_decode(min_q, 0).0 > lo {
         min_q -= 1;
     }
-    let mut max_q = ((hi + 1.0) * half)
-        .ceil()
-        .clamp(min_q as f32, ROT_RANGE_STEPS) as u16;
+    let mut max_q = fmath::ceil((hi + 1.0) * half).clamp(min_q as f32, ROT_RANGE_STEPS) as u16;
     while max_q < u16::MAX && {
         let (m, e) = rot_range_decode(min_q, max_q - min_q);
         m + e < hi
@@ -97,7 +98,7 @@ const REFERENCE_SCALE: f32 = 127.0;
 /// compressor stores the track relative to the decoded reference.
 pub fn reference_encode(q: glam::Quat) -> [i8; 4] {
     q.to_array()
-        .map(|v| (v.clamp(-1.0, 1.0) * REFERENCE_SCALE).round() as i8)
+        .map(|v| fmath::round(v.clamp(-1.0, 1.0) * REFERENCE_SCALE) as i8)
 }
 
 /// The rotation a stored reference stands for (normalized); `None` when it is too far from
@@ -116,7 +117,7 @@ const COMPACT_REFERENCE_MAX_LEN: f32 = 1.03;
 /// with w ≥ 0 (q and −q are the same rotation), in 8-bit signed fixed point; w is rebuilt.
 pub fn reference_encode3(q: glam::Quat) -> [i8; 3] {
     let q = if q.w < 0.0 { -q } else { q };
-    [q.x, q.y, q.z].map(|v| (v.clamp(-1.0, 1.0) * REFERENCE_SCALE).round() as i8)
+    [q.x, q.y, q.z].map(|v| fmath::round(v.clamp(-1.0, 1.0) * REFERENCE_SCALE) as i8)
 }
 
 /// The rotation a compact reference stands for: w = √(1 − |xyz|²) (0 when the rounded x, y, z
@@ -128,7 +129,7 @@ pub fn reference_decode3(v: [i8; 3]) -> Option<glam::Quat> {
     if len2 > COMPACT_REFERENCE_MAX_LEN * COMPACT_REFERENCE_MAX_LEN {
         return None;
     }
-    let q = xyz.extend((1.0 - len2).max(0.0).sqrt());
+    let q = xyz.extend(fmath::sqrt((1.0 - len2).max(0.0)));
     Some(glam::Quat::from_vec4(q / q.length()))
 }
 
@@ -149,7 +150,7 @@ pub fn q16_encode(v: f32, min: f32, ext: f32) -> u16 {
     if ext <= 0.0 {
         0
     } else {
-        ((v - min) / ext * Q16_MAX).round().clamp(0.0, Q16_MAX) as u16
+        fmath::round((v - min) / ext * Q16_MAX).clamp(0.0, Q16_MAX) as u16
     }
 }
 

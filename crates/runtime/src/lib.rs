@@ -8,9 +8,17 @@
 //! the check. Shared with the offline side: [`pose`] (SoA poses, the local → object pass),
 //! [`skeleton`] (the hierarchy) and [`limits`] (what a valid buffer may declare).
 
+// No std: a game links it on any target; the reader's tables are built once with `alloc`, and no
+// sampling call allocates (tests/no_alloc.rs counts).
+#![no_std]
 // Parallel arrays indexed by bone (structure-of-arrays) read best as index loops.
 #![allow(clippy::needless_range_loop)]
 
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+pub mod fmath;
 pub mod format;
 pub mod limits;
 pub mod pose;
@@ -18,13 +26,17 @@ pub mod quant;
 pub mod scalar;
 pub mod skeleton;
 
-pub use pose::Pose;
+pub use pose::{AdditiveFormat, Pose};
 pub use skeleton::{BoneDesc, NO_PARENT, Skeleton};
 
 use crate::limits::{MAX_COMPONENT_MAGNITUDE, MAX_TOTAL_SAMPLES};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
 use format::*;
 use glam::{Quat, Vec3, Vec3A, Vec4};
-use quant::{Dequant, num_segments, rebuild_rotation, rebuild_rotation_unnormalized};
+use quant::{num_segments, rebuild_rotation, rebuild_rotation_unnormalized};
 
 /// How time outside `[0, duration]` is handled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -34,6 +46,19 @@ pub enum Looping {
     Clamp,
     /// Time wraps; the last sample interpolates towards the first.
     Wrap,
+}
+
+/// Why a sampling call that takes caller-given indices refused them (nothing was written).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SampleError {
+    #[error("bone index {bone} is not a bone of this clip ({num_bones} bones)")]
+    NoSuchBone { bone: u32, num_bones: usize },
+    #[error("track index {track} is not a track of this list ({num_tracks} tracks)")]
+    NoSuchTrack { track: u32, num_tracks: usize },
+    #[error("the output has room for {got} entries, the clip needs {expected}")]
+    OutputSize { expected: usize, got: usize },
+    #[error("not an additive clip (no additive format in its flags)")]
+    NotAdditive,
 }
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -140,7 +165,6 @@ pub struct ClipReader<'a> {
     num_bones: usize,
     num_samples: usize,
     sample_rate: f32,
-    segment_size: usize,
     num_segments: usize,
     wrap: bool,
     /// 0 plain; 1 relative, 2 additive0, 3 additive1 ([`FLAG_ADDITIVE_MASK`]).
@@ -154,26 +178,51 @@ pub struct ClipReader<'a> {
     fixed_rotations: Vec<Quat>,
     fixed_translations: Vec<Vec3A>,
     fixed_scales: Vec<Vec3A>,
-    /// The animated sub-tracks in stream order.
-    animated: Vec<AnimatedTrack>,
-    /// Clip range (min x,y,z, extent x,y,z) of each animated sub-track, read once.
-    clip_ranges: Vec<[f32; 6]>,
+    /// The animated sub-tracks in stream order, with everything the hot path needs of each in
+    /// one place (one array walked front to back).
+    tracks: Vec<Track>,
+    /// Reference rotations ([`FLAG_ROTATION_REFERENCES`]), indexed by [`Track::reference`].
+    refs: Vec<Quat>,
     /// Per bone: index of its first animated sub-track and how many it has.
     bone_animated: Vec<(u32, u8)>,
-    /// Per animated sub-track, the rotation it is stored relative to
-    /// ([`FLAG_ROTATION_REFERENCES`]); empty when the clip has none.
-    references: Vec<Option<Quat>>,
+    /// Per segment, per animated sub-track: its bit offset inside one sample of the segment
+    /// (single bones and bone lists start there instead of walking the widths before it).
+    seg_offsets: Vec<u32>,
+    /// Bone and sub-track (0 rotation, 1 translation, 2 scale) of every constant sub-track
+    /// (kinds 1 and 3): what a pose sampled with [`Defaults::Skip`] still gets written.
+    constants: Vec<(u32, u8)>,
     meta: Metadata,
 }
 
+/// One animated sub-track as the decoder sees it.
 #[derive(Clone, Copy, Debug)]
-struct AnimatedTrack {
+struct Track {
+    /// Clip range: min x, y, z then extent x, y, z (rotations: of the kept components).
+    range: [f32; 6],
     bone: u32,
+    /// Index into [`ClipReader::refs`], or [`NO_REFERENCE`].
+    reference: u32,
     /// 0 rotation, 1 translation, 2 scale.
     kind: u8,
+    /// The descriptor's dropped component (rotations).
     dropped: u8,
-    /// For a rotation whose dropped component is stored per segment: its slot in the segment's list.
-    per_segment_slot: Option<u16>,
+    /// For a rotation whose dropped component is stored per segment: its slot in the segment's
+    /// list, else [`NO_SLOT`].
+    slot: u16,
+}
+
+const NO_REFERENCE: u32 = u32::MAX;
+const NO_SLOT: u16 = u16::MAX;
+
+/// What a sampling call does with the sub-tracks stored as default (the bind pose value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Defaults {
+    /// Written (the bind pose value): the pose is complete after the call.
+    #[default]
+    Write,
+    /// Left as they are in the caller's pose (ACL's `skipped` writer mode): for a caller that
+    /// filled them once (e.g. with [`ClipReader::bind_pose_into`]) and saves the writes.
+    Skip,
 }
 
 /// Where a segment's widths and bit stream are, for the check of its raw float32 values.
@@ -186,11 +235,13 @@ struct RawLayout<'a> {
     none_tracks: &'a [usize],
 }
 
-/// Where one sample's data lives: its segment's widths, ranges and the bit position.
+/// Where one sample's data lives: its segment's widths, ranges (`usize::MAX` for a
+/// single-segment clip, which has none) and per-segment dropped components, and the bit
+/// position of the sample.
 #[derive(Clone, Copy)]
-struct SampleCursor {
+struct SegView {
     widths_off: usize,
-    ranges_off: Option<usize>,
+    ranges_off: usize,
     dropped_off: usize,
     bitpos: usize,
 }
@@ -385,7 +436,7 @@ impl<'a> ClipReader<'a> {
                 clip_ranges.push(r);
             } else {
                 let o = c.take(24)?;
-                let r: [f32; 6] = std::array::from_fn(|i| f32_at(buf, o + 4 * i));
+                let r: [f32; 6] = core::array::from_fn(|i| f32_at(buf, o + 4 * i));
                 if r.iter()
                     .enumerate()
                     .any(|(i, v)| !v.is_finite() || (i >= 3 && *v < 0.0))
@@ -420,10 +471,10 @@ impl<'a> ClipReader<'a> {
                 }
                 let decoded = if compact_refs {
                     let o = c.take(3)?;
-                    reference_decode3(std::array::from_fn(|k| buf[o + k] as i8))
+                    reference_decode3(core::array::from_fn(|k| buf[o + k] as i8))
                 } else {
                     let o = c.take(4)?;
-                    reference_decode(std::array::from_fn(|k| buf[o + k] as i8))
+                    reference_decode(core::array::from_fn(|k| buf[o + k] as i8))
                 };
                 references[a] = Some(decoded.ok_or_else(|| {
                     FormatError::Corrupt(format!(
@@ -440,6 +491,9 @@ impl<'a> ClipReader<'a> {
             }
         }
         let seg_header_off = c.take(num_segs * 12)?;
+        // Bounded by the buffer: every segment stores at least 2 bytes per animated sub-track.
+        let mut seg_offsets: Vec<u32> = Vec::with_capacity(num_segs * num_animated);
+        let mut none_mark = vec![false; num_animated];
         for s in 0..num_segs {
             let h = seg_header_off + 12 * s;
             let (widths_off, data_off, bits) = (
@@ -510,6 +564,25 @@ impl<'a> ClipReader<'a> {
                 .filter(|&k| slots[k] == DROPPED_NONE)
                 .map(|k| slot_track[k])
                 .collect();
+            for &a in &none_tracks {
+                none_mark[a] = true;
+            }
+            let mut off = 0u32;
+            for a in 0..num_animated {
+                seg_offsets.push(off);
+                let w = unpack_widths(u16_at(buf, widths_off + 2 * a));
+                off += w[0]
+                    + w[1]
+                    + w[2]
+                    + if none_mark[a] {
+                        DROPPED_NONE_BITS as u32
+                    } else {
+                        0
+                    };
+            }
+            for &a in &none_tracks {
+                none_mark[a] = false;
+            }
             let layout = RawLayout {
                 widths_off,
                 data_off,
@@ -534,7 +607,9 @@ impl<'a> ClipReader<'a> {
         let mut fixed_translations: Vec<Vec3A> =
             sk.bind_translations.iter().map(|&v| v.into()).collect();
         let mut fixed_scales: Vec<Vec3A> = sk.bind_scales.iter().map(|&v| v.into()).collect();
-        let mut animated = Vec::with_capacity(num_animated);
+        let mut tracks: Vec<Track> = Vec::with_capacity(num_animated);
+        let mut refs = Vec::new();
+        let mut constants = Vec::new();
         let mut bone_animated = Vec::with_capacity(num_bones);
         let (mut ci, mut qi, mut slot) = (0usize, 0usize, 0u16);
         let f3 = |o: usize| [f32_at(buf, o), f32_at(buf, o + 4), f32_at(buf, o + 8)];
@@ -542,12 +617,13 @@ impl<'a> ClipReader<'a> {
         for b in 0..num_bones {
             let (kinds, dropped) = unpack_descriptor(buf[desc_off + b]);
             bone_animated.push((
-                animated.len() as u32,
+                tracks.len() as u32,
                 kinds.iter().filter(|&&k| k == KIND_ANIMATED).count() as u8,
             ));
             for (kind, &k) in kinds.iter().enumerate() {
                 match k {
                     KIND_CONSTANT => {
+                        constants.push((b as u32, kind as u8));
                         let v = f3(const_off + 12 * ci);
                         ci += 1;
                         let limit = if kind == 0 {
@@ -568,13 +644,14 @@ impl<'a> ClipReader<'a> {
                         }
                     }
                     KIND_CONSTANT_Q => {
+                        constants.push((b as u32, kind as u8));
                         let q = q3(qconst_off + 6 * qi);
                         qi += 1;
                         if kind == 0 {
                             let k = q.map(|v| q16_decode(v, -QROT_RANGE, 2.0 * QROT_RANGE));
                             fixed_rotations[b] = rebuild_rotation(k, dropped);
                         } else {
-                            fixed_translations[b] = Vec3A::from_array(std::array::from_fn(|c| {
+                            fixed_translations[b] = Vec3A::from_array(core::array::from_fn(|c| {
                                 q16_decode(
                                     q[c],
                                     f32_at(buf, qbox_off + 4 * c),
@@ -585,11 +662,21 @@ impl<'a> ClipReader<'a> {
                     }
                     KIND_ANIMATED => {
                         let per_segment = kind == 0 && dropped == DROPPED_PER_SEGMENT;
-                        animated.push(AnimatedTrack {
+                        let a = tracks.len();
+                        let reference = match references.get(a) {
+                            Some(Some(r)) => {
+                                refs.push(*r);
+                                (refs.len() - 1) as u32
+                            }
+                            _ => NO_REFERENCE,
+                        };
+                        tracks.push(Track {
+                            range: clip_ranges[a],
                             bone: b as u32,
+                            reference,
                             kind: kind as u8,
                             dropped,
-                            per_segment_slot: per_segment.then_some(slot),
+                            slot: if per_segment { slot } else { NO_SLOT },
                         });
                         slot += per_segment as u16;
                     }
@@ -598,7 +685,8 @@ impl<'a> ClipReader<'a> {
             }
         }
         // Decoded values lie in [min, min + extent]: keep that inside what an importer accepts.
-        for (a, (t, r)) in animated.iter().zip(&clip_ranges).enumerate() {
+        for (a, t) in tracks.iter().enumerate() {
+            let r = &t.range;
             let limit = if t.kind == 0 {
                 MAX_KEPT_COMPONENT
             } else {
@@ -616,7 +704,6 @@ impl<'a> ClipReader<'a> {
             num_bones,
             num_samples,
             sample_rate,
-            segment_size,
             num_segments: num_segs,
             wrap,
             additive,
@@ -627,10 +714,11 @@ impl<'a> ClipReader<'a> {
             fixed_rotations,
             fixed_translations,
             fixed_scales,
-            animated,
-            clip_ranges,
+            tracks,
+            refs,
             bone_animated,
-            references,
+            seg_offsets,
+            constants,
             meta,
         })
     }
@@ -806,122 +894,211 @@ impl<'a> ClipReader<'a> {
         (0..self.num_animated).map(move |a| unpack_widths(u16_at(self.buf, off + 2 * a)))
     }
 
-    #[inline]
-    fn cursor(&self, sample: usize) -> SampleCursor {
-        let seg = (sample / self.segment_size).min(self.num_segments - 1);
+    /// Segment of stored sample `sample` and the sample's index inside it.
+    #[inline(always)]
+    fn segment_of(&self, sample: usize) -> (usize, usize) {
+        let seg = (sample / SEGMENT_SIZE).min(self.num_segments - 1);
+        (seg, sample - seg * SEGMENT_SIZE)
+    }
+
+    /// Where segment `seg`'s widths, ranges, dropped components and bits are, and the bit
+    /// position of sample `in_seg` in it.
+    #[inline(always)]
+    fn view(&self, seg: usize, in_seg: usize) -> SegView {
         let h = self.seg_header_off + 12 * seg;
         let widths_off = u32_at(self.buf, h) as usize;
         let data_off = u32_at(self.buf, h + 4) as usize;
         let bits = u32_at(self.buf, h + 8) as usize;
-        let in_seg = sample - seg * self.segment_size;
         let multi = self.num_segments > 1;
-        SampleCursor {
+        SegView {
             widths_off,
-            ranges_off: multi.then_some(widths_off + 2 * self.num_animated),
+            ranges_off: if multi {
+                widths_off + 2 * self.num_animated
+            } else {
+                usize::MAX
+            },
             dropped_off: widths_off + self.num_animated * if multi { 8 } else { 2 },
             bitpos: data_off * 8 + in_seg * bits,
         }
     }
 
-    /// Decodes the three components of animated sub-track `a` at the cursor and advances it.
+    /// Base and step of the three components of animated sub-track `a` in a segment (lanes x,
+    /// y, z): [`Dequant::new`]'s arithmetic, lane by lane, so the values are the same bits.
     #[inline(always)]
-    fn decode3(&self, cur: &mut SampleCursor, a: usize) -> [f32; 3] {
-        let b = self.buf;
-        let w = unpack_widths(u16_at(b, cur.widths_off + 2 * a));
-        let cr = &self.clip_ranges[a];
-        let mut out = [0.0f32; 3];
+    fn dequant(&self, v: &SegView, a: usize, w: [u32; 3]) -> (Vec4, Vec4) {
+        let r = &self.tracks[a].range;
+        let cmin = Vec4::new(r[0], r[1], r[2], 0.0);
+        let cext = Vec4::new(r[3], r[4], r[5], 0.0);
+        // The segment range in 255ths (0 and 255/255 = 1 for a single segment), from the table
+        // of the divisions Dequant::new makes.
+        let (smin, sext) = if v.ranges_off != usize::MAX {
+            let o = v.ranges_off + 6 * a;
+            let b = &self.buf[o..o + 6];
+            let f = |q: u8| quant::SEGMENT_FRACTIONS[q as usize];
+            (
+                Vec4::new(f(b[0]), f(b[1]), f(b[2]), 0.0),
+                Vec4::new(f(b[3]), f(b[4]), f(b[5]), 0.0),
+            )
+        } else {
+            (Vec4::ZERO, Vec4::new(1.0, 1.0, 1.0, 0.0))
+        };
+        let base = cmin + cext * smin;
+        let range = cext * sext;
+        let inv = Vec4::new(
+            quant::inv_steps(w[0]),
+            quant::inv_steps(w[1]),
+            quant::inv_steps(w[2]),
+            0.0,
+        );
+        let zero = glam::BVec4A::new(w[0] == 0, w[1] == 0, w[2] == 0, false);
+        (
+            Vec4::select(zero, base + Vec4::splat(0.5) * range, base),
+            Vec4::select(zero, Vec4::ZERO, range * inv),
+        )
+    }
+
+    /// The three components at bit position `pos` with widths `w` (sum `total`): one 8-byte
+    /// load and three masks when they fit in it and none is raw, else component by component.
+    #[inline(always)]
+    fn values(&self, pos: usize, w: [u32; 3], total: u32, dq: (Vec4, Vec4)) -> Vec4 {
+        let byte = pos >> 3;
+        // Widths are ≤ 24 or 32 (raw): their OR is below 32 when none is raw.
+        if total <= 56 && (w[0] | w[1] | w[2]) < quant::RAW_BITS && byte + 8 <= self.buf.len() {
+            // The widths were checked (≤ 24 each, or raw), so no shift reaches 64.
+            let word =
+                u64::from_le_bytes(self.buf[byte..byte + 8].try_into().unwrap()) >> (pos & 7);
+            let m = |b: u32| (1u64 << b) - 1;
+            let q = Vec4::new(
+                (word & m(w[0])) as u32 as f32,
+                ((word >> w[0]) & m(w[1])) as u32 as f32,
+                ((word >> (w[0] + w[1])) & m(w[2])) as u32 as f32,
+                0.0,
+            );
+            return dq.0 + dq.1 * q;
+        }
+        self.values_slow(pos, w, dq)
+    }
+
+    #[inline(never)]
+    fn values_slow(&self, mut pos: usize, w: [u32; 3], dq: (Vec4, Vec4)) -> Vec4 {
+        let (base, step) = (dq.0.to_array(), dq.1.to_array());
+        let mut out = [0.0f32; 4];
         for k in 0..3 {
-            let (smin, sext) = match cur.ranges_off {
-                Some(r) => (b[r + 6 * a + k], b[r + 6 * a + 3 + k]),
-                None => (0, 255),
-            };
             out[k] = if w[k] == quant::RAW_BITS {
-                read_raw_f32(b, cur.bitpos)
+                read_raw_f32(self.buf, pos)
             } else {
-                let d = Dequant::new(cr[k], cr[3 + k], smin, sext, w[k]);
                 let q = if w[k] == 0 {
                     0
                 } else {
-                    read_bits(b, cur.bitpos, w[k])
+                    read_bits(self.buf, pos, w[k])
                 };
-                d.value(q)
+                base[k] + step[k] * q as f32
             };
-            cur.bitpos += w[k] as usize;
+            pos += w[k] as usize;
         }
-        out
+        Vec4::from_array(out)
     }
 
     /// The unnormalized rotation of three decoded components with dropped component `d`; when
-    /// the segment drops nothing, w is read raw at the cursor, which moves past it.
+    /// the segment drops nothing, w is read raw at `pos` (after the three components).
     #[inline(always)]
-    fn rotation(&self, v: [f32; 3], d: u8, c: &mut SampleCursor) -> Vec4 {
+    fn rotation(&self, v: Vec4, d: u8, pos: usize) -> Vec4 {
         if d == DROPPED_NONE {
-            let w = read_raw_f32(self.buf, c.bitpos);
-            c.bitpos += DROPPED_NONE_BITS;
-            Vec4::new(v[0], v[1], v[2], w)
+            Vec4::new(v.x, v.y, v.z, read_raw_f32(self.buf, pos))
         } else {
-            rebuild_rotation_unnormalized(v, d)
+            rebuild_rotation_unnormalized([v.x, v.y, v.z], d)
         }
     }
 
-    /// A decoded rotation of animated sub-track `a` (normalized) in the clip's space: its
-    /// reference rotation applied when it has one.
+    /// A decoded (normalized) rotation of track `t` in the clip's space: its reference applied
+    /// when it has one.
     #[inline(always)]
-    fn referenced(&self, a: usize, q: Vec4) -> Vec4 {
-        match self.references.get(a) {
-            Some(Some(r)) => Vec4::from(*r * Quat::from_vec4(q)),
-            _ => q,
-        }
-    }
-
-    /// Decodes animated sub-track `a` at one cursor: a normalized rotation or x,y,z (what
-    /// [`Self::decode_track`] returns when both cursors are on the same sample).
-    #[inline(always)]
-    fn decode_exact(&self, a: usize, c: &mut SampleCursor) -> Vec4 {
-        let t = self.animated[a];
-        let v = self.decode3(c, a);
-        if t.kind == 0 {
-            let d = match t.per_segment_slot {
-                Some(s) => self.buf[c.dropped_off + s as usize],
-                None => t.dropped,
-            };
-            self.referenced(a, self.rotation(v, d, c).normalize())
+    fn referenced(&self, t: &Track, q: Vec4) -> Vec4 {
+        if t.reference == NO_REFERENCE {
+            q
         } else {
-            Vec4::new(v[0], v[1], v[2], 0.0)
+            Vec4::from(self.refs[t.reference as usize] * Quat::from_vec4(q))
         }
     }
 
-    /// Decodes animated sub-track `a` at both cursors and blends: a rotation (nlerp) or x,y,z.
+    /// Decodes animated sub-tracks `tracks` (in stream order) at `v0`'s and `v1`'s samples
+    /// (positions already at the first of them) and blends them at `alpha`; `write(track,
+    /// value)` gets each result (a rotation, or x, y, z).
     #[inline(always)]
-    fn decode_track(
+    fn decode_run(
         &self,
-        a: usize,
-        c0: &mut SampleCursor,
-        c1: &mut SampleCursor,
+        tracks: core::ops::Range<usize>,
+        (mut v0, mut v1): (SegView, SegView),
+        same_segment: bool,
+        exact: bool,
         alpha: f32,
-    ) -> Vec4 {
-        let t = self.animated[a];
-        let v0 = self.decode3(c0, a);
-        let v1 = self.decode3(c1, a);
-        if t.kind == 0 {
-            let (d0, d1) = match t.per_segment_slot {
-                Some(s) => (
-                    self.buf[c0.dropped_off + s as usize],
-                    self.buf[c1.dropped_off + s as usize],
-                ),
-                None => (t.dropped, t.dropped),
+        mut write: impl FnMut(&Track, Vec4),
+    ) {
+        let b = self.buf;
+        for a in tracks {
+            let t = &self.tracks[a];
+            let w0 = unpack_widths(u16_at(b, v0.widths_off + 2 * a));
+            let total0 = w0[0] + w0[1] + w0[2];
+            let dq0 = self.dequant(&v0, a, w0);
+            let x0 = self.values(v0.bitpos, w0, total0, dq0);
+            v0.bitpos += total0 as usize;
+            if exact {
+                let out = if t.kind == 0 {
+                    let d = if t.slot == NO_SLOT {
+                        t.dropped
+                    } else {
+                        b[v0.dropped_off + t.slot as usize]
+                    };
+                    let q = self.rotation(x0, d, v0.bitpos);
+                    v0.bitpos += if d == DROPPED_NONE {
+                        DROPPED_NONE_BITS
+                    } else {
+                        0
+                    };
+                    self.referenced(t, q.normalize())
+                } else {
+                    x0
+                };
+                write(t, out);
+                continue;
+            }
+            let (w1, total1, dq1) = if same_segment {
+                (w0, total0, dq0)
+            } else {
+                let w1 = unpack_widths(u16_at(b, v1.widths_off + 2 * a));
+                (w1, w1[0] + w1[1] + w1[2], self.dequant(&v1, a, w1))
             };
-            let q0 = self.rotation(v0, d0, c0);
-            let q1 = self.rotation(v1, d1, c1);
-            let q1 = if q0.dot(q1) < 0.0 { -q1 } else { q1 };
-            // Left-multiplying by a unit quaternion is an isometry of 4-space: blending the
-            // stored values and then applying the reference equals blending referenced ones.
-            self.referenced(a, q0.lerp(q1, alpha).normalize())
-        } else {
-            Vec4::from((
-                Vec3A::from_array(v0).lerp(Vec3A::from_array(v1), alpha),
-                0.0,
-            ))
+            let x1 = self.values(v1.bitpos, w1, total1, dq1);
+            v1.bitpos += total1 as usize;
+            let out = if t.kind == 0 {
+                let (d0, d1) = if t.slot == NO_SLOT {
+                    (t.dropped, t.dropped)
+                } else {
+                    (
+                        b[v0.dropped_off + t.slot as usize],
+                        b[v1.dropped_off + t.slot as usize],
+                    )
+                };
+                let q0 = self.rotation(x0, d0, v0.bitpos);
+                v0.bitpos += if d0 == DROPPED_NONE {
+                    DROPPED_NONE_BITS
+                } else {
+                    0
+                };
+                let q1 = self.rotation(x1, d1, v1.bitpos);
+                v1.bitpos += if d1 == DROPPED_NONE {
+                    DROPPED_NONE_BITS
+                } else {
+                    0
+                };
+                let q1 = if q0.dot(q1) < 0.0 { -q1 } else { q1 };
+                // Left-multiplying by a unit quaternion is an isometry of 4-space: blending the
+                // stored values and then applying the reference equals blending referenced ones.
+                self.referenced(t, q0.lerp(q1, alpha).normalize())
+            } else {
+                x0.lerp(x1, alpha)
+            };
+            write(t, out);
         }
     }
 
@@ -936,7 +1113,7 @@ impl<'a> ClipReader<'a> {
         let x = if x.is_finite() { x } else { 0.0 };
         match looping {
             Looping::Wrap => {
-                let x = x.rem_euclid(n as f32);
+                let x = fmath::rem_euclid(x, n as f32);
                 let i0 = (x as usize).min(n - 1);
                 (i0, (i0 + 1) % n, (x - i0 as f32).clamp(0.0, 1.0))
             }
@@ -952,16 +1129,24 @@ impl<'a> ClipReader<'a> {
         }
     }
 
-    /// Samples every bone's local transform at time `t` seconds into `pose` (resized once if needed).
+    /// Samples every bone's local transform at time `t` seconds into `pose`. A pose of another
+    /// size is resized first (the only allocation a sampling call can make: give it
+    /// `Pose::new(reader.num_bones())` once).
     pub fn sample_pose(&self, t: f32, looping: Looping, pose: &mut Pose) {
         let (i0, i1, alpha) = self.locate(t, looping);
-        self.decode_between(i0, i1, alpha, pose);
+        self.decode_between(i0, i1, alpha, Defaults::Write, pose);
+    }
+
+    /// [`Self::sample_pose`], with the default sub-tracks written or left to the caller.
+    pub fn sample_pose_with(&self, t: f32, looping: Looping, defaults: Defaults, pose: &mut Pose) {
+        let (i0, i1, alpha) = self.locate(t, looping);
+        self.decode_between(i0, i1, alpha, defaults, pose);
     }
 
     /// Decodes stored sample `sample` exactly (no interpolation).
     pub fn decode_sample(&self, sample: usize, pose: &mut Pose) {
         let s = sample.min(self.num_samples.saturating_sub(1));
-        self.decode_between(s, s, 0.0, pose);
+        self.decode_between(s, s, 0.0, Defaults::Write, pose);
     }
 
     /// Decodes at blend `alpha` between stored samples `i0` and `i1` exactly as
@@ -969,36 +1154,156 @@ impl<'a> ClipReader<'a> {
     /// check between samples).
     pub fn decode_blend(&self, i0: usize, i1: usize, alpha: f32, pose: &mut Pose) {
         let last = self.num_samples.saturating_sub(1);
-        self.decode_between(i0.min(last), i1.min(last), alpha, pose);
+        self.decode_between(i0.min(last), i1.min(last), alpha, Defaults::Write, pose);
     }
 
-    fn decode_between(&self, i0: usize, i1: usize, alpha: f32, pose: &mut Pose) {
+    /// Samples this additive layer at time `t` seconds into `layer` (caller-owned scratch, sized
+    /// like [`Self::sample_pose`]'s pose) and applies it onto `base` in the clip's additive
+    /// format ([`pose::apply_additive`]). Fails on a plain clip or a base of the wrong size.
+    pub fn sample_additive_onto(
+        &self,
+        t: f32,
+        looping: Looping,
+        layer: &mut Pose,
+        base: &mut Pose,
+    ) -> Result<(), SampleError> {
+        let format = AdditiveFormat::from_code(self.additive).ok_or(SampleError::NotAdditive)?;
+        if base.len() != self.num_bones {
+            return Err(SampleError::OutputSize {
+                expected: self.num_bones,
+                got: base.len(),
+            });
+        }
+        self.sample_pose(t, looping, layer);
+        pose::apply_additive(format, base, layer);
+        Ok(())
+    }
+
+    /// Writes the bind pose (what every default sub-track decodes to) and the constants: what
+    /// a caller sampling with [`Defaults::Skip`] fills its pose with once.
+    pub fn bind_pose_into(&self, pose: &mut Pose) {
+        if pose.len() != self.num_bones {
+            pose.resize(self.num_bones);
+        }
+        pose.rotations.copy_from_slice(&self.fixed_rotations);
+        pose.translations.copy_from_slice(&self.fixed_translations);
+        pose.scales.copy_from_slice(&self.fixed_scales);
+    }
+
+    fn decode_between(
+        &self,
+        i0: usize,
+        i1: usize,
+        alpha: f32,
+        defaults: Defaults,
+        pose: &mut Pose,
+    ) {
         if pose.len() != self.num_bones {
             pose.resize(self.num_bones);
         }
         if self.num_bones == 0 {
             return;
         }
-        pose.rotations.copy_from_slice(&self.fixed_rotations);
-        pose.translations.copy_from_slice(&self.fixed_translations);
-        pose.scales.copy_from_slice(&self.fixed_scales);
-        let mut c0 = self.cursor(i0);
-        let mut c1 = self.cursor(i1);
-        // An exact sample (to_raw_clip, the compressor's self-check) needs one decode, not two.
-        let exact = i0 == i1;
-        for a in 0..self.animated.len() {
-            let v = if exact {
-                self.decode_exact(a, &mut c0)
-            } else {
-                self.decode_track(a, &mut c0, &mut c1, alpha)
+        // Cold (the clip not in cache), the call waits on memory: ask for every line it will
+        // read now, so the misses overlap instead of coming one after the other.
+        let views = if self.tracks.is_empty() {
+            None
+        } else {
+            let (s0, k0) = self.segment_of(i0);
+            let (s1, k1) = self.segment_of(i1);
+            let v = (self.view(s0, k0), self.view(s1, k1));
+            prefetch(&self.tracks);
+            if defaults == Defaults::Write {
+                prefetch(&self.fixed_rotations);
+                prefetch(&self.fixed_translations);
+                prefetch(&self.fixed_scales);
+            }
+            let meta_end = v.0.dropped_off.min(self.buf.len());
+            prefetch(&self.buf[v.0.widths_off.min(meta_end)..meta_end]);
+            let bits = |p: usize| {
+                let at = (p / 8).min(self.buf.len());
+                &self.buf[at..self.buf.len().min(at + self.num_animated * 9 + 8)]
             };
-            let b = self.animated[a].bone as usize;
-            match self.animated[a].kind {
-                0 => pose.rotations[b] = Quat::from_vec4(v),
-                1 => pose.translations[b] = Vec3A::from_vec4(v),
-                _ => pose.scales[b] = Vec3A::from_vec4(v),
+            prefetch(bits(v.0.bitpos));
+            prefetch(bits(v.1.bitpos));
+            Some(((s0, s1), v))
+        };
+        match defaults {
+            Defaults::Write => {
+                pose.rotations.copy_from_slice(&self.fixed_rotations);
+                pose.translations.copy_from_slice(&self.fixed_translations);
+                pose.scales.copy_from_slice(&self.fixed_scales);
+            }
+            Defaults::Skip => {
+                for &(b, kind) in &self.constants {
+                    let b = b as usize;
+                    match kind {
+                        0 => pose.rotations[b] = self.fixed_rotations[b],
+                        1 => pose.translations[b] = self.fixed_translations[b],
+                        _ => pose.scales[b] = self.fixed_scales[b],
+                    }
+                }
             }
         }
+        let Some(((s0, s1), views)) = views else {
+            return;
+        };
+        let Pose {
+            rotations,
+            translations,
+            scales,
+        } = pose;
+        self.decode_run(
+            0..self.tracks.len(),
+            views,
+            s0 == s1,
+            i0 == i1,
+            alpha,
+            |t, v| {
+                let b = t.bone as usize;
+                match t.kind {
+                    0 => rotations[b] = Quat::from_vec4(v),
+                    1 => translations[b] = Vec3A::from_vec4(v),
+                    _ => scales[b] = Vec3A::from_vec4(v),
+                }
+            },
+        );
+    }
+
+    /// Decodes bone `bone`'s animated sub-tracks between samples `i0` and `i1` into `out`.
+    /// `exact`: decode `i0` alone when it equals `i1` (as the full pose does); `sample_bone`
+    /// always blends, as it always did (the same value but for the sign of a zero).
+    #[inline(always)]
+    fn decode_bone(
+        &self,
+        bone: usize,
+        (i0, i1, alpha): (usize, usize, f32),
+        views: (SegView, SegView),
+        seg: (usize, usize),
+        exact: bool,
+        out: &mut (Quat, Vec3A, Vec3A),
+    ) {
+        let (first, count) = self.bone_animated[bone];
+        if count == 0 {
+            return;
+        }
+        let first = first as usize;
+        let (mut v0, mut v1) = views;
+        v0.bitpos += self.seg_offsets[seg.0 * self.num_animated + first] as usize;
+        v1.bitpos += self.seg_offsets[seg.1 * self.num_animated + first] as usize;
+        let exact = exact && i0 == i1;
+        self.decode_run(
+            first..first + count as usize,
+            (v0, v1),
+            seg.0 == seg.1,
+            exact,
+            alpha,
+            |t, v| match t.kind {
+                0 => out.0 = Quat::from_vec4(v),
+                1 => out.1 = Vec3A::from_vec4(v),
+                _ => out.2 = Vec3A::from_vec4(v),
+            },
+        );
     }
 
     /// Samples one bone's local transform at time `t` seconds: (rotation, translation, scale).
@@ -1016,34 +1321,94 @@ impl<'a> ClipReader<'a> {
             self.fixed_translations[bone],
             self.fixed_scales[bone],
         );
-        let (first, count) = self.bone_animated[bone];
-        if count == 0 {
+        if self.bone_animated[bone].1 == 0 {
             return Some(out);
         }
         let (i0, i1, alpha) = self.locate(t, looping);
-        let (mut c0, mut c1) = (self.cursor(i0), self.cursor(i1));
-        // Skip the bits of the animated sub-tracks stored before this bone's.
-        for c in [&mut c0, &mut c1] {
-            for a in 0..first as usize {
-                let w = unpack_widths(u16_at(self.buf, c.widths_off + 2 * a));
-                c.bitpos += (w[0] + w[1] + w[2]) as usize;
-                if let Some(slot) = self.animated[a].per_segment_slot
-                    && self.buf[c.dropped_off + slot as usize] == DROPPED_NONE
-                {
-                    c.bitpos += DROPPED_NONE_BITS;
-                }
-            }
-        }
-        for a in first as usize..first as usize + count as usize {
-            let v = self.decode_track(a, &mut c0, &mut c1, alpha);
-            match self.animated[a].kind {
-                0 => out.0 = Quat::from_vec4(v),
-                1 => out.1 = Vec3A::from_vec4(v),
-                _ => out.2 = Vec3A::from_vec4(v),
-            }
-        }
+        // Interpolating even at an exact sample, as `sample_pose` does through `locate`.
+        let (s0, k0) = self.segment_of(i0);
+        let (s1, k1) = self.segment_of(i1);
+        let views = (self.view(s0, k0), self.view(s1, k1));
+        self.decode_bone(bone, (i0, i1, alpha), views, (s0, s1), false, &mut out);
         Some(out)
     }
+
+    /// Samples the bones listed in `bones` (any order; repeats allowed) at time `t` seconds
+    /// into `pose` (which must have [`Self::num_bones`] entries; the other bones' entries are
+    /// left as they are), with one seek for the whole list (ACL issue #118). Fails, before
+    /// writing anything, on an index that is not a bone or a pose of the wrong size.
+    pub fn sample_bones(
+        &self,
+        bones: &[u32],
+        t: f32,
+        looping: Looping,
+        defaults: Defaults,
+        pose: &mut Pose,
+    ) -> Result<(), SampleError> {
+        if pose.len() != self.num_bones {
+            return Err(SampleError::OutputSize {
+                expected: self.num_bones,
+                got: pose.len(),
+            });
+        }
+        if let Some(&b) = bones.iter().find(|&&b| b as usize >= self.num_bones) {
+            return Err(SampleError::NoSuchBone {
+                bone: b,
+                num_bones: self.num_bones,
+            });
+        }
+        if bones.is_empty() {
+            return Ok(());
+        }
+        let (i0, i1, alpha) = self.locate(t, looping);
+        let (s0, k0) = self.segment_of(i0);
+        let (s1, k1) = self.segment_of(i1);
+        let views = if self.tracks.is_empty() {
+            None
+        } else {
+            Some((self.view(s0, k0), self.view(s1, k1)))
+        };
+        for &b in bones {
+            let b = b as usize;
+            let mut out = (pose.rotations[b], pose.translations[b], pose.scales[b]);
+            let kinds = self.subtrack_kinds(b);
+            for (k, &kind) in kinds.iter().enumerate() {
+                if kind != KIND_DEFAULT || defaults == Defaults::Write {
+                    match k {
+                        0 => out.0 = self.fixed_rotations[b],
+                        1 => out.1 = self.fixed_translations[b],
+                        _ => out.2 = self.fixed_scales[b],
+                    }
+                }
+            }
+            if let Some(views) = views {
+                self.decode_bone(b, (i0, i1, alpha), views, (s0, s1), true, &mut out);
+            }
+            (pose.rotations[b], pose.translations[b], pose.scales[b]) = out;
+        }
+        Ok(())
+    }
+}
+
+/// Hints that the lines of `data` will be read soon (x86-64's SSE prefetch; nothing elsewhere:
+/// aarch64's prefetch intrinsic is not stable yet).
+#[inline(always)]
+fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = data.as_ptr() as *const i8;
+        let n = core::mem::size_of_val(data);
+        let mut o = 0;
+        while o < n {
+            // SAFETY: a prefetch is only a hint; the address is inside `data`.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.add(o))
+            };
+            o += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
 }
 
 /// Normalized linear interpolation, taking the shorter arc.

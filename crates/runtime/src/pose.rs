@@ -1,5 +1,6 @@
 //! Structure-of-arrays poses and the local → object space pass.
 
+use alloc::vec::Vec;
 use glam::{Quat, Vec3A};
 
 /// One pose of a skeleton, structure-of-arrays (what decompression writes and the error metric reads).
@@ -82,5 +83,62 @@ pub fn local_to_object(parents: &[u32], local: &Pose, object: &mut Pose) {
             object.translations[b] = pr * (local.translations[b] * ps) + pt;
             object.scales[b] = local.scales[b] * ps;
         }
+    }
+}
+
+/// How an additive layer combines with its base: ACL's three formats (`.cfa` flags bits 2–3:
+/// 1, 2, 3; `docs/FORMAT.md`, "Additive clips").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdditiveFormat {
+    /// The layer is a child of the base: rotation base·add, translation
+    /// base.rot·(add.trans ∘ base.scale) + base.trans, scale add ∘ base.
+    Relative,
+    /// rotation base·add, translation add + base, scale add ∘ base.
+    Additive0,
+    /// As additive0 but scale (1 + add) ∘ base (neutral scale 0).
+    Additive1,
+}
+
+impl AdditiveFormat {
+    /// The format of a `.cfa`'s flags code (1, 2, 3); `None` for 0 (a plain clip).
+    pub fn from_code(code: u8) -> Option<Self> {
+        match code {
+            1 => Some(Self::Relative),
+            2 => Some(Self::Additive0),
+            3 => Some(Self::Additive1),
+            _ => None,
+        }
+    }
+}
+
+/// One bone's additive value `add` applied to its `base` (rotation, translation, scale), in
+/// float32: the one definition the runtime and the compressor's search share.
+#[inline(always)]
+pub fn apply_additive_bone(
+    format: AdditiveFormat,
+    base: (Quat, Vec3A, Vec3A),
+    add: (Quat, Vec3A, Vec3A),
+) -> (Quat, Vec3A, Vec3A) {
+    let r = (base.0 * add.0).normalize();
+    match format {
+        AdditiveFormat::Relative => (r, base.0 * (add.1 * base.2) + base.1, add.2 * base.2),
+        AdditiveFormat::Additive0 => (r, add.1 + base.1, add.2 * base.2),
+        AdditiveFormat::Additive1 => (r, add.1 + base.1, (Vec3A::ONE + add.2) * base.2),
+    }
+}
+
+/// `add` applied to every bone of `base`, in place (both poses of the same size; extra bones of
+/// either are left alone).
+pub fn apply_additive(format: AdditiveFormat, base: &mut Pose, add: &Pose) {
+    let n = base.len().min(add.len());
+    for b in 0..n {
+        let (r, t, s) = apply_additive_bone(
+            format,
+            (base.rotations[b], base.translations[b], base.scales[b]),
+            (add.rotations[b], add.translations[b], add.scales[b]),
+        );
+        base.rotations[b] = r;
+        base.translations[b] = t;
+        base.scales[b] = s;
     }
 }

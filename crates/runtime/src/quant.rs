@@ -22,6 +22,26 @@ const INV_STEPS: [f32; 25] = {
     t
 };
 
+/// `q / 255` for every 8-bit segment range value `q`, exactly as [`Dequant::new`] divides (a
+/// load instead of a division on the decode path: the divider was its bottleneck).
+pub const SEGMENT_FRACTIONS: [f32; 256] = {
+    let mut t = [0.0f32; 256];
+    let mut q = 0;
+    while q < 256 {
+        t[q] = q as f32 / SEGMENT_RANGE_STEPS;
+        q += 1;
+    }
+    t
+};
+
+/// `1 / (2^bits − 1)` for `bits` ≤ [`MAX_BITS`], 0 for 0 bits or any other width (a raw
+/// component, which is not dequantized): the decoder computes every lane's step, then ignores
+/// the raw ones.
+#[inline(always)]
+pub fn inv_steps(bits: u32) -> f32 {
+    INV_STEPS.get(bits as usize).copied().unwrap_or(0.0)
+}
+
 /// Affine map from a quantized integer to a value: `value = base + q * step`.
 /// With 0 bits the value is the middle of the segment range.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,9 +108,8 @@ pub fn kept_components(q: Vec4, dropped: u8) -> [f32; 3] {
 /// (nlerp).
 #[inline(always)]
 pub fn rebuild_rotation_unnormalized(k: [f32; 3], dropped: u8) -> Vec4 {
-    let d = (1.0 - (k[0] * k[0] + k[1] * k[1] + k[2] * k[2]))
-        .max(0.0)
-        .sqrt();
+    let d = (1.0 - (k[0] * k[0] + k[1] * k[1] + k[2] * k[2])).max(0.0);
+    let d = crate::fmath::sqrt(d);
     match dropped {
         0 => Vec4::new(d, k[0], k[1], k[2]),
         1 => Vec4::new(k[0], d, k[1], k[2]),
@@ -173,6 +192,16 @@ mod tests {
             if v[drop as usize] < 0.0 { v = -v; }
             let r = rebuild_rotation(kept_components(v, drop), drop);
             prop_assert!((Vec4::from(r) - v).length() < 1e-3);
+        }
+    }
+
+    #[test]
+    fn segment_fractions_are_the_divisions() {
+        for q in 0..=255u8 {
+            assert_eq!(
+                SEGMENT_FRACTIONS[q as usize].to_bits(),
+                (q as f32 / SEGMENT_RANGE_STEPS).to_bits()
+            );
         }
     }
 

@@ -5,6 +5,9 @@
 
 use super::{FormatError, Looping};
 use crate::limits::MAX_TOTAL_SAMPLES;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 pub const MAGIC: [u8; 4] = *b"CFS1";
 pub const VERSION: u16 = 1;
@@ -533,7 +536,7 @@ impl<'a> ScalarReader<'a> {
                 // The loop is the stored samples; the interval after the last one goes back to
                 // the first (for a wrapping list that is the dropped last sample).
                 let s = self.num_samples;
-                let x = x.rem_euclid(s as f32);
+                let x = crate::fmath::rem_euclid(x, s as f32);
                 let i0 = (x as usize).min(s - 1);
                 (i0, (i0 + 1) % s, (x - i0 as f32).clamp(0.0, 1.0))
             }
@@ -578,11 +581,67 @@ impl<'a> ScalarReader<'a> {
             out[track * w..(track + 1) * w].copy_from_slice(&v[..w]);
         }
     }
+
+    /// Samples every track at `t` seconds into the caller's `out` (at least `num_tracks ×
+    /// width` floats, track-major as [`Self::sample_all`]); never allocates.
+    pub fn sample_all_into(
+        &self,
+        t: f32,
+        looping: Looping,
+        out: &mut [f32],
+    ) -> Result<(), crate::SampleError> {
+        let w = self.track_type.width();
+        let need = self.num_tracks * w;
+        if out.len() < need {
+            return Err(crate::SampleError::OutputSize {
+                expected: need,
+                got: out.len(),
+            });
+        }
+        let mut v = [0.0; 4];
+        for track in 0..self.num_tracks {
+            self.sample_track(track, t, looping, &mut v);
+            out[track * w..(track + 1) * w].copy_from_slice(&v[..w]);
+        }
+        Ok(())
+    }
+
+    /// Samples the tracks listed in `tracks` (any order, repeats allowed) at `t` seconds:
+    /// entry `i`'s components go to `out[i × width ..]`. Fails, before writing anything, on an
+    /// index that is not a track or an `out` shorter than `tracks.len() × width`.
+    pub fn sample_tracks(
+        &self,
+        tracks: &[u32],
+        t: f32,
+        looping: Looping,
+        out: &mut [f32],
+    ) -> Result<(), crate::SampleError> {
+        let w = self.track_type.width();
+        if let Some(&k) = tracks.iter().find(|&&k| k as usize >= self.num_tracks) {
+            return Err(crate::SampleError::NoSuchTrack {
+                track: k,
+                num_tracks: self.num_tracks,
+            });
+        }
+        if out.len() < tracks.len() * w {
+            return Err(crate::SampleError::OutputSize {
+                expected: tracks.len() * w,
+                got: out.len(),
+            });
+        }
+        let mut v = [0.0; 4];
+        for (i, &k) in tracks.iter().enumerate() {
+            self.sample_track(k as usize, t, looping, &mut v);
+            out[i * w..(i + 1) * w].copy_from_slice(&v[..w]);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
 
     #[test]
     fn bits_round_trip_at_any_position() {

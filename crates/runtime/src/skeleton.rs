@@ -1,6 +1,9 @@
 //! Skeleton: data-oriented hierarchy (parent index per bone, parents before children),
 //! bind pose and per-bone shell distance.
 
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 use glam::{Quat, Vec3};
 
 /// Parent index of a root bone.
@@ -184,7 +187,7 @@ impl Skeleton {
         if bones.len() > u16::MAX as usize {
             return Err(SkeletonError::TooManyBones(bones.len()));
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = alloc::collections::BTreeSet::new();
         for b in &bones {
             if !seen.insert(b.name.as_str()) {
                 return Err(SkeletonError::DuplicateName {
