@@ -19,7 +19,7 @@ use super::prepare::{Prepared, Xf, rotation_lever, vertex_error};
 use crate::pose::Compose;
 use crate::runtime::quant::{Dequant, MAX_BITS, RAW_BITS, SEGMENT_RANGE_STEPS};
 use crate::skeleton::NO_PARENT;
-use glam::Vec3A;
+use glam::{Quat, Vec3A, Vec4};
 
 /// The search aims this fraction under the target: it measures in float32, the final check in float64.
 pub const SEARCH_SAFETY: f32 = 0.99;
@@ -108,6 +108,72 @@ pub(super) fn raw_widths(p: &Prepared, track: usize) -> [u32; 3] {
     std::array::from_fn(|c| if t.clip_ext[c] > 0.0 { RAW_BITS } else { 0 })
 }
 
+/// Smallest |dot| between the raw rotations of `bone` at the samples of `refs` and their
+/// neighbours: how far from half a turn apart the closest pair of samples is.
+fn min_arc_dot(p: &Prepared, bone: usize, refs: &[(usize, usize)]) -> f32 {
+    let n = p.num_samples;
+    let raw = &p.rotations[bone * n..(bone + 1) * n];
+    let mut m = f32::MAX;
+    for &(_, j) in refs {
+        for jn in [j.wrapping_sub(1), j + 1] {
+            if jn < n {
+                m = m.min(Vec4::from(raw[j]).dot(Vec4::from(raw[jn])).abs());
+            }
+        }
+    }
+    m
+}
+
+/// Whether the decoded rotations of `bone` (`dec(r)` at `refs[r]`) keep every interval on the
+/// raw clip's side of the sphere. The runtime blends two samples on the shorter arc, chosen by
+/// the sign of their dot product; between raw samples nearly half a turn apart (CMU 131_02's
+/// right thumb flips ~20 times, |dot| down to 1.5e-5) an error larger than |dot| can flip that
+/// sign, and the point between the two samples is then half a turn off: 5.8 cm at the thumb's
+/// midpoint, whatever the threshold. The search measures at the samples only, so it checks the
+/// sign here. An interval inside the segment keeps the sign of its decoded dot; one to a sample
+/// of another segment (not decoded here) holds this end within |dot|/3 of its raw value, which,
+/// each end doing so, keeps the sign (|Δdot| ≤ 2|dot|/3 + dot²/9). The check does not depend
+/// on the threshold, so a looser one never refuses what a tighter one allows (before, only the
+/// float64 check saw the flip, and re-searching at 0.7× the target for 6 rounds could not reach
+/// the precision it takes from a loose start: the clip fell to the last resort). `min_dot` is
+/// [`min_arc_dot`]: ends within a third of it keep every arc, the common case, checked first.
+fn keeps_arcs(
+    p: &Prepared,
+    bone: usize,
+    refs: &[(usize, usize)],
+    min_dot: f32,
+    dec: impl Fn(usize) -> Quat,
+) -> bool {
+    let n = p.num_samples;
+    let raw = &p.rotations[bone * n..(bone + 1) * n];
+    // Each decoded rotation on its raw sample's side (q and -q are the same rotation).
+    let aligned = |r: usize| {
+        let (d, q) = (Vec4::from(dec(r)), Vec4::from(raw[refs[r].1]));
+        if d.dot(q) < 0.0 { -d } else { d }
+    };
+    let err = |r: usize| (aligned(r) - Vec4::from(raw[refs[r].1])).length();
+    if (0..refs.len()).all(|r| err(r) <= min_dot / 3.0) {
+        return true;
+    }
+    for (r, &(_, j)) in refs.iter().enumerate() {
+        let q = Vec4::from(raw[j]);
+        for jn in [j.wrapping_sub(1), j + 1] {
+            if jn >= n {
+                continue;
+            }
+            let c = q.dot(Vec4::from(raw[jn]));
+            let kept = match refs.iter().position(|x| x.1 == jn) {
+                Some(rn) => (aligned(r).dot(aligned(rn)) < 0.0) == (c < 0.0),
+                None => err(r) <= c.abs() / 3.0,
+            };
+            if !kept {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 struct SegmentCtx<'a> {
     p: &'a Prepared<'a>,
     seg: usize,
@@ -117,6 +183,8 @@ struct SegmentCtx<'a> {
     levels: Vec<Vec<Level>>,
     /// Animated tracks of each bone.
     bone_tracks: Vec<Vec<usize>>,
+    /// Per track: [`min_arc_dot`] of a rotation's bone; infinite (no check) for the others.
+    arc_dots: Vec<f32>,
 }
 
 /// Searches one segment; `start` is the budget multiplier to try first (the previous segment's
@@ -139,8 +207,18 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
     for (k, t) in p.tracks.iter().enumerate() {
         bone_tracks[t.bone].push(k);
     }
+    // The other arc turns the bone half a turn at worst, 2 × its lever: a target above that
+    // needs no check (infinite: every level passes `keeps_arcs` at once).
+    let arc_dots: Vec<f32> = p
+        .tracks
+        .iter()
+        .map(|t| match t.kind {
+            0 if 2.0 * dom[t.bone] > target => min_arc_dot(p, t.bone, &refs),
+            _ => f32::INFINITY,
+        })
+        .collect();
     let levels = (0..p.tracks.len())
-        .map(|k| track_levels(p, k, seg, &ranges[k], &refs, &dom, len, target))
+        .map(|k| track_levels(p, k, seg, &ranges[k], &refs, &dom, len, target, arc_dots[k]))
         .collect();
     let ctx = SegmentCtx {
         p,
@@ -149,6 +227,7 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
         ranges,
         levels,
         bone_tracks,
+        arc_dots,
     };
     let (widths, m) = ctx.best_allocation(target, start_m);
     (
@@ -186,6 +265,7 @@ fn track_levels(
     dom: &[f32],
     len: usize,
     target: f32,
+    arc_dot: f32,
 ) -> Vec<Level> {
     let t = &p.tracks[k];
     let r: [f32; 3] =
@@ -193,18 +273,28 @@ fn track_levels(
     let max_r = r.iter().cloned().fold(0.0f32, f32::max);
     let translation_lever = p.parent_scale[t.bone] * p.chain_weights[t.bone];
     let mut out: Vec<Level> = Vec::new();
+    let mut rots: Vec<Quat> = Vec::with_capacity(refs.len());
     let mut push = |widths: [u32; 3]| -> f32 {
         let dq = dequants(p, k, range, widths);
         let mut err = 0.0f32;
+        rots.clear();
         for &(i, j) in refs {
             let d = decode_value(&t.values[i], &dq, widths);
             let raw = p.raw_local(t.bone, j);
             let e = match t.kind {
-                0 => rotation_lever(raw.r, t.rotation(d, seg, i)) * dom[t.bone],
+                0 => {
+                    let q = t.rotation(d, seg, i);
+                    rots.push(q);
+                    rotation_lever(raw.r, q) * dom[t.bone]
+                }
                 1 => (Vec3A::from_array(d) - raw.t).length() * translation_lever,
                 _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
             };
             err = err.max(e);
+        }
+        // A level that moves an interval to the other arc is never usable (`keeps_arcs`).
+        if t.kind == 0 && !keeps_arcs(p, t.bone, refs, arc_dot, |r| rots[r]) {
+            err = f32::INFINITY;
         }
         out.push(Level {
             widths,
@@ -622,6 +712,9 @@ impl SegmentCtx<'_> {
             let mut x = st.local[r * nb + b];
             set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
             st.new_local[r] = x;
+        }
+        if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[k], |r| st.new_local[r].r) {
+            return false;
         }
         // Samples where the moved bones are closest to the target first: a trial that fails
         // (every track's last) usually fails on the first one measured.
