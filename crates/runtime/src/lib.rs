@@ -12,6 +12,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod format;
+pub mod jobs;
 pub mod limits;
 pub mod pose;
 pub mod quant;
