@@ -11,7 +11,8 @@
 #   5. prints, per row, the best-of-rounds median of each side and ours/ozz (ratios.tsv), and per
 #      pattern the median ratio over clips.
 #   --set none: only the generated rows (crowd, skinning, seed 002): ~1 minute.
-# Environment: as scripts/bench_ozz.sh (CLIPFORGE_SHARED, CARGO_TARGET_DIR, JOBS, CXX, SIMD_FLAGS).
+# Environment: as scripts/bench_ozz.sh (CLIPFORGE_SHARED, CARGO_TARGET_DIR, JOBS, CXX, SIMD_FLAGS);
+# CLIPFORGE_BIN: a clipforge binary to compress with instead of building one.
 set -euo pipefail
 
 die() { echo "bench_jobs_vs_ozz: $*" >&2; exit 1; }
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=(--quick) ;;
     --set) [ $# -ge 2 ] || die "$USAGE"; SET="$2"; shift ;;
     --rounds) [ $# -ge 2 ] || die "$USAGE"; ROUNDS="$2"; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) die "unknown option $1 ($USAGE)" ;;
     *) OUT="$1" ;;
   esac
@@ -51,9 +52,15 @@ BIN_OZZ="$BUILD/ozz_bench"
 [ -x "$BIN_OZZ" ] || die "no $BIN_OZZ"
 
 # 2. our side: build the CLI and the bench, compress the clips
-echo "bench_jobs_vs_ozz: building clipforge and the bench (release)" >&2
-(cd "$REPO" && nice cargo build --release --no-default-features --bin clipforge -q) || die "cargo build failed"
-CF="$TARGET/release/clipforge"
+if [ -n "${CLIPFORGE_BIN:-}" ]; then
+  CF="$CLIPFORGE_BIN"
+else
+  echo "bench_jobs_vs_ozz: building clipforge (release)" >&2
+  (cd "$REPO" && nice cargo build --release --no-default-features --bin clipforge -q) || die "cargo build failed"
+  CF="$TARGET/release/clipforge"
+fi
+[ -x "$CF" ] || die "no clipforge binary at $CF"
+echo "bench_jobs_vs_ozz: building the bench (release)" >&2
 BIN_OURS="$(cd "$REPO" && nice cargo bench -p clipforge-runtime --bench jobs_vs_ozz --no-run --message-format=json -q 2>/dev/null \
   | python3 -c 'import json,sys
 for l in sys.stdin:

@@ -752,17 +752,17 @@ fn main() {
         load.split_whitespace().next().unwrap_or("?"),
         quick as u8
     );
-    if has("clips") {
-        if let Some(list) = &clips {
-            let text = std::fs::read_to_string(list).unwrap_or_else(|e| panic!("{list}: {e}"));
-            let mut flushbuf = vec![1u8; FLUSH_BYTES];
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                let (name, path) = line.split_once('\t').expect("LIST: name<TAB>path");
-                eprintln!("jobs_vs_ozz: {name}");
-                if let Err(e) = bench_clip(name, path, quick, &mut flushbuf) {
-                    eprintln!("jobs_vs_ozz: {e}");
-                    std::process::exit(1);
-                }
+    if has("clips")
+        && let Some(list) = &clips
+    {
+        let text = std::fs::read_to_string(list).unwrap_or_else(|e| panic!("{list}: {e}"));
+        let mut flushbuf = vec![1u8; FLUSH_BYTES];
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let (name, path) = line.split_once('\t').expect("LIST: name<TAB>path");
+            eprintln!("jobs_vs_ozz: {name}");
+            if let Err(e) = bench_clip(name, path, quick, &mut flushbuf) {
+                eprintln!("jobs_vs_ozz: {e}");
+                std::process::exit(1);
             }
         }
     }

@@ -160,9 +160,9 @@ impl Soa {
 fn hierarchy(rng: &mut Rng, n: usize, roots: bool) -> Vec<u32> {
     (0..n)
         .map(|b| {
-            if b == 0 || (roots && rng.next() % 7 == 0) {
+            if b == 0 || (roots && rng.next().is_multiple_of(7)) {
                 NO_PARENT
-            } else if rng.next() % 4 != 0 {
+            } else if !rng.next().is_multiple_of(4) {
                 b as u32 - 1 // mostly chains, as skeletons are
             } else {
                 (rng.next() % b as u64) as u32
@@ -825,6 +825,8 @@ fn transform_points_paths() {
     }
 }
 
+type Points = Vec<[f32; 3]>;
+
 /// Inputs of one skinning case.
 struct SkinCase {
     palette: Vec<Mat4>,
@@ -867,7 +869,7 @@ impl SkinCase {
             },
         }
     }
-    fn run(&self, path: SimdPath) -> Result<(Vec<[f32; 3]>, Vec<[f32; 3]>), JobError> {
+    fn run(&self, path: SimdPath) -> Result<(Points, Points), JobError> {
         let (mut op, mut on) = (
             vec![[0.0f32; 3]; self.pos.len()],
             vec![[0.0f32; 3]; self.nrm.len()],
