@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ozz-animation 0.16 anchor benchmark (anchors/ozz/README.md says what is timed and how).
-# Usage: scripts/bench_ozz.sh [--quick] [--set regression|bvh|all] [OUT.tsv]
+# Usage: scripts/bench_ozz.sh [--quick] [--set regression|bvh|all] [--prepare-only] [OUT.tsv]
 #   --set: the 24 ACL regression clips, the 42 BVH clips, or both (default; ~40 min, most of it ozz's
 #   cold and seek patterns on the long raw BVH clips; regression alone ~4 min).
 #   1. builds anchors/ozz/ozz_bench if missing or stale (make, -j${JOBS:-2}; ozz compiled in place
@@ -9,21 +9,24 @@
 #      BVH -> .acl.sjson with shared/tools/bvh_to_acl.py -> .cfanim; Fox.glb -> .cfmesh);
 #   3. checks that anchors/ozz/cfbin.py reproduces the generator hashes of ozz_bench;
 #   4. runs ozz_bench and writes the TSV (default: $CARGO_TARGET_DIR/anchors/ozz/results/).
+#   --prepare-only: steps 1-3 only (scripts/bench_jobs_vs_ozz.sh runs the binary itself).
 # Environment: CLIPFORGE_SHARED (default <repo>/../shared), CARGO_TARGET_DIR
 # (default ~/.cache/clipforge-target), JOBS (default 2), CXX, SIMD_FLAGS (default -msse4.1).
 set -euo pipefail
 
 die() { echo "bench_ozz: $*" >&2; exit 1; }
 
-USAGE="usage: scripts/bench_ozz.sh [--quick] [--set regression|bvh|all] [OUT.tsv]"
+USAGE="usage: scripts/bench_ozz.sh [--quick] [--set regression|bvh|all] [--prepare-only] [OUT.tsv]"
+PREPARE_ONLY=0
 QUICK=()
 OUT_TSV=""
 SET=all
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=(--quick) ;;
+    --prepare-only) PREPARE_ONLY=1 ;;
     --set) [ $# -ge 2 ] || die "$USAGE"; SET="$2"; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) die "unknown option $1 ($USAGE)" ;;
     *) OUT_TSV="$1" ;;
   esac
@@ -132,6 +135,8 @@ HASHES="$CACHE/gen_hashes.tsv"
 if [ ! -s "$HASHES" ] || [ "$CFBIN" -nt "$HASHES" ]; then
   python3 "$CFBIN" hashes > "$HASHES.tmp" && mv "$HASHES.tmp" "$HASHES"
 fi
+
+[ "$PREPARE_ONLY" = 1 ] && { echo "bench_ozz: prepared $BIN and $LIST" >&2; exit 0; }
 
 # 4. run
 [ -n "$OUT_TSV" ] || OUT_TSV="$BUILD/results/ozz_bench_$(date +%Y%m%d_%H%M%S).tsv"

@@ -83,7 +83,7 @@ fn object_positions(clip: &RawClip, sample: usize) -> Vec<Vec3> {
     let mut local = Pose::new(clip.num_bones());
     clip.sample_pose(sample, &mut local);
     let mut object = Pose::new(clip.num_bones());
-    local_to_object(&clip.skeleton.parents, &local, &mut object);
+    local_to_object(&clip.skeleton.parents, &local, &mut object).unwrap();
     object.translations.iter().map(|&t| t.into()).collect()
 }
 

@@ -35,6 +35,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("headers_lex", headers_lex),
     ("headers_if", headers_if),
     ("headers_pp", headers_pp),
+    ("jobs", jobs),
 ];
 
 /// Contract checks on (the default) unless `CLIPFORGE_FUZZ_LAX` is set.
@@ -364,4 +365,231 @@ pub fn headers_pp(data: &[u8]) {
         ..ScanOptions::default()
     };
     let _ = headers::scan(&project, &opts, &Progress::default());
+}
+
+/// Reads the fuzz input as a stream of bytes (zeros once it runs out).
+struct Bytes<'a>(&'a [u8], usize);
+
+impl Bytes<'_> {
+    fn u8(&mut self) -> u8 {
+        let b = self.0.get(self.1).copied().unwrap_or(0);
+        self.1 += 1;
+        b
+    }
+    /// `base`, or one less or one more (a length off by one is the classic mistake).
+    fn len(&mut self, base: usize) -> usize {
+        match self.u8() % 8 {
+            0 => base.saturating_sub(1),
+            1 => base + 1,
+            _ => base,
+        }
+    }
+    /// A float: small values mostly, now and then a special one.
+    fn f32(&mut self) -> f32 {
+        match self.u8() {
+            255 => f32::NAN,
+            254 => f32::INFINITY,
+            253 => -0.0,
+            b => (b as f32 - 126.0) / 32.0,
+        }
+    }
+    fn v3(&mut self, n: usize) -> Vec<glam::Vec3A> {
+        (0..n)
+            .map(|_| glam::Vec3A::new(self.f32(), self.f32(), self.f32()))
+            .collect()
+    }
+    fn quats(&mut self, n: usize) -> Vec<glam::Quat> {
+        (0..n)
+            .map(|_| glam::Quat::from_xyzw(self.f32(), self.f32(), self.f32(), self.f32() + 1.0))
+            .collect()
+    }
+    fn pose(&mut self, n: usize) -> (Vec<glam::Quat>, Vec<glam::Vec3A>, Vec<glam::Vec3A>) {
+        let (a, b, c) = (self.len(n), self.len(n), self.len(n));
+        (self.quats(a), self.v3(b), self.v3(c))
+    }
+}
+
+/// The runtime jobs (`clipforge::runtime::jobs`): the input picks sizes (often off by one),
+/// parent and joint indices (often out of range or out of order), weights and values (NaN and
+/// infinities included); every job is validated and run, on every SIMD path for the vertex jobs.
+/// Contract: `run()` returns exactly what `validate()` returns, never panics (the fuzz build has
+/// debug assertions and overflow checks), and the SIMD paths agree with the scalar one.
+pub fn jobs(data: &[u8]) {
+    use clipforge::runtime::NO_PARENT;
+    use clipforge::runtime::jobs::*;
+    use glam::{Mat4, Quat, Vec3A};
+    let mut r = Bytes(data, 0);
+    let n = (r.u8() % 40) as usize;
+    let parents: Vec<u32> = (0..r.len(n))
+        .map(|b| match r.u8() {
+            255 => NO_PARENT,
+            254 => b as u32,                // itself: out of order
+            p => p as u32 % (b as u32 + 2), // mostly before, sometimes b or b + 1
+        })
+        .collect();
+    let (lr, lt, ls) = r.pose(n);
+    let (mut or, mut ot, mut os) = (
+        vec![Quat::IDENTITY; r.len(n)],
+        vec![Vec3A::ZERO; r.len(n)],
+        vec![Vec3A::ONE; r.len(n)],
+    );
+    let (start, end) = (r.u8() as usize % (n + 2), r.u8() as usize % (n + 2));
+    let local = PoseRef {
+        rotations: &lr,
+        translations: &lt,
+        scales: &ls,
+    };
+    let mut job = LocalToObjectJob {
+        parents: &parents,
+        local,
+        start,
+        end,
+        out_rotations: &mut or,
+        out_translations: &mut ot,
+        out_scales: &mut os,
+    };
+    let v = job.validate();
+    assert_eq!(
+        job.run(),
+        v,
+        "local_to_object: run() differs from validate()"
+    );
+
+    // Blend: up to two layers and one additive layer, each with its own lengths.
+    let poses: Vec<_> = (0..3).map(|_| r.pose(n)).collect();
+    let bws: Vec<Vec<f32>> = (0..3)
+        .map(|_| (0..r.len(n)).map(|_| r.f32()).collect())
+        .collect();
+    let layers: Vec<BlendLayer> = poses
+        .iter()
+        .zip(&bws)
+        .map(|(p, w)| BlendLayer {
+            pose: PoseRef {
+                rotations: &p.0,
+                translations: &p.1,
+                scales: &p.2,
+            },
+            weight: r.f32(),
+            bone_weights: (r.u8() % 2 == 0).then_some(&w[..]),
+        })
+        .collect();
+    let nl = (r.u8() % 3) as usize;
+    let (mut br, mut bt, mut bs) = (
+        vec![Quat::IDENTITY; n],
+        vec![Vec3A::ZERO; r.len(n)],
+        vec![Vec3A::ONE; n],
+    );
+    let mut job = BlendJob {
+        layers: &layers[..nl],
+        additive: &layers[2..],
+        rest: local,
+        threshold: r.f32(),
+        out_rotations: &mut br,
+        out_translations: &mut bt,
+        out_scales: &mut bs,
+    };
+    let v = job.validate();
+    assert_eq!(job.run(), v, "blend: run() differs from validate()");
+
+    // Palette.
+    let m = (r.u8() % 20) as usize;
+    let inv: Vec<Mat4> = (0..m)
+        .map(|_| Mat4::from_cols_array(&[r.f32(); 16]))
+        .collect();
+    let joints: Vec<u16> = (0..r.len(m))
+        .map(|_| r.u8() as u16 % (n as u16 + 2))
+        .collect();
+    let use_joints = r.u8() % 2 == 0;
+    let mut pal = vec![Mat4::ZERO; r.len(m)];
+    let mut rows = vec![[glam::Vec4::ZERO; 3]; r.len(m)];
+    for out in [PaletteOut::Mat4(&mut pal), PaletteOut::Rows3x4(&mut rows)] {
+        let mut job = SkinningPaletteJob {
+            object: local,
+            inverse_bind: &inv,
+            joints: use_joints.then_some(&joints[..]),
+            out,
+        };
+        let v = job.validate();
+        assert_eq!(job.run(), v, "palette: run() differs from validate()");
+    }
+
+    // Skinning and points on every path, compared with the scalar path.
+    let k = (r.u8() % 6) as usize;
+    let nv = (r.u8() % 24) as usize;
+    let palette: Vec<Mat4> = (0..(r.u8() % 8) as usize)
+        .map(|_| Mat4::from_cols_array(&std::array::from_fn(|_| r.f32())))
+        .collect();
+    let pl = palette.len() as u16;
+    let sj: Vec<u16> = (0..r.len(nv * k.max(1)))
+        .map(|_| r.u8() as u16 % (pl + 1))
+        .collect();
+    let sw: Vec<f32> = (0..r.len(nv * k.max(1))).map(|_| r.f32()).collect();
+    let pos: Vec<[f32; 3]> = (0..nv).map(|_| [r.f32(), r.f32(), r.f32()]).collect();
+    let with_normals = r.u8() % 2 == 0;
+    let nrm: Vec<[f32; 3]> = if with_normals {
+        (0..r.len(nv))
+            .map(|_| [r.f32(), r.f32(), r.f32()])
+            .collect()
+    } else {
+        vec![]
+    };
+    let (opl, onl) = (r.len(nv), if with_normals { r.len(nv) } else { 0 });
+    let matrix = palette.first().copied().unwrap_or(Mat4::IDENTITY);
+    let mut scalar: Option<(Vec<[f32; 3]>, Vec<[f32; 4]>)> = None;
+    for path in [
+        SimdPath::Scalar,
+        SimdPath::Sse2,
+        SimdPath::Avx2Fma,
+        SimdPath::Neon,
+        SimdPath::Auto,
+    ] {
+        let (mut op, mut on) = (vec![[0.0f32; 3]; opl], vec![[0.0f32; 3]; onl]);
+        let mut job = SkinJob {
+            palette: &palette,
+            influences: k,
+            joints: &sj,
+            weights: &sw,
+            positions: &pos,
+            normals: &nrm,
+            out_positions: &mut op,
+            out_normals: &mut on,
+        };
+        let v = job.validate();
+        let res = job.run_with(path);
+        if path.available() {
+            assert_eq!(res, v, "skin {path:?}: run() differs from validate()");
+        } else {
+            assert!(res.is_err(), "skin {path:?} ran where it is not available");
+        }
+        let mut pts = vec![[0.0f32; 4]; nv];
+        let mut pn = vec![[0.0f32; 3]; nrm.len()];
+        let ok_pts = TransformPointsJob {
+            matrix: &matrix,
+            points: &pos,
+            out_points: &mut pts,
+            normals: &nrm,
+            out_normals: &mut pn,
+        }
+        .run_with(path)
+        .is_ok();
+        if res.is_ok() && ok_pts && strict() {
+            match &scalar {
+                None => scalar = Some((op.clone(), pts.clone())),
+                Some((sp, spts)) => {
+                    let close = |a: f32, b: f32| {
+                        a == b
+                            || (a.is_nan() && b.is_nan())
+                            || (a - b).abs() <= 1e-3 * a.abs().max(b.abs()).max(1.0)
+                            || !(a.is_finite() && b.is_finite())
+                    };
+                    for (a, b) in sp.iter().flatten().zip(op.iter().flatten()) {
+                        assert!(close(*a, *b), "skin {path:?}: {b} where scalar gives {a}");
+                    }
+                    for (a, b) in spts.iter().flatten().zip(pts.iter().flatten()) {
+                        assert!(close(*a, *b), "points {path:?}: {b} where scalar gives {a}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -20,6 +20,7 @@ extern crate std;
 
 pub mod fmath;
 pub mod format;
+pub mod jobs;
 pub mod limits;
 pub mod pose;
 pub mod quant;

@@ -49,41 +49,40 @@ pub fn local_to_object_with<T: Compose>(
     mut local: impl FnMut(usize) -> T,
     object: &mut [T],
 ) {
-    for (b, &p) in parents.iter().enumerate() {
+    crate::jobs::local_to_object_pass(parents, 0, parents.len(), |b, p| {
         let l = local(b);
-        object[b] = if p == super::skeleton::NO_PARENT {
-            l
-        } else {
-            T::compose(&object[p as usize], &l)
+        object[b] = match p {
+            None => l,
+            Some(p) => T::compose(&object[p], &l),
         };
-    }
+    });
 }
 
-/// Local → object space in one linear pass: valid because parents come before children.
-/// Composition is ACL's qvv one (and `clip_eval.py`'s): rotation = parent ⊗ local,
-/// translation = parent_rot · (local_t ∘ parent_scale) + parent_t, scale = local ∘ parent_scale.
-pub fn local_to_object(parents: &[u32], local: &Pose, object: &mut Pose) {
+/// Local → object space in one linear pass (valid because parents come before children):
+/// [`crate::jobs::LocalToObjectJob`] over the whole skeleton, `object` resized to it. Composition
+/// is ACL's qvv one (and `clip_eval.py`'s): rotation = parent ⊗ local, translation =
+/// parent_rot · (local_t ∘ parent_scale) + parent_t, scale = local ∘ parent_scale.
+pub fn local_to_object(
+    parents: &[u32],
+    local: &Pose,
+    object: &mut Pose,
+) -> Result<(), crate::jobs::JobError> {
     let n = parents.len();
     object.resize(n);
-    debug_assert!(local.len() >= n);
-    for b in 0..n {
-        let p = parents[b];
-        if p == super::skeleton::NO_PARENT {
-            object.rotations[b] = local.rotations[b];
-            object.translations[b] = local.translations[b];
-            object.scales[b] = local.scales[b];
-        } else {
-            let p = p as usize;
-            let (pr, pt, ps) = (
-                object.rotations[p],
-                object.translations[p],
-                object.scales[p],
-            );
-            object.rotations[b] = (pr * local.rotations[b]).normalize();
-            object.translations[b] = pr * (local.translations[b] * ps) + pt;
-            object.scales[b] = local.scales[b] * ps;
-        }
-    }
+    // A pose longer than the skeleton: its extra bones are not the skeleton's.
+    let local = crate::jobs::PoseRef {
+        rotations: local.rotations.get(..n).unwrap_or(&local.rotations),
+        translations: local.translations.get(..n).unwrap_or(&local.translations),
+        scales: local.scales.get(..n).unwrap_or(&local.scales),
+    };
+    crate::jobs::LocalToObjectJob::new(
+        parents,
+        local,
+        &mut object.rotations,
+        &mut object.translations,
+        &mut object.scales,
+    )
+    .run()
 }
 
 /// How an additive layer combines with its base: ACL's three formats (`.cfa` flags bits 2–3:

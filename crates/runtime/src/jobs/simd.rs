@@ -1,0 +1,700 @@
+//! Which SIMD path the vertex jobs take, and the kernels of each: scalar (every target, the
+//! reference the others are tested against), SSE2 (x86-64's baseline), AVX2 + FMA (x86-64,
+//! chosen at run time: CPUID and XGETBV read through `core::arch`, no `std` needed; a build with
+//! `-C target-feature=+avx2,+fma` skips the check), NEON (aarch64's baseline).
+//!
+//! The SIMD kernels are `unsafe`: they index with raw pointers and rely on what the jobs'
+//! `validate()` established (lengths, joint indices below the palette length).
+
+/// A SIMD path of the vertex jobs ([`super::TransformPointsJob`], [`super::SkinJob`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimdPath {
+    /// The fastest path this CPU has (what `run()` uses).
+    Auto,
+    /// Plain Rust (the compiler may still vectorise it).
+    Scalar,
+    /// x86-64 SSE2, 4-wide, separate multiply and add.
+    Sse2,
+    /// x86-64 AVX2 + FMA (fused multiply-add, 4- and 8-wide).
+    Avx2Fma,
+    /// aarch64 NEON, 4-wide, fused multiply-add.
+    Neon,
+}
+
+impl SimdPath {
+    /// The path [`SimdPath::Auto`] stands for on this CPU.
+    pub fn best() -> SimdPath {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if avx2_fma() {
+                SimdPath::Avx2Fma
+            } else {
+                SimdPath::Sse2
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            SimdPath::Neon
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        {
+            SimdPath::Scalar
+        }
+    }
+
+    /// Whether this path can run here.
+    pub fn available(self) -> bool {
+        match self {
+            SimdPath::Auto | SimdPath::Scalar => true,
+            SimdPath::Sse2 => cfg!(target_arch = "x86_64"),
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx2Fma => avx2_fma(),
+            #[cfg(not(target_arch = "x86_64"))]
+            SimdPath::Avx2Fma => false,
+            SimdPath::Neon => cfg!(target_arch = "aarch64"),
+        }
+    }
+
+    /// `Auto` resolved; an error for a path this CPU or target lacks.
+    pub(crate) fn resolve(self) -> Result<SimdPath, super::JobError> {
+        match self {
+            SimdPath::Auto => Ok(SimdPath::best()),
+            p if p.available() => Ok(p),
+            p => Err(super::JobError::Unavailable(p)),
+        }
+    }
+}
+
+/// AVX2 and FMA usable: the CPU has them and the OS saves the YMM registers.
+#[cfg(target_arch = "x86_64")]
+fn avx2_fma() -> bool {
+    #[cfg(all(target_feature = "avx2", target_feature = "fma"))]
+    {
+        true
+    }
+    #[cfg(not(all(target_feature = "avx2", target_feature = "fma")))]
+    {
+        use core::sync::atomic::{AtomicU8, Ordering};
+        // 0 not yet asked, 1 no, 2 yes; a race only asks the CPU twice.
+        static STATE: AtomicU8 = AtomicU8::new(0);
+        match STATE.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let yes = detect_avx2_fma();
+                STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+}
+
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx2", target_feature = "fma"))
+))]
+fn detect_avx2_fma() -> bool {
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    #[target_feature(enable = "xsave")]
+    fn xcr0() -> u64 {
+        // SAFETY: only called after CPUID said the OS enabled XSAVE (OSXSAVE).
+        unsafe { core::arch::x86_64::_xgetbv(0) }
+    }
+    let max_leaf = __cpuid(0).eax;
+    if max_leaf < 7 {
+        return false;
+    }
+    let ecx = __cpuid(1).ecx;
+    let (fma, osxsave, avx) = (ecx & 1 << 12 != 0, ecx & 1 << 27 != 0, ecx & 1 << 28 != 0);
+    if !(fma && osxsave && avx) {
+        return false;
+    }
+    // SAFETY: OSXSAVE is set, so XGETBV exists; bits 1 and 2: the OS saves XMM and YMM state.
+    if unsafe { xcr0() } & 6 != 6 {
+        return false;
+    }
+    __cpuid_count(7, 0).ebx & 1 << 5 != 0
+}
+
+/// Scalar kernels: the reference of every SIMD path.
+pub(crate) mod scalar {
+    use glam::Mat4;
+
+    pub fn points(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 4]]) {
+        let m = m.as_ref();
+        for (s, d) in src.iter().zip(dst) {
+            let [x, y, z] = *s;
+            for r in 0..4 {
+                d[r] = m[r] * x + m[4 + r] * y + m[8 + r] * z + m[12 + r];
+            }
+        }
+    }
+
+    pub fn vectors(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 3]]) {
+        let m = m.as_ref();
+        for (s, d) in src.iter().zip(dst) {
+            let [x, y, z] = *s;
+            for r in 0..3 {
+                d[r] = m[r] * x + m[4 + r] * y + m[8 + r] * z;
+            }
+        }
+    }
+
+    /// Linear-blend skinning with `K` influences; `normals` may be empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn skin<const K: usize>(
+        palette: &[Mat4],
+        joints: &[u16],
+        weights: &[f32],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        out_positions: &mut [[f32; 3]],
+        out_normals: &mut [[f32; 3]],
+    ) {
+        for v in 0..positions.len() {
+            // The blended matrix, column-major (the last row is not needed).
+            let mut m = [[0.0f32; 3]; 4];
+            for k in 0..K {
+                let p = palette[joints[v * K + k] as usize].to_cols_array_2d();
+                let w = weights[v * K + k];
+                for c in 0..4 {
+                    for r in 0..3 {
+                        m[c][r] += p[c][r] * w;
+                    }
+                }
+            }
+            let [x, y, z] = positions[v];
+            for r in 0..3 {
+                out_positions[v][r] = m[0][r] * x + m[1][r] * y + m[2][r] * z + m[3][r];
+            }
+            if let Some(n) = normals.get(v) {
+                let [x, y, z] = *n;
+                for r in 0..3 {
+                    out_normals[v][r] = m[0][r] * x + m[1][r] * y + m[2][r] * z;
+                }
+            }
+        }
+    }
+}
+
+/// x86-64 kernels, written once for SSE2 (multiply then add) and once for AVX2 + FMA.
+#[cfg(target_arch = "x86_64")]
+macro_rules! x86_kernels {
+    ($name:ident, $feature:literal, $madd:ident) => {
+        pub(crate) mod $name {
+            use core::arch::x86_64::*;
+            use glam::Mat4;
+
+            /// `a * b + c`.
+            #[inline(always)]
+            fn madd(a: __m128, b: __m128, c: __m128) -> __m128 {
+                super::$madd(a, b, c)
+            }
+
+            /// The first three lanes of `src[i]` (the fourth is junk unless `i` is the last).
+            #[inline(always)]
+            unsafe fn load3(src: &[[f32; 3]], i: usize) -> __m128 {
+                let p = src.as_ptr() as *const f32;
+                // SAFETY: i < len; reading 16 bytes stays inside unless i is the last element.
+                unsafe {
+                    if i + 1 < src.len() {
+                        _mm_loadu_ps(p.add(3 * i))
+                    } else {
+                        _mm_set_ps(0.0, *p.add(3 * i + 2), *p.add(3 * i + 1), *p.add(3 * i))
+                    }
+                }
+            }
+
+            /// Writes lanes 0..3 to `dst[i]` (16 bytes when the next element is written later anyway).
+            #[inline(always)]
+            unsafe fn store3(dst: &mut [[f32; 3]], i: usize, v: __m128) {
+                let n = dst.len();
+                let p = dst.as_mut_ptr() as *mut f32;
+                // SAFETY: i < len; the 4th lane lands on dst[i + 1].x, rewritten by the caller's
+                // next iteration, and only when dst[i + 1] exists.
+                unsafe {
+                    if i + 1 < n {
+                        _mm_storeu_ps(p.add(3 * i), v);
+                    } else {
+                        _mm_store_ss(p.add(3 * i), v);
+                        _mm_store_ss(p.add(3 * i + 1), _mm_shuffle_ps::<0x55>(v, v));
+                        _mm_store_ss(p.add(3 * i + 2), _mm_shuffle_ps::<0xAA>(v, v));
+                    }
+                }
+            }
+
+            #[inline(always)]
+            unsafe fn cols(m: &Mat4) -> [__m128; 4] {
+                let p = m.as_ref().as_ptr();
+                // SAFETY: 16 floats.
+                unsafe {
+                    [
+                        _mm_loadu_ps(p),
+                        _mm_loadu_ps(p.add(4)),
+                        _mm_loadu_ps(p.add(8)),
+                        _mm_loadu_ps(p.add(12)),
+                    ]
+                }
+            }
+
+            /// Seed 002: four points per iteration from three 16-byte loads
+            /// (x0 y0 z0 x1 | y1 z1 x2 y2 | z2 x3 y3 z3), each component broadcast and
+            /// multiplied by its matrix column, the four columns kept in registers.
+            ///
+            /// # Safety
+            /// The CPU has the feature; `dst.len() == src.len()`.
+            #[target_feature(enable = $feature)]
+            pub unsafe fn points(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 4]]) {
+                let [c0, c1, c2, c3] = unsafe { cols(m) };
+                let n = src.len();
+                let sp = src.as_ptr() as *const f32;
+                let dp = dst.as_mut_ptr() as *mut f32;
+                let xf = |x, y, z| madd(c0, x, madd(c1, y, madd(c2, z, c3)));
+                let mut i = 0;
+                while i + 4 <= n {
+                    // SAFETY: points i..i+4 are 12 floats of src and 16 of dst.
+                    unsafe {
+                        let a = _mm_loadu_ps(sp.add(3 * i));
+                        let b = _mm_loadu_ps(sp.add(3 * i + 4));
+                        let c = _mm_loadu_ps(sp.add(3 * i + 8));
+                        let d0 = xf(
+                            _mm_shuffle_ps::<0x00>(a, a),
+                            _mm_shuffle_ps::<0x55>(a, a),
+                            _mm_shuffle_ps::<0xAA>(a, a),
+                        );
+                        let d1 = xf(
+                            _mm_shuffle_ps::<0xFF>(a, a),
+                            _mm_shuffle_ps::<0x00>(b, b),
+                            _mm_shuffle_ps::<0x55>(b, b),
+                        );
+                        let d2 = xf(
+                            _mm_shuffle_ps::<0xAA>(b, b),
+                            _mm_shuffle_ps::<0xFF>(b, b),
+                            _mm_shuffle_ps::<0x00>(c, c),
+                        );
+                        let d3 = xf(
+                            _mm_shuffle_ps::<0x55>(c, c),
+                            _mm_shuffle_ps::<0xAA>(c, c),
+                            _mm_shuffle_ps::<0xFF>(c, c),
+                        );
+                        _mm_storeu_ps(dp.add(4 * i), d0);
+                        _mm_storeu_ps(dp.add(4 * i + 4), d1);
+                        _mm_storeu_ps(dp.add(4 * i + 8), d2);
+                        _mm_storeu_ps(dp.add(4 * i + 12), d3);
+                    }
+                    i += 4;
+                }
+                while i < n {
+                    // SAFETY: i < n.
+                    unsafe {
+                        let p = load3(src, i);
+                        let d = xf(
+                            _mm_shuffle_ps::<0x00>(p, p),
+                            _mm_shuffle_ps::<0x55>(p, p),
+                            _mm_shuffle_ps::<0xAA>(p, p),
+                        );
+                        _mm_storeu_ps(dp.add(4 * i), d);
+                    }
+                    i += 1;
+                }
+            }
+
+            /// Directions (w = 0) by the matrix: normals.
+            ///
+            /// # Safety
+            /// The CPU has the feature; `dst.len() == src.len()`.
+            #[target_feature(enable = $feature)]
+            pub unsafe fn vectors(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 3]]) {
+                let [c0, c1, c2, _] = unsafe { cols(m) };
+                for i in 0..src.len() {
+                    // SAFETY: i < len of both.
+                    unsafe {
+                        let p = load3(src, i);
+                        let d = madd(
+                            c0,
+                            _mm_shuffle_ps::<0x00>(p, p),
+                            madd(
+                                c1,
+                                _mm_shuffle_ps::<0x55>(p, p),
+                                _mm_mul_ps(c2, _mm_shuffle_ps::<0xAA>(p, p)),
+                            ),
+                        );
+                        store3(dst, i, d);
+                    }
+                }
+            }
+
+            /// Linear-blend skinning, one vertex at a time: the `K` palette matrices blended by
+            /// weight (four columns), then the position and normal by the blended matrix.
+            ///
+            /// # Safety
+            /// The CPU has the feature; the slices have the lengths `SkinJob::validate` checks
+            /// and every joint index is below `palette.len()`.
+            #[target_feature(enable = $feature)]
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn skin<const K: usize>(
+                palette: &[Mat4],
+                joints: &[u16],
+                weights: &[f32],
+                positions: &[[f32; 3]],
+                normals: &[[f32; 3]],
+                out_positions: &mut [[f32; 3]],
+                out_normals: &mut [[f32; 3]],
+            ) {
+                let pal = palette.as_ptr() as *const f32;
+                let has_normals = !normals.is_empty();
+                for v in 0..positions.len() {
+                    // SAFETY: v·K + k < joints.len() = weights.len(); joint < palette.len().
+                    unsafe {
+                        let j = joints.as_ptr().add(v * K);
+                        let w = weights.as_ptr().add(v * K);
+                        let m = pal.add(16 * *j as usize);
+                        let wk = _mm_set1_ps(*w);
+                        let mut c0 = _mm_mul_ps(_mm_loadu_ps(m), wk);
+                        let mut c1 = _mm_mul_ps(_mm_loadu_ps(m.add(4)), wk);
+                        let mut c2 = _mm_mul_ps(_mm_loadu_ps(m.add(8)), wk);
+                        let mut c3 = _mm_mul_ps(_mm_loadu_ps(m.add(12)), wk);
+                        for k in 1..K {
+                            let m = pal.add(16 * *j.add(k) as usize);
+                            let wk = _mm_set1_ps(*w.add(k));
+                            c0 = madd(_mm_loadu_ps(m), wk, c0);
+                            c1 = madd(_mm_loadu_ps(m.add(4)), wk, c1);
+                            c2 = madd(_mm_loadu_ps(m.add(8)), wk, c2);
+                            c3 = madd(_mm_loadu_ps(m.add(12)), wk, c3);
+                        }
+                        let p = load3(positions, v);
+                        let r = madd(
+                            c0,
+                            _mm_shuffle_ps::<0x00>(p, p),
+                            madd(
+                                c1,
+                                _mm_shuffle_ps::<0x55>(p, p),
+                                madd(c2, _mm_shuffle_ps::<0xAA>(p, p), c3),
+                            ),
+                        );
+                        store3(out_positions, v, r);
+                        if has_normals {
+                            let p = load3(normals, v);
+                            let r = madd(
+                                c0,
+                                _mm_shuffle_ps::<0x00>(p, p),
+                                madd(
+                                    c1,
+                                    _mm_shuffle_ps::<0x55>(p, p),
+                                    _mm_mul_ps(c2, _mm_shuffle_ps::<0xAA>(p, p)),
+                                ),
+                            );
+                            store3(out_normals, v, r);
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn madd_sse2(
+    a: core::arch::x86_64::__m128,
+    b: core::arch::x86_64::__m128,
+    c: core::arch::x86_64::__m128,
+) -> core::arch::x86_64::__m128 {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE2 is x86-64's baseline.
+    unsafe { _mm_add_ps(_mm_mul_ps(a, b), c) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn madd_fma(
+    a: core::arch::x86_64::__m128,
+    b: core::arch::x86_64::__m128,
+    c: core::arch::x86_64::__m128,
+) -> core::arch::x86_64::__m128 {
+    // SAFETY: only inlined into the `avx2,fma` kernels, run after the CPU check.
+    unsafe { core::arch::x86_64::_mm_fmadd_ps(a, b, c) }
+}
+
+#[cfg(target_arch = "x86_64")]
+x86_kernels!(sse2, "sse2", madd_sse2);
+#[cfg(target_arch = "x86_64")]
+x86_kernels!(avx2fma, "avx2,fma", madd_fma);
+
+/// AVX2 + FMA skinning, two vertices per iteration: vertex `v` in the low 128-bit lane, `v + 1`
+/// in the high one, so each fused multiply-add blends a matrix column of both.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2x2 {
+    use core::arch::x86_64::*;
+    use glam::Mat4;
+
+    /// `[lo | hi]` from two pointers to 4 floats.
+    #[inline(always)]
+    unsafe fn pair(lo: *const f32, hi: *const f32) -> __m256 {
+        // SAFETY: the caller's pointers address 4 floats each.
+        unsafe { _mm256_loadu2_m128(hi, lo) }
+    }
+
+    /// Vertices `v` (low lane) and `v + 1` (high lane) of `src`, x y z in lanes 0..3 of each.
+    #[inline(always)]
+    unsafe fn load_pair(src: &[[f32; 3]], v: usize) -> __m256 {
+        let p = src.as_ptr() as *const f32;
+        // SAFETY: v + 1 < len, so src[v] can be read as 16 bytes; src[v + 1] too unless it is last.
+        unsafe {
+            let lo = _mm_loadu_ps(p.add(3 * v));
+            let hi = if v + 2 < src.len() {
+                _mm_loadu_ps(p.add(3 * v + 3))
+            } else {
+                _mm_set_ps(0.0, *p.add(3 * v + 5), *p.add(3 * v + 4), *p.add(3 * v + 3))
+            };
+            _mm256_set_m128(hi, lo)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn store_pair(dst: &mut [[f32; 3]], v: usize, r: __m256) {
+        let n = dst.len();
+        let p = dst.as_mut_ptr() as *mut f32;
+        // SAFETY: v + 1 < n; a 16-byte store's 4th lane lands on the next vertex's x, which is
+        // written after it (the high lane's store comes second).
+        unsafe {
+            _mm_storeu_ps(p.add(3 * v), _mm256_castps256_ps128(r));
+            let hi = _mm256_extractf128_ps::<1>(r);
+            if v + 2 < n {
+                _mm_storeu_ps(p.add(3 * v + 3), hi);
+            } else {
+                _mm_store_ss(p.add(3 * v + 3), hi);
+                _mm_store_ss(p.add(3 * v + 4), _mm_shuffle_ps::<0x55>(hi, hi));
+                _mm_store_ss(p.add(3 * v + 5), _mm_shuffle_ps::<0xAA>(hi, hi));
+            }
+        }
+    }
+
+    /// # Safety
+    /// The CPU has AVX2 and FMA; lengths and joint indices as `SkinJob::validate` checks them.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn skin<const K: usize>(
+        palette: &[Mat4],
+        joints: &[u16],
+        weights: &[f32],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        out_positions: &mut [[f32; 3]],
+        out_normals: &mut [[f32; 3]],
+    ) {
+        let pal = palette.as_ptr() as *const f32;
+        let n = positions.len();
+        let has_normals = !normals.is_empty();
+        let mut v = 0;
+        while v + 2 <= n {
+            // SAFETY: (v + 1)·K + k < joints.len() = weights.len(); joints < palette.len().
+            unsafe {
+                let j = joints.as_ptr().add(v * K);
+                let w = weights.as_ptr().add(v * K);
+                let (ma, mb) = (pal.add(16 * *j as usize), pal.add(16 * *j.add(K) as usize));
+                let wk = _mm256_set_m128(_mm_broadcast_ss(&*w.add(K)), _mm_broadcast_ss(&*w));
+                let mut c0 = _mm256_mul_ps(pair(ma, mb), wk);
+                let mut c1 = _mm256_mul_ps(pair(ma.add(4), mb.add(4)), wk);
+                let mut c2 = _mm256_mul_ps(pair(ma.add(8), mb.add(8)), wk);
+                let mut c3 = _mm256_mul_ps(pair(ma.add(12), mb.add(12)), wk);
+                for k in 1..K {
+                    let ma = pal.add(16 * *j.add(k) as usize);
+                    let mb = pal.add(16 * *j.add(K + k) as usize);
+                    let wk = _mm256_set_m128(
+                        _mm_broadcast_ss(&*w.add(K + k)),
+                        _mm_broadcast_ss(&*w.add(k)),
+                    );
+                    c0 = _mm256_fmadd_ps(pair(ma, mb), wk, c0);
+                    c1 = _mm256_fmadd_ps(pair(ma.add(4), mb.add(4)), wk, c1);
+                    c2 = _mm256_fmadd_ps(pair(ma.add(8), mb.add(8)), wk, c2);
+                    c3 = _mm256_fmadd_ps(pair(ma.add(12), mb.add(12)), wk, c3);
+                }
+                let p = load_pair(positions, v);
+                let r = _mm256_fmadd_ps(
+                    c0,
+                    _mm256_permute_ps::<0x00>(p),
+                    _mm256_fmadd_ps(
+                        c1,
+                        _mm256_permute_ps::<0x55>(p),
+                        _mm256_fmadd_ps(c2, _mm256_permute_ps::<0xAA>(p), c3),
+                    ),
+                );
+                store_pair(out_positions, v, r);
+                if has_normals {
+                    let p = load_pair(normals, v);
+                    let r = _mm256_fmadd_ps(
+                        c0,
+                        _mm256_permute_ps::<0x00>(p),
+                        _mm256_fmadd_ps(
+                            c1,
+                            _mm256_permute_ps::<0x55>(p),
+                            _mm256_mul_ps(c2, _mm256_permute_ps::<0xAA>(p)),
+                        ),
+                    );
+                    store_pair(out_normals, v, r);
+                }
+            }
+            v += 2;
+        }
+        if v < n {
+            let normals = if has_normals { &normals[v..] } else { &[] };
+            let out_normals = if has_normals {
+                &mut out_normals[v..]
+            } else {
+                &mut []
+            };
+            // SAFETY: the same checks hold for the tail slices.
+            unsafe {
+                super::avx2fma::skin::<K>(
+                    palette,
+                    &joints[v * K..],
+                    &weights[v * K..],
+                    &positions[v..],
+                    normals,
+                    &mut out_positions[v..],
+                    out_normals,
+                )
+            }
+        }
+    }
+}
+
+/// aarch64 NEON kernels (fused multiply-add, one vertex or point per iteration).
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod neon {
+    use core::arch::aarch64::*;
+    use glam::Mat4;
+
+    #[inline(always)]
+    unsafe fn load3(src: &[[f32; 3]], i: usize) -> float32x4_t {
+        let p = src.as_ptr() as *const f32;
+        // SAFETY: i < len; 16 bytes stay inside unless i is the last element.
+        unsafe {
+            if i + 1 < src.len() {
+                vld1q_f32(p.add(3 * i))
+            } else {
+                let lo = vld1_f32(p.add(3 * i));
+                vcombine_f32(lo, vld1_dup_f32(p.add(3 * i + 2)))
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn store3(dst: &mut [[f32; 3]], i: usize, v: float32x4_t) {
+        let n = dst.len();
+        let p = dst.as_mut_ptr() as *mut f32;
+        // SAFETY: as the x86 store3: the 4th lane lands on dst[i + 1].x, rewritten later.
+        unsafe {
+            if i + 1 < n {
+                vst1q_f32(p.add(3 * i), v);
+            } else {
+                vst1_f32(p.add(3 * i), vget_low_f32(v));
+                vst1q_lane_f32::<2>(p.add(3 * i + 2), v);
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn cols(m: &Mat4) -> [float32x4_t; 4] {
+        let p = m.as_ref().as_ptr();
+        // SAFETY: 16 floats.
+        unsafe {
+            [
+                vld1q_f32(p),
+                vld1q_f32(p.add(4)),
+                vld1q_f32(p.add(8)),
+                vld1q_f32(p.add(12)),
+            ]
+        }
+    }
+
+    /// # Safety
+    /// `dst.len() == src.len()`.
+    pub unsafe fn points(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 4]]) {
+        let [c0, c1, c2, c3] = unsafe { cols(m) };
+        let dp = dst.as_mut_ptr() as *mut f32;
+        for i in 0..src.len() {
+            // SAFETY: i < len of both.
+            unsafe {
+                let p = load3(src, i);
+                let d = vfmaq_laneq_f32::<2>(
+                    vfmaq_laneq_f32::<1>(vfmaq_laneq_f32::<0>(c3, c0, p), c1, p),
+                    c2,
+                    p,
+                );
+                vst1q_f32(dp.add(4 * i), d);
+            }
+        }
+    }
+
+    /// # Safety
+    /// `dst.len() == src.len()`.
+    pub unsafe fn vectors(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 3]]) {
+        let [c0, c1, c2, _] = unsafe { cols(m) };
+        for i in 0..src.len() {
+            // SAFETY: i < len of both.
+            unsafe {
+                let p = load3(src, i);
+                let d = vfmaq_laneq_f32::<2>(
+                    vfmaq_laneq_f32::<1>(vmulq_laneq_f32::<0>(c0, p), c1, p),
+                    c2,
+                    p,
+                );
+                store3(dst, i, d);
+            }
+        }
+    }
+
+    /// # Safety
+    /// As the x86 kernels: lengths and joint indices checked by `SkinJob::validate`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn skin<const K: usize>(
+        palette: &[Mat4],
+        joints: &[u16],
+        weights: &[f32],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        out_positions: &mut [[f32; 3]],
+        out_normals: &mut [[f32; 3]],
+    ) {
+        let pal = palette.as_ptr() as *const f32;
+        let has_normals = !normals.is_empty();
+        for v in 0..positions.len() {
+            // SAFETY: v·K + k < joints.len() = weights.len(); joint < palette.len().
+            unsafe {
+                let j = joints.as_ptr().add(v * K);
+                let w = weights.as_ptr().add(v * K);
+                let m = pal.add(16 * *j as usize);
+                let mut c0 = vmulq_n_f32(vld1q_f32(m), *w);
+                let mut c1 = vmulq_n_f32(vld1q_f32(m.add(4)), *w);
+                let mut c2 = vmulq_n_f32(vld1q_f32(m.add(8)), *w);
+                let mut c3 = vmulq_n_f32(vld1q_f32(m.add(12)), *w);
+                for k in 1..K {
+                    let m = pal.add(16 * *j.add(k) as usize);
+                    let wk = *w.add(k);
+                    c0 = vfmaq_n_f32(c0, vld1q_f32(m), wk);
+                    c1 = vfmaq_n_f32(c1, vld1q_f32(m.add(4)), wk);
+                    c2 = vfmaq_n_f32(c2, vld1q_f32(m.add(8)), wk);
+                    c3 = vfmaq_n_f32(c3, vld1q_f32(m.add(12)), wk);
+                }
+                let p = load3(positions, v);
+                let r = vfmaq_laneq_f32::<2>(
+                    vfmaq_laneq_f32::<1>(vfmaq_laneq_f32::<0>(c3, c0, p), c1, p),
+                    c2,
+                    p,
+                );
+                store3(out_positions, v, r);
+                if has_normals {
+                    let p = load3(normals, v);
+                    let r = vfmaq_laneq_f32::<2>(
+                        vfmaq_laneq_f32::<1>(vmulq_laneq_f32::<0>(c0, p), c1, p),
+                        c2,
+                        p,
+                    );
+                    store3(out_normals, v, r);
+                }
+            }
+        }
+    }
+}
