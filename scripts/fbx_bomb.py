@@ -89,7 +89,7 @@ def zeros_stream(nbytes):
     return b"".join(parts)
 
 
-def bomb(src, mib, node_name):
+def bomb(src, mib, node_name, stream_cache=None):
     data = bytearray(src)
     if not data.startswith(MAGIC):
         raise ValueError("not a binary FBX")
@@ -118,7 +118,13 @@ def bomb(src, mib, node_name):
         raise ValueError(f"no array node {node_name!r}")
     t = target["props"][0][0]
     count = (mib << 20) // ELEM[t]
-    stream = zeros_stream(count * ELEM[t])
+    key = count * ELEM[t]
+    if stream_cache is not None and key in stream_cache:
+        stream = stream_cache[key]
+    else:
+        stream = zeros_stream(key)
+        if stream_cache is not None:
+            stream_cache[key] = stream
     target["props"][0] = bytes([t]) + struct.pack("<III", count, 1, len(stream)) + stream
     out = bytearray(data[:27])
     for n in nodes:

@@ -168,7 +168,8 @@ fn the_first_ctrl_c_stops_a_scan_at_once() {
     let latency = sent.elapsed();
     assert_eq!(r.code, Some(130), "{}", r.stderr);
     assert!(
-        r.stderr.contains("interrupted while scanning: nothing compressed"),
+        r.stderr
+            .contains("interrupted while scanning: nothing compressed"),
         "{}",
         r.stderr
     );
@@ -263,9 +264,10 @@ fn a_hundred_megabyte_if_line_is_an_error_entry_not_an_abort() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let errs = v["errors"].as_array().unwrap();
     assert!(
-        errs.iter().any(|e| e["file"].as_str().unwrap().ends_with("big.h")
-            && e["line"].as_u64() == Some(2)
-            && e["message"].as_str().unwrap().contains("longer than")),
+        errs.iter()
+            .any(|e| e["file"].as_str().unwrap().ends_with("big.h")
+                && e["line"].as_u64() == Some(2)
+                && e["message"].as_str().unwrap().contains("longer than")),
         "{errs:#?}"
     );
     // The file is mapped or read once (100 MiB); ~2x the line in all.
@@ -299,14 +301,24 @@ fn two_concurrent_runs_keep_every_cache_row() {
         finish(a, Duration::from_secs(120), "a"),
         finish(b, Duration::from_secs(120), "b"),
     );
-    assert_eq!((ra.code, rb.code), (Some(0), Some(0)), "{}{}", ra.stderr, rb.stderr);
+    assert_eq!(
+        (ra.code, rb.code),
+        (Some(0), Some(0)),
+        "{}{}",
+        ra.stderr,
+        rb.stderr
+    );
     let cache: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.path().join("out/.clipforge-cache.json")).unwrap())
             .unwrap();
     let keys: Vec<&String> = cache["entries"].as_object().unwrap().keys().collect();
     assert_eq!(keys.len(), 8, "every row kept: {keys:?}");
     for (dir, n) in [("a", 3), ("b", 5)] {
-        let r = run(d.path(), &["compress", dir, "-o", "out"], Duration::from_secs(60));
+        let r = run(
+            d.path(),
+            &["compress", dir, "-o", "out"],
+            Duration::from_secs(60),
+        );
         assert!(
             r.stderr
                 .contains(&format!("{n} clips: 0 compressed, {n} up to date")),
@@ -519,7 +531,10 @@ fn churn_periods_are_clamped_to_the_history_and_say_when_the_newest_commit_is() 
         "{err}"
     );
     let days = v["churn_days"].as_u64().unwrap();
-    assert!((300..=301).contains(&days), "clamped to the history: {days}");
+    assert!(
+        (300..=301).contains(&days),
+        "clamped to the history: {days}"
+    );
     let x = v["headers"]
         .as_array()
         .unwrap()

@@ -9,8 +9,8 @@ use clipforge_pipeline::folder_settings::{Overrides, SettingsResolver};
 use clipforge_pipeline::report::{BatchReport, ClipReport};
 use clipforge_pipeline::watch::{WatchEventKind, WatchOptions, start_watch};
 use clipforge_pipeline::{
-    BatchOptions, CancelToken, ClipFile, Progress, clip_stem, read_input, run_batch_configured,
-    sanitize_name, ScanOptions, scan_with,
+    BatchOptions, CancelToken, ClipFile, Progress, ScanOptions, clip_stem, read_input,
+    run_batch_configured, sanitize_name, scan_with,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

@@ -970,7 +970,10 @@ impl<'a> Lexer<'a> {
             "endif" => DKind::Endif,
             _ => DKind::Bad(msg.clone()),
         };
-        if matches!(kind, DKind::If(_) | DKind::Elif(_) | DKind::Else | DKind::Endif) {
+        if matches!(
+            kind,
+            DKind::If(_) | DKind::Elif(_) | DKind::Else | DKind::Endif
+        ) {
             self.out.errors.push((line, msg));
         }
         self.dirs.push(Directive { line, kind });

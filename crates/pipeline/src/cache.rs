@@ -232,18 +232,16 @@ fn read_entries(output_root: &Path) -> BTreeMap<String, CacheEntry> {
     let path = output_root.join(super::CACHE_FILE_NAME);
     // Entries are decoded one by one: one unreadable entry costs one recompression, not all.
     clipforge_base::fsio::read_regular(&path, MAX_CACHE_FILE_BYTES)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<CacheFile<serde_json::Value>>(&b).ok())
-            .filter(|c| c.version == CACHE_VERSION)
-            .map(|c| {
-                c.entries
-                    .into_iter()
-                    .filter_map(|(k, v)| {
-                        serde_json::from_value::<CacheEntry>(v).ok().map(|e| (k, e))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        .ok()
+        .and_then(|b| serde_json::from_slice::<CacheFile<serde_json::Value>>(&b).ok())
+        .filter(|c| c.version == CACHE_VERSION)
+        .map(|c| {
+            c.entries
+                .into_iter()
+                .filter_map(|(k, v)| serde_json::from_value::<CacheEntry>(v).ok().map(|e| (k, e)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 impl SkipCache {
