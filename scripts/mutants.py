@@ -340,6 +340,17 @@ def run_one(args, binary, fmt, name, payload, siblings, idx):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def compresses(binary, path, workdir):
+    """Whether `compress PATH` succeeds (the file is a valid clip as it stands)."""
+    d = Path(tempfile.mkdtemp(prefix="src-check-", dir=workdir))
+    try:
+        r = subprocess.run([binary, "compress", str(path), "-o", str(d), "-q"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        return r.returncode == 0
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def run_slow_writer(args, binary, fmt, name, payload, siblings, idx, rng_seed):
     """`watch in -o out` while `payload` is written into in/NAME in pieces (pauses < settle)."""
     rng = random.Random(rng_seed)
@@ -449,7 +460,10 @@ def main():
             elif fmt == "outpath":
                 srcs = sources("acl", data, args.max_source_kb)
             elif fmt == "slowwriter":
-                srcs = sources("bvh", data, args.max_source_kb) + sources("acl", data, args.max_source_kb)
+                # Only sources that compress whole: a FAILED line must come from the writing.
+                srcs = [p for p in sources("bvh", data, args.max_source_kb)
+                        + sources("acl", data, args.max_source_kb)
+                        if compresses(binary, p, workdir)]
             else:
                 srcs = sources(fmt, data, args.max_source_kb)
             if not srcs:

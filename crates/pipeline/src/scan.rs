@@ -245,9 +245,13 @@ pub fn scan_with(root: &Path, options: &ScanOptions) -> ScanResult {
                 }
                 continue;
             }
-            match entry.metadata() {
-                Ok(meta) => add_file(&mut result, root, path, &meta),
-                Err(_) => continue,
+            if !ft.is_file() {
+                result.special.push(SpecialFile::new(&path, &ft));
+            } else if ClipFormat::from_path(&path).is_some() {
+                // Only clip files are stat'ed (for their size): most of a tree is other files.
+                if let Ok(meta) = entry.metadata() {
+                    add_file(&mut result, root, path, &meta);
+                }
             }
         }
     }

@@ -5,8 +5,11 @@
 //! watcher keeps its own list of pending files and compresses one once it has stopped changing
 //! (same size and modification time for [`WatchOptions::settle`], and no event in that time).
 //! A file that fails to import is retried a few times ([`WatchOptions::retries`]) before it is
-//! reported as failed, since it may still be being written. A new folder is rescanned with
-//! walkdir (inotify misses files created right after their folder). See `docs/PIPELINE.md`.
+//! reported as failed, since it may still be being written; a failure on a file that then
+//! changes is retracted by its next event ([`WatchEvent::retracts_failure`]). A new folder is
+//! rescanned with [`super::scan_with`] (inotify misses files created right after their folder),
+//! which visits each real folder once; paths through a link back into the tree are ignored.
+//! See `docs/PIPELINE.md`.
 
 use super::cache::{SkipCache, cache_key};
 use super::report::ClipReport;
@@ -643,6 +646,7 @@ impl Worker {
         }
         self.pending.retain(|p, _| !p.starts_with(path));
         self.reported_special.retain(|p| !p.starts_with(path));
+        self.failed.retain(|p| !p.starts_with(path));
         let Ok(rel) = path.strip_prefix(&self.root) else {
             return;
         };
