@@ -428,7 +428,7 @@ fn detect_guard(ds: &[Directive], code_before: bool, code_after: bool) -> Option
 /// A directive's logical line longer than this is not tokenised ([`Lexer::too_long_directive`]):
 /// its tokens and their macro expansion take ~25 bytes per byte of text. Real directives are a
 /// few KiB at most (the largest generated `#define` bodies a few hundred).
-pub const MAX_DIRECTIVE_BYTES: usize = 4 << 20;
+pub const MAX_DIRECTIVE_BYTES: usize = 8 << 20;
 /// What a too-long line keeps: enough for the directive's name.
 const DIRECTIVE_NAME_KEEP: usize = 64;
 
