@@ -25,6 +25,21 @@ mutants. Formats and the command each runs (relative to a fresh run folder):
                         mutants get their size field and CRC-32 recomputed so they reach the checks
                         behind the checksum.
 
+Kinds beyond mutated files (issue 27), each a "format" of --formats:
+
+  fbxbomb     a real binary FBX (<= 1 MB) whose array node (KeyTime, KeyValueFloat, ...) is
+              replaced by a zlib stream of zeros inflating to 64-990 MiB (scripts/fbx_bomb.py):
+              compress M -o out; besides the classes above, `rss-over-budget` (peak RSS above
+              320 MB: the per-input budget of a <= 1 MB file is 256 MiB) is a failure. A bomb
+              within the budget is inflated and may then fail as malformed (clean-error).
+  outpath     a real .acl.sjson given output paths that must never replace anything: -o the
+              input itself, -o ./ beside it, -o a symlink to it, -o /dev/null, -o -, --json the
+              input, -o under a missing folder. Extra failures: `path-replaced` (the symlink is no
+              longer one), `path-created` (the missing folder appeared).
+  slowwriter  `watch in -o out` while a real clip (<= 1 MB) is written in 3-8 pieces with pauses
+              below the settle time (50-290 ms): `failed-while-writing` (a FAILED line for it) and
+              `not-compressed` / `compressed-twice` are failures. Slow: ~4 s a run.
+
 Example (the integrator's re-run after the merge; one format at a time, niced):
   CARGO_TARGET_DIR=... cargo build --release --no-default-features --bin clipforge
   nice -n 10 scripts/mutants.py -n 10000 --formats acl,bvh,gltf,glb,fbx,cfa --json mutants.json
@@ -50,7 +65,23 @@ import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FAILURES = ("panic-shown", "abort", "hang", "temp-left", "input-modified")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fbx_bomb  # noqa: E402  (beside this script)
+FAILURES = ("panic-shown", "abort", "hang", "temp-left", "input-modified", "path-replaced",
+            "path-created", "rss-over-budget", "failed-while-writing", "not-compressed",
+            "compressed-twice")
+# The per-input budget of a file <= 1 MB is at most 256 MiB; the process's own ~15 MB and the
+# input on top.
+BOMB_RSS_MB = 320
+OUTPATH_CASES = [
+    ["convert", "{m}", "-o", "{m}"],
+    ["convert", "{m}", "-o", "./"],
+    ["convert", "{m}", "-o", "link.acl.sjson"],
+    ["convert", "{m}", "-o", "/dev/null"],
+    ["convert", "{m}", "-o", "-"],
+    ["compress", "{m}", "-o", ".", "--json", "{m}"],
+    ["convert", "{m}", "-o", "missing/dir/x.acl.sjson"],
+]
 PANIC_RE = re.compile(rb"panicked at|stack backtrace:|RUST_BACKTRACE|thread '[^']*' has overflowed")
 NUM_RE = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 INTERESTING_NUMBERS = [
@@ -217,7 +248,13 @@ def run_one(args, binary, fmt, name, payload, siblings, idx):
             shutil.copyfile(s, d / s.name)
         (d / "out").mkdir()
         before = {p.name: digest(p) for p in d.iterdir() if p.is_file()}
-        if fmt == "cfa":
+        if fmt == "outpath":
+            os.symlink(name, d / "link.acl.sjson")
+            case = OUTPATH_CASES[idx % len(OUTPATH_CASES)]
+            cmd = [binary] + [a.replace("{m}", name) for a in case]
+        elif fmt == "fbxbomb":
+            cmd = [binary, "compress", name, "-o", "out", "--no-skip", "-q"]
+        elif fmt == "cfa":
             cmd = [binary, "decompress", name, "-o", "out/m.acl.sjson"]
         elif args.mode == "compress":
             cmd = [binary, "compress", name, "-o", "out", "--no-skip", "-q"]
@@ -277,6 +314,16 @@ def run_one(args, binary, fmt, name, payload, siblings, idx):
         after = {n: digest(d / n) for n in before if (d / n).exists()}
         if after != before:
             cls = "input-modified"
+        if fmt == "outpath" and cls not in FAILURES:
+            if not (d / "link.acl.sjson").is_symlink():
+                cls = "path-replaced"
+            elif (d / "missing").exists():
+                cls = "path-created"
+        if fmt == "outpath" and cls == "error-no-name" and any(
+                a.encode() in err for a in cmd[2:] if a not in ("-o", "--json")):
+            cls = "clean-error"  # the error names the output path it refuses
+        if fmt == "fbxbomb" and cls not in FAILURES and rss_mb > BOMB_RSS_MB:
+            cls = "rss-over-budget"
         notes = []
         if len(payload) <= 1 << 20:
             if cpu > 10:
@@ -288,6 +335,71 @@ def run_one(args, binary, fmt, name, payload, siblings, idx):
             "cpu_s": round(cpu, 3), "wall_s": round(wall, 3), "rss_mb": round(rss_mb, 1),
             "size": len(payload), "stderr": err[-2000:].decode("utf-8", "replace"),
             "cmd": " ".join(cmd), "leftovers": leftovers, "payload": payload, "name": name,
+        }
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def compresses(binary, path, workdir):
+    """Whether `compress PATH` succeeds (the file is a valid clip as it stands)."""
+    d = Path(tempfile.mkdtemp(prefix="src-check-", dir=workdir))
+    try:
+        r = subprocess.run([binary, "compress", str(path), "-o", str(d), "-q"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        return r.returncode == 0
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_slow_writer(args, binary, fmt, name, payload, siblings, idx, rng_seed):
+    """`watch in -o out` while `payload` is written into in/NAME in pieces (pauses < settle)."""
+    rng = random.Random(rng_seed)
+    d = Path(tempfile.mkdtemp(prefix="mut-slow-", dir=args.workdir))
+    try:
+        (d / "in").mkdir()
+        t0 = time.monotonic()
+        p = subprocess.Popen(
+            [binary, "watch", "in", "-o", "out"], cwd=d, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )
+        time.sleep(1.0)
+        pieces = rng.randint(3, 8)
+        with open(d / "in" / name, "wb") as f:
+            for i in range(pieces):
+                f.write(payload[len(payload) * i // pieces: len(payload) * (i + 1) // pieces])
+                f.flush()
+                if i + 1 < pieces:
+                    time.sleep(rng.uniform(0.05, 0.29))
+        time.sleep(2.5)
+        os.kill(p.pid, signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=args.timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            rc = None
+        lines = out.decode("utf-8", "replace").splitlines()
+        mine = [l for l in lines if name in l]
+        compressed = sum(1 for l in mine if l.startswith("compressed"))
+        if rc is None:
+            cls = "hang"
+        elif PANIC_RE.search(err):
+            cls = "panic-shown"
+        elif any(l.startswith("FAILED") for l in mine):
+            cls = "failed-while-writing"
+        elif compressed == 0:
+            cls = "not-compressed"
+        elif compressed > 1:
+            cls = "compressed-twice"
+        else:
+            cls = "success"
+        return {
+            "format": fmt, "index": idx, "class": cls, "notes": [], "rc": rc, "cpu_s": 0.0,
+            "wall_s": round(time.monotonic() - t0, 3), "rss_mb": 0.0, "size": len(payload),
+            "stderr": (out + err)[-2000:].decode("utf-8", "replace"),
+            "cmd": f"watch in -o out; {name} written in {pieces} pieces", "leftovers": [],
+            "payload": payload, "name": name,
         }
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -342,6 +454,16 @@ def main():
         for fi, fmt in enumerate(args.formats.split(",")):
             if fmt == "cfa":
                 srcs = make_cfa_sources(binary, data, workdir, args.max_source_kb)
+            elif fmt == "fbxbomb":
+                srcs = [p for p in sources("fbx", data, args.max_source_kb)
+                        if p.read_bytes()[:18] == b"Kaydara FBX Binary"]
+            elif fmt == "outpath":
+                srcs = sources("acl", data, args.max_source_kb)
+            elif fmt == "slowwriter":
+                # Only sources that compress whole: a FAILED line must come from the writing.
+                srcs = [p for p in sources("bvh", data, args.max_source_kb)
+                        + sources("acl", data, args.max_source_kb)
+                        if compresses(binary, p, workdir)]
             else:
                 srcs = sources(fmt, data, args.max_source_kb)
             if not srcs:
@@ -354,10 +476,25 @@ def main():
             counts, notes, t0 = {}, {}, time.monotonic()
             cpu_max = rss_max = 0.0
 
+            streams = {}
+
+            def payload_of(k):
+                if fmt in ("outpath", "slowwriter"):
+                    return blobs[k]
+                if fmt == "fbxbomb":
+                    for _ in range(20):
+                        node = rng.choice([b"KeyTime", b"KeyValueFloat", b"KeyAttrFlags", b"KeyAttrDataFloat"])
+                        try:
+                            return fbx_bomb.bomb(blobs[k], rng.choice([64, 256, 512, 990]), node, streams)
+                        except ValueError:
+                            continue
+                    return blobs[k]
+                return mutate(blobs[k], fmt, rng, blobs)
+
             def jobs():
                 for i in range(args.n):
                     k = rng.randrange(len(srcs))
-                    yield i, srcs[k].name, mutate(blobs[k], fmt, rng, blobs), sibs[k]
+                    yield i, srcs[k].name, payload_of(k), sibs[k]
 
             done = 0
             with cf.ThreadPoolExecutor(max_workers=args.jobs) as ex:
@@ -374,7 +511,11 @@ def main():
                         except StopIteration:
                             stop = True
                             break
-                        pending.add(ex.submit(run_one, args, binary, fmt, name, payload, sib, i))
+                        if fmt == "slowwriter":
+                            pending.add(ex.submit(run_slow_writer, args, binary, fmt, name, payload, sib, i,
+                                                  args.seed * 100000 + i))
+                        else:
+                            pending.add(ex.submit(run_one, args, binary, fmt, name, payload, sib, i))
                     if not pending:
                         break
                     finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)

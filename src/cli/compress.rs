@@ -9,8 +9,8 @@ use clipforge_pipeline::folder_settings::{Overrides, SettingsResolver};
 use clipforge_pipeline::report::{BatchReport, ClipReport};
 use clipforge_pipeline::watch::{WatchEventKind, WatchOptions, start_watch};
 use clipforge_pipeline::{
-    BatchOptions, CancelToken, ClipFile, Progress, clip_stem, read_input, run_batch_configured,
-    sanitize_name, scan_with_special,
+    BatchOptions, CancelToken, ClipFile, Progress, ScanOptions, clip_stem, read_input,
+    run_batch_configured, sanitize_name, scan_with,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,10 @@ pub struct SettingsArgs {
     /// Recompress everything, ignoring the skip cache.
     #[arg(long = "no-skip")]
     pub no_skip: bool,
+    /// Follow symbolic links that lead to another filesystem than the input folder's (by
+    /// default they are reported and left alone: a link into /sys or /proc never ends).
+    #[arg(long = "other-filesystems")]
+    pub other_filesystems: bool,
     #[command(flatten)]
     pub memory: MemoryArgs,
 }
@@ -292,18 +296,30 @@ pub struct Collected {
     /// How many of the given paths do not exist (each also one row of `bad`): the summary says
     /// so rather than counting a typo as a failed clip.
     pub missing: usize,
+    /// Links to folders the scans did not follow: one note line each.
+    pub skipped_links: Vec<clipforge_pipeline::SkippedLink>,
+    /// The scan was cancelled (Ctrl-C): the lists are incomplete.
+    pub cancelled: bool,
 }
 
 /// Collects the clip files of the given paths; paths that are missing or not clips become error rows,
 /// and so do special files (FIFOs, devices, sockets) named like clips, given or found in a folder.
-/// Files under `output` (an output folder inside an input folder) are left out.
-pub fn collect_files(paths: &[PathBuf], output: &Path) -> Collected {
+/// Files under `output` (an output folder inside an input folder) are left out. `scan` says how
+/// folders are walked (cancellation, other filesystems).
+pub fn collect_files(paths: &[PathBuf], output: &Path, scan: &ScanOptions) -> Collected {
     let out_canon = output.canonicalize().ok();
     let mut files = Vec::new();
     let mut bad = Vec::new();
     let mut special = Vec::new();
     let mut missing = 0;
+    let mut skipped_links = Vec::new();
     for p in paths {
+        if scan.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+            return Collected {
+                cancelled: true,
+                ..Default::default()
+            };
+        }
         let bad_row = |msg: String| ClipReport {
             input: p.display().to_string(),
             clip: clip_stem(p),
@@ -344,7 +360,14 @@ pub fn collect_files(paths: &[PathBuf], output: &Path) -> Collected {
                 .as_ref()
                 .is_some_and(|o| path.strip_prefix(p).is_ok_and(|rel| rel.starts_with(o)))
         };
-        let found = scan_with_special(p);
+        let found = scan_with(p, scan);
+        if found.cancelled {
+            return Collected {
+                cancelled: true,
+                ..Default::default()
+            };
+        }
+        skipped_links.extend(found.skipped_links);
         files.extend(
             found
                 .files
@@ -373,6 +396,8 @@ pub fn collect_files(paths: &[PathBuf], output: &Path) -> Collected {
         bad,
         special,
         missing,
+        skipped_links,
+        cancelled: false,
     }
 }
 
@@ -409,7 +434,24 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         bad,
         special,
         missing,
-    } = collect_files(&args.paths, &args.output);
+        skipped_links,
+        cancelled,
+    } = collect_files(
+        &args.paths,
+        &args.output,
+        &ScanOptions {
+            cancel: Some(cancel.clone()),
+            other_filesystems: args.settings.other_filesystems,
+        },
+    );
+    if cancelled {
+        // Ctrl-C during the scan: nothing was compressed or written yet.
+        say!("clipforge: interrupted while scanning: nothing compressed");
+        return ExitCode::from(clipforge_pipeline::interrupt::EXIT_INTERRUPTED);
+    }
+    for l in &skipped_links {
+        say!("note: {}", l.message());
+    }
     // Exclude patterns (command line and folder files), over the path relative to its input.
     let excluder = SettingsResolver::new(settings.clone(), overrides.clone());
     let before = files.len();
@@ -1253,6 +1295,7 @@ fn watch_plans(args: &WatchArgs) -> Result<Vec<WatchPlan>, String> {
         let mut options = WatchOptions::new(defaults, output);
         options.batch.jobs = args.settings.jobs;
         options.batch.use_skip_cache = !args.settings.no_skip;
+        options.other_filesystems = args.settings.other_filesystems;
         options.overrides = overrides;
         return Ok(vec![WatchPlan {
             name: String::new(),
@@ -1279,6 +1322,7 @@ fn watch_plans(args: &WatchArgs) -> Result<Vec<WatchPlan>, String> {
                 args.settings.jobs
             };
             options.batch.use_skip_cache = !(p.no_skip || args.settings.no_skip);
+            options.other_filesystems = args.settings.other_filesystems;
             // The pipeline's own keys win; the command line's apply to the others.
             let mut exclude = overrides.exclude.clone();
             exclude.extend(p.exclude);
@@ -1388,6 +1432,12 @@ fn print_watch_event(name: &str, ev: &clipforge_pipeline::watch::WatchEvent) {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
+    if ev.retracts_failure {
+        out!(
+            "{pre}retracted  the FAILED line of {}: it changed since (it was still being written)",
+            ev.path.display()
+        );
+    }
     match &ev.kind {
         WatchEventKind::Compressed => {
             out!(

@@ -538,7 +538,10 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
             let days = churn::parse_period(p).map_err(|e| format!("--churn: {e}"))?;
             let h = churn::read_history(&history_dirs(&project), days)
                 .map_err(|e| format!("--churn: {e}"))?;
-            Some((days, h))
+            for n in &h.notes {
+                eprintln!("clipforge: --churn: {n}");
+            }
+            Some((h.days, h))
         }
         None => None,
     };

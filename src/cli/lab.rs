@@ -85,7 +85,11 @@ pub fn run(args: &LabArgs) -> ExitCode {
         shell_distance: args.shell_distance,
         timings: !args.no_timings,
     };
-    let collected = collect_files(&args.paths, Path::new(""));
+    let collected = collect_files(
+        &args.paths,
+        Path::new(""),
+        &clipforge_pipeline::ScanOptions::default(),
+    );
     let mut errors: Vec<ClipError> = collected
         .bad
         .iter()

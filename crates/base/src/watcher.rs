@@ -59,8 +59,21 @@ impl Watcher {
                 w();
             }
         };
-        let mut debouncer = notify_debouncer_full::new_debouncer(debounce, None, handler)
-            .map_err(WatcherError::Start)?;
+        // Symbolic links are not followed by the OS watcher: notify walks a followed link with
+        // walkdir, which only detects ancestor loops, so a link into /sys never ends. The
+        // callers' own scans follow links (each real folder once).
+        let mut debouncer = notify_debouncer_full::new_debouncer_opt::<
+            _,
+            notify_debouncer_full::notify::RecommendedWatcher,
+            notify_debouncer_full::RecommendedCache,
+        >(
+            debounce,
+            None,
+            handler,
+            notify_debouncer_full::RecommendedCache::new(),
+            notify_debouncer_full::notify::Config::default().with_follow_symlinks(false),
+        )
+        .map_err(WatcherError::Start)?;
         for d in dirs {
             debouncer
                 .watch(d, RecursiveMode::Recursive)

@@ -44,6 +44,11 @@ pub fn parse_period(s: &str) -> Result<u32, ChurnError> {
 #[derive(Debug, Default, Clone)]
 pub struct History {
     pub commits: Vec<Vec<PathBuf>>,
+    /// The period actually read, in days: the one asked for, or less when it reached before
+    /// the first commit (clamped to the history, so per-week figures are not diluted).
+    pub days: u32,
+    /// What the user should know about the period: clamped, or holding no commit.
+    pub notes: Vec<String>,
 }
 
 /// Reads the history of the git repositories holding `dirs` (each repository once) over the
@@ -53,7 +58,7 @@ pub fn read_history(dirs: &[PathBuf], days: u32) -> Result<History, ChurnError> 
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let since = now.saturating_sub(days as u64 * 86_400);
+    let mut since = now.saturating_sub(days as u64 * 86_400);
     let mut tops: Vec<PathBuf> = Vec::new();
     for d in dirs {
         let top = toplevel(d)?;
@@ -61,15 +66,51 @@ pub fn read_history(dirs: &[PathBuf], days: u32) -> Result<History, ChurnError> 
             tops.push(top);
         }
     }
-    let mut h = History::default();
+    let mut h = History {
+        days,
+        ..Default::default()
+    };
+    // The history's span: first (root) and newest commit times over every repository.
+    let (mut oldest, mut newest) = (u64::MAX, 0u64);
     for top in &tops {
-        let out = Command::new("git")
-            .arg("-C")
+        for (args, pick_min) in [
+            (&["log", "--max-parents=0", "--format=%ct"][..], true),
+            (&["log", "-1", "--format=%ct"][..], false),
+        ] {
+            for t in commit_times(top, args)? {
+                if pick_min {
+                    oldest = oldest.min(t);
+                } else {
+                    newest = newest.max(t);
+                }
+            }
+        }
+    }
+    // A period reaching before the first commit reads the whole history (git takes a small
+    // `--since=@N` as "now", so the time is never passed then) over the history's own span.
+    let whole = oldest != u64::MAX && since <= oldest;
+    if whole {
+        since = oldest;
+        let span = now.saturating_sub(oldest).div_ceil(86_400).max(1);
+        h.days = u32::try_from(span).unwrap_or(u32::MAX).min(days);
+        if h.days < days {
+            h.notes.push(format!(
+                "the period ({days} days) reaches before the first commit ({}): counted over the \
+                 history's {} days",
+                date_of(oldest),
+                h.days
+            ));
+        }
+    }
+    for top in &tops {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C")
             .arg(top)
-            .args(["log", "--no-color", "-z", "--name-only", "--format=%x01"])
-            .arg(format!("--since=@{since}"))
-            .output()
-            .map_err(|e| no_git(top, e))?;
+            .args(["log", "--no-color", "-z", "--name-only", "--format=%x01"]);
+        if !whole {
+            cmd.arg(format!("--since=@{since}"));
+        }
+        let out = cmd.output().map_err(|e| no_git(top, e))?;
         if !out.status.success() {
             return Err(ChurnError::Git(
                 top.display().to_string(),
@@ -78,7 +119,43 @@ pub fn read_history(dirs: &[PathBuf], days: u32) -> Result<History, ChurnError> 
         }
         h.commits.extend(parse_log(&out.stdout, top));
     }
+    if h.commits.is_empty() && newest > 0 {
+        h.notes.push(format!(
+            "no commit in the last {} days: the newest commit is from {} ({} days ago)",
+            h.days,
+            date_of(newest),
+            now.saturating_sub(newest) / 86_400
+        ));
+    }
     Ok(h)
+}
+
+/// The commit times (`%ct` lines) `git log ARGS` prints; none for a repository without commits.
+fn commit_times(top: &Path, args: &[&str]) -> Result<Vec<u64>, ChurnError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(top)
+        .args(args)
+        .output()
+        .map_err(|e| no_git(top, e))?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect())
+}
+
+/// `YYYY-MM-DD` (UTC) of a Unix time (days-to-civil, proleptic Gregorian).
+fn date_of(secs: u64) -> String {
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 fn no_git(dir: &Path, e: std::io::Error) -> ChurnError {
@@ -276,6 +353,13 @@ impl Churn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(date_of(0), "1970-01-01");
+        assert_eq!(date_of(951_782_400), "2000-02-29");
+        assert_eq!(date_of(1_798_761_600), "2027-01-01");
+    }
 
     #[test]
     fn periods() {

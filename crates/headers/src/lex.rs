@@ -425,6 +425,13 @@ fn detect_guard(ds: &[Directive], code_before: bool, code_after: bool) -> Option
     None
 }
 
+/// A directive's logical line longer than this is not tokenised ([`Lexer::too_long_directive`]):
+/// its tokens and their macro expansion take ~25 bytes per byte of text. Real directives are a
+/// few KiB at most (the largest generated `#define` bodies a few hundred).
+pub const MAX_DIRECTIVE_BYTES: usize = 8 << 20;
+/// What a too-long line keeps: enough for the directive's name.
+const DIRECTIVE_NAME_KEEP: usize = 64;
+
 struct Lexer<'a> {
     b: &'a [u8],
     pos: usize,
@@ -743,10 +750,18 @@ impl<'a> Lexer<'a> {
 
     /// Collects the logical line of a directive starting at `self.pos` (just after `#`): splices
     /// removed, comments replaced by one space. Leaves `pos` at the terminating newline.
-    fn logical_line(&mut self) -> Vec<u8> {
+    /// The rest of the logical line (splices joined, comments as spaces), and whether it was
+    /// longer than [`MAX_DIRECTIVE_BYTES`]: then only its first bytes are kept (enough for the
+    /// directive's name), so a huge line never costs more than a few MiB here.
+    fn logical_line(&mut self) -> (Vec<u8>, bool) {
         let n = self.b.len();
         let mut buf = Vec::with_capacity(64);
+        let mut too_long = false;
         while self.pos < n {
+            if buf.len() > MAX_DIRECTIVE_BYTES {
+                too_long = true;
+                buf.truncate(DIRECTIVE_NAME_KEEP);
+            }
             let c = self.b[self.pos];
             match c {
                 b'\n' | b'\r' => break,
@@ -773,7 +788,9 @@ impl<'a> Lexer<'a> {
                     self.skip_quoted(c);
                     // Literals may contain splices; copy without them.
                     let lit = &self.b[start..self.pos];
-                    if lit.contains(&b'\\') {
+                    if lit.len() > MAX_DIRECTIVE_BYTES {
+                        too_long = true;
+                    } else if lit.contains(&b'\\') {
                         let mut j = 0;
                         while j < lit.len() {
                             let s = self.splice_len(start + j);
@@ -794,13 +811,21 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
-        buf
+        if buf.len() > MAX_DIRECTIVE_BYTES {
+            too_long = true;
+            buf.truncate(DIRECTIVE_NAME_KEEP);
+        }
+        (buf, too_long)
     }
 
     fn directive(&mut self) {
         let line = self.line;
         let start = self.pos;
-        let text = self.logical_line();
+        let (text, too_long) = self.logical_line();
+        if too_long {
+            self.too_long_directive(line, &text);
+            return;
+        }
         // Fast path: when the line had no splice/comment, tokens can borrow the file bytes.
         let borrowed = self.pos - start == text.len() && self.b[start..self.pos] == text[..];
         let mut t = Tokenizer { s: &text, i: 0 };
@@ -914,6 +939,42 @@ impl<'a> Lexer<'a> {
         };
         if matches!(kind, DKind::PragmaOnce) {
             self.out.pragma_once = true;
+        }
+        self.dirs.push(Directive { line, kind });
+        self.code_after_last = false;
+    }
+
+    /// A directive longer than [`MAX_DIRECTIVE_BYTES`] (`head`: its first bytes): an error entry
+    /// at its line, never its tokens (a 300 MB `#if 1 + 1 + ...` would need gigabytes). A
+    /// conditional still opens (or continues) its block, as false, so the nesting stays right.
+    fn too_long_directive(&mut self, line: u32, head: &[u8]) {
+        let mut t = Tokenizer { s: head, i: 0 };
+        t.skip_ws();
+        let name_start = t.i;
+        while t.i < head.len() && is_ident_char(head[t.i]) {
+            t.i += 1;
+        }
+        let name = String::from_utf8_lossy(&head[name_start..t.i]).into_owned();
+        let msg = format!(
+            "#{name} directive longer than {} MiB: not evaluated{}",
+            MAX_DIRECTIVE_BYTES >> 20,
+            match name.as_str() {
+                "if" | "ifdef" | "ifndef" | "elif" | "elifdef" | "elifndef" => " (taken as false)",
+                _ => " (ignored)",
+            }
+        );
+        let kind = match name.as_str() {
+            "if" | "ifdef" | "ifndef" => DKind::If(self.tokens(b"0", 0, false, 0)),
+            "elif" | "elifdef" | "elifndef" => DKind::Elif(self.tokens(b"0", 0, false, 0)),
+            "else" => DKind::Else,
+            "endif" => DKind::Endif,
+            _ => DKind::Bad(msg.clone()),
+        };
+        if matches!(
+            kind,
+            DKind::If(_) | DKind::Elif(_) | DKind::Else | DKind::Endif
+        ) {
+            self.out.errors.push((line, msg));
         }
         self.dirs.push(Directive { line, kind });
         self.code_after_last = false;

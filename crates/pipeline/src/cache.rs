@@ -3,6 +3,10 @@
 //! settings + codec key, the outputs made (with their sizes) and the report rows. A clip is
 //! skipped when all of it matches and every output is still there with its recorded size.
 //! Written atomically; a missing or unreadable cache is an empty one (everything recompresses).
+//! Several processes may write into one output folder at once (two `compress` runs, a watch and
+//! a run): a save takes an exclusive lock on `.clipforge-cache.lock` beside the cache, re-reads
+//! the file and applies only this process's own changes since its last save, so no run loses
+//! another's rows.
 
 use super::report::ClipReport;
 use serde::{Deserialize, Serialize};
@@ -105,8 +109,13 @@ struct CacheFile<E> {
 #[derive(Default, Debug)]
 pub struct SkipCache {
     entries: Mutex<BTreeMap<String, CacheEntry>>,
+    /// This process's changes since its last save (`None`: removed), merged into the file on save.
+    changes: Mutex<BTreeMap<String, Option<CacheEntry>>>,
     dirty: AtomicBool,
 }
+
+/// The lock file beside the cache (never removed: removing a lock file races with its users).
+pub const CACHE_LOCK_NAME: &str = ".clipforge-cache.lock";
 
 /// Content hash of a file: SipHash-2-4 (fixed keys) and CRC-32 of the bytes plus their length.
 pub fn content_hash(bytes: &[u8]) -> String {
@@ -218,26 +227,29 @@ pub fn cache_key(relative: &Path) -> String {
         .join("/")
 }
 
+/// The entries of `output_root/.clipforge-cache.json`; missing or unreadable → none.
+fn read_entries(output_root: &Path) -> BTreeMap<String, CacheEntry> {
+    let path = output_root.join(super::CACHE_FILE_NAME);
+    // Entries are decoded one by one: one unreadable entry costs one recompression, not all.
+    clipforge_base::fsio::read_regular(&path, MAX_CACHE_FILE_BYTES)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<CacheFile<serde_json::Value>>(&b).ok())
+        .filter(|c| c.version == CACHE_VERSION)
+        .map(|c| {
+            c.entries
+                .into_iter()
+                .filter_map(|(k, v)| serde_json::from_value::<CacheEntry>(v).ok().map(|e| (k, e)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 impl SkipCache {
     /// Loads `output_root/.clipforge-cache.json`; missing or unreadable → empty.
     pub fn load(output_root: &Path) -> Self {
-        let path = output_root.join(super::CACHE_FILE_NAME);
-        // Entries are decoded one by one: one unreadable entry costs one recompression, not all.
-        let entries = clipforge_base::fsio::read_regular(&path, MAX_CACHE_FILE_BYTES)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<CacheFile<serde_json::Value>>(&b).ok())
-            .filter(|c| c.version == CACHE_VERSION)
-            .map(|c| {
-                c.entries
-                    .into_iter()
-                    .filter_map(|(k, v)| {
-                        serde_json::from_value::<CacheEntry>(v).ok().map(|e| (k, e))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
         Self {
-            entries: Mutex::new(entries),
+            entries: Mutex::new(read_entries(output_root)),
+            changes: Mutex::default(),
             dirty: AtomicBool::new(false),
         }
     }
@@ -246,11 +258,16 @@ impl SkipCache {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn changes(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Option<CacheEntry>>> {
+        self.changes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn get(&self, key: &str) -> Option<CacheEntry> {
         self.lock().get(key).cloned()
     }
 
     pub fn insert(&self, key: String, entry: CacheEntry) {
+        self.changes().insert(key.clone(), Some(entry.clone()));
         self.lock().insert(key, entry);
         self.dirty.store(true, Ordering::Relaxed);
     }
@@ -258,6 +275,7 @@ impl SkipCache {
     pub fn remove(&self, key: &str) -> Option<CacheEntry> {
         let e = self.lock().remove(key);
         if e.is_some() {
+            self.changes().insert(key.to_string(), None);
             self.dirty.store(true, Ordering::Relaxed);
         }
         e
@@ -284,21 +302,67 @@ impl SkipCache {
         self.len() == 0
     }
 
-    /// Writes the cache atomically if anything changed.
+    /// Writes the cache atomically if anything changed, merged with what other processes saved
+    /// meanwhile (under the lock file): their rows are kept, this process's changes win for the
+    /// keys it changed. The in-memory cache then holds the merged rows.
     pub fn save(&self, output_root: &Path) -> std::io::Result<()> {
         if !self.dirty.swap(false, Ordering::Relaxed) {
             return Ok(());
         }
-        let file = CacheFile::<CacheEntry> {
-            version: CACHE_VERSION,
-            entries: self.lock().clone(),
-        };
-        let json = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
-        let r = super::write_atomic(&output_root.join(super::CACHE_FILE_NAME), &json);
+        let r = self.save_locked(output_root);
         if r.is_err() {
             self.dirty.store(true, Ordering::Relaxed);
         }
         r
+    }
+
+    fn save_locked(&self, output_root: &Path) -> std::io::Result<()> {
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(output_root.join(CACHE_LOCK_NAME))?;
+        // Blocks while another process saves (a save takes milliseconds); released on drop.
+        lock.lock()?;
+        let changes = std::mem::take(&mut *self.changes());
+        let mut merged = read_entries(output_root);
+        for (k, v) in &changes {
+            match v {
+                Some(e) => merged.insert(k.clone(), e.clone()),
+                None => merged.remove(k),
+            };
+        }
+        let file = CacheFile::<CacheEntry> {
+            version: CACHE_VERSION,
+            entries: merged,
+        };
+        let r = serde_json::to_vec(&file)
+            .map_err(std::io::Error::other)
+            .and_then(|json| super::write_atomic(&output_root.join(super::CACHE_FILE_NAME), &json));
+        match r {
+            Ok(()) => {
+                // Changes made by workers while we wrote stay in `changes` for the next save.
+                let mut entries = self.lock();
+                let pending = self.changes();
+                let mut now = file.entries;
+                for (k, v) in pending.iter() {
+                    match v {
+                        Some(e) => now.insert(k.clone(), e.clone()),
+                        None => now.remove(k),
+                    };
+                }
+                *entries = now;
+                Ok(())
+            }
+            Err(e) => {
+                // Not written: keep the changes for the next try (newer ones win).
+                let mut pending = self.changes();
+                for (k, v) in changes {
+                    pending.entry(k).or_insert(v);
+                }
+                Err(e)
+            }
+        }
     }
 }
 

@@ -16,7 +16,12 @@ pub mod interrupt;
 pub mod pipelines;
 pub mod report;
 pub mod scalar;
+pub mod scan;
 pub mod watch;
+
+pub use scan::{
+    LinkSkip, ScanOptions, ScanResult, SkippedLink, SpecialFile, scan, scan_with, scan_with_special,
+};
 
 use cache::{CacheEntry, SkipCache};
 use clipforge_anim::formats::{self, ClipFormat};
@@ -60,99 +65,6 @@ impl ClipFile {
             size_bytes,
         })
     }
-}
-
-fn is_dot_name(name: &std::ffi::OsStr) -> bool {
-    name.to_string_lossy().starts_with('.')
-}
-
-/// Recursively lists every supported clip file under `root` (a file is returned as itself), sorted by path.
-///
-/// Folders whose name starts with a dot are skipped (`.git`, `.cache`, ...), symbolic links are
-/// followed (loops are detected), unreadable entries are ignored. Special files (FIFOs, devices,
-/// sockets) are left out: [`scan_with_special`] lists them.
-pub fn scan(root: &Path) -> Vec<ClipFile> {
-    scan_with_special(root).files
-}
-
-/// A file found by a scan that is neither a regular file nor a folder: never opened.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpecialFile {
-    pub path: PathBuf,
-    /// What it is, in words ("a FIFO", "a socket", ...).
-    pub kind: &'static str,
-    /// Its name is a clip file name (`x.bvh`): it was meant as a clip, so it counts as a failure.
-    pub clip_named: bool,
-}
-
-impl SpecialFile {
-    fn new(path: &Path, file_type: &std::fs::FileType) -> Self {
-        Self {
-            path: path.to_path_buf(),
-            kind: clipforge_base::fsio::file_kind(file_type),
-            clip_named: ClipFormat::from_path(path).is_some(),
-        }
-    }
-
-    /// The line that reports it: `PATH: not a regular file (a FIFO): skipped`.
-    pub fn message(&self) -> String {
-        format!(
-            "{}: not a regular file ({}): skipped",
-            self.path.display(),
-            self.kind
-        )
-    }
-}
-
-/// What a scan found: the clip files, and the special files it skipped.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ScanResult {
-    pub files: Vec<ClipFile>,
-    /// Sorted by path.
-    pub special: Vec<SpecialFile>,
-}
-
-/// [`scan`], also listing the special files (FIFOs, devices, sockets) met on the way, which are
-/// never opened (reading a FIFO blocks until someone writes to it).
-pub fn scan_with_special(root: &Path) -> ScanResult {
-    if root.is_file() {
-        return ScanResult {
-            files: ClipFile::new(root, root).into_iter().collect(),
-            special: Vec::new(),
-        };
-    }
-    let mut result = ScanResult::default();
-    let entries = walkdir::WalkDir::new(root)
-        .follow_links(true)
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !(e.file_type().is_dir() && is_dot_name(e.file_name())))
-        .filter_map(Result::ok);
-    for e in entries {
-        let t = e.file_type();
-        if t.is_dir() {
-            continue;
-        }
-        if !t.is_file() {
-            result.special.push(SpecialFile::new(e.path(), &t));
-            continue;
-        }
-        let Some(format) = ClipFormat::from_path(e.path()) else {
-            continue;
-        };
-        let Ok(relative) = e.path().strip_prefix(root) else {
-            continue;
-        };
-        let size_bytes = e.metadata().map(|m| m.len()).unwrap_or(0);
-        result.files.push(ClipFile {
-            path: e.path().to_path_buf(),
-            relative: relative.to_path_buf(),
-            format,
-            size_bytes,
-        });
-    }
-    result.files.sort_by(|a, b| a.path.cmp(&b.path));
-    result.special.sort_by(|a, b| a.path.cmp(&b.path));
-    result
 }
 
 /// Reads a clip input (or a `.cfa`) as a regular file checked on its handle, at most the per-clip

@@ -5,8 +5,11 @@
 //! watcher keeps its own list of pending files and compresses one once it has stopped changing
 //! (same size and modification time for [`WatchOptions::settle`], and no event in that time).
 //! A file that fails to import is retried a few times ([`WatchOptions::retries`]) before it is
-//! reported as failed, since it may still be being written. A new folder is rescanned with
-//! walkdir (inotify misses files created right after their folder). See `docs/PIPELINE.md`.
+//! reported as failed, since it may still be being written; a failure on a file that then
+//! changes is retracted by its next event ([`WatchEvent::retracts_failure`]). A new folder is
+//! rescanned with [`super::scan_with`] (inotify misses files created right after their folder),
+//! which visits each real folder once; paths through a link back into the tree are ignored.
+//! See `docs/PIPELINE.md`.
 
 use super::cache::{SkipCache, cache_key};
 use super::report::ClipReport;
@@ -47,6 +50,9 @@ pub struct WatchEvent {
     pub outputs: Vec<PathBuf>,
     /// Report rows of the file (Compressed, Skipped, Failed).
     pub reports: Vec<ClipReport>,
+    /// This file was reported `Failed` earlier and has changed since: that failure no longer
+    /// stands, this event replaces it (the file was probably still being written).
+    pub retracts_failure: bool,
 }
 
 /// How a watch behaves.
@@ -66,6 +72,9 @@ pub struct WatchOptions {
     pub initial_scan: bool,
     /// Run the watch's worker threads at a lower CPU priority (the app: its UI comes first).
     pub low_priority: bool,
+    /// Follow symbolic links to folders on other filesystems than the input folder's
+    /// ([`super::ScanOptions::other_filesystems`]).
+    pub other_filesystems: bool,
     /// Explicit options (a command line, a pipeline) that win over the folders' `clipforge.toml`
     /// files, and extra exclude patterns. `batch.settings` are the defaults.
     pub overrides: super::folder_settings::Overrides,
@@ -103,6 +112,7 @@ impl WatchOptions {
             debounce: Duration::from_millis(200),
             initial_scan: true,
             low_priority: false,
+            other_filesystems: false,
             overrides: Default::default(),
             after_process_hook: None,
         }
@@ -195,6 +205,7 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         root: root.clone(),
         opts: options,
         pending: HashMap::new(),
+        failed: HashSet::new(),
         reported_special: HashSet::new(),
         tx,
         cancel: cancel.clone(),
@@ -245,6 +256,8 @@ struct Worker {
     root: PathBuf,
     opts: WatchOptions,
     pending: HashMap<PathBuf, Pending>,
+    /// Files whose last event was `Failed`: their next event says it retracts that failure.
+    failed: HashSet<PathBuf>,
     /// Special files already reported (once each, until they go away: events repeat).
     reported_special: HashSet<PathBuf>,
     tx: Sender<WatchEvent>,
@@ -309,6 +322,7 @@ impl Worker {
             kind,
             outputs,
             reports,
+            retracts_failure: false,
         });
     }
 
@@ -321,11 +335,31 @@ impl Worker {
         let Ok(rel) = path.strip_prefix(&self.root) else {
             return true;
         };
+        if self.is_alias(path) {
+            return true;
+        }
         let n = rel.components().count();
         rel.components().enumerate().any(|(i, c)| {
             let dot = c.as_os_str().to_string_lossy().starts_with('.');
             dot && (i + 1 < n || path.is_dir())
         }) || (!path.is_dir() && self.resolver.excluded(&self.root, path))
+    }
+
+    /// `path` is reached through a symbolic link to a folder that is itself inside the watched
+    /// tree (`in/sub/loop -> ..`): the real path is watched already, so this one is left alone
+    /// (each real folder is handled once). A link to a folder outside the tree is no alias.
+    fn is_alias(&self, path: &Path) -> bool {
+        let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let dir = if link && path.is_dir() {
+            Some(path)
+        } else {
+            path.parent()
+        };
+        let Some(dir) = dir else { return false };
+        match dir.canonicalize() {
+            Ok(real) => real != dir && real.starts_with(&self.root),
+            Err(_) => false,
+        }
     }
 
     /// A `clipforge.toml` appeared, changed or went away: every clip under its folder is looked
@@ -438,7 +472,16 @@ impl Worker {
     /// Marks every clip file under `dir` pending (`now`: due at once, for the initial scan);
     /// reports the special files named like clips (never opened).
     fn rescan(&mut self, dir: &Path, now: bool) {
-        let found = super::scan_with_special(dir);
+        let found = super::scan_with(
+            dir,
+            &super::ScanOptions {
+                cancel: Some(self.cancel.clone()),
+                other_filesystems: self.opts.other_filesystems,
+            },
+        );
+        if found.cancelled {
+            return;
+        }
         for f in found.files {
             if !self.ignored(&f.path) {
                 self.mark(&f.path, now);
@@ -603,6 +646,7 @@ impl Worker {
         }
         self.pending.retain(|p, _| !p.starts_with(path));
         self.reported_special.retain(|p| !p.starts_with(path));
+        self.failed.retain(|p| !p.starts_with(path));
         let Ok(rel) = path.strip_prefix(&self.root) else {
             return;
         };
@@ -770,7 +814,18 @@ impl Worker {
                 }
                 WatchEventKind::Compressed
             };
-            self.emit(path, kind, outputs, rows);
+            let retracts_failure = self.failed.remove(&path);
+            if matches!(kind, WatchEventKind::Failed(_)) {
+                self.failed.insert(path.clone());
+            }
+            let _ = self.tx.send(WatchEvent {
+                time: SystemTime::now(),
+                path,
+                kind,
+                outputs,
+                reports: rows,
+                retracts_failure,
+            });
         }
     }
 }

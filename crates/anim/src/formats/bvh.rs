@@ -301,7 +301,7 @@ fn parse_hierarchy<'t>(
             return err(
                 path,
                 name.0,
-                format!("duplicate joint name '{}'", cut_token(&name.1, 80)),
+                format!("duplicate joint name '{}'", cut_token(name.1, 80)),
             );
         }
         joints.push(Joint {

@@ -30,8 +30,9 @@
 //!   Rotations keep one hemisphere from sample to sample.
 //! - Safety: the file is read with [`clipforge_base::fsio::read_regular`] and parsed from memory
 //!   (`ufbx::load_memory`): external files (textures, caches, `.fbm` folders) are never opened.
-//!   ufbx's result and temporary allocators are each bounded by half the per-clip memory budget
-//!   ([`crate::limits::max_memory_bytes`]), the node hierarchy depth is bounded, geometry is
+//!   ufbx's result and temporary allocators are each bounded by half the per-input memory budget
+//!   ([`crate::limits::budget_for_input`]: a compressed array inflating past it is refused
+//!   inside ufbx, "over the memory budget"), the node hierarchy depth is bounded, geometry is
 //!   not loaded, and the sample count is checked against the budget and
 //!   [`super::check_size`] before anything is sampled.
 //! - Errors name the file: ufbx's parse errors (broken or truncated files, unsupported versions),
@@ -115,7 +116,10 @@ fn describe_error(e: &ufbx::Error) -> String {
 /// The ufbx options the importer loads with (public so tests can evaluate the same scene with
 /// ufbx directly).
 pub fn ufbx_load_options<'a>(bytes_len: usize) -> ufbx::LoadOpts<'a> {
-    let budget = usize::try_from(limits::max_memory_bytes()).unwrap_or(usize::MAX);
+    // The per-input budget, as the other importers: a compressed array (FBX arrays are zlib
+    // streams) inflates inside ufbx's parser, before any of our checks, so ufbx's own
+    // allocators must stop it. Their two heaps share the budget.
+    let budget = usize::try_from(limits::budget_for_input(bytes_len as u64)).unwrap_or(usize::MAX);
     let half = (budget / 2).max(1 << 20);
     ufbx::LoadOpts {
         temp_allocator: ufbx::AllocatorOpts {
@@ -124,6 +128,12 @@ pub fn ufbx_load_options<'a>(bytes_len: usize) -> ufbx::LoadOpts<'a> {
         },
         result_allocator: ufbx::AllocatorOpts {
             memory_limit: half,
+            ..Default::default()
+        },
+        // Only used with a thread pool (none is given: parsing is single-threaded), bounded
+        // all the same should one ever be.
+        thread_opts: ufbx::ThreadOpts {
+            memory_limit: (budget / 4).max(1 << 20),
             ..Default::default()
         },
         // Meshes, skin weights and embedded media are not needed for clips.
@@ -150,8 +160,27 @@ fn read_inner(
     if bytes.is_empty() {
         return Err(ferr(path, "empty file"));
     }
-    let scene = ufbx::load_memory(bytes, ufbx_load_options(bytes.len()))
-        .map_err(|e| ferr(path, format!("cannot read FBX: {}", describe_error(&e))))?;
+    let scene = ufbx::load_memory(bytes, ufbx_load_options(bytes.len())).map_err(|e| {
+        if matches!(
+            e.type_,
+            ufbx::ErrorType::MemoryLimit | ufbx::ErrorType::AllocationLimit
+        ) {
+            // Typically a compressed array that inflates far beyond the file's size.
+            let budget = limits::budget_for_input(bytes.len() as u64);
+            ferr(
+                path,
+                format!(
+                    "cannot read FBX: its data (compressed arrays inflated) is {} of {} for \
+                     this {} file (see --max-memory)",
+                    limits::OVER_BUDGET,
+                    limits::format_bytes(budget),
+                    limits::format_bytes(bytes.len() as u64)
+                ),
+            )
+        } else {
+            ferr(path, format!("cannot read FBX: {}", describe_error(&e)))
+        }
+    })?;
     let mut warnings = Vec::new();
     let warn = |w: &mut Vec<ImportWarning>, message: String| {
         w.push(ImportWarning {
