@@ -582,3 +582,149 @@ fn a_pipeline_row_opens_its_own_output_folder_or_says_why_not() {
     );
     assert!(!missing.exists());
 }
+
+// ---- Issue 26: what the app says must be true ----
+
+/// Finding 1: a row's state comes from the output folder shown. Compressed into one folder,
+/// then another (empty) output folder and a rescan: no row may say "up to date" or show sizes
+/// of files that are not there, and Compress all compresses everything again.
+#[test]
+fn rows_show_the_results_of_the_output_folder_shown_only() {
+    let (input, out, mut h) = scanned_named_clips();
+    compress_all(&mut h);
+    assert_eq!(h.state().library.summary.compressed, 5);
+    let out2 = tempfile::tempdir().unwrap();
+    let new_out = out2.path().join("fresh");
+    // The user sets another output folder, then types the input folder again (Enter).
+    h.state_mut().persisted.output_dir = new_out.display().to_string();
+    h.run_steps(2);
+    h.state_mut().persisted.input_dir = input.path().display().to_string();
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    let s = h.state();
+    for r in &s.library.rows {
+        assert_eq!(
+            r.status,
+            RowStatus::NotCompressed,
+            "{}: {:?}",
+            r.label,
+            r.status
+        );
+        assert!(r.good_report().is_none(), "{}", r.label);
+    }
+    assert_eq!(s.library.summary.compressed, 0);
+    compress_all(&mut h);
+    let t = &h.state().jobs.last_batch.as_ref().unwrap().report.totals;
+    assert_eq!((t.clips, t.skipped), (5, 0));
+    // Back to the first folder (typed, no rescan): its results show again, from its cache.
+    h.state_mut().persisted.output_dir = out.path().display().to_string();
+    h.run_steps(2);
+    wait_idle(&mut h);
+    h.run_steps(2);
+    let s = h.state();
+    assert_eq!(s.library.summary.compressed, 5);
+    assert!(
+        s.library
+            .rows
+            .iter()
+            .all(|r| r.status == RowStatus::Skipped),
+        "{:?}",
+        s.library.rows.iter().map(|r| &r.status).collect::<Vec<_>>()
+    );
+}
+
+/// Finding 2: no bar of the max error histogram straddles a threshold line; a bar right of
+/// the line holds only clips over the threshold.
+#[test]
+fn the_error_histogram_has_a_bin_edge_at_the_threshold() {
+    let (_input, _out, mut h) = scanned_named_clips();
+    compress_all(&mut h);
+    // One clip again at a tighter threshold: two lines, the tighter one inside the range.
+    h.state_mut().persisted.settings.error_threshold_cm = 0.001;
+    h.state_mut().handle(Command::SettingsChanged);
+    let walk = key_of(&h, "hero_walk").path;
+    h.state_mut()
+        .handle(Command::Compress(clipforge::gui::CompressScope::Files(
+            vec![walk],
+        )));
+    wait_idle(&mut h);
+    h.state_mut().persisted.tab = Tab::Charts;
+    h.run_steps(4);
+    let bins: Vec<clipforge::gui::charts::HistBin> = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::charts::bins_id("cf_chart_err_hist")))
+        .expect("the histogram drew its bars");
+    let errs: Vec<f64> = h
+        .state()
+        .library
+        .compressed_rows()
+        .map(|r| r.good_report().unwrap().max_error_cm)
+        .collect();
+    let max = errs.iter().copied().fold(0.0, f64::max);
+    for t in [0.001f32 as f64, 0.01f32 as f64] {
+        if t >= max {
+            continue;
+        }
+        for b in &bins {
+            assert!(
+                !(b.lo < t && b.hi > t),
+                "a bar straddles the {t} line: {b:?}"
+            );
+        }
+        let right: u32 = bins.iter().filter(|b| b.lo >= t).map(|b| b.count).sum();
+        assert_eq!(right as usize, errs.iter().filter(|e| **e > t).count());
+    }
+    assert!(max > 0.001f32 as f64, "{errs:?}");
+}
+
+/// Finding 6: the filter does not follow to another folder; the charts show what the table
+/// shows (a click never opens a clip the filter hides); a point's hover names its file.
+#[test]
+fn filters_stay_with_their_folder_and_charts_follow_the_table() {
+    let (_input, _out, mut h) = scanned_named_clips();
+    compress_all(&mut h);
+    set_filter(&mut h, "hero");
+    assert_eq!(shown_labels(&h).len(), 2);
+    h.state_mut().persisted.tab = Tab::Charts;
+    h.run_steps(4);
+    let points: Vec<egui::Pos2> = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::charts::points_id("cf_chart_ratio_err")))
+        .unwrap();
+    assert_eq!(points.len(), 2, "only the filtered clips are plotted");
+    let names: Vec<String> = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::charts::names_id("cf_chart_ratio_err")))
+        .unwrap();
+    assert!(
+        names.iter().all(|n| n.contains(".acl.sjson")),
+        "a point's hover names its file: {names:?}"
+    );
+    for p in points {
+        h.state_mut().persisted.tab = Tab::Charts;
+        h.run_steps(3);
+        h.hover_at(p);
+        h.step();
+        h.drag_at(p);
+        h.step();
+        h.drop_at(p);
+        h.run_steps(3);
+        let key = h
+            .state()
+            .detail
+            .selected
+            .clone()
+            .expect("a click opens a clip");
+        assert!(key.clip.starts_with("hero"), "{}", key.clip);
+        assert!(shown_labels(&h).contains(&key.clip));
+    }
+    // Another folder: the filter is gone and every clip of it shows.
+    let other = tempfile::tempdir().unwrap();
+    write_named_clips(other.path());
+    h.state_mut().persisted.tab = Tab::Clips;
+    h.state_mut().persisted.input_dir = other.path().display().to_string();
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    assert_eq!(h.state().clips.filter, "");
+    assert_eq!(shown_labels(&h).len(), 5);
+}

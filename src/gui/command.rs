@@ -43,6 +43,9 @@ pub enum Command {
     Export { json: bool },
     /// Compression settings changed: every row's status must be recomputed (stale results).
     SettingsChanged,
+    /// A `clipforge.toml` was written (a per-bone table saved, an A/B side kept): what applies
+    /// to each clip is read again, and rows made otherwise turn stale.
+    SettingsFilesChanged,
     /// Forget the multi-selection.
     ClearSelection,
     /// A one-line message under the folder bar (`error`: shown in red).

@@ -122,6 +122,9 @@ pub struct AppState {
     pub drop: drop::DropState,
     /// The "Compare presets" (A/B) window of a clip.
     pub ab: ab_view::AbView,
+    /// The output folder whose skip cache the table's rows were last looked up in: another one
+    /// typed or picked is looked up at once (a row's state comes from the folder shown).
+    cache_output: PathBuf,
 }
 
 /// How many handled commands [`AppState::command_log`] keeps.
@@ -160,6 +163,7 @@ impl AppState {
             command_log: std::collections::VecDeque::new(),
             drop: drop::DropState::default(),
             ab: ab_view::AbView::default(),
+            cache_output: PathBuf::new(),
         }
     }
 
@@ -261,7 +265,9 @@ impl AppState {
             Tab::Charts => {
                 // A clicked dot opens its clip in the Clips tab.
                 let picked = egui::CentralPanel::default()
-                    .show(ui, |ui| charts::charts_ui(ui, &self.library))
+                    .show(ui, |ui| {
+                        charts::charts_ui(ui, &self.library, &self.clips.filter)
+                    })
                     .inner;
                 match picked {
                     Some(key) => {
@@ -433,6 +439,7 @@ impl AppState {
             Command::SetWatched { dir, on } => self.set_watched(&dir, on),
             Command::Export { json } => self.clips.export_message = Some(self.export(json)),
             Command::SettingsChanged => self.library.mark_dirty_now(),
+            Command::SettingsFilesChanged => self.library.settings_files_changed(),
             Command::ClearSelection => self.clips.selection.clear(),
             Command::Message { text, error } => self.clips.message = Some((text, error)),
             Command::Drop(action) => self.apply_drop(action),
@@ -557,7 +564,11 @@ impl AppState {
             .map(|r| r.generation)
             .unwrap_or(self.jobs.batch_generation);
         let settings = self.persisted.settings.compression();
-        self.library.add_reports(&[report], &settings, generation);
+        let output = PathBuf::from(self.persisted.output_dir.trim());
+        // Its [[clip]] table was just written: what applies to the clip changed.
+        self.library.settings_files_changed();
+        self.library
+            .add_reports(&[report], &settings, &output, generation);
     }
 
     /// Scans the input folder (the table fills when it returns).
@@ -569,6 +580,8 @@ impl AppState {
                 self.persisted.remember_recent();
                 if self.library.root.as_deref() != Some(root.as_path()) {
                     self.handle(Command::ClearDetail);
+                    // Another folder: the old folder's filter would hide its rows ("0 of 34").
+                    self.clips.filter.clear();
                 }
             }
         }
@@ -681,6 +694,17 @@ impl AppState {
             jobs: 0,
             use_skip_cache: true,
         });
+        let output = PathBuf::from(output);
+        if self.jobs.scan_job.is_some() {
+            // The scan's own lookup reads the folder shown when it returns.
+            self.cache_output = output;
+        } else if output != self.cache_output {
+            self.cache_output = output;
+            if self.jobs.batch.is_none() && self.library.root.is_some() {
+                self.jobs
+                    .output_changed(&mut self.library, cache.clone(), ctx);
+            }
+        }
         self.jobs.poll_scan(&mut self.library, cache, ctx, &mut out);
         self.jobs.poll_cached(&mut self.library);
         self.jobs.poll_inspect(&mut self.library);
@@ -721,8 +745,12 @@ impl AppState {
             }
             self.library.ensure_file(&root, &r.path);
             self.jobs.batch_generation += 1;
-            self.library
-                .add_reports(&r.reports, &r.settings, self.jobs.batch_generation);
+            self.library.add_reports(
+                &r.reports,
+                &r.settings,
+                &r.output,
+                self.jobs.batch_generation,
+            );
         }
         if self.watch.take_changed() {
             self.persisted.pipelines = self.watch.saved();
@@ -735,6 +763,7 @@ impl AppState {
     fn rebuild_library(&mut self) {
         self.library.rebuild_if_needed(
             &self.persisted.settings.compression(),
+            Path::new(self.persisted.output_dir.trim()),
             self.persisted.sort,
             &self.clips.filter,
             self.jobs.queued(),

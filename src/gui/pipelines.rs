@@ -277,6 +277,8 @@ impl PipelineRun {
 pub struct PipelineResult {
     /// The settings the pipeline compresses with (what its rows are compared with).
     pub settings: CompressionSettings,
+    /// The pipeline's output folder (its rows count only while the Clips tab shows it).
+    pub output: PathBuf,
     pub path: PathBuf,
     pub reports: Vec<ClipReport>,
     /// The input went away (its outputs were deleted).
@@ -573,6 +575,7 @@ impl PipelinesState {
                 if removed || !e.reports.is_empty() {
                     results.push(PipelineResult {
                         settings: settings.clone(),
+                        output: PathBuf::from(p.config.output.trim()),
                         path: e.path.clone(),
                         reports: e.reports,
                         removed,
