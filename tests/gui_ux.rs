@@ -728,3 +728,77 @@ fn filters_stay_with_their_folder_and_charts_follow_the_table() {
     assert_eq!(h.state().clips.filter, "");
     assert_eq!(shown_labels(&h).len(), 5);
 }
+
+/// Issue 26, finding 4: where a result came from. A folder file's threshold, a `[[clip]]`
+/// table's and per-bone tables show in the Threshold column (a `*` where a clip or per-bone
+/// override applies), in the detail with their sources, and the A/B window says per-bone
+/// settings applied to both sides.
+#[test]
+fn each_result_says_the_settings_that_made_it_and_where_they_came_from() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    let toml = input.path().join("clipforge.toml");
+    std::fs::write(
+        &toml,
+        "error_threshold = 0.05\n[[clip]]\nmatch = \"hero_run.acl.sjson\"\nerror_threshold = 0.1\n",
+    )
+    .unwrap();
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    // The column: the folder's 0.05 for most, the clip table's 0.1 (marked) for hero_run.
+    h.get_by_label("Threshold");
+    assert_eq!(h.query_all_by_label("0.05").count(), 4);
+    h.get_by_label("0.1 *");
+    let row = |h: &Harness<'_, AppState>, l: &str| {
+        h.state()
+            .library
+            .rows
+            .iter()
+            .find(|r| r.label == l)
+            .unwrap()
+            .clone()
+    };
+    let run = row(&h, "hero_run").settings_text().unwrap();
+    assert!(
+        run.contains("threshold 0.1 cm ([[clip]] \"hero_run.acl.sjson\" in ")
+            && run.contains(&toml.display().to_string()),
+        "{run}"
+    );
+    let walk = row(&h, "hero_walk").settings_text().unwrap();
+    assert!(
+        walk.starts_with(&format!(
+            "Compressed with threshold 0.05 cm ({})",
+            toml.display()
+        )),
+        "{walk}"
+    );
+    // The detail says it too.
+    let key = key_of(&h, "hero_run");
+    h.state_mut().handle(Command::OpenClip { key, add: false });
+    wait_idle(&mut h);
+    h.get_by_label_contains("Compressed with threshold 0.1 cm ([[clip]]");
+
+    // Per-bone tables in the folder file apply to both sides of a comparison: it says so.
+    let mut text = std::fs::read_to_string(&toml).unwrap();
+    text.push_str("[[bone]]\nmatch = \"head\"\nerror_threshold = 0.002\n");
+    // (TOML: a top-level [[bone]] after [[clip]] is its own array.)
+    std::fs::write(&toml, text).unwrap();
+    h.state_mut().handle(Command::SettingsFilesChanged);
+    h.run_steps(3);
+    // What applies now differs from what made the results: stale, and the hover says both.
+    assert_eq!(row(&h, "hero_walk").status, RowStatus::Stale);
+    assert!(
+        row(&h, "hero_walk")
+            .settings_text()
+            .unwrap()
+            .contains("Now applies: threshold 0.05 cm"),
+    );
+    h.get_by_label("Compare presets…").click();
+    h.run_steps(2);
+    run_comparison(&mut h);
+    h.get_by_label_contains("Per-bone settings apply to both sides");
+    h.get_by_label_contains("A: threshold");
+}

@@ -401,6 +401,19 @@ impl DetailView {
         } else {
             ui.weak("Not compressed yet: press Compress to see its error and bit rates.");
         }
+        // Where the result came from: each setting and its source (and what applies now).
+        if let Some(t) = row.as_ref().and_then(|r| r.settings_text()) {
+            let mut lines = t.lines();
+            if let Some(first) = lines.next() {
+                ui.add(egui::Label::new(first).wrap());
+            }
+            for l in lines {
+                ui.add(
+                    egui::Label::new(egui::RichText::new(l).color(ui.visuals().warn_fg_color))
+                        .wrap(),
+                );
+            }
+        }
         // A failed clip's report already says why: its reading error would say it again.
         let failed = report.is_some_and(|r| r.error.is_some());
         if let Some(e) = self.error.as_ref().filter(|_| !failed) {

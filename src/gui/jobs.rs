@@ -602,6 +602,8 @@ pub struct LabClipOutcome {
     pub sample_rate: f32,
     /// `(codec, max error over bones at each sample, cm)`, in the lab's codec order.
     pub series: Vec<(String, Vec<f64>)>,
+    /// The settings it ran with and where each came from (one line).
+    pub settings: String,
 }
 
 /// Where a lab job is (the view shows it next to the spinner).
@@ -677,10 +679,52 @@ pub fn lab_options(settings: &crate::anim::CompressionSettings) -> crate::anim::
     }
 }
 
+/// The lab's options for one clip and the line that says them: the clip's effective settings
+/// (its folder's `clipforge.toml`, a kept `[[clip]]` choice, else the Clips tab's), in the
+/// clip's units as a batch gives them to the compressor. The lab has no per-bone thresholds:
+/// the line says when the clip has some.
+pub fn clip_lab_options(
+    lib: &Library,
+    key: &RowKey,
+    tab: &crate::anim::CompressionSettings,
+) -> (crate::anim::lab::LabOptions, String) {
+    let eff = lib
+        .row(key)
+        .and_then(|r| r.effective.as_ref())
+        .and_then(|e| e.as_ref().ok());
+    let Some(e) = eff else {
+        return (
+            lab_options(tab),
+            format!(
+                "threshold {} cm{} (Clips tab settings)",
+                tab.error_threshold,
+                tab.shell_distance
+                    .map_or(String::new(), |d| format!(" · shell {d} cm"))
+            ),
+        );
+    };
+    let k = e.units.cm_per_unit();
+    let to_units = |cm: f32| (cm as f64 / k) as f32;
+    let (d, x) = super::model::APP_SOURCES;
+    let mut text = e.describe(d, x);
+    if !e.bones.is_empty() {
+        text.push_str(" (the lab applies no per-bone settings)");
+    }
+    (
+        crate::anim::lab::LabOptions {
+            settings_threshold: to_units(e.error_threshold_cm),
+            shell_distance: e.shell_distance_cm.map(to_units),
+            timings: true,
+        },
+        text,
+    )
+}
+
 /// Starts the lab on one clip.
 pub fn start_lab_clip(
     key: RowKey,
     opts: crate::anim::lab::LabOptions,
+    settings: String,
     ctx: egui::Context,
 ) -> LabClipJob {
     let (tx, rx) = mpsc::channel();
@@ -692,7 +736,10 @@ pub fn start_lab_clip(
             .name("clipforge-lab".into())
             .spawn(move || {
                 pipeline::lower_thread_priority();
-                let r = run_lab_clip(&key, &opts, &cancel, &stage);
+                let r = run_lab_clip(&key, &opts, &cancel, &stage).map(|mut o| {
+                    o.settings = settings;
+                    o
+                });
                 if !cancel.is_cancelled() {
                     let _ = tx.send(r);
                     ctx.request_repaint();
@@ -746,6 +793,7 @@ fn run_lab_clip(
         lab,
         sample_rate: clip.sample_rate,
         series,
+        settings: String::new(),
     })
 }
 
@@ -805,10 +853,10 @@ fn lab_one(
     Ok(lab)
 }
 
-/// Starts the lab over `clips` (`(key, label)`), grouped by file so each file is read once.
+/// Starts the lab over `clips` (`(key, label, options)`: each clip with its own settings),
+/// grouped by file so each file is read once.
 pub fn start_lab_batch(
-    clips: Vec<(RowKey, String)>,
-    opts: crate::anim::lab::LabOptions,
+    clips: Vec<(RowKey, String, crate::anim::lab::LabOptions)>,
     ctx: egui::Context,
 ) -> LabBatchJob {
     let (tx, rx) = mpsc::channel();
@@ -827,13 +875,13 @@ pub fn start_lab_batch(
                     let end = i + clips[i..].iter().take_while(|c| c.0.path == path).count();
                     let shown = path.display().to_string();
                     let file = formats::load_clips(&path).map_err(|e| e.to_string());
-                    for (key, label) in &clips[i..end] {
+                    for (key, label, opts) in &clips[i..end] {
                         if cancel.is_cancelled() {
                             break;
                         }
                         let result = match &file {
                             Err(e) => Err(e.clone()),
-                            Ok(all) => lab_one(all, key, &shown, &opts),
+                            Ok(all) => lab_one(all, key, &shown, opts),
                         };
                         done.fetch_add(1, Ordering::Relaxed);
                         let row = LabBatchRow {

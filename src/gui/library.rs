@@ -14,7 +14,7 @@ use egui_extras::{Column, TableBuilder};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-const COLUMNS: [(SortColumn, &str); 11] = [
+const COLUMNS: [(SortColumn, &str); 12] = [
     (SortColumn::Name, "Clip"),
     (SortColumn::Format, "Format"),
     (SortColumn::Bones, "Bones"),
@@ -24,6 +24,7 @@ const COLUMNS: [(SortColumn, &str); 11] = [
     (SortColumn::Compressed, "Compressed"),
     (SortColumn::Ratio, "Ratio"),
     (SortColumn::MaxError, "Max error (cm)"),
+    (SortColumn::Threshold, "Threshold"),
     (SortColumn::Time, "Time (ms)"),
     (SortColumn::Status, "Status"),
 ];
@@ -306,6 +307,7 @@ impl ClipsView {
             .column(Column::initial(84.0).at_least(60.0))
             .column(Column::initial(56.0).at_least(44.0))
             .column(Column::initial(104.0).at_least(60.0))
+            .column(Column::initial(78.0).at_least(60.0))
             .column(Column::initial(70.0).at_least(50.0))
             .column(Column::remainder().at_least(120.0).clip(true))
             .min_scrolled_height(0.0)
@@ -416,6 +418,7 @@ impl ClipsView {
                             }
                         }
                     });
+                    row.col(|ui| threshold_cell(ui, r));
                     row.col(|ui| {
                         ui.label(
                             rep.filter(|p| !p.skipped)
@@ -567,6 +570,27 @@ impl ClipsView {
             }
         });
         ui.add_space(2.0);
+    }
+}
+
+/// The Threshold cell: the threshold (cm) the shown result was made with (else what applies
+/// now), a `*` when a `[[clip]]` table or per-bone settings apply to the clip; its hover says
+/// every setting and where it came from.
+fn threshold_cell(ui: &mut egui::Ui, r: &super::model::Row) {
+    let Some(s) = r.shown_settings() else {
+        if let Some(Err(e)) = &r.effective {
+            ui.colored_label(ui.visuals().error_fg_color, "unusable")
+                .on_hover_text(e);
+        }
+        return;
+    };
+    let mut text = format!("{}", s.error_threshold_cm);
+    if s.has_override() {
+        text.push_str(" *");
+    }
+    let cell = ui.add(egui::Label::new(text).selectable(false).truncate());
+    if let Some(t) = r.settings_text() {
+        cell.on_hover_text(t);
     }
 }
 

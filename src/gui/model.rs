@@ -108,7 +108,35 @@ pub struct Row {
     pub effective: Option<Result<ClipSettings, String>>,
 }
 
+/// Where the app's defaults come from and what sets explicit options in it, for
+/// [`ClipSettings::describe`].
+pub const APP_SOURCES: (&str, &str) = ("Clips tab settings", "pipeline");
+
 impl Row {
+    /// One line per setting in force for what the row shows, and where each came from; with
+    /// what applies now when that differs (the row is stale).
+    pub fn settings_text(&self) -> Option<String> {
+        let (d, e) = APP_SOURCES;
+        let made = self.good_report().and_then(|r| r.settings.as_ref());
+        let now = self.effective.as_ref();
+        let mut out = match (made, now) {
+            (Some(m), _) => format!("Compressed with {}", m.describe(d, e)),
+            (None, Some(Ok(n))) => format!("Will compress with {}", n.describe(d, e)),
+            (None, Some(Err(err))) => return Some(format!("Settings file unusable: {err}")),
+            (None, None) => return None,
+        };
+        if let Some(m) = made {
+            match now {
+                Some(Ok(n)) if !m.same_effect(n) => {
+                    out.push_str(&format!("\nNow applies: {}", n.describe(d, e)));
+                }
+                Some(Err(err)) => out.push_str(&format!("\nSettings file unusable now: {err}")),
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+
     /// The settings its result was made with (when it has one), else what applies now: what
     /// the Threshold column and the detail show.
     pub fn shown_settings(&self) -> Option<&ClipSettings> {
@@ -138,6 +166,7 @@ pub enum SortColumn {
     Compressed,
     Ratio,
     MaxError,
+    Threshold,
     Time,
     Status,
 }
@@ -607,6 +636,9 @@ impl Library {
                 SortColumn::Compressed => rep.map_or(-1.0, |r| r.compressed_bytes as f64),
                 SortColumn::Ratio => rep.map_or(-1.0, |r| r.ratio),
                 SortColumn::MaxError => rep.map_or(-1.0, |r| r.max_error_cm),
+                SortColumn::Threshold => r
+                    .shown_settings()
+                    .map_or(-1.0, |s| s.error_threshold_cm as f64),
                 SortColumn::Time => rep.map_or(-1.0, |r| r.compress_ms),
                 _ => 0.0,
             }
