@@ -802,3 +802,98 @@ fn each_result_says_the_settings_that_made_it_and_where_they_came_from() {
     h.get_by_label_contains("Per-bone settings apply to both sides");
     h.get_by_label_contains("A: threshold");
 }
+
+/// `n` generated clips `take_00.acl.sjson`… in `dir`.
+fn write_takes(dir: &Path, n: usize) {
+    for i in 0..n {
+        let clip = generate(&GenerateOptions {
+            name: format!("take_{i:02}"),
+            num_samples: 20 + i,
+            seed: i as u64 + 1,
+            ..Default::default()
+        });
+        std::fs::write(
+            dir.join(format!("take_{i:02}.acl.sjson")),
+            write_acl_clip(&clip),
+        )
+        .unwrap();
+    }
+}
+
+/// Issue 26, finding 7 (layout), in the window size of the app's first start (1280×800): a
+/// hint that a row opens its clip; the batch bit-rate plot's axis inside the detail; the
+/// "suggested ×N" button there from the start (no jump on the first keystroke); the per-bone
+/// table closed on the next clip; the table keeping several rows with it open; a failed Status
+/// cell's text once in its hover.
+#[test]
+fn the_clips_tab_layout_holds_at_1280_by_800() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_takes(input.path(), 20);
+    std::fs::write(input.path().join("broken.bvh"), "HIERARCHY\nROOT Hips\n{\n").unwrap();
+    let p = Persisted {
+        input_dir: input.path().display().to_string(),
+        output_dir: out.path().display().to_string(),
+        ..Default::default()
+    };
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_max_steps(200)
+        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), AppState::new(p));
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    h.get_by_label_contains("click a row to open its clip");
+
+    // A failed cell's hover says its text once (the truncated label's own hover).
+    let text = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == "broken")
+        .unwrap()
+        .status
+        .text();
+    let failed = h.get_by_label(&text);
+    let at = failed.rect().center();
+    h.hover_at(egui::pos2(at.x as f32, at.y as f32));
+    h.run_steps(60);
+    let shown = h.query_all_by_label(&text).count();
+    assert!(shown <= 2, "the failure text is shown {shown} times");
+
+    let key = key_of(&h, "take_00");
+    h.state_mut().handle(Command::OpenClip { key, add: false });
+    wait_idle(&mut h);
+    h.get_by_label_contains("suggested ×");
+    let (plot, clip): (egui::Rect, egui::Rect) = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::plot_rect_id("cf_bits_batch")))
+        .expect("the batch bit-rate plot was drawn");
+    assert!(
+        plot.bottom() <= clip.bottom() + 0.5,
+        "the batch plot's axis is cut off: {plot:?} in {clip:?}"
+    );
+
+    h.get_by_label("Per-bone thresholds").click();
+    h.run();
+    h.get_by_label("Save to clipforge.toml");
+    let rows_shown = |h: &Harness<'_, AppState>| {
+        (0..20)
+            .filter(|i| h.query_by_label(&format!("take_{i:02}")).is_some())
+            .count()
+    };
+    let n = rows_shown(&h);
+    assert!(
+        n >= 4,
+        "with the per-bone table open the table shows {n} rows"
+    );
+
+    let key = key_of(&h, "take_01");
+    h.state_mut().handle(Command::OpenClip { key, add: false });
+    wait_idle(&mut h);
+    assert!(
+        h.query_by_label("Save to clipforge.toml").is_none(),
+        "the next clip opens with its error plots, not the table"
+    );
+}

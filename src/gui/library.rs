@@ -271,6 +271,9 @@ impl ClipsView {
             if !self.selection.is_empty() && ui.small_button("Clear selection").clicked() {
                 self.selection.clear();
             }
+            if cx.open_clip.is_none() && !cx.library.rows.is_empty() {
+                ui.weak("· click a row to open its clip (Ctrl/Shift+click: select several)");
+            }
         });
         if cx.library.rows.is_empty() {
             ui.add_space(20.0);
@@ -603,14 +606,13 @@ fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
         _ => v.text_color(),
     };
     let text = s.text();
-    let r = ui.add(
+    // A truncated label shows its whole text on hover by itself (a hover text of our own
+    // showed it twice).
+    ui.add(
         egui::Label::new(egui::RichText::new(&text).color(color))
             .selectable(false)
             .truncate(),
     );
-    if matches!(s, RowStatus::Failed(_) | RowStatus::Unreadable(_)) {
-        r.on_hover_text(text);
-    }
 }
 
 /// A Recent menu; true when a folder was picked (it is in `target`).

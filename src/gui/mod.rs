@@ -77,6 +77,7 @@ pub use pipelines::{
     PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, PipelinesView, SavedPipeline,
     pipelines_toml,
 };
+pub use plots::plot_rect_id;
 pub use settings::{Preset, SettingsView};
 pub use util::{FrameStats, bundled_assets_dir};
 // The Headers tab's modules reach these through `super::`.
@@ -360,6 +361,9 @@ impl AppState {
             egui::Panel::bottom("cf_detail")
                 .resizable(true)
                 .default_size((h * 0.52).max(200.0))
+                // The clip table keeps room for rows whatever the detail holds (at 1280×800
+                // with the per-bone table open it shrank to one row).
+                .max_size((h - 170.0).max(200.0))
                 .show(ui, |ui| out.extend(detail.ui(ui, library, threshold)));
         }
         egui::CentralPanel::default().show(ui, |ui| out.extend(clips.table_ui(ui, &mut cx)));

@@ -139,11 +139,15 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         {
             v.follow = Some(follow);
         }
-        if v.magnify != d.suggested_magnify
-            && ui
-                .small_button(format!("suggested ×{}", d.suggested_magnify))
-                .on_hover_text("The factor that makes this clip's largest error a few pixels wide")
-                .clicked()
+        // Always there (greyed at the suggested factor): a button that appeared on the first
+        // keystroke moved the panels under the pointer.
+        if ui
+            .add_enabled(
+                v.magnify != d.suggested_magnify,
+                egui::Button::new(format!("suggested ×{}", d.suggested_magnify)).small(),
+            )
+            .on_hover_text("The factor that makes this clip's largest error a few pixels wide")
+            .clicked()
         {
             v.magnify = d.suggested_magnify;
             v.magnify_set = false;
