@@ -17,6 +17,9 @@ pub enum CompressScope {
 pub enum DialogTarget {
     Input,
     Output,
+    /// The Watch tab's add form.
+    PipelineInput,
+    PipelineOutput,
 }
 
 /// One action that reaches beyond the view that asked for it.

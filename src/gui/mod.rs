@@ -288,7 +288,15 @@ impl AppState {
             }
             Tab::Watch => {
                 egui::CentralPanel::default().show(ui, |ui| self.watch.ui(ui));
-                Vec::new()
+                match self.watch.browse_request.take() {
+                    Some(pipelines::FormFolder::Input) => {
+                        vec![Command::BrowseFolder(DialogTarget::PipelineInput)]
+                    }
+                    Some(pipelines::FormFolder::Output) => {
+                        vec![Command::BrowseFolder(DialogTarget::PipelineOutput)]
+                    }
+                    None => Vec::new(),
+                }
             }
             Tab::Headers => {
                 self.headers.ui(ui, &mut self.persisted.headers);
@@ -647,6 +655,8 @@ impl AppState {
         let start = match target {
             DialogTarget::Input => self.persisted.input_dir.clone(),
             DialogTarget::Output => self.persisted.output_dir.clone(),
+            DialogTarget::PipelineInput => self.watch.form.input.clone(),
+            DialogTarget::PipelineOutput => self.watch.form.output.clone(),
         };
         std::thread::spawn(move || {
             let mut d = rfd::FileDialog::new().set_title("Choose a folder");
@@ -674,12 +684,22 @@ impl AppState {
                                     out.push(Command::Scan);
                                 }
                                 DialogTarget::Output => self.persisted.output_dir = s,
+                                DialogTarget::PipelineInput => self.watch.form.input = s,
+                                DialogTarget::PipelineOutput => self.watch.form.output = s,
                             }
                         }
-                        None => out.push(Command::Message {
-                            text: "No folder chosen (or no folder dialog on this desktop): type the path instead".into(),
-                            error: false,
-                        }),
+                        None => {
+                            let text = "No folder chosen (or no folder dialog on this desktop): type the path instead";
+                            match target {
+                                DialogTarget::PipelineInput | DialogTarget::PipelineOutput => {
+                                    self.watch.message = Some((text.into(), false))
+                                }
+                                _ => out.push(Command::Message {
+                                    text: text.into(),
+                                    error: false,
+                                }),
+                            }
+                        }
                     }
                 }
                 Err(mpsc::TryRecvError::Disconnected) => self.folder_dialog = None,
