@@ -117,8 +117,8 @@ pub struct WatchHandle {
     thread: Option<JoinHandle<()>>,
     input_root: PathBuf,
     output_root: PathBuf,
-    /// The output folder's lock (released after the thread stopped: fields drop after `drop`).
-    _lock: super::output_lock::OutputLock,
+    /// The output folder's lock, released once the thread stopped.
+    lock: Option<super::output_lock::OutputLock>,
 }
 
 impl WatchHandle {
@@ -149,6 +149,7 @@ impl WatchHandle {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        self.lock = None;
     }
 }
 
@@ -221,7 +222,7 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         thread: Some(thread),
         input_root: root,
         output_root: out,
-        _lock: lock,
+        lock: Some(lock),
     })
 }
 
