@@ -255,7 +255,8 @@ impl ClipsView {
         });
     }
 
-    fn table(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>, out: &mut Vec<Command>) {
+    /// The filter, the counts and the hint above the table.
+    fn filter_row(&mut self, ui: &mut egui::Ui, cx: &ClipsCtx<'_>) {
         ui.horizontal(|ui| {
             super::filter::filter_field(ui, &mut self.filter, "name, path, format, status");
             let lib = &cx.library;
@@ -275,6 +276,10 @@ impl ClipsView {
                 ui.weak("· click a row to open its clip (Ctrl/Shift+click: select several)");
             }
         });
+    }
+
+    fn table(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>, out: &mut Vec<Command>) {
+        self.filter_row(ui, cx);
         if cx.library.rows.is_empty() {
             ui.add_space(20.0);
             ui.vertical_centered(|ui| {
@@ -309,8 +314,8 @@ impl ClipsView {
             .column(Column::initial(78.0).at_least(60.0))
             .column(Column::initial(84.0).at_least(60.0))
             .column(Column::initial(56.0).at_least(44.0))
-            .column(Column::initial(104.0).at_least(60.0))
-            .column(Column::initial(78.0).at_least(60.0))
+            .column(Column::initial(100.0).at_least(60.0))
+            .column(Column::initial(70.0).at_least(50.0))
             .column(Column::initial(70.0).at_least(50.0))
             .column(Column::remainder().at_least(120.0).clip(true))
             .min_scrolled_height(0.0)
