@@ -285,3 +285,32 @@ fn a_bad_folder_settings_file_is_named_path_colon_line() {
         "{errors:?}"
     );
 }
+
+/// Issue 26, finding 9: a negative threshold or shell distance gets the CLI's own message (what
+/// is wrong with the value), not clap's "to pass '-1' as a value, use '-- -1'" tip.
+#[test]
+fn a_negative_threshold_is_refused_with_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.acl.sjson"), valid_acl()).unwrap();
+    for args in [
+        &[
+            "compress",
+            "--error-threshold",
+            "-1",
+            "--output",
+            "out",
+            ".",
+        ][..],
+        &["compress", "--shell-distance", "-2", "--output", "out", "."][..],
+        &["lab", "--error-threshold", "-1", "a.acl.sjson"][..],
+    ] {
+        let o = run(dir.path(), args);
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(!e.contains("-- -"), "{args:?}: clap's tip: {e}");
+        assert!(
+            e.contains("must be a positive number of cm, got -"),
+            "{args:?}: {e}"
+        );
+    }
+}

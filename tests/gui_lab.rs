@@ -216,3 +216,25 @@ fn weak_text_is_readable_on_both_themes() {
         }
     }
 }
+
+/// Issue 26, finding 5: the Lab runs a clip with its effective settings (here its folder's
+/// `clipforge.toml`, not the Clips tab's 0.01 cm) and says them and where they came from.
+#[test]
+fn the_lab_runs_a_clip_with_its_folder_settings_and_says_so() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 1, 45);
+    let toml = input.path().join("clipforge.toml");
+    std::fs::write(&toml, "error_threshold = 0.05\n").unwrap();
+    let mut h = lab_harness(input.path(), out.path());
+    h.get_by_label("Run lab on this clip").click();
+    h.step();
+    wait(&mut h, |s| !s.lab.busy());
+    let lab = h.state().lab.clip.clone().expect("a result");
+    assert_eq!(lab.lab.threshold_cm, 0.05);
+    assert!(
+        lab.lab.codecs.iter().any(|c| c.max_error_cm > 0.01),
+        "held to 0.05, not 0.01"
+    );
+    h.get_by_label_contains(&format!("Ran with threshold 0.05 cm ({}", toml.display()));
+}

@@ -367,6 +367,12 @@ fn export_writes_into_the_current_output_folder_and_says_where() {
 
     h.state_mut().persisted.output_dir = out2.path().display().to_string();
     h.run();
+    // The table shows the results of the output folder shown (issue 26): none in out2 yet.
+    wait_idle(&mut h);
+    assert_eq!(h.state().library.summary.compressed, 0);
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    assert_eq!(h.state().library.summary.compressed, 2);
     h.get_by_label("Export CSV").click();
     h.run();
     let csv = out2.path().join("clipforge-report.csv");
@@ -487,4 +493,66 @@ fn folders_watched_before_pipelines_become_pipelines() {
     wait_for(&mut h, "the migrated pipeline's catch-up", |_| {
         has_cfa(&o, "old")
     });
+}
+
+/// Issue 26, finding 8: the add form has a name, Browse buttons, shell distance, exclude
+/// patterns and threads (every key of a `[[pipeline]]` table); a second watcher of one output
+/// folder (here a `clipforge watch`-style engine watch of another input, as a service would
+/// run) is refused with a message naming the first, and the folder is free again once it stops.
+#[test]
+fn the_add_form_has_every_key_and_two_watchers_of_one_output_are_refused() {
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (in_a, in_b, out) = (dirs[0].path(), dirs[1].path(), dirs[2].path());
+    write_clip(in_a, "a1", 30, 1);
+    write_clip(in_b, "b1", 30, 2);
+    let mut h = harness(state("", out));
+    h.run();
+    h.get_by_role_and_label(Role::Button, "Watch").click();
+    h.run();
+    h.get_by_label("Browse…");
+    h.get_by_label("Browse… ");
+    for (label, v) in [
+        ("Pipeline name:", "heroes".to_string()),
+        ("Pipeline input:", in_a.display().to_string()),
+        ("Pipeline output:", out.display().to_string()),
+        ("Exclude:", "_old/, \\.tmp$".to_string()),
+    ] {
+        let f = h.get_by_role_and_label(Role::TextInput, label);
+        f.focus();
+        f.type_text(&v);
+        h.run();
+    }
+    h.get_by_label("Shell distance:").click();
+    h.run();
+    h.state_mut().watch.form.jobs = 2;
+    // The watch a service started on the same output folder, from another input.
+    let service = clipforge::pipeline::watch::start_watch(
+        in_b,
+        clipforge::pipeline::watch::WatchOptions::new(Default::default(), out),
+    )
+    .unwrap();
+    h.get_by_label("Add pipeline").click();
+    h.run();
+    {
+        let s = h.state();
+        assert_eq!(s.watch.pipelines.len(), 1, "{:?}", s.watch.message);
+        let c = &s.watch.pipelines[0].config;
+        assert_eq!(c.name, "heroes");
+        assert_eq!(c.shell_distance, Some(3.0));
+        assert_eq!(c.exclude, vec!["_old/".to_string(), "\\.tmp$".to_string()]);
+        assert_eq!(c.jobs, 2);
+        match &s.watch.pipelines[0].status {
+            PipelineStatus::Error(e) => assert!(
+                e.contains("already the output folder of a running watch")
+                    && e.contains(&in_b.canonicalize().unwrap().display().to_string()),
+                "{e}"
+            ),
+            other => panic!("two watchers of one output folder: {other:?}"),
+        }
+    }
+    // The service stops: the pipeline starts.
+    drop(service);
+    h.state_mut().watch.start(0);
+    h.run();
+    assert!(h.state().watch.pipelines[0].is_running());
 }

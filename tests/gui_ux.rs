@@ -582,3 +582,318 @@ fn a_pipeline_row_opens_its_own_output_folder_or_says_why_not() {
     );
     assert!(!missing.exists());
 }
+
+// ---- Issue 26: what the app says must be true ----
+
+/// Finding 1: a row's state comes from the output folder shown. Compressed into one folder,
+/// then another (empty) output folder and a rescan: no row may say "up to date" or show sizes
+/// of files that are not there, and Compress all compresses everything again.
+#[test]
+fn rows_show_the_results_of_the_output_folder_shown_only() {
+    let (input, out, mut h) = scanned_named_clips();
+    compress_all(&mut h);
+    assert_eq!(h.state().library.summary.compressed, 5);
+    let out2 = tempfile::tempdir().unwrap();
+    let new_out = out2.path().join("fresh");
+    // The user sets another output folder, then types the input folder again (Enter).
+    h.state_mut().persisted.output_dir = new_out.display().to_string();
+    h.run_steps(2);
+    h.state_mut().persisted.input_dir = input.path().display().to_string();
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    let s = h.state();
+    for r in &s.library.rows {
+        assert_eq!(
+            r.status,
+            RowStatus::NotCompressed,
+            "{}: {:?}",
+            r.label,
+            r.status
+        );
+        assert!(r.good_report().is_none(), "{}", r.label);
+    }
+    assert_eq!(s.library.summary.compressed, 0);
+    compress_all(&mut h);
+    let t = &h.state().jobs.last_batch.as_ref().unwrap().report.totals;
+    assert_eq!((t.clips, t.skipped), (5, 0));
+    // Back to the first folder (typed, no rescan): its results show again, from its cache.
+    h.state_mut().persisted.output_dir = out.path().display().to_string();
+    h.run_steps(2);
+    wait_idle(&mut h);
+    h.run_steps(2);
+    let s = h.state();
+    assert_eq!(s.library.summary.compressed, 5);
+    assert!(
+        s.library
+            .rows
+            .iter()
+            .all(|r| r.status == RowStatus::Skipped),
+        "{:?}",
+        s.library.rows.iter().map(|r| &r.status).collect::<Vec<_>>()
+    );
+}
+
+/// Finding 2: no bar of the max error histogram straddles a threshold line; a bar right of
+/// the line holds only clips over the threshold.
+#[test]
+fn the_error_histogram_has_a_bin_edge_at_the_threshold() {
+    let (_input, _out, mut h) = scanned_named_clips();
+    compress_all(&mut h);
+    // One clip again at a tighter threshold: two lines, the tighter one inside the range.
+    h.state_mut().persisted.settings.error_threshold_cm = 0.001;
+    h.state_mut().handle(Command::SettingsChanged);
+    let walk = key_of(&h, "hero_walk").path;
+    h.state_mut()
+        .handle(Command::Compress(clipforge::gui::CompressScope::Files(
+            vec![walk],
+        )));
+    wait_idle(&mut h);
+    h.state_mut().persisted.tab = Tab::Charts;
+    h.run_steps(4);
+    let bins: Vec<clipforge::gui::charts::HistBin> = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::charts::bins_id("cf_chart_err_hist")))
+        .expect("the histogram drew its bars");
+    let errs: Vec<f64> = h
+        .state()
+        .library
+        .compressed_rows()
+        .map(|r| r.good_report().unwrap().max_error_cm)
+        .collect();
+    let max = errs.iter().copied().fold(0.0, f64::max);
+    for t in [0.001f32 as f64, 0.01f32 as f64] {
+        if t >= max {
+            continue;
+        }
+        for b in &bins {
+            assert!(
+                !(b.lo < t && b.hi > t),
+                "a bar straddles the {t} line: {b:?}"
+            );
+        }
+        let right: u32 = bins.iter().filter(|b| b.lo >= t).map(|b| b.count).sum();
+        assert_eq!(right as usize, errs.iter().filter(|e| **e > t).count());
+    }
+    assert!(max > 0.001f32 as f64, "{errs:?}");
+}
+
+/// Finding 6: the filter does not follow to another folder; the charts show what the table
+/// shows (a click never opens a clip the filter hides); a point's hover names its file.
+#[test]
+fn filters_stay_with_their_folder_and_charts_follow_the_table() {
+    let (_input, _out, mut h) = scanned_named_clips();
+    compress_all(&mut h);
+    set_filter(&mut h, "hero");
+    assert_eq!(shown_labels(&h).len(), 2);
+    h.state_mut().persisted.tab = Tab::Charts;
+    h.run_steps(4);
+    let points: Vec<egui::Pos2> = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::charts::points_id("cf_chart_ratio_err")))
+        .unwrap();
+    assert_eq!(points.len(), 2, "only the filtered clips are plotted");
+    let names: Vec<String> = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::charts::names_id("cf_chart_ratio_err")))
+        .unwrap();
+    assert!(
+        names.iter().all(|n| n.contains(".acl.sjson")),
+        "a point's hover names its file: {names:?}"
+    );
+    for p in points {
+        h.state_mut().persisted.tab = Tab::Charts;
+        h.run_steps(3);
+        h.hover_at(p);
+        h.step();
+        h.drag_at(p);
+        h.step();
+        h.drop_at(p);
+        h.run_steps(3);
+        let key = h
+            .state()
+            .detail
+            .selected
+            .clone()
+            .expect("a click opens a clip");
+        assert!(key.clip.starts_with("hero"), "{}", key.clip);
+        assert!(shown_labels(&h).contains(&key.clip));
+    }
+    // Another folder: the filter is gone and every clip of it shows.
+    let other = tempfile::tempdir().unwrap();
+    write_named_clips(other.path());
+    h.state_mut().persisted.tab = Tab::Clips;
+    h.state_mut().persisted.input_dir = other.path().display().to_string();
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    assert_eq!(h.state().clips.filter, "");
+    assert_eq!(shown_labels(&h).len(), 5);
+}
+
+/// Issue 26, finding 4: where a result came from. A folder file's threshold, a `[[clip]]`
+/// table's and per-bone tables show in the Threshold column (a `*` where a clip or per-bone
+/// override applies), in the detail with their sources, and the A/B window says per-bone
+/// settings applied to both sides.
+#[test]
+fn each_result_says_the_settings_that_made_it_and_where_they_came_from() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_named_clips(input.path());
+    let toml = input.path().join("clipforge.toml");
+    std::fs::write(
+        &toml,
+        "error_threshold = 0.05\n[[clip]]\nmatch = \"hero_run.acl.sjson\"\nerror_threshold = 0.1\n",
+    )
+    .unwrap();
+    let mut h = harness(input.path(), out.path());
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    // The column: the folder's 0.05 for most, the clip table's 0.1 (marked) for hero_run.
+    h.get_by_label("Threshold");
+    assert_eq!(h.query_all_by_label("0.05").count(), 4);
+    h.get_by_label("0.1 *");
+    let row = |h: &Harness<'_, AppState>, l: &str| {
+        h.state()
+            .library
+            .rows
+            .iter()
+            .find(|r| r.label == l)
+            .unwrap()
+            .clone()
+    };
+    let run = row(&h, "hero_run").settings_text().unwrap();
+    assert!(
+        run.contains("threshold 0.1 cm ([[clip]] \"hero_run.acl.sjson\" in ")
+            && run.contains(&toml.display().to_string()),
+        "{run}"
+    );
+    let walk = row(&h, "hero_walk").settings_text().unwrap();
+    assert!(
+        walk.starts_with(&format!(
+            "Compressed with threshold 0.05 cm ({})",
+            toml.display()
+        )),
+        "{walk}"
+    );
+    // The detail says it too.
+    let key = key_of(&h, "hero_run");
+    h.state_mut().handle(Command::OpenClip { key, add: false });
+    wait_idle(&mut h);
+    h.get_by_label_contains("Compressed with threshold 0.1 cm ([[clip]]");
+
+    // Per-bone tables in the folder file apply to both sides of a comparison: it says so.
+    let mut text = std::fs::read_to_string(&toml).unwrap();
+    text.push_str("[[bone]]\nmatch = \"head\"\nerror_threshold = 0.002\n");
+    // (TOML: a top-level [[bone]] after [[clip]] is its own array.)
+    std::fs::write(&toml, text).unwrap();
+    h.state_mut().handle(Command::SettingsFilesChanged);
+    h.run_steps(3);
+    // What applies now differs from what made the results: stale, and the hover says both.
+    assert_eq!(row(&h, "hero_walk").status, RowStatus::Stale);
+    assert!(
+        row(&h, "hero_walk")
+            .settings_text()
+            .unwrap()
+            .contains("Now applies: threshold 0.05 cm"),
+    );
+    h.get_by_label("Compare presets…").click();
+    h.run_steps(2);
+    run_comparison(&mut h);
+    h.get_by_label_contains("Per-bone settings apply to both sides");
+    h.get_by_label_contains("A: threshold");
+}
+
+/// `n` generated clips `take_00.acl.sjson`… in `dir`.
+fn write_takes(dir: &Path, n: usize) {
+    for i in 0..n {
+        let clip = generate(&GenerateOptions {
+            name: format!("take_{i:02}"),
+            num_samples: 20 + i,
+            seed: i as u64 + 1,
+            ..Default::default()
+        });
+        std::fs::write(
+            dir.join(format!("take_{i:02}.acl.sjson")),
+            write_acl_clip(&clip),
+        )
+        .unwrap();
+    }
+}
+
+/// Issue 26, finding 7 (layout), in the window size of the app's first start (1280×800): a
+/// hint that a row opens its clip; the batch bit-rate plot's axis inside the detail; the
+/// "suggested ×N" button there from the start (no jump on the first keystroke); the per-bone
+/// table closed on the next clip; the table keeping several rows with it open; a failed Status
+/// cell's text once in its hover.
+#[test]
+fn the_clips_tab_layout_holds_at_1280_by_800() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_takes(input.path(), 20);
+    std::fs::write(input.path().join("broken.bvh"), "HIERARCHY\nROOT Hips\n{\n").unwrap();
+    let p = Persisted {
+        input_dir: input.path().display().to_string(),
+        output_dir: out.path().display().to_string(),
+        ..Default::default()
+    };
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_max_steps(200)
+        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), AppState::new(p));
+    h.state_mut().handle(Command::Scan);
+    wait_idle(&mut h);
+    compress_all(&mut h);
+    h.get_by_label_contains("click a row to open its clip");
+
+    // A failed cell's hover says its text once (the truncated label's own hover).
+    let text = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.label == "broken")
+        .unwrap()
+        .status
+        .text();
+    let failed = h.get_by_label(&text);
+    let at = failed.rect().center();
+    h.hover_at(egui::pos2(at.x as f32, at.y as f32));
+    h.run_steps(60);
+    let shown = h.query_all_by_label(&text).count();
+    assert!(shown <= 2, "the failure text is shown {shown} times");
+
+    let key = key_of(&h, "take_00");
+    h.state_mut().handle(Command::OpenClip { key, add: false });
+    wait_idle(&mut h);
+    h.get_by_label_contains("suggested ×");
+    let (plot, clip): (egui::Rect, egui::Rect) = h
+        .ctx
+        .data(|d| d.get_temp(clipforge::gui::plot_rect_id("cf_bits_batch")))
+        .expect("the batch bit-rate plot was drawn");
+    assert!(
+        plot.bottom() <= clip.bottom() + 0.5,
+        "the batch plot's axis is cut off: {plot:?} in {clip:?}"
+    );
+
+    h.get_by_label("Per-bone thresholds").click();
+    h.run();
+    h.get_by_label("Save to clipforge.toml");
+    let rows_shown = |h: &Harness<'_, AppState>| {
+        (0..20)
+            .filter(|i| h.query_by_label(&format!("take_{i:02}")).is_some())
+            .count()
+    };
+    let n = rows_shown(&h);
+    assert!(
+        n >= 4,
+        "with the per-bone table open the table shows {n} rows"
+    );
+
+    let key = key_of(&h, "take_01");
+    h.state_mut().handle(Command::OpenClip { key, add: false });
+    wait_idle(&mut h);
+    assert!(
+        h.query_by_label("Save to clipforge.toml").is_none(),
+        "the next clip opens with its error plots, not the table"
+    );
+}

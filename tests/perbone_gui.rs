@@ -8,15 +8,19 @@ mod common;
 
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::gui::{AppState, Persisted};
+use clipforge::gui::{AppState, Persisted, RowStatus};
 use clipforge::pipeline::folder_settings::{FILE_NAME, FolderSettings};
 use common::gui::{harness, wait_idle};
 use eframe::egui;
 use egui_kittest::kittest::Queryable;
 
-/// In the open clip's detail: opens the per-bone table, types 0.001 cm for `l_finger` and saves.
+/// In the open clip's detail: opens the per-bone table, chooses "this folder", types 0.001 cm
+/// for `l_finger` and saves.
 fn save_finger_threshold(h: &mut egui_kittest::Harness<'_, AppState>) {
     h.get_by_label("Per-bone thresholds").click();
+    h.run();
+    // Saving for the whole folder is a choice (issue 26: "this clip" is the default).
+    h.get_by_label("this folder").click();
     h.run();
     let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger");
     f.focus();
@@ -185,4 +189,95 @@ fn a_bone_table_saves_into_the_parent_file_that_applies() {
         assert_eq!(t, if b == finger { 0.001 } else { 0.02 }, "bone {b}");
     }
     assert_eq!(report.per_bone_threshold_cm.len(), clip.num_bones());
+}
+
+/// Issue 26, finding 3: a per-bone table is saved for "this clip" (a `[[clip]]` table) or "this
+/// folder" (`[[bone]]` tables), the user sees which clips a save changes, and those rows (only
+/// those) turn stale at once.
+#[test]
+fn a_bone_table_is_saved_for_this_clip_or_this_folder_and_its_rows_turn_stale() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    common::gui::write_clips(input.path(), 3, 40);
+    let state = AppState::new(Persisted {
+        input_dir: input.path().display().to_string(),
+        output_dir: out.path().display().to_string(),
+        ..Default::default()
+    });
+    let mut h = harness(state);
+    h.state_mut().handle(clipforge::gui::Command::Scan);
+    wait_idle(&mut h);
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let status = |h: &egui_kittest::Harness<'_, AppState>, label: &str| {
+        h.state()
+            .library
+            .rows
+            .iter()
+            .find(|r| r.label == label)
+            .unwrap()
+            .status
+            .clone()
+    };
+    h.get_by_label("clip_01").click();
+    wait_idle(&mut h);
+    h.get_by_label("Per-bone thresholds").click();
+    h.run();
+    // "This clip" unless chosen otherwise, and the table says which clips a save changes.
+    h.get_by_label_contains("A save changes 1 clip: clip_01");
+    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger");
+    f.focus();
+    f.type_text("0.001");
+    h.run();
+    h.get_by_label("Save to clipforge.toml").click();
+    h.run_steps(3);
+    let file = input.path().join(FILE_NAME);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let settings = FolderSettings::parse(&file, &text).unwrap();
+    assert!(settings.bones.is_empty(), "nothing for the folder: {text}");
+    assert_eq!(settings.clips.len(), 1, "{text}");
+    assert_eq!(settings.clips[0].pattern, "clip_01.acl.sjson");
+    assert_eq!(settings.clips[0].bones[0].pattern, "l_finger");
+    assert_eq!(settings.clips[0].bones[0].error_threshold, Some(0.001));
+    // At once: the saved clip is stale, the others are not.
+    assert_eq!(status(&h, "clip_01"), RowStatus::Stale);
+    assert_eq!(status(&h, "clip_00"), RowStatus::Ok);
+    assert_eq!(status(&h, "clip_02"), RowStatus::Ok);
+    h.get_by_label_contains("1 clip now stale");
+
+    // For the folder: all three, listed before saving, stale after.
+    h.get_by_label("this folder").click();
+    h.run();
+    h.get_by_label_contains("A save changes 3 clips");
+    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger");
+    f.focus();
+    f.type_text("0.002");
+    h.run();
+    h.get_by_label("Save to clipforge.toml").click();
+    h.run_steps(3);
+    for l in ["clip_00", "clip_01", "clip_02"] {
+        assert_eq!(status(&h, l), RowStatus::Stale, "{l}");
+    }
+    // Compressed again, each clip is held to what applies to it: clip_01's own 0.001 wins
+    // over the folder's 0.002; nothing is stale any more.
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    assert_eq!(s.library.summary.stale, 0);
+    for r in &s.library.rows {
+        let rep = r.good_report().unwrap();
+        let finger = rep
+            .per_bone_threshold_cm
+            .iter()
+            .copied()
+            .fold(f32::INFINITY, f32::min);
+        let want = if r.label == "clip_01" { 0.001 } else { 0.002 };
+        assert_eq!(finger, want, "{}", r.label);
+        assert!(
+            matches!(r.status, RowStatus::Ok),
+            "{}: {:?}",
+            r.label,
+            r.status
+        );
+    }
 }

@@ -22,13 +22,21 @@ use std::sync::atomic::Ordering;
 pub struct SettingsArgs {
     /// Largest error allowed, in cm (object-space virtual-vertex distance); wins over the
     /// folders' clipforge.toml [default: the folder's, else 0.01].
-    #[arg(long = "error-threshold", value_name = "CM")]
+    #[arg(
+        long = "error-threshold",
+        value_name = "CM",
+        allow_negative_numbers = true
+    )]
     pub error_threshold: Option<f32>,
     /// Virtual-vertex (shell) distance, in cm, for the bones the clip file gives no shell distance
     /// of their own (3 cm, the default); wins over clipforge.toml's shell_distance. A bone's own
     /// non-default distance in the clip file wins over it; --bone and [[bone]] win over both
     /// (default: the folder's, else each bone's own, 3 cm unless the clip says).
-    #[arg(long = "shell-distance", value_name = "CM")]
+    #[arg(
+        long = "shell-distance",
+        value_name = "CM",
+        allow_negative_numbers = true
+    )]
     pub shell_distance: Option<f32>,
     #[command(flatten)]
     pub sample_rate: SampleRateArgs,

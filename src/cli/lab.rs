@@ -22,10 +22,19 @@ pub struct LabArgs {
     #[arg(long = "export-lossy", value_name = "DIR")]
     pub export_lossy: Option<PathBuf>,
     /// Largest error allowed, in cm (object-space virtual-vertex distance).
-    #[arg(long = "error-threshold", value_name = "CM", default_value_t = 0.01)]
+    #[arg(
+        long = "error-threshold",
+        value_name = "CM",
+        default_value_t = 0.01,
+        allow_negative_numbers = true
+    )]
     pub error_threshold: f32,
     /// Virtual-vertex (shell) distance for every bone, in cm (default: each bone's own).
-    #[arg(long = "shell-distance", value_name = "CM")]
+    #[arg(
+        long = "shell-distance",
+        value_name = "CM",
+        allow_negative_numbers = true
+    )]
     pub shell_distance: Option<f32>,
     /// Skip the decode timings (figures other than `decode_ns` are deterministic).
     #[arg(long = "no-timings")]

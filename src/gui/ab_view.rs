@@ -391,6 +391,30 @@ fn summary_grid(ui: &mut egui::Ui, run: &AbRun) {
                 ui.end_row();
             }
         });
+    // What else applied to both sides (the folder's per-bone tables, its units): a comparison
+    // of presets is not a comparison of thresholds alone when they do.
+    for side in [Side::A, Side::B] {
+        let s = run.side(side);
+        if let Some(cs) = &s.report.settings {
+            ui.add(
+                egui::Label::new(format!(
+                    "{}: {}",
+                    side.letter(),
+                    cs.describe("Clips tab settings", "this comparison")
+                ))
+                .wrap(),
+            );
+        }
+    }
+    let bones =
+        |s: &crate::pipeline::ab::AbSide| s.report.settings.as_ref().map_or(0, |c| c.bones.len());
+    if bones(&run.a) > 0 && bones(&run.b) > 0 {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            "Per-bone settings apply to both sides: the bones they name keep their own \
+             thresholds whatever the preset",
+        );
+    }
     if run.a.ok() && run.b.ok() {
         let (a, b) = (&run.a.report, &run.b.report);
         let size = b.compressed_bytes as f64 / a.compressed_bytes.max(1) as f64;

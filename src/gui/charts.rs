@@ -25,21 +25,58 @@ fn thresholds(lib: &Library) -> Vec<f64> {
     t
 }
 
-/// Draws the charts; returns the clip whose point was clicked in a scatter plot (the app opens
-/// it in the Clips tab).
-pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) -> Option<RowKey> {
-    let rows: Vec<_> = lib.compressed_rows().collect();
+/// What a chart's point is called on hover: the table's label and the file (relative to the
+/// folder), so two clips named alike in different files are told apart.
+pub fn point_name(lib: &Library, row: &super::model::Row) -> String {
+    let file = lib
+        .root
+        .as_deref()
+        .and_then(|root| row.key.path.strip_prefix(root).ok())
+        .unwrap_or(&row.key.path);
+    format!("{}\n{}", row.label, file.display())
+}
+
+/// Where a scatter plot keeps its dots' hover names (egui temporary data, `Vec<String>`).
+pub fn names_id(plot_id: &str) -> egui::Id {
+    egui::Id::unique(("cf_chart_names", plot_id))
+}
+
+/// Draws the charts of the rows the Clips table shows (its filter applies, so a click never
+/// opens a clip the table hides); returns the clip whose point was clicked in a scatter plot
+/// (the app opens it in the Clips tab).
+pub fn charts_ui(ui: &mut egui::Ui, lib: &Library, filter: &str) -> Option<RowKey> {
+    let rows: Vec<_> = lib
+        .view
+        .iter()
+        .map(|&i| &lib.rows[i])
+        .filter(|r| r.good_report().is_some())
+        .collect();
+    let all = lib.compressed_rows().count();
     let mut picked = None;
     ui.horizontal(|ui| {
         ui.heading("Charts");
-        ui.weak(format!(
-            "{} compressed clips · click a point to open its clip",
-            rows.len()
-        ));
+        if rows.len() < all {
+            ui.label(format!(
+                "{} of {} compressed clips (the Clips tab's filter: {})",
+                rows.len(),
+                all,
+                filter.trim()
+            ));
+            ui.weak("· click a point to open its clip");
+        } else {
+            ui.weak(format!(
+                "{} compressed clips · click a point to open its clip",
+                rows.len()
+            ));
+        }
     });
     if rows.is_empty() {
         ui.add_space(20.0);
-        ui.label("No results yet: compress a folder in the Clips tab.");
+        ui.label(if all > 0 {
+            "No compressed clip matches the Clips tab's filter."
+        } else {
+            "No results yet: compress a folder in the Clips tab."
+        });
         return None;
     }
     let avail = ui.available_size();
@@ -56,7 +93,10 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) -> Option<RowKey> {
         .filter_map(|r| r.good_report().map(|p| (r, p)))
         .map(|(r, p)| [r.duration_s.unwrap_or(p.duration_s) as f64, p.ratio])
         .collect();
-    let names: Vec<String> = rows.iter().map(|r| r.key.clip.clone()).collect();
+    let names: Vec<String> = rows.iter().map(|r| point_name(lib, r)).collect();
+    for id in ["cf_chart_ratio_err", "cf_chart_ratio_dur"] {
+        ui.data_mut(|d| d.insert_temp(names_id(id), names.clone()));
+    }
     // Same order as the points (compressed_rows yields only rows with a good report).
     let keys: Vec<&RowKey> = rows
         .iter()
@@ -94,9 +134,18 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) -> Option<RowKey> {
                     .filter_map(|r| r.good_report())
                     .map(|p| p.max_error_cm)
                     .collect();
-                let (bars, bin) = error_histogram(&errs, 20);
-                let labels: Vec<(String, f64)> =
-                    bars.iter().map(|b| (b.name.clone(), b.value)).collect();
+                let bins = error_histogram(&errs, 20, &thresholds);
+                // What the chart shows, by plot id (scripts and tests read it).
+                ui.data_mut(|d| d.insert_temp(bins_id("cf_chart_err_hist"), bins.clone()));
+                let bars: Vec<Bar> = bins
+                    .iter()
+                    .map(|b| {
+                        Bar::new((b.lo + b.hi) / 2.0, b.count as f64)
+                            .width((b.hi - b.lo) * 0.9)
+                            .name(b.label())
+                    })
+                    .collect();
+                let hover_bins = bins.clone();
                 Plot::new("cf_chart_err_hist")
                     .width(w)
                     .height(h)
@@ -109,14 +158,13 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library) -> Option<RowKey> {
                     .y_grid_spacer(count_ticks)
                     .y_axis_formatter(tick_label)
                     .label_formatter(move |hp| {
-                        let i = (hover_point(hp).x / bin).floor();
-                        let (name, n) = labels.get(usize::try_from(i as i64).ok()?)?;
-                        Some(format!("{name}\n{n} clips"))
+                        let x = hover_point(hp).x;
+                        let b = hover_bins.iter().find(|b| x >= b.lo && x <= b.hi)?;
+                        Some(format!("{}\n{} clips", b.label(), b.count))
                     })
                     .show(ui, |pui| {
                         pui.bar_chart(
                             BarChart::new("clips", bars)
-                                .width(bin * 0.9)
                                 .color(egui::Color32::from_rgb(255, 145, 40))
                                 .allow_hover(false),
                         );
@@ -233,34 +281,89 @@ fn hover(
     })
 }
 
-/// Equal-width bins from 0 to the largest value; returns the bars and the bin width.
-pub fn error_histogram(values: &[f64], bins: usize) -> (Vec<Bar>, f64) {
-    let max = values.iter().copied().fold(0.0, f64::max);
-    let bin = if max > 0.0 { max / bins as f64 } else { 1.0 };
-    let mut counts = vec![0u32; bins];
-    for &v in values {
-        let i = ((v / bin) as usize).min(bins - 1);
-        counts[i] += 1;
+/// One bar of the max error distribution: the clips with `lo < error <= hi` (the first bar
+/// also holds 0).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistBin {
+    pub lo: f64,
+    pub hi: f64,
+    pub count: u32,
+}
+
+impl HistBin {
+    pub fn label(&self) -> String {
+        format!("{:.4}–{:.4} cm", self.lo, self.hi)
     }
-    let bars = counts
+}
+
+/// Where the max error histogram keeps its bins (egui temporary data, `Vec<HistBin>`).
+pub fn bins_id(plot_id: &str) -> egui::Id {
+    egui::Id::unique(("cf_chart_bins", plot_id))
+}
+
+/// About `bins` equal-width bins from 0 to the largest value, with each threshold inside that
+/// range made a bin edge (the uniform edge nearest it moves onto it), so no bar straddles a
+/// threshold line: a bar right of a line holds only clips over it. Bins are closed on the right
+/// (an error equal to a threshold is within it, as the status says).
+pub fn error_histogram(values: &[f64], bins: usize, thresholds: &[f64]) -> Vec<HistBin> {
+    let max = values
         .iter()
-        .enumerate()
-        .map(|(i, &n)| {
-            let lo = i as f64 * bin;
-            Bar::new(lo + bin / 2.0, n as f64).name(format!("{:.4}–{:.4} cm", lo, lo + bin))
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let bins = bins.max(1);
+    let width = if max > 0.0 { max / bins as f64 } else { 1.0 };
+    let mut edges: Vec<f64> = (0..=bins).map(|i| i as f64 * width).collect();
+    for &t in thresholds.iter().filter(|t| **t > 0.0 && **t < max) {
+        // The nearest inner edge moves onto the threshold (keeps the bar count).
+        if bins > 1 {
+            let i = ((t / width).round() as usize).clamp(1, bins - 1);
+            if edges[i - 1] < t && t < edges[i + 1] {
+                edges[i] = t;
+                continue;
+            }
+        }
+        edges.push(t);
+        edges.sort_by(f64::total_cmp);
+    }
+    edges.dedup();
+    let mut out: Vec<HistBin> = edges
+        .windows(2)
+        .map(|e| HistBin {
+            lo: e[0],
+            hi: e[1],
+            count: 0,
         })
         .collect();
-    (bars, bin)
+    for &v in values.iter().filter(|v| v.is_finite()) {
+        let i = out.iter().position(|b| v <= b.hi).unwrap_or(out.len() - 1);
+        out[i].count += 1;
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn histogram_counts_every_value() {
-        let (bars, bin) = super::error_histogram(&[0.0, 0.005, 0.01, 0.01], 10);
+        let bars = super::error_histogram(&[0.0, 0.005, 0.01, 0.01], 10, &[]);
         assert_eq!(bars.len(), 10);
-        assert!((bin - 0.001).abs() < 1e-12);
-        let total: f64 = bars.iter().map(|b| b.value).sum();
-        assert_eq!(total, 4.0);
+        assert!((bars[0].hi - 0.001).abs() < 1e-12);
+        let total: u32 = bars.iter().map(|b| b.count).sum();
+        assert_eq!(total, 4);
+    }
+
+    #[test]
+    fn a_threshold_is_a_bin_edge() {
+        // The user trial's case: 20 bins to 0.0148 put 0.0099–0.0148 across 0.01.
+        let v = [0.002, 0.009966, 0.0099, 0.0148];
+        let bars = super::error_histogram(&v, 3, &[0.01]);
+        assert!(bars.iter().any(|b| b.hi == 0.01), "{bars:?}");
+        assert!(
+            bars.iter().all(|b| !(b.lo < 0.01 && b.hi > 0.01)),
+            "{bars:?}"
+        );
+        let over: u32 = bars.iter().filter(|b| b.lo >= 0.01).map(|b| b.count).sum();
+        assert_eq!(over, 1);
     }
 }

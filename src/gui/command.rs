@@ -17,6 +17,9 @@ pub enum CompressScope {
 pub enum DialogTarget {
     Input,
     Output,
+    /// The Watch tab's add form.
+    PipelineInput,
+    PipelineOutput,
 }
 
 /// One action that reaches beyond the view that asked for it.
@@ -43,6 +46,9 @@ pub enum Command {
     Export { json: bool },
     /// Compression settings changed: every row's status must be recomputed (stale results).
     SettingsChanged,
+    /// A `clipforge.toml` was written (a per-bone table saved, an A/B side kept): what applies
+    /// to each clip is read again, and rows made otherwise turn stale.
+    SettingsFilesChanged,
     /// Forget the multi-selection.
     ClearSelection,
     /// A one-line message under the folder bar (`error`: shown in red).

@@ -36,45 +36,115 @@ pub struct DetailView {
     pub viewer: ViewerState,
     /// The per-bone threshold table of the selected clip.
     pub bones: Option<BoneTable>,
+    /// The input folder the selected clip was scanned from.
+    root: Option<PathBuf>,
 }
 
-/// The editable per-bone table: one row per bone of the clip, saved as the app's `[[bone]]`
-/// tables (exact bone names) at the end of the `clipforge.toml` that applies to the clip, where
-/// they win over the file's own tables and the clip file's per-bone precision.
+/// Which clips a per-bone table is saved for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoneScope {
+    /// This clip only: `[[clip.bone]]` tables of its `[[clip]]` table.
+    ThisClip,
+    /// Every clip the `clipforge.toml` applies to: the app's `[[bone]]` tables.
+    ThisFolder,
+}
+
+/// The editable per-bone table: one row per bone of the clip, saved for this clip only (its
+/// `[[clip]]` table's `[[clip.bone]]`s) or for the folder (the app's `[[bone]]` tables at the
+/// end of the `clipforge.toml` that applies to the clip), where they win over the file's own
+/// tables and the clip file's per-bone precision.
 pub struct BoneTable {
     pub key: RowKey,
     /// The `clipforge.toml` it is saved into: the one that applies to the clip (the nearest up
     /// to the input root, `folder_settings::applying_file`), else a new one in its folder.
     pub file: std::path::PathBuf,
+    /// The input folder the clip was scanned from (where the nearest file is looked for).
+    pub root: Option<PathBuf>,
+    pub scope: BoneScope,
     /// Bone name, threshold (cm) and shell distance (cm) as typed; empty: not overridden.
     pub rows: Vec<(String, String, String)>,
+    /// What was saved before: for the folder, for this clip.
+    saved: (Vec<BoneOverride>, Vec<BoneOverride>),
     /// The last save's outcome.
     pub message: Option<Result<String, String>>,
 }
 
 impl BoneTable {
-    /// The table of a clip's bones, with what the app saved for them before (`saved`, read from
-    /// `file` by the detail job).
-    pub fn new(key: &RowKey, names: &[String], file: PathBuf, saved: &[BoneOverride]) -> Self {
-        let text = |v: Option<f32>| v.map_or(String::new(), |x| x.to_string());
-        let rows = names
-            .iter()
-            .map(|n| {
-                // The last saved entry for the bone wins, as in the compressor.
-                let o = saved.iter().rev().find(|o| &o.pattern == n);
-                (
-                    n.clone(),
-                    text(o.and_then(|o| o.error_threshold)),
-                    text(o.and_then(|o| o.shell_distance)),
-                )
-            })
-            .collect();
-        Self {
+    /// The table of a clip's bones, with what the app saved for them before (`saved_folder`,
+    /// `saved_clip`, read from `file` by the detail job). It opens on the clip's own settings
+    /// unless only the folder has some.
+    pub fn new(
+        key: &RowKey,
+        names: &[String],
+        file: PathBuf,
+        saved_folder: &[BoneOverride],
+        saved_clip: &[BoneOverride],
+    ) -> Self {
+        let scope = if saved_clip.is_empty() && !saved_folder.is_empty() {
+            BoneScope::ThisFolder
+        } else {
+            BoneScope::ThisClip
+        };
+        let mut t = Self {
             key: key.clone(),
             file,
-            rows,
+            root: None,
+            scope,
+            rows: names
+                .iter()
+                .map(|n| (n.clone(), String::new(), String::new()))
+                .collect(),
+            saved: (saved_folder.to_vec(), saved_clip.to_vec()),
             message: None,
+        };
+        t.fill();
+        t
+    }
+
+    /// The rows from what was saved for the current scope.
+    fn fill(&mut self) {
+        let saved = match self.scope {
+            BoneScope::ThisFolder => &self.saved.0,
+            BoneScope::ThisClip => &self.saved.1,
+        };
+        let text = |v: Option<f32>| v.map_or(String::new(), |x| x.to_string());
+        for (n, t, d) in &mut self.rows {
+            // The last saved entry for the bone wins, as in the compressor.
+            let o = saved.iter().rev().find(|o| &o.pattern == n);
+            *t = text(o.and_then(|o| o.error_threshold));
+            *d = text(o.and_then(|o| o.shell_distance));
         }
+    }
+
+    /// Switches what the table is saved for (and shows what was saved for it).
+    pub fn set_scope(&mut self, scope: BoneScope) {
+        if self.scope != scope {
+            self.scope = scope;
+            self.message = None;
+            self.fill();
+        }
+    }
+
+    /// The clips a save in the current scope changes (their labels, table order): this clip's
+    /// file, or every clip the settings file applies to (those that read it now, and, for a file
+    /// not there yet, those under its folder that read none).
+    pub fn affected(&self, lib: &Library) -> Vec<RowKey> {
+        let dir = self.file.parent().unwrap_or(std::path::Path::new(""));
+        let file = self.file.display().to_string();
+        lib.rows
+            .iter()
+            .filter(|r| match self.scope {
+                BoneScope::ThisClip => r.key.path == self.key.path,
+                BoneScope::ThisFolder => match &r.effective {
+                    Some(Ok(e)) => match &e.settings_file {
+                        Some(f) => *f == file,
+                        None => r.key.path.starts_with(dir),
+                    },
+                    _ => false,
+                },
+            })
+            .map(|r| r.key.clone())
+            .collect()
     }
 
     /// The overrides the table holds, or what is wrong with a value.
@@ -106,19 +176,45 @@ impl BoneTable {
         Ok(out)
     }
 
-    /// Saves the table into [`Self::file`].
-    pub fn save(&mut self) {
-        self.message = Some(self.overrides().and_then(|bones| {
-            crate::pipeline::folder_settings::save_app_bones(&self.file, &bones)
+    /// Saves the table into [`Self::file`] for the current scope; `affected`: how many clips
+    /// it changes (the message says so). True when it wrote.
+    pub fn save(&mut self, affected: usize) -> bool {
+        use crate::pipeline::folder_settings as fs;
+        let result = self.overrides().and_then(|bones| {
+            let written = match (self.scope, &self.root) {
+                (BoneScope::ThisFolder, _) => fs::save_app_bones(&self.file, &bones),
+                (BoneScope::ThisClip, Some(root)) => {
+                    fs::save_clip_bones(root, &self.key.path, &bones)
+                }
+                (BoneScope::ThisClip, None) => fs::save_clip_bones(
+                    self.key.path.parent().unwrap_or(std::path::Path::new(".")),
+                    &self.key.path,
+                    &bones,
+                ),
+            };
+            written
                 .map(|p| {
+                    match self.scope {
+                        BoneScope::ThisFolder => self.saved.0 = bones.clone(),
+                        BoneScope::ThisClip => self.saved.1 = bones.clone(),
+                    }
                     format!(
-                        "Saved {} bone setting(s) to {}; compress again to apply them.",
+                        "Saved {} bone setting(s) for {} to {}: {} now stale, compress again to \
+                         apply them.",
                         bones.len(),
-                        p.display()
+                        match self.scope {
+                            BoneScope::ThisClip => "this clip".to_string(),
+                            BoneScope::ThisFolder => "the folder".to_string(),
+                        },
+                        p.display(),
+                        crate::pipeline::report::count(affected, "clip", "clips"),
                     )
                 })
                 .map_err(|e| e.to_string())
-        }));
+        });
+        let ok = result.is_ok();
+        self.message = Some(result);
+        ok
     }
 }
 
@@ -149,6 +245,7 @@ impl DetailView {
             .and_then(|r| lib.files.get(r.file))
             .map(|f| crate::pipeline::folder_settings::root_of(&f.path, &f.relative));
         self.loaded_for = Some(report.clone());
+        self.root = root.clone();
         let ctx = ctx.clone();
         self.job = Some(start_clip_detail(key, report, root, move || {
             ctx.request_repaint()
@@ -171,6 +268,7 @@ impl DetailView {
             scalar,
             settings_file,
             saved_bones,
+            saved_clip_bones,
         } = outcome;
         if self.selected.as_ref() != Some(&key) {
             return;
@@ -186,7 +284,15 @@ impl DetailView {
                 }
                 self.error = None;
                 if self.bones.as_ref().is_none_or(|t| t.key != key) {
-                    self.bones = Some(BoneTable::new(&key, &d.names, settings_file, &saved_bones));
+                    let mut t = BoneTable::new(
+                        &key,
+                        &d.names,
+                        settings_file,
+                        &saved_bones,
+                        &saved_clip_bones,
+                    );
+                    t.root = self.root.clone();
+                    self.bones = Some(t);
                 }
                 self.data = Some(Arc::new(d));
             }
@@ -295,6 +401,19 @@ impl DetailView {
         } else {
             ui.weak("Not compressed yet: press Compress to see its error and bit rates.");
         }
+        // Where the result came from: each setting and its source (and what applies now).
+        if let Some(t) = row.as_ref().and_then(|r| r.settings_text()) {
+            let mut lines = t.lines();
+            if let Some(first) = lines.next() {
+                ui.add(egui::Label::new(first).wrap());
+            }
+            for l in lines {
+                ui.add(
+                    egui::Label::new(egui::RichText::new(l).color(ui.visuals().warn_fg_color))
+                        .wrap(),
+                );
+            }
+        }
         // A failed clip's report already says why: its reading error would say it again.
         let failed = report.is_some_and(|r| r.error.is_some());
         if let Some(e) = self.error.as_ref().filter(|_| !failed) {
@@ -324,7 +443,7 @@ impl DetailView {
                     // both did not fit the panel, and overflowing it pushed the detail's title
                     // and the table's own header out of sight.
                     let room = ui.available_height();
-                    if !self.bone_table_ui(ui, &key, room) {
+                    if !self.bone_table_ui(ui, &key, room, lib, &mut commands) {
                         self.error_plots(ui, data.as_deref(), threshold, plot_h, failed);
                     }
                 });
@@ -355,22 +474,56 @@ impl DetailView {
     /// bone, saved into the `clipforge.toml` that applies to the clip ([`BoneTable::file`]).
     /// `room`: the column's height; returns whether the table is open (it then takes the room
     /// of the error plots).
-    fn bone_table_ui(&mut self, ui: &mut egui::Ui, key: &RowKey, room: f32) -> bool {
+    fn bone_table_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        key: &RowKey,
+        room: f32,
+        lib: &Library,
+        commands: &mut Vec<Command>,
+    ) -> bool {
         let Some(table) = self.bones.as_mut().filter(|t| &t.key == key) else {
             return false;
         };
+        // Per clip: another clip opens with its error plots, not this clip's open table.
         egui::CollapsingHeader::new("Per-bone thresholds")
-            .id_salt("cf_bone_table")
+            .id_salt(("cf_bone_table", &key.path, &key.clip))
             .default_open(false)
             .show(ui, |ui| {
+                ui.horizontal(|ui| {
+                    ui.label("Save for:");
+                    let mut scope = table.scope;
+                    ui.radio_value(&mut scope, BoneScope::ThisClip, "this clip")
+                        .on_hover_text("A [[clip]] table for this clip's file: no other clip changes");
+                    ui.radio_value(&mut scope, BoneScope::ThisFolder, "this folder")
+                        .on_hover_text("[[bone]] tables: every clip this clipforge.toml applies to");
+                    table.set_scope(scope);
+                });
+                let affected = table.affected(lib);
+                let names: Vec<String> = affected
+                    .iter()
+                    .filter_map(|k| lib.row(k).map(|r| r.label.clone()))
+                    .collect();
+                let shown: Vec<&str> = names.iter().take(4).map(String::as_str).collect();
+                let more = names.len().saturating_sub(shown.len());
+                ui.add(
+                    egui::Label::new(format!(
+                        "A save changes {}: {}{}",
+                        crate::pipeline::report::count(names.len(), "clip", "clips"),
+                        shown.join(", "),
+                        if more > 0 { format!(" and {more} more") } else { String::new() }
+                    ))
+                    .wrap(),
+                )
+                .on_hover_text(names.join("\n"));
                 ui.weak(format!(
                     "cm; empty: the clip's own. Saved into {} (they win over its [[bone]] tables and the clip file's precision).",
                     table.file.display()
                 ));
                 egui::ScrollArea::vertical()
                     .id_salt("cf_bone_rows")
-                    // The header, the caption, the Save button and its message take ~140 px.
-                    .max_height((room - 140.0).max(80.0))
+                    // The header, the captions, the Save button and its message take ~190 px.
+                    .max_height((room - 190.0).max(80.0))
                     .show(ui, |ui| {
                         egui::Grid::new("cf_bone_grid").striped(true).show(ui, |ui| {
                             ui.strong("bone");
@@ -389,10 +542,12 @@ impl DetailView {
                     });
                 if ui
                     .button("Save to clipforge.toml")
-                    .on_hover_text("Write these per-bone settings into the clipforge.toml named above")
+                    .on_hover_text("Write these per-bone settings into the clipforge.toml named above, for the clips listed")
                     .clicked()
+                    && table.save(affected.len())
                 {
-                    table.save();
+                    // The affected rows turn stale at once (what applies to them changed).
+                    commands.push(Command::SettingsFilesChanged);
                 }
                 // Below the button and wrapped: the message holds a path, and on the button's
                 // row it widened the column until the detail panel was pushed off the window.

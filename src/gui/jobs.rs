@@ -13,7 +13,7 @@ use crate::pipeline::{self, BatchOptions, CancelToken, ClipFile, Progress};
 use eframe::egui;
 use rayon::prelude::*;
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
@@ -43,6 +43,8 @@ pub struct CachedJob {
     cancel: CancelToken,
     rx: Receiver<Vec<ClipReport>>,
     settings: crate::anim::CompressionSettings,
+    /// The output folder whose cache it reads.
+    output: PathBuf,
 }
 
 impl Drop for CachedJob {
@@ -67,6 +69,8 @@ pub struct BatchJob {
     /// Input files not finished yet.
     pub queued: HashSet<PathBuf>,
     pub settings: crate::anim::CompressionSettings,
+    /// Where it writes (its rows are that folder's results).
+    pub output: PathBuf,
 }
 
 /// A snapshot of a running batch's counters.
@@ -146,6 +150,7 @@ pub fn start_batch(
     let progress = Arc::new(Progress::default());
     let queued: HashSet<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let settings = options.settings.clone();
+    let output = options.output_root.clone();
     {
         let cancel = cancel.clone();
         let progress = progress.clone();
@@ -176,6 +181,7 @@ pub fn start_batch(
         total_clips,
         queued,
         settings,
+        output,
     }
 }
 
@@ -328,6 +334,31 @@ impl ClipJobs {
         }
     }
 
+    /// The output folder shown changed: its skip cache tells which rows are up to date there
+    /// (the rows of the old folder's results are already gone from the table).
+    pub fn output_changed(
+        &mut self,
+        lib: &mut Library,
+        options: Option<BatchOptions>,
+        ctx: &egui::Context,
+    ) {
+        if self.scan_job.is_some() {
+            // The scan's own lookup will read the new folder.
+            return;
+        }
+        // What the folder holds now, not what it held when it was shown before.
+        if let Some(o) = &options {
+            lib.forget_output(&o.output_root);
+        }
+        let files: Vec<ClipFile> = lib
+            .files
+            .iter()
+            .filter(|f| !lib.special.contains(&f.path))
+            .cloned()
+            .collect();
+        self.start_cached_lookup(&files, options, ctx);
+    }
+
     /// Looks the scanned files up in the output folder's skip cache on a thread (unless a batch
     /// is about to run anyway).
     fn start_cached_lookup(
@@ -344,6 +375,7 @@ impl ClipJobs {
         let (tx, rx) = mpsc::channel();
         let cancel = CancelToken::default();
         let settings = options.settings.clone();
+        let output = options.output_root.clone();
         let (files, c, ctx) = (files.to_vec(), cancel.clone(), ctx.clone());
         std::thread::spawn(move || {
             pipeline::lower_thread_priority();
@@ -359,6 +391,7 @@ impl ClipJobs {
             cancel,
             rx,
             settings,
+            output,
         });
     }
 
@@ -366,15 +399,17 @@ impl ClipJobs {
         let Some(job) = &self.cached_job else { return };
         match job.rx.try_recv() {
             Ok(rows) => {
-                // Only files nothing newer (a batch, the watcher) has reported on.
+                // Only files nothing newer (a batch, the watcher) has reported on in this
+                // output folder.
+                let output = job.output.clone();
                 let rows: Vec<ClipReport> = rows
                     .into_iter()
-                    .filter(|r| !lib.results.contains_key(&PathBuf::from(&r.input)))
+                    .filter(|r| !lib.has_result_for(Path::new(&r.input), &output))
                     .collect();
                 let settings = job.settings.clone();
                 self.cached_job = None;
                 if !rows.is_empty() {
-                    lib.add_reports(&rows, &settings, self.batch_generation);
+                    lib.add_reports(&rows, &settings, &output, self.batch_generation);
                     lib.mark_dirty_now();
                 }
             }
@@ -514,7 +549,7 @@ impl ClipJobs {
                 }
             }
         }
-        let settings = job.settings.clone();
+        let (settings, output) = (job.settings.clone(), job.output.clone());
         if !rows.is_empty() {
             // A file leaves the queue once all its rows are in (a glTF file has several).
             let mut done_files: HashSet<PathBuf> = HashSet::new();
@@ -524,7 +559,7 @@ impl ClipJobs {
             for f in done_files {
                 job.queued.remove(&f);
             }
-            lib.add_reports(&rows, &settings, self.batch_generation);
+            lib.add_reports(&rows, &settings, &output, self.batch_generation);
         }
         if let Some(report) = finished
             && let Some(job) = self.batch.take()
@@ -567,6 +602,8 @@ pub struct LabClipOutcome {
     pub sample_rate: f32,
     /// `(codec, max error over bones at each sample, cm)`, in the lab's codec order.
     pub series: Vec<(String, Vec<f64>)>,
+    /// The settings it ran with and where each came from (one line).
+    pub settings: String,
 }
 
 /// Where a lab job is (the view shows it next to the spinner).
@@ -642,10 +679,52 @@ pub fn lab_options(settings: &crate::anim::CompressionSettings) -> crate::anim::
     }
 }
 
+/// The lab's options for one clip and the line that says them: the clip's effective settings
+/// (its folder's `clipforge.toml`, a kept `[[clip]]` choice, else the Clips tab's), in the
+/// clip's units as a batch gives them to the compressor. The lab has no per-bone thresholds:
+/// the line says when the clip has some.
+pub fn clip_lab_options(
+    lib: &Library,
+    key: &RowKey,
+    tab: &crate::anim::CompressionSettings,
+) -> (crate::anim::lab::LabOptions, String) {
+    let eff = lib
+        .row(key)
+        .and_then(|r| r.effective.as_ref())
+        .and_then(|e| e.as_ref().ok());
+    let Some(e) = eff else {
+        return (
+            lab_options(tab),
+            format!(
+                "threshold {} cm{} (Clips tab settings)",
+                tab.error_threshold,
+                tab.shell_distance
+                    .map_or(String::new(), |d| format!(" · shell {d} cm"))
+            ),
+        );
+    };
+    let k = e.units.cm_per_unit();
+    let to_units = |cm: f32| (cm as f64 / k) as f32;
+    let (d, x) = super::model::APP_SOURCES;
+    let mut text = e.describe(d, x);
+    if !e.bones.is_empty() {
+        text.push_str(" (the lab applies no per-bone settings)");
+    }
+    (
+        crate::anim::lab::LabOptions {
+            settings_threshold: to_units(e.error_threshold_cm),
+            shell_distance: e.shell_distance_cm.map(to_units),
+            timings: true,
+        },
+        text,
+    )
+}
+
 /// Starts the lab on one clip.
 pub fn start_lab_clip(
     key: RowKey,
     opts: crate::anim::lab::LabOptions,
+    settings: String,
     ctx: egui::Context,
 ) -> LabClipJob {
     let (tx, rx) = mpsc::channel();
@@ -657,7 +736,10 @@ pub fn start_lab_clip(
             .name("clipforge-lab".into())
             .spawn(move || {
                 pipeline::lower_thread_priority();
-                let r = run_lab_clip(&key, &opts, &cancel, &stage);
+                let r = run_lab_clip(&key, &opts, &cancel, &stage).map(|mut o| {
+                    o.settings = settings;
+                    o
+                });
                 if !cancel.is_cancelled() {
                     let _ = tx.send(r);
                     ctx.request_repaint();
@@ -711,6 +793,7 @@ fn run_lab_clip(
         lab,
         sample_rate: clip.sample_rate,
         series,
+        settings: String::new(),
     })
 }
 
@@ -770,10 +853,10 @@ fn lab_one(
     Ok(lab)
 }
 
-/// Starts the lab over `clips` (`(key, label)`), grouped by file so each file is read once.
+/// Starts the lab over `clips` (`(key, label, options)`: each clip with its own settings),
+/// grouped by file so each file is read once.
 pub fn start_lab_batch(
-    clips: Vec<(RowKey, String)>,
-    opts: crate::anim::lab::LabOptions,
+    clips: Vec<(RowKey, String, crate::anim::lab::LabOptions)>,
     ctx: egui::Context,
 ) -> LabBatchJob {
     let (tx, rx) = mpsc::channel();
@@ -792,13 +875,13 @@ pub fn start_lab_batch(
                     let end = i + clips[i..].iter().take_while(|c| c.0.path == path).count();
                     let shown = path.display().to_string();
                     let file = formats::load_clips(&path).map_err(|e| e.to_string());
-                    for (key, label) in &clips[i..end] {
+                    for (key, label, opts) in &clips[i..end] {
                         if cancel.is_cancelled() {
                             break;
                         }
                         let result = match &file {
                             Err(e) => Err(e.clone()),
-                            Ok(all) => lab_one(all, key, &shown, &opts),
+                            Ok(all) => lab_one(all, key, &shown, opts),
                         };
                         done.fetch_add(1, Ordering::Relaxed);
                         let row = LabBatchRow {

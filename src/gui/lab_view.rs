@@ -224,16 +224,27 @@ impl LabView {
     }
 
     /// Runs the lab on `key` (replacing a run on another clip).
-    pub fn start_clip(&mut self, key: RowKey, settings: &CompressionSettings, ctx: egui::Context) {
+    /// With the clip's effective settings (`settings`: the Clips tab's, what applies where no
+    /// folder file or `[[clip]]` table says otherwise).
+    pub fn start_clip(
+        &mut self,
+        key: RowKey,
+        lib: &Library,
+        settings: &CompressionSettings,
+        ctx: egui::Context,
+    ) {
         self.selected = Some(key.clone());
         self.clip_message = None;
-        self.clip_job = Some(jobs::start_lab_clip(key, jobs::lab_options(settings), ctx));
+        let (opts, text) = jobs::clip_lab_options(lib, &key, settings);
+        self.clip_job = Some(jobs::start_lab_clip(key, opts, text, ctx));
     }
 
     /// Runs the lab over `clips` (`(key, label)`), forgetting the previous batch.
+    /// Each clip with its own effective settings (see [`Self::start_clip`]).
     pub fn start_batch(
         &mut self,
         clips: Vec<(RowKey, String)>,
+        lib: &Library,
         settings: &CompressionSettings,
         ctx: egui::Context,
     ) {
@@ -242,11 +253,14 @@ impl LabView {
         }
         self.batch_rows.clear();
         self.batch_message = None;
-        self.batch_job = Some(jobs::start_lab_batch(
-            clips,
-            jobs::lab_options(settings),
-            ctx,
-        ));
+        let clips = clips
+            .into_iter()
+            .map(|(k, l)| {
+                let (opts, _) = jobs::clip_lab_options(lib, &k, settings);
+                (k, l, opts)
+            })
+            .collect();
+        self.batch_job = Some(jobs::start_lab_batch(clips, ctx));
     }
 
     /// Draws the tab. `clips_selected` is the Clips tab's selection (the default clip).
@@ -269,13 +283,7 @@ impl LabView {
             ui.selectable_value(&mut self.mode, LabMode::Clip, "Per clip");
             ui.selectable_value(&mut self.mode, LabMode::Batch, "Per batch");
             ui.separator();
-            ui.label(format!(
-                "threshold {} cm{} (the Clips tab's settings)",
-                settings.error_threshold,
-                settings
-                    .shell_distance
-                    .map_or(String::new(), |d| format!(", shell {d} cm"))
-            ));
+            ui.label("each clip with its own settings (its folder's clipforge.toml, a kept choice, else the Clips tab's)");
         });
         ui.separator();
         match self.mode {
@@ -347,7 +355,7 @@ impl LabView {
         });
         if let Some(k) = picked {
             // Picking a clip runs the lab on it at once (cancelling a run on another clip).
-            self.start_clip(k, settings, ui.ctx().clone());
+            self.start_clip(k, lib, settings, ui.ctx().clone());
         }
         let Some(out) = self.clip.clone() else {
             ui.add_space(20.0);
@@ -365,6 +373,7 @@ impl LabView {
                 ui.weak("(the last clip measured)");
             }
         });
+        ui.add(egui::Label::new(format!("Ran with {}", out.settings)).wrap());
         ui.add_space(4.0);
         // The figures and the decode times side by side, the error over time below at full width.
         ui.horizontal_top(|ui| {
@@ -397,7 +406,7 @@ impl LabView {
                 .on_hover_text("Every clip the Clips tab's table shows (its filter applies), one after the other")
                 .clicked()
             {
-                self.start_batch(clips.clone(), settings, ui.ctx().clone());
+                self.start_batch(clips.clone(), lib, settings, ui.ctx().clone());
             }
             if let Some(job) = &self.batch_job {
                 let done = job.done.load(std::sync::atomic::Ordering::Relaxed);

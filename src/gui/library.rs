@@ -14,7 +14,7 @@ use egui_extras::{Column, TableBuilder};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-const COLUMNS: [(SortColumn, &str); 11] = [
+const COLUMNS: [(SortColumn, &str); 12] = [
     (SortColumn::Name, "Clip"),
     (SortColumn::Format, "Format"),
     (SortColumn::Bones, "Bones"),
@@ -24,6 +24,7 @@ const COLUMNS: [(SortColumn, &str); 11] = [
     (SortColumn::Compressed, "Compressed"),
     (SortColumn::Ratio, "Ratio"),
     (SortColumn::MaxError, "Max error (cm)"),
+    (SortColumn::Threshold, "Threshold"),
     (SortColumn::Time, "Time (ms)"),
     (SortColumn::Status, "Status"),
 ];
@@ -254,7 +255,8 @@ impl ClipsView {
         });
     }
 
-    fn table(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>, out: &mut Vec<Command>) {
+    /// The filter, the counts and the hint above the table.
+    fn filter_row(&mut self, ui: &mut egui::Ui, cx: &ClipsCtx<'_>) {
         ui.horizontal(|ui| {
             super::filter::filter_field(ui, &mut self.filter, "name, path, format, status");
             let lib = &cx.library;
@@ -270,7 +272,14 @@ impl ClipsView {
             if !self.selection.is_empty() && ui.small_button("Clear selection").clicked() {
                 self.selection.clear();
             }
+            if cx.open_clip.is_none() && !cx.library.rows.is_empty() {
+                ui.weak("· click a row to open its clip (Ctrl/Shift+click: select several)");
+            }
         });
+    }
+
+    fn table(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>, out: &mut Vec<Command>) {
+        self.filter_row(ui, cx);
         if cx.library.rows.is_empty() {
             ui.add_space(20.0);
             ui.vertical_centered(|ui| {
@@ -305,7 +314,8 @@ impl ClipsView {
             .column(Column::initial(78.0).at_least(60.0))
             .column(Column::initial(84.0).at_least(60.0))
             .column(Column::initial(56.0).at_least(44.0))
-            .column(Column::initial(104.0).at_least(60.0))
+            .column(Column::initial(100.0).at_least(60.0))
+            .column(Column::initial(70.0).at_least(50.0))
             .column(Column::initial(70.0).at_least(50.0))
             .column(Column::remainder().at_least(120.0).clip(true))
             .min_scrolled_height(0.0)
@@ -416,6 +426,7 @@ impl ClipsView {
                             }
                         }
                     });
+                    row.col(|ui| threshold_cell(ui, r));
                     row.col(|ui| {
                         ui.label(
                             rep.filter(|p| !p.skipped)
@@ -570,6 +581,27 @@ impl ClipsView {
     }
 }
 
+/// The Threshold cell: the threshold (cm) the shown result was made with (else what applies
+/// now), a `*` when a `[[clip]]` table or per-bone settings apply to the clip; its hover says
+/// every setting and where it came from.
+fn threshold_cell(ui: &mut egui::Ui, r: &super::model::Row) {
+    let Some(s) = r.shown_settings() else {
+        if let Some(Err(e)) = &r.effective {
+            ui.colored_label(ui.visuals().error_fg_color, "unusable")
+                .on_hover_text(e);
+        }
+        return;
+    };
+    let mut text = format!("{}", s.error_threshold_cm);
+    if s.has_override() {
+        text.push_str(" *");
+    }
+    let cell = ui.add(egui::Label::new(text).selectable(false).truncate());
+    if let Some(t) = r.settings_text() {
+        cell.on_hover_text(t);
+    }
+}
+
 fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
     let v = ui.visuals();
     let color = match s {
@@ -579,14 +611,13 @@ fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
         _ => v.text_color(),
     };
     let text = s.text();
-    let r = ui.add(
+    // A truncated label shows its whole text on hover by itself (a hover text of our own
+    // showed it twice).
+    ui.add(
         egui::Label::new(egui::RichText::new(&text).color(color))
             .selectable(false)
             .truncate(),
     );
-    if matches!(s, RowStatus::Failed(_) | RowStatus::Unreadable(_)) {
-        r.on_hover_text(text);
-    }
 }
 
 /// A Recent menu; true when a folder was picked (it is in `target`).

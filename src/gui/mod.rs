@@ -77,6 +77,7 @@ pub use pipelines::{
     PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, PipelinesView, SavedPipeline,
     pipelines_toml,
 };
+pub use plots::plot_rect_id;
 pub use settings::{Preset, SettingsView};
 pub use util::{FrameStats, bundled_assets_dir};
 // The Headers tab's modules reach these through `super::`.
@@ -122,6 +123,9 @@ pub struct AppState {
     pub drop: drop::DropState,
     /// The "Compare presets" (A/B) window of a clip.
     pub ab: ab_view::AbView,
+    /// The output folder whose skip cache the table's rows were last looked up in: another one
+    /// typed or picked is looked up at once (a row's state comes from the folder shown).
+    cache_output: PathBuf,
 }
 
 /// How many handled commands [`AppState::command_log`] keeps.
@@ -160,6 +164,7 @@ impl AppState {
             command_log: std::collections::VecDeque::new(),
             drop: drop::DropState::default(),
             ab: ab_view::AbView::default(),
+            cache_output: PathBuf::new(),
         }
     }
 
@@ -261,7 +266,9 @@ impl AppState {
             Tab::Charts => {
                 // A clicked dot opens its clip in the Clips tab.
                 let picked = egui::CentralPanel::default()
-                    .show(ui, |ui| charts::charts_ui(ui, &self.library))
+                    .show(ui, |ui| {
+                        charts::charts_ui(ui, &self.library, &self.clips.filter)
+                    })
                     .inner;
                 match picked {
                     Some(key) => {
@@ -281,7 +288,15 @@ impl AppState {
             }
             Tab::Watch => {
                 egui::CentralPanel::default().show(ui, |ui| self.watch.ui(ui));
-                Vec::new()
+                match self.watch.browse_request.take() {
+                    Some(pipelines::FormFolder::Input) => {
+                        vec![Command::BrowseFolder(DialogTarget::PipelineInput)]
+                    }
+                    Some(pipelines::FormFolder::Output) => {
+                        vec![Command::BrowseFolder(DialogTarget::PipelineOutput)]
+                    }
+                    None => Vec::new(),
+                }
             }
             Tab::Headers => {
                 self.headers.ui(ui, &mut self.persisted.headers);
@@ -354,6 +369,9 @@ impl AppState {
             egui::Panel::bottom("cf_detail")
                 .resizable(true)
                 .default_size((h * 0.52).max(200.0))
+                // The clip table keeps room for rows whatever the detail holds (at 1280×800
+                // with the per-bone table open it shrank to one row).
+                .max_size((h - 170.0).max(200.0))
                 .show(ui, |ui| out.extend(detail.ui(ui, library, threshold)));
         }
         egui::CentralPanel::default().show(ui, |ui| out.extend(clips.table_ui(ui, &mut cx)));
@@ -433,6 +451,7 @@ impl AppState {
             Command::SetWatched { dir, on } => self.set_watched(&dir, on),
             Command::Export { json } => self.clips.export_message = Some(self.export(json)),
             Command::SettingsChanged => self.library.mark_dirty_now(),
+            Command::SettingsFilesChanged => self.library.settings_files_changed(),
             Command::ClearSelection => self.clips.selection.clear(),
             Command::Message { text, error } => self.clips.message = Some((text, error)),
             Command::Drop(action) => self.apply_drop(action),
@@ -557,7 +576,11 @@ impl AppState {
             .map(|r| r.generation)
             .unwrap_or(self.jobs.batch_generation);
         let settings = self.persisted.settings.compression();
-        self.library.add_reports(&[report], &settings, generation);
+        let output = PathBuf::from(self.persisted.output_dir.trim());
+        // Its [[clip]] table was just written: what applies to the clip changed.
+        self.library.settings_files_changed();
+        self.library
+            .add_reports(&[report], &settings, &output, generation);
     }
 
     /// Scans the input folder (the table fills when it returns).
@@ -569,6 +592,8 @@ impl AppState {
                 self.persisted.remember_recent();
                 if self.library.root.as_deref() != Some(root.as_path()) {
                     self.handle(Command::ClearDetail);
+                    // Another folder: the old folder's filter would hide its rows ("0 of 34").
+                    self.clips.filter.clear();
                 }
             }
         }
@@ -630,6 +655,8 @@ impl AppState {
         let start = match target {
             DialogTarget::Input => self.persisted.input_dir.clone(),
             DialogTarget::Output => self.persisted.output_dir.clone(),
+            DialogTarget::PipelineInput => self.watch.form.input.clone(),
+            DialogTarget::PipelineOutput => self.watch.form.output.clone(),
         };
         std::thread::spawn(move || {
             let mut d = rfd::FileDialog::new().set_title("Choose a folder");
@@ -657,12 +684,22 @@ impl AppState {
                                     out.push(Command::Scan);
                                 }
                                 DialogTarget::Output => self.persisted.output_dir = s,
+                                DialogTarget::PipelineInput => self.watch.form.input = s,
+                                DialogTarget::PipelineOutput => self.watch.form.output = s,
                             }
                         }
-                        None => out.push(Command::Message {
-                            text: "No folder chosen (or no folder dialog on this desktop): type the path instead".into(),
-                            error: false,
-                        }),
+                        None => {
+                            let text = "No folder chosen (or no folder dialog on this desktop): type the path instead";
+                            match target {
+                                DialogTarget::PipelineInput | DialogTarget::PipelineOutput => {
+                                    self.watch.message = Some((text.into(), false))
+                                }
+                                _ => out.push(Command::Message {
+                                    text: text.into(),
+                                    error: false,
+                                }),
+                            }
+                        }
                     }
                 }
                 Err(mpsc::TryRecvError::Disconnected) => self.folder_dialog = None,
@@ -681,6 +718,17 @@ impl AppState {
             jobs: 0,
             use_skip_cache: true,
         });
+        let output = PathBuf::from(output);
+        if self.jobs.scan_job.is_some() {
+            // The scan's own lookup reads the folder shown when it returns.
+            self.cache_output = output;
+        } else if output != self.cache_output {
+            self.cache_output = output;
+            if self.jobs.batch.is_none() && self.library.root.is_some() {
+                self.jobs
+                    .output_changed(&mut self.library, cache.clone(), ctx);
+            }
+        }
         self.jobs.poll_scan(&mut self.library, cache, ctx, &mut out);
         self.jobs.poll_cached(&mut self.library);
         self.jobs.poll_inspect(&mut self.library);
@@ -721,8 +769,12 @@ impl AppState {
             }
             self.library.ensure_file(&root, &r.path);
             self.jobs.batch_generation += 1;
-            self.library
-                .add_reports(&r.reports, &r.settings, self.jobs.batch_generation);
+            self.library.add_reports(
+                &r.reports,
+                &r.settings,
+                &r.output,
+                self.jobs.batch_generation,
+            );
         }
         if self.watch.take_changed() {
             self.persisted.pipelines = self.watch.saved();
@@ -735,6 +787,7 @@ impl AppState {
     fn rebuild_library(&mut self) {
         self.library.rebuild_if_needed(
             &self.persisted.settings.compression(),
+            Path::new(self.persisted.output_dir.trim()),
             self.persisted.sort,
             &self.clips.filter,
             self.jobs.queued(),

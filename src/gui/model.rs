@@ -4,6 +4,7 @@
 
 use crate::anim::CompressionSettings;
 use crate::pipeline::ClipFile;
+use crate::pipeline::folder_settings::{ClipSettings, Overrides, SettingsResolver, root_of};
 use crate::pipeline::report::{ClipReport, percentile};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -37,6 +38,9 @@ pub enum Inspect {
 pub struct StoredResult {
     pub report: Arc<ClipReport>,
     pub settings: CompressionSettings,
+    /// The output folder it was written into: a row shows only the results of the output
+    /// folder shown now (another folder's "up to date" would be a lie there).
+    pub output: PathBuf,
     /// The batch that made it.
     pub generation: u64,
 }
@@ -98,9 +102,49 @@ pub struct Row {
     pub raw_bytes: Option<u64>,
     pub result: Option<StoredResult>,
     pub status: RowStatus,
+    /// The settings a batch would compress it with now and where each comes from (the Clips
+    /// tab's, its folder's `clipforge.toml`, a `[[clip]]` table, per-bone tables), or why its
+    /// settings file cannot be used.
+    pub effective: Option<Result<ClipSettings, String>>,
 }
 
+/// Where the app's defaults come from and what sets explicit options in it, for
+/// [`ClipSettings::describe`].
+pub const APP_SOURCES: (&str, &str) = ("Clips tab settings", "pipeline");
+
 impl Row {
+    /// One line per setting in force for what the row shows, and where each came from; with
+    /// what applies now when that differs (the row is stale).
+    pub fn settings_text(&self) -> Option<String> {
+        let (d, e) = APP_SOURCES;
+        let made = self.good_report().and_then(|r| r.settings.as_ref());
+        let now = self.effective.as_ref();
+        let mut out = match (made, now) {
+            (Some(m), _) => format!("Compressed with {}", m.describe(d, e)),
+            (None, Some(Ok(n))) => format!("Will compress with {}", n.describe(d, e)),
+            (None, Some(Err(err))) => return Some(format!("Settings file unusable: {err}")),
+            (None, None) => return None,
+        };
+        if let Some(m) = made {
+            match now {
+                Some(Ok(n)) if !m.same_effect(n) => {
+                    out.push_str(&format!("\nNow applies: {}", n.describe(d, e)));
+                }
+                Some(Err(err)) => out.push_str(&format!("\nSettings file unusable now: {err}")),
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+
+    /// The settings its result was made with (when it has one), else what applies now: what
+    /// the Threshold column and the detail show.
+    pub fn shown_settings(&self) -> Option<&ClipSettings> {
+        self.good_report()
+            .and_then(|r| r.settings.as_ref())
+            .or(self.effective.as_ref().and_then(|e| e.as_ref().ok()))
+    }
+
     pub fn report(&self) -> Option<&ClipReport> {
         self.result.as_ref().map(|r| r.report.as_ref())
     }
@@ -122,6 +166,7 @@ pub enum SortColumn {
     Compressed,
     Ratio,
     MaxError,
+    Threshold,
     Time,
     Status,
 }
@@ -202,6 +247,13 @@ pub struct Library {
     last_filter: String,
     last_sort: Option<SortState>,
     last_settings: Option<CompressionSettings>,
+    /// The output folder the rows were built for (rows show only its results).
+    output: PathBuf,
+    /// Reads the folders' `clipforge.toml` files once (for `last_settings`); dropped when
+    /// they or the tab's settings change.
+    resolver: Option<SettingsResolver>,
+    /// What applies to each file now (see [`Row::effective`]).
+    effective: HashMap<PathBuf, Result<ClipSettings, String>>,
 }
 
 impl Library {
@@ -234,6 +286,54 @@ impl Library {
         // Not inspected: its rows come from its reports (not "pending" forever when it failed).
         self.inspect.push(Inspect::Clips(Vec::new()));
         self.mark_dirty_now();
+    }
+
+    /// A `clipforge.toml` was written (per-bone table, kept A/B side): what applies to each
+    /// clip is read again, and the rows whose results were made otherwise turn stale at once.
+    pub fn settings_files_changed(&mut self) {
+        self.resolver = None;
+        self.effective.clear();
+        self.mark_dirty_now();
+    }
+
+    /// What applies to file `fi` now (resolved once per settings change).
+    fn effective_of(&mut self, fi: usize) -> Option<Result<ClipSettings, String>> {
+        let f = self.files.get(fi)?;
+        if let Some(e) = self.effective.get(&f.path) {
+            return Some(e.clone());
+        }
+        let defaults = self.last_settings.clone()?;
+        let resolver = self
+            .resolver
+            .get_or_insert_with(|| SettingsResolver::new(defaults, Overrides::default()));
+        let root = root_of(&f.path, &f.relative);
+        let e = resolver
+            .resolve(&root, &f.path, f.format)
+            .map(|r| r.clip)
+            .map_err(|e| e.to_string());
+        self.effective.insert(f.path.clone(), e.clone());
+        Some(e)
+    }
+
+    /// Forgets every result written into `output` (its skip cache is read again: the files
+    /// may have changed or gone since).
+    pub fn forget_output(&mut self, output: &Path) {
+        for list in self.results.values_mut() {
+            list.retain(|r| r.output != output);
+        }
+        self.mark_dirty_now();
+    }
+
+    /// True when `path` has a result written into `output`.
+    pub fn has_result_for(&self, path: &Path, output: &Path) -> bool {
+        self.results
+            .get(path)
+            .is_some_and(|l| l.iter().any(|r| r.output == output))
+    }
+
+    /// The output folder the rows show results of.
+    pub fn output(&self) -> &Path {
+        &self.output
     }
 
     /// Forgets the results of a file (its row stays, not compressed).
@@ -283,6 +383,7 @@ impl Library {
         &mut self,
         reports: &[ClipReport],
         settings: &CompressionSettings,
+        output: &Path,
         generation: u64,
     ) {
         for r in reports {
@@ -294,10 +395,15 @@ impl Library {
         }
         for r in reports.iter().filter(|r| !r.cancelled) {
             let list = self.results.entry(PathBuf::from(&r.input)).or_default();
-            list.retain(|old| old.generation == generation && old.report.clip != r.clip);
+            // Another output folder's results stay (shown again when it is), the same folder's
+            // older batches go.
+            list.retain(|old| {
+                old.output != output || (old.generation == generation && old.report.clip != r.clip)
+            });
             list.push(StoredResult {
                 report: Arc::new(r.clone()),
                 settings: settings.clone(),
+                output: output.to_path_buf(),
                 generation,
             });
         }
@@ -326,10 +432,12 @@ impl Library {
     /// are rebuilt in place at once (a few rows per frame, so a batch over thousands of clips
     /// never rebuilds the whole table per result); full rebuilds, and the O(n log n) re-sort and
     /// summary that follow row changes, run at most every [`Self::rebuild_interval`] unless forced.
-    /// `queued`: the files a running batch has not finished.
+    /// `queued`: the files a running batch has not finished; `output`: the output folder shown
+    /// (only its results count).
     pub fn rebuild_if_needed(
         &mut self,
         settings: &CompressionSettings,
+        output: &Path,
         sort: SortState,
         filter: &str,
         batch: Option<&HashSet<PathBuf>>,
@@ -337,6 +445,10 @@ impl Library {
         let settings = settings.clone();
         if self.last_settings.as_ref() != Some(&settings) {
             self.last_settings = Some(settings.clone());
+            self.settings_files_changed();
+        }
+        if self.output != output {
+            self.output = output.to_path_buf();
             self.mark_dirty_now();
         }
         let interval = self.rebuild_interval();
@@ -378,7 +490,8 @@ impl Library {
                 self.dirty = true;
                 return;
             };
-            let new_rows = self.rows_of_file(f, settings, batch);
+            let eff = self.effective_of(f);
+            let new_rows = self.rows_of_file(f, settings, batch, eff);
             if new_rows.len() != range.len() {
                 self.dirty = true;
                 return;
@@ -395,7 +508,8 @@ impl Library {
         let mut file_rows = Vec::with_capacity(self.files.len());
         for fi in 0..self.files.len() {
             let start = rows.len();
-            rows.extend(self.rows_of_file(fi, settings, batch));
+            let eff = self.effective_of(fi);
+            rows.extend(self.rows_of_file(fi, settings, batch, eff));
             file_rows.push(start..rows.len());
         }
         self.rows = rows;
@@ -408,14 +522,16 @@ impl Library {
         fi: usize,
         settings: &CompressionSettings,
         batch: Option<&HashSet<PathBuf>>,
+        effective: Option<Result<ClipSettings, String>>,
     ) -> Vec<Row> {
         let mut rows = Vec::new();
         let f = &self.files[fi];
-        let results = self
+        // Only what was written into the output folder shown.
+        let results: Vec<&StoredResult> = self
             .results
             .get(&f.path)
-            .map(|v| v.as_slice())
-            .unwrap_or(&[]);
+            .map(|v| v.iter().filter(|r| r.output == self.output).collect())
+            .unwrap_or_default();
         let queued = batch.is_some_and(|q| q.contains(&f.path));
         let fmt = f.format.label();
         let stem = file_stem(&f.path);
@@ -425,7 +541,8 @@ impl Library {
                         res: Option<&StoredResult>,
                         unreadable: Option<&str>| {
             let rep = res.map(|r| r.report.as_ref());
-            let status = status_of(res, settings, queued, unreadable, &f.path);
+            let now = effective.as_ref().and_then(|e| e.as_ref().ok());
+            let status = status_of(res, settings, now, queued, unreadable, &f.path);
             let label = if name == stem || name.is_empty() {
                 stem.clone()
             } else {
@@ -454,6 +571,7 @@ impl Library {
                     .or(rep.filter(|r| r.raw_bytes > 0).map(|r| r.raw_bytes)),
                 result: res.cloned(),
                 status,
+                effective: effective.clone(),
             });
         };
         match self.inspect.get(fi).unwrap_or(&Inspect::Pending) {
@@ -462,12 +580,13 @@ impl Library {
                     let res = results
                         .iter()
                         .find(|r| r.report.clip == m.name)
+                        .copied()
                         .or_else(|| {
                             (results.len() == 1
                                 && (clips.len() == 1 || results[0].report.error.is_some()))
-                            .then(|| &results[0])
+                            .then(|| results[0])
                         })
-                        .or_else(|| (results.len() == clips.len()).then(|| &results[ci]));
+                        .or_else(|| (results.len() == clips.len()).then(|| results[ci]));
                     push(m.name.clone(), Some(m), res, None);
                 }
             }
@@ -479,7 +598,7 @@ impl Library {
                 if results.is_empty() {
                     push(stem.clone(), None, None, unreadable);
                 } else {
-                    for r in results {
+                    for r in results.iter().copied() {
                         let name = if r.report.clip.is_empty() {
                             stem.clone()
                         } else {
@@ -517,6 +636,9 @@ impl Library {
                 SortColumn::Compressed => rep.map_or(-1.0, |r| r.compressed_bytes as f64),
                 SortColumn::Ratio => rep.map_or(-1.0, |r| r.ratio),
                 SortColumn::MaxError => rep.map_or(-1.0, |r| r.max_error_cm),
+                SortColumn::Threshold => r
+                    .shown_settings()
+                    .map_or(-1.0, |s| s.error_threshold_cm as f64),
                 SortColumn::Time => rep.map_or(-1.0, |r| r.compress_ms),
                 _ => 0.0,
             }
@@ -567,6 +689,7 @@ fn short_error(msg: &str, path: &std::path::Path) -> String {
 fn status_of(
     res: Option<&StoredResult>,
     settings: &CompressionSettings,
+    effective: Option<&ClipSettings>,
     queued: bool,
     unreadable: Option<&str>,
     path: &std::path::Path,
@@ -582,7 +705,7 @@ fn status_of(
         Some(r) => {
             if let Some(e) = &r.report.error {
                 RowStatus::Failed(short_error(e, path))
-            } else if &r.settings != settings {
+            } else if is_stale(r, settings, effective) {
                 RowStatus::Stale
             } else if r.report.over_threshold(threshold_of(r, settings)) {
                 RowStatus::OverThreshold
@@ -592,6 +715,21 @@ fn status_of(
                 RowStatus::Ok
             }
         }
+    }
+}
+
+/// Made with other settings than a batch would use now: what made it (its report's settings)
+/// against what applies now (the tab's settings with the clip's folder file, `[[clip]]` and
+/// per-bone tables), so a saved per-bone table or a kept side is seen at once; a report without
+/// recorded settings is compared with the tab's settings it was made with.
+fn is_stale(
+    r: &StoredResult,
+    settings: &CompressionSettings,
+    effective: Option<&ClipSettings>,
+) -> bool {
+    match (r.report.settings.as_ref(), effective) {
+        (Some(made), Some(now)) => !made.same_effect(now),
+        _ => &r.settings != settings,
     }
 }
 

@@ -277,6 +277,8 @@ impl PipelineRun {
 pub struct PipelineResult {
     /// The settings the pipeline compresses with (what its rows are compared with).
     pub settings: CompressionSettings,
+    /// The pipeline's output folder (its rows count only while the Clips tab shows it).
+    pub output: PathBuf,
     pub path: PathBuf,
     pub reports: Vec<ClipReport>,
     /// The input went away (its outputs were deleted).
@@ -301,23 +303,69 @@ pub struct LogEntry {
     pub message: String,
 }
 
-/// The "Add a pipeline" form.
+/// The "Add a pipeline" form: every key of a `[[pipeline]]` table.
 pub struct NewPipelineForm {
+    /// Empty: the input folder's name (made unique).
+    pub name: String,
     pub input: String,
     pub output: String,
     pub preset: Preset,
     pub custom_cm: f64,
+    /// Shell distance (cm) when ticked; else the preset's, or each bone's own.
+    pub shell_on: bool,
+    pub shell_cm: f64,
+    /// Exclude patterns (regular expressions), comma-separated.
+    pub exclude: String,
+    /// Worker threads (0 = every core).
+    pub jobs: usize,
 }
 
 impl Default for NewPipelineForm {
     fn default() -> Self {
         Self {
+            name: String::new(),
             input: String::new(),
             output: String::new(),
             preset: Preset::Default,
             custom_cm: 0.01,
+            shell_on: false,
+            shell_cm: 3.0,
+            exclude: String::new(),
+            jobs: 0,
         }
     }
+}
+
+impl NewPipelineForm {
+    /// The pipeline the form describes.
+    pub fn config(&self) -> PipelineConfig {
+        let mut c = PipelineConfig::with_preset(
+            self.name.trim(),
+            &self.input,
+            &self.output,
+            self.preset,
+            self.custom_cm,
+        );
+        if self.shell_on {
+            c.shell_distance = Some(short_f64(self.shell_cm as f32));
+        }
+        c.exclude = self
+            .exclude
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect();
+        c.jobs = self.jobs;
+        c
+    }
+}
+
+/// Which folder of the add form a folder dialog fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormFolder {
+    Input,
+    Output,
 }
 
 /// Every pipeline of the Watch tab, the event log, and the tab's forms.
@@ -333,6 +381,8 @@ pub struct PipelinesState {
     pub message: Option<(String, bool)>,
     /// The list or a running state changed: the app persists it.
     changed: bool,
+    /// A Browse button of the add form was pressed: the app opens its folder dialog.
+    pub browse_request: Option<FormFolder>,
 }
 
 const LOG_LIMIT: usize = 5000;
@@ -573,6 +623,7 @@ impl PipelinesState {
                 if removed || !e.reports.is_empty() {
                     results.push(PipelineResult {
                         settings: settings.clone(),
+                        output: PathBuf::from(p.config.output.trim()),
                         path: e.path.clone(),
                         reports: e.reports,
                         removed,
@@ -838,12 +889,34 @@ fn add_form(ui: &mut egui::Ui, w: &mut PipelinesState) {
     ui.label(egui::RichText::new("Add a pipeline").strong());
     let mut add = false;
     ui.horizontal_wrapped(|ui| {
+        let l = ui.label("Pipeline name:");
+        ui.add(
+            egui::TextEdit::singleline(&mut w.form.name)
+                .desired_width(120.0)
+                .hint_text("input's name"),
+        )
+        .labelled_by(l.id)
+        .on_hover_text("Empty: the input folder's name");
         let l = ui.label("Pipeline input:");
-        ui.add(egui::TextEdit::singleline(&mut w.form.input).desired_width(240.0))
+        ui.add(egui::TextEdit::singleline(&mut w.form.input).desired_width(220.0))
             .labelled_by(l.id);
+        if ui
+            .button("Browse…")
+            .on_hover_text("Folder dialog for the pipeline's input")
+            .clicked()
+        {
+            w.browse_request = Some(FormFolder::Input);
+        }
         let l = ui.label("Pipeline output:");
-        ui.add(egui::TextEdit::singleline(&mut w.form.output).desired_width(240.0))
+        ui.add(egui::TextEdit::singleline(&mut w.form.output).desired_width(220.0))
             .labelled_by(l.id);
+        if ui
+            .button("Browse… ")
+            .on_hover_text("Folder dialog for the pipeline's output")
+            .clicked()
+        {
+            w.browse_request = Some(FormFolder::Output);
+        }
         let l = ui.label("Preset:");
         egui::ComboBox::from_id_salt("cf_pipeline_preset")
             .selected_text(w.form.preset.label())
@@ -864,19 +937,36 @@ fn add_form(ui: &mut egui::Ui, w: &mut PipelinesState) {
             )
             .on_hover_text("Error threshold of this pipeline, in cm");
         }
+        ui.checkbox(&mut w.form.shell_on, "Shell distance:")
+            .on_hover_text(
+                "Unticked: the preset's, else each bone's own (or the folders' clipforge.toml)",
+            );
+        ui.add_enabled(
+            w.form.shell_on,
+            egui::DragValue::new(&mut w.form.shell_cm)
+                .range(0.01..=1000.0)
+                .speed(0.1)
+                .suffix(" cm"),
+        );
+        let l = ui.label("Exclude:");
+        ui.add(
+            egui::TextEdit::singleline(&mut w.form.exclude)
+                .desired_width(140.0)
+                .hint_text("_old/, \\.tmp$"),
+        )
+        .labelled_by(l.id)
+        .on_hover_text("Regular expressions over the path relative to the input, comma-separated");
+        let l = ui.label("Threads:");
+        ui.add(egui::DragValue::new(&mut w.form.jobs).range(0..=256))
+            .labelled_by(l.id)
+            .on_hover_text("0: every core (at a lower priority than the app)");
         add = ui
             .button("Add pipeline")
             .on_hover_text("Adds it to the list and starts it")
             .clicked();
     });
     if add {
-        let config = PipelineConfig::with_preset(
-            "",
-            &w.form.input,
-            &w.form.output,
-            w.form.preset,
-            w.form.custom_cm,
-        );
+        let config = w.form.config();
         if !Path::new(config.input.as_str()).is_dir() {
             w.message = Some((format!("Input folder not found: {}", config.input), true));
             return;
@@ -887,6 +977,7 @@ fn add_form(ui: &mut egui::Ui, w: &mut PipelinesState) {
                 w.message = None;
                 w.form.input.clear();
                 w.form.output.clear();
+                w.form.name.clear();
             }
             Err(e) => w.message = Some((format!("Not added: {e}"), true)),
         }

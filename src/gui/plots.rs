@@ -41,7 +41,7 @@ pub fn bit_rate_plot(
         .max()
         .unwrap_or(16)
         .max(8);
-    Plot::new(id)
+    let resp = Plot::new(id)
         .width(w)
         .height(h)
         .allow_scroll(false)
@@ -83,6 +83,8 @@ pub fn bit_rate_plot(
                     .allow_hover(false),
             );
         });
+    let clip = ui.clip_rect();
+    ui.data_mut(|d| d.insert_temp(plot_rect_id(id), (resp.response.rect, clip)));
 }
 
 /// The colour key of the bit-rate histograms (a legend inside would cover the bars).
@@ -192,6 +194,9 @@ pub fn batch_histogram(lib: &Library) -> (Vec<u32>, u32, u32) {
 pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library, h: f32) {
     ui.label(egui::RichText::new("Bit rates (this clip)").strong());
     let w = ui.available_width();
+    // Both plots within the column (the batch plot's axis numbers were cut off below it): the
+    // labels, key and caption take ~90 px.
+    let h = h.min(((ui.clip_rect().bottom() - ui.cursor().top() - 90.0) / 2.0).max(60.0));
     match report {
         Some(r) => {
             ui.weak(format!(
@@ -217,6 +222,12 @@ pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Libr
     ui.label(egui::RichText::new("Bit rates (whole batch)").strong());
     let (hist, c, d) = batch_histogram(lib);
     bit_rate_plot(ui, "cf_bits_batch", (&hist, c, d), [w, h]);
+}
+
+/// Where a plot was drawn and the visible part of its panel, by plot id (egui temporary data,
+/// `(Rect, Rect)`): tests check that its axis is in view.
+pub fn plot_rect_id(plot_id: &str) -> egui::Id {
+    egui::Id::unique(("cf_plot_rect", plot_id))
 }
 
 /// X-axis label of the bit-rate histograms: bits per component (the bars left of 0, constant

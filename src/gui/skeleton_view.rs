@@ -73,6 +73,22 @@ fn project(p: Vec3, yaw: f32, pitch: f32) -> (f32, f32) {
     (x, y)
 }
 
+/// "suggested ×N": always there (greyed at the suggested factor), since a button that appeared
+/// on the first keystroke moved the panels under the pointer.
+fn suggested_button(ui: &mut egui::Ui, v: &mut ViewerState, suggested: f32) {
+    if ui
+        .add_enabled(
+            v.magnify != suggested,
+            egui::Button::new(format!("suggested ×{suggested}")).small(),
+        )
+        .on_hover_text("The factor that makes this clip's largest error a few pixels wide")
+        .clicked()
+    {
+        v.magnify = suggested;
+        v.magnify_set = false;
+    }
+}
+
 pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     let ns = d.num_samples.max(1);
     let last = (ns - 1) as f32;
@@ -139,15 +155,7 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         {
             v.follow = Some(follow);
         }
-        if v.magnify != d.suggested_magnify
-            && ui
-                .small_button(format!("suggested ×{}", d.suggested_magnify))
-                .on_hover_text("The factor that makes this clip's largest error a few pixels wide")
-                .clicked()
-        {
-            v.magnify = d.suggested_magnify;
-            v.magnify_set = false;
-        }
+        suggested_button(ui, v, d.suggested_magnify);
     });
 
     let size = egui::vec2(

@@ -331,6 +331,8 @@ pub struct DetailOutcome {
     /// The `clipforge.toml` of the clip's folder, where the bone table is saved.
     pub settings_file: PathBuf,
     pub saved_bones: Vec<BoneOverride>,
+    /// The per-bone settings saved for this clip only (its `[[clip.bone]]` tables there).
+    pub saved_clip_bones: Vec<BoneOverride>,
 }
 
 /// Loading and measuring one clip on a thread. Dropping it cancels it (its result is thrown away).
@@ -358,6 +360,7 @@ impl ClipDetailJob {
                 scalar: None,
                 settings_file: settings_file_of(&self.key),
                 saved_bones: Vec::new(),
+                saved_clip_bones: Vec::new(),
             }),
         }
     }
@@ -414,6 +417,8 @@ pub fn start_clip_detail(
                     );
                 let settings_file = settings_file_for(&key, root.as_deref());
                 let saved_bones = saved_app_bones(&settings_file);
+                let saved_clip_bones =
+                    crate::folder_settings::app_clip_bones(&settings_file, &key.path);
                 if !cancel.is_cancelled() {
                     let _ = tx.send(DetailOutcome {
                         key,
@@ -421,6 +426,7 @@ pub fn start_clip_detail(
                         scalar,
                         settings_file,
                         saved_bones,
+                        saved_clip_bones,
                     });
                     done();
                 }

@@ -95,6 +95,37 @@ pub struct ClipOverride {
     pub error_threshold: Option<f32>,
     /// In cm.
     pub shell_distance: Option<f32>,
+    /// Its `[[clip.bone]]` tables: per-bone settings for these clips only (the app's per-bone
+    /// table saved for "this clip"). They win over the folder's `[[bone]]` tables.
+    pub bones: Vec<BoneOverride>,
+}
+
+/// Where one of a clip's settings came from, most specific last.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingSource {
+    /// The defaults the caller gave: the app's Clips tab settings, the CLI's built-in defaults.
+    #[default]
+    Default,
+    /// An explicit option: a command line's flag or a pipeline's key.
+    Explicit,
+    /// The folder's `clipforge.toml` (its top-level keys).
+    Folder,
+    /// A `[[clip]]` table of that file (an A/B choice kept in the app, or written by hand).
+    Clip,
+}
+
+impl SettingSource {
+    /// Words for a user; `default` names what the defaults are where they are shown ("Clips
+    /// tab", "default"), `explicit` what set an explicit option ("command line", "pipeline").
+    pub fn label(self, default: &'static str, explicit: &'static str) -> &'static str {
+        match self {
+            SettingSource::Default => default,
+            SettingSource::Explicit => explicit,
+            SettingSource::Folder => "folder clipforge.toml",
+            SettingSource::Clip => "[[clip]] table",
+        }
+    }
 }
 
 /// A settings (or pipelines) file that cannot be used.
@@ -221,7 +252,19 @@ struct RawFile {
     #[serde(default)]
     bone: Vec<RawBone>,
     #[serde(default)]
-    clip: Vec<RawBone>,
+    clip: Vec<RawClip>,
+}
+
+/// A `[[clip]]` table: a `[[bone]]`'s keys plus its own `[[clip.bone]]` tables.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClip {
+    #[serde(rename = "match")]
+    pattern: Spanned<String>,
+    error_threshold: Option<Spanned<f64>>,
+    shell_distance: Option<Spanned<f64>>,
+    #[serde(default)]
+    bone: Vec<RawBone>,
 }
 
 #[derive(serde::Deserialize)]
@@ -231,6 +274,33 @@ struct RawBone {
     pattern: Spanned<String>,
     error_threshold: Option<Spanned<f64>>,
     shell_distance: Option<Spanned<f64>>,
+}
+
+/// `[[bone]]` (or `[[clip.bone]]`) tables, in file order: a later table wins over an earlier
+/// one for the bones both match.
+fn parse_bones(
+    path: &Path,
+    text: &str,
+    raw: &[RawBone],
+) -> Result<Vec<BoneOverride>, SettingsError> {
+    let mut bones = Vec::new();
+    for b in raw {
+        if b.pattern.get_ref().is_empty() {
+            return Err(value_error(
+                path,
+                text,
+                b.pattern.span(),
+                "match",
+                "must not be empty",
+            ));
+        }
+        bones.push(BoneOverride {
+            pattern: b.pattern.get_ref().clone(),
+            error_threshold: positive(path, text, &b.error_threshold, "error_threshold")?,
+            shell_distance: positive(path, text, &b.shell_distance, "shell_distance")?,
+        });
+    }
+    Ok(bones)
 }
 
 impl FolderSettings {
@@ -252,24 +322,7 @@ impl FolderSettings {
                 )
             })?),
         };
-        let mut bones = Vec::new();
-        // In file order: a later table wins over an earlier one for the bones both match.
-        for b in &raw.bone {
-            if b.pattern.get_ref().is_empty() {
-                return Err(value_error(
-                    path,
-                    text,
-                    b.pattern.span(),
-                    "match",
-                    "must not be empty",
-                ));
-            }
-            bones.push(BoneOverride {
-                pattern: b.pattern.get_ref().clone(),
-                error_threshold: positive(path, text, &b.error_threshold, "error_threshold")?,
-                shell_distance: positive(path, text, &b.shell_distance, "shell_distance")?,
-            });
-        }
+        let bones = parse_bones(path, text, &raw.bone)?;
         let mut clips = Vec::new();
         for c in &raw.clip {
             if c.pattern.get_ref().is_empty() {
@@ -285,6 +338,7 @@ impl FolderSettings {
                 pattern: c.pattern.get_ref().clone(),
                 error_threshold: positive(path, text, &c.error_threshold, "error_threshold")?,
                 shell_distance: positive(path, text, &c.shell_distance, "shell_distance")?,
+                bones: parse_bones(path, text, &c.bone)?,
             });
         }
         Ok(Self {
@@ -374,9 +428,117 @@ pub struct ClipSettings {
     /// explicit ones (command line, app), later entries winning.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bones: Vec<BoneOverride>,
-    /// The `match` of the `[[clip]]` table that set the threshold or shell distance, if any.
+    /// The `match` of the `[[clip]]` table that set the threshold, shell distance or per-bone
+    /// settings, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clip_match: Option<String>,
+    /// Where `error_threshold_cm` came from.
+    #[serde(default, skip_serializing_if = "is_default_source")]
+    pub threshold_source: SettingSource,
+    /// Where `shell_distance_cm` came from.
+    #[serde(default, skip_serializing_if = "is_default_source")]
+    pub shell_source: SettingSource,
+    /// How many of `bones` (the last ones) come from the `[[clip]]` table's `[[clip.bone]]`s.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clip_bones: usize,
+}
+
+fn is_default_source(s: &SettingSource) -> bool {
+    *s == SettingSource::Default
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl ClipSettings {
+    /// The same settings as far as compression goes (what the skip cache's key holds: values,
+    /// not where they came from nor which file held them).
+    pub fn same_effect(&self, other: &ClipSettings) -> bool {
+        self.error_threshold_cm == other.error_threshold_cm
+            && self.shell_distance_cm == other.shell_distance_cm
+            && self.units == other.units
+            && self.sample_rate_hz == other.sample_rate_hz
+            && self.bones == other.bones
+    }
+
+    /// A clip-specific choice applies: a `[[clip]]` table or per-bone settings (the table's
+    /// marker).
+    pub fn has_override(&self) -> bool {
+        self.clip_match.is_some() || !self.bones.is_empty()
+    }
+
+    /// One line saying each setting and where it came from, e.g. "0.1 cm ([[clip]] table
+    /// \"walk.bvh\" in /a/clipforge.toml) · shell: each bone's own · per-bone: head 0.002".
+    /// `default` / `explicit`: see [`SettingSource::label`].
+    pub fn describe(&self, default: &'static str, explicit: &'static str) -> String {
+        let file = self.settings_file.as_deref().unwrap_or("clipforge.toml");
+        let from = |src: SettingSource| match src {
+            SettingSource::Folder => file.to_string(),
+            SettingSource::Clip => format!(
+                "[[clip]] \"{}\" in {file}",
+                self.clip_match.as_deref().unwrap_or("")
+            ),
+            other => other.label(default, explicit).to_string(),
+        };
+        let mut out = format!(
+            "threshold {} cm ({})",
+            short_cm(self.error_threshold_cm),
+            from(self.threshold_source)
+        );
+        match self.shell_distance_cm {
+            Some(d) => out.push_str(&format!(
+                " · shell {} cm ({})",
+                short_cm(d),
+                from(self.shell_source)
+            )),
+            None => out.push_str(" · shell: each bone's own"),
+        }
+        if self.units != Units::Cm {
+            out.push_str(&format!(" · units {} ({file})", self.units.label()));
+        }
+        if !self.bones.is_empty() {
+            let folder = self.bones.len() - self.clip_bones.min(self.bones.len());
+            let list = |b: &[BoneOverride]| {
+                b.iter()
+                    .map(|b| {
+                        let mut s = b.pattern.clone();
+                        if let Some(t) = b.error_threshold {
+                            s.push_str(&format!(" {}", short_cm(t)));
+                        }
+                        if let Some(d) = b.shell_distance {
+                            s.push_str(&format!(" shell {}", short_cm(d)));
+                        }
+                        s
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            if folder > 0 {
+                out.push_str(&format!(
+                    " · per-bone ({}): {}",
+                    if self.settings_file.is_some() {
+                        format!("{file} / {explicit}")
+                    } else {
+                        explicit.to_string()
+                    },
+                    list(&self.bones[..folder])
+                ));
+            }
+            if self.clip_bones > 0 {
+                out.push_str(&format!(
+                    " · per-bone for this clip ([[clip]] in {file}): {}",
+                    list(&self.bones[folder..])
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A length in cm as short as it reads back (0.1, not 0.100000001).
+fn short_cm(v: f32) -> String {
+    format!("{v}")
 }
 
 /// What applies to one clip file.
@@ -518,16 +680,28 @@ impl SettingsResolver {
         let clip_match = clips
             .iter()
             .rev()
-            .find(|c| c.error_threshold.is_some() || c.shell_distance.is_some())
+            .find(|c| {
+                c.error_threshold.is_some() || c.shell_distance.is_some() || !c.bones.is_empty()
+            })
             .map(|c| c.pattern.clone());
-        let error_threshold_cm = clip_threshold
-            .or(self.overrides.error_threshold)
-            .or(f.and_then(|f| f.error_threshold))
-            .unwrap_or(self.defaults.error_threshold);
-        let shell_distance_cm = clip_shell
-            .or(self.overrides.shell_distance)
-            .or(f.and_then(|f| f.shell_distance))
-            .or(self.defaults.shell_distance);
+        let f_threshold = f.and_then(|f| f.error_threshold);
+        let (error_threshold_cm, threshold_source) =
+            match (clip_threshold, self.overrides.error_threshold, f_threshold) {
+                (Some(t), _, _) => (t, SettingSource::Clip),
+                (None, Some(t), _) => (t, SettingSource::Explicit),
+                (None, None, Some(t)) => (t, SettingSource::Folder),
+                (None, None, None) => (self.defaults.error_threshold, SettingSource::Default),
+            };
+        let (shell_distance_cm, shell_source) = match (
+            clip_shell,
+            self.overrides.shell_distance,
+            f.and_then(|f| f.shell_distance),
+        ) {
+            (Some(d), _, _) => (Some(d), SettingSource::Clip),
+            (None, Some(d), _) => (Some(d), SettingSource::Explicit),
+            (None, None, Some(d)) => (Some(d), SettingSource::Folder),
+            (None, None, None) => (self.defaults.shell_distance, SettingSource::Default),
+        };
         // glTF is in metres by specification and FBX says its unit (UnitScaleFactor); both
         // importers convert to cm: `units` only concerns the formats that carry none (BVH, ACL).
         let units = match format {
@@ -541,12 +715,15 @@ impl SettingsResolver {
         let sample_rate_hz = import.sample_rate.filter(|_| import.applies_to(format));
         let k = units.cm_per_unit();
         let to_units = |cm: f32| (cm as f64 / k) as f32;
-        // Most specific last: the folder's tables, then the explicit ones.
+        // Most specific last: the folder's tables, the explicit ones, then the clip's own
+        // (`[[clip.bone]]`: chosen for this very clip, they win as its `[[clip]]` keys do).
+        let clip_bones: Vec<&BoneOverride> = clips.iter().flat_map(|c| &c.bones).collect();
         let bones: Vec<BoneOverride> = f
             .map(|f| f.bones.as_slice())
             .unwrap_or_default()
             .iter()
             .chain(&self.overrides.bones)
+            .chain(clip_bones.iter().copied())
             .cloned()
             .collect();
         Ok(Resolved {
@@ -570,6 +747,9 @@ impl SettingsResolver {
                 settings_file: f.map(|f| f.path.display().to_string()),
                 bones,
                 clip_match,
+                threshold_source,
+                shell_source,
+                clip_bones: clip_bones.len(),
             },
             import,
             warnings: Vec::new(),
@@ -766,6 +946,16 @@ pub fn with_app_clip(
         if let Some(d) = c.shell_distance {
             out.push_str(&format!("shell_distance = {d:?}\n"));
         }
+        for b in &c.bones {
+            let pattern = serde_json::to_string(&b.pattern).unwrap_or_default();
+            out.push_str(&format!("[[clip.bone]]\nmatch = {pattern}\n"));
+            if let Some(t) = b.error_threshold {
+                out.push_str(&format!("error_threshold = {t:?}\n"));
+            }
+            if let Some(d) = b.shell_distance {
+                out.push_str(&format!("shell_distance = {d:?}\n"));
+            }
+        }
     }
     if !after.is_empty() {
         out.push('\n');
@@ -816,6 +1006,12 @@ pub fn save_clip_choice(
             pattern: glob_escape(&rel),
             error_threshold: Some(error_threshold),
             shell_distance,
+            // A kept A/B side keeps the clip's own per-bone settings.
+            bones: app_clips(&path, &text)
+                .into_iter()
+                .find(|c| c.pattern == glob_escape(&rel))
+                .map(|c| c.bones)
+                .unwrap_or_default(),
         },
     )?;
     clipforge_base::fsio::write_atomic(&path, out.as_bytes()).map_err(|e| SettingsError::Read {
@@ -823,6 +1019,62 @@ pub fn save_clip_choice(
         message: format!("cannot write: {e}"),
     })?;
     Ok(path)
+}
+
+/// Saves per-bone settings (cm) for the clip file `clip` only (under input root `root`): the
+/// `[[clip.bone]]` tables of its `[[clip]]` table (kept threshold and shell distance stay), in
+/// the `clipforge.toml` that applies to it ([`applying_file`]). Empty `bones` removes them (and
+/// the table, when it sets nothing else). Written atomically; returns the file's path.
+pub fn save_clip_bones(
+    root: &Path,
+    clip: &Path,
+    bones: &[BoneOverride],
+) -> Result<PathBuf, SettingsError> {
+    let path = applying_file(root, clip)?;
+    let rel = path
+        .parent()
+        .and_then(|d| clip.strip_prefix(d).ok())
+        .map(super::cache::cache_key)
+        .unwrap_or_default();
+    let pattern = glob_escape(&rel);
+    let text = read_settings_text(&path)?;
+    let mut table = app_clips(&path, &text)
+        .into_iter()
+        .find(|c| c.pattern == pattern)
+        .unwrap_or(ClipOverride {
+            pattern,
+            error_threshold: None,
+            shell_distance: None,
+            bones: Vec::new(),
+        });
+    table.bones = bones.to_vec();
+    let out = with_app_clip(&path, &text, &table)?;
+    clipforge_base::fsio::write_atomic(&path, out.as_bytes()).map_err(|e| SettingsError::Read {
+        path: path.display().to_string(),
+        message: format!("cannot write: {e}"),
+    })?;
+    Ok(path)
+}
+
+/// The `[[clip.bone]]` settings the app saved for the clip file `clip` in the settings file
+/// `path` (empty when none).
+pub fn app_clip_bones(path: &Path, clip: &Path) -> Vec<BoneOverride> {
+    let Ok(text) = read_settings_text(path) else {
+        return Vec::new();
+    };
+    let Some(rel) = path
+        .parent()
+        .and_then(|d| clip.strip_prefix(d).ok())
+        .map(super::cache::cache_key)
+    else {
+        return Vec::new();
+    };
+    let pattern = glob_escape(&rel);
+    app_clips(path, &text)
+        .into_iter()
+        .find(|c| c.pattern == pattern)
+        .map(|c| c.bones)
+        .unwrap_or_default()
 }
 
 /// Input root of a clip file: the folder its `relative` path starts from.
@@ -991,6 +1243,7 @@ mod tests {
         }];
         let with_bones = with_app_bones(path, user, &bones).unwrap();
         let clip = |p: &str, t: f32| ClipOverride {
+            bones: Vec::new(),
             pattern: p.into(),
             error_threshold: Some(t),
             shell_distance: None,

@@ -12,6 +12,7 @@ pub mod cache;
 pub mod clip_detail;
 pub mod folder_settings;
 pub mod interrupt;
+pub mod output_lock;
 
 pub mod pipelines;
 pub mod report;

@@ -127,6 +127,8 @@ pub struct WatchHandle {
     thread: Option<JoinHandle<()>>,
     input_root: PathBuf,
     output_root: PathBuf,
+    /// The output folder's lock, released once the thread stopped.
+    lock: Option<super::output_lock::OutputLock>,
 }
 
 impl WatchHandle {
@@ -157,6 +159,7 @@ impl WatchHandle {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        self.lock = None;
     }
 }
 
@@ -186,6 +189,8 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         .output_root
         .canonicalize()
         .map_err(|e| format!("{}: {e}", options.batch.output_root.display()))?;
+    // One watch per output folder (another process's too).
+    let lock = super::output_lock::OutputLock::acquire(&out, &root)?;
     let mut options = options;
     options.batch.output_root = out.clone();
     // Temporary files of a run that was killed (never those of a live process).
@@ -228,6 +233,7 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         thread: Some(thread),
         input_root: root,
         output_root: out,
+        lock: Some(lock),
     })
 }
 
