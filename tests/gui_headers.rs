@@ -827,3 +827,128 @@ fn cycles_name_a_self_include_in_words_and_pairs_with_arrows() {
         + h.query_all_by_label_contains("y.h  <->  x.h").count();
     assert_eq!(pairs, 1);
 }
+
+/// The cuts of the shown report, as the list writes them (best first).
+fn cut_texts(h: &Harness<'_, AppState>) -> Vec<String> {
+    h.state()
+        .headers
+        .outcome
+        .as_ref()
+        .and_then(|o| o.preprocessed.as_ref())
+        .and_then(|r| r.cuts.clone())
+        .expect("cuts computed")
+        .iter()
+        .map(|c| match c.kind {
+            clipforge::headers::cuts::CutKind::Include => {
+                format!("{}:{}  #include {}", c.includer, c.line, c.included)
+            }
+            clipforge::headers::cuts::CutKind::EmptyHeader => {
+                format!("{}  (make it empty)", c.included)
+            }
+        })
+        .collect()
+}
+
+/// A picked cut stays picked across a rescan that reorders the list (by what it edits, not by
+/// its row), and the filter narrows the list to the matching directives.
+#[test]
+fn a_picked_cut_survives_a_rescan_and_the_cuts_list_filters() {
+    let (root, _out, mut h) = scanned_sample("rep");
+    h.get_by_label("Top cuts").click();
+    h.run();
+    h.get_by_label("Compute cuts (rescan)").click();
+    h.run();
+    wait_scan(&mut h);
+    let picked = "b.cpp:1  #include common.h";
+    let before = cut_texts(&h);
+    let old_row = before.iter().position(|t| t == picked).unwrap();
+    h.get_by_label(picked).click();
+    h.run();
+    h.get_by_label("Translation units touched (1)");
+    // common.h grows by 40 lines: its cuts go to the top, the picked one's row changes.
+    let mut common = COMMON.to_string();
+    for i in 0..40 {
+        common.push_str(&format!("int c{i};\n"));
+    }
+    std::fs::write(root.path().join("common.h"), common).unwrap();
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    let after = cut_texts(&h);
+    let new_row = after.iter().position(|t| t == picked).unwrap();
+    assert_ne!(old_row, new_row, "{before:?} {after:?}");
+    assert_ne!(after[old_row], picked);
+    // Still the picked cut: its TUs and the chain from b.cpp.
+    h.get_by_label("Translation units touched (1)");
+    h.get_by_label("b.cpp:1  #include");
+    assert_eq!(
+        h.query_all_by_label(picked).count(),
+        1,
+        "the row is listed once"
+    );
+    // The filter: only directives naming big.h remain.
+    type_into(&mut h, "Filter:", "big.h");
+    let shown_big = after.iter().filter(|t| t.contains("big.h")).count();
+    assert!(shown_big > 0 && shown_big < after.len());
+    h.get_by_label(&format!("{shown_big} of {} cuts", after.len()));
+    assert!(h.query_by_label(picked).is_none());
+    h.get_by_label("a.cpp:2  #include big.h");
+}
+
+/// With two configurations the headline does not add them up (no build has their summed TUs
+/// or Total Parsed), and a cut's TU list says which configuration each TU is.
+#[test]
+fn two_configurations_are_not_added_up_and_tus_name_their_configuration() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write_tree(r);
+    let cc = |name: &str, extra: &str| {
+        let j = serde_json::json!([
+            {"directory": r, "file": "a.cpp", "command": format!("cc -I. {extra} -c a.cpp")},
+            {"directory": r, "file": "b.cpp", "command": format!("cc -I. {extra} -c b.cpp")},
+        ]);
+        let p = r.join(name);
+        std::fs::write(&p, j.to_string()).unwrap();
+        p.display().to_string()
+    };
+    let (plain, big_cc) = (cc("plain.json", ""), cc("big.json", "-DUSE_BIG"));
+    let mut h = harness(state(&out.path().join("rep")));
+    h.run();
+    h.get_by_label("Add configuration").click();
+    h.run();
+    h.get_by_label("Add configuration").click();
+    h.run();
+    type_into(&mut h, "Config 1 name:", "plain");
+    type_into(&mut h, "Config 1 file:", &plain);
+    type_into(&mut h, "Config 2 name:", "big");
+    type_into(&mut h, "Config 2 file:", &big_cc);
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    h.get_by_label("Top cuts").click();
+    h.run();
+    h.get_by_label("Compute cuts (rescan)").click();
+    h.run();
+    wait_scan(&mut h);
+    let e = expected();
+    let summed = 2 * e.pre_parsed + lines(&big());
+    h.get_by_label("Preprocessed (2 configurations)");
+    assert_eq!(h.query_all_by_label("per configuration").count(), 3);
+    assert!(h.query_by_label(&summed.to_string()).is_none());
+    // Each configuration's own row has its Total Parsed (the big one equals the all-branches
+    // figure, also shown).
+    h.get_by_label(&e.pre_parsed.to_string());
+    assert!(
+        h.query_all_by_label(&(e.pre_parsed + lines(&big())).to_string())
+            .count()
+            >= 1
+    );
+    // b.cpp:1 -> common.h touches b.cpp in both configurations: two rows, labelled. (Paths
+    // from a compilation database without roots are shown whole.)
+    h.get_by_label_contains("b.cpp:1  #include").click();
+    h.run();
+    h.get_by_label("Translation units touched (2)");
+    h.get_by_label_contains("b.cpp  [plain]");
+    h.get_by_label_contains("b.cpp  [big]");
+}

@@ -30,7 +30,8 @@ impl From<ModeArg> for Mode {
 pub struct HeadersArgs {
     /// Source roots to scan (recursively; dot-directories skipped).
     pub roots: Vec<PathBuf>,
-    /// Include directory, searched in the order given (relative to the current directory).
+    /// Include directory, searched in the order given. A relative one is taken from the first
+    /// root (as in the app), not from the current directory; a missing one is an error.
     #[arg(short = 'I', value_name = "DIR")]
     pub include: Vec<PathBuf>,
     /// Define a macro (preprocessed mode): NAME or NAME=VALUE.
@@ -39,10 +40,10 @@ pub struct HeadersArgs {
     /// Undefine a macro (applied after all -D).
     #[arg(short = 'U', value_name = "NAME")]
     pub undef: Vec<String>,
-    /// Quote-only include directory (-iquote).
+    /// Quote-only include directory (-iquote; relative: from the first root, as -I).
     #[arg(long = "iquote", value_name = "DIR")]
     pub iquote: Vec<PathBuf>,
-    /// System include directory (-isystem).
+    /// System include directory (-isystem; relative: from the first root, as -I).
     #[arg(long = "isystem", value_name = "DIR")]
     pub isystem: Vec<PathBuf>,
     /// Take translation units, include dirs and defines from a compilation database.
@@ -127,6 +128,24 @@ pub struct HeadersArgs {
     /// directive removed; the JSON's `cuts` lists them all.
     #[arg(long, value_name = "N")]
     pub cuts: Option<usize>,
+    /// Measured cost per header from clang `-ftime-trace` JSON files of a real build (every
+    /// `*.json` under DIR, matched to the scan's TUs by name): each header's exclusive frontend
+    /// ms, the seconds it adds to the build, every TU's predicted time; cuts ranked by seconds.
+    #[arg(long, value_name = "DIR", conflicts_with = "measure")]
+    pub time_trace: Option<PathBuf>,
+    /// Measure N translation units (chosen to cover the most-included headers) by running clang
+    /// `-fsyntax-only -ftime-trace` on them in parallel; then as --time-trace.
+    #[arg(long, value_name = "N")]
+    pub measure: Option<usize>,
+    /// The clang driver --measure runs (default: clang++ for C++, clang for C).
+    #[arg(long, value_name = "NAME", requires = "measure")]
+    pub measure_compiler: Option<String>,
+    /// Parallel compiler runs of --measure (default: the machine's cores).
+    #[arg(long, value_name = "N", requires = "measure")]
+    pub jobs: Option<usize>,
+    /// Keep the traces --measure made in DIR (`<k>-<file>.json`; --time-trace reads them).
+    #[arg(long, value_name = "DIR", requires = "measure")]
+    pub keep_traces: Option<PathBuf>,
 }
 
 impl HeadersArgs {
@@ -142,12 +161,17 @@ impl HeadersArgs {
             .iter()
             .map(|c| Configuration::parse(c))
             .collect::<Result<Vec<_>, _>>()?;
+        let dirs = |flag: &str, v: &[PathBuf]| -> Result<Vec<PathBuf>, String> {
+            v.iter()
+                .map(|d| Project::resolve_existing_dir(&self.roots, flag, d))
+                .collect()
+        };
         Ok(Project {
             roots: self.roots.clone(),
             configs,
-            include_dirs: self.include.clone(),
-            quote_dirs: self.iquote.clone(),
-            system_dirs: self.isystem.clone(),
+            include_dirs: dirs("-I", &self.include)?,
+            quote_dirs: dirs("--iquote", &self.iquote)?,
+            system_dirs: dirs("--isystem", &self.isystem)?,
             defines,
             compile_commands: self.compile_commands.clone(),
             std: self.std.clone(),
@@ -403,6 +427,132 @@ fn print_cuts(r: &Report, n: usize) {
             if c.exact { "yes" } else { "est." }
         );
     }
+    if cuts.iter().any(|c| c.seconds_saved.is_some()) {
+        let mut by_s: Vec<_> = cuts.iter().collect();
+        by_s.sort_by(|a, b| {
+            b.seconds_saved
+                .partial_cmp(&a.seconds_saved)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        println!(
+            "\nTop cuts by seconds (frontend seconds saved, estimated from the measured costs):"
+        );
+        println!(
+            "{:>10} {:>14} {:>6}  directive",
+            "seconds", "lines saved", "TUs"
+        );
+        for c in by_s.into_iter().take(n) {
+            let what = match c.kind {
+                CutKind::Include => format!("{}:{}  #include {}", c.includer, c.line, c.included),
+                CutKind::EmptyHeader => format!("{}  (make it empty)", c.included),
+            };
+            println!(
+                "{:>10.3} {:>14} {:>6}  {what}",
+                c.seconds_saved.unwrap_or(0.0),
+                thousands(c.lines_saved),
+                thousands(c.tus_affected as i64)
+            );
+        }
+    }
+}
+
+/// Measures (`--measure`) or reads (`--time-trace`) the traces and fills the report's costs.
+fn add_timing(args: &HeadersArgs, project: &Project, r: &mut Report) -> Result<(), String> {
+    use clipforge_headers::timing;
+    let mut notes = Vec::new();
+    let traces = if let Some(n) = args.measure {
+        let chosen = timing::choose_tus(r, n);
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let total = chosen.len();
+        let started = std::time::Instant::now();
+        let show = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let finished = std::sync::atomic::AtomicBool::new(false);
+        let opts = timing::MeasureOptions {
+            compiler: args.measure_compiler.clone(),
+            jobs: args.jobs.unwrap_or(0),
+            keep_traces: args.keep_traces.clone(),
+        };
+        let traces = std::thread::scope(|sc| {
+            if show {
+                sc.spawn(|| {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    while !finished.load(Relaxed) {
+                        eprint!("\rmeasuring: {}/{total} TUs", done.load(Relaxed));
+                        std::thread::sleep(std::time::Duration::from_millis(200));
+                    }
+                    eprintln!("\rmeasuring: {total}/{total} TUs");
+                });
+            }
+            let t = timing::measure(project, r, &chosen, &opts, &done, &mut notes);
+            finished.store(true, std::sync::atomic::Ordering::Relaxed);
+            t
+        })
+        .map_err(|e| format!("--measure: {e}"))?;
+        println!(
+            "measured {} of {} TUs with clang in {:.2} s",
+            traces.len(),
+            th(r.graph.tus.len()),
+            started.elapsed().as_secs_f64()
+        );
+        traces
+    } else if let Some(d) = &args.time_trace {
+        timing::load_dir(d, r, &mut notes).map_err(|e| format!("--time-trace: {e}"))?
+    } else {
+        return Ok(());
+    };
+    let t = timing::Timing::from_traces(r, &traces);
+    if t.unmatched_files > 0 {
+        notes.push(format!(
+            "{} files of the traces are in no closure of the scan: their time is counted in their TU's own time",
+            t.unmatched_files
+        ));
+    }
+    t.apply(r);
+    r.notes.extend(notes);
+    Ok(())
+}
+
+/// The predicted build time and the headers ranked by the seconds they add.
+fn print_timing(r: &Report, top: usize) {
+    let (Some(total), Some(m)) = (r.predicted_frontend_s, r.measured_tus) else {
+        return;
+    };
+    println!(
+        "\nFrontend time: {total:.2} s predicted for {} TUs ({} measured)",
+        th(r.translation_units),
+        th(m)
+    );
+    println!("\nHeaders by seconds (exclusive frontend ms per TU x TUs reaching it):");
+    println!(
+        "{:>10} {:>10} {:>6} {:>8}  path",
+        "seconds", "ms per TU", "TUs", "lines"
+    );
+    let mut hs: Vec<_> = r
+        .headers
+        .iter()
+        .filter(|h| h.seconds_contributed.unwrap_or(0.0) > 0.0)
+        .collect();
+    hs.sort_by(|a, b| {
+        b.seconds_contributed
+            .partial_cmp(&a.seconds_contributed)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    for h in hs.into_iter().take(top) {
+        println!(
+            "{:>10.3} {:>10.3} {:>6} {:>8}  {}{}",
+            h.seconds_contributed.unwrap_or(0.0),
+            h.cost_ms.unwrap_or(0.0),
+            th(h.tu_count),
+            th(h.lines),
+            h.path,
+            if h.cost_measured == Some(false) {
+                "  [est. from lines]"
+            } else {
+                ""
+            }
+        );
+    }
 }
 
 fn print_what_if(what: &str, w: &clipforge_headers::report::WhatIfResult) {
@@ -531,6 +681,22 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
                 .into(),
         );
     }
+    let timing_wanted = args.measure.is_some() || args.time_trace.is_some();
+    if timing_wanted && Mode::from(args.mode) == Mode::AllBranches {
+        return Err(
+            "--measure / --time-trace: a TU's cost is predicted from its preprocessed closure; \
+             use --mode preprocessed"
+                .into(),
+        );
+    }
+    if args.measure == Some(0) {
+        return Err("--measure: give a number of translation units (1 or more)".into());
+    }
+    if let Some(d) = &args.time_trace
+        && !d.is_dir()
+    {
+        return Err(format!("--time-trace {}: folder not found", d.display()));
+    }
     let opts = args.options();
     // History is read before the scan: a tree without git says so at once.
     let history = match &args.churn {
@@ -577,13 +743,28 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
                 c.apply(&mut r);
                 (c, r)
             });
-            let r = with_churn.as_ref().map_or(&res.primary, |x| &x.1);
+            let timed = if timing_wanted {
+                let mut r = with_churn
+                    .as_ref()
+                    .map_or_else(|| res.primary.clone(), |x| x.1.clone());
+                add_timing(args, &project, &mut r)?;
+                Some(r)
+            } else {
+                None
+            };
+            let r = timed
+                .as_ref()
+                .or(with_churn.as_ref().map(|x| &x.1))
+                .unwrap_or(&res.primary);
             print_summary(r, res.secondary.as_ref());
             if !args.quiet {
                 print_tables(r, args.top);
             }
             if let Some((c, _)) = &with_churn {
                 print_churn(c, args.top);
+            }
+            if timing_wanted {
+                print_timing(r, args.top);
             }
             if let Some(n) = args.cuts {
                 print_cuts(r, n);

@@ -130,16 +130,13 @@ impl HeadersProject {
             .collect()
     }
 
-    /// The include dirs as the scan uses them: a relative one is taken from the first source
-    /// root (what users mean by `include`), not from the app's working directory.
+    /// The include dirs as the scan uses them: the engine's one rule for a relative dir
+    /// ([`Project::resolve_dir`]: from the first source root), as in the CLI.
     pub fn include_dir_paths(&self) -> Vec<PathBuf> {
-        let base = Self::clean_list(&self.roots).into_iter().next();
+        let roots = Self::clean_list(&self.roots);
         Self::clean_list(&self.include_dirs)
             .into_iter()
-            .map(|d| match &base {
-                Some(b) if d.is_relative() => b.join(d),
-                _ => d,
-            })
+            .map(|d| Project::resolve_dir(&roots, &d))
             .collect()
     }
 
@@ -180,29 +177,14 @@ impl HeadersProject {
         if !cc.is_empty() && !Path::new(cc).is_file() {
             return Err(format!("compile_commands.json {cc}: file not found"));
         }
-        let include_dirs = self.include_dir_paths();
-        for (d, typed) in include_dirs
-            .iter()
-            .zip(Self::clean_list(&self.include_dirs))
-        {
-            if !d.is_dir() {
-                let how = if typed.is_relative() && !roots.is_empty() {
-                    " (a relative include dir is taken from the first source root)"
-                } else {
-                    ""
-                };
-                return Err(format!(
-                    "Include dir {}: folder not found{how}",
-                    d.display()
-                ));
-            }
-        }
-        let system_dirs = Self::clean_list(&self.system_dirs);
-        for d in &system_dirs {
-            if !d.is_dir() {
-                return Err(format!("System dir {}: folder not found", d.display()));
-            }
-        }
+        let dirs = |label: &str, v: &[String]| -> Result<Vec<PathBuf>, String> {
+            Self::clean_list(v)
+                .iter()
+                .map(|d| Project::resolve_existing_dir(&roots, label, d))
+                .collect()
+        };
+        let include_dirs = dirs("Include dir", &self.include_dirs)?;
+        let system_dirs = dirs("System dir", &self.system_dirs)?;
         let compiler = match self.compiler {
             CompilerPick::Auto => CompilerChoice::Auto,
             CompilerPick::None => CompilerChoice::None,
@@ -235,7 +217,11 @@ impl HeadersProject {
         Self::clean_list(&self.roots)
             .into_iter()
             .chain(self.include_dir_paths())
-            .chain(Self::clean_list(&self.system_dirs))
+            .chain(
+                Self::clean_list(&self.system_dirs)
+                    .iter()
+                    .map(|d| Project::resolve_dir(&Self::clean_list(&self.roots), d)),
+            )
             .filter(|p| p.is_dir())
             .collect()
     }

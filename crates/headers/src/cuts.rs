@@ -35,7 +35,8 @@ pub(crate) struct MacroUse {
 #[derive(Default)]
 struct Acc {
     lines: u64,
-    tus: Vec<u32>,
+    /// (TU node, configuration).
+    tus: Vec<(u32, u32)>,
     flagged: bool,
 }
 
@@ -53,9 +54,8 @@ const NONE: u32 = u32::MAX;
 /// `multi`: (includer, included) node pairs with more than one directive line; `uses`: macro
 /// definitions and tests per node (for the `macros_tested_later` flag).
 pub(crate) fn estimate(report: &Report, multi: &FxSet<(u32, u32)>, uses: &MacroUse) -> Vec<Cut> {
-    let g = &report.graph;
-    let n = g.nodes.len();
-    let weight: Vec<u64> = g
+    let weight: Vec<u64> = report
+        .graph
         .nodes
         .iter()
         .map(|x| {
@@ -66,6 +66,21 @@ pub(crate) fn estimate(report: &Report, multi: &FxSet<(u32, u32)>, uses: &MacroU
             }
         })
         .collect();
+    estimate_weighted(report, multi, uses, &weight)
+}
+
+/// The same analysis with another weight per node than its counted lines: `lines_saved` is
+/// then the saving in that unit (module `timing` passes each file's measured cost in
+/// microseconds, system headers included, to rank the cuts by seconds).
+pub(crate) fn estimate_weighted(
+    report: &Report,
+    multi: &FxSet<(u32, u32)>,
+    uses: &MacroUse,
+    weight: &[u64],
+) -> Vec<Cut> {
+    let g = &report.graph;
+    let n = g.nodes.len();
+    let weight = weight.to_vec();
     let editable: Vec<bool> = g.nodes.iter().map(|x| x.counted || x.is_tu).collect();
     let all_branches = report.mode == Mode::AllBranches;
     let merged = g
@@ -104,47 +119,61 @@ pub(crate) fn estimate(report: &Report, multi: &FxSet<(u32, u32)>, uses: &MacroU
         if (other && all_branches) || acc.lines == 0 {
             continue;
         }
-        cuts.push(Cut {
-            kind: CutKind::Include,
-            includer: name(a),
-            line: l,
-            included: name(b),
-            lines_saved: acc.lines as i64,
-            tus_affected: acc.tus.len() as u32,
-            exact: all_branches,
-            macros_tested_later: acc.flagged,
-            other_directives: other,
-            from: a,
-            to: b,
-            tus: sorted(acc.tus),
-        });
+        cuts.push(
+            Cut {
+                kind: CutKind::Include,
+                includer: name(a),
+                line: l,
+                included: name(b),
+                lines_saved: acc.lines as i64,
+                tus_affected: acc.tus.len() as u32,
+                exact: all_branches,
+                macros_tested_later: acc.flagged,
+                other_directives: other,
+                seconds_saved: None,
+                from: a,
+                to: b,
+                tus: Vec::new(),
+                tu_configs: Vec::new(),
+            }
+            .with_tus(acc.tus),
+        );
     }
     for (h, acc) in merged.1 {
         if acc.lines == 0 {
             continue;
         }
-        cuts.push(Cut {
-            kind: CutKind::EmptyHeader,
-            includer: String::new(),
-            line: 0,
-            included: name(h),
-            lines_saved: acc.lines as i64,
-            tus_affected: acc.tus.len() as u32,
-            exact: all_branches,
-            macros_tested_later: acc.flagged,
-            other_directives: false,
-            from: h,
-            to: h,
-            tus: sorted(acc.tus),
-        });
+        cuts.push(
+            Cut {
+                kind: CutKind::EmptyHeader,
+                includer: String::new(),
+                line: 0,
+                included: name(h),
+                lines_saved: acc.lines as i64,
+                tus_affected: acc.tus.len() as u32,
+                exact: all_branches,
+                macros_tested_later: acc.flagged,
+                other_directives: false,
+                seconds_saved: None,
+                from: h,
+                to: h,
+                tus: Vec::new(),
+                tu_configs: Vec::new(),
+            }
+            .with_tus(acc.tus),
+        );
     }
     sort_cuts(&mut cuts);
     cuts
 }
 
-fn sorted(mut v: Vec<u32>) -> Vec<u32> {
-    v.sort_unstable();
-    v
+impl Cut {
+    /// Sets `tus` and `tu_configs` from (TU node, configuration) pairs, sorted.
+    pub(crate) fn with_tus(mut self, mut v: Vec<(u32, u32)>) -> Cut {
+        v.sort_unstable();
+        (self.tus, self.tu_configs) = v.into_iter().unzip();
+        self
+    }
 }
 
 fn merge(e: &mut Acc, v: Acc) {
@@ -375,7 +404,7 @@ fn tu_savings(
         }
         defined.iter().any(|(s, &inside)| tested[s] > inside)
     };
-    let tu = t.node;
+    let tu = (t.node, t.config);
     for b in 1..k {
         if !visited[b] || sub[b] == 0 {
             continue;

@@ -60,6 +60,7 @@ pub mod report;
 pub(crate) mod scan;
 pub(crate) mod state;
 pub(crate) mod store;
+pub mod timing;
 pub mod util;
 pub mod watch;
 
@@ -68,7 +69,7 @@ pub use report::{ChainStep, Detail, FileEntry, Report, WhatIf, WhatIfResult};
 pub use scan::{ScanError, ScanResult, Scanner};
 
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Which of the two definitions a report follows (see the module doc). A domain type: the
 /// CLI maps its own `--mode` value onto it (`cli::ModeArg`).
@@ -104,7 +105,8 @@ pub enum CompilerChoice {
 pub struct Project {
     /// Scanned recursively for translation units (dot-directories skipped).
     pub roots: Vec<PathBuf>,
-    /// `-I` dirs, in order (relative paths are relative to the current directory).
+    /// `-I` dirs, in order (as the scan uses them: see [`Project::resolve_dir`] for relative
+    /// ones, which the CLI and the app apply before building a project).
     pub include_dirs: Vec<PathBuf>,
     /// `-iquote` dirs.
     pub quote_dirs: Vec<PathBuf>,
@@ -124,6 +126,55 @@ pub struct Project {
     pub compiler: CompilerChoice,
     /// Where the cache lives; `None`: the user cache dir, keyed by the roots.
     pub cache_file: Option<PathBuf>,
+}
+
+impl Project {
+    /// The one rule for a relative include dir (`-I`, `-iquote`, `-isystem`), the same in the
+    /// CLI and the app: it is taken from the first source root (the app has no meaningful
+    /// current directory, and a command must not give another answer when run from another
+    /// folder); without roots (a compilation database only), from the current directory.
+    pub fn resolve_dir(roots: &[PathBuf], dir: &Path) -> PathBuf {
+        match roots.first() {
+            Some(base) if dir.is_relative() => base.join(dir),
+            _ => dir.to_path_buf(),
+        }
+    }
+
+    /// [`Project::resolve_dir`], and a missing folder is an error (a typo would otherwise show
+    /// up only as hundreds of missing includes and a wrong blowup): the message names the flag,
+    /// what was typed, the folder looked for and the rule for relative dirs.
+    pub fn resolve_existing_dir(
+        roots: &[PathBuf],
+        flag: &str,
+        given: &Path,
+    ) -> Result<PathBuf, String> {
+        let resolved = Self::resolve_dir(roots, given);
+        if resolved.is_dir() {
+            return Ok(resolved);
+        }
+        let mut how = String::new();
+        if given.is_relative() && !roots.is_empty() {
+            how = format!(
+                " (a relative include dir is taken from the first source root, {})",
+                roots[0].display()
+            );
+            if given.is_dir() {
+                how.push_str(&format!(
+                    "; it exists under the current directory: give it as {}",
+                    util::absolutize(given).display()
+                ));
+            }
+        }
+        let looked = if resolved != given {
+            format!(" (looked for {})", resolved.display())
+        } else {
+            String::new()
+        };
+        Err(format!(
+            "{flag} {}: folder not found{looked}{how}",
+            given.display()
+        ))
+    }
 }
 
 /// One build configuration of a [`Project`] (debug / release, Linux / Windows, ...).

@@ -90,6 +90,16 @@ pub struct FileEntry {
     /// With several configurations: lines × TUs in each; `contributed` is their sum.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contributed_by_config: Option<Vec<u64>>,
+    /// With measured costs (`--measure`, `--time-trace`; module `timing`): its exclusive
+    /// frontend ms per TU that includes it, and the seconds it adds to the build (× `tu_count`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds_contributed: Option<f64>,
+    /// With measured costs: false when no measured TU included it (its cost is then the
+    /// measured headers' ms per line × its lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_measured: Option<bool>,
     #[serde(skip)]
     pub node: u32,
 }
@@ -208,6 +218,14 @@ pub struct Report {
     /// With `--cuts` (see `headers::cuts`): every directive's and header's saving, best first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cuts: Option<Vec<Cut>>,
+    /// With measured costs (module `timing`): the build's predicted frontend seconds (every TU
+    /// of every configuration), the TUs measured, and each TU's predicted / measured ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_frontend_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_tus: Option<usize>,
+    #[serde(rename = "tus", skip_serializing_if = "Option::is_none")]
+    pub tu_times: Option<Vec<TuTime>>,
     #[serde(skip)]
     pub graph: Graph,
     #[serde(skip)]
@@ -223,6 +241,18 @@ pub enum CutKind {
     Include,
     /// The whole of `included` (the file stays, empty): `includer` is empty, `line` 0.
     EmptyHeader,
+}
+
+/// One TU's frontend time (module `timing`): predicted from its own cost and its closure's
+/// header costs, and measured when it was.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TuTime {
+    pub path: String,
+    /// Its configuration's name (with `--config`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    pub predicted_ms: f64,
+    pub measured_ms: Option<f64>,
 }
 
 /// One candidate edit with its saving. Serialized in the JSON's `cuts` array.
@@ -245,6 +275,10 @@ pub struct Cut {
     pub macros_tested_later: bool,
     /// The includer includes the same file on another line too.
     pub other_directives: bool,
+    /// With measured costs (module `timing`): the frontend seconds the edit saves over every
+    /// TU it touches, estimated from the include graphs (never confirmed exactly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds_saved: Option<f64>,
     /// Graph nodes of the includer (the header for [`CutKind::EmptyHeader`]) and the included
     /// file, and of the affected TUs.
     #[serde(skip)]
@@ -253,6 +287,10 @@ pub struct Cut {
     pub to: u32,
     #[serde(skip)]
     pub tus: Vec<u32>,
+    /// The configuration of each of `tus` (index into [`Report::configs`]; all 0 without
+    /// configurations): a file scanned in two configurations is two TUs, listed twice.
+    #[serde(skip)]
+    pub tu_configs: Vec<u32>,
 }
 
 /// Raw per-mode input to [`Report::build`].
@@ -469,6 +507,9 @@ fn file_entries(
                 churn_tu_rebuilds: None,
                 tu_count_by_config: None,
                 contributed_by_config: None,
+                cost_ms: None,
+                seconds_contributed: None,
+                cost_measured: None,
                 node: v as u32,
             }
         })
@@ -707,6 +748,9 @@ impl Report {
             churn_tu_rebuilds_per_week: None,
             configs: by_config.summaries,
             cuts: None,
+            predicted_frontend_s: None,
+            measured_tus: None,
+            tu_times: None,
             graph: g,
             by_node,
         }

@@ -488,6 +488,12 @@ impl Scanner {
             })
     }
 
+    /// The project's translation units with the flags the scan evaluates them with (module
+    /// `timing` runs a compiler on some of them): phase 1 alone, on a fresh walk.
+    pub(crate) fn tu_specs(project: &Project) -> Result<Vec<TuSpec>, ScanError> {
+        Ok(Scanner::new().walk(project, &Progress::default())?.specs)
+    }
+
     /// Phase 1, walk: the TUs and their flags, from the configurations' or the project's
     /// compilation database, or by walking the roots (reusing the previous walk).
     fn walk(&mut self, project: &Project, progress: &Progress) -> Result<Walk, ScanError> {
@@ -1752,6 +1758,7 @@ impl ExactCheck<'_> {
             for i in todo {
                 let t = Instant::now();
                 let (saved, tus) = self.confirm(&cuts[i], &nodes);
+                let tus_affected = tus.len() as u32;
                 if std::env::var_os("CLIPFORGE_HEADERS_TIMING").is_some() {
                     eprintln!(
                         "[headers]   exact check of {}:{} -> {}: {:.3} s",
@@ -1761,11 +1768,13 @@ impl ExactCheck<'_> {
                         t.elapsed().as_secs_f64()
                     );
                 }
-                let c = &mut cuts[i];
-                c.lines_saved = saved;
-                c.tus_affected = tus.len() as u32;
-                c.tus = tus;
-                c.exact = true;
+                let c = cuts[i].clone().with_tus(tus);
+                cuts[i] = cuts::Cut {
+                    lines_saved: saved,
+                    tus_affected,
+                    exact: true,
+                    ..c
+                };
                 confirmed += 1;
             }
             cuts::sort_cuts(&mut cuts);
@@ -1798,14 +1807,15 @@ impl ExactCheck<'_> {
             .sum()
     }
 
-    /// One cut's exact saving and the graph nodes of the TUs whose closure it changes: the TUs
-    /// that took the directive (or opened the header) evaluated again with the edit.
-    fn confirm(&self, c: &cuts::Cut, nodes: &NodeWeights) -> (i64, Vec<u32>) {
+    /// One cut's exact saving and the (graph node, configuration) of the TUs whose closure it
+    /// changes: the TUs that took the directive (or opened the header) evaluated again with the
+    /// edit.
+    fn confirm(&self, c: &cuts::Cut, nodes: &NodeWeights) -> (i64, Vec<(u32, u32)>) {
         let ctx = self.ctx;
         let f = nodes.ids[c.from as usize];
         let empty = c.kind == cuts::CutKind::EmptyHeader;
         let skip = eval::Skip::new(f, (!empty).then_some(c.line), ctx.edge_table);
-        let changed: Vec<(i64, FileId)> = self
+        let changed: Vec<(i64, FileId, u32)> = self
             .prepared
             .par_iter()
             .zip(self.results)
@@ -1825,15 +1835,14 @@ impl ExactCheck<'_> {
                 let nr = eval::run_tu(ctx.store, ctx.syms, &input);
                 let old = self.lines_of(nodes, &r.closure, None) as i64;
                 let new = self.lines_of(nodes, &nr.closure, empty.then_some(f)) as i64;
-                (old != new).then_some((old - new, p.tu))
+                (old != new).then_some((old - new, p.tu, p.config))
             })
             .collect();
         let saved = changed.iter().map(|c| c.0).sum();
-        let mut tus: Vec<u32> = changed
+        let tus = changed
             .iter()
-            .filter_map(|c| nodes.node_of.get(&c.1).copied())
+            .filter_map(|c| nodes.node_of.get(&c.1).map(|&n| (n, c.2)))
             .collect();
-        tus.sort_unstable();
         (saved, tus)
     }
 }

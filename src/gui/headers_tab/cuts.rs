@@ -3,8 +3,38 @@
 
 use super::{CUTS_CONFIRMED, HeadersSettings, HeadersState, num};
 use crate::headers::ChainStep;
+use crate::headers::cuts::{Cut, CutKind};
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
+
+/// A cut by what it edits: the same directive (or header) is the same row after a rescan,
+/// wherever it is ranked then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CutKey {
+    pub kind: CutKind,
+    pub includer: String,
+    pub line: u32,
+    pub included: String,
+}
+
+impl CutKey {
+    pub fn of(c: &Cut) -> CutKey {
+        CutKey {
+            kind: c.kind,
+            includer: c.includer.clone(),
+            line: c.line,
+            included: c.included.clone(),
+        }
+    }
+}
+
+/// The directive as the list shows it (and its filter matches).
+pub fn cut_text(c: &Cut) -> String {
+    match c.kind {
+        CutKind::Include => format!("{}:{}  #include {}", c.includer, c.line, c.included),
+        CutKind::EmptyHeader => format!("{}  (make it empty)", c.included),
+    }
+}
 
 /// What the Top cuts view shows under its list for the picked row.
 pub(super) struct CutDetail {
@@ -16,7 +46,6 @@ impl HeadersState {
     /// Top cuts: every directive's (and header's) saving, best first; a row picked shows the TUs
     /// it touches and the include chain to its file from the first of them.
     pub(super) fn cuts_ui(&mut self, ui: &mut egui::Ui, s: &mut HeadersSettings) {
-        use crate::headers::cuts::CutKind;
         let generation = self.generation;
         let busy = self.busy();
         let Some(r) = self.outcome.as_ref().and_then(|o| o.preprocessed.as_ref()) else {
@@ -39,7 +68,19 @@ impl HeadersState {
         ui.weak(format!(
             "Total Parsed lines saved (preprocessed) if the #include were removed, or the header emptied; the top {CUTS_CONFIRMED} confirmed by evaluating their TUs again (exact), the rest estimated from the include graphs."
         ));
-        let shown = cuts.len().min(500);
+        let filter = crate::gui::filter::TextFilter::new(self.cut_filter.trim());
+        let rows: Vec<(usize, String)> = cuts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, cut_text(c)))
+            .filter(|(_, t)| filter.matches(t))
+            .take(500)
+            .collect();
+        ui.horizontal(|ui| {
+            crate::gui::filter::filter_field(ui, &mut self.cut_filter, "part of a directive");
+            ui.label(format!("{} of {} cuts", rows.len(), cuts.len()));
+        });
+        let shown = rows.len();
         let text_h = egui::TextStyle::Body.resolve(ui.style()).size + 6.0;
         let mut picked = None;
         let list_h = (ui.available_height() * 0.55).max(120.0);
@@ -63,58 +104,66 @@ impl HeadersState {
             })
             .body(|body| {
                 body.rows(text_h, shown, |mut row| {
-                    let i = row.index();
-                    let c = &cuts[i];
-                    row.set_selected(self.cut_selected == Some(i));
+                    let (i, what) = &rows[row.index()];
+                    let c = &cuts[*i];
+                    let key = CutKey::of(c);
+                    row.set_selected(self.cut_selected.as_ref() == Some(&key));
                     row.col(|ui| num(ui, c.lines_saved.max(0) as u64));
                     row.col(|ui| num(ui, c.tus_affected as u64));
                     row.col(|ui| {
                         ui.label(if c.exact { "yes" } else { "est." });
                     });
-                    let what = match c.kind {
-                        CutKind::Include => {
-                            format!("{}:{}  #include {}", c.includer, c.line, c.included)
-                        }
-                        CutKind::EmptyHeader => format!("{}  (make it empty)", c.included),
-                    };
                     row.col(|ui| {
                         if ui
                             .add(
-                                egui::Label::new(what)
+                                egui::Label::new(what.as_str())
                                     .truncate()
                                     .sense(egui::Sense::click()),
                             )
                             .clicked()
                         {
-                            picked = Some(i);
+                            picked = Some(key.clone());
                         }
                     });
                     if row.response().clicked() {
-                        picked = Some(i);
+                        picked = Some(key);
                     }
                 });
             });
-        if let Some(i) = picked {
-            self.cut_selected = Some(i);
+        if let Some(k) = picked {
+            self.cut_selected = Some(k);
         }
-        let Some(i) = self.cut_selected.filter(|&i| i < cuts.len()) else {
+        // Still there after a rescan (by identity); gone: nothing picked.
+        let Some((key, c)) = self.cut_selected.as_ref().and_then(|k| {
+            cuts.iter()
+                .find(|c| CutKey::of(c) == *k)
+                .map(|c| (k.clone(), c))
+        }) else {
             return;
         };
         if self
             .cut_detail
             .as_ref()
-            .is_none_or(|(k, _)| *k != (generation, i))
+            .is_none_or(|(k, _)| k.0 != generation || k.1 != key)
         {
-            let c = &cuts[i];
+            // With configurations a file is one TU per configuration: say which.
             let tus: Vec<String> = c
                 .tus
                 .iter()
-                .map(|&t| r.graph.nodes[t as usize].path.clone())
+                .zip(&c.tu_configs)
+                .map(|(&t, &cf)| {
+                    let path = &r.graph.nodes[t as usize].path;
+                    match r.configs.get(cf as usize) {
+                        Some(conf) if r.configs.len() > 1 => format!("{path}  [{}]", conf.name),
+                        _ => path.clone(),
+                    }
+                })
                 .collect();
-            let why = tus
+            let why = c
+                .tus
                 .first()
-                .map(|tu| r.why_chain(&c.included, Some(tu.as_str())));
-            self.cut_detail = Some(((generation, i), CutDetail { tus, why }));
+                .map(|&t| r.why_chain(&c.included, Some(r.graph.nodes[t as usize].path.as_str())));
+            self.cut_detail = Some(((generation, key), CutDetail { tus, why }));
         }
         let Some((_, d)) = &self.cut_detail else {
             return;

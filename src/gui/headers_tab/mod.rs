@@ -148,10 +148,13 @@ pub struct HeadersState {
     pending_rescan: bool,
     shown_once: bool,
     ctx: Option<egui::Context>,
-    /// The row picked in Top cuts (index into the report's `cuts`), with what it shows: the
-    /// TUs it touches and why the first of them includes the file (keyed by scan generation).
-    pub cut_selected: Option<usize>,
-    cut_detail: Option<((u64, usize), cuts::CutDetail)>,
+    /// The row picked in Top cuts, by what it edits (not its row: a rescan reorders the list),
+    /// with what it shows: the TUs it touches and why the first of them includes the file
+    /// (keyed by scan generation and the cut).
+    pub cut_selected: Option<cuts::CutKey>,
+    cut_detail: Option<((u64, cuts::CutKey), cuts::CutDetail)>,
+    /// The Top cuts list's filter (on the directive's text).
+    pub cut_filter: String,
 }
 
 impl Default for HeadersState {
@@ -182,6 +185,7 @@ impl Default for HeadersState {
             ctx: None,
             cut_selected: None,
             cut_detail: None,
+            cut_filter: String::new(),
         }
     }
 }

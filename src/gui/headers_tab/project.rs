@@ -57,7 +57,7 @@ impl HeadersState {
                 "Searched after the -I dirs; the compiler's own system dirs come after these",
             );
         let p = &mut s.project;
-        path_list(ui, "-isystem", &mut p.system_dirs, true, None);
+        path_list(ui, "-isystem", &mut p.system_dirs, true, base.as_deref());
         if ui.button("Add system dir").clicked() {
             p.system_dirs.push(String::new());
         }

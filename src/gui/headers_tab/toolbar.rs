@@ -144,35 +144,54 @@ impl HeadersState {
                         let t = egui::RichText::new(x);
                         if i == 0 { t.strong() } else { t.weak() }
                     };
-                    ui.label(t(match mode {
-                        Mode::Preprocessed => "Preprocessed".into(),
-                        Mode::AllBranches => "All branches".into(),
+                    // With several configurations, TUs and Total Parsed summed over them are
+                    // no build's figures (a file is one TU per configuration): the headline row
+                    // keeps the union's files and lines, each configuration's row the rest.
+                    let several = r.configs.len() > 1;
+                    let name = match mode {
+                        Mode::Preprocessed => "Preprocessed",
+                        Mode::AllBranches => "All branches",
+                    };
+                    ui.label(t(if several {
+                        format!("{name} ({} configurations)", r.configs.len())
+                    } else {
+                        name.to_string()
                     }));
-                    for v in [
-                        r.files as u64,
-                        r.translation_units as u64,
-                        r.total_lines,
-                        r.total_parsed,
-                    ] {
-                        ui.label(t(fmt_count(v)));
+                    let per_config = |ui: &mut egui::Ui| {
+                        ui.label(t("per configuration".into())).on_hover_text(
+                            "Each configuration's figure is on its own row below: a file scanned in two configurations is two TUs, so a sum would be no build's figure.",
+                        );
+                    };
+                    ui.label(t(fmt_count(r.files as u64)));
+                    if several {
+                        per_config(ui);
+                    } else {
+                        ui.label(t(fmt_count(r.translation_units as u64)));
                     }
-                    ui.label(t(format!("{:.2}×", r.blowup)));
+                    ui.label(t(fmt_count(r.total_lines)));
+                    if several {
+                        per_config(ui);
+                        per_config(ui);
+                    } else {
+                        ui.label(t(fmt_count(r.total_parsed)));
+                        ui.label(t(format!("{:.2}×", r.blowup)));
+                    }
                     for v in [r.missing.len(), r.errors.len(), r.cycles.len()] {
                         ui.label(t(fmt_count(v as u64)));
                     }
                     ui.end_row();
                     // Each configuration's own figures under the combined row.
                     for c in &r.configs {
-                        ui.label(format!("  config {}", c.name));
+                        ui.label(t(format!("  config {}", c.name)));
                         for v in [
                             c.files as u64,
                             c.translation_units as u64,
                             c.total_lines,
                             c.total_parsed,
                         ] {
-                            ui.label(fmt_count(v));
+                            ui.label(t(fmt_count(v)));
                         }
-                        ui.label(format!("{:.2}×", c.blowup));
+                        ui.label(t(format!("{:.2}×", c.blowup)));
                         ui.end_row();
                     }
                 }

@@ -1,0 +1,694 @@
+//! Measured compile cost per header, and the whole build's frontend time predicted from a sample:
+//! reads clang `-ftime-trace` JSON files (what ClangBuildAnalyzer reads) or runs clang itself
+//! (`-fsyntax-only -ftime-trace`) on translation units chosen to cover the most-included headers;
+//! derives from the nested `Source` events each header's exclusive frontend time (its own parse
+//! and instantiation time, without the headers it includes) and each TU's time outside headers;
+//! predicts every TU's frontend time as its own cost plus the costs of the headers in its exact
+//! closure, and fills the report's `cost_ms`, `seconds_contributed`, `predicted_frontend_s`,
+//! `measured_tus`, per-TU times and the cuts' `seconds_saved`. No CLI types.
+
+use super::report::{Report, TuTime};
+use super::scan::{Scanner, TuSpec};
+use super::util::{FxMap, FxSet, absolutize, normalize};
+use super::{Project, cuts};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Largest trace file read (a TU of Boost's top-level headers with granularity 0 is ~60 MB).
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+
+/// What one TU's trace says: its frontend time, its time outside every header, and per file
+/// entered (by path as written in the trace, resolved) the exclusive time and the inclusions.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TuTrace {
+    pub frontend_us: u64,
+    /// Frontend time outside the top-level `Source` events (its own lines, the instantiations
+    /// pending at the end of the TU, the compiler's setup of the frontend).
+    pub own_us: u64,
+    /// (file, exclusive µs summed over its inclusions, inclusions).
+    pub files: Vec<(PathBuf, u64, u32)>,
+}
+
+/// Parses one `-ftime-trace` JSON file. Relative `Source` paths are taken from `base` (the
+/// folder clang ran in). Errors name what is wrong; the caller names the file.
+pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
+    let v: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| format!("not a time trace (invalid JSON: {e})"))?;
+    let events = v
+        .get("traceEvents")
+        .and_then(|e| e.as_array())
+        .ok_or("not a time trace (no traceEvents array)")?;
+    // (ts, dur, tid, name, detail) of complete events.
+    let mut frontend: Option<(u64, u64)> = None;
+    let mut sources: Vec<(u64, u64, &str)> = Vec::new();
+    let num = |e: &serde_json::Value, k: &str| e.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+    for e in events {
+        if e.get("ph").and_then(|x| x.as_str()) != Some("X") {
+            continue;
+        }
+        let (ts, dur) = (num(e, "ts").max(0.0) as u64, num(e, "dur").max(0.0) as u64);
+        match e.get("name").and_then(|x| x.as_str()) {
+            Some("Frontend") => {
+                let f = frontend.get_or_insert((ts, 0));
+                f.1 += dur;
+            }
+            Some("Source") => {
+                let d = e
+                    .get("args")
+                    .and_then(|a| a.get("detail"))
+                    .and_then(|d| d.as_str())
+                    .unwrap_or("");
+                sources.push((ts, dur, d));
+            }
+            _ => {}
+        }
+    }
+    let Some((_, frontend_us)) = frontend else {
+        return Err("not a clang time trace (no Frontend event)".into());
+    };
+    // Nesting: a Source event inside another is one of its includes (an event starts after its
+    // parent and ends before it; ties in start time: the longer one is the parent).
+    sources.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut stack: Vec<usize> = Vec::new();
+    let mut child_us = vec![0u64; sources.len()];
+    let mut top_us = 0u64;
+    for (i, &(ts, dur, _)) in sources.iter().enumerate() {
+        while let Some(&p) = stack.last() {
+            if sources[p].0 + sources[p].1 <= ts {
+                stack.pop();
+            } else {
+                break;
+            }
+        }
+        match stack.last() {
+            Some(&p) => child_us[p] += dur,
+            None => top_us += dur,
+        }
+        stack.push(i);
+    }
+    let mut by_file: FxMap<PathBuf, (u64, u32)> = FxMap::default();
+    for (i, &(_, dur, d)) in sources.iter().enumerate() {
+        let p = Path::new(d);
+        let p = if p.is_absolute() {
+            normalize(p)
+        } else {
+            normalize(&base.join(p))
+        };
+        let e = by_file.entry(p).or_default();
+        e.0 += dur.saturating_sub(child_us[i]);
+        e.1 += 1;
+    }
+    let mut files: Vec<(PathBuf, u64, u32)> =
+        by_file.into_iter().map(|(p, (t, n))| (p, t, n)).collect();
+    files.sort();
+    Ok(TuTrace {
+        frontend_us,
+        own_us: frontend_us.saturating_sub(top_us),
+        files,
+    })
+}
+
+/// Graph nodes by path: the normalised absolute path, and on a miss the real path (a trace may
+/// spell a file through a symlink or another relative route).
+struct NodeIndex {
+    by_abs: FxMap<PathBuf, u32>,
+    by_real: std::sync::OnceLock<FxMap<PathBuf, u32>>,
+}
+
+impl NodeIndex {
+    fn new(r: &Report) -> NodeIndex {
+        NodeIndex {
+            by_abs: r
+                .graph
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (normalize(&n.abs), i as u32))
+                .collect(),
+            by_real: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn get(&self, p: &Path) -> Option<u32> {
+        if let Some(&n) = self.by_abs.get(p) {
+            return Some(n);
+        }
+        let real = self.by_real.get_or_init(|| {
+            self.by_abs
+                .iter()
+                .filter_map(|(p, &n)| std::fs::canonicalize(p).ok().map(|r| (r, n)))
+                .collect()
+        });
+        std::fs::canonicalize(p)
+            .ok()
+            .and_then(|r| real.get(&r).copied())
+    }
+}
+
+/// Translation units (indices into the report's `graph.tus`) chosen to cover the most-included
+/// headers: greedily, the TU whose closure adds the most TU-weighted headers not yet covered
+/// (a header's weight is the number of TUs reaching it), `n` times.
+pub fn choose_tus(r: &Report, n: usize) -> Vec<usize> {
+    let g = &r.graph;
+    let mut reach = vec![0u64; g.nodes.len()];
+    for t in &g.tus {
+        for &f in &t.closure {
+            reach[f as usize] += 1;
+        }
+    }
+    let mut covered = vec![false; g.nodes.len()];
+    let mut taken = vec![false; g.tus.len()];
+    let mut out = Vec::new();
+    while out.len() < n.min(g.tus.len()) {
+        let mut best: Option<(u64, usize)> = None;
+        for (i, t) in g.tus.iter().enumerate() {
+            if taken[i] {
+                continue;
+            }
+            let gain: u64 = t
+                .closure
+                .iter()
+                .filter(|&&f| !covered[f as usize] && f != t.node)
+                .map(|&f| reach[f as usize])
+                .sum();
+            // Ties (nothing left to cover): spread over the tree in report order.
+            if best.is_none_or(|b| gain > b.0) {
+                best = Some((gain, i));
+            }
+        }
+        let Some((_, i)) = best else { break };
+        taken[i] = true;
+        for &f in &g.tus[i].closure {
+            covered[f as usize] = true;
+        }
+        out.push(i);
+    }
+    out
+}
+
+/// The compiler a measurement runs (`clang++` for C++ TUs, `clang` for C, unless named).
+#[derive(Clone, Debug, Default)]
+pub struct MeasureOptions {
+    /// Compiler for every TU (a clang driver); `None`: `clang++` / `clang` by language.
+    pub compiler: Option<String>,
+    /// Parallel compiler processes (0: the machine's cores).
+    pub jobs: usize,
+    /// Keep each trace in this folder (`<k>-<file name>.json`), for `--time-trace` later.
+    pub keep_traces: Option<PathBuf>,
+}
+
+/// Runs clang on the TUs `chosen` (indices into `r.graph.tus`) with the flags the scan used,
+/// in parallel, and returns each one's trace; `done` is bumped per TU finished. A TU clang
+/// cannot compile still gives its trace (its time is real) and a note; one without a trace is
+/// left out with a note.
+pub fn measure(
+    project: &Project,
+    r: &Report,
+    chosen: &[usize],
+    opts: &MeasureOptions,
+    done: &AtomicUsize,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(usize, TuTrace)>, String> {
+    let specs = Scanner::tu_specs(project).map_err(|e| e.to_string())?;
+    let spec_of: FxMap<(PathBuf, u32), &TuSpec> = specs
+        .iter()
+        .map(|s| ((absolutize(&s.file), s.config), s))
+        .collect();
+    let work: Vec<(usize, &TuSpec)> = chosen
+        .iter()
+        .filter_map(|&i| {
+            let t = &r.graph.tus[i];
+            let abs = normalize(&r.graph.nodes[t.node as usize].abs);
+            spec_of.get(&(abs, t.config)).map(|s| (i, *s))
+        })
+        .collect();
+    if let Some(k) = &opts.keep_traces {
+        std::fs::create_dir_all(k).map_err(|e| format!("{}: cannot create: {e}", k.display()))?;
+    }
+    let jobs = if opts.jobs == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        opts.jobs
+    };
+    let next = AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<(usize, Result<(TuTrace, Option<String>), String>)>> =
+        std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        for _ in 0..jobs.min(work.len()) {
+            sc.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(i, spec)) = work.get(k) else { break };
+                    let res = run_one(spec, k, opts);
+                    results
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((i, res));
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let mut out = Vec::new();
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    results.sort_by_key(|x| x.0);
+    for (i, res) in results {
+        let path = &r.graph.nodes[r.graph.tus[i].node as usize].path;
+        match res {
+            Ok((t, warn)) => {
+                if let Some(w) = warn {
+                    notes.push(format!("measuring {path}: {w}"));
+                }
+                out.push((i, t));
+            }
+            Err(e) => notes.push(format!("measuring {path}: {e} (left out)")),
+        }
+    }
+    if out.is_empty() && !chosen.is_empty() {
+        return Err(format!(
+            "no translation unit could be measured{}",
+            notes.last().map_or(String::new(), |n| format!(" ({n})"))
+        ));
+    }
+    Ok(out)
+}
+
+/// One clang run in a folder of its own: clang 14 writes a `-fsyntax-only` trace as `.json` in
+/// its working directory (later versions `<stem>.json`), so any `*.json` there is the trace.
+fn run_one(
+    spec: &TuSpec,
+    k: usize,
+    opts: &MeasureOptions,
+) -> Result<(TuTrace, Option<String>), String> {
+    use super::compiler::Lang;
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let compiler = opts.compiler.clone().unwrap_or_else(|| {
+        match spec.lang {
+            Lang::Cxx => "clang++",
+            Lang::C => "clang",
+        }
+        .to_string()
+    });
+    let f = &spec.flags;
+    let mut cmd = std::process::Command::new(&compiler);
+    cmd.current_dir(dir.path())
+        .args([
+            "-fsyntax-only",
+            "-ftime-trace",
+            "-ftime-trace-granularity=0",
+            "-w",
+        ])
+        .stdin(std::process::Stdio::null());
+    if let Some(s) = &f.std {
+        cmd.arg(format!("-std={s}"));
+    }
+    for d in &f.quote_dirs {
+        cmd.arg("-iquote").arg(d);
+    }
+    for d in &f.include_dirs {
+        cmd.arg("-I").arg(d);
+    }
+    for d in &f.system_dirs {
+        cmd.arg("-isystem").arg(d);
+    }
+    for d in &f.after_dirs {
+        cmd.arg("-idirafter").arg(d);
+    }
+    for m in &f.macros {
+        match m {
+            super::MacroOpt::Define(n, None) => cmd.arg(format!("-D{n}")),
+            super::MacroOpt::Define(n, Some(v)) => cmd.arg(format!("-D{n}={v}")),
+            super::MacroOpt::Undef(n) => cmd.arg(format!("-U{n}")),
+        };
+    }
+    for i in &f.forced_includes {
+        cmd.arg("-include").arg(i);
+    }
+    cmd.arg(absolutize(&spec.file));
+    let out = cmd.output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("no `{compiler}` command found on PATH"),
+        _ => format!("cannot run {compiler}: {e}"),
+    })?;
+    let trace = std::fs::read_dir(dir.path())
+        .map_err(|e| format!("cannot list {}: {e}", dir.path().display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            // `.json` (clang 14) has no extension in `Path`'s terms: match the name.
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(".json"))
+        })
+        .ok_or_else(|| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            format!(
+                "{compiler} wrote no time trace (exit {}; {})",
+                out.status.code().unwrap_or(-1),
+                err.lines().next().unwrap_or("no message")
+            )
+        })?;
+    let bytes = clipforge_base::fsio::read_regular(&trace, MAX_TRACE_BYTES)
+        .map_err(|e| format!("{}: cannot read: {e}", trace.display()))?;
+    if let Some(keep) = &opts.keep_traces {
+        let name = spec
+            .file
+            .file_name()
+            .map_or("tu".into(), |n| n.to_string_lossy().to_string());
+        let to = keep.join(format!("{k}-{name}.json"));
+        clipforge_base::fsio::write_atomic(&to, &bytes)
+            .map_err(|e| format!("{}: cannot write: {e}", to.display()))?;
+    }
+    let t = parse_trace(&bytes, dir.path()).map_err(|e| format!("{}: {e}", trace.display()))?;
+    let warn = (!out.status.success()).then(|| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        format!(
+            "{compiler} reported errors (its time is kept): {}",
+            err.lines().find(|l| l.contains("error")).unwrap_or("")
+        )
+    });
+    Ok((t, warn))
+}
+
+/// Reads every `*.json` trace under `dir` and matches each to a TU of the report: by file name
+/// (`a.cpp.json`, `a.json`, `<k>-a.cpp.json` as `--keep-traces` writes them), several candidates
+/// told apart by how many of the trace's files their closure holds. Unmatched traces are noted.
+pub fn load_dir(
+    dir: &Path,
+    r: &Report,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(usize, TuTrace)>, String> {
+    let md = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !md.is_dir() {
+        return Err(format!("{}: not a folder", dir.display()));
+    }
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| e.into_path())
+        .collect();
+    files.sort();
+    let idx = NodeIndex::new(r);
+    let g = &r.graph;
+    let mut by_name: FxMap<String, Vec<usize>> = FxMap::default();
+    for (i, t) in g.tus.iter().enumerate() {
+        let abs = &g.nodes[t.node as usize].abs;
+        if let Some(n) = abs.file_name() {
+            by_name
+                .entry(n.to_string_lossy().to_string())
+                .or_default()
+                .push(i);
+        }
+        if let Some(s) = abs.file_stem() {
+            by_name
+                .entry(s.to_string_lossy().to_string())
+                .or_default()
+                .push(i);
+        }
+    }
+    let mut used: FxSet<usize> = FxSet::default();
+    let mut out = Vec::new();
+    for f in files {
+        let stem = f
+            .file_stem()
+            .map_or(String::new(), |s| s.to_string_lossy().to_string());
+        let bytes = clipforge_base::fsio::read_regular(&f, MAX_TRACE_BYTES)
+            .map_err(|e| format!("{}: cannot read: {e}", f.display()))?;
+        let base = f.parent().unwrap_or(dir);
+        let t = match parse_trace(&bytes, base) {
+            Ok(t) => t,
+            Err(e) => {
+                notes.push(format!("{}: {e} (skipped)", f.display()));
+                continue;
+            }
+        };
+        // `a.cpp`, then without a `<k>-` prefix.
+        let cands = by_name.get(&stem).or_else(|| {
+            stem.split_once('-')
+                .filter(|(k, _)| k.chars().all(|c| c.is_ascii_digit()))
+                .and_then(|(_, rest)| by_name.get(rest))
+        });
+        let Some(cands) = cands else {
+            notes.push(format!(
+                "{}: no translation unit of the scan is named {stem} (skipped)",
+                f.display()
+            ));
+            continue;
+        };
+        let nodes: FxSet<u32> = t.files.iter().filter_map(|x| idx.get(&x.0)).collect();
+        let best = cands
+            .iter()
+            .filter(|i| !used.contains(i))
+            .max_by_key(|&&i| {
+                let hits = g.tus[i]
+                    .closure
+                    .iter()
+                    .filter(|n| nodes.contains(n))
+                    .count();
+                (hits, std::cmp::Reverse(i))
+            })
+            .copied();
+        match best {
+            Some(i) => {
+                used.insert(i);
+                out.push((i, t));
+            }
+            None => notes.push(format!(
+                "{}: its translation unit already has a trace (skipped)",
+                f.display()
+            )),
+        }
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "{}: no clang time trace matching a translation unit of the scan",
+            dir.display()
+        ));
+    }
+    Ok(out)
+}
+
+/// Costs from measured traces, and every TU's predicted frontend time.
+#[derive(Clone, Debug, Default)]
+pub struct Timing {
+    /// Per graph node: exclusive ms per TU that includes it (measured, or estimated from the
+    /// measured headers' ms per line when no measured TU includes it).
+    pub cost_ms: Vec<f64>,
+    pub cost_measured: Vec<bool>,
+    /// Per TU (`graph.tus`): predicted and, where measured, measured frontend ms.
+    pub predicted_ms: Vec<f64>,
+    pub measured_ms: Vec<Option<f64>>,
+    /// Files of the traces that are in no closure of the scan (other compilers' headers, files
+    /// the scan missed): counted in their TU's own time, listed in a note.
+    pub unmatched_files: usize,
+}
+
+impl Timing {
+    /// The model: a header costs the mean of its exclusive time over the measured TUs that
+    /// include it; a header no measured TU includes costs the measured headers' ms per line
+    /// times its lines; a TU's own time (outside headers) is measured, or for the others fitted
+    /// as a + b × its lines over the measured TUs. Predicted = own + Σ costs of its closure.
+    pub fn from_traces(r: &Report, traces: &[(usize, TuTrace)]) -> Timing {
+        let g = &r.graph;
+        let n = g.nodes.len();
+        let idx = NodeIndex::new(r);
+        let mut sum_us = vec![0u64; n];
+        let mut seen_in = vec![0u32; n];
+        let mut measured_ms = vec![None; g.tus.len()];
+        let mut own_ms = vec![None; g.tus.len()];
+        let mut unmatched: FxSet<PathBuf> = FxSet::default();
+        for (i, t) in traces {
+            let tu = &g.tus[*i];
+            let closure: FxSet<u32> = tu.closure.iter().copied().collect();
+            let mut extra_us = 0;
+            for (p, us, _) in &t.files {
+                match idx.get(p).filter(|n| closure.contains(n) && *n != tu.node) {
+                    Some(node) => {
+                        sum_us[node as usize] += us;
+                        seen_in[node as usize] += 1;
+                    }
+                    None => {
+                        extra_us += us;
+                        unmatched.insert(p.clone());
+                    }
+                }
+            }
+            measured_ms[*i] = Some(t.frontend_us as f64 / 1000.0);
+            own_ms[*i] = Some((t.own_us + extra_us) as f64 / 1000.0);
+        }
+        let mut cost_ms = vec![0.0; n];
+        let mut cost_measured = vec![false; n];
+        let (mut ms, mut lines) = (0.0, 0u64);
+        for f in 0..n {
+            if seen_in[f] > 0 {
+                cost_ms[f] = sum_us[f] as f64 / 1000.0 / seen_in[f] as f64;
+                cost_measured[f] = true;
+                ms += cost_ms[f];
+                lines += g.nodes[f].lines as u64;
+            }
+        }
+        let per_line = if lines > 0 { ms / lines as f64 } else { 0.0 };
+        for f in 0..n {
+            if !cost_measured[f] && !g.nodes[f].is_tu {
+                cost_ms[f] = per_line * g.nodes[f].lines as f64;
+            }
+        }
+        // Own time of the TUs not measured: least squares on the measured TUs' lines.
+        let pts: Vec<(f64, f64)> = own_ms
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| o.map(|o| (g.nodes[g.tus[i].node as usize].lines as f64, o)))
+            .collect();
+        let (a, b) = fit(&pts);
+        let predicted_ms = g
+            .tus
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let own =
+                    own_ms[i].unwrap_or_else(|| a + b * g.nodes[t.node as usize].lines as f64);
+                own + t
+                    .closure
+                    .iter()
+                    .filter(|&&f| f != t.node)
+                    .map(|&f| cost_ms[f as usize])
+                    .sum::<f64>()
+            })
+            .collect();
+        Timing {
+            cost_ms,
+            cost_measured,
+            predicted_ms,
+            measured_ms,
+            unmatched_files: unmatched.len(),
+        }
+    }
+
+    /// Fills the report: per header `cost_ms` and `seconds_contributed` (TUs reaching it × its
+    /// cost), per TU predicted / measured ms, the build's predicted total and the number of
+    /// TUs measured, and each cut's `seconds_saved` (the same dominator analysis as the lines,
+    /// weighted by cost; system headers count: their time is real).
+    pub fn apply(&self, r: &mut Report) {
+        let g = &r.graph;
+        for h in r.headers.iter_mut() {
+            let n = h.node as usize;
+            if h.tu {
+                continue;
+            }
+            h.cost_ms = Some(round3(self.cost_ms[n]));
+            h.cost_measured = Some(self.cost_measured[n]);
+            h.seconds_contributed = Some(round6(self.cost_ms[n] * h.tu_count as f64 / 1000.0));
+        }
+        let tus: Vec<TuTime> = g
+            .tus
+            .iter()
+            .enumerate()
+            .map(|(i, t)| TuTime {
+                path: g.nodes[t.node as usize].path.clone(),
+                config: r.configs.get(t.config as usize).map(|c| c.name.clone()),
+                predicted_ms: round3(self.predicted_ms[i]),
+                measured_ms: self.measured_ms[i].map(round3),
+            })
+            .collect();
+        r.measured_tus = Some(self.measured_ms.iter().filter(|m| m.is_some()).count());
+        r.predicted_frontend_s = Some(round6(self.predicted_ms.iter().sum::<f64>() / 1000.0));
+        r.tu_times = Some(tus);
+        if r.cuts.is_some() {
+            let weight: Vec<u64> = g
+                .nodes
+                .iter()
+                .zip(&self.cost_ms)
+                .map(|(x, &c)| {
+                    if x.is_tu {
+                        0
+                    } else {
+                        (c * 1000.0).round() as u64
+                    }
+                })
+                .collect();
+            let by_us =
+                cuts::estimate_weighted(r, &FxSet::default(), &cuts::MacroUse::default(), &weight);
+            let key = |c: &cuts::Cut| (c.kind, c.from, c.line, c.to);
+            let saved: FxMap<_, i64> = by_us.iter().map(|c| (key(c), c.lines_saved)).collect();
+            if let Some(cs) = r.cuts.as_mut() {
+                for c in cs.iter_mut() {
+                    let us = saved.get(&key(c)).copied().unwrap_or(0);
+                    c.seconds_saved = Some(round6(us as f64 / 1e6));
+                }
+            }
+        }
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1e3).round() / 1e3
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// Least squares y = a + b·x with b ≥ 0 (more lines never cost less); a single point or equal
+/// x: the mean, no slope.
+fn fit(pts: &[(f64, f64)]) -> (f64, f64) {
+    if pts.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = pts.len() as f64;
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / n,
+        pts.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    if sxx <= 0.0 || sxy <= 0.0 {
+        return (my, 0.0);
+    }
+    let b = sxy / sxx;
+    (my - b * mx, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-made trace: a.h (10 ms) includes b.h (4 ms), c.h (1 ms) at the top; Frontend 20 ms.
+    #[test]
+    fn exclusive_times_come_from_the_nesting() {
+        let j = serde_json::json!({"traceEvents": [
+            {"ph": "X", "ts": 100, "dur": 20000, "name": "Frontend", "tid": 1, "pid": 1},
+            {"ph": "X", "ts": 200, "dur": 10000, "name": "Source", "args": {"detail": "/p/a.h"}},
+            {"ph": "X", "ts": 300, "dur": 4000, "name": "Source", "args": {"detail": "/p/b.h"}},
+            {"ph": "X", "ts": 11000, "dur": 1000, "name": "Source", "args": {"detail": "c.h"}},
+            {"ph": "X", "ts": 0, "dur": 11000, "name": "Total Source", "tid": 2},
+            {"ph": "M", "name": "thread_name"}
+        ]});
+        let t = parse_trace(j.to_string().as_bytes(), Path::new("/q")).unwrap();
+        assert_eq!(t.frontend_us, 20000);
+        assert_eq!(t.own_us, 20000 - 10000 - 1000);
+        assert_eq!(
+            t.files,
+            vec![
+                (PathBuf::from("/p/a.h"), 6000, 1),
+                (PathBuf::from("/p/b.h"), 4000, 1),
+                (PathBuf::from("/q/c.h"), 1000, 1),
+            ]
+        );
+        assert!(
+            parse_trace(b"{}", Path::new("/"))
+                .unwrap_err()
+                .contains("traceEvents")
+        );
+        assert!(
+            parse_trace(b"[1,", Path::new("/"))
+                .unwrap_err()
+                .contains("invalid JSON")
+        );
+    }
+
+    #[test]
+    fn the_fit_never_slopes_down() {
+        assert_eq!(fit(&[(1.0, 5.0)]), (5.0, 0.0));
+        let (a, b) = fit(&[(0.0, 1.0), (10.0, 21.0)]);
+        assert!((a - 1.0).abs() < 1e-9 && (b - 2.0).abs() < 1e-9);
+        assert_eq!(fit(&[(0.0, 4.0), (10.0, 2.0)]), (3.0, 0.0));
+    }
+}
