@@ -514,21 +514,31 @@ impl Timing {
             measured_ms[*i] = Some(t.frontend_us as f64 / 1000.0);
             own_ms[*i] = Some((t.own_us + extra_us) as f64 / 1000.0);
         }
-        let mut cost_ms = vec![0.0; n];
-        let mut cost_measured = vec![false; n];
-        let (mut ms, mut lines) = (0.0, 0u64);
-        for f in 0..n {
-            if seen_in[f] > 0 {
-                cost_ms[f] = sum_us[f] as f64 / 1000.0 / seen_in[f] as f64;
-                cost_measured[f] = true;
-                ms += cost_ms[f];
-                lines += g.nodes[f].lines as u64;
-            }
-        }
+        let cost_measured: Vec<bool> = seen_in.iter().map(|&k| k > 0).collect();
+        let mut cost_ms: Vec<f64> = sum_us
+            .iter()
+            .zip(&seen_in)
+            .map(|(&us, &k)| {
+                if k > 0 {
+                    us as f64 / 1000.0 / k as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let (ms, lines) = g
+            .nodes
+            .iter()
+            .zip(&cost_ms)
+            .zip(&cost_measured)
+            .filter(|(_, m)| **m)
+            .fold((0.0, 0u64), |(ms, l), ((node, c), _)| {
+                (ms + c, l + node.lines as u64)
+            });
         let per_line = if lines > 0 { ms / lines as f64 } else { 0.0 };
-        for f in 0..n {
-            if !cost_measured[f] && !g.nodes[f].is_tu {
-                cost_ms[f] = per_line * g.nodes[f].lines as f64;
+        for ((c, node), m) in cost_ms.iter_mut().zip(&g.nodes).zip(&cost_measured) {
+            if !m && !node.is_tu {
+                *c = per_line * node.lines as f64;
             }
         }
         // Own time of the TUs not measured: least squares on the measured TUs' lines.
