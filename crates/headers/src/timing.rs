@@ -231,8 +231,7 @@ pub fn measure(
         opts.jobs
     };
     let next = AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<(usize, Result<(TuTrace, Option<String>), String>)>> =
-        std::sync::Mutex::new(Vec::new());
+    let results: std::sync::Mutex<Vec<(usize, RunResult)>> = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|sc| {
         for _ in 0..jobs.min(work.len()) {
             sc.spawn(|| {
@@ -273,13 +272,12 @@ pub fn measure(
     Ok(out)
 }
 
+/// A TU's trace and a warning (clang reported errors), or why there is no trace.
+type RunResult = Result<(TuTrace, Option<String>), String>;
+
 /// One clang run in a folder of its own: clang 14 writes a `-fsyntax-only` trace as `.json` in
 /// its working directory (later versions `<stem>.json`), so any `*.json` there is the trace.
-fn run_one(
-    spec: &TuSpec,
-    k: usize,
-    opts: &MeasureOptions,
-) -> Result<(TuTrace, Option<String>), String> {
+fn run_one(spec: &TuSpec, k: usize, opts: &MeasureOptions) -> RunResult {
     use super::compiler::Lang;
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
     let compiler = opts.compiler.clone().unwrap_or_else(|| {
