@@ -231,8 +231,7 @@ pub fn measure(
         opts.jobs
     };
     let next = AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<(usize, Result<(TuTrace, Option<String>), String>)>> =
-        std::sync::Mutex::new(Vec::new());
+    let results: std::sync::Mutex<Vec<(usize, RunResult)>> = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|sc| {
         for _ in 0..jobs.min(work.len()) {
             sc.spawn(|| {
@@ -273,13 +272,12 @@ pub fn measure(
     Ok(out)
 }
 
+/// A TU's trace and a warning (clang reported errors), or why there is no trace.
+type RunResult = Result<(TuTrace, Option<String>), String>;
+
 /// One clang run in a folder of its own: clang 14 writes a `-fsyntax-only` trace as `.json` in
 /// its working directory (later versions `<stem>.json`), so any `*.json` there is the trace.
-fn run_one(
-    spec: &TuSpec,
-    k: usize,
-    opts: &MeasureOptions,
-) -> Result<(TuTrace, Option<String>), String> {
+fn run_one(spec: &TuSpec, k: usize, opts: &MeasureOptions) -> RunResult {
     use super::compiler::Lang;
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
     let compiler = opts.compiler.clone().unwrap_or_else(|| {
@@ -514,21 +512,31 @@ impl Timing {
             measured_ms[*i] = Some(t.frontend_us as f64 / 1000.0);
             own_ms[*i] = Some((t.own_us + extra_us) as f64 / 1000.0);
         }
-        let mut cost_ms = vec![0.0; n];
-        let mut cost_measured = vec![false; n];
-        let (mut ms, mut lines) = (0.0, 0u64);
-        for f in 0..n {
-            if seen_in[f] > 0 {
-                cost_ms[f] = sum_us[f] as f64 / 1000.0 / seen_in[f] as f64;
-                cost_measured[f] = true;
-                ms += cost_ms[f];
-                lines += g.nodes[f].lines as u64;
-            }
-        }
+        let cost_measured: Vec<bool> = seen_in.iter().map(|&k| k > 0).collect();
+        let mut cost_ms: Vec<f64> = sum_us
+            .iter()
+            .zip(&seen_in)
+            .map(|(&us, &k)| {
+                if k > 0 {
+                    us as f64 / 1000.0 / k as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let (ms, lines) = g
+            .nodes
+            .iter()
+            .zip(&cost_ms)
+            .zip(&cost_measured)
+            .filter(|(_, m)| **m)
+            .fold((0.0, 0u64), |(ms, l), ((node, c), _)| {
+                (ms + c, l + node.lines as u64)
+            });
         let per_line = if lines > 0 { ms / lines as f64 } else { 0.0 };
-        for f in 0..n {
-            if !cost_measured[f] && !g.nodes[f].is_tu {
-                cost_ms[f] = per_line * g.nodes[f].lines as f64;
+        for ((c, node), m) in cost_ms.iter_mut().zip(&g.nodes).zip(&cost_measured) {
+            if !m && !node.is_tu {
+                *c = per_line * node.lines as f64;
             }
         }
         // Own time of the TUs not measured: least squares on the measured TUs' lines.
