@@ -85,8 +85,8 @@ impl Soa {
     fn d(&self, b: usize) -> DTransform {
         DTransform {
             rotation: self.r[b].as_dquat(),
-            translation: Vec3A::as_dvec3(&self.t[b]),
-            scale: Vec3A::as_dvec3(&self.s[b]),
+            translation: self.t[b].as_dvec3(),
+            scale: self.s[b].as_dvec3(),
         }
     }
     fn l2o(&self, parents: &[u32]) -> Soa {
@@ -139,7 +139,7 @@ fn local_to_object_matches_the_metric_on_real_clips() {
                     "{} sample {s} bone {b}: rotation off by {e}",
                     clip.name
                 );
-                let e = (Vec3A::as_dvec3(&o.t[b]) - refs[b].translation)
+                let e = (o.t[b].as_dvec3() - refs[b].translation)
                     .abs()
                     .max_element();
                 assert!(
@@ -147,9 +147,7 @@ fn local_to_object_matches_the_metric_on_real_clips() {
                     "{} sample {s} bone {b}: translation off by {e} (scale {mag})",
                     clip.name
                 );
-                let e = (Vec3A::as_dvec3(&o.s[b]) - refs[b].scale)
-                    .abs()
-                    .max_element();
+                let e = (o.s[b].as_dvec3() - refs[b].scale).abs().max_element();
                 assert!(
                     e < 1e-5 * refs[b].scale.abs().max_element().max(1.0),
                     "{} bone {b}: scale",
@@ -252,12 +250,12 @@ fn blend_matches_float64_on_real_clips() {
                 clip.name
             );
             assert!(
-                (Vec3A::as_dvec3(&out.t[i]) - t).abs().max_element() < 2e-6 * mag,
+                (out.t[i].as_dvec3() - t).abs().max_element() < 2e-6 * mag,
                 "{} bone {i}: translation",
                 clip.name
             );
             assert!(
-                (Vec3A::as_dvec3(&out.s[i]) - s).abs().max_element() < 2e-6,
+                (out.s[i].as_dvec3() - s).abs().max_element() < 2e-6,
                 "{} bone {i}: scale",
                 clip.name
             );
@@ -270,7 +268,8 @@ fn m_of(x: &DTransform) -> DMat4 {
 }
 
 /// The palette (sample 0 as the bind pose) and skinning of generated vertices bound to the
-/// clip's bones, 1–4 influences, every SIMD path, against float64.
+/// clip's bones, 1–4 influences, every SIMD path, against float64 (normals relative to their
+/// magnitude: 09_02's palette has 3×3 entries near 1,000).
 #[test]
 fn palette_and_skinning_match_float64_on_real_clips() {
     let Some(data) = real_data_or_skip!() else {
@@ -384,7 +383,7 @@ fn palette_and_skinning_match_float64_on_real_clips() {
                         .abs()
                         .max_element();
                     assert!(
-                        e < 1e-5,
+                        e < 2e-6 * q.abs().max_element().max(1.0),
                         "{} {path:?} k={k} vertex {i}: normal off by {e}",
                         clip.name
                     );
