@@ -4,6 +4,9 @@
 //! (`anim::metric::object_space_f64`); the blend, palette and skinning references are written
 //! here with glam's float64 types. Every SIMD path this CPU has is run.
 
+// Poses are parallel arrays indexed by bone.
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 
 use clipforge::anim::RawClip;
