@@ -4,6 +4,9 @@
 //! (`anim::metric::object_space_f64`); the blend, palette and skinning references are written
 //! here with glam's float64 types. Every SIMD path this CPU has is run.
 
+// Poses are parallel arrays indexed by bone.
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 
 use clipforge::anim::RawClip;
@@ -85,8 +88,8 @@ impl Soa {
     fn d(&self, b: usize) -> DTransform {
         DTransform {
             rotation: self.r[b].as_dquat(),
-            translation: (self.t[b]).as_dvec3(),
-            scale: (self.s[b]).as_dvec3(),
+            translation: self.t[b].as_dvec3(),
+            scale: self.s[b].as_dvec3(),
         }
     }
     fn l2o(&self, parents: &[u32]) -> Soa {
@@ -139,7 +142,7 @@ fn local_to_object_matches_the_metric_on_real_clips() {
                     "{} sample {s} bone {b}: rotation off by {e}",
                     clip.name
                 );
-                let e = ((o.t[b]).as_dvec3() - refs[b].translation)
+                let e = (o.t[b].as_dvec3() - refs[b].translation)
                     .abs()
                     .max_element();
                 assert!(
@@ -147,7 +150,7 @@ fn local_to_object_matches_the_metric_on_real_clips() {
                     "{} sample {s} bone {b}: translation off by {e} (scale {mag})",
                     clip.name
                 );
-                let e = ((o.s[b]).as_dvec3() - refs[b].scale).abs().max_element();
+                let e = (o.s[b].as_dvec3() - refs[b].scale).abs().max_element();
                 assert!(
                     e < 1e-5 * refs[b].scale.abs().max_element().max(1.0),
                     "{} bone {b}: scale",
@@ -250,12 +253,12 @@ fn blend_matches_float64_on_real_clips() {
                 clip.name
             );
             assert!(
-                ((out.t[i]).as_dvec3() - t).abs().max_element() < 2e-6 * mag,
+                (out.t[i].as_dvec3() - t).abs().max_element() < 2e-6 * mag,
                 "{} bone {i}: translation",
                 clip.name
             );
             assert!(
-                ((out.s[i]).as_dvec3() - s).abs().max_element() < 2e-6,
+                (out.s[i].as_dvec3() - s).abs().max_element() < 2e-6,
                 "{} bone {i}: scale",
                 clip.name
             );
@@ -268,7 +271,8 @@ fn m_of(x: &DTransform) -> DMat4 {
 }
 
 /// The palette (sample 0 as the bind pose) and skinning of generated vertices bound to the
-/// clip's bones, 1–4 influences, every SIMD path, against float64.
+/// clip's bones, 1–4 influences, every SIMD path, against float64 (normals relative to their
+/// magnitude: 09_02's palette has 3×3 entries near 1,000).
 #[test]
 fn palette_and_skinning_match_float64_on_real_clips() {
     let Some(data) = real_data_or_skip!() else {
@@ -382,7 +386,7 @@ fn palette_and_skinning_match_float64_on_real_clips() {
                         .abs()
                         .max_element();
                     assert!(
-                        e < 1e-5,
+                        e < 2e-6 * q.abs().max_element().max(1.0),
                         "{} {path:?} k={k} vertex {i}: normal off by {e}",
                         clip.name
                     );

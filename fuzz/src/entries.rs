@@ -535,7 +535,9 @@ pub fn jobs(data: &[u8]) {
     };
     let (opl, onl) = (r.len(nv), if with_normals { r.len(nv) } else { 0 });
     let matrix = palette.first().copied().unwrap_or(Mat4::IDENTITY);
-    let mut scalar: Option<(Vec<[f32; 3]>, Vec<[f32; 4]>)> = None;
+    // The scalar path's skinned positions and transformed points.
+    type Outputs = (Vec<[f32; 3]>, Vec<[f32; 4]>);
+    let mut scalar: Option<Outputs> = None;
     for path in [
         SimdPath::Scalar,
         SimdPath::Sse2,
