@@ -14,48 +14,8 @@ use clipforge::anim::compress::{CompressError, compress_all_raw, decoded_between
 use clipforge::anim::formats::load_clips;
 use clipforge::anim::{ClipReader, CompressionSettings, compress, metric};
 use rayon::prelude::*;
-use std::path::{Path, PathBuf};
 
 const THRESHOLDS: [f32; 6] = [0.001, 0.003, 0.01, 0.03, 0.1, 1.0];
-
-fn files(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .map(|e| e.into_path())
-        .filter(|p| exts.iter().any(|x| p.to_string_lossy().ends_with(x)))
-        .collect();
-    v.sort();
-    v
-}
-
-/// Every real non-empty transform clip (24 of the 25 ACL regression transform clips: one has no
-/// samples): (label, clip). Files the importers refuse (scalar track lists, the
-/// infinite-error clip, documents without transform tracks) are left out; the counts below make
-/// sure the sweep still covers what it must.
-fn real_clips(data: &Path) -> Vec<(String, RawClip)> {
-    let mut out = Vec::new();
-    let sets: [(&str, &[&str]); 3] = [
-        ("acl-regression", &[".acl.sjson"]),
-        ("bvh", &[".bvh"]),
-        ("gltf", &[".gltf", ".glb"]),
-    ];
-    for (dir, exts) in sets {
-        for path in files(&data.join(dir), exts) {
-            let Ok(clips) = load_clips(&path) else {
-                continue;
-            };
-            let file = path.file_name().unwrap().to_string_lossy().to_string();
-            for clip in clips {
-                if clip.num_bones() == 0 || clip.num_samples == 0 {
-                    continue;
-                }
-                out.push((format!("{file}:{}", clip.name), clip));
-            }
-        }
-    }
-    out
-}
 
 /// Compresses at `threshold`; checks the buffer reads back and that the float64 measurement of
 /// the decoded clip, at the samples and at the midpoints decoded as the runtime samples them,
@@ -104,7 +64,7 @@ fn every_real_clip_compresses_under_every_threshold() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let clips = real_clips(&data);
+    let clips = common::real_transform_clips(&data);
     let count = |dir_ext: &str| clips.iter().filter(|(l, _)| l.contains(dir_ext)).count();
     assert!(
         count(".acl.sjson:") >= 24,

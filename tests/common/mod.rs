@@ -67,6 +67,46 @@ pub fn clip_eval(tools: &Path, raw: &Path, lossy: &Path, extra: &[&str]) -> f64 
 
 pub mod header_tree;
 
+/// The files under `dir` whose names end with one of `exts`, sorted.
+pub fn files(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .map(|e| e.into_path())
+        .filter(|p| exts.iter().any(|x| p.to_string_lossy().ends_with(x)))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every real non-empty transform clip (24 of the 25 ACL regression transform clips: one has no
+/// samples): (label, clip). Files the importers refuse (scalar track lists, the
+/// infinite-error clip, documents without transform tracks) are left out; callers count the
+/// clips of each set, so a sweep still covers what it must.
+pub fn real_transform_clips(data: &Path) -> Vec<(String, clipforge::anim::RawClip)> {
+    let mut out = Vec::new();
+    let sets: [(&str, &[&str]); 3] = [
+        ("acl-regression", &[".acl.sjson"]),
+        ("bvh", &[".bvh"]),
+        ("gltf", &[".gltf", ".glb"]),
+    ];
+    for (dir, exts) in sets {
+        for path in files(&data.join(dir), exts) {
+            let Ok(clips) = clipforge::anim::formats::load_clips(&path) else {
+                continue;
+            };
+            let file = path.file_name().unwrap().to_string_lossy().to_string();
+            for clip in clips {
+                if clip.num_bones() == 0 || clip.num_samples == 0 {
+                    continue;
+                }
+                out.push((format!("{file}:{}", clip.name), clip));
+            }
+        }
+    }
+    out
+}
+
 /// Float64 per-bone max error of the compressed `bytes` against `clip`, at every sample and at
 /// `alphas` between every pair of samples (the runtime's interpolation), at `shells`.
 pub fn per_bone_error(

@@ -1,0 +1,121 @@
+//! Compression time of `compress()` alone, per clip, in thread CPU time: the ClipForge side of
+//! `scripts/bench_compress_vs_acl.sh`, the counterpart of ACL's `acl_bench --cpu-tsv`. Thread CPU
+//! time, not wall time, because the benchmark machine is shared (a wall clock counts other
+//! jobs' time slices). Loading and parsing are outside the timed call; the float64 check is
+//! inside (it is part of `compress()`).
+//!
+//!     compress_cpu [--rounds N] [--threshold-cm CM] CLIP...
+//!
+//! Prints `clip\tbytes\tcpu_ms` (median over N rounds, default 1) per clip: the clip's file name
+//! without `.acl.sjson` / `.bvh`; for a file with several clips, the first.
+
+use clipforge_anim::{CompressionSettings, compress, formats::load_clips};
+use std::process::ExitCode;
+
+#[cfg(unix)]
+fn thread_cpu_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 * 1e-6
+}
+
+#[cfg(not(unix))]
+fn thread_cpu_ms() -> f64 {
+    // No thread clock: wall time (only meaningful on a quiet machine).
+    use std::sync::OnceLock;
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
+        * 1e3
+}
+
+fn main() -> ExitCode {
+    let mut rounds = 1usize;
+    let mut threshold = 0.01f32;
+    let mut files = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--rounds" => match args.next().and_then(|v| v.parse::<usize>().ok()) {
+                Some(n) if n > 0 => rounds = n,
+                _ => return usage("--rounds needs a positive integer"),
+            },
+            "--threshold-cm" => match args.next().and_then(|v| v.parse::<f32>().ok()) {
+                Some(t) if t > 0.0 => threshold = t,
+                _ => return usage("--threshold-cm needs a positive number"),
+            },
+            "-h" | "--help" => return usage(""),
+            _ => files.push(a),
+        }
+    }
+    if files.is_empty() {
+        return usage("no clips");
+    }
+    let settings = CompressionSettings {
+        error_threshold: threshold,
+        ..Default::default()
+    };
+    println!("clip\tbytes\tcpu_ms");
+    let mut status = ExitCode::SUCCESS;
+    for f in &files {
+        let name = std::path::Path::new(f)
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let name = name
+            .trim_end_matches(".acl.sjson")
+            .trim_end_matches(".bvh")
+            .to_string();
+        let clip = match load_clips(std::path::Path::new(f)) {
+            Ok(mut c) if !c.is_empty() => c.remove(0),
+            Ok(_) => {
+                eprintln!("compress_cpu: {f}: no clip");
+                continue;
+            }
+            Err(e) => {
+                eprintln!("compress_cpu: {f}: {e}");
+                status = ExitCode::from(3);
+                continue;
+            }
+        };
+        let mut times = Vec::with_capacity(rounds);
+        let mut bytes = 0;
+        for _ in 0..rounds {
+            let t0 = thread_cpu_ms();
+            let r = compress(&clip, &settings);
+            let t1 = thread_cpu_ms();
+            match r {
+                Ok(c) => bytes = c.runtime_bytes,
+                Err(e) => {
+                    eprintln!("compress_cpu: {f}: {e}");
+                    status = ExitCode::from(3);
+                    break;
+                }
+            }
+            times.push(t1 - t0);
+        }
+        if times.len() == rounds {
+            times.sort_by(f64::total_cmp);
+            println!("{name}\t{bytes}\t{:.3}", times[rounds / 2]);
+        }
+    }
+    status
+}
+
+fn usage(problem: &str) -> ExitCode {
+    if !problem.is_empty() {
+        eprintln!("compress_cpu: {problem}");
+    }
+    eprintln!("usage: compress_cpu [--rounds N] [--threshold-cm CM] CLIP...");
+    if problem.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
