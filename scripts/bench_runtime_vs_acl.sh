@@ -5,10 +5,13 @@
 # ACL, ours, ...) so that both see the same load on a shared machine. Our .cfa files are written by
 # `clipforge compress` (default settings) from the very .acl.sjson files ACL compresses.
 #
-# usage: scripts/bench_runtime_vs_acl.sh [--rounds N] [--set regression|bvh|all] [--quick] [OUT_DIR]
+# usage: scripts/bench_runtime_vs_acl.sh [--rounds N] [--set regression|bvh|all] [--quick]
+#                                        [--before BENCH_BIN] [OUT_DIR]
 #   --rounds N   alternating rounds (default 2); each clip's figure is its median over the rounds
 #   --set S      regression (25 ACL regression clips), bvh (42 BVH clips) or all (default)
 #   --quick      fewer timed blocks and passes (31 instead of 101): for iterating, not for figures
+#   --before B   also run B, a runtime_vs_acl binary built from an older commit, in every round
+#                (ACL, ours, B, ...): a before/after comparison in the same run, beside ACL
 #   OUT_DIR      where the per-round TSVs and the summary go (default: a temporary folder)
 # environment: CLIPFORGE_SHARED (default <repo>/../shared), CARGO_TARGET_DIR, CXX (as bench_acl.sh)
 # Prints, per set and pattern: the median over clips of ACL's and our ns per call, and the median,
@@ -21,17 +24,20 @@ die() { echo "bench_runtime_vs_acl.sh: error: $*" >&2; exit 1; }
 rounds=2
 set_name=all
 quick=0
+before=""
 out=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) [[ $# -ge 2 ]] || die "--rounds needs a value"; rounds="$2"; shift 2 ;;
         --set) [[ $# -ge 2 ]] || die "--set needs a value"; set_name="$2"; shift 2 ;;
         --quick) quick=1; shift ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --before) [[ $# -ge 2 ]] || die "--before needs a value"; before="$2"; shift 2 ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [[ -z "$out" ]] || die "only one OUT_DIR"; out="$1"; shift ;;
     esac
 done
+[[ -z "$before" || -x "$before" ]] || die "--before: not an executable: $before"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer, got '$rounds'"
 case "$set_name" in regression) sets=(regression) ;; bvh) sets=(bvh) ;; all) sets=(regression bvh) ;;
     *) die "--set must be regression, bvh or all, got '$set_name'" ;; esac
@@ -94,13 +100,16 @@ for s in "${sets[@]}"; do
     for ((r = 1; r <= rounds; r++)); do
         "$acl_bin" --rounds 1 "${blocks_args[@]}" "${sjson[@]}" >"$out/acl_${s}_$r.tsv" 2>>"$out/acl_${s}.log" || true
         "$bench_bin" "${blocks_args[@]}" "${cfa[@]}" >"$out/ours_${s}_$r.tsv" 2>>"$out/ours_${s}.log" || die "runtime bench failed (see $out/ours_${s}.log)"
+        if [[ -n "$before" ]]; then
+            "$before" "${blocks_args[@]}" "${cfa[@]}" >"$out/before_${s}_$r.tsv" 2>>"$out/before_${s}.log" || die "--before bench failed (see $out/before_${s}.log)"
+        fi
         echo "bench_runtime_vs_acl.sh: set $s: round $r done, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     done
 done
 
-python3 - "$out" "$rounds" "${sets[@]}" <<'PY' | tee "$out/summary.txt"
+python3 - "$out" "$rounds" "${before:+before}" "${sets[@]}" <<'PY' | tee "$out/summary.txt"
 import csv, statistics, sys
-out, rounds, sets = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, rounds, before, sets = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 cols = ["pose_cold_ns", "pose_warm_ns", "playback_ns", "seek_ns", "bone_ns", "bones8_ns"]
 def load(side, s):
     per = {}
@@ -109,16 +118,22 @@ def load(side, s):
             for row in csv.DictReader(f, delimiter="\t"):
                 per.setdefault(row["clip"], []).append(row)
     return per
-print("set\tpattern\tclips\tacl_ns\tours_ns\tratio_median\tratio_min\tratio_max")
+# With --before, each pattern gets a second line for the older binary ("before"), against the
+# same ACL figures.
+sides = ["ours"] + ([before] if before else [])
+print("set\tpattern\tclips\tacl_ns\tours_ns\tratio_median\tratio_min\tratio_max" + ("\tside" if before else ""))
 for s in sets:
-    acl, ours = load("acl", s), load("ours", s)
-    clips = [c for c in acl if c in ours and int(acl[c][0]["bones"]) > 0 and int(acl[c][0]["samples"]) > 1]
+    acl = load("acl", s)
+    runs = {side: load(side, s) for side in sides}
+    clips = [c for c in acl if all(c in r for r in runs.values()) and int(acl[c][0]["bones"]) > 0 and int(acl[c][0]["samples"]) > 1]
     for col in cols:
         a = {c: statistics.median(float(x[col]) for x in acl[c]) for c in clips}
-        o = {c: statistics.median(float(x[col]) for x in ours[c]) for c in clips}
-        ratios = [o[c] / a[c] for c in clips]
-        print(f"{s}\t{col}\t{len(clips)}\t{statistics.median(a.values()):.1f}\t{statistics.median(o.values()):.1f}\t"
-              f"{statistics.median(ratios):.3f}\t{min(ratios):.3f}\t{max(ratios):.3f}")
+        for side in sides:
+            o = {c: statistics.median(float(x[col]) for x in runs[side][c]) for c in clips}
+            ratios = [o[c] / a[c] for c in clips]
+            print(f"{s}\t{col}\t{len(clips)}\t{statistics.median(a.values()):.1f}\t{statistics.median(o.values()):.1f}\t"
+                  f"{statistics.median(ratios):.3f}\t{min(ratios):.3f}\t{max(ratios):.3f}" + (f"\t{side}" if before else ""))
+    ours = runs["ours"]
     sa = sum(int(acl[c][0]["acl_bytes"]) for c in clips)
     so = sum(int(ours[c][0]["acl_bytes"]) for c in clips)
     print(f"{s}\tbytes\t{len(clips)}\t{sa}\t{so}\t{so / sa:.3f}\t\t")
