@@ -334,7 +334,7 @@ impl Sink for PoseSink<'_> {
     fn rotation(&mut self, r: &ClipReader, a: usize, t: &Track, raw: RawRotation) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         {
-            // Four at a time: the square roots and divisions are most of a rotation's work.
+            // Four at a time: square roots and divisions are most of finishing a rotation.
             let _ = t;
             self.batch.push(a, raw.0, raw.1);
             if self.batch.len == rot4::CHUNK {

@@ -1,7 +1,8 @@
 //! Four rotations at once (x86-64, SSE2): rebuilding the dropped component, the shorter-arc
 //! blend and the normalization of four animated rotation sub-tracks in one pass of vector
-//! operations, one track per lane. The full pose spent most of its time in the square roots and
-//! divisions of doing this one track at a time.
+//! operations, one track per lane (three square roots and four divisions per four rotations
+//! instead of per rotation). Finishing is about a third of a 44-bone full pose; the bit walk
+//! before it is the rest (docs/BENCHMARKS.md, "Four rotations at a time").
 //!
 //! Every lane computes exactly what the per-track path computes with glam's SSE2 `Vec4` (the same
 //! operations in the same order: the rebuilt component `sqrt(max(1 − ((x² + y²) + z²), 0))`, the
