@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 // Version of this API; `cf_api_version()` returns the library's, to compare with the header's.
-#define CF_API_VERSION 1
+#define CF_API_VERSION 2
 
 // The parent index of a root bone.
 #define CF_NO_PARENT 4294967295
@@ -19,6 +19,10 @@
 // 32 bits; a `.cfs` within the format's limits is far smaller), checked before anything is
 // copied.
 #define CF_MAX_BUFFER_SIZE 4294967295
+
+// Most layers (and most additive layers) one blend takes: the layers are gathered on the
+// stack, so a blend allocates nothing.
+#define CF_MAX_BLEND_LAYERS 32
 
 // What every function returns. `cf_error_message(status)` describes a status;
 // `cf_last_error()` gives the details of the last failure on the calling thread.
@@ -37,12 +41,14 @@ enum cf_status
   CF_ERR_BUFFER_TOO_SMALL = 3,
   // The handle is not live: never created, already freed, zero, or of another kind.
   CF_ERR_INVALID_HANDLE = 4,
-  // An argument is out of its domain (a looping value, a buffer larger than
-  // `CF_MAX_BUFFER_SIZE`).
+  // An argument is out of its domain (a looping, defaults, palette layout or SIMD value, a
+  // buffer larger than `CF_MAX_BUFFER_SIZE`, an influence count outside 1..4, more than
+  // `CF_MAX_BLEND_LAYERS` layers).
   CF_ERR_INVALID_ARGUMENT = 5,
   // The sampling time is NaN or infinite.
   CF_ERR_INVALID_TIME = 6,
-  // A bone or track index is not one of the clip's.
+  // A bone or track index is not one of the clip's (or a job's joint index or bone range
+  // is outside what it indexes).
   CF_ERR_INDEX_OUT_OF_RANGE = 7,
   // No bone has that name.
   CF_ERR_NOT_FOUND = 8,
@@ -62,6 +68,19 @@ enum cf_status
   CF_ERR_TOO_MANY_HANDLES = 15,
   // A bug in ClipForge (a caught panic); `cf_last_error()` has the message. Please report it.
   CF_ERR_INTERNAL = 16,
+  // Two arrays of a job (or a pose and its clip) disagree in length: a job's `validate()`;
+  // `cf_last_error()` names the array.
+  CF_ERR_LENGTH_MISMATCH = 17,
+  // A parent index does not come before its bone (the one-pass order the jobs rely on).
+  CF_ERR_PARENT_ORDER = 18,
+  // A weight is NaN or infinite, or a threshold is not a positive finite number.
+  CF_ERR_NOT_FINITE = 19,
+  // An output array overlaps another array of the same call.
+  CF_ERR_OVERLAP = 20,
+  // The SIMD path asked for is not available on this CPU or target.
+  CF_ERR_UNAVAILABLE = 21,
+  // The clip is not an additive clip (no additive format in its flags).
+  CF_ERR_NOT_ADDITIVE = 22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -80,16 +99,159 @@ typedef struct cf_clip {
 // value is refused with `CF_ERR_INVALID_ARGUMENT`).
 typedef uint32_t cf_looping;
 
+// What a sampling call does with the sub-tracks a clip stores as default (their bind pose
+// value): one of the `CF_DEFAULTS_*` values.
+typedef uint32_t cf_defaults;
+
+// A structure-of-arrays pose in caller memory, in the layout the runtime and the jobs use:
+// `rotations[4b..4b+4]` = quaternion x, y, z, w of bone b; `translations[4b..4b+3]` and
+// `scales[4b..4b+3]` = x, y, z, the fourth float of each being padding (written with an
+// unspecified value, never read). Each array holds 4 × `num_bones` floats and is 16-byte
+// aligned; NULL only when `num_bones` is 0. The same type is passed for poses a call only
+// reads.
+typedef struct cf_pose {
+  float *rotations;
+  float *translations;
+  float *scales;
+  size_t num_bones;
+} cf_pose;
+
 // A `.cfs` scalar track list reader. Zero is never a live handle.
 typedef struct cf_scalars {
   uint64_t id;
 } cf_scalars;
+
+// One blend layer: a local pose (`num_bones` equal to the output's), its weight (zero and
+// negative weights leave it out), and optionally a weight per bone multiplied with it
+// (`bone_weights`, `num_bone_weights` = the bones; NULL with 0 for 1 everywhere).
+typedef struct cf_blend_layer {
+  struct cf_pose pose;
+  float weight;
+  const float *bone_weights;
+  size_t num_bone_weights;
+} cf_blend_layer;
+
+// Blends `layers` into `out`, then applies `additive` on top (`docs/RUNTIME.md`, "Jobs"):
+// translations and scales the weighted mean, rotations the sign-fixed weighted sum,
+// normalised; where the weights sum to less than `threshold` (finite, > 0; ozz uses 0.1) the
+// `rest` pose is blended in with the difference. At most `CF_MAX_BLEND_LAYERS` of each kind.
+typedef struct cf_blend_job {
+  const struct cf_blend_layer *layers;
+  size_t num_layers;
+  const struct cf_blend_layer *additive;
+  size_t num_additive;
+  struct cf_pose rest;
+  float threshold;
+  struct cf_pose out;
+} cf_blend_job;
+
+// Local → object space for bones `start..end` (0..`num_bones` for all): `parents[b]` is bone
+// b's parent (`CF_NO_PARENT` for a root, else a smaller index: `cf_clip_parents` writes
+// them); `local` and `out` have `num_bones` bones. Bones before `start` whose children are in
+// the range must already hold their object transforms in `out`.
+typedef struct cf_local_to_object_job {
+  const uint32_t *parents;
+  size_t num_bones;
+  struct cf_pose local;
+  size_t start;
+  size_t end;
+  struct cf_pose out;
+} cf_local_to_object_job;
+
+// The matrices a skinning palette is written as: one of the `CF_PALETTE_*` values.
+typedef uint32_t cf_palette_layout;
+
+// `out[i] = M(object[joint(i)]) · inverse_bind[i]` for `num_joints` joints, where `joint(i)`
+// is `joints[i]` (`num_joints` of them) or `i` when `joints` is NULL with `joints_count` 0.
+// `inverse_bind`: 16 floats a joint, column-major, 16-byte aligned. `out`: `out_count`
+// matrices of the `layout` (16 or 12 floats each), 16-byte aligned.
+typedef struct cf_skinning_palette_job {
+  struct cf_pose object;
+  const float *inverse_bind;
+  size_t num_joints;
+  const uint16_t *joints;
+  size_t joints_count;
+  cf_palette_layout layout;
+  float *out;
+  size_t out_count;
+} cf_skinning_palette_job;
+
+// Which code path a vertex job runs: one of the `CF_SIMD_*` values.
+typedef uint32_t cf_simd;
+
+// Points (x y z, w = 1) and normals (w = 0) by one column-major 4×4 `matrix` (16 floats,
+// 16-byte aligned): `out_points` gets x y z w (4 floats a point), `out_normals` x y z. Counts
+// are of points and normals; the normal arrays may be NULL with counts 0.
+typedef struct cf_transform_points_job {
+  const float *matrix;
+  const float *points;
+  size_t num_points;
+  float *out_points;
+  size_t out_points_count;
+  const float *normals;
+  size_t num_normals;
+  float *out_normals;
+  size_t out_normals_count;
+  cf_simd simd;
+} cf_transform_points_job;
+
+// Linear-blend skinning: each vertex's position (and normal) by `Σ_k weight_k ·
+// palette[joint_k]` over its `influences` (1–4) joints. `palette`: `palette_count` 4×4
+// column-major matrices, 16-byte aligned; `joints` and `weights`: `influences` per vertex,
+// vertex after vertex (counts = vertices × influences; weights used as given); positions and
+// normals 3 floats a vertex (counts in vertices; normals NULL with 0 to skip them).
+typedef struct cf_skin_job {
+  const float *palette;
+  size_t palette_count;
+  uint32_t influences;
+  const uint16_t *joints;
+  size_t joints_count;
+  const float *weights;
+  size_t weights_count;
+  const float *positions;
+  size_t num_vertices;
+  const float *normals;
+  size_t normals_count;
+  float *out_positions;
+  size_t out_positions_count;
+  float *out_normals;
+  size_t out_normals_count;
+  cf_simd simd;
+} cf_skin_job;
 
 // Time is clamped to `[0, duration]`.
 #define CF_LOOPING_CLAMP 0
 
 // Time wraps around the clip; past the last sample it interpolates towards the first.
 #define CF_LOOPING_WRAP 1
+
+// Written: the pose is complete after the call.
+#define CF_DEFAULTS_WRITE 0
+
+// Left as they are in the caller's pose (ACL's skip-defaults writer): for a caller that
+// filled them once with `cf_clip_bind_pose` and saves the writes.
+#define CF_DEFAULTS_SKIP 1
+
+// The fastest path this CPU has (AVX2 + FMA, else SSE2, on x86-64; NEON on aarch64).
+#define CF_SIMD_AUTO 0
+
+// Plain code, every target: what every SIMD path is tested against.
+#define CF_SIMD_SCALAR 1
+
+// x86-64 SSE2.
+#define CF_SIMD_SSE2 2
+
+// x86-64 AVX2 + FMA, where the CPU has them.
+#define CF_SIMD_AVX2_FMA 3
+
+// aarch64 NEON.
+#define CF_SIMD_NEON 4
+
+// 4×4 column-major: 16 floats a joint.
+#define CF_PALETTE_4X4 0
+
+// The first three rows (the fourth is always 0 0 0 1): 12 floats a joint, row-major.
+#define CF_PALETTE_3X4 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -235,6 +397,39 @@ cf_status cf_clip_sample_bones(struct cf_clip clip,
                                float *scales,
                                size_t scales_len);
 
+// Samples every bone at `time` seconds into `pose` (`cf_pose`: the layout the jobs read;
+// `pose.num_bones` must equal the clip's bones, else `CF_ERR_LENGTH_MISMATCH`). With
+// `CF_DEFAULTS_SKIP` the sub-tracks the clip stores as default are left as they are in
+// `pose` (fill them once with `cf_clip_bind_pose`). Nothing is written unless every check
+// passes. Allocation-free after a thread's first call with its largest skeleton.
+//
+// # Safety
+// `pose`'s arrays point to 4 × `num_bones` writable floats each.
+cf_status cf_clip_sample_into(struct cf_clip clip,
+                              float time,
+                              cf_looping looping,
+                              cf_defaults defaults,
+                              struct cf_pose pose);
+
+// Writes the clip's bind pose (what every default sub-track decodes to, and the constants)
+// into `pose` (`num_bones` equal to the clip's): what a caller sampling with
+// `CF_DEFAULTS_SKIP` fills its pose with once.
+//
+// # Safety
+// As `cf_clip_sample_into`.
+cf_status cf_clip_bind_pose(struct cf_clip clip, struct cf_pose pose);
+
+// Samples this additive clip at `time` seconds and applies it onto `base` in place, in the
+// clip's additive format (`docs/FORMAT.md`, "Additive clips"); `base.num_bones` equal to the
+// clip's. `CF_ERR_NOT_ADDITIVE` for a plain clip.
+//
+// # Safety
+// `base`'s arrays point to 4 × `num_bones` readable and writable floats each.
+cf_status cf_clip_sample_additive_onto(struct cf_clip clip,
+                                       float time,
+                                       cf_looping looping,
+                                       struct cf_pose base);
+
 // Validates a `.cfs` buffer (a list of scalar tracks: float1..float4 / vector4 curves) and
 // returns a reader in `*out`; copied, like `cf_clip_create`, and the same failure rules.
 //
@@ -310,6 +505,68 @@ cf_status cf_scalars_sample_tracks(struct cf_scalars scalars,
                                    size_t num_tracks,
                                    float *out,
                                    size_t out_len);
+
+// Checks a blend job (every pointer, count, weight; nothing written): `CF_OK` when
+// `cf_blend_run` would run it.
+//
+// # Safety
+// See the job contract above.
+cf_status cf_blend_validate(const struct cf_blend_job *job);
+
+// Validates, then blends into `job->out`.
+//
+// # Safety
+// See the job contract above.
+cf_status cf_blend_run(const struct cf_blend_job *job);
+
+// Checks a local → object job (lengths, range, parent order; nothing written).
+//
+// # Safety
+// See the job contract above.
+cf_status cf_local_to_object_validate(const struct cf_local_to_object_job *job);
+
+// Validates, then composes bones `start..end` into `job->out`.
+//
+// # Safety
+// See the job contract above.
+cf_status cf_local_to_object_run(const struct cf_local_to_object_job *job);
+
+// Checks a skinning palette job (lengths, every joint index, the layout; nothing written).
+//
+// # Safety
+// See the job contract above.
+cf_status cf_skinning_palette_validate(const struct cf_skinning_palette_job *job);
+
+// Validates, then writes the palette into `job->out`.
+//
+// # Safety
+// See the job contract above.
+cf_status cf_skinning_palette_run(const struct cf_skinning_palette_job *job);
+
+// Checks a transform points job (output lengths, the SIMD path; nothing written).
+//
+// # Safety
+// See the job contract above.
+cf_status cf_transform_points_validate(const struct cf_transform_points_job *job);
+
+// Validates, then transforms on `job->simd`'s path.
+//
+// # Safety
+// See the job contract above.
+cf_status cf_transform_points_run(const struct cf_transform_points_job *job);
+
+// Checks a skinning job (influences, every length and joint index, the SIMD path; nothing
+// written).
+//
+// # Safety
+// See the job contract above.
+cf_status cf_skin_validate(const struct cf_skin_job *job);
+
+// Validates, then skins on `job->simd`'s path.
+//
+// # Safety
+// See the job contract above.
+cf_status cf_skin_run(const struct cf_skin_job *job);
 
 #ifdef __cplusplus
 }  // extern "C"
