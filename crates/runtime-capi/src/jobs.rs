@@ -18,7 +18,7 @@ use clipforge_runtime::jobs::{
 };
 use glam::{Mat4, Quat, Vec3A, Vec4};
 use std::fmt;
-use std::mem::{align_of, size_of};
+use std::mem::{MaybeUninit, align_of, size_of};
 use std::ptr::NonNull;
 
 /// Most layers (and most additive layers) one blend takes: the layers are gathered on the
@@ -288,12 +288,12 @@ struct PoseArrs {
 }
 
 impl PoseArrs {
-    fn new(
+    fn new<const N: usize>(
         p: &cf_pose,
         what: &'static str,
         at: Option<usize>,
         out: bool,
-        spans: &mut Spans,
+        spans: &mut Spans<N>,
     ) -> Res<Self> {
         let n = p.num_bones;
         let a = PoseArrs {
@@ -358,46 +358,57 @@ impl Span {
     }
 }
 
-/// Every array of a call (fixed capacity: no allocation), to refuse an output that overlaps
-/// any other array.
-struct Spans {
-    v: [Span; Self::CAP],
+/// A fixed-capacity list on the stack, filled in order; nothing is initialised past what was
+/// pushed (a blend's lists are several kilobytes: zeroing them cost more than the blend).
+struct Stack<T: Copy, const N: usize> {
+    v: [MaybeUninit<T>; N],
     n: usize,
 }
 
-impl Spans {
-    /// A blend's arrays at most: 4 per layer of each kind, the rest pose and the output.
-    const CAP: usize = 2 * CF_MAX_BLEND_LAYERS * 4 + 8;
-
+impl<T: Copy, const N: usize> Stack<T, N> {
     fn new() -> Self {
-        let none = Span {
-            start: 0,
-            end: 0,
-            what: "",
-            at: None,
-            out: false,
-        };
-        Spans {
-            v: [none; Self::CAP],
+        Stack {
+            v: [const { MaybeUninit::uninit() }; N],
             n: 0,
         }
     }
 
-    fn push(&mut self, s: Span) -> Res<()> {
-        if self.n == Self::CAP {
+    fn push(&mut self, x: T) -> Res<()> {
+        let Some(slot) = self.v.get_mut(self.n) else {
             // Unreachable: the layer counts are checked first. Kept total anyway.
             return fail(
                 cf_status::CF_ERR_INVALID_ARGUMENT,
                 "too many arrays in one call",
             );
-        }
-        self.v[self.n] = s;
+        };
+        slot.write(x);
         self.n += 1;
         Ok(())
     }
 
+    fn as_slice(&self) -> &[T] {
+        // SAFETY: the first `n` elements were written by `push`.
+        unsafe { std::slice::from_raw_parts(self.v.as_ptr().cast::<T>(), self.n) }
+    }
+}
+
+/// Every array of a call, to refuse an output that overlaps any other array.
+struct Spans<const N: usize>(Stack<Span, N>);
+
+/// A blend's arrays at most: 4 per layer of each kind, the rest pose and the output.
+const BLEND_SPANS: usize = 2 * CF_MAX_BLEND_LAYERS * 4 + 8;
+
+impl<const N: usize> Spans<N> {
+    fn new() -> Self {
+        Spans(Stack::new())
+    }
+
+    fn push(&mut self, s: Span) -> Res<()> {
+        self.0.push(s)
+    }
+
     fn check(&self) -> Res<()> {
-        let v = &self.v[..self.n];
+        let v = self.0.as_slice();
         for (i, a) in v.iter().enumerate() {
             if !a.out || a.start == a.end {
                 continue;
@@ -430,19 +441,6 @@ unsafe fn read<T>(job: *const T) -> Res<T> {
     Ok(unsafe { job.read() })
 }
 
-/// Validates, or validates and runs.
-fn finish(
-    run: bool,
-    validate: Result<(), JobError>,
-    go: impl FnOnce() -> Result<(), JobError>,
-) -> Res<()> {
-    validate.map_err(job_error)?;
-    if run {
-        go().map_err(job_error)?;
-    }
-    Ok(())
-}
-
 // ---- The jobs ------------------------------------------------------------------------------------
 
 /// The checked arrays of one blend layer.
@@ -461,9 +459,9 @@ unsafe fn read_layers(
     p: *const cf_blend_layer,
     n: usize,
     what: &'static str,
-    into: &mut [Option<LayerArrs>; CF_MAX_BLEND_LAYERS],
-    spans: &mut Spans,
-) -> Res<usize> {
+    into: &mut Stack<LayerArrs, CF_MAX_BLEND_LAYERS>,
+    spans: &mut Spans<BLEND_SPANS>,
+) -> Res<()> {
     if n > CF_MAX_BLEND_LAYERS {
         return fail(
             cf_status::CF_ERR_INVALID_ARGUMENT,
@@ -473,7 +471,7 @@ unsafe fn read_layers(
         );
     }
     let list = Arr::new(p, n, 1, what)?;
-    for (i, slot) in into.iter_mut().enumerate().take(n) {
+    for i in 0..n {
         // SAFETY: `i < n`, the list's length (contract); read once, by value.
         let l = unsafe { list.p.add(i).read() };
         let pose = PoseArrs::new(&l.pose, what, Some(i), false, spans)?;
@@ -489,13 +487,13 @@ unsafe fn read_layers(
             spans.push(w.span(what, Some(i), false))?;
             Some(w)
         };
-        *slot = Some(LayerArrs {
+        into.push(LayerArrs {
             pose,
             weight: l.weight,
             bone_weights,
-        });
+        })?;
     }
-    Ok(n)
+    Ok(())
 }
 
 /// # Safety
@@ -503,14 +501,14 @@ unsafe fn read_layers(
 unsafe fn blend(job: *const cf_blend_job, run: bool) -> Res<()> {
     // SAFETY: the caller's contract.
     let j = unsafe { read(job)? };
-    let mut spans = Spans::new();
+    let mut spans = Spans::<BLEND_SPANS>::new();
     let out = PoseArrs::new(&j.out, "out", None, true, &mut spans)?;
     let rest = PoseArrs::new(&j.rest, "rest", None, false, &mut spans)?;
-    let (mut layers, mut additive) = ([None; CF_MAX_BLEND_LAYERS], [None; CF_MAX_BLEND_LAYERS]);
+    let (mut layers, mut additive) = (Stack::new(), Stack::new());
     // SAFETY: the caller's contract.
-    let nl = unsafe { read_layers(j.layers, j.num_layers, "layers", &mut layers, &mut spans)? };
+    unsafe { read_layers(j.layers, j.num_layers, "layers", &mut layers, &mut spans)? };
     // SAFETY: as above.
-    let na = unsafe {
+    unsafe {
         read_layers(
             j.additive,
             j.num_additive,
@@ -520,37 +518,30 @@ unsafe fn blend(job: *const cf_blend_job, run: bool) -> Res<()> {
         )?
     };
     spans.check()?;
-    let empty = BlendLayer {
-        pose: PoseRef {
-            rotations: &[],
-            translations: &[],
-            scales: &[],
-        },
-        weight: 0.0,
-        bone_weights: None,
-    };
-    let slices = |arrs: &[Option<LayerArrs>; CF_MAX_BLEND_LAYERS]| {
-        let mut v = [empty; CF_MAX_BLEND_LAYERS];
-        for (d, a) in v.iter_mut().zip(arrs.iter()) {
-            if let Some(a) = a {
-                // SAFETY: checked above, disjoint from every output.
-                *d = unsafe {
-                    BlendLayer {
-                        pose: a.pose.get(),
-                        weight: a.weight,
-                        bone_weights: a.bone_weights.map(|w| w.get()),
-                    }
-                };
-            }
+    // Filled in place: a list of 32 layers is kilobytes, and moving it costs.
+    let fill = |arrs: &Stack<LayerArrs, CF_MAX_BLEND_LAYERS>,
+                into: &mut Stack<BlendLayer, CF_MAX_BLEND_LAYERS>|
+     -> Res<()> {
+        for a in arrs.as_slice() {
+            // SAFETY: checked above, disjoint from every output.
+            into.push(unsafe {
+                BlendLayer {
+                    pose: a.pose.get(),
+                    weight: a.weight,
+                    bone_weights: a.bone_weights.map(|w| w.get()),
+                }
+            })?;
         }
-        v
+        Ok(())
     };
-    let (layers, additive) = (slices(&layers), slices(&additive));
+    let (mut l, mut ad) = (Stack::new(), Stack::new());
+    fill(&layers, &mut l)?;
+    fill(&additive, &mut ad)?;
     // SAFETY: checked above; the output overlaps no other array.
     let (or, ot, os) = unsafe { out.get_mut() };
     let mut job = BlendJob {
-        layers: &layers[..nl],
-        additive: &additive[..na],
+        layers: l.as_slice(),
+        additive: ad.as_slice(),
         // SAFETY: checked above.
         rest: unsafe { rest.get() },
         threshold: j.threshold,
@@ -558,8 +549,8 @@ unsafe fn blend(job: *const cf_blend_job, run: bool) -> Res<()> {
         out_translations: ot,
         out_scales: os,
     };
-    let v = job.validate();
-    finish(run, v, || job.run())
+    // run() validates first: validating here too would double the checks' cost.
+    if run { job.run() } else { job.validate() }.map_err(job_error)
 }
 
 /// # Safety
@@ -567,7 +558,7 @@ unsafe fn blend(job: *const cf_blend_job, run: bool) -> Res<()> {
 unsafe fn local_to_object(job: *const cf_local_to_object_job, run: bool) -> Res<()> {
     // SAFETY: the caller's contract.
     let j = unsafe { read(job)? };
-    let mut spans = Spans::new();
+    let mut spans = Spans::<8>::new();
     let out = PoseArrs::new(&j.out, "out", None, true, &mut spans)?;
     let local = PoseArrs::new(&j.local, "local", None, false, &mut spans)?;
     let parents = Arr::new(j.parents, j.num_bones, 1, "parents")?;
@@ -587,8 +578,8 @@ unsafe fn local_to_object(job: *const cf_local_to_object_job, run: bool) -> Res<
             out_scales: os,
         }
     };
-    let v = job.validate();
-    finish(run, v, || job.run())
+    // run() validates first: validating here too would double the checks' cost.
+    if run { job.run() } else { job.validate() }.map_err(job_error)
 }
 
 /// # Safety
@@ -596,7 +587,7 @@ unsafe fn local_to_object(job: *const cf_local_to_object_job, run: bool) -> Res<
 unsafe fn skinning_palette(job: *const cf_skinning_palette_job, run: bool) -> Res<()> {
     // SAFETY: the caller's contract.
     let j = unsafe { read(job)? };
-    let mut spans = Spans::new();
+    let mut spans = Spans::<8>::new();
     let object = PoseArrs::new(&j.object, "object", None, false, &mut spans)?;
     let ib = Arr::new(
         j.inverse_bind.cast::<Mat4>(),
@@ -647,8 +638,8 @@ unsafe fn skinning_palette(job: *const cf_skinning_palette_job, run: bool) -> Re
             },
         }
     };
-    let v = job.validate();
-    finish(run, v, || job.run())
+    // run() validates first: validating here too would double the checks' cost.
+    if run { job.run() } else { job.validate() }.map_err(job_error)
 }
 
 /// # Safety
@@ -657,7 +648,7 @@ unsafe fn transform_points(job: *const cf_transform_points_job, run: bool) -> Re
     // SAFETY: the caller's contract.
     let j = unsafe { read(job)? };
     let path = simd(j.simd)?;
-    let mut spans = Spans::new();
+    let mut spans = Spans::<8>::new();
     let m = Arr::new(j.matrix.cast::<Mat4>(), 1, 16, "matrix")?;
     let p = Arr::new(j.points.cast::<[f32; 3]>(), j.num_points, 1, "points")?;
     let op = Arr::new(
@@ -689,8 +680,13 @@ unsafe fn transform_points(job: *const cf_transform_points_job, run: bool) -> Re
             out_normals: on.get_mut(),
         }
     };
-    let v = job.validate();
-    finish(run, v, || job.run_with(path))
+    // run_with() validates first.
+    if run {
+        job.run_with(path)
+    } else {
+        job.validate()
+    }
+    .map_err(job_error)
 }
 
 /// # Safety
@@ -699,7 +695,7 @@ unsafe fn skin(job: *const cf_skin_job, run: bool) -> Res<()> {
     // SAFETY: the caller's contract.
     let j = unsafe { read(job)? };
     let path = simd(j.simd)?;
-    let mut spans = Spans::new();
+    let mut spans = Spans::<8>::new();
     let pal = Arr::new(j.palette.cast::<Mat4>(), j.palette_count, 16, "palette")?;
     let jo = Arr::new(j.joints, j.joints_count, 1, "joints")?;
     let w = Arr::new(j.weights, j.weights_count, 1, "weights")?;
@@ -743,8 +739,13 @@ unsafe fn skin(job: *const cf_skin_job, run: bool) -> Res<()> {
             out_normals: on.get_mut(),
         }
     };
-    let v = job.validate();
-    finish(run, v, || job.run_with(path))
+    // run_with() validates first.
+    if run {
+        job.run_with(path)
+    } else {
+        job.validate()
+    }
+    .map_err(job_error)
 }
 
 // ---- Exported ------------------------------------------------------------------------------------
