@@ -2,7 +2,7 @@
 //! compilers (`cc`, `c++`; skipped with a message when one is missing) against this crate's
 //! staticlib (and the C one also against the cdylib), run on `.cfa` files made here from bundled
 //! and generated clips: the checksum each prints equals the one computed through the Rust API
-//! (`clipforge_runtime::ClipReader`), bit for bit, and so does the C example's second checksum,
+//! (`clipforge_runtime::ClipReader`), bit for bit, and so does each example's second checksum,
 //! of two clips blended, taken to object space and a small mesh skinned (the runtime's jobs
 //! called from Rust, step for step). On a damaged, truncated or foreign file each
 //! exits with status 1 and prints the reader's message.
@@ -103,8 +103,8 @@ fn rust_checksum(bytes: &[u8]) -> (u32, u64) {
     (frames, h)
 }
 
-/// The C example's character update through the Rust API (`blend_and_skin` in
-/// `examples/c/play.c`, step for step): `a` sampled skipping defaults onto its bind pose, `b`
+/// The examples' character update through the Rust API (`blend_and_skin` in
+/// `examples/c/play.c` and `examples/cpp/play.cpp`, step for step): `a` sampled skipping defaults onto its bind pose, `b`
 /// half its length later, blended (weights moving from `a` to `b`, `b` weighted per bone; rest
 /// pose `a`'s bind pose), local → object, palette (identity inverse binds), 4 vertices a bone
 /// skinned to the bone and its parent. FNV-1a 64 of the skinned positions and normals.
@@ -363,19 +363,15 @@ fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
         let skinned =
             rust_skinned_checksum(&bytes, &std::fs::read(second.unwrap_or(clip)).unwrap());
         for (what, exe) in &players {
-            // The C++ example takes one file (it does not blend).
-            let c = what.starts_with("C,");
-            let out = run(Command::new(exe).arg(clip).args(second.filter(|_| c)));
-            if c {
-                assert_eq!(
-                    parse_skinned(&out.stdout),
-                    Some(skinned),
-                    "{what} on {} {second:?}: printed\n{}{}",
-                    clip.display(),
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
+            let out = run(Command::new(exe).arg(clip).args(second));
+            assert_eq!(
+                parse_skinned(&out.stdout),
+                Some(skinned),
+                "{what} on {} {second:?}: printed\n{}{}",
+                clip.display(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
             assert!(
                 out.status.success(),
                 "{what} on {}: {}",
