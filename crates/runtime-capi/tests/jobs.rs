@@ -261,17 +261,20 @@ fn layer(p: &mut P, weight: f32, w: Option<&[f32]>) -> cf_blend_layer {
     }
 }
 
+/// Positions, normals, joints, weights.
+type Mesh = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u16>, Vec<f32>);
+
 /// A small mesh: `per` vertices around each bone's object position, skinned to the bone and
 /// its parent (weights from `k` influences summing to 1).
-fn mesh(n: usize, k: usize, parents: &[u32]) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u16>, Vec<f32>) {
+fn mesh(n: usize, k: usize, parents: &[u32]) -> Mesh {
     let per = 5;
     let (mut pos, mut nor, mut joints, mut weights) = (vec![], vec![], vec![], vec![]);
-    for b in 0..n {
+    for (b, &parent) in parents.iter().enumerate().take(n) {
         for i in 0..per {
             let a = i as f32 * 1.3 + b as f32;
             pos.push([a.sin() * 3.0, a.cos() * 2.0, i as f32 * 0.5 - 1.0]);
             nor.push([a.cos(), 0.0, -a.sin()]);
-            let chain = [b, parents[b].min(b as u32) as usize, 0, (b + 1) % n];
+            let chain = [b, parent.min(b as u32) as usize, 0, (b + 1) % n];
             let mut left = 1.0f32;
             for (j, &bone) in chain.iter().enumerate().take(k) {
                 let w = if j + 1 == k { left } else { left * 0.6 };
