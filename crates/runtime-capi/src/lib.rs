@@ -1,7 +1,8 @@
-//! The C API of ClipForge's runtime (`include/clipforge_runtime.h`, generated from this file by
-//! cbindgen; `docs/RUNTIME.md`, "C and C++ API"): opaque handles over the validated `.cfa`
-//! ([`clipforge_runtime::ClipReader`]) and `.cfs` ([`clipforge_runtime::scalar::ScalarReader`])
-//! readers, sampling into caller-owned float arrays.
+//! The C API of ClipForge's runtime (`include/clipforge_runtime.h`, generated from this file and
+//! its modules by cbindgen; `docs/RUNTIME.md`, "C and C++ API"): opaque handles over the
+//! validated `.cfa` ([`clipforge_runtime::ClipReader`]) and `.cfs`
+//! ([`clipforge_runtime::scalar::ScalarReader`]) readers, sampling into caller-owned float arrays
+//! and `cf_pose`s; the jobs over caller arrays are in [`jobs`].
 //!
 //! A crate of its own rather than a `capi` feature of `clipforge-runtime`, because Cargo cannot
 //! make `crate-type` depend on a feature: this one builds `cdylib` + `staticlib` (+ `rlib` for
@@ -17,10 +18,11 @@
 //!   length it needs).
 //! - Handles are generation-checked numbers ([`handles`]), so a freed, forged or wrong-kind
 //!   handle is refused with `CF_ERR_INVALID_HANDLE`, and `free` waits for calls in flight.
-//! - Caller memory is only ever read or written through raw pointers, never turned into Rust
-//!   references that could alias (output arrays may overlap each other or the inputs without
-//!   undefined behaviour on this side), except the bytes of a buffer being copied and a name
-//!   being looked up, which are read once.
+//! - Outside [`jobs`], caller memory is only ever read or written through raw pointers, never
+//!   turned into Rust references that could alias (output arrays may overlap each other or the
+//!   inputs without undefined behaviour on this side), except the bytes of a buffer being
+//!   copied, a name being looked up and a bone list being copied, which are read once. The jobs
+//!   view caller arrays as slices, after refusing any output that overlaps another array.
 //! - Creation copies the caller's buffer (16-byte aligned), so the caller may free or reuse its
 //!   buffer as soon as create returns, and no later write to it can reach a validated reader.
 

@@ -1,5 +1,6 @@
 //! The committed header `include/clipforge_runtime.h` is what cbindgen generates from
-//! `src/lib.rs` with `cbindgen.toml`: regenerated in memory here, compared byte for byte.
+//! `src/lib.rs` (and the modules it names) with `cbindgen.toml`: regenerated in memory here,
+//! compared byte for byte.
 //! `CLIPFORGE_UPDATE_HEADER=1` writes it instead (temporary file + rename).
 
 use std::path::Path;
