@@ -382,7 +382,9 @@ cf_status cf_clip_sample_bone(struct cf_clip clip,
 // Samples the bones listed in `bones[0..num_bones]` (any order, repeats allowed) at `time`
 // seconds into packed arrays in list order: `rotations[4i..4i+4]` for `bones[i]`, and so on
 // (arrays of at least 4 / 3 / 3 × `num_bones` floats; NULL with length 0 skips one). Every
-// index is checked before anything is written.
+// index is checked before anything is written. One seek for the whole list (the runtime's
+// `sample_bones`); the list is copied first (per thread, grown once), so an output array may
+// overlap it.
 //
 // # Safety
 // `bones` points to `num_bones` readable `uint32_t`s; each array points to

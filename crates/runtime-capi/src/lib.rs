@@ -1183,7 +1183,9 @@ pub unsafe extern "C" fn cf_clip_sample_bone(
 /// Samples the bones listed in `bones[0..num_bones]` (any order, repeats allowed) at `time`
 /// seconds into packed arrays in list order: `rotations[4i..4i+4]` for `bones[i]`, and so on
 /// (arrays of at least 4 / 3 / 3 × `num_bones` floats; NULL with length 0 skips one). Every
-/// index is checked before anything is written.
+/// index is checked before anything is written. One seek for the whole list (the runtime's
+/// `sample_bones`); the list is copied first (per thread, grown once), so an output array may
+/// overlap it.
 ///
 /// # Safety
 /// `bones` points to `num_bones` readable `uint32_t`s; each array points to
@@ -1227,6 +1229,11 @@ pub unsafe extern "C" fn cf_clip_sample_bones(
             with_scratch(n, |s| {
                 // Copied first: an output array may overlap the list.
                 s.list.clear();
+                // The caller holds this much memory already; still, no abort on a failed grow.
+                s.list.try_reserve(num_bones).map_err(|_| Fail {
+                    status: cf_status::CF_ERR_OUT_OF_MEMORY,
+                    detail: format!("cannot allocate the copy of a list of {num_bones} bones"),
+                })?;
                 // SAFETY: `list` has `num_bones` readable indices (contract); read once.
                 s.list
                     .extend_from_slice(unsafe { std::slice::from_raw_parts(list, num_bones) });
