@@ -910,3 +910,50 @@ fn each_job_rejection_gets_its_status_and_writes_nothing() {
     );
     assert!(opts.iter().flatten().all(|x| x.to_bits() == MARK.to_bits()));
 }
+
+#[test]
+fn sample_bones_is_one_seek_over_a_copy_of_the_list_which_the_output_may_overlap() {
+    let bytes = common::cfa(45);
+    let reader = ClipReader::new(&bytes).unwrap();
+    let clip = create(&bytes);
+    let n = reader.num_bones();
+    let list: Vec<u32> = vec![(n - 1) as u32, 2, 0, 2];
+    let mut want = Pose::new(n);
+    reader
+        .sample_bones(&list, 0.37, Looping::Wrap, Defaults::Write, &mut want)
+        .unwrap();
+    // The rotations are written over the list itself: 4 floats a bone, the list's 4 indices
+    // at its start.
+    let mut shared = vec![0u32; 4 * list.len()];
+    shared[..list.len()].copy_from_slice(&list);
+    let (mut tra, mut sca) = (vec![0f32; 3 * list.len()], vec![0f32; 3 * list.len()]);
+    let st = unsafe {
+        cf_clip_sample_bones(
+            clip,
+            0.37,
+            CF_LOOPING_WRAP,
+            shared.as_ptr(),
+            list.len(),
+            shared.as_mut_ptr().cast(),
+            shared.len(),
+            tra.as_mut_ptr(),
+            tra.len(),
+            sca.as_mut_ptr(),
+            sca.len(),
+        )
+    };
+    assert_eq!(st, CF_OK, "{}", last_error());
+    for (i, &b) in list.iter().enumerate() {
+        let b = b as usize;
+        let q: Vec<u32> = want.rotations[b].to_array().map(f32::to_bits).to_vec();
+        assert_eq!(
+            &shared[4 * i..4 * i + 4],
+            &q[..],
+            "rotation of list entry {i}"
+        );
+        let t: Vec<u32> = want.translations[b].to_array().map(f32::to_bits).to_vec();
+        let got: Vec<u32> = tra[3 * i..3 * i + 3].iter().map(|x| x.to_bits()).collect();
+        assert_eq!(got, t, "translation of list entry {i}");
+    }
+    assert_eq!(cf_clip_free(clip), CF_OK);
+}
