@@ -83,6 +83,13 @@ impl P {
             s: vec![Vec3A::ONE; n],
         }
     }
+    fn get(&self) -> PoseRef<'_> {
+        PoseRef {
+            rotations: &self.r,
+            translations: &self.t,
+            scales: &self.s,
+        }
+    }
     fn c(&mut self) -> cf_pose {
         cf_pose {
             rotations: self.r.as_mut_ptr().cast(),
@@ -140,286 +147,275 @@ fn main() {
             unsafe { cf_clip_create(bytes.as_ptr(), bytes.len(), &mut clip) },
             cf_status::CF_OK
         );
-        let n = reader.num_bones();
-        let dur = reader.duration().max(1e-3);
-        let t = |i: usize| (i % 997) as f32 / 997.0 * dur;
         println!(
-            "\n{name}: {n} bones, {} samples; {rounds} rounds of {calls} calls each way",
+            "\n{name}: {} bones, {} samples; {rounds} rounds of {calls} calls each way",
+            reader.num_bones(),
             reader.num_samples()
         );
-        let parents: Vec<u32> = (0..n)
-            .map(|b| reader.skeleton().parent(b).map_or(NO_PARENT, |p| p as u32))
-            .collect();
-        let list: Vec<u32> = (0..8).map(|k| (k * 5 % n) as u32).collect();
-
-        // Buffers of each side (the C side's through pointers, as a C caller passes them).
-        let (mut cp, mut rp) = (P::new(n), Pose::new(n));
-        let (mut cp2, mut rp2) = (P::new(n), Pose::new(n));
-        let mut cobj = P::new(n);
-        let mut robj = P::new(n);
-        let mut bind = Pose::new(n);
-        reader.bind_pose_into(&mut bind);
-        let mut cskip = P::new(n);
-        unsafe { cf_clip_bind_pose(clip, cskip.c()) };
-        let mut rskip = bind.clone();
-        let (mut packed_r, mut packed_t, mut packed_s) =
-            (vec![0f32; 4 * n], vec![0f32; 3 * n], vec![0f32; 3 * n]);
-        let (mut lr, mut lt, mut ls) = (vec![0f32; 32], vec![0f32; 24], vec![0f32; 24]);
-        reader.sample_pose(0.3, Looping::Clamp, &mut rp);
-        reader.sample_pose(0.7, Looping::Clamp, &mut rp2);
-        unsafe {
-            cf_clip_sample_into(clip, 0.3, CF_LOOPING_CLAMP, CF_DEFAULTS_WRITE, cp.c());
-            cf_clip_sample_into(clip, 0.7, CF_LOOPING_CLAMP, CF_DEFAULTS_WRITE, cp2.c());
-        }
-        // A 256-vertex mesh, 4 influences, identity palette.
-        let nv = 256;
-        let palette = vec![Mat4::IDENTITY; n];
-        let pos: Vec<[f32; 3]> = (0..nv).map(|v| [v as f32, 1.0, 2.0]).collect();
-        let nor: Vec<[f32; 3]> = vec![[0.0, 1.0, 0.0]; nv];
-        let joints: Vec<u16> = (0..4 * nv).map(|k| (k % n) as u16).collect();
-        let weights = vec![0.25f32; 4 * nv];
-        let (mut cop, mut con) = (vec![[0f32; 3]; nv], vec![[0f32; 3]; nv]);
-        let (mut rop, mut ron) = (vec![[0f32; 3]; nv], vec![[0f32; 3]; nv]);
-
-        let bone = n / 2;
-        let mut num = 0u32;
-        // The C side's arrays as a C caller holds them: pointers (copied into each closure).
-        let (plr, plt, pls) = (lr.as_mut_ptr(), lt.as_mut_ptr(), ls.as_mut_ptr());
-        let (cpc, cskipc) = (cp.c(), cskip.c());
-        let mut rp_list = Pose::new(n);
-        {
-            let cases = &mut [
-                Case {
-                    name: "query: num_bones".into(),
-                    c: Box::new(|_| unsafe {
-                        cf_clip_num_bones(black_box(clip), &mut num);
-                        black_box(num);
-                    }),
-                    rust: Box::new(|_| {
-                        black_box(black_box(&reader).num_bones());
-                    }),
-                },
-                Case {
-                    name: "one bone: sample_bone".into(),
-                    c: Box::new(|i| unsafe {
-                        cf_clip_sample_bone(
-                            clip,
-                            bone as u32,
-                            t(i),
-                            CF_LOOPING_CLAMP,
-                            plr,
-                            plt,
-                            pls,
-                        );
-                    }),
-                    rust: Box::new(|i| {
-                        black_box(reader.sample_bone(bone, t(i), Looping::Clamp));
-                    }),
-                },
-                Case {
-                    name: "8 bones: sample_bones".into(),
-                    c: Box::new(|i| unsafe {
-                        cf_clip_sample_bones(
-                            clip,
-                            t(i),
-                            CF_LOOPING_CLAMP,
-                            list.as_ptr(),
-                            8,
-                            plr,
-                            32,
-                            plt,
-                            24,
-                            pls,
-                            24,
-                        );
-                    }),
-                    rust: Box::new(|i| {
-                        reader
-                            .sample_bones(
-                                &list,
-                                t(i),
-                                Looping::Clamp,
-                                Defaults::Write,
-                                &mut rp_list,
-                            )
-                            .unwrap();
-                        black_box(&rp_list);
-                    }),
-                },
-                Case {
-                    name: "full pose: sample_into / sample_pose".into(),
-                    c: Box::new(|i| unsafe {
-                        cf_clip_sample_into(clip, t(i), CF_LOOPING_CLAMP, CF_DEFAULTS_WRITE, cpc);
-                    }),
-                    rust: Box::new(|i| {
-                        reader.sample_pose(t(i), Looping::Clamp, &mut rp);
-                        black_box(&rp);
-                    }),
-                },
-                Case {
-                    name: "full pose, skip defaults".into(),
-                    c: Box::new(|i| unsafe {
-                        cf_clip_sample_into(clip, t(i), CF_LOOPING_CLAMP, CF_DEFAULTS_SKIP, cskipc);
-                    }),
-                    rust: Box::new(|i| {
-                        reader.sample_pose_with(t(i), Looping::Clamp, Defaults::Skip, &mut rskip);
-                        black_box(&rskip);
-                    }),
-                },
-                Case {
-                    name: "full pose, packed: sample_pose".into(),
-                    c: Box::new(|i| unsafe {
-                        cf_clip_sample_pose(
-                            clip,
-                            t(i),
-                            CF_LOOPING_CLAMP,
-                            packed_r.as_mut_ptr(),
-                            4 * n,
-                            packed_t.as_mut_ptr(),
-                            3 * n,
-                            packed_s.as_mut_ptr(),
-                            3 * n,
-                        );
-                    }),
-                    rust: Box::new(|i| {
-                        reader.sample_pose(t(i), Looping::Clamp, &mut rp2);
-                        black_box(&rp2);
-                    }),
-                },
-            ];
-            run(cases, rounds, calls);
-        }
-
-        // The jobs: the same inputs both ways.
-        let (mut ca, mut cb) = (cp, cp2);
-        let mut cout = P::new(n);
-        let mut rest = P::new(n);
-        let bw: Vec<f32> = (0..n).map(|k| (k % 2) as f32).collect();
-        let layers = [
-            cf_blend_layer {
-                pose: ca.c(),
-                weight: 0.6,
-                bone_weights: std::ptr::null(),
-                num_bone_weights: 0,
-            },
-            cf_blend_layer {
-                pose: cb.c(),
-                weight: 0.4,
-                bone_weights: bw.as_ptr(),
-                num_bone_weights: n,
-            },
-        ];
-        let blend = cf_blend_job {
-            layers: layers.as_ptr(),
-            num_layers: 2,
-            additive: std::ptr::null(),
-            num_additive: 0,
-            rest: rest.c(),
-            threshold: 0.1,
-            out: cout.c(),
-        };
-        let l2o = cf_local_to_object_job {
-            parents: parents.as_ptr(),
-            num_bones: n,
-            local: ca.c(),
-            start: 0,
-            end: n,
-            out: cobj.c(),
-        };
-        let skin = cf_skin_job {
-            palette: palette.as_ptr().cast(),
-            palette_count: n,
-            influences: 4,
-            joints: joints.as_ptr(),
-            joints_count: joints.len(),
-            weights: weights.as_ptr(),
-            weights_count: weights.len(),
-            positions: pos.as_ptr().cast(),
-            num_vertices: nv,
-            normals: nor.as_ptr().cast(),
-            normals_count: nv,
-            out_positions: cop.as_mut_ptr().cast(),
-            out_positions_count: nv,
-            out_normals: con.as_mut_ptr().cast(),
-            out_normals_count: nv,
-            simd: CF_SIMD_AUTO,
-        };
-        let (mut bo, rest_p) = (P::new(n), P::new(n));
-        let cases = &mut [
-            Case {
-                name: "blend 2 layers (1 per-bone weighted)".into(),
-                c: Box::new(|_| unsafe {
-                    cf_blend_run(black_box(&blend));
-                }),
-                rust: Box::new(|_| {
-                    let l = [
-                        BlendLayer {
-                            pose: PoseRef::from(&rp),
-                            weight: 0.6,
-                            bone_weights: None,
-                        },
-                        BlendLayer {
-                            pose: PoseRef::from(&rp2),
-                            weight: 0.4,
-                            bone_weights: Some(&bw),
-                        },
-                    ];
-                    BlendJob {
-                        layers: black_box(&l),
-                        additive: &[],
-                        rest: PoseRef {
-                            rotations: &rest_p.r,
-                            translations: &rest_p.t,
-                            scales: &rest_p.s,
-                        },
-                        threshold: 0.1,
-                        out_rotations: &mut bo.r,
-                        out_translations: &mut bo.t,
-                        out_scales: &mut bo.s,
-                    }
-                    .run()
-                    .unwrap();
-                }),
-            },
-            Case {
-                name: "local to object".into(),
-                c: Box::new(|_| unsafe {
-                    cf_local_to_object_run(black_box(&l2o));
-                }),
-                rust: Box::new(|_| {
-                    LocalToObjectJob::new(
-                        black_box(&parents),
-                        PoseRef::from(&rp),
-                        &mut robj.r,
-                        &mut robj.t,
-                        &mut robj.s,
-                    )
-                    .run()
-                    .unwrap();
-                }),
-            },
-            Case {
-                name: format!("skin {nv} vertices x 4 influences"),
-                c: Box::new(|_| unsafe {
-                    cf_skin_run(black_box(&skin));
-                }),
-                rust: Box::new(|_| {
-                    SkinJob {
-                        palette: black_box(&palette),
-                        influences: 4,
-                        joints: &joints,
-                        weights: &weights,
-                        positions: &pos,
-                        normals: &nor,
-                        out_positions: &mut rop,
-                        out_normals: &mut ron,
-                    }
-                    .run_with(SimdPath::Auto)
-                    .unwrap();
-                }),
-            },
-        ];
-        run(cases, rounds, calls / 4);
+        sampling(&reader, clip, rounds, calls);
+        jobs(&reader, clip, rounds, calls / 4);
         assert_eq!(cf_clip_free(clip), cf_status::CF_OK);
     }
+}
+
+/// The reader calls, C and Rust.
+fn sampling(reader: &ClipReader, clip: cf_clip, rounds: usize, calls: usize) {
+    let n = reader.num_bones();
+    let dur = reader.duration().max(1e-3);
+    let t = |i: usize| (i % 997) as f32 / 997.0 * dur;
+    let list: Vec<u32> = (0..8).map(|k| (k * 5 % n) as u32).collect();
+    // Buffers of each side (the C side's through pointers, as a C caller passes them).
+    let (mut cp, mut rp, mut rp2) = (P::new(n), Pose::new(n), Pose::new(n));
+    let mut rskip = Pose::new(n);
+    reader.bind_pose_into(&mut rskip);
+    let mut cskip = P::new(n);
+    unsafe { cf_clip_bind_pose(clip, cskip.c()) };
+    let (mut packed_r, mut packed_t, mut packed_s) =
+        (vec![0f32; 4 * n], vec![0f32; 3 * n], vec![0f32; 3 * n]);
+    let (mut lr, mut lt, mut ls) = (vec![0f32; 32], vec![0f32; 24], vec![0f32; 24]);
+    let bone = n / 2;
+    let mut num = 0u32;
+    // The C side's arrays as a C caller holds them: pointers (copied into each closure).
+    let (plr, plt, pls) = (lr.as_mut_ptr(), lt.as_mut_ptr(), ls.as_mut_ptr());
+    let (cpc, cskipc) = (cp.c(), cskip.c());
+    let mut rp_list = Pose::new(n);
+    {
+        let cases = &mut [
+            Case {
+                name: "query: num_bones".into(),
+                c: Box::new(|_| unsafe {
+                    cf_clip_num_bones(black_box(clip), &mut num);
+                    black_box(num);
+                }),
+                rust: Box::new(|_| {
+                    black_box(black_box(&reader).num_bones());
+                }),
+            },
+            Case {
+                name: "one bone: sample_bone".into(),
+                c: Box::new(|i| unsafe {
+                    cf_clip_sample_bone(clip, bone as u32, t(i), CF_LOOPING_CLAMP, plr, plt, pls);
+                }),
+                rust: Box::new(|i| {
+                    black_box(reader.sample_bone(bone, t(i), Looping::Clamp));
+                }),
+            },
+            Case {
+                name: "8 bones: sample_bones".into(),
+                c: Box::new(|i| unsafe {
+                    cf_clip_sample_bones(
+                        clip,
+                        t(i),
+                        CF_LOOPING_CLAMP,
+                        list.as_ptr(),
+                        8,
+                        plr,
+                        32,
+                        plt,
+                        24,
+                        pls,
+                        24,
+                    );
+                }),
+                rust: Box::new(|i| {
+                    reader
+                        .sample_bones(&list, t(i), Looping::Clamp, Defaults::Write, &mut rp_list)
+                        .unwrap();
+                    black_box(&rp_list);
+                }),
+            },
+            Case {
+                name: "full pose: sample_into / sample_pose".into(),
+                c: Box::new(|i| unsafe {
+                    cf_clip_sample_into(clip, t(i), CF_LOOPING_CLAMP, CF_DEFAULTS_WRITE, cpc);
+                }),
+                rust: Box::new(|i| {
+                    reader.sample_pose(t(i), Looping::Clamp, &mut rp);
+                    black_box(&rp);
+                }),
+            },
+            Case {
+                name: "full pose, skip defaults".into(),
+                c: Box::new(|i| unsafe {
+                    cf_clip_sample_into(clip, t(i), CF_LOOPING_CLAMP, CF_DEFAULTS_SKIP, cskipc);
+                }),
+                rust: Box::new(|i| {
+                    reader.sample_pose_with(t(i), Looping::Clamp, Defaults::Skip, &mut rskip);
+                    black_box(&rskip);
+                }),
+            },
+            Case {
+                name: "full pose, packed: sample_pose".into(),
+                c: Box::new(|i| unsafe {
+                    cf_clip_sample_pose(
+                        clip,
+                        t(i),
+                        CF_LOOPING_CLAMP,
+                        packed_r.as_mut_ptr(),
+                        4 * n,
+                        packed_t.as_mut_ptr(),
+                        3 * n,
+                        packed_s.as_mut_ptr(),
+                        3 * n,
+                    );
+                }),
+                rust: Box::new(|i| {
+                    reader.sample_pose(t(i), Looping::Clamp, &mut rp2);
+                    black_box(&rp2);
+                }),
+            },
+        ];
+        run(cases, rounds, calls);
+    }
+}
+
+/// The jobs, C and Rust, on the same inputs.
+fn jobs(reader: &ClipReader, clip: cf_clip, rounds: usize, calls: usize) {
+    let n = reader.num_bones();
+    let parents: Vec<u32> = (0..n)
+        .map(|b| reader.skeleton().parent(b).map_or(NO_PARENT, |p| p as u32))
+        .collect();
+    let (mut cp, mut rp) = (P::new(n), Pose::new(n));
+    let (mut cp2, mut rp2) = (P::new(n), Pose::new(n));
+    let (mut cobj, mut robj) = (P::new(n), P::new(n));
+    reader.sample_pose(0.3, Looping::Clamp, &mut rp);
+    reader.sample_pose(0.7, Looping::Clamp, &mut rp2);
+    unsafe {
+        cf_clip_sample_into(clip, 0.3, CF_LOOPING_CLAMP, CF_DEFAULTS_WRITE, cp.c());
+        cf_clip_sample_into(clip, 0.7, CF_LOOPING_CLAMP, CF_DEFAULTS_WRITE, cp2.c());
+    }
+    // A 256-vertex mesh, 4 influences, identity palette.
+    let nv = 256;
+    let palette = vec![Mat4::IDENTITY; n];
+    let pos: Vec<[f32; 3]> = (0..nv).map(|v| [v as f32, 1.0, 2.0]).collect();
+    let nor: Vec<[f32; 3]> = vec![[0.0, 1.0, 0.0]; nv];
+    let joints: Vec<u16> = (0..4 * nv).map(|k| (k % n) as u16).collect();
+    let weights = vec![0.25f32; 4 * nv];
+    let (mut cop, mut con) = (vec![[0f32; 3]; nv], vec![[0f32; 3]; nv]);
+    let (mut rop, mut ron) = (vec![[0f32; 3]; nv], vec![[0f32; 3]; nv]);
+    // The jobs: the same inputs both ways.
+    let mut cout = P::new(n);
+    let mut rest = P::new(n);
+    let bw: Vec<f32> = (0..n).map(|k| (k % 2) as f32).collect();
+    let layers = [
+        cf_blend_layer {
+            pose: cp.c(),
+            weight: 0.6,
+            bone_weights: std::ptr::null(),
+            num_bone_weights: 0,
+        },
+        cf_blend_layer {
+            pose: cp2.c(),
+            weight: 0.4,
+            bone_weights: bw.as_ptr(),
+            num_bone_weights: n,
+        },
+    ];
+    let blend = cf_blend_job {
+        layers: layers.as_ptr(),
+        num_layers: 2,
+        additive: std::ptr::null(),
+        num_additive: 0,
+        rest: rest.c(),
+        threshold: 0.1,
+        out: cout.c(),
+    };
+    let l2o = cf_local_to_object_job {
+        parents: parents.as_ptr(),
+        num_bones: n,
+        local: cp.c(),
+        start: 0,
+        end: n,
+        out: cobj.c(),
+    };
+    let skin = cf_skin_job {
+        palette: palette.as_ptr().cast(),
+        palette_count: n,
+        influences: 4,
+        joints: joints.as_ptr(),
+        joints_count: joints.len(),
+        weights: weights.as_ptr(),
+        weights_count: weights.len(),
+        positions: pos.as_ptr().cast(),
+        num_vertices: nv,
+        normals: nor.as_ptr().cast(),
+        normals_count: nv,
+        out_positions: cop.as_mut_ptr().cast(),
+        out_positions_count: nv,
+        out_normals: con.as_mut_ptr().cast(),
+        out_normals_count: nv,
+        simd: CF_SIMD_AUTO,
+    };
+    let mut bo = P::new(n);
+    let cases = &mut [
+        Case {
+            name: "blend 2 layers (1 per-bone weighted)".into(),
+            c: Box::new(|_| unsafe {
+                cf_blend_run(black_box(&blend));
+            }),
+            rust: Box::new(|_| {
+                let l = [
+                    BlendLayer {
+                        pose: PoseRef::from(&rp),
+                        weight: 0.6,
+                        bone_weights: None,
+                    },
+                    BlendLayer {
+                        pose: PoseRef::from(&rp2),
+                        weight: 0.4,
+                        bone_weights: Some(&bw),
+                    },
+                ];
+                BlendJob {
+                    layers: black_box(&l),
+                    additive: &[],
+                    rest: rest.get(),
+                    threshold: 0.1,
+                    out_rotations: &mut bo.r,
+                    out_translations: &mut bo.t,
+                    out_scales: &mut bo.s,
+                }
+                .run()
+                .unwrap();
+            }),
+        },
+        Case {
+            name: "local to object".into(),
+            c: Box::new(|_| unsafe {
+                cf_local_to_object_run(black_box(&l2o));
+            }),
+            rust: Box::new(|_| {
+                LocalToObjectJob::new(
+                    black_box(&parents),
+                    PoseRef::from(&rp),
+                    &mut robj.r,
+                    &mut robj.t,
+                    &mut robj.s,
+                )
+                .run()
+                .unwrap();
+            }),
+        },
+        Case {
+            name: format!("skin {nv} vertices x 4 influences"),
+            c: Box::new(|_| unsafe {
+                cf_skin_run(black_box(&skin));
+            }),
+            rust: Box::new(|_| {
+                SkinJob {
+                    palette: black_box(&palette),
+                    influences: 4,
+                    joints: &joints,
+                    weights: &weights,
+                    positions: &pos,
+                    normals: &nor,
+                    out_positions: &mut rop,
+                    out_normals: &mut ron,
+                }
+                .run_with(SimdPath::Auto)
+                .unwrap();
+            }),
+        },
+    ];
+    run(cases, rounds, calls);
 }

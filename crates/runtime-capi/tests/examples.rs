@@ -267,20 +267,16 @@ fn parse(stdout: &[u8]) -> Option<(u32, u64)> {
     ))
 }
 
-#[test]
-fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
-    let (cc, cxx) = (have("cc"), have("c++"));
-    if !cc && !cxx {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+/// The example players, compiled into `dir`: C static and shared (with `cc`), C++ static (with
+/// `c++`).
+fn players(dir: &Path, cc: bool, cxx: bool) -> Vec<(&'static str, PathBuf)> {
     let root = repo();
     let include = root.join("crates/runtime-capi/include");
     let libs = lib_dir();
     let staticlib = libs.join("libclipforge_runtime_capi.a");
     let mut players: Vec<(&str, PathBuf)> = Vec::new();
     if cc {
-        let exe = tmp.path().join("play_c");
+        let exe = dir.join("play_c");
         compile(
             Command::new("cc")
                 .args([
@@ -301,7 +297,7 @@ fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
             "examples/c/play.c (static)",
         );
         players.push(("C, static", exe));
-        let exe = tmp.path().join("play_c_shared");
+        let exe = dir.join("play_c_shared");
         compile(
             Command::new("cc")
                 .args([
@@ -326,7 +322,7 @@ fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
         players.push(("C, shared", exe));
     }
     if cxx {
-        let exe = tmp.path().join("play_cpp");
+        let exe = dir.join("play_cpp");
         compile(
             Command::new("c++")
                 .args([
@@ -349,6 +345,17 @@ fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
         players.push(("C++, static", exe));
     }
 
+    players
+}
+
+#[test]
+fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
+    let (cc, cxx) = (have("cc"), have("c++"));
+    if !cc && !cxx {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let players = players(tmp.path(), cc, cxx);
     let clips = make_clips(tmp.path());
     // Each clip alone (blended with itself), then the two generated clips blended together.
     let (generated, other) = (&clips[clips.len() - 2], &clips[clips.len() - 1]);

@@ -304,8 +304,18 @@ fn bits<const K: usize>(v: &[[f32; K]]) -> Vec<u32> {
     v.iter().flatten().map(|x| x.to_bits()).collect()
 }
 
+/// Object-space pose of `local` through the Rust job (the reference inputs of the palette
+/// and vertex tests).
+fn object_of(parents: &[u32], local: &P) -> P {
+    let mut o = P::marked(parents.len());
+    LocalToObjectJob::new(parents, local.get(), &mut o.r, &mut o.t, &mut o.s)
+        .run()
+        .unwrap();
+    o
+}
+
 #[test]
-fn jobs_through_the_c_api_equal_the_rust_jobs_bit_for_bit() {
+fn blend_and_local_to_object_through_the_c_api_equal_the_rust_jobs_bit_for_bit() {
     let mut s = scene(0.41);
     let n = s.parents.len();
     // Blend: two weighted layers (one per-bone weighted), an additive layer on top.
@@ -409,7 +419,13 @@ fn jobs_through_the_c_api_equal_the_rust_jobs_bit_for_bit() {
         want_obj.bits(),
         "local to object, bones {start}..{end}"
     );
+}
 
+#[test]
+fn skinning_palettes_through_the_c_api_equal_the_rust_job_bit_for_bit() {
+    let s = scene(0.41);
+    let n = s.parents.len();
+    let mut obj = object_of(&s.parents, &s.a);
     // Palette: inverse bind matrices of the rest pose, a joint list, both layouts.
     let mut rest_obj = P::marked(n);
     LocalToObjectJob::new(
@@ -488,7 +504,14 @@ fn jobs_through_the_c_api_equal_the_rust_jobs_bit_for_bit() {
             .collect();
         assert_eq!(got, want, "palette layout {layout}");
     }
+}
 
+#[test]
+fn points_and_skinning_through_the_c_api_equal_the_rust_jobs_on_every_path() {
+    let s = scene(0.41);
+    let n = s.parents.len();
+    let mut obj = object_of(&s.parents, &s.a);
+    let rest_obj = object_of(&s.parents, &s.rest);
     // The 4×4 palette over every bone (no joint list), then points and skinning on each path.
     let ib_all: Vec<Mat4> = (0..n)
         .map(|b| {
@@ -598,7 +621,7 @@ fn refused(st: cf_status, want: cf_status, needle: &str) {
 }
 
 #[test]
-fn each_job_rejection_gets_its_status_and_writes_nothing() {
+fn blend_rejections_get_their_status_and_write_nothing() {
     let mut s = scene(0.2);
     let n = s.parents.len();
     let mut out = P::marked(n);
@@ -666,7 +689,14 @@ fn each_job_rejection_gets_its_status_and_writes_nothing() {
     );
     assert_eq!(unsafe { cf_blend_run(null()) }, CF_ERR_NULL_POINTER);
     assert!(out.untouched());
+}
 
+#[test]
+fn local_to_object_rejections_get_their_status_and_write_nothing() {
+    let mut s = scene(0.2);
+    let n = s.parents.len();
+    let mut out = P::marked(n);
+    let o = out.c();
     // Local → object: parent order, range, NULL parents, an output overlapping the input.
     let mut parents = s.parents.clone();
     let l2o =
@@ -720,7 +750,12 @@ fn each_job_rejection_gets_its_status_and_writes_nothing() {
         "out",
     );
     assert!(out.untouched());
+}
 
+#[test]
+fn palette_rejections_get_their_status_and_write_nothing() {
+    let s = scene(0.2);
+    let n = s.parents.len();
     // Palette: a joint out of range, a bad layout, a short output, more joints than bones.
     let ib = vec![Mat4::IDENTITY; n + 1];
     let mut pal = vec![Mat4::from_cols_array(&[MARK; 16]); n + 1];
@@ -771,7 +806,12 @@ fn each_job_rejection_gets_its_status_and_writes_nothing() {
             .iter()
             .all(|x| x.to_bits() == MARK.to_bits())
     }));
+}
 
+#[test]
+fn vertex_job_rejections_get_their_status_and_write_nothing() {
+    let s = scene(0.2);
+    let n = s.parents.len();
     // Vertex jobs: lengths, influences, joints, SIMD values, overlap, a NULL matrix.
     let (pos, nor, joints, weights) = mesh(n, 2, &s.parents);
     let palette = vec![Mat4::IDENTITY; n];
