@@ -400,14 +400,17 @@ fn defaults(d: cf_defaults) -> Res<Defaults> {
 }
 
 fn sample_error(e: SampleError) -> Fail {
+    #[allow(unreachable_patterns)] // a variant the runtime may add is "invalid argument"
+    let status = match e {
+        SampleError::NoSuchBone { .. } | SampleError::NoSuchTrack { .. } => {
+            cf_status::CF_ERR_INDEX_OUT_OF_RANGE
+        }
+        SampleError::OutputSize { .. } => cf_status::CF_ERR_LENGTH_MISMATCH,
+        SampleError::NotAdditive => cf_status::CF_ERR_NOT_ADDITIVE,
+        _ => cf_status::CF_ERR_INVALID_ARGUMENT,
+    };
     Fail {
-        status: match e {
-            SampleError::NoSuchBone { .. } | SampleError::NoSuchTrack { .. } => {
-                cf_status::CF_ERR_INDEX_OUT_OF_RANGE
-            }
-            SampleError::OutputSize { .. } => cf_status::CF_ERR_LENGTH_MISMATCH,
-            SampleError::NotAdditive => cf_status::CF_ERR_NOT_ADDITIVE,
-        },
+        status,
         detail: e.to_string(),
     }
 }
