@@ -1,5 +1,6 @@
-/* play FILE.cfa: the C++ version of examples/c/play.c (same output and checksum), with the
- * handle owned by a small RAII class and errors as exceptions.
+/* play FILE.cfa [OTHER.cfa]: the C++ version of examples/c/play.c (same output and both
+ * checksums: the poses, then two clips blended and a small mesh skinned through the jobs), with
+ * the handle owned by a small RAII class, arrays in std::vector and errors as exceptions.
  *
  * Build (docs/RUNTIME.md, "Building and linking from C/C++"):
  *   cargo build --release -p clipforge-runtime-capi
@@ -54,6 +55,7 @@ public:
         check(cf_clip_bone_name(clip_, bone, &name[0], len + 1, &len));
         return name;
     }
+    cf_clip get() const { return clip_; }
     void sample_pose(float t, std::vector<float>& rot, std::vector<float>& tra,
                      std::vector<float>& sca) const {
         check(cf_clip_sample_pose(clip_, t, CF_LOOPING_CLAMP, rot.data(), rot.size(), tra.data(),
@@ -64,8 +66,9 @@ private:
     cf_clip clip_{0};
 };
 
-uint64_t fnv1a(uint64_t h, const std::vector<float>& v) {
-    for (float f : v) {
+uint64_t fnv1a(uint64_t h, const float* v, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float f = v[i];
         uint32_t bits;
         std::memcpy(&bits, &f, sizeof bits);
         for (int k = 0; k < 4; k++) {
@@ -76,20 +79,94 @@ uint64_t fnv1a(uint64_t h, const std::vector<float>& v) {
     return h;
 }
 
+uint64_t fnv1a(uint64_t h, const std::vector<float>& v) { return fnv1a(h, v.data(), v.size()); }
+
+// 16 floats, 16-byte aligned: a pose bone (x y z w) or a matrix column's worth of alignment.
+struct alignas(16) F4 {
+    float v[4];
+};
+
+// A pose the jobs read and write in place (cf_pose: 16-byte-aligned arrays of 4 floats a bone).
+struct Pose {
+    explicit Pose(size_t n) : r(n), t(n), s(n) {}
+    cf_pose c() { return cf_pose{r.data()->v, t.data()->v, s.data()->v, r.size()}; }
+    std::vector<F4> r, t, s;
+};
+
+enum { VERTS_PER_BONE = 4, INFLUENCES = 2 };
+
+// blend_and_skin of examples/c/play.c, step for step.
+uint64_t blend_and_skin(const Clip& a, const Clip& b, uint32_t frames) {
+    const size_t n = a.num_bones(), nv = n * VERTS_PER_BONE;
+    Pose pa(n), pb(n), rest(n), blended(n), object(n);
+    std::vector<uint32_t> parents(n);
+    check(cf_clip_parents(a.get(), parents.data(), n));
+    check(cf_clip_bind_pose(a.get(), pa.c()));  // FILE's defaults, once; frames skip them
+    check(cf_clip_bind_pose(a.get(), rest.c()));
+    std::vector<F4> inv_bind(4 * n), palette(4 * n);  // identity: the mesh is in bone space
+    for (size_t j = 0; j < n; j++)
+        for (int k = 0; k < 4; k++) inv_bind[4 * j + k].v[k] = 1.0f;
+    std::vector<float> bone_w(n), pos(3 * nv), nor(3 * nv), out_pos(3 * nv), out_nor(3 * nv),
+        weights(INFLUENCES * nv);
+    std::vector<uint16_t> joints(INFLUENCES * nv);
+    for (size_t j = 0; j < n; j++) bone_w[j] = (j % 2) ? 1.0f : 0.5f;
+    for (size_t v = 0; v < nv; v++) {
+        size_t bone = v / VERTS_PER_BONE, k = v % VERTS_PER_BONE;
+        pos[3 * v] = float(k);
+        pos[3 * v + 1] = float(bone % 7) * 0.5f;
+        pos[3 * v + 2] = -float(k) * 0.25f;
+        nor[3 * v] = (k & 1) ? 1.0f : 0.0f;
+        nor[3 * v + 1] = (k & 1) ? 0.0f : 1.0f;
+        joints[INFLUENCES * v] = uint16_t(bone);
+        joints[INFLUENCES * v + 1] =
+            uint16_t(parents[bone] == CF_NO_PARENT ? bone : parents[bone]);
+        weights[INFLUENCES * v] = 0.75f;
+        weights[INFLUENCES * v + 1] = 0.25f;
+    }
+    cf_blend_layer layers[2] = {{pa.c(), 1.0f, nullptr, 0}, {pb.c(), 0.0f, bone_w.data(), n}};
+    const cf_blend_job blend{layers, 2, nullptr, 0, rest.c(), 0.1f, blended.c()};
+    const cf_local_to_object_job l2o{parents.data(), n, blended.c(), 0, n, object.c()};
+    const cf_skinning_palette_job pal{object.c(), inv_bind.data()->v, n, nullptr, 0,
+                                      CF_PALETTE_4X4, palette.data()->v, n};
+    const cf_skin_job skin{palette.data()->v, n, INFLUENCES, joints.data(), joints.size(),
+                           weights.data(), weights.size(), pos.data(), nv, nor.data(), nv,
+                           out_pos.data(), nv, out_nor.data(), nv, CF_SIMD_AUTO};
+    const float duration_b = b.duration();
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint32_t i = 0; i < frames; i++) {
+        const float t = float(i) / 60.0f, w = float(i) / float(frames);
+        layers[0].weight = 1.0f - w;
+        layers[1].weight = w;
+        check(cf_clip_sample_into(a.get(), t, CF_LOOPING_CLAMP, CF_DEFAULTS_SKIP, pa.c()));
+        check(cf_clip_sample_into(b.get(), t + 0.5f * duration_b, CF_LOOPING_WRAP,
+                                  CF_DEFAULTS_WRITE, pb.c()));
+        check(cf_blend_run(&blend));
+        check(cf_local_to_object_run(&l2o));
+        check(cf_skinning_palette_run(&pal));
+        check(cf_skin_run(&skin));
+        h = fnv1a(fnv1a(h, out_pos), out_nor);
+    }
+    return h;
+}
+
+std::vector<uint8_t> read_file(const char* path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(std::string("cannot open: ") + std::strerror(errno));
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: play FILE.cfa\n");
+    if (argc != 2 && argc != 3) {
+        std::fprintf(stderr, "usage: play FILE.cfa [OTHER.cfa]\n");
         return 2;
     }
     const char* path = argv[1];
+    const char* other = argc == 3 ? argv[2] : argv[1];
     try {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw std::runtime_error(std::string("cannot open: ") + std::strerror(errno));
-        std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                   std::istreambuf_iterator<char>());
-        Clip clip(bytes);
+        Clip clip(read_file(path));
         const uint32_t bones = clip.num_bones();
         const float duration = clip.duration();
         std::vector<float> rot(4 * size_t(bones)), tra(3 * size_t(bones)), sca(3 * size_t(bones));
@@ -103,6 +180,11 @@ int main(int argc, char** argv) {
                     path, bones, bones ? clip.bone_name(0).c_str() : "", clip.num_samples(),
                     clip.sample_rate(), duration);
         std::printf("frames %" PRIu32 " checksum %016" PRIx64 "\n", frames, h);
+        path = other;  // what a failure from here on is about
+        const Clip clip_b(read_file(other));
+        const uint64_t hs = blend_and_skin(clip, clip_b, frames);
+        std::printf("skinned %" PRIu32 " vertices checksum %016" PRIx64 "\n",
+                    bones * uint32_t(VERTS_PER_BONE), hs);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "play: %s: %s\n", path, e.what());
         return 1;

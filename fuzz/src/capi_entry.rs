@@ -14,13 +14,21 @@
 //! and wrong-kind handles with random times (NaN, infinities), looping values, bone and track
 //! indices and output arrays that are exact, short, long, NULL, NULL with a length, misaligned.
 //!
+//! Two more steps: sampling into a `cf_pose` (write or skip defaults, the bind pose, an additive
+//! layer onto a base) with poses of the right, wrong and zero size, NULL and misaligned arrays;
+//! and the five jobs (`cf_<job>_validate`, then `cf_<job>_run`) on random small skeletons and
+//! meshes: counts off by one, NULL, misaligned and overlapping arrays, parents out of order,
+//! joints out of range, NaN weights, bad influence, layout, SIMD and layer counts.
+//!
 //! Contract (besides "no panic, abort, hang or blow-up"; off with `CLIPFORGE_FUZZ_LAX=1`):
 //! - no call returns `CF_ERR_INTERNAL` (a caught panic inside the library);
 //! - a handle this program freed (or never had) is refused: never `CF_OK`, and `free` of a live
 //!   handle succeeds exactly once;
 //! - a failed create writes the zero handle;
 //! - a call that fails leaves every output array untouched; one that succeeds writes finite
-//!   values, and never past the length it was given (guard floats after each array).
+//!   values, and never past the length it was given (guard floats after each array);
+//! - a job's validate writes nothing, and run returns what validate returned; an output
+//!   overlapping another array is never accepted.
 
 use clipforge_runtime_capi::cf_status::*;
 use clipforge_runtime_capi::*;
@@ -39,6 +47,10 @@ pub struct Stats {
     pub clips_created: usize,
     pub scalars_created: usize,
     pub samples_ok: usize,
+    /// Jobs that validated and ran.
+    pub jobs_ok: usize,
+    /// Jobs refused (by the pointer checks or the job's validate).
+    pub jobs_refused: usize,
     /// Calls on a handle this program had freed, each refused.
     pub stale_refused: usize,
 }
@@ -646,6 +658,499 @@ impl Vm {
     }
 }
 
+/// 16 bytes, 16-aligned: what `cf_pose` arrays and matrices need.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct F4([f32; 4]);
+
+/// A caller's float array of `len` floats (16-aligned) and guard floats after it.
+struct Buf {
+    v: Vec<F4>,
+    len: usize,
+    /// How it is passed: 0 as is, 1 NULL, 2 one byte off its alignment.
+    shape: u8,
+}
+
+impl Buf {
+    fn new(len: usize, shape: u8) -> Self {
+        Buf {
+            v: vec![F4([MARK; 4]); len.div_ceil(4) + GUARD / 4 + 1],
+            len,
+            shape,
+        }
+    }
+    /// An input: the first `len` floats from the input (small values, sometimes NaN).
+    fn input(len: usize, shape: u8, inp: &mut Input) -> Self {
+        let mut b = Self::new(len, shape);
+        for i in 0..len {
+            let x = inp.u8();
+            b.v[i / 4].0[i % 4] = if x == 0xFF {
+                f32::NAN
+            } else {
+                (x as f32 - 100.0) / 64.0
+            };
+        }
+        b
+    }
+    fn floats(&self) -> impl Iterator<Item = &f32> {
+        self.v.iter().flat_map(|f| f.0.iter())
+    }
+    fn ptr(&mut self) -> *mut f32 {
+        match self.shape {
+            1 => null_mut(),
+            2 => self.v.as_mut_ptr().cast::<u8>().wrapping_add(1).cast(),
+            _ => self.v.as_mut_ptr().cast(),
+        }
+    }
+    fn untouched(&self) -> bool {
+        self.floats().all(|x| x.to_bits() == MARK.to_bits())
+    }
+    /// Nothing written past `len` floats.
+    fn guards_ok(&self) -> bool {
+        self.floats()
+            .skip(self.len)
+            .all(|x| x.to_bits() == MARK.to_bits())
+    }
+}
+
+/// A pose of `n` bones in three `Buf`s (input values or marks).
+struct PoseBufs([Buf; 3], usize);
+
+impl PoseBufs {
+    fn new(n: usize, shapes: [u8; 3], input: Option<&mut Input>) -> Self {
+        match input {
+            Some(inp) => PoseBufs(shapes.map(|s| Buf::input(4 * n, s, inp)), n),
+            None => PoseBufs(shapes.map(|s| Buf::new(4 * n, s)), n),
+        }
+    }
+    fn c(&mut self) -> cf_pose {
+        let [r, t, s] = &mut self.0;
+        cf_pose {
+            rotations: r.ptr(),
+            translations: t.ptr(),
+            scales: s.ptr(),
+            num_bones: self.1,
+        }
+    }
+    fn untouched(&self) -> bool {
+        self.0.iter().all(Buf::untouched)
+    }
+    fn guards_ok(&self) -> bool {
+        self.0.iter().all(Buf::guards_ok)
+    }
+}
+
+/// A pointer shape from a mode byte: mostly as is, sometimes NULL or misaligned.
+fn shape(m: u8) -> u8 {
+    match m % 16 {
+        14 => 1,
+        15 => 2,
+        _ => 0,
+    }
+}
+
+/// A joint index: mostly one of `limit`, sometimes just past it or far out.
+fn joint(inp: &mut Input, limit: usize) -> u16 {
+    match inp.u8() {
+        0xFE => limit as u16,
+        0xFF => u16::MAX,
+        x => x as u16 % (limit as u16).max(1),
+    }
+}
+
+/// A count near `n`: mostly exact, sometimes one more or one less.
+fn near(n: usize, m: u8) -> usize {
+    match m >> 5 {
+        6 => n + 1,
+        7 => n.saturating_sub(1),
+        _ => n,
+    }
+}
+
+impl Vm {
+    /// Sampling into a `cf_pose`: write / skip defaults, the bind pose, additive onto a base.
+    fn pose_sample(&mut self, inp: &mut Input) {
+        let h = Self::pick(&self.clips, inp);
+        let clip = cf_clip { id: h };
+        let live = self.live_clips.contains(&h);
+        let sel = inp.u8();
+        let t = inp.time();
+        let looping = inp.looping();
+        let m = [inp.u8(), inp.u8(), inp.u8()];
+        let n = near(
+            if live {
+                self.num_bones(h)
+            } else {
+                inp.u8() as usize % 8
+            },
+            m[0],
+        );
+        let mut pose = PoseBufs::new(n, m.map(shape), None);
+        let status = unsafe {
+            match sel % 4 {
+                0 | 1 => {
+                    let defaults = if sel & 0x40 != 0 {
+                        sel as u32 >> 6
+                    } else {
+                        sel as u32 & 1
+                    };
+                    cf_clip_sample_into(clip, t, looping, defaults, pose.c())
+                }
+                2 => cf_clip_bind_pose(clip, pose.c()),
+                _ => {
+                    // A base to add onto: the bind pose when the clip gives one, else marks.
+                    let _ = cf_clip_bind_pose(clip, pose.c());
+                    let before: Vec<u32> = pose
+                        .0
+                        .iter()
+                        .flat_map(|b| b.floats().map(|x| x.to_bits()))
+                        .collect();
+                    let s = cf_clip_sample_additive_onto(clip, t, looping, pose.c());
+                    if self.strict && s != CF_OK {
+                        let after: Vec<u32> = pose
+                            .0
+                            .iter()
+                            .flat_map(|b| b.floats().map(|x| x.to_bits()))
+                            .collect();
+                        assert_eq!(before, after, "a failed additive call changed its base");
+                    }
+                    self.check(s, h, live, "sample_additive_onto");
+                    if self.strict {
+                        assert!(pose.guards_ok(), "additive wrote past its pose");
+                    }
+                    return;
+                }
+            }
+        };
+        self.check(status, h, live, "sample_into");
+        if !self.strict {
+            return;
+        }
+        if status == CF_OK {
+            self.stats.samples_ok += 1;
+            assert!(pose.guards_ok(), "sample_into wrote past its pose");
+            // Rotations: every float written and finite (or, skipped defaults, still marked).
+            for x in pose.0[0].floats().take(4 * n) {
+                assert!(x.is_finite(), "sample_into wrote {x}");
+            }
+        } else {
+            assert!(pose.untouched(), "a failed sample_into wrote ({status:?})");
+        }
+    }
+
+    /// One job, validated then run, with inputs and counts from a segment of the input (a u16
+    /// length, then its bytes: the program goes on after it however much the job reads).
+    fn job(&mut self, inp: &mut Input) {
+        let len = inp.u16() as usize;
+        let inp = &mut Input {
+            data: inp.take(len),
+            pos: 0,
+        };
+        let sel = inp.u8();
+        let n = inp.u8() as usize % 9;
+        let overlap = sel & 0x80 != 0;
+        let (v, r, outs_ok) = match sel % 5 {
+            0 => self.job_blend(inp, n, overlap),
+            1 => self.job_l2o(inp, n, overlap),
+            2 => self.job_palette(inp, n, overlap),
+            3 => self.job_points(inp, n, overlap),
+            _ => self.job_skin(inp, n, overlap),
+        };
+        if v == CF_OK {
+            self.stats.jobs_ok += 1;
+        } else {
+            self.stats.jobs_refused += 1;
+        }
+        if !self.strict {
+            return;
+        }
+        assert_ne!(v, CF_ERR_INTERNAL, "job {}: {}", sel % 5, last_error());
+        assert_eq!(
+            v,
+            r,
+            "job {}: validate and run disagree: {}",
+            sel % 5,
+            last_error()
+        );
+        assert!(outs_ok, "job {}: outputs written wrongly ({v:?})", sel % 5);
+    }
+
+    /// Checks a job's outputs: untouched after validate (`after_validate`), and after run
+    /// untouched on failure, guards intact on success.
+    fn outs_ok(bufs: &[&Buf], after_validate: bool, status: cf_status) -> bool {
+        if after_validate || status != CF_OK {
+            bufs.iter().all(|b| b.untouched())
+        } else {
+            bufs.iter().all(|b| b.guards_ok())
+        }
+    }
+
+    fn job_blend(
+        &mut self,
+        inp: &mut Input,
+        n: usize,
+        overlap: bool,
+    ) -> (cf_status, cf_status, bool) {
+        let counts = inp.u8();
+        let (nl, na) = if counts == 0xFF {
+            (33, 0)
+        } else {
+            ((counts % 4) as usize, (counts >> 4 & 3) as usize)
+        };
+        let mut poses: Vec<PoseBufs> = Vec::new();
+        let mut weights: Vec<Buf> = Vec::new();
+        let mut specs = Vec::new();
+        for _ in 0..nl + na {
+            let m = [inp.u8(), inp.u8(), inp.u8(), inp.u8()];
+            poses.push(PoseBufs::new(near(n, m[0]), [shape(m[1]), 0, 0], Some(inp)));
+            let wm = inp.u8();
+            weights.push(Buf::input(near(n, wm), shape(wm), inp));
+            let weight = match m[2] % 8 {
+                0 => f32::NAN,
+                1 => 0.0,
+                2 => -1.0,
+                _ => (m[3] as f32) / 64.0,
+            };
+            specs.push((weight, m[2] & 0x80 != 0));
+        }
+        let rm = inp.u8();
+        let mut rest = PoseBufs::new(near(n, rm), [shape(rm), 0, 0], Some(inp));
+        let om = inp.u8();
+        let mut out = PoseBufs::new(near(n, om), [shape(om), 0, 0], None);
+        let threshold = match inp.u8() % 8 {
+            0 => 0.0,
+            1 => f32::NAN,
+            2 => -0.5,
+            _ => 0.1,
+        };
+        let layers: Vec<cf_blend_layer> = poses
+            .iter_mut()
+            .zip(weights.iter_mut())
+            .zip(&specs)
+            .map(|((p, w), &(weight, per_bone))| cf_blend_layer {
+                pose: p.c(),
+                weight,
+                bone_weights: if per_bone { w.ptr() } else { null() },
+                num_bone_weights: if per_bone { w.len } else { 0 },
+            })
+            .collect();
+        let mut out_c = out.c();
+        if overlap && !layers.is_empty() {
+            out_c.translations = layers[0].pose.rotations;
+        }
+        let job = cf_blend_job {
+            layers: layers.as_ptr(),
+            num_layers: nl,
+            additive: layers[nl.min(layers.len())..].as_ptr(),
+            num_additive: na,
+            rest: rest.c(),
+            threshold,
+            out: out_c,
+        };
+        let v = unsafe { cf_blend_validate(&job) };
+        let after_v = out.untouched();
+        let r = unsafe { cf_blend_run(&job) };
+        let forced =
+            overlap && !layers.is_empty() && n > 0 && out_c.num_bones > 0 && poses[0].1 > 0;
+        let ok = after_v
+            && Self::outs_ok(&out.0.iter().collect::<Vec<_>>(), false, r)
+            && !(forced && r == CF_OK);
+        (v, r, ok)
+    }
+
+    fn job_l2o(
+        &mut self,
+        inp: &mut Input,
+        n: usize,
+        overlap: bool,
+    ) -> (cf_status, cf_status, bool) {
+        let m = [inp.u8(), inp.u8(), inp.u8(), inp.u8()];
+        let count = near(n, m[0]);
+        let mut parents: Vec<u32> = (0..count + GUARD)
+            .map(|b| match inp.u8() {
+                0..=199 => b.checked_sub(1).map_or(CF_NO_PARENT, |p| p as u32),
+                200..=239 => CF_NO_PARENT,
+                x => x as u32 % (count as u32 + 2),
+            })
+            .collect();
+        let mut local = PoseBufs::new(near(n, m[1]), [shape(m[1]), 0, 0], Some(inp));
+        let mut out = PoseBufs::new(near(n, m[2]), [shape(m[2]), 0, 0], None);
+        let (start, end) = match m[3] % 8 {
+            0 => (1.min(n), n),
+            1 => (n / 2, n + 1),
+            2 => (n, n.saturating_sub(1)),
+            _ => (0, n),
+        };
+        let mut out_c = out.c();
+        if overlap {
+            out_c.scales = local.c().translations;
+        }
+        let job = cf_local_to_object_job {
+            parents: if m[0] % 16 == 14 {
+                null()
+            } else {
+                parents.as_mut_ptr()
+            },
+            num_bones: count,
+            local: local.c(),
+            start,
+            end,
+            out: out_c,
+        };
+        let v = unsafe { cf_local_to_object_validate(&job) };
+        let after_v = out.untouched();
+        let r = unsafe { cf_local_to_object_run(&job) };
+        let forced = overlap && n > 0 && local.1 > 0 && out.1 > 0;
+        let ok = after_v
+            && Self::outs_ok(&out.0.iter().collect::<Vec<_>>(), false, r)
+            && !(forced && r == CF_OK);
+        (v, r, ok)
+    }
+
+    fn job_palette(
+        &mut self,
+        inp: &mut Input,
+        n: usize,
+        overlap: bool,
+    ) -> (cf_status, cf_status, bool) {
+        let m = [inp.u8(), inp.u8(), inp.u8(), inp.u8()];
+        let mut object = PoseBufs::new(n, [shape(m[0]), 0, 0], Some(inp));
+        let nj = inp.u8() as usize % 10;
+        let mut ib = Buf::input(16 * nj, shape(m[1]), inp);
+        let mut joints: Vec<u16> = (0..near(nj, m[2]) + GUARD).map(|_| joint(inp, n)).collect();
+        let with_joints = m[2] & 1 != 0;
+        let layout = match m[3] % 8 {
+            7 => 2 + m[3] as u32,
+            x => x as u32 & 1,
+        };
+        let per = if layout == CF_PALETTE_3X4 { 12 } else { 16 };
+        let oc = near(nj, m[3]);
+        let mut out = Buf::new(per * oc, shape(m[3] >> 1));
+        let job = cf_skinning_palette_job {
+            object: object.c(),
+            inverse_bind: ib.ptr(),
+            num_joints: nj,
+            joints: if with_joints {
+                joints.as_mut_ptr()
+            } else {
+                null()
+            },
+            joints_count: if with_joints { joints.len() - GUARD } else { 0 },
+            layout,
+            out: if overlap { ib.ptr() } else { out.ptr() },
+            out_count: oc,
+        };
+        let v = unsafe { cf_skinning_palette_validate(&job) };
+        let after_v = out.untouched();
+        let r = unsafe { cf_skinning_palette_run(&job) };
+        let forced = overlap && nj > 0 && oc > 0;
+        let ok = after_v && Self::outs_ok(&[&out], false, r) && !(forced && r == CF_OK);
+        (v, r, ok)
+    }
+
+    fn simd(inp: &mut Input) -> cf_simd {
+        match inp.u8() {
+            0..=199 => CF_SIMD_AUTO,
+            x => x as u32 % 7,
+        }
+    }
+
+    fn job_points(
+        &mut self,
+        inp: &mut Input,
+        n: usize,
+        overlap: bool,
+    ) -> (cf_status, cf_status, bool) {
+        let m = [inp.u8(), inp.u8(), inp.u8(), inp.u8(), inp.u8()];
+        let np = n * 3;
+        let mut matrix = Buf::input(16, shape(m[0]), inp);
+        let mut pts = Buf::input(3 * np, shape(m[1]), inp);
+        let nn = if m[2] & 1 != 0 { np } else { 0 };
+        let mut nor = Buf::input(3 * nn, shape(m[2] >> 1), inp);
+        let opc = near(np, m[3]);
+        let onc = near(nn, m[4]);
+        let mut op = Buf::new(4 * opc, shape(m[3]));
+        let mut on = Buf::new(3 * onc, shape(m[4]));
+        let simd = Self::simd(inp);
+        let job = cf_transform_points_job {
+            matrix: matrix.ptr(),
+            points: pts.ptr(),
+            num_points: np,
+            out_points: if overlap { pts.ptr() } else { op.ptr() },
+            out_points_count: opc,
+            normals: nor.ptr(),
+            num_normals: nn,
+            out_normals: on.ptr(),
+            out_normals_count: onc,
+            simd,
+        };
+        let v = unsafe { cf_transform_points_validate(&job) };
+        let after_v = op.untouched() && on.untouched();
+        let r = unsafe { cf_transform_points_run(&job) };
+        let forced = overlap && np > 0 && opc > 0;
+        let ok = after_v && Self::outs_ok(&[&op, &on], false, r) && !(forced && r == CF_OK);
+        (v, r, ok)
+    }
+
+    fn job_skin(
+        &mut self,
+        inp: &mut Input,
+        n: usize,
+        overlap: bool,
+    ) -> (cf_status, cf_status, bool) {
+        let m = [inp.u8(), inp.u8(), inp.u8(), inp.u8(), inp.u8(), inp.u8()];
+        let np = inp.u8() as usize % 5;
+        let k = match m[0] % 8 {
+            6 => 0,
+            7 => 5 + m[0] as u32,
+            x => x as u32 % 4 + 1,
+        };
+        let nv = n * 2;
+        let vk = nv * (k as usize).min(8);
+        let mut palette = Buf::input(16 * np, shape(m[1]), inp);
+        let mut joints: Vec<u16> = (0..near(vk, m[2]) + GUARD)
+            .map(|_| joint(inp, np))
+            .collect();
+        let mut weights = Buf::input(near(vk, m[3]), shape(m[3] >> 1), inp);
+        let mut pos = Buf::input(3 * nv, shape(m[4]), inp);
+        let nn = if m[4] & 1 != 0 { nv } else { 0 };
+        let mut nor = Buf::input(3 * nn, 0, inp);
+        let opc = near(nv, m[5]);
+        let onc = near(nn, m[5] >> 1);
+        let mut op = Buf::new(3 * opc, shape(m[5]));
+        let mut on = Buf::new(3 * onc, 0);
+        let simd = Self::simd(inp);
+        let job = cf_skin_job {
+            palette: palette.ptr(),
+            palette_count: np,
+            influences: k,
+            joints: if m[2] % 16 == 14 {
+                null()
+            } else {
+                joints.as_mut_ptr()
+            },
+            joints_count: joints.len() - GUARD,
+            weights: weights.ptr(),
+            weights_count: weights.len,
+            positions: pos.ptr(),
+            num_vertices: nv,
+            normals: nor.ptr(),
+            normals_count: nn,
+            out_positions: op.ptr(),
+            out_positions_count: opc,
+            out_normals: if overlap { weights.ptr() } else { on.ptr() },
+            out_normals_count: if overlap { onc.max(1) } else { onc },
+            simd,
+        };
+        let v = unsafe { cf_skin_validate(&job) };
+        let after_v = op.untouched() && on.untouched();
+        let r = unsafe { cf_skin_run(&job) };
+        let forced = overlap && weights.len > 0;
+        let ok = after_v && Self::outs_ok(&[&op, &on], false, r) && !(forced && r == CF_OK);
+        (v, r, ok)
+    }
+}
+
 fn last_error() -> String {
     let mut buf = [0u8; 512];
     let n = unsafe { cf_last_error(buf.as_mut_ptr().cast(), buf.len()) };
@@ -669,7 +1174,7 @@ pub fn run(data: &[u8]) -> Stats {
         if inp.done() {
             break;
         }
-        let op = inp.u8() % 12;
+        let op = inp.u8() % 14;
         if trace {
             eprintln!("capi: byte {} op {op} {:?}", inp.pos - 1, vm.stats);
         }
@@ -699,7 +1204,9 @@ pub fn run(data: &[u8]) -> Stats {
                     vm.scalars[b as usize >> 4 & 3] = v;
                 }
             }
-            _ => vm.messages(&mut inp),
+            11 => vm.messages(&mut inp),
+            12 => vm.pose_sample(&mut inp),
+            _ => vm.job(&mut inp),
         }
     }
     vm.finish()
@@ -773,5 +1280,15 @@ pub fn seed_program(cfa: &[u8], cfs: &[u8]) -> Vec<u8> {
     // A forged handle, queried and freed; then the messages.
     p.extend_from_slice(&[10, 0, 1, 0, 0, 0, 1, 0, 0, 0xC1, 4, 0, 0, 2, 0]);
     p.extend_from_slice(&[11, 13, 0, 0, 0, 64]);
+    // Sampling into a pose (write, skip, bind pose, additive onto it) on a fresh clip in slot 0.
+    blob(&mut p, 0, 1, 0, cfa);
+    for sel in [0u8, 1, 2, 3] {
+        p.extend_from_slice(&[12, 0, sel, 4, 0, 0, 0, 0]);
+    }
+    // Each job on 4 bones, every operand 11: valid inputs (see `Vm::job_*`).
+    for job in 0..5u8 {
+        p.extend_from_slice(&[13, 66, 1, job, 4]);
+        p.extend_from_slice(&[11; 320]);
+    }
     p
 }

@@ -1,7 +1,8 @@
-//! The C API of ClipForge's runtime (`include/clipforge_runtime.h`, generated from this file by
-//! cbindgen; `docs/RUNTIME.md`, "C and C++ API"): opaque handles over the validated `.cfa`
-//! ([`clipforge_runtime::ClipReader`]) and `.cfs` ([`clipforge_runtime::scalar::ScalarReader`])
-//! readers, sampling into caller-owned float arrays.
+//! The C API of ClipForge's runtime (`include/clipforge_runtime.h`, generated from this file and
+//! its modules by cbindgen; `docs/RUNTIME.md`, "C and C++ API"): opaque handles over the
+//! validated `.cfa` ([`clipforge_runtime::ClipReader`]) and `.cfs`
+//! ([`clipforge_runtime::scalar::ScalarReader`]) readers, sampling into caller-owned float arrays
+//! and `cf_pose`s; the jobs over caller arrays are in [`jobs`].
 //!
 //! A crate of its own rather than a `capi` feature of `clipforge-runtime`, because Cargo cannot
 //! make `crate-type` depend on a feature: this one builds `cdylib` + `staticlib` (+ `rlib` for
@@ -17,10 +18,11 @@
 //!   length it needs).
 //! - Handles are generation-checked numbers ([`handles`]), so a freed, forged or wrong-kind
 //!   handle is refused with `CF_ERR_INVALID_HANDLE`, and `free` waits for calls in flight.
-//! - Caller memory is only ever read or written through raw pointers, never turned into Rust
-//!   references that could alias (output arrays may overlap each other or the inputs without
-//!   undefined behaviour on this side), except the bytes of a buffer being copied and a name
-//!   being looked up, which are read once.
+//! - Outside [`jobs`], caller memory is only ever read or written through raw pointers, never
+//!   turned into Rust references that could alias (output arrays may overlap each other or the
+//!   inputs without undefined behaviour on this side), except the bytes of a buffer being
+//!   copied, a name being looked up and a bone list being copied, which are read once. The jobs
+//!   view caller arrays as slices, after refusing any output that overlaps another array.
 //! - Creation copies the caller's buffer (16-byte aligned), so the caller may free or reuse its
 //!   buffer as soon as create returns, and no later write to it can reach a validated reader.
 
@@ -28,9 +30,12 @@
 #![allow(non_camel_case_types)]
 
 mod handles;
+mod jobs;
 
 use clipforge_runtime::scalar::ScalarReader;
-use clipforge_runtime::{ClipReader, FormatError, Looping, Pose};
+use clipforge_runtime::{ClipReader, Defaults, FormatError, Looping, Pose, SampleError, format};
+use glam::{Quat, Vec3A};
+pub use jobs::*;
 use std::alloc::Layout;
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
@@ -39,7 +44,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 
 /// Version of this API; `cf_api_version()` returns the library's, to compare with the header's.
-pub const CF_API_VERSION: u32 = 1;
+pub const CF_API_VERSION: u32 = 2;
 
 /// The parent index of a root bone.
 pub const CF_NO_PARENT: u32 = 0xFFFF_FFFF;
@@ -72,12 +77,14 @@ pub enum cf_status {
     CF_ERR_BUFFER_TOO_SMALL = 3,
     /// The handle is not live: never created, already freed, zero, or of another kind.
     CF_ERR_INVALID_HANDLE = 4,
-    /// An argument is out of its domain (a looping value, a buffer larger than
-    /// `CF_MAX_BUFFER_SIZE`).
+    /// An argument is out of its domain (a looping, defaults, palette layout or SIMD value, a
+    /// buffer larger than `CF_MAX_BUFFER_SIZE`, an influence count outside 1..4, more than
+    /// `CF_MAX_BLEND_LAYERS` layers).
     CF_ERR_INVALID_ARGUMENT = 5,
     /// The sampling time is NaN or infinite.
     CF_ERR_INVALID_TIME = 6,
-    /// A bone or track index is not one of the clip's.
+    /// A bone or track index is not one of the clip's (or a job's joint index or bone range
+    /// is outside what it indexes).
     CF_ERR_INDEX_OUT_OF_RANGE = 7,
     /// No bone has that name.
     CF_ERR_NOT_FOUND = 8,
@@ -97,6 +104,19 @@ pub enum cf_status {
     CF_ERR_TOO_MANY_HANDLES = 15,
     /// A bug in ClipForge (a caught panic); `cf_last_error()` has the message. Please report it.
     CF_ERR_INTERNAL = 16,
+    /// Two arrays of a job (or a pose and its clip) disagree in length: a job's `validate()`;
+    /// `cf_last_error()` names the array.
+    CF_ERR_LENGTH_MISMATCH = 17,
+    /// A parent index does not come before its bone (the one-pass order the jobs rely on).
+    CF_ERR_PARENT_ORDER = 18,
+    /// A weight is NaN or infinite, or a threshold is not a positive finite number.
+    CF_ERR_NOT_FINITE = 19,
+    /// An output array overlaps another array of the same call.
+    CF_ERR_OVERLAP = 20,
+    /// The SIMD path asked for is not available on this CPU or target.
+    CF_ERR_UNAVAILABLE = 21,
+    /// The clip is not an additive clip (no additive format in its flags).
+    CF_ERR_NOT_ADDITIVE = 22,
 }
 
 impl cf_status {
@@ -121,6 +141,12 @@ impl cf_status {
             CF_ERR_OUT_OF_MEMORY,
             CF_ERR_TOO_MANY_HANDLES,
             CF_ERR_INTERNAL,
+            CF_ERR_LENGTH_MISMATCH,
+            CF_ERR_PARENT_ORDER,
+            CF_ERR_NOT_FINITE,
+            CF_ERR_OVERLAP,
+            CF_ERR_UNAVAILABLE,
+            CF_ERR_NOT_ADDITIVE,
         ]
     }
 
@@ -146,6 +172,12 @@ impl cf_status {
             CF_ERR_OUT_OF_MEMORY => c"out of memory",
             CF_ERR_TOO_MANY_HANDLES => c"too many live handles",
             CF_ERR_INTERNAL => c"internal error in ClipForge (please report it)",
+            CF_ERR_LENGTH_MISMATCH => c"array lengths do not match",
+            CF_ERR_PARENT_ORDER => c"a parent does not come before its bone",
+            CF_ERR_NOT_FINITE => c"a weight or threshold is not a finite number",
+            CF_ERR_OVERLAP => c"an output array overlaps another array",
+            CF_ERR_UNAVAILABLE => c"the SIMD path is not available here",
+            CF_ERR_NOT_ADDITIVE => c"not an additive clip",
         }
     }
 }
@@ -163,6 +195,30 @@ pub struct cf_clip {
 pub struct cf_scalars {
     pub id: u64,
 }
+
+/// A structure-of-arrays pose in caller memory, in the layout the runtime and the jobs use:
+/// `rotations[4b..4b+4]` = quaternion x, y, z, w of bone b; `translations[4b..4b+3]` and
+/// `scales[4b..4b+3]` = x, y, z, the fourth float of each being padding (written with an
+/// unspecified value, never read). Each array holds 4 × `num_bones` floats and is 16-byte
+/// aligned; NULL only when `num_bones` is 0. The same type is passed for poses a call only
+/// reads.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cf_pose {
+    pub rotations: *mut f32,
+    pub translations: *mut f32,
+    pub scales: *mut f32,
+    pub num_bones: usize,
+}
+
+/// What a sampling call does with the sub-tracks a clip stores as default (their bind pose
+/// value): one of the `CF_DEFAULTS_*` values.
+pub type cf_defaults = u32;
+/// Written: the pose is complete after the call.
+pub const CF_DEFAULTS_WRITE: cf_defaults = 0;
+/// Left as they are in the caller's pose (ACL's skip-defaults writer): for a caller that
+/// filled them once with `cf_clip_bind_pose` and saves the writes.
+pub const CF_DEFAULTS_SKIP: cf_defaults = 1;
 
 // ---- Internals ---------------------------------------------------------------------------------
 
@@ -183,9 +239,37 @@ fn fail<T>(status: cf_status, detail: impl Into<String>) -> Res<T> {
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
-    /// The pose `cf_clip_sample_pose` decodes into before copying out: per thread, so many
-    /// threads sample one reader at once, and grown once, so sampling does not allocate.
-    static SCRATCH: RefCell<Pose> = RefCell::new(Pose::default());
+    /// What the sampling calls decode into before copying out: per thread, so many threads
+    /// sample one reader at once, and grown once, so sampling does not allocate.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// A thread's sampling scratch: the runtime's calls take an owned [`Pose`], which caller
+/// memory cannot be.
+#[derive(Default)]
+struct Scratch {
+    pose: Pose,
+    /// The additive layer of `cf_clip_sample_additive_onto`.
+    layer: Pose,
+    /// The bone list of `cf_clip_sample_bones`, copied once (the outputs may overlap it).
+    list: Vec<u32>,
+}
+
+/// Runs `f` on the calling thread's scratch, its pose sized to `bones` (growing it only the
+/// first time a thread sees a skeleton this large).
+fn with_scratch<R>(bones: usize, f: impl FnOnce(&mut Scratch) -> Res<R>) -> Res<R> {
+    SCRATCH
+        .try_with(|s| {
+            let mut s = s.try_borrow_mut().map_err(|_| Fail {
+                status: cf_status::CF_ERR_INTERNAL,
+                detail: "the thread's scratch pose is in use (re-entered)".into(),
+            })?;
+            if s.pose.len() != bones {
+                s.pose.resize(bones);
+            }
+            f(&mut s)
+        })
+        .unwrap_or_else(|_| fail(cf_status::CF_ERR_INTERNAL, "thread is exiting"))
 }
 
 /// Records the detail of a failure for `cf_last_error` (never panics).
@@ -304,6 +388,33 @@ fn time(t: f32) -> Res<f32> {
     }
 }
 
+fn defaults(d: cf_defaults) -> Res<Defaults> {
+    match d {
+        CF_DEFAULTS_WRITE => Ok(Defaults::Write),
+        CF_DEFAULTS_SKIP => Ok(Defaults::Skip),
+        _ => fail(
+            cf_status::CF_ERR_INVALID_ARGUMENT,
+            format!("defaults {d} is neither CF_DEFAULTS_WRITE (0) nor CF_DEFAULTS_SKIP (1)"),
+        ),
+    }
+}
+
+fn sample_error(e: SampleError) -> Fail {
+    #[allow(unreachable_patterns)] // a variant the runtime may add is "invalid argument"
+    let status = match e {
+        SampleError::NoSuchBone { .. } | SampleError::NoSuchTrack { .. } => {
+            cf_status::CF_ERR_INDEX_OUT_OF_RANGE
+        }
+        SampleError::OutputSize { .. } => cf_status::CF_ERR_LENGTH_MISMATCH,
+        SampleError::NotAdditive => cf_status::CF_ERR_NOT_ADDITIVE,
+        _ => cf_status::CF_ERR_INVALID_ARGUMENT,
+    };
+    Fail {
+        status,
+        detail: e.to_string(),
+    }
+}
+
 fn looping(l: cf_looping) -> Res<Looping> {
     match l {
         CF_LOOPING_CLAMP => Ok(Looping::Clamp),
@@ -312,6 +423,114 @@ fn looping(l: cf_looping) -> Res<Looping> {
             cf_status::CF_ERR_INVALID_ARGUMENT,
             format!("looping {l} is neither CF_LOOPING_CLAMP (0) nor CF_LOOPING_WRAP (1)"),
         ),
+    }
+}
+
+// The `cf_pose` layout is the runtime's: 16 bytes a bone in each array.
+const _: () = assert!(
+    std::mem::size_of::<Quat>() == 16
+        && std::mem::size_of::<Vec3A>() == 16
+        && std::mem::align_of::<Quat>() <= 16
+        && std::mem::align_of::<Vec3A>() <= 16
+);
+
+/// One array of a `cf_pose` of `bones` bones, checked: not NULL (unless there are no bones),
+/// 16-byte aligned, its size within what an allocation can be. The pointer to use (dangling
+/// but aligned for no bones).
+fn pose_array<T>(p: *mut f32, bones: usize, what: &str, field: &str) -> Res<*mut T> {
+    if bones == 0 {
+        return Ok(NonNull::<T>::dangling().as_ptr());
+    }
+    if p.is_null() {
+        return fail(
+            cf_status::CF_ERR_NULL_POINTER,
+            format!("{what}.{field} is NULL but the pose has {bones} bones"),
+        );
+    }
+    if !(p as usize).is_multiple_of(16) {
+        return fail(
+            cf_status::CF_ERR_MISALIGNED_POINTER,
+            format!("{what}.{field} ({p:p}) is not 16-byte aligned"),
+        );
+    }
+    if bones > isize::MAX as usize / 16 {
+        return fail(
+            cf_status::CF_ERR_INVALID_ARGUMENT,
+            format!("{what}.num_bones {bones} is larger than any array"),
+        );
+    }
+    Ok(p.cast())
+}
+
+/// A caller's pose checked for `bones` bones (written through raw pointers only: its arrays
+/// may overlap each other without undefined behaviour here).
+struct PoseOut {
+    r: *mut Quat,
+    t: *mut Vec3A,
+    s: *mut Vec3A,
+    n: usize,
+}
+
+fn pose_out(p: &cf_pose, bones: usize, what: &str) -> Res<PoseOut> {
+    if p.num_bones != bones {
+        return fail(
+            cf_status::CF_ERR_LENGTH_MISMATCH,
+            format!(
+                "{what}.num_bones is {}, the clip has {bones} bones",
+                p.num_bones
+            ),
+        );
+    }
+    Ok(PoseOut {
+        r: pose_array(p.rotations, bones, what, "rotations")?,
+        t: pose_array(p.translations, bones, what, "translations")?,
+        s: pose_array(p.scales, bones, what, "scales")?,
+        n: bones,
+    })
+}
+
+impl PoseOut {
+    /// # Safety
+    /// The arrays hold `n` writable bones; `p` has `n` bones.
+    unsafe fn copy_all(&self, p: &Pose) {
+        // SAFETY: per the contract; `p` is this library's memory, which the caller cannot name.
+        unsafe {
+            std::ptr::copy_nonoverlapping(p.rotations.as_ptr(), self.r, self.n);
+            std::ptr::copy_nonoverlapping(p.translations.as_ptr(), self.t, self.n);
+            std::ptr::copy_nonoverlapping(p.scales.as_ptr(), self.s, self.n);
+        }
+    }
+
+    /// Copies the sub-tracks `stored` marks (bit k of bone b: sub-track k is not a default).
+    ///
+    /// # Safety
+    /// As [`Self::copy_all`]; `stored` has `n` entries.
+    unsafe fn copy_stored(&self, p: &Pose, stored: &[u8]) {
+        for (b, &m) in stored.iter().enumerate().take(self.n) {
+            // SAFETY: `b < n` (contract).
+            unsafe {
+                if m & 1 != 0 {
+                    self.r.add(b).write(p.rotations[b]);
+                }
+                if m & 2 != 0 {
+                    self.t.add(b).write(p.translations[b]);
+                }
+                if m & 4 != 0 {
+                    self.s.add(b).write(p.scales[b]);
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// The arrays hold `n` readable bones; `p` has `n` bones.
+    unsafe fn read_into(&self, p: &mut Pose) {
+        // SAFETY: per the contract; every bit pattern is a valid float.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.r, p.rotations.as_mut_ptr(), self.n);
+            std::ptr::copy_nonoverlapping(self.t, p.translations.as_mut_ptr(), self.n);
+            std::ptr::copy_nonoverlapping(self.s, p.scales.as_mut_ptr(), self.n);
+        }
     }
 }
 
@@ -373,17 +592,69 @@ impl Drop for OwnedBuf {
     }
 }
 
+/// What one kind of handle refers to: a validated reader over its own copy of the buffer. The
+/// create / free / query functions of every kind are written once, over this trait
+/// ([`create`], [`free`], [`with`], [`query`]).
+trait Entry: Sized + Send + Sync + 'static {
+    /// The C handle type (`cf_clip`, `cf_scalars`).
+    type Handle: Copy;
+    /// The handle type's C name, for messages.
+    const KIND: &'static str;
+    /// The file kind the buffer must be, for messages (".cfa").
+    const FORMAT: &'static str;
+    fn table() -> &'static handles::Table<Self>;
+    fn id(h: Self::Handle) -> u64;
+    fn handle(id: u64) -> Self::Handle;
+    /// Validates the copied buffer and builds the entry that owns it.
+    fn open(buf: OwnedBuf) -> Result<Self, FormatError>;
+}
+
 /// A clip reader over its own copy of the buffer. `reader` borrows `_buf`'s heap bytes, which
 /// never move; it is declared first so it is dropped first, and only [`ClipEntry::reader`],
 /// which ties the borrow to `&self`, hands it out.
 struct ClipEntry {
     reader: ClipReader<'static>,
+    /// Per bone, bit k set when sub-track k (rotation, translation, scale) is not a default
+    /// one: what a `CF_DEFAULTS_SKIP` call copies out (made once, at create).
+    stored: Vec<u8>,
     _buf: OwnedBuf,
 }
 
 impl ClipEntry {
     fn reader(&self) -> &ClipReader<'_> {
         &self.reader
+    }
+}
+
+impl Entry for ClipEntry {
+    type Handle = cf_clip;
+    const KIND: &'static str = "cf_clip";
+    const FORMAT: &'static str = ".cfa";
+    fn table() -> &'static handles::Table<Self> {
+        &CLIPS
+    }
+    fn id(h: cf_clip) -> u64 {
+        h.id
+    }
+    fn handle(id: u64) -> cf_clip {
+        cf_clip { id }
+    }
+    fn open(buf: OwnedBuf) -> Result<Self, FormatError> {
+        // SAFETY: the reader goes into the entry beside `buf` and drops before it.
+        let reader = ClipReader::new(unsafe { buf.bytes_unbounded() })?;
+        let stored = (0..reader.num_bones())
+            .map(|b| {
+                let kinds = reader.subtrack_kinds(b);
+                (0..3).fold(0u8, |m, k| {
+                    m | u8::from(kinds[k] != format::KIND_DEFAULT) << k
+                })
+            })
+            .collect();
+        Ok(ClipEntry {
+            reader,
+            stored,
+            _buf: buf,
+        })
     }
 }
 
@@ -399,8 +670,68 @@ impl ScalarEntry {
     }
 }
 
+impl Entry for ScalarEntry {
+    type Handle = cf_scalars;
+    const KIND: &'static str = "cf_scalars";
+    const FORMAT: &'static str = ".cfs";
+    fn table() -> &'static handles::Table<Self> {
+        &SCALARS
+    }
+    fn id(h: cf_scalars) -> u64 {
+        h.id
+    }
+    fn handle(id: u64) -> cf_scalars {
+        cf_scalars { id }
+    }
+    fn open(buf: OwnedBuf) -> Result<Self, FormatError> {
+        // SAFETY: as in `ClipEntry::open`.
+        let reader = ScalarReader::new(unsafe { buf.bytes_unbounded() })?;
+        Ok(ScalarEntry { reader, _buf: buf })
+    }
+}
+
 static CLIPS: handles::Table<ClipEntry> = handles::Table::new(0xC1);
 static SCALARS: handles::Table<ScalarEntry> = handles::Table::new(0x5C);
+
+/// Copies the caller's buffer, validates it and returns a handle in `*out` (the zero handle
+/// on failure, when `out` is usable).
+///
+/// # Safety
+/// `data` points to `size` readable bytes; `out` is writable.
+unsafe fn create<E: Entry>(
+    func: &'static str,
+    data: *const u8,
+    size: usize,
+    out: *mut E::Handle,
+) -> cf_status {
+    let mut id = 0;
+    let status = call(func, || {
+        checked(out.cast_const(), "out")?;
+        // SAFETY: `data` is checked inside and readable for `size` bytes (contract).
+        let buf = unsafe { OwnedBuf::copy_from(data, size)? };
+        let entry = Box::new(E::open(buf).map_err(|e| format_error(e, E::FORMAT))?);
+        id = E::table().insert(entry).map_err(|_| Fail {
+            status: cf_status::CF_ERR_TOO_MANY_HANDLES,
+            detail: format!(
+                "every {} handle is in use (1,048,576 live at once)",
+                E::KIND
+            ),
+        })?;
+        Ok(())
+    });
+    if !out.is_null() && out.is_aligned() {
+        // SAFETY: writable per the contract; after the copy, so `out` may even point into `data`.
+        unsafe { out.write(E::handle(id)) };
+    }
+    status
+}
+
+fn free<E: Entry>(func: &'static str, h: E::Handle) -> cf_status {
+    call(func, || match E::table().remove(E::id(h)) {
+        Some(_) => Ok(()),
+        None => invalid_handle(E::KIND, E::id(h)),
+    })
+}
 
 fn invalid_handle<T>(kind: &str, id: u64) -> Res<T> {
     fail(
@@ -411,16 +742,36 @@ fn invalid_handle<T>(kind: &str, id: u64) -> Res<T> {
     )
 }
 
+/// Runs `f` on the entry of a live handle (holding the slot's read lock).
+fn with<E: Entry, R>(h: E::Handle, f: impl FnOnce(&E) -> Res<R>) -> Res<R> {
+    E::table()
+        .with(E::id(h), f)
+        .unwrap_or_else(|| invalid_handle(E::KIND, E::id(h)))
+}
+
+/// A function returning one value of a live handle's reader in `*out`.
+///
+/// # Safety
+/// `out` is writable.
+unsafe fn query<E: Entry, T>(
+    func: &'static str,
+    h: E::Handle,
+    out: *mut T,
+    get: impl FnOnce(&E) -> T,
+) -> cf_status {
+    call(func, || {
+        let v = with(h, |e| Ok(get(e)))?;
+        // SAFETY: checked inside; writable per the contract.
+        unsafe { put_one(out, v, "out") }
+    })
+}
+
 fn with_clip<R>(clip: cf_clip, f: impl FnOnce(&ClipReader<'_>) -> Res<R>) -> Res<R> {
-    CLIPS
-        .with(clip.id, |e| f(e.reader()))
-        .unwrap_or_else(|| invalid_handle("cf_clip", clip.id))
+    with(clip, |e: &ClipEntry| f(e.reader()))
 }
 
 fn with_scalars<R>(h: cf_scalars, f: impl FnOnce(&ScalarReader<'_>) -> Res<R>) -> Res<R> {
-    SCALARS
-        .with(h.id, |e| f(e.reader()))
-        .unwrap_or_else(|| invalid_handle("cf_scalars", h.id))
+    with(h, |e: &ScalarEntry| f(e.reader()))
 }
 
 fn format_error(e: FormatError, what: &str) -> Fail {
@@ -562,36 +913,15 @@ pub unsafe extern "C" fn cf_clip_create(
     size: usize,
     out: *mut cf_clip,
 ) -> cf_status {
-    let mut handle = cf_clip { id: 0 };
-    let status = call("cf_clip_create", || {
-        checked(out.cast_const(), "out")?;
-        // SAFETY: `data` is checked inside and readable for `size` bytes (contract).
-        let buf = unsafe { OwnedBuf::copy_from(data, size)? };
-        // SAFETY: the reader goes into a ClipEntry beside `buf` and drops before it.
-        let bytes = unsafe { buf.bytes_unbounded() };
-        let reader = ClipReader::new(bytes).map_err(|e| format_error(e, ".cfa"))?;
-        let entry = Box::new(ClipEntry { reader, _buf: buf });
-        handle.id = CLIPS.insert(entry).map_err(|_| Fail {
-            status: cf_status::CF_ERR_TOO_MANY_HANDLES,
-            detail: "every clip handle is in use (1,048,576 live clips)".into(),
-        })?;
-        Ok(())
-    });
-    if !out.is_null() && out.is_aligned() {
-        // SAFETY: writable per the contract; after the copy, so `out` may even point into `data`.
-        unsafe { out.write(handle) };
-    }
-    status
+    // SAFETY: the same contract.
+    unsafe { create::<ClipEntry>("cf_clip_create", data, size, out) }
 }
 
 /// Frees a clip reader (waiting for calls in flight on it on other threads). Afterwards every
 /// call with this handle, `cf_clip_free` included, returns `CF_ERR_INVALID_HANDLE`.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_clip_free(clip: cf_clip) -> cf_status {
-    call("cf_clip_free", || match CLIPS.remove(clip.id) {
-        Some(_) => Ok(()),
-        None => invalid_handle("cf_clip", clip.id),
-    })
+    free::<ClipEntry>("cf_clip_free", clip)
 }
 
 /// Number of bones of the clip's skeleton.
@@ -600,11 +930,12 @@ pub extern "C" fn cf_clip_free(clip: cf_clip) -> cf_status {
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cf_clip_num_bones(clip: cf_clip, out: *mut u32) -> cf_status {
-    call("cf_clip_num_bones", || {
-        let n = with_clip(clip, |r| Ok(r.num_bones() as u32))?;
-        // SAFETY: checked inside; writable per the contract.
-        unsafe { put_one(out, n, "out") }
-    })
+    // SAFETY: the same contract.
+    unsafe {
+        query("cf_clip_num_bones", clip, out, |e: &ClipEntry| {
+            e.reader().num_bones() as u32
+        })
+    }
 }
 
 /// Number of samples of the original clip (duration × rate + 1).
@@ -613,11 +944,12 @@ pub unsafe extern "C" fn cf_clip_num_bones(clip: cf_clip, out: *mut u32) -> cf_s
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cf_clip_num_samples(clip: cf_clip, out: *mut u32) -> cf_status {
-    call("cf_clip_num_samples", || {
-        let n = with_clip(clip, |r| Ok(r.num_samples() as u32))?;
-        // SAFETY: checked inside; writable per the contract.
-        unsafe { put_one(out, n, "out") }
-    })
+    // SAFETY: the same contract.
+    unsafe {
+        query("cf_clip_num_samples", clip, out, |e: &ClipEntry| {
+            e.reader().num_samples() as u32
+        })
+    }
 }
 
 /// Samples per second.
@@ -626,11 +958,12 @@ pub unsafe extern "C" fn cf_clip_num_samples(clip: cf_clip, out: *mut u32) -> cf
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cf_clip_sample_rate(clip: cf_clip, out: *mut f32) -> cf_status {
-    call("cf_clip_sample_rate", || {
-        let v = with_clip(clip, |r| Ok(r.sample_rate()))?;
-        // SAFETY: checked inside; writable per the contract.
-        unsafe { put_one(out, v, "out") }
-    })
+    // SAFETY: the same contract.
+    unsafe {
+        query("cf_clip_sample_rate", clip, out, |e: &ClipEntry| {
+            e.reader().sample_rate()
+        })
+    }
 }
 
 /// Duration in seconds: (samples − 1) / rate; 0 for a single-sample clip.
@@ -639,11 +972,12 @@ pub unsafe extern "C" fn cf_clip_sample_rate(clip: cf_clip, out: *mut f32) -> cf
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cf_clip_duration(clip: cf_clip, out: *mut f32) -> cf_status {
-    call("cf_clip_duration", || {
-        let v = with_clip(clip, |r| Ok(r.duration()))?;
-        // SAFETY: checked inside; writable per the contract.
-        unsafe { put_one(out, v, "out") }
-    })
+    // SAFETY: the same contract.
+    unsafe {
+        query("cf_clip_duration", clip, out, |e: &ClipEntry| {
+            e.reader().duration()
+        })
+    }
 }
 
 /// Copies the UTF-8 name of `bone` with a terminating NUL into `buf` (`buf_len` bytes) and
@@ -790,27 +1124,19 @@ pub unsafe extern "C" fn cf_clip_sample_pose(
                 "translations",
             )?;
             let sca = out_array(scales, scales_len, n.checked_mul(3), "scales")?;
-            SCRATCH
-                .try_with(|p| {
-                    let mut p = p.try_borrow_mut().map_err(|_| Fail {
-                        status: cf_status::CF_ERR_INTERNAL,
-                        detail: "the thread's pose is in use (re-entered)".into(),
-                    })?;
-                    if p.len() != n {
-                        p.resize(n);
+            with_scratch(n, |s| {
+                let p = &mut s.pose;
+                r.sample_pose(t, l, p);
+                for b in 0..n {
+                    // SAFETY: each array holds at least 4n / 3n floats (checked above).
+                    unsafe {
+                        put(rot, 4 * b, &p.rotations[b].to_array());
+                        put(tra, 3 * b, &p.translations[b].to_array());
+                        put(sca, 3 * b, &p.scales[b].to_array());
                     }
-                    r.sample_pose(t, l, &mut p);
-                    for b in 0..n {
-                        // SAFETY: each array holds at least 4n / 3n floats (checked above).
-                        unsafe {
-                            put(rot, 4 * b, &p.rotations[b].to_array());
-                            put(tra, 3 * b, &p.translations[b].to_array());
-                            put(sca, 3 * b, &p.scales[b].to_array());
-                        }
-                    }
-                    Ok(())
-                })
-                .unwrap_or_else(|_| fail(cf_status::CF_ERR_INTERNAL, "thread is exiting"))
+                }
+                Ok(())
+            })
         })
     })
 }
@@ -860,7 +1186,9 @@ pub unsafe extern "C" fn cf_clip_sample_bone(
 /// Samples the bones listed in `bones[0..num_bones]` (any order, repeats allowed) at `time`
 /// seconds into packed arrays in list order: `rotations[4i..4i+4]` for `bones[i]`, and so on
 /// (arrays of at least 4 / 3 / 3 × `num_bones` floats; NULL with length 0 skips one). Every
-/// index is checked before anything is written.
+/// index is checked before anything is written. One seek for the whole list (the runtime's
+/// `sample_bones`); the list is copied first (per thread, grown once), so an output array may
+/// overlap it.
 ///
 /// # Safety
 /// `bones` points to `num_bones` readable `uint32_t`s; each array points to
@@ -901,32 +1229,135 @@ pub unsafe extern "C" fn cf_clip_sample_bones(
                 return Ok(()); // an empty list
             };
             let n = r.num_bones();
-            for i in 0..num_bones {
-                // SAFETY: `i < num_bones`, the list's length (contract).
-                bone_index(unsafe { index_at(list, i) }, n, "bone index").map_err(|e| Fail {
-                    detail: format!("bones[{i}]: {}", e.detail),
-                    ..e
+            with_scratch(n, |s| {
+                // Copied first: an output array may overlap the list.
+                s.list.clear();
+                // The caller holds this much memory already; still, no abort on a failed grow.
+                s.list.try_reserve(num_bones).map_err(|_| Fail {
+                    status: cf_status::CF_ERR_OUT_OF_MEMORY,
+                    detail: format!("cannot allocate the copy of a list of {num_bones} bones"),
                 })?;
-            }
-            for i in 0..num_bones {
-                // Read again: an output array may overlap the list (then the caller gets what
-                // it wrote, still checked).
-                // SAFETY: as above.
-                let b = bone_index(unsafe { index_at(list, i) }, n, "bone index")?;
-                let Some((q, tr, s)) = r.sample_bone(b, t, l) else {
+                // SAFETY: `list` has `num_bones` readable indices (contract); read once.
+                s.list
+                    .extend_from_slice(unsafe { std::slice::from_raw_parts(list, num_bones) });
+                if let Some(i) = s.list.iter().position(|&b| b as usize >= n) {
                     return fail(
-                        cf_status::CF_ERR_INTERNAL,
-                        "the reader refused a valid bone",
+                        cf_status::CF_ERR_INDEX_OUT_OF_RANGE,
+                        format!(
+                            "bones[{i}]: bone index {} is out of range (there are {n})",
+                            s.list[i]
+                        ),
                     );
-                };
-                // SAFETY: each array holds at least 4 / 3 × num_bones floats (checked above).
-                unsafe {
-                    put(rot, 4 * i, &q.to_array());
-                    put(tra, 3 * i, &tr.to_array());
-                    put(sca, 3 * i, &s.to_array());
                 }
+                // One seek for the whole list (ACL #118).
+                r.sample_bones(&s.list, t, l, Defaults::Write, &mut s.pose)
+                    .map_err(sample_error)?;
+                for (i, &b) in s.list.iter().enumerate() {
+                    let b = b as usize;
+                    let p = &s.pose;
+                    // SAFETY: each array holds at least 4 / 3 × num_bones floats (checked above).
+                    unsafe {
+                        put(rot, 4 * i, &p.rotations[b].to_array());
+                        put(tra, 3 * i, &p.translations[b].to_array());
+                        put(sca, 3 * i, &p.scales[b].to_array());
+                    }
+                }
+                Ok(())
+            })
+        })
+    })
+}
+
+/// Samples every bone at `time` seconds into `pose` (`cf_pose`: the layout the jobs read;
+/// `pose.num_bones` must equal the clip's bones, else `CF_ERR_LENGTH_MISMATCH`). With
+/// `CF_DEFAULTS_SKIP` the sub-tracks the clip stores as default are left as they are in
+/// `pose` (fill them once with `cf_clip_bind_pose`). Nothing is written unless every check
+/// passes. Allocation-free after a thread's first call with its largest skeleton.
+///
+/// # Safety
+/// `pose`'s arrays point to 4 × `num_bones` writable floats each.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cf_clip_sample_into(
+    clip: cf_clip,
+    time: f32,
+    looping: cf_looping,
+    defaults: cf_defaults,
+    pose: cf_pose,
+) -> cf_status {
+    call("cf_clip_sample_into", || {
+        let t = self::time(time)?;
+        let l = self::looping(looping)?;
+        let d = self::defaults(defaults)?;
+        with(clip, |e: &ClipEntry| {
+            let r = e.reader();
+            let out = pose_out(&pose, r.num_bones(), "pose")?;
+            with_scratch(out.n, |s| {
+                r.sample_pose_with(t, l, d, &mut s.pose);
+                // SAFETY: `out` was checked for `n` bones; the scratch is this library's.
+                unsafe {
+                    match d {
+                        Defaults::Write => out.copy_all(&s.pose),
+                        Defaults::Skip => out.copy_stored(&s.pose, &e.stored),
+                    }
+                }
+                Ok(())
+            })
+        })
+    })
+}
+
+/// Writes the clip's bind pose (what every default sub-track decodes to, and the constants)
+/// into `pose` (`num_bones` equal to the clip's): what a caller sampling with
+/// `CF_DEFAULTS_SKIP` fills its pose with once.
+///
+/// # Safety
+/// As `cf_clip_sample_into`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cf_clip_bind_pose(clip: cf_clip, pose: cf_pose) -> cf_status {
+    call("cf_clip_bind_pose", || {
+        with_clip(clip, |r| {
+            let out = pose_out(&pose, r.num_bones(), "pose")?;
+            with_scratch(out.n, |s| {
+                r.bind_pose_into(&mut s.pose);
+                // SAFETY: as in `cf_clip_sample_into`.
+                unsafe { out.copy_all(&s.pose) };
+                Ok(())
+            })
+        })
+    })
+}
+
+/// Samples this additive clip at `time` seconds and applies it onto `base` in place, in the
+/// clip's additive format (`docs/FORMAT.md`, "Additive clips"); `base.num_bones` equal to the
+/// clip's. `CF_ERR_NOT_ADDITIVE` for a plain clip.
+///
+/// # Safety
+/// `base`'s arrays point to 4 × `num_bones` readable and writable floats each.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cf_clip_sample_additive_onto(
+    clip: cf_clip,
+    time: f32,
+    looping: cf_looping,
+    base: cf_pose,
+) -> cf_status {
+    call("cf_clip_sample_additive_onto", || {
+        let t = self::time(time)?;
+        let l = self::looping(looping)?;
+        with_clip(clip, |r| {
+            let out = pose_out(&base, r.num_bones(), "base")?;
+            if r.additive_format() == 0 {
+                return Err(sample_error(SampleError::NotAdditive));
             }
-            Ok(())
+            with_scratch(out.n, |s| {
+                // SAFETY: `out` was checked for `n` bones (readable per the contract).
+                unsafe { out.read_into(&mut s.pose) };
+                let Scratch { pose, layer, .. } = s;
+                r.sample_additive_onto(t, l, layer, pose)
+                    .map_err(sample_error)?;
+                // SAFETY: as in `cf_clip_sample_into`.
+                unsafe { out.copy_all(pose) };
+                Ok(())
+            })
         })
     })
 }
@@ -944,35 +1375,14 @@ pub unsafe extern "C" fn cf_scalars_create(
     size: usize,
     out: *mut cf_scalars,
 ) -> cf_status {
-    let mut handle = cf_scalars { id: 0 };
-    let status = call("cf_scalars_create", || {
-        checked(out.cast_const(), "out")?;
-        // SAFETY: as in `cf_clip_create`.
-        let buf = unsafe { OwnedBuf::copy_from(data, size)? };
-        // SAFETY: the reader goes into a ScalarEntry beside `buf` and drops before it.
-        let bytes = unsafe { buf.bytes_unbounded() };
-        let reader = ScalarReader::new(bytes).map_err(|e| format_error(e, ".cfs"))?;
-        let entry = Box::new(ScalarEntry { reader, _buf: buf });
-        handle.id = SCALARS.insert(entry).map_err(|_| Fail {
-            status: cf_status::CF_ERR_TOO_MANY_HANDLES,
-            detail: "every scalar list handle is in use (1,048,576 live lists)".into(),
-        })?;
-        Ok(())
-    });
-    if !out.is_null() && out.is_aligned() {
-        // SAFETY: as in `cf_clip_create`.
-        unsafe { out.write(handle) };
-    }
-    status
+    // SAFETY: the same contract.
+    unsafe { create::<ScalarEntry>("cf_scalars_create", data, size, out) }
 }
 
 /// Frees a scalar list reader; as `cf_clip_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_scalars_free(scalars: cf_scalars) -> cf_status {
-    call("cf_scalars_free", || match SCALARS.remove(scalars.id) {
-        Some(_) => Ok(()),
-        None => invalid_handle("cf_scalars", scalars.id),
-    })
+    free::<ScalarEntry>("cf_scalars_free", scalars)
 }
 
 /// Number of tracks (the stored ones, in output order).
@@ -981,11 +1391,12 @@ pub extern "C" fn cf_scalars_free(scalars: cf_scalars) -> cf_status {
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cf_scalars_num_tracks(scalars: cf_scalars, out: *mut u32) -> cf_status {
-    call("cf_scalars_num_tracks", || {
-        let n = with_scalars(scalars, |r| Ok(r.num_tracks() as u32))?;
-        // SAFETY: checked inside; writable per the contract.
-        unsafe { put_one(out, n, "out") }
-    })
+    // SAFETY: the same contract.
+    unsafe {
+        query("cf_scalars_num_tracks", scalars, out, |e: &ScalarEntry| {
+            e.reader().num_tracks() as u32
+        })
+    }
 }
 
 /// Floats per track sample: 1 to 4 (every track of a list has the same type).
@@ -994,11 +1405,12 @@ pub unsafe extern "C" fn cf_scalars_num_tracks(scalars: cf_scalars, out: *mut u3
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cf_scalars_track_width(scalars: cf_scalars, out: *mut u32) -> cf_status {
-    call("cf_scalars_track_width", || {
-        let n = with_scalars(scalars, |r| Ok(r.track_type().width() as u32))?;
-        // SAFETY: checked inside; writable per the contract.
-        unsafe { put_one(out, n, "out") }
-    })
+    // SAFETY: the same contract.
+    unsafe {
+        query("cf_scalars_track_width", scalars, out, |e: &ScalarEntry| {
+            e.reader().track_type().width() as u32
+        })
+    }
 }
 
 /// Number of samples of the original list.
@@ -1007,11 +1419,12 @@ pub unsafe extern "C" fn cf_scalars_track_width(scalars: cf_scalars, out: *mut u
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cf_scalars_num_samples(scalars: cf_scalars, out: *mut u32) -> cf_status {
-    call("cf_scalars_num_samples", || {
-        let n = with_scalars(scalars, |r| Ok(r.num_samples() as u32))?;
-        // SAFETY: checked inside; writable per the contract.
-        unsafe { put_one(out, n, "out") }
-    })
+    // SAFETY: the same contract.
+    unsafe {
+        query("cf_scalars_num_samples", scalars, out, |e: &ScalarEntry| {
+            e.reader().num_samples() as u32
+        })
+    }
 }
 
 /// Samples per second.
@@ -1020,11 +1433,12 @@ pub unsafe extern "C" fn cf_scalars_num_samples(scalars: cf_scalars, out: *mut u
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cf_scalars_sample_rate(scalars: cf_scalars, out: *mut f32) -> cf_status {
-    call("cf_scalars_sample_rate", || {
-        let v = with_scalars(scalars, |r| Ok(r.sample_rate()))?;
-        // SAFETY: checked inside; writable per the contract.
-        unsafe { put_one(out, v, "out") }
-    })
+    // SAFETY: the same contract.
+    unsafe {
+        query("cf_scalars_sample_rate", scalars, out, |e: &ScalarEntry| {
+            e.reader().sample_rate()
+        })
+    }
 }
 
 /// Duration in seconds.
@@ -1033,11 +1447,12 @@ pub unsafe extern "C" fn cf_scalars_sample_rate(scalars: cf_scalars, out: *mut f
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cf_scalars_duration(scalars: cf_scalars, out: *mut f32) -> cf_status {
-    call("cf_scalars_duration", || {
-        let v = with_scalars(scalars, |r| Ok(r.duration()))?;
-        // SAFETY: checked inside; writable per the contract.
-        unsafe { put_one(out, v, "out") }
-    })
+    // SAFETY: the same contract.
+    unsafe {
+        query("cf_scalars_duration", scalars, out, |e: &ScalarEntry| {
+            e.reader().duration()
+        })
+    }
 }
 
 /// The name of `track`, copied as `cf_clip_bone_name` copies a bone's.

@@ -2,12 +2,18 @@
 //! compilers (`cc`, `c++`; skipped with a message when one is missing) against this crate's
 //! staticlib (and the C one also against the cdylib), run on `.cfa` files made here from bundled
 //! and generated clips: the checksum each prints equals the one computed through the Rust API
-//! (`clipforge_runtime::ClipReader`), bit for bit. On a damaged, truncated or foreign file each
+//! (`clipforge_runtime::ClipReader`), bit for bit, and so does each example's second checksum,
+//! of two clips blended, taken to object space and a small mesh skinned (the runtime's jobs
+//! called from Rust, step for step). On a damaged, truncated or foreign file each
 //! exits with status 1 and prints the reader's message.
 
 use clipforge_anim::generate::{GenerateOptions, generate};
 use clipforge_anim::{CompressionSettings, RawClip, compress};
-use clipforge_runtime::{ClipReader, Looping, Pose};
+use clipforge_runtime::jobs::{
+    BlendJob, BlendLayer, LocalToObjectJob, PaletteOut, PoseRef, SkinJob, SkinningPaletteJob,
+};
+use clipforge_runtime::{ClipReader, Defaults, Looping, NO_PARENT, Pose};
+use glam::Mat4;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -97,6 +103,105 @@ fn rust_checksum(bytes: &[u8]) -> (u32, u64) {
     (frames, h)
 }
 
+/// The examples' character update through the Rust API (`blend_and_skin` in
+/// `examples/c/play.c` and `examples/cpp/play.cpp`, step for step): `a` sampled skipping defaults onto its bind pose, `b`
+/// half its length later, blended (weights moving from `a` to `b`, `b` weighted per bone; rest
+/// pose `a`'s bind pose), local → object, palette (identity inverse binds), 4 vertices a bone
+/// skinned to the bone and its parent. FNV-1a 64 of the skinned positions and normals.
+fn rust_skinned_checksum(a: &[u8], b: &[u8]) -> u64 {
+    let (a, b) = (ClipReader::new(a).unwrap(), ClipReader::new(b).unwrap());
+    let n = a.num_bones();
+    let frames = (a.duration() * 60.0) as u32 + 1;
+    let parents: Vec<u32> = (0..n)
+        .map(|i| a.skeleton().parent(i).map_or(NO_PARENT, |p| p as u32))
+        .collect();
+    let (mut pa, mut pb, mut rest) = (Pose::new(n), Pose::new(n), Pose::new(n));
+    a.bind_pose_into(&mut pa);
+    a.bind_pose_into(&mut rest);
+    let (mut blended, mut object) = (Pose::new(n), Pose::new(n));
+    let ib = vec![Mat4::IDENTITY; n];
+    let mut palette = vec![Mat4::ZERO; n];
+    let bone_w: Vec<f32> = (0..n).map(|j| if j % 2 == 1 { 1.0 } else { 0.5 }).collect();
+    let (mut pos, mut nor, mut joints, mut weights) = (vec![], vec![], vec![], vec![]);
+    for v in 0..n * 4 {
+        let (bone, k) = (v / 4, v % 4);
+        pos.push([k as f32, (bone % 7) as f32 * 0.5, -(k as f32) * 0.25]);
+        let odd = k & 1 == 1;
+        nor.push([f32::from(u8::from(odd)), f32::from(u8::from(!odd)), 0.0]);
+        joints.extend([
+            bone as u16,
+            a.skeleton().parent(bone).unwrap_or(bone) as u16,
+        ]);
+        weights.extend([0.75f32, 0.25]);
+    }
+    let (mut out_pos, mut out_nor) = (vec![[0.0f32; 3]; n * 4], vec![[0.0f32; 3]; n * 4]);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for i in 0..frames {
+        let (t, w) = (i as f32 / 60.0, i as f32 / frames as f32);
+        a.sample_pose_with(t, Looping::Clamp, Defaults::Skip, &mut pa);
+        b.sample_pose(t + 0.5 * b.duration(), Looping::Wrap, &mut pb);
+        let layers = [
+            BlendLayer {
+                pose: PoseRef::from(&pa),
+                weight: 1.0 - w,
+                bone_weights: None,
+            },
+            BlendLayer {
+                pose: PoseRef::from(&pb),
+                weight: w,
+                bone_weights: Some(&bone_w),
+            },
+        ];
+        BlendJob {
+            layers: &layers,
+            additive: &[],
+            rest: PoseRef::from(&rest),
+            threshold: 0.1,
+            out_rotations: &mut blended.rotations,
+            out_translations: &mut blended.translations,
+            out_scales: &mut blended.scales,
+        }
+        .run()
+        .unwrap();
+        LocalToObjectJob::new(
+            &parents,
+            PoseRef::from(&blended),
+            &mut object.rotations,
+            &mut object.translations,
+            &mut object.scales,
+        )
+        .run()
+        .unwrap();
+        SkinningPaletteJob {
+            object: PoseRef::from(&object),
+            inverse_bind: &ib,
+            joints: None,
+            out: PaletteOut::Mat4(&mut palette),
+        }
+        .run()
+        .unwrap();
+        SkinJob {
+            palette: &palette,
+            influences: 2,
+            joints: &joints,
+            weights: &weights,
+            positions: &pos,
+            normals: &nor,
+            out_positions: &mut out_pos,
+            out_normals: &mut out_nor,
+        }
+        .run()
+        .unwrap();
+        for x in out_pos.iter().chain(&out_nor).flatten() {
+            for byte in x.to_bits().to_le_bytes() {
+                h ^= byte as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    h
+}
+
 fn bundled(rel: &str) -> RawClip {
     let path = repo().join("assets/clips").join(rel);
     clipforge_anim::formats::load_clips(&path)
@@ -104,8 +209,9 @@ fn bundled(rel: &str) -> RawClip {
         .remove(0)
 }
 
-/// `.cfa` files: bundled clips (one with animated scale, one single frame) and a generated one
-/// at 30 Hz whose duration is not a multiple of 1/60 s.
+/// `.cfa` files: bundled clips (one with animated scale, one single frame), a generated one
+/// at 30 Hz whose duration is not a multiple of 1/60 s, and another generated one of the same
+/// skeleton (last: the example's second clip in the blend run).
 fn make_clips(dir: &Path) -> Vec<PathBuf> {
     let clips = [
         ("walk_fast", bundled("locomotion/walk_fast.acl.sjson")),
@@ -117,6 +223,15 @@ fn make_clips(dir: &Path) -> Vec<PathBuf> {
                 num_samples: 37,
                 sample_rate: 30.0,
                 with_scale: true,
+                ..Default::default()
+            }),
+        ),
+        (
+            "generated_other",
+            generate(&GenerateOptions {
+                num_samples: 52,
+                sample_rate: 30.0,
+                with_scale: false,
                 ..Default::default()
             }),
         ),
@@ -134,6 +249,13 @@ fn make_clips(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The checksum of the `skinned N vertices checksum H` line.
+fn parse_skinned(stdout: &[u8]) -> Option<u64> {
+    let text = String::from_utf8_lossy(stdout);
+    let line = text.lines().find(|l| l.starts_with("skinned "))?;
+    u64::from_str_radix(line.split_whitespace().nth(4)?, 16).ok()
+}
+
 /// (frames, checksum) from a `frames N checksum H` line.
 fn parse(stdout: &[u8]) -> Option<(u32, u64)> {
     let text = String::from_utf8_lossy(stdout);
@@ -145,20 +267,16 @@ fn parse(stdout: &[u8]) -> Option<(u32, u64)> {
     ))
 }
 
-#[test]
-fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
-    let (cc, cxx) = (have("cc"), have("c++"));
-    if !cc && !cxx {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+/// The example players, compiled into `dir`: C static and shared (with `cc`), C++ static (with
+/// `c++`).
+fn players(dir: &Path, cc: bool, cxx: bool) -> Vec<(&'static str, PathBuf)> {
     let root = repo();
     let include = root.join("crates/runtime-capi/include");
     let libs = lib_dir();
     let staticlib = libs.join("libclipforge_runtime_capi.a");
     let mut players: Vec<(&str, PathBuf)> = Vec::new();
     if cc {
-        let exe = tmp.path().join("play_c");
+        let exe = dir.join("play_c");
         compile(
             Command::new("cc")
                 .args([
@@ -179,7 +297,7 @@ fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
             "examples/c/play.c (static)",
         );
         players.push(("C, static", exe));
-        let exe = tmp.path().join("play_c_shared");
+        let exe = dir.join("play_c_shared");
         compile(
             Command::new("cc")
                 .args([
@@ -204,7 +322,7 @@ fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
         players.push(("C, shared", exe));
     }
     if cxx {
-        let exe = tmp.path().join("play_cpp");
+        let exe = dir.join("play_cpp");
         compile(
             Command::new("c++")
                 .args([
@@ -227,11 +345,40 @@ fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
         players.push(("C++, static", exe));
     }
 
+    players
+}
+
+#[test]
+fn examples_print_the_rust_api_checksum_and_fail_cleanly_on_bad_files() {
+    let (cc, cxx) = (have("cc"), have("c++"));
+    if !cc && !cxx {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let players = players(tmp.path(), cc, cxx);
     let clips = make_clips(tmp.path());
-    for clip in &clips {
-        let expected = rust_checksum(&std::fs::read(clip).unwrap());
+    // Each clip alone (blended with itself), then the two generated clips blended together.
+    let (generated, other) = (&clips[clips.len() - 2], &clips[clips.len() - 1]);
+    let runs: Vec<(&PathBuf, Option<&PathBuf>)> = clips
+        .iter()
+        .map(|c| (c, None))
+        .chain([(generated, Some(other))])
+        .collect();
+    for (clip, second) in runs {
+        let bytes = std::fs::read(clip).unwrap();
+        let expected = rust_checksum(&bytes);
+        let skinned =
+            rust_skinned_checksum(&bytes, &std::fs::read(second.unwrap_or(clip)).unwrap());
         for (what, exe) in &players {
-            let out = run(Command::new(exe).arg(clip));
+            let out = run(Command::new(exe).arg(clip).args(second));
+            assert_eq!(
+                parse_skinned(&out.stdout),
+                Some(skinned),
+                "{what} on {} {second:?}: printed\n{}{}",
+                clip.display(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
             assert!(
                 out.status.success(),
                 "{what} on {}: {}",

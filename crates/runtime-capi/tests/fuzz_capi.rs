@@ -69,7 +69,8 @@ fn capi_seeds_and_regressions_replay_and_the_seed_reaches_every_path() {
         stats.clips_created >= 1
             && stats.scalars_created >= 1
             && stats.samples_ok >= 4
-            && stats.stale_refused >= 4,
+            && stats.stale_refused >= 4
+            && stats.jobs_ok >= 5,
         "the seed program no longer reaches the valid paths: {stats:?}"
     );
 

@@ -1,5 +1,6 @@
 //! The committed header `include/clipforge_runtime.h` is what cbindgen generates from
-//! `src/lib.rs` with `cbindgen.toml`: regenerated in memory here, compared byte for byte.
+//! `src/lib.rs` (and the modules it names) with `cbindgen.toml`: regenerated in memory here,
+//! compared byte for byte.
 //! `CLIPFORGE_UPDATE_HEADER=1` writes it instead (temporary file + rename).
 
 use std::path::Path;
@@ -8,7 +9,7 @@ use std::path::Path;
 fn committed_header_matches_the_generator() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).unwrap();
-    // One source file, no `cargo metadata`: every exported item lives in src/lib.rs.
+    // No `cargo metadata`: cbindgen follows src/lib.rs's `mod` items to the other files.
     let bindings = cbindgen::Builder::new()
         .with_config(config)
         .with_src(dir.join("src/lib.rs"))
@@ -42,7 +43,10 @@ fn committed_header_matches_the_generator() {
     // The header names every exported function (cbindgen skips an item it cannot translate
     // with only a warning).
     let text = String::from_utf8(generated).unwrap();
-    let src = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    let mut src = String::new();
+    for e in std::fs::read_dir(dir.join("src")).unwrap() {
+        src += &std::fs::read_to_string(e.unwrap().path()).unwrap();
+    }
     for line in src.lines() {
         if let Some(rest) = line.split("extern \"C\" fn ").nth(1) {
             let name = rest.split('(').next().unwrap();

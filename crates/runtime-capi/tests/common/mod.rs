@@ -17,6 +17,7 @@ pub fn cfa(num_samples: usize) -> Vec<u8> {
         .bytes
 }
 
+#[allow(dead_code)] // not every test binary uses every buffer
 /// Three float2 curves of 21 samples at 30 Hz, as a `.cfs`.
 pub fn cfs() -> Vec<u8> {
     let n = 21;
@@ -37,4 +38,32 @@ pub fn cfs() -> Vec<u8> {
             .collect(),
     };
     compress_scalar_list(&list).unwrap().bytes
+}
+
+/// A generated clip without animated scale (its scales are default sub-tracks), as a `.cfa`.
+#[allow(dead_code)] // not every test binary uses every buffer
+pub fn cfa_defaults(num_samples: usize) -> Vec<u8> {
+    let clip = generate(&GenerateOptions {
+        num_samples,
+        with_scale: false,
+        ..Default::default()
+    });
+    compress(&clip, &CompressionSettings::default())
+        .unwrap()
+        .bytes
+}
+
+/// An additive layer (relative format) of the generated clip against its first frame.
+#[allow(dead_code)]
+pub fn cfa_additive(num_samples: usize) -> Vec<u8> {
+    use clipforge_anim::additive::{AdditiveFormat, first_frame, make_additive};
+    let clip = generate(&GenerateOptions {
+        num_samples,
+        with_scale: true,
+        ..Default::default()
+    });
+    let layer = make_additive(&clip, &first_frame(&clip), AdditiveFormat::Relative).unwrap();
+    compress(&layer, &CompressionSettings::default())
+        .unwrap()
+        .bytes
 }
