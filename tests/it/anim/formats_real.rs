@@ -135,7 +135,7 @@ fn acl_regression_files_load_or_are_refused_clearly() {
         let scalar = name.starts_with("track_list_") || name == "no_output_scalar_tracks.acl.sjson";
         if scalar {
             // Not a transform clip: refused by the clip loader with a clear message, read by
-            // the scalar reader (tests/it/scalar_real.rs checks what it reads).
+            // the scalar reader (tests/it/anim/scalar_real.rs checks what it reads).
             let e = result.expect_err(&name);
             assert!(e.message.contains("a scalar track list"), "{e}");
             assert_eq!(e.path, path);

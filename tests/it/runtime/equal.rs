@@ -12,7 +12,6 @@
 //! horizontal ones (dot, normalize, quaternion product).
 
 use crate::common;
-#[path = "runtime_equal/old_decoder.rs"]
 mod old_decoder;
 
 use clipforge::anim::additive::{AdditiveFormat, first_frame, make_additive};

@@ -1,5 +1,5 @@
 //! One cancellation token ([`clipforge::task::CancelToken`]) stops every kind of job: a clip
-//! batch, a header scan and a header watch (pipelines' watches: tests/it/watch.rs, `stop()`).
+//! batch, a header scan and a header watch (pipelines' watches: tests/it/pipeline/watch.rs, `stop()`).
 
 use clipforge::anim::CompressionSettings;
 use clipforge::anim::formats::write_acl_clip;

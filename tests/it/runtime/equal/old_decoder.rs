@@ -1,5 +1,5 @@
 //! The decoder of `clipforge-runtime` as it was before issue 23's rewrite (commit 1373fc4's
-//! `ClipReader`, verbatim but for the paths): `tests/it/runtime_equal.rs` checks that the new one
+//! `ClipReader`, verbatim but for the paths): `tests/it/runtime/equal.rs` checks that the new one
 //! decodes every real clip to the same bits. Test-only; never used by the product.
 #![allow(dead_code, clippy::all)]
 
