@@ -1,7 +1,7 @@
 //! The fuzz targets' entry points: one function per target, taking the raw input bytes.
 //!
 //! Shared by the libFuzzer binaries (`fuzz/fuzz_targets/*.rs`, through `clipforge_fuzz`) and by
-//! the regression replay in the main crate (`tests/it/fuzz_regressions.rs` includes this file with
+//! the regression replay in the main crate (`tests/fuzz_regressions.rs` includes this file with
 //! `#[path]`), so a saved crash input goes through exactly the code that found it. It depends on
 //! the `clipforge` library and `std` only (plus `tempfile` for the preprocessor's temporary tree).
 //!

@@ -8,6 +8,7 @@ use crate::common;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,9 @@ fn finish(mut child: Child, limit: Duration, what: &str) -> Run {
         }
         assert!(r == 0, "wait4 failed");
         if start.elapsed() > limit {
+            // The child may lead a process group (`run_measured`): end its children too.
+            // SAFETY: kill(2) on a pid/group we spawned.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
             child.kill().ok();
             child.wait().ok();
             panic!("{what}: still running after {limit:?} (killed)");
@@ -80,6 +84,42 @@ fn spawn(dir: &Path, args: &[&str]) -> Child {
 
 fn run(dir: &Path, args: &[&str], limit: Duration) -> Run {
     finish(spawn(dir, args), limit, &args.join(" "))
+}
+
+/// Forks the CLI, waits for it and writes its peak RSS (KiB) to argv[1] (the CLI's exit code
+/// passed on).
+const PEAK_RSS: &str = r#"import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+"#;
+
+/// [`run`], with the CLI's own peak RSS. Spawned from this test binary directly, a child's
+/// `ru_maxrss` also counts this process's resident set (Linux records the spawner's peak when
+/// the child execs), and the one test binary holds hundreds of MiB of other tests' data; so a
+/// small python3 parent forks the CLI and reports its rusage.
+fn run_measured(dir: &Path, args: &[&str], limit: Duration) -> Run {
+    let rss = tempfile::NamedTempFile::new().unwrap();
+    let child = Command::new("python3")
+        .arg("-c")
+        .arg(PEAK_RSS)
+        .arg(rss.path())
+        .arg(BIN)
+        .args(args)
+        .current_dir(dir)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut r = finish(child, limit, &args.join(" "));
+    let text = std::fs::read_to_string(rss.path()).unwrap();
+    r.max_rss_kb = text.trim().parse().unwrap_or_else(|_| panic!("no peak RSS: {text:?}"));
+    r
 }
 
 fn acl_clip(samples: usize, seed: u64) -> String {
@@ -205,7 +245,7 @@ fn an_fbx_decompression_bomb_stays_within_the_input_budget() {
     for extra in [&[][..], &["--max-memory", "256M"][..]] {
         let mut args = vec!["compress", "bomb.fbx", "-o", "out"];
         args.extend_from_slice(extra);
-        let r = run(d.path(), &args, Duration::from_secs(120));
+        let r = run_measured(d.path(), &args, Duration::from_secs(120));
         assert_eq!(r.code, Some(1), "{}", r.stderr);
         assert!(
             r.stderr.contains("bomb.fbx: cannot read FBX")
@@ -245,7 +285,7 @@ fn a_hundred_megabyte_if_line_is_an_error_entry_not_an_abort() {
     std::fs::write(root.join("after.h"), "int after;\n").unwrap();
     std::fs::write(root.join("main.cpp"), "#include \"big.h\"\nint main() {}\n").unwrap();
     let json = d.path().join("r.json");
-    let r = run(
+    let r = run_measured(
         d.path(),
         &[
             "headers",
