@@ -8,7 +8,7 @@ node offsets are rewritten so the result is a well-formed binary FBX. The stream
 
     python3 scripts/fbx_bomb.py IN.fbx OUT.fbx [--mib 512] [--node KeyTime]
 
-Used by tests/nothing_lost.rs and scripts/mutants.py; no bomb file is committed.
+Used by tests/it/pipeline/nothing_lost.rs and scripts/mutants.py; no bomb file is committed.
 """
 
 import argparse

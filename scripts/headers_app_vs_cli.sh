@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Headers tab's clean rescan (HeadersState/HeadersJob, headless) against `clipforge headers
-# --clean` on the same tree with the same flags, alternating (tests/headers_app_bench.rs, an
-# ignored test). Issue 12's target: app within 1.2x of the CLI.
+# --clean` on the same tree with the same flags, alternating (benches/headers_app.rs, a
+# benchmark). Issue 12's target: app within 1.2x of the CLI.
 #
 # usage: scripts/headers_app_vs_cli.sh grpc|rocksdb [TEST_FILTER]   env: RUNS=5 (CARGO_TARGET_DIR as usual)
 # Trees: scripts/headers_grpc.sh -> /tmp/cf-grpc/tree, scripts/headers_rocksdb.sh -> /tmp/cf-rocksdb/tree.
@@ -24,4 +24,4 @@ rocksdb)
 *) echo "usage: $0 grpc|rocksdb" >&2; exit 2 ;;
 esac
 CF_BENCH_TREE=$tree CF_BENCH_ARGS=$args CF_BENCH_RUNS=${RUNS:-5} \
-  cargo test --release --test headers_app_bench -- --ignored --nocapture "${@:2}"
+  cargo bench --bench headers_app -- "${@:2}"

@@ -2,6 +2,10 @@
 //! (`fuzz/seeds/<target>/`) through the fuzz targets' own entry points (`fuzz/src/entries.rs`,
 //! included here), so each crash found stays a regression test of the main crate.
 //!
+//! A test binary of its own, beside `tests/it/`: the fuzz entry points set process-wide knobs
+//! meant for a fuzz process (e.g. `headers::eval::set_tu_inclusion_budget`, a small per-TU
+//! budget), which would cut the real-size scans of the other tests if they shared a process.
+//!
 //! Inputs whose fix is still pending on another branch are listed in `fuzz/regressions/OPEN`
 //! (one `target/file` a line); they are replayed by the ignored test below until the fix lands
 //! and the line is removed (docs/RELIABILITY.md).

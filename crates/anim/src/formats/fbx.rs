@@ -463,7 +463,7 @@ fn read_inner(
                 begin + k as f64 / rate
             };
             // World transforms: ufbx's local transforms composed as matrices. In helper-node
-            // mode this is exactly ufbx's node_to_world (checked in tests/fbx_real.rs).
+            // mode this is exactly ufbx's node_to_world (checked in tests/it/anim/fbx_real.rs).
             for &i in &eval_order {
                 let l = affine_of_transform(&ufbx::evaluate_transform(anim, &nodes[i], time));
                 world[i] = match up[i] {

@@ -1,6 +1,6 @@
 //! The jobs against float64 references written here independently (plain `[f64; N]` arithmetic,
 //! no glam), on generated edge cases; every SIMD path against the scalar one; `validate()`
-//! against every bad length and index. Real clips: `tests/runtime_jobs.rs`.
+//! against every bad length and index. Real clips: `tests/it/runtime/jobs.rs`.
 
 use super::*;
 use crate::NO_PARENT;

@@ -1,0 +1,4 @@
+//! What the CLI says (wording, the lab subcommand).
+
+mod lab;
+mod wording;

@@ -1,0 +1,316 @@
+//! The CLI's wording as users read it (issue 12, "Wording"), checked through the real binary:
+//! `path:line: message` errors, "empty file", plurals, "11.9×" ratios, thousands separators in
+//! `headers`, and what `inspect` says about a file that is not a `.cfa`.
+
+use clipforge::anim::formats::write_acl_clip;
+use clipforge::anim::generate::{GenerateOptions, generate};
+use clipforge::pipeline::report::BatchReport;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::BIN;
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn json_errors(path: &Path) -> Vec<String> {
+    let report: BatchReport = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    report.clips.into_iter().filter_map(|c| c.error).collect()
+}
+
+fn valid_acl() -> String {
+    write_acl_clip(&generate(&GenerateOptions::default()))
+}
+
+#[test]
+fn errors_name_the_file_and_line_like_a_compiler() {
+    let dir = tempfile::tempdir().unwrap();
+    // Line 6 closes the hierarchy and the MOTION section never comes.
+    std::fs::write(
+        dir.path().join("bad.bvh"),
+        "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 3 Xrotation Yrotation Zrotation\n}\n",
+    )
+    .unwrap();
+    // A syntax error on line 3 of an ACL clip.
+    std::fs::write(
+        dir.path().join("bad.acl.sjson"),
+        "version = 5\nclip = {\n  name ] \"x\"\n}\n",
+    )
+    .unwrap();
+    let o = run(
+        dir.path(),
+        &[
+            "compress",
+            "bad.bvh",
+            "bad.acl.sjson",
+            "-o",
+            "out",
+            "--json",
+            "r.json",
+        ],
+    );
+    let err = stderr(&o);
+    assert!(err.contains("FAILED bad.bvh:6: "), "{err}");
+    assert!(err.contains("FAILED bad.acl.sjson:3: "), "{err}");
+    let errors = json_errors(&dir.path().join("r.json"));
+    assert!(
+        errors.iter().any(|e| e.starts_with("bad.bvh:6: ")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.starts_with("bad.acl.sjson:3: ")),
+        "{errors:?}"
+    );
+    // No bare line number after a colon ("failed: 6: …").
+    for line in err.lines() {
+        let bare = line
+            .split(": ")
+            .skip(1)
+            .any(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()));
+        assert!(!bare, "bare line number in {line:?}");
+    }
+}
+
+#[test]
+fn an_empty_file_is_called_empty_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "e.acl.sjson",
+        "e.bvh",
+        "e.gltf",
+        "e.glb",
+        "e.fbx",
+        "w.acl.sjson",
+    ];
+    for n in names {
+        let body = if n.starts_with('w') { " \n\t\n" } else { "" };
+        std::fs::write(dir.path().join(n), body).unwrap();
+    }
+    let mut args = vec!["compress"];
+    args.extend(names);
+    args.extend(["-o", "out", "--json", "r.json"]);
+    let o = run(dir.path(), &args);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    for n in names {
+        assert!(
+            err.contains(&format!("FAILED {n}: empty file")),
+            "{n}: {err}"
+        );
+    }
+    assert!(!err.contains("version = N"), "{err}");
+    let errors = json_errors(&dir.path().join("r.json"));
+    assert_eq!(errors.len(), names.len(), "{errors:?}");
+    assert!(
+        errors.iter().all(|e| e.contains(": empty file")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_missing_path_is_said_missing_and_counts_read_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(dir.path(), &["compress", "no/such/dir", "-o", "out"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("no/such/dir: does not exist"), "{err}");
+    assert!(err.contains("1 path does not exist"), "{err}");
+    assert!(!err.contains("1 clips"), "{err}");
+    assert!(err.contains("0 clips: "), "{err}");
+
+    std::fs::write(dir.path().join("one.acl.sjson"), valid_acl()).unwrap();
+    let o = run(dir.path(), &["compress", "one.acl.sjson", "-o", "out"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("1 clip: 1 compressed"), "{err}");
+}
+
+#[test]
+fn ratios_read_like_the_app() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.acl.sjson"), valid_acl()).unwrap();
+    let o = run(dir.path(), &["compress", "one.acl.sjson", "-o", "out"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let per_clip = err.lines().find(|l| l.contains("compressed one")).unwrap();
+    let ratio = per_clip
+        .split("): ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    assert!(
+        ratio.ends_with('×') && ratio.trim_end_matches('×').parse::<f64>().unwrap() > 1.0,
+        "{per_clip}"
+    );
+    let total = err.lines().find(|l| l.starts_with("raw ")).unwrap();
+    assert!(total.contains("×), worst error"), "{total}");
+    assert!(!err.contains(":1"), "{err}");
+
+    let o = run(dir.path(), &["inspect", "out/one.cfa"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out.lines().find(|l| l.starts_with("compressed:")).unwrap();
+    assert!(line.ends_with('×') && !line.contains(":1"), "{line}");
+}
+
+#[test]
+fn inspect_on_a_clip_that_is_not_a_cfa_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let acl = valid_acl();
+    std::fs::write(dir.path().join("x.acl.sjson"), &acl).unwrap();
+    // The same clip under a name that says nothing: found by its contents.
+    std::fs::write(dir.path().join("renamed.cfa"), &acl).unwrap();
+    std::fs::write(dir.path().join("m.bvh"), "HIERARCHY\nROOT a\n").unwrap();
+    std::fs::write(dir.path().join("empty.cfa"), "").unwrap();
+    for (file, what) in [
+        ("x.acl.sjson", "ACL clip"),
+        ("renamed.cfa", "ACL clip"),
+        ("m.bvh", "BVH clip"),
+    ] {
+        for cmd in ["inspect", "decompress"] {
+            let mut args = vec![cmd, file];
+            if cmd == "decompress" {
+                args.extend(["-o", "back.acl.sjson"]);
+            }
+            let o = run(dir.path(), &args);
+            assert!(!o.status.success());
+            let err = stderr(&o);
+            assert!(err.contains(&format!("{file}: not a .cfa file")), "{err}");
+            assert!(err.contains(what), "{err}");
+            assert!(err.contains("clipforge compress"), "{err}");
+            assert!(err.contains("clipforge convert"), "{err}");
+            assert!(!err.contains("bad magic"), "{err}");
+        }
+    }
+    let err = stderr(&run(dir.path(), &["inspect", "empty.cfa"]));
+    assert!(err.contains("empty.cfa: empty file"), "{err}");
+    // A file of nothing we know still gets the reader's reason.
+    std::fs::write(dir.path().join("noise.cfa"), [7u8; 100]).unwrap();
+    let err = stderr(&run(dir.path(), &["inspect", "noise.cfa"]));
+    assert!(err.contains("noise.cfa: not a valid .cfa file: "), "{err}");
+}
+
+#[test]
+fn headers_prints_big_numbers_with_separators_but_json_and_csv_stay_plain() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    // 1,500 lines in a header that 3 TUs include: Total Parsed above a thousand, per TU too.
+    let big: String = (0..1500).map(|i| format!("int v{i};\n")).collect();
+    std::fs::write(src.join("big.h"), big).unwrap();
+    for tu in ["a.cpp", "b.cpp", "c.cpp"] {
+        std::fs::write(
+            src.join(tu),
+            "#include \"big.h\"\nint main() { return 0; }\n",
+        )
+        .unwrap();
+    }
+    let o = run(
+        dir.path(),
+        &[
+            "headers",
+            "src",
+            "--compiler",
+            "none",
+            "--no-cache",
+            "--json",
+            "r.json",
+            "--csv",
+            "r.csv",
+            "--empty",
+            "src/big.h",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let total = out.lines().find(|l| l.starts_with("Total Parsed")).unwrap();
+    // 3 × (1,500 + 2) lines.
+    assert!(total.contains("4,506"), "{total}");
+    let contributor = out.lines().find(|l| l.ends_with("big.h")).unwrap();
+    assert!(
+        contributor.contains("4,500") && contributor.contains("1,500"),
+        "{contributor}"
+    );
+    let what_if = out.lines().find(|l| l.starts_with("What if")).unwrap();
+    assert!(what_if.contains("4,506 -> 6 (-4,500"), "{what_if}");
+
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert!(
+        json.to_string().contains("4506"),
+        "JSON keeps plain numbers"
+    );
+    assert!(!json.to_string().contains("4,506"));
+    let csv = std::fs::read_to_string(dir.path().join("r.csv")).unwrap();
+    assert!(csv.contains("4500") && !csv.contains("4,500"), "{csv}");
+}
+
+#[test]
+fn a_bad_folder_settings_file_is_named_path_colon_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::write(input.join("a.acl.sjson"), valid_acl()).unwrap();
+    std::fs::write(
+        input.join("clipforge.toml"),
+        "# defaults\n\nthreshhold = 0.1\n",
+    )
+    .unwrap();
+    let o = run(
+        dir.path(),
+        &["compress", "in", "-o", "out", "--json", "r.json"],
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("clipforge.toml:3: "), "{err}");
+    assert!(!err.contains(": line 3:"), "{err}");
+    let errors = json_errors(&dir.path().join("r.json"));
+    assert!(
+        errors.iter().any(|e| e.contains("clipforge.toml:3: ")),
+        "{errors:?}"
+    );
+}
+
+/// Issue 26, finding 9: a negative threshold or shell distance gets the CLI's own message (what
+/// is wrong with the value), not clap's "to pass '-1' as a value, use '-- -1'" tip.
+#[test]
+fn a_negative_threshold_is_refused_with_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.acl.sjson"), valid_acl()).unwrap();
+    for args in [
+        &[
+            "compress",
+            "--error-threshold",
+            "-1",
+            "--output",
+            "out",
+            ".",
+        ][..],
+        &["compress", "--shell-distance", "-2", "--output", "out", "."][..],
+        &["lab", "--error-threshold", "-1", "a.acl.sjson"][..],
+    ] {
+        let o = run(dir.path(), args);
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(!e.contains("-- -"), "{args:?}: clap's tip: {e}");
+        assert!(
+            e.contains("must be a positive number of cm, got -"),
+            "{args:?}: {e}"
+        );
+    }
+}

@@ -1,0 +1,10 @@
+//! The header profiler (`clipforge-headers`) and its CLI.
+
+mod churn;
+mod cli;
+mod configs;
+mod cuts;
+mod gxx;
+mod hostile;
+mod report;
+mod time;

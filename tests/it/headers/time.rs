@@ -1,0 +1,280 @@
+//! Measured seconds per header (`--measure`, `--time-trace`, module `headers::timing`) with real
+//! clang on a generated tree: a template-heavy header of a few lines (thousands of class
+//! template instantiations) and a long, cheap one of declarations. Lines rank the long one
+//! first, seconds the template one; the traces `--measure` kept, read back with `--time-trace`,
+//! give the same costs; traces of the test's own clang runs (as a build makes them) rank the
+//! same and give the costs read from them independently. (No timing is compared across runs:
+//! the machine's load moves it.)
+//! Skipped, with a message, where clang is not installed.
+
+use crate::common;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+const TEMPLATES: &str = "#pragma once
+template <int N, int M> struct P { static constexpr unsigned v = (P<N - 1, M>::v + P<N, M - 1>::v) % 1000003u; };
+template <int M> struct P<0, M> { static constexpr unsigned v = 1; };
+template <int N> struct P<N, 0> { static constexpr unsigned v = 1; };
+template <> struct P<0, 0> { static constexpr unsigned v = 1; };
+static_assert(P<60, 60>::v > 0, \"\");
+";
+
+/// 4,000 lines of plain declarations.
+fn long_header() -> String {
+    let mut s = String::from("#pragma once\n");
+    for i in 0..4000 {
+        s.push_str(&format!("extern int long_v{i};\n"));
+    }
+    s
+}
+
+fn clang_missing() -> bool {
+    let ok = Command::new("clang++")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: no clang++ on PATH (apt-get install clang)");
+    }
+    !ok
+}
+
+/// t0..t3.cpp include both headers, u0..u3.cpp the long one only.
+fn tree(root: &Path) {
+    std::fs::create_dir_all(root.join("inc")).unwrap();
+    std::fs::write(root.join("inc/tmpl.h"), TEMPLATES).unwrap();
+    std::fs::write(root.join("inc/long.h"), long_header()).unwrap();
+    for i in 0..4 {
+        std::fs::write(
+            root.join(format!("t{i}.cpp")),
+            format!("#include \"tmpl.h\"\n#include \"long.h\"\nint t{i}() {{ return 0; }}\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(format!("u{i}.cpp")),
+            format!("#include \"long.h\"\nint u{i}() {{ return 0; }}\n"),
+        )
+        .unwrap();
+    }
+}
+
+fn headers(root: &Path, extra: &[&str]) -> Value {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let o = common::clipforge()
+        .arg("headers")
+        .arg(root)
+        .args(["-I", "inc", "--compiler", "none", "--no-cache", "-q"])
+        .args(extra)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+fn entry<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["path"].as_str().unwrap().ends_with(name))
+        .unwrap_or_else(|| panic!("no {name} in {r}"))
+}
+
+/// The non-TU headers, best first by `key`.
+fn ranked(r: &Value, key: &str) -> Vec<String> {
+    let mut v: Vec<(f64, String)> = r["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| !h["tu"].as_bool().unwrap())
+        .map(|h| {
+            (
+                h[key].as_f64().unwrap(),
+                h["path"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    v.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+    v.into_iter().map(|x| x.1).collect()
+}
+
+#[test]
+fn seconds_put_the_template_header_first_where_lines_do_not() {
+    if clang_missing() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    tree(d.path());
+    let kept = tempfile::tempdir().unwrap();
+    let r = headers(
+        d.path(),
+        &[
+            "--measure",
+            "8",
+            "--jobs",
+            "2",
+            "--cuts",
+            "3",
+            "--keep-traces",
+            kept.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r["measured_tus"], 8, "{r}");
+    assert_eq!(ranked(&r, "contributed")[0], "inc/long.h");
+    assert_eq!(ranked(&r, "seconds_contributed")[0], "inc/tmpl.h");
+    let (t, l) = (entry(&r, "tmpl.h"), entry(&r, "long.h"));
+    assert_eq!(t["cost_measured"], true);
+    assert!(
+        t["cost_ms"].as_f64().unwrap() > 3.0 * l["cost_ms"].as_f64().unwrap(),
+        "{t} {l}"
+    );
+    // seconds = TUs reaching it x its cost.
+    let s = t["seconds_contributed"].as_f64().unwrap();
+    assert!((s - 4.0 * t["cost_ms"].as_f64().unwrap() / 1000.0).abs() < 1e-5);
+    // Every TU measured and predicted; the total is the sum of the predictions.
+    let tus = r["tus"].as_array().unwrap();
+    assert_eq!(tus.len(), 8);
+    let sum: f64 = tus
+        .iter()
+        .map(|t| t["predicted_ms"].as_f64().unwrap())
+        .sum();
+    assert!((r["predicted_frontend_s"].as_f64().unwrap() - sum / 1000.0).abs() < 1e-3);
+    assert!(tus.iter().all(|t| t["measured_ms"].as_f64().unwrap() > 0.0));
+    // A TU with the template header is predicted slower than one without.
+    let ms = |name: &str| {
+        tus.iter().find(|t| t["path"] == name).unwrap()["predicted_ms"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(ms("t0.cpp") > ms("u0.cpp"));
+    // Cuts: by seconds, emptying tmpl.h (or its directives) comes first; by lines, long.h's.
+    let cuts = r["cuts"].as_array().unwrap();
+    assert!(cuts[0]["included"].as_str().unwrap().ends_with("long.h"));
+    let best_s = cuts
+        .iter()
+        .max_by(|a, b| {
+            a["seconds_saved"]
+                .as_f64()
+                .partial_cmp(&b["seconds_saved"].as_f64())
+                .unwrap()
+        })
+        .unwrap();
+    assert!(
+        best_s["included"].as_str().unwrap().ends_with("tmpl.h"),
+        "{best_s}"
+    );
+
+    // The kept traces read back: the same costs.
+    let again = headers(d.path(), &["--time-trace", kept.path().to_str().unwrap()]);
+    assert_eq!(again["measured_tus"], 8);
+    for h in ["tmpl.h", "long.h"] {
+        assert_eq!(entry(&again, h)["cost_ms"], entry(&r, h)["cost_ms"], "{h}");
+    }
+}
+
+#[test]
+fn a_sample_covers_the_most_included_headers_and_build_traces_agree() {
+    if clang_missing() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    tree(d.path());
+    // Two TUs: the first chosen reaches both headers.
+    let r = headers(d.path(), &["--measure", "2", "--jobs", "2"]);
+    assert_eq!(r["measured_tus"], 2);
+    for h in ["tmpl.h", "long.h"] {
+        assert_eq!(entry(&r, h)["cost_measured"], true, "{h}");
+    }
+    let tus = r["tus"].as_array().unwrap();
+    assert_eq!(
+        tus.iter().filter(|t| !t["measured_ms"].is_null()).count(),
+        2
+    );
+    assert!(
+        tus.iter()
+            .all(|t| t["predicted_ms"].as_f64().unwrap() > 0.0)
+    );
+
+    // Traces as a build writes them (`-c -o x.o` writes x.json beside the object).
+    let build = tempfile::tempdir().unwrap();
+    for i in 0..4 {
+        for p in ["t", "u"] {
+            let o = Command::new("clang++")
+                .args(["-c", "-ftime-trace", "-ftime-trace-granularity=0", "-I"])
+                .arg(d.path().join("inc"))
+                .arg(d.path().join(format!("{p}{i}.cpp")))
+                .arg("-o")
+                .arg(build.path().join(format!("{p}{i}.o")))
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    let b = headers(d.path(), &["--time-trace", build.path().to_str().unwrap()]);
+    assert_eq!(b["measured_tus"], 8);
+    assert_eq!(ranked(&b, "seconds_contributed")[0], "inc/tmpl.h");
+    // Each header's cost is the mean of its `Source` events over the traces (neither includes
+    // another file, so its exclusive time is the whole event), read here independently.
+    for h in ["tmpl.h", "long.h"] {
+        let (mut sum, mut n) = (0.0, 0);
+        for f in std::fs::read_dir(build.path()).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            let t: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+            for e in t["traceEvents"].as_array().unwrap() {
+                if e["name"] == "Source" && e["args"]["detail"].as_str().unwrap().ends_with(h) {
+                    sum += e["dur"].as_f64().unwrap();
+                    n += 1;
+                }
+            }
+        }
+        let want = sum / n as f64 / 1000.0;
+        let got = entry(&b, h)["cost_ms"].as_f64().unwrap();
+        assert!((got - want).abs() < 0.002, "{h}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn bad_timing_input_is_a_clear_error() {
+    let d = tempfile::tempdir().unwrap();
+    tree(d.path());
+    let run = |args: &[&str]| {
+        common::clipforge()
+            .arg("headers")
+            .arg(d.path())
+            .args(["-I", "inc", "--compiler", "none", "--no-cache", "-q"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--time-trace", "/nonexistent"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--time-trace /nonexistent: folder not found")
+    );
+    // A folder of JSON that is no trace.
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("t0.json"), "{\"x\": 1}").unwrap();
+    std::fs::write(t.path().join("t1.json"), "[1,").unwrap();
+    let o = run(&["--time-trace", t.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("no clang time trace matching"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    // A compiler that is not there.
+    let o = run(&["--measure", "1", "--measure-compiler", "no-such-clang"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("no `no-such-clang` command found"), "{e}");
+}

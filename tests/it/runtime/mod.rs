@@ -1,0 +1,5 @@
+//! The runtime (`clipforge-runtime`): the sampling API, bit-equality with the old decoder, the jobs.
+
+mod api;
+mod equal;
+mod jobs;
