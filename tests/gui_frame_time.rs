@@ -1,9 +1,12 @@
 //! Measurements, printed (no timed assertions): UI frame time while a batch runs, scan + listing
-//! time of 10,000 clip files, and frame time while scrolling a 10,000-row table.
+//! time of 10,000 clip files, frame time while scrolling a 10,000-row table, and frame time while
+//! the mesh view plays a 3,000-vertex skinned clip.
 //!
 //! `cargo test --release --test gui_frame_time -- --nocapture --test-threads 1`
 //! (debug builds work too; the numbers are then pessimistic).
 #![cfg(feature = "gui")]
+
+mod common;
 
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
@@ -225,4 +228,52 @@ fn scan_10k_files_and_scroll_the_table() {
         std::thread::sleep(Duration::from_millis(5));
     }
     scroll(&mut h, "idle");
+}
+
+/// Plays a 3,000-vertex skinned clip in the mesh view (the generated tube: 8 bones, 61
+/// samples) and prints the frame times (target: p99 ≤ 16 ms, issue 25).
+#[test]
+fn frame_time_playing_a_3000_vertex_skinned_clip() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    common::skinned::write_skinned_gltf(input.path(), "tube", 120, 8, 61);
+    let mut h = harness(state(input.path(), out.path()));
+    h.run();
+    h.get_by_label("Compress all").click();
+    for _ in 0..100_000 {
+        h.step();
+        if h.state().library.summary.compressed >= 1 && !h.state().is_busy() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.get_by_label("bend").click();
+    for _ in 0..100_000 {
+        h.step();
+        if h.state().detail.mesh.frame.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(h.state().detail.mesh.frame.is_some(), "the mesh is shown");
+    h.get_by_label("Play").click();
+    let (mut frames, mut cpu, mut shown) =
+        (Vec::new(), Vec::new(), std::collections::HashSet::new());
+    for _ in 0..300 {
+        let (ms, c) = timed_step_cpu(&mut h);
+        frames.push(ms);
+        cpu.push(c);
+        if let Some(f) = &h.state().detail.mesh.frame {
+            shown.insert(f.sample);
+        }
+        // ~60 Hz, like the real event loop while it plays.
+        std::thread::sleep(Duration::from_millis(16));
+    }
+    assert!(h.state().detail.viewer.playing);
+    println!(
+        "FRAME TIME playing a 3,000-vertex skinned clip (mesh view, overlay; {} distinct samples shown of 61): {}",
+        shown.len(),
+        stats(frames)
+    );
+    println!("  CPU time of the UI thread per frame: {}", stats(cpu));
 }

@@ -12,6 +12,7 @@ pub mod cache;
 pub mod clip_detail;
 pub mod folder_settings;
 pub mod interrupt;
+pub mod mesh;
 pub mod output_lock;
 
 pub mod pipelines;
@@ -527,6 +528,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
     job.progress
         .total_clips
         .fetch_add(count as u64 - 1, Ordering::Relaxed);
+    let (meshes, mesh_warning) = mesh::file_meshes(file);
 
     let mut rows = Vec::with_capacity(count);
     let mut outputs = Vec::with_capacity(count);
@@ -541,9 +543,11 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         let mut row = if job.cancel.is_cancelled() {
             cancelled_row(file, &name)
         } else {
-            compress_one(job, clip, &name, &rel_out)
+            let mesh = clipforge_anim::mesh::mesh_for_clip(&meshes, &clip.name);
+            compress_one(job, clip, &name, &rel_out, mesh.as_ref())
         };
         row.warnings = warnings.clone();
+        row.warnings.extend(mesh_warning.clone());
         row.warnings.extend(job.resolved.warnings.iter().cloned());
         job.progress.record(&row);
         if row.error.is_none() {
@@ -619,7 +623,13 @@ pub(crate) fn input_root_of(file: &ClipFile) -> String {
 
 /// Compresses and writes one clip; the row says what happened. The error figures are the
 /// compressor's own float64 check of the very bytes written (decoded, measured against `clip`).
-fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> ClipReport {
+fn compress_one(
+    job: &FileJob,
+    clip: RawClip,
+    name: &str,
+    rel_out: &Path,
+    mesh: Option<&std::sync::Arc<clipforge_anim::mesh::SkinnedMesh>>,
+) -> ClipReport {
     let file = job.file;
     let settings = &job.resolved.compression;
     // The compressor works in the clip's units; the report is in cm.
@@ -689,6 +699,9 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
         .map(|&t| (t as f64 * k) as f32)
         .collect();
     row.per_sample_max_error_cm = stats.per_sample_max.iter().map(|e| e * k).collect();
+    if let Some(mesh) = mesh {
+        mesh::measure_row(&mut row, &clip, &compressed.bytes, mesh, k);
+    }
     row
 }
 
