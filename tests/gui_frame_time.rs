@@ -247,7 +247,7 @@ fn frame_time_playing_a_3000_vertex_skinned_clip() {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    h.get_by_label("bend").click();
+    h.get_by_value("tube · bend").click();
     for _ in 0..100_000 {
         h.step();
         if h.state().detail.mesh.frame.is_some() {

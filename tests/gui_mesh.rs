@@ -13,7 +13,7 @@ use eframe::egui;
 use egui_kittest::{Harness, kittest::Queryable};
 use std::path::Path;
 
-fn open(input: &Path, out: &Path, clip: &str) -> Harness<'static, AppState> {
+fn open(input: &Path, out: &Path, row: &str) -> Harness<'static, AppState> {
     let mut h = harness(AppState::new(Persisted {
         input_dir: String::new(),
         output_dir: out.display().to_string(),
@@ -26,7 +26,8 @@ fn open(input: &Path, out: &Path, clip: &str) -> Harness<'static, AppState> {
     h.run();
     h.get_by_label("Compress all").click();
     wait_idle(&mut h);
-    h.get_by_label(clip).click();
+    // A row of a file whose clip is named otherwise reads "file · clip".
+    h.get_by_value(row).click();
     wait_idle(&mut h);
     // The first skinned frame comes from the mesh worker.
     wait_until(&mut h, 3000, "the mesh frame", |s| {
@@ -69,14 +70,20 @@ fn check_mesh_view(h: &mut Harness<'_, AppState>, vertices: usize) {
     );
     h.get_by_label("Mesh");
     h.get_by_label("vertex error (cm):");
-    h.get_by_label_contains("threshold");
-    let worst = h.get_by_label_contains("Worst vertex: #");
-    let text = worst.label().unwrap_or_default();
-    assert!(
-        text.contains(&format!("#{} ", stats.worst_vertex))
-            && text.contains(mesh.worst_bone.as_deref().unwrap()),
-        "{text}"
-    );
+    let threshold = row
+        .good_report()
+        .unwrap()
+        .settings
+        .as_ref()
+        .unwrap()
+        .error_threshold_cm;
+    h.get_by_label_contains(&format!("threshold {threshold} cm (mark)"));
+    h.get_by_label_contains(&format!(
+        "Worst vertex: #{} ({}) · {:.4} cm",
+        stats.worst_vertex,
+        mesh.worst_bone.as_deref().unwrap(),
+        stats.max
+    ));
 
     // "go to" scrubs the shared clock to the worst vertex's sample; the skeleton view shows it.
     h.get_by_label("go to").click();
@@ -116,7 +123,7 @@ fn a_skinned_gltf_opens_with_the_mesh_the_legend_and_the_worst_vertex() {
     let input = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     common::skinned::write_skinned_gltf(input.path(), "tube", 120, 8, 61);
-    let mut h = open(input.path(), out.path(), "bend");
+    let mut h = open(input.path(), out.path(), "tube · bend");
     check_mesh_view(&mut h, 3000);
     // Playing advances the shared clock and the worker follows it.
     h.get_by_label("Mesh").click();
@@ -141,6 +148,6 @@ fn the_fox_opens_with_its_mesh() {
         input.path().join("Fox.glb"),
     )
     .unwrap();
-    let mut h = open(input.path(), out.path(), "Walk");
+    let mut h = open(input.path(), out.path(), "Fox · Walk");
     check_mesh_view(&mut h, 1728);
 }
