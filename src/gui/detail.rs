@@ -457,28 +457,7 @@ impl DetailView {
             });
             ui.separator();
             ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
-                ui.vertical(|ui| {
-                    let has_mesh = data.as_ref().is_some_and(|d| d.mesh.is_some());
-                    if has_mesh {
-                        ui.horizontal(|ui| {
-                            ui.selectable_value(&mut self.show_skeleton, false, "Mesh")
-                                .on_hover_text("The skinned mesh, coloured by vertex error");
-                            ui.selectable_value(&mut self.show_skeleton, true, "Skeleton");
-                            ui.label(egui::RichText::new("(raw vs decompressed)").strong());
-                        });
-                    } else {
-                        ui.label(egui::RichText::new("Skeleton (raw vs decompressed)").strong());
-                    }
-                    match &data {
-                        Some(d) if has_mesh && !self.show_skeleton => {
-                            self.mesh.ui(ui, &mut self.viewer, d, threshold)
-                        }
-                        Some(d) => skeleton_view::viewer_ui(ui, &mut self.viewer, d),
-                        None => {
-                            ui.weak("No pose to show yet.");
-                        }
-                    }
-                });
+                ui.vertical(|ui| self.pose_column(ui, data.as_deref(), threshold));
             });
             ui.separator();
             ui.allocate_ui(egui::vec2(ui.available_width(), avail.y), |ui| {
@@ -488,6 +467,31 @@ impl DetailView {
             });
         });
         commands
+    }
+
+    /// The skeleton viewer, or for a clip with a skinned mesh the mesh view (the default) or
+    /// the skeleton, picked above it; one clock for both.
+    fn pose_column(&mut self, ui: &mut egui::Ui, data: Option<&DetailData>, threshold: f64) {
+        let has_mesh = data.is_some_and(|d| d.mesh.is_some());
+        if has_mesh {
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut self.show_skeleton, false, "Mesh")
+                    .on_hover_text("The skinned mesh, coloured by vertex error");
+                ui.selectable_value(&mut self.show_skeleton, true, "Skeleton");
+                ui.label(egui::RichText::new("(raw vs decompressed)").strong());
+            });
+        } else {
+            ui.label(egui::RichText::new("Skeleton (raw vs decompressed)").strong());
+        }
+        match data {
+            Some(d) if has_mesh && !self.show_skeleton => {
+                self.mesh.ui(ui, &mut self.viewer, d, threshold)
+            }
+            Some(d) => skeleton_view::viewer_ui(ui, &mut self.viewer, d),
+            None => {
+                ui.weak("No pose to show yet.");
+            }
+        }
     }
 
     /// The per-bone threshold table (collapsed by default): a threshold and a shell distance per

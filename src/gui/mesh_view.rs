@@ -287,7 +287,7 @@ impl MeshView {
             pitch: self.pitch,
         };
         let lossy = frame.lossy.as_deref().unwrap_or(&frame.raw);
-        let layers: Vec<(egui::Rect, &[[f32; 3]], Option<&[egui::Color32]>, u8)> = if side {
+        let layers: Vec<Layer> = if side {
             vec![
                 (views[0], frame.raw.as_slice(), None, 255),
                 (views[1], lossy, Some(coloured.as_slice()), 255),
@@ -353,27 +353,47 @@ impl MeshView {
                 WORST_COLOR,
             );
         }
-        // The vertex under the pointer and its error at this sample.
-        if let Some(m) = resp.hover_pos()
-            && !frame.error_cm.is_empty()
-        {
-            let view = *views.last().unwrap_or(&rect);
-            let hit = lossy
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (i, cam.to_screen(Vec3::from(*p), view).distance(m)))
-                .filter(|&(_, d)| d <= 8.0)
-                .min_by(|a, b| a.1.total_cmp(&b.1));
-            if let Some((i, _)) = hit {
-                resp.on_hover_text_at_pointer(format!(
-                    "vertex #{i} ({}) · {:.4} cm at sample {sample}",
-                    detail.mesh.main_bone_name(i).unwrap_or("—"),
-                    frame.error_cm[i]
-                ));
-            }
-        }
+        hover_vertex(
+            resp,
+            &cam,
+            *views.last().unwrap_or(&rect),
+            detail,
+            &frame,
+            sample,
+        );
     }
 }
+
+/// The vertex under the pointer (on the decompressed mesh) and its error at this sample.
+fn hover_vertex(
+    resp: egui::Response,
+    cam: &Camera,
+    view: egui::Rect,
+    detail: &MeshDetail,
+    frame: &MeshFrame,
+    sample: usize,
+) {
+    let Some(m) = resp.hover_pos().filter(|_| !frame.error_cm.is_empty()) else {
+        return;
+    };
+    let lossy = frame.lossy.as_deref().unwrap_or(&frame.raw);
+    let hit = lossy
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i, cam.to_screen(Vec3::from(*p), view).distance(m)))
+        .filter(|&(_, d)| d <= 8.0)
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((i, _)) = hit {
+        resp.on_hover_text_at_pointer(format!(
+            "vertex #{i} ({}) · {:.4} cm at sample {sample}",
+            detail.mesh.main_bone_name(i).unwrap_or("—"),
+            frame.error_cm[i]
+        ));
+    }
+}
+
+/// One mesh drawn: where, its vertices, their colours (None: the raw mesh's grey) and alpha.
+type Layer<'a> = (egui::Rect, &'a [[f32; 3]], Option<&'a [egui::Color32]>, u8);
 
 struct Camera {
     center: Vec3,

@@ -89,12 +89,6 @@ fn suggested_button(ui: &mut egui::Ui, v: &mut ViewerState, suggested: f32) {
     }
 }
 
-pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
-    let ns = d.num_samples.max(1);
-    time_controls(ui, v, d);
-    viewer_body(ui, v, d, ns);
-}
-
 /// Play/pause and the time slider, and the playback clock: shared by the skeleton and the
 /// mesh views (one `ViewerState::sample`).
 pub fn time_controls(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
@@ -136,7 +130,9 @@ pub fn time_controls(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     v.sample = v.sample.clamp(0.0, last);
 }
 
-fn viewer_body(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData, ns: usize) {
+pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
+    let ns = d.num_samples.max(1);
+    time_controls(ui, v, d);
     ui.horizontal(|ui| {
         ui.checkbox(&mut v.show_raw, egui::RichText::new("raw").color(RAW_COLOR));
         ui.checkbox(

@@ -14,7 +14,7 @@ pub fn write_skinned_gltf(dir: &Path, name: &str, rings: usize, bones: usize, ke
     let mut bin: Vec<u8> = Vec::new();
     let mut views = Vec::new();
     let mut push = |bin: &mut Vec<u8>, bytes: Vec<u8>| {
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         views.push((bin.len(), bytes.len()));

@@ -528,7 +528,6 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
     job.progress
         .total_clips
         .fetch_add(count as u64 - 1, Ordering::Relaxed);
-    let (meshes, mesh_warning) = mesh::file_meshes(file);
 
     let mut rows = Vec::with_capacity(count);
     let mut outputs = Vec::with_capacity(count);
@@ -543,11 +542,9 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         let mut row = if job.cancel.is_cancelled() {
             cancelled_row(file, &name)
         } else {
-            let mesh = clipforge_anim::mesh::mesh_for_clip(&meshes, &clip.name);
-            compress_one(job, clip, &name, &rel_out, mesh.as_ref())
+            compress_one(job, clip, &name, &rel_out)
         };
-        row.warnings = warnings.clone();
-        row.warnings.extend(mesh_warning.clone());
+        row.warnings.splice(0..0, warnings.iter().cloned());
         row.warnings.extend(job.resolved.warnings.iter().cloned());
         job.progress.record(&row);
         if row.error.is_none() {
@@ -623,13 +620,7 @@ pub(crate) fn input_root_of(file: &ClipFile) -> String {
 
 /// Compresses and writes one clip; the row says what happened. The error figures are the
 /// compressor's own float64 check of the very bytes written (decoded, measured against `clip`).
-fn compress_one(
-    job: &FileJob,
-    clip: RawClip,
-    name: &str,
-    rel_out: &Path,
-    mesh: Option<&std::sync::Arc<clipforge_anim::mesh::SkinnedMesh>>,
-) -> ClipReport {
+fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> ClipReport {
     let file = job.file;
     let settings = &job.resolved.compression;
     // The compressor works in the clip's units; the report is in cm.
@@ -699,8 +690,12 @@ fn compress_one(
         .map(|&t| (t as f64 * k) as f32)
         .collect();
     row.per_sample_max_error_cm = stats.per_sample_max.iter().map(|e| e * k).collect();
-    if let Some(mesh) = mesh {
-        mesh::measure_row(&mut row, &clip, &compressed.bytes, mesh, k);
+    if mesh::has_meshes(file) {
+        // The decoder at the raw sample times, as the clip detail samples it.
+        let lossy = clipforge_anim::ClipReader::new(&compressed.bytes)
+            .ok()
+            .and_then(|r| clip_detail::resample(&clip, &r));
+        mesh::measure_row(&mut row, file, &clip, lossy, k);
     }
     row
 }

@@ -7,42 +7,49 @@ use crate::ClipFile;
 use crate::report::ClipReport;
 use clipforge_anim::formats::ClipFormat;
 use clipforge_anim::mesh::{
-    ClipMesh, MeshErrorStats, SkinnedMesh, Skinner, load_clip_meshes, mesh_error, vertex_distance,
+    MeshErrorStats, SkinnedMesh, Skinner, load_clip_meshes, mesh_error, mesh_for_clip,
+    vertex_distance,
 };
-use clipforge_anim::{ClipReader, Pose, RawClip};
+use clipforge_anim::{Pose, RawClip};
 use glam::Vec3;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 
-/// The skinned meshes of a batch input (none for formats without meshes), and a warning for
-/// the rows when they could not be read (the clips are still compressed).
-pub(crate) fn file_meshes(file: &ClipFile) -> (Vec<ClipMesh>, Option<String>) {
-    if file.format != ClipFormat::Gltf {
-        return (Vec::new(), None);
-    }
-    match load_clip_meshes(&file.path) {
-        Ok(m) => (m, None),
-        Err(e) => (Vec::new(), Some(format!("mesh not measured: {e}"))),
-    }
+/// Whether a batch input may hold skinned meshes (glTF/GLB).
+pub(crate) fn has_meshes(file: &ClipFile) -> bool {
+    file.format == ClipFormat::Gltf
 }
 
-/// Fills `row.max_vertex_error_cm` from the compressed bytes just written (`k`: cm per clip
-/// unit); a mesh that cannot be skinned with the clip leaves it empty with a warning.
+/// Fills `row.max_vertex_error_cm` when `file` has a skinned mesh for clip `raw` (`lossy`: the
+/// decompressed clip at the raw sample times; `k`: cm per clip unit). A mesh that cannot be
+/// read or skinned leaves it empty with a warning (the batch puts the file's importer warnings
+/// before it); the clip's row is otherwise unchanged. The
+/// file is read again per clip (its meshes are not kept across the file's clips).
 pub(crate) fn measure_row(
     row: &mut ClipReport,
+    file: &ClipFile,
     raw: &RawClip,
-    cfa: &[u8],
-    mesh: &Arc<SkinnedMesh>,
+    lossy: Option<RawClip>,
     k: f64,
 ) {
-    let lossy = ClipReader::new(cfa)
-        .map_err(|e| e.to_string())
-        .and_then(|r| {
-            crate::clip_detail::resample(raw, &r)
-                .ok_or_else(|| "the decompressed clip does not match the raw one".to_string())
-        });
-    match lossy.and_then(|l| mesh_error(raw, &l, mesh).map_err(|e| e.to_string())) {
+    let mesh = match load_clip_meshes(&file.path) {
+        Ok(m) => mesh_for_clip(&m, &raw.name),
+        Err(e) => {
+            row.warnings.push(format!("mesh not measured: {e}"));
+            return;
+        }
+    };
+    let Some(mesh) = mesh else {
+        return;
+    };
+    let Some(lossy) = lossy else {
+        row.warnings.push(
+            "mesh not measured: the decompressed clip does not match the raw one".to_string(),
+        );
+        return;
+    };
+    match mesh_error(raw, &lossy, &mesh) {
         Ok(s) => row.max_vertex_error_cm = Some(s.max * k),
         Err(e) => row.warnings.push(format!("mesh not measured: {e}")),
     }
@@ -131,7 +138,7 @@ pub fn detail_for(
         Ok(m) => m,
         Err(e) => return Some(Err(format!("mesh not shown: {e}"))),
     };
-    let mesh = clipforge_anim::mesh::mesh_for_clip(&meshes, &raw.name)
+    let mesh = mesh_for_clip(&meshes, &raw.name)
         .or_else(|| (meshes.len() == 1).then(|| meshes[0].mesh.clone()))?;
     Some(MeshDetail::measure(
         mesh,

@@ -130,6 +130,12 @@ fn load_inner(
     Ok(out)
 }
 
+/// Why a primitive was refused: its data (a message the caller places), or the memory budget.
+enum PrimError {
+    Data(String),
+    Budget(ImportError),
+}
+
 struct Ctx<'a> {
     path: &'a Path,
     buffers: &'a [Vec<u8>],
@@ -216,114 +222,17 @@ impl Ctx<'_> {
                 .unwrap_or_else(|| format!("mesh{}", mesh.index()));
             let mut used = false;
             for prim in mesh.primitives() {
-                if prim.mode() != gltf::mesh::Mode::Triangles {
-                    continue;
-                }
-                let attr = |s| prim.get(&s);
-                let (Some(pos), Some(joints), Some(weights)) = (
-                    attr(gltf::Semantic::Positions),
-                    attr(gltf::Semantic::Joints(0)),
-                    attr(gltf::Semantic::Weights(0)),
-                ) else {
-                    continue;
-                };
                 let pwhat = format!("mesh '{mesh_name}', primitive {}", prim.index());
-                let perr = |m: String| err(format!("{pwhat}: {m}"));
-                self.check(&pos, Dimensions::Vec3, &[DataType::F32])
-                    .map_err(|e| perr(format!("POSITION: {e}")))?;
-                self.check(&joints, Dimensions::Vec4, &[DataType::U8, DataType::U16])
-                    .map_err(|e| perr(format!("JOINTS_0: {e}")))?;
-                self.check(
-                    &weights,
-                    Dimensions::Vec4,
-                    &[DataType::F32, DataType::U8, DataType::U16],
-                )
-                .map_err(|e| perr(format!("WEIGHTS_0: {e}")))?;
-                let nv = pos.count();
-                if joints.count() != nv || weights.count() != nv {
-                    return Err(perr(format!(
-                        "{nv} positions, {} joints and {} weights",
-                        joints.count(),
-                        weights.count()
-                    )));
-                }
-                let normals = attr(gltf::Semantic::Normals);
-                if let Some(n) = &normals {
-                    self.check(n, Dimensions::Vec3, &[DataType::F32])
-                        .map_err(|e| perr(format!("NORMAL: {e}")))?;
-                    if n.count() != nv {
-                        return Err(perr(format!("{} normals for {nv} vertices", n.count())));
-                    }
-                }
-                let indices = prim.indices();
-                if let Some(i) = &indices {
-                    self.check(
-                        i,
-                        Dimensions::Scalar,
-                        &[DataType::U8, DataType::U16, DataType::U32],
-                    )
-                    .map_err(|e| perr(format!("indices: {e}")))?;
-                }
-                let ni = indices.as_ref().map_or(nv, |i| i.count());
-                // Counted before reading: a file may reuse one large accessor in many primitives.
-                *spent = spent.saturating_add(mesh_bytes(nv as u64, ni as u64 / 3));
-                check_budget(
-                    path,
-                    None,
-                    &format!("{what}: {pwhat}: {nv} vertices"),
-                    *spent,
-                    self.input_len,
-                )?;
-                let first = m.positions.len();
-                if first.saturating_add(nv) > u32::MAX as usize {
-                    return Err(perr("more than 2^32 vertices".into()));
-                }
-                let reader = prim.reader(|b| self.buffers.get(b.index()).map(|d| &d[..]));
-                let unreadable = |a: &str| perr(format!("{a} cannot be read"));
-                let k = GLTF_TO_CM as f32;
-                m.positions.extend(
-                    reader
-                        .read_positions()
-                        .ok_or_else(|| unreadable("POSITION"))?
-                        .map(|p| p.map(|c| c * k)),
-                );
-                m.joints.extend(
-                    reader
-                        .read_joints(0)
-                        .ok_or_else(|| unreadable("JOINTS_0"))?
-                        .into_u16()
-                        .flatten(),
-                );
-                m.weights.extend(
-                    reader
-                        .read_weights(0)
-                        .ok_or_else(|| unreadable("WEIGHTS_0"))?
-                        .into_f32()
-                        .flatten(),
-                );
-                match reader.read_normals() {
-                    Some(n) if all_normals => m.normals.extend(n),
-                    _ => all_normals = false,
-                }
-                let base = first as u32;
-                let idx: Vec<u32> = match reader.read_indices() {
-                    Some(i) => i.into_u32().collect(),
-                    None => (0..nv as u32).collect(),
-                };
-                if let Some(&bad) = idx.iter().find(|&&i| i as usize >= nv) {
-                    return Err(perr(format!("index {bad} past the {nv} vertices")));
-                }
-                m.triangles.extend(
-                    idx.chunks_exact(3)
-                        .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
-                );
-                if m.positions.len() != first + nv
-                    || m.joints.len() != (first + nv) * INFLUENCES
-                    || m.weights.len() != (first + nv) * INFLUENCES
-                {
-                    return Err(perr("attributes shorter than their count".into()));
-                }
-                used = true;
+                let perr = |e: String| err(format!("{pwhat}: {e}"));
+                used |= self
+                    .read_primitive(&prim, &mut m, &mut all_normals, spent)
+                    .map_err(|e| match e {
+                        PrimError::Data(e) => perr(e),
+                        PrimError::Budget(mut b) => {
+                            b.message = format!("{what}: {pwhat}: {}", b.message);
+                            b
+                        }
+                    })?;
             }
             if used {
                 names.push(mesh_name);
@@ -338,5 +247,124 @@ impl Ctx<'_> {
         m.name = names.join(" + ");
         check_mesh(&mut m).map_err(|e| err(format!("mesh '{}': {e}", m.name)))?;
         Ok(Some(m))
+    }
+
+    /// Reads one triangle primitive with positions, joints and weights into `m` (false: not
+    /// such a primitive, left out); the caller names the primitive in its errors.
+    fn read_primitive(
+        &self,
+        prim: &gltf::Primitive,
+        m: &mut SkinnedMesh,
+        all_normals: &mut bool,
+        spent: &mut u64,
+    ) -> Result<bool, PrimError> {
+        if prim.mode() != gltf::mesh::Mode::Triangles {
+            return Ok(false);
+        }
+        let attr = |s| prim.get(&s);
+        let (Some(pos), Some(joints), Some(weights)) = (
+            attr(gltf::Semantic::Positions),
+            attr(gltf::Semantic::Joints(0)),
+            attr(gltf::Semantic::Weights(0)),
+        ) else {
+            return Ok(false);
+        };
+        let perr = PrimError::Data;
+        self.check(&pos, Dimensions::Vec3, &[DataType::F32])
+            .map_err(|e| perr(format!("POSITION: {e}")))?;
+        self.check(&joints, Dimensions::Vec4, &[DataType::U8, DataType::U16])
+            .map_err(|e| perr(format!("JOINTS_0: {e}")))?;
+        self.check(
+            &weights,
+            Dimensions::Vec4,
+            &[DataType::F32, DataType::U8, DataType::U16],
+        )
+        .map_err(|e| perr(format!("WEIGHTS_0: {e}")))?;
+        let nv = pos.count();
+        if joints.count() != nv || weights.count() != nv {
+            return Err(perr(format!(
+                "{nv} positions, {} joints and {} weights",
+                joints.count(),
+                weights.count()
+            )));
+        }
+        let normals = attr(gltf::Semantic::Normals);
+        if let Some(n) = &normals {
+            self.check(n, Dimensions::Vec3, &[DataType::F32])
+                .map_err(|e| perr(format!("NORMAL: {e}")))?;
+            if n.count() != nv {
+                return Err(perr(format!("{} normals for {nv} vertices", n.count())));
+            }
+        }
+        let indices = prim.indices();
+        if let Some(i) = &indices {
+            self.check(
+                i,
+                Dimensions::Scalar,
+                &[DataType::U8, DataType::U16, DataType::U32],
+            )
+            .map_err(|e| perr(format!("indices: {e}")))?;
+        }
+        let ni = indices.as_ref().map_or(nv, |i| i.count());
+        // Counted before reading: a file may reuse one large accessor in many primitives.
+        *spent = spent.saturating_add(mesh_bytes(nv as u64, ni as u64 / 3));
+        check_budget(
+            self.path,
+            None,
+            &format!("{nv} vertices"),
+            *spent,
+            self.input_len,
+        )
+        .map_err(PrimError::Budget)?;
+        let first = m.positions.len();
+        if first.saturating_add(nv) > u32::MAX as usize {
+            return Err(perr("more than 2^32 vertices".into()));
+        }
+        let reader = prim.reader(|b| self.buffers.get(b.index()).map(|d| &d[..]));
+        let unreadable = |a: &str| PrimError::Data(format!("{a} cannot be read"));
+        let k = GLTF_TO_CM as f32;
+        m.positions.extend(
+            reader
+                .read_positions()
+                .ok_or_else(|| unreadable("POSITION"))?
+                .map(|p| p.map(|c| c * k)),
+        );
+        m.joints.extend(
+            reader
+                .read_joints(0)
+                .ok_or_else(|| unreadable("JOINTS_0"))?
+                .into_u16()
+                .flatten(),
+        );
+        m.weights.extend(
+            reader
+                .read_weights(0)
+                .ok_or_else(|| unreadable("WEIGHTS_0"))?
+                .into_f32()
+                .flatten(),
+        );
+        match reader.read_normals() {
+            Some(n) if *all_normals => m.normals.extend(n),
+            _ => *all_normals = false,
+        }
+        let base = first as u32;
+        let idx: Vec<u32> = match reader.read_indices() {
+            Some(i) => i.into_u32().collect(),
+            None => (0..nv as u32).collect(),
+        };
+        if let Some(&bad) = idx.iter().find(|&&i| i as usize >= nv) {
+            return Err(perr(format!("index {bad} past the {nv} vertices")));
+        }
+        m.triangles.extend(
+            idx.chunks_exact(3)
+                .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
+        );
+        if m.positions.len() != first + nv
+            || m.joints.len() != (first + nv) * INFLUENCES
+            || m.weights.len() != (first + nv) * INFLUENCES
+        {
+            return Err(perr("attributes shorter than their count".into()));
+        }
+        Ok(true)
     }
 }
