@@ -281,7 +281,7 @@ impl MeshView {
         };
         let light = Vec3::new(0.3, 0.6, 0.75).normalize();
         let cam = Camera {
-            center: detail.center,
+            center: frame.center,
             scale: 0.46 * views[0].width().min(views[0].height()) / detail.radius * self.zoom,
             yaw: self.yaw,
             pitch: self.pitch,

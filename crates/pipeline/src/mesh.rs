@@ -66,7 +66,8 @@ pub struct MeshDetail {
     pub error_cm: Option<MeshErrorStats>,
     /// Name of the bone that moves the worst vertex most.
     pub worst_bone: Option<String>,
-    /// Centre and radius of a sphere around the raw mesh at every sample (the view's framing).
+    /// Centre of the raw mesh at the first sample, and the largest radius of the raw mesh at
+    /// any sample (the body's size: the view's framing).
     pub center: Vec3,
     pub radius: f32,
 }
@@ -89,27 +90,23 @@ impl MeshDetail {
             }
             None => None,
         };
-        // Framing: every raw vertex of every 8th sample (and the last); a sphere from its box.
+        // Framing: the body's size (the largest box half-diagonal of the raw mesh over every
+        // 8th sample and the last); the view centres each frame on its own box, so a walk
+        // stays large.
         let mut skinner = Skinner::new(mesh.clone(), &raw).map_err(|e| e.to_string())?;
         let mut pose = Pose::new(raw.num_bones());
-        let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+        let (mut center, mut radius) = (Vec3::ZERO, 1e-3f32);
         let ns = raw.num_samples;
         for s in (0..ns).step_by(8).chain(ns.checked_sub(1)) {
             skinner
                 .skin_sample(&raw, s, &mut pose)
                 .map_err(|e| e.to_string())?;
-            for p in skinner.positions.iter().map(|p| Vec3::from(*p)) {
-                if p.is_finite() {
-                    lo = lo.min(p);
-                    hi = hi.max(p);
-                }
+            let (c, r) = mesh_box(&skinner.positions);
+            if s == 0 {
+                center = c;
             }
+            radius = radius.max(r);
         }
-        let (center, radius) = if lo.x <= hi.x {
-            ((lo + hi) / 2.0, ((hi - lo).length() / 2.0).max(1e-3))
-        } else {
-            (Vec3::ZERO, 1.0)
-        };
         let worst_bone = error_cm
             .as_ref()
             .and_then(|s| mesh.main_bone_name(s.worst_vertex))
@@ -157,6 +154,8 @@ pub struct MeshFrame {
     pub normals: Vec<[f32; 3]>,
     /// Per vertex (cm); empty before compression.
     pub error_cm: Vec<f32>,
+    /// Centre of the raw mesh's box (where the view follows the body).
+    pub center: Vec3,
 }
 
 /// The mesh playback worker: skins the latest requested sample on its own thread. Dropping
@@ -272,12 +271,31 @@ impl Worker {
             self.raw.normals.clone()
         };
         Ok(MeshFrame {
+            center: mesh_box(&self.raw.positions).0,
             sample,
             raw: self.raw.positions.clone(),
             lossy,
             normals,
             error_cm,
         })
+    }
+}
+
+/// Centre and half-diagonal of the box around the finite points (origin and 0 without any).
+pub fn mesh_box(points: &[[f32; 3]]) -> (Vec3, f32) {
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for p in points
+        .iter()
+        .map(|p| Vec3::from(*p))
+        .filter(|p| p.is_finite())
+    {
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    if lo.x <= hi.x {
+        ((lo + hi) / 2.0, (hi - lo).length() / 2.0)
+    } else {
+        (Vec3::ZERO, 0.0)
     }
 }
 
