@@ -1,8 +1,13 @@
 //! Measurements, printed (no timed assertions): UI frame time while a batch runs, scan + listing
-//! time of 10,000 clip files, and frame time while scrolling a 10,000-row table.
+//! time of 10,000 clip files, frame time while scrolling a 10,000-row table, and frame time while
+//! the mesh view plays a 3,000-vertex skinned clip.
 //!
 //! `cargo bench --bench gui_frame_time [-- FILTER]` (a benchmark, not a test: speed is measured,
 //! never asserted).
+
+/// The generated skinned glTF the tests use too.
+#[path = "../tests/it/common/skinned.rs"]
+mod skinned;
 
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
@@ -223,6 +228,52 @@ fn scan_10k_files_and_scroll_the_table() {
     scroll(&mut h, "idle");
 }
 
+/// Plays a 3,000-vertex skinned clip in the mesh view (the generated tube: 8 bones, 61
+/// samples) and prints the frame times (target: p99 ≤ 16 ms, issue 25).
+fn frame_time_playing_a_3000_vertex_skinned_clip() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    skinned::write_skinned_gltf(input.path(), "tube", 120, 8, 61);
+    let mut h = harness(state(input.path(), out.path()));
+    h.run();
+    h.get_by_label("Compress all").click();
+    for _ in 0..100_000 {
+        h.step();
+        if h.state().library.summary.compressed >= 1 && !h.state().is_busy() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.get_by_value("tube · bend").click();
+    for _ in 0..100_000 {
+        h.step();
+        if h.state().detail.mesh.frame.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(h.state().detail.mesh.frame.is_some(), "the mesh is shown");
+    h.get_by_label("Play").click();
+    let (mut frames, mut cpu, mut shown) =
+        (Vec::new(), Vec::new(), std::collections::HashSet::new());
+    for _ in 0..300 {
+        let (ms, c) = timed_step_cpu(&mut h);
+        frames.push(ms);
+        cpu.push(c);
+        if let Some(f) = &h.state().detail.mesh.frame {
+            shown.insert(f.sample);
+        }
+        // ~60 Hz, like the real event loop while it plays.
+        std::thread::sleep(Duration::from_millis(16));
+    }
+    assert!(h.state().detail.viewer.playing);
+    println!(
+        "FRAME TIME playing a 3,000-vertex skinned clip (mesh view, overlay; {} distinct samples shown of 61): {}",
+        shown.len(),
+        stats(frames)
+    );
+    println!("  CPU time of the UI thread per frame: {}", stats(cpu));
+
 /// Runs every measurement, or those whose names contain one of the arguments
 /// (`cargo bench --bench NAME -- FILTER`; cargo's own `--bench` flag is skipped).
 fn main() {
@@ -243,5 +294,9 @@ fn main() {
     if wanted("scan_10k_files_and_scroll_the_table") {
         eprintln!("== scan_10k_files_and_scroll_the_table");
         scan_10k_files_and_scroll_the_table();
+    }
+    if wanted("frame_time_playing_a_3000_vertex_skinned_clip") {
+        eprintln!("== frame_time_playing_a_3000_vertex_skinned_clip");
+        frame_time_playing_a_3000_vertex_skinned_clip();
     }
 }

@@ -91,9 +91,47 @@ pub fn bvh(data: &[u8]) {
     import(data, "fuzz.bvh");
 }
 
-/// glTF / GLB importer (the gltf crate detects GLB by its magic, whatever the extension).
+/// glTF / GLB importer (the gltf crate detects GLB by its magic, whatever the extension), then
+/// the skinned-mesh loader on the same bytes; a mesh it accepts is checked (indices, joints,
+/// weights summing to 1, finite values) and skinned with its clip's first sample.
 pub fn gltf(data: &[u8]) {
     import(data, "fuzz.gltf");
+    let path = Path::new(FAKE_DIR).join("fuzz.gltf");
+    let Ok(meshes) = clipforge::anim::formats::gltf::load_gltf_meshes(data, &path, None) else {
+        return;
+    };
+    if !strict() {
+        return;
+    }
+    let clips = formats::load_clips_from_bytes(data, &path).unwrap_or_default();
+    for m in &meshes {
+        check_mesh(&m.mesh);
+        if let Some(c) = clips.iter().find(|c| c.name == m.clip)
+            && let Ok(mut s) = clipforge::anim::mesh::Skinner::new(m.mesh.clone(), c)
+            && c.num_samples > 0
+        {
+            let mut pose = Pose::new(c.num_bones());
+            s.skin_sample(c, 0, &mut pose)
+                .expect("a checked mesh skins with its clip");
+        }
+    }
+}
+
+/// What the mesh loader hands the skinning job must be consistent: every index in range and
+/// weights that sum to 1.
+fn check_mesh(m: &clipforge::anim::mesh::SkinnedMesh) {
+    use clipforge::anim::mesh::INFLUENCES;
+    let nv = m.num_vertices();
+    assert_eq!(m.joints.len(), nv * INFLUENCES, "mesh joints length");
+    assert_eq!(m.weights.len(), nv * INFLUENCES, "mesh weights length");
+    assert_eq!(m.inverse_bind.len(), m.joint_names.len(), "palette length");
+    assert!(m.joints.iter().all(|&j| (j as usize) < m.joint_names.len()));
+    assert!(m.triangles.iter().flatten().all(|&i| (i as usize) < nv));
+    for w in m.weights.chunks_exact(INFLUENCES) {
+        let sum: f32 = w.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-3, "weights sum to {sum}");
+    }
+    assert!(m.positions.iter().flatten().all(|x| x.is_finite()));
 }
 
 /// Times to sample a clip of duration `d` at: inside, at both ends and outside.

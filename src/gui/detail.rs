@@ -7,6 +7,7 @@
 //! [`crate::pipeline::clip_detail`] (started on select, and again when the row gets a new report).
 
 use super::command::Command;
+use super::mesh_view::MeshView;
 use super::model::{Library, RowKey};
 use super::plots::{
     LOSSY_COLOR, RAW_COLOR, THRESHOLD_COLOR, bit_rate_plots, hover_point, tick_label, value_ticks,
@@ -34,6 +35,10 @@ pub struct DetailView {
     pub scalar: Option<Arc<Result<ScalarDetail, String>>>,
     pub error: Option<String>,
     pub viewer: ViewerState,
+    /// The skinned mesh of the clip (when its file has one), shown in place of the skeleton.
+    pub mesh: MeshView,
+    /// The skeleton instead of the mesh (for a clip with a mesh).
+    pub show_skeleton: bool,
     /// The per-bone threshold table of the selected clip.
     pub bones: Option<BoneTable>,
     /// The input folder the selected clip was scanned from.
@@ -227,6 +232,7 @@ impl DetailView {
     pub fn select(&mut self, key: RowKey, lib: &Library, ctx: &egui::Context) {
         if self.selected.as_ref() != Some(&key) {
             self.viewer = ViewerState::default();
+            self.mesh = MeshView::default();
             self.data = None;
             self.error = None;
             self.scalar = None;
@@ -294,6 +300,7 @@ impl DetailView {
                     t.root = self.root.clone();
                     self.bones = Some(t);
                 }
+                self.mesh.set_detail(d.mesh.clone());
                 self.data = Some(Arc::new(d));
             }
             Err(e) => {
@@ -450,15 +457,7 @@ impl DetailView {
             });
             ui.separator();
             ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
-                ui.vertical(|ui| {
-                    ui.label(egui::RichText::new("Skeleton (raw vs decompressed)").strong());
-                    match &data {
-                        Some(d) => skeleton_view::viewer_ui(ui, &mut self.viewer, d),
-                        None => {
-                            ui.weak("No pose to show yet.");
-                        }
-                    }
-                });
+                ui.vertical(|ui| self.pose_column(ui, data.as_deref(), threshold));
             });
             ui.separator();
             ui.allocate_ui(egui::vec2(ui.available_width(), avail.y), |ui| {
@@ -468,6 +467,31 @@ impl DetailView {
             });
         });
         commands
+    }
+
+    /// The skeleton viewer, or for a clip with a skinned mesh the mesh view (the default) or
+    /// the skeleton, picked above it; one clock for both.
+    fn pose_column(&mut self, ui: &mut egui::Ui, data: Option<&DetailData>, threshold: f64) {
+        let has_mesh = data.is_some_and(|d| d.mesh.is_some());
+        if has_mesh {
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut self.show_skeleton, false, "Mesh")
+                    .on_hover_text("The skinned mesh, coloured by vertex error");
+                ui.selectable_value(&mut self.show_skeleton, true, "Skeleton");
+                ui.label(egui::RichText::new("(raw vs decompressed)").strong());
+            });
+        } else {
+            ui.label(egui::RichText::new("Skeleton (raw vs decompressed)").strong());
+        }
+        match data {
+            Some(d) if has_mesh && !self.show_skeleton => {
+                self.mesh.ui(ui, &mut self.viewer, d, threshold)
+            }
+            Some(d) => skeleton_view::viewer_ui(ui, &mut self.viewer, d),
+            None => {
+                ui.weak("No pose to show yet.");
+            }
+        }
     }
 
     /// The per-bone threshold table (collapsed by default): a threshold and a shell distance per

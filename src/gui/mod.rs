@@ -28,7 +28,8 @@
 //! persisted      -> headers_tab, model, pipelines, settings, util
 //! library        -> command, filter, jobs, model, open_folder, persisted, pipelines, util
 //! skeleton_view  -> (pipeline::clip_detail only)
-//! detail         -> command, model, plots, skeleton_view, scalar_view, util
+//! mesh_view      -> skeleton_view (pipeline::mesh only)
+//! detail         -> command, model, plots, skeleton_view, mesh_view, scalar_view, util
 //! ab_view        -> model, settings, util
 //! scalar_view    -> (none)
 //! charts         -> model, plots
@@ -50,6 +51,7 @@ mod headers_tab;
 mod jobs;
 mod lab_view;
 mod library;
+mod mesh_view;
 mod model;
 #[cfg(test)]
 mod module_graph;

@@ -89,7 +89,9 @@ fn suggested_button(ui: &mut egui::Ui, v: &mut ViewerState, suggested: f32) {
     }
 }
 
-pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
+/// Play/pause and the time slider, and the playback clock: shared by the skeleton and the
+/// mesh views (one `ViewerState::sample`).
+pub fn time_controls(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     let ns = d.num_samples.max(1);
     let last = (ns - 1) as f32;
     ui.horizontal(|ui| {
@@ -126,6 +128,11 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         ui.ctx().request_repaint();
     }
     v.sample = v.sample.clamp(0.0, last);
+}
+
+pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
+    let ns = d.num_samples.max(1);
+    time_controls(ui, v, d);
     ui.horizontal(|ui| {
         ui.checkbox(&mut v.show_raw, egui::RichText::new("raw").color(RAW_COLOR));
         ui.checkbox(

@@ -17,6 +17,7 @@ pub mod formats;
 pub mod generate;
 pub mod lab;
 pub mod limits;
+pub mod mesh;
 pub mod metric;
 pub mod scalar;
 

@@ -57,6 +57,9 @@ pub struct ClipDetail {
     pub suggested_magnify: f32,
     /// Why the compressed clip could not be read (the raw one is still shown).
     pub note: Option<String>,
+    /// The clip's skinned mesh, measured (`None`: the file has none for it; `Err`: why it
+    /// cannot be shown).
+    pub mesh: Option<Result<Arc<crate::mesh::MeshDetail>, String>>,
 }
 
 /// Reads the raw clip and (if compressed) the `.cfa`, and measures both.
@@ -88,18 +91,16 @@ pub fn load_clip_detail(key: &ClipKey, report: Option<&ClipReport>) -> Result<Cl
             },
         },
     };
-    Ok(measure_detail(
-        key.clone(),
-        &raw,
-        lossy.as_ref(),
-        report,
-        note,
-    ))
+    let mut detail = measure_detail(key.clone(), &raw, lossy.as_ref(), report, note);
+    // Meshes come from glTF (imported in cm, whatever `units` says): 1 cm per clip unit.
+    detail.mesh =
+        crate::mesh::detail_for(&key.path, &raw, lossy.as_ref(), 1.0).map(|m| m.map(Arc::new));
+    Ok(detail)
 }
 
 /// The decompressed clip sampled at the raw clip's sample times (so the two line up even when
 /// the codec dropped a looping clip's last sample).
-fn resample(raw: &RawClip, reader: &ClipReader<'_>) -> Option<RawClip> {
+pub fn resample(raw: &RawClip, reader: &ClipReader<'_>) -> Option<RawClip> {
     if reader.num_bones() != raw.num_bones() {
         return None;
     }
@@ -240,6 +241,7 @@ fn measure_detail(
         max_offset,
         suggested_magnify,
         note,
+        mesh: None,
     }
 }
 

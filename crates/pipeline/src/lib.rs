@@ -12,6 +12,7 @@ pub mod cache;
 pub mod clip_detail;
 pub mod folder_settings;
 pub mod interrupt;
+pub mod mesh;
 pub mod output_lock;
 
 pub mod pipelines;
@@ -543,7 +544,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         } else {
             compress_one(job, clip, &name, &rel_out)
         };
-        row.warnings = warnings.clone();
+        row.warnings.splice(0..0, warnings.iter().cloned());
         row.warnings.extend(job.resolved.warnings.iter().cloned());
         job.progress.record(&row);
         if row.error.is_none() {
@@ -689,6 +690,13 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
         .map(|&t| (t as f64 * k) as f32)
         .collect();
     row.per_sample_max_error_cm = stats.per_sample_max.iter().map(|e| e * k).collect();
+    if mesh::has_meshes(file) {
+        // The decoder at the raw sample times, as the clip detail samples it.
+        let lossy = clipforge_anim::ClipReader::new(&compressed.bytes)
+            .ok()
+            .and_then(|r| clip_detail::resample(&clip, &r));
+        mesh::measure_row(&mut row, file, &clip, lossy, k);
+    }
     row
 }
 

@@ -64,6 +64,11 @@ pub struct ClipReport {
     /// thresholds in cm). `None` for rows of inputs that were never compressed.
     #[serde(default)]
     pub settings: Option<super::folder_settings::ClipSettings>,
+    /// For a clip that comes with a skinned mesh (glTF/GLB skins): the largest distance between
+    /// a vertex skinned by the raw pose and by the decompressed one, over every vertex and
+    /// sample (`clipforge_anim::mesh::mesh_error`); absent without a mesh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_vertex_error_cm: Option<f64>,
     /// A scalar track list's errors (`format` "ACL scalar track list"), in the tracks' own units:
     /// such a row leaves every `*_cm` field at 0 (its errors are not centimetres).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -313,6 +318,8 @@ impl BatchReport {
                 c.scalar.as_ref().map_or(String::new(), |s| {
                     format!("{:.4}", s.worst_error_over_precision)
                 }),
+                c.max_vertex_error_cm
+                    .map_or(String::new(), |e| format!("{e:.6}")),
             ];
             // Writing to memory cannot fail, and every record has the header's length.
             let _ = out.write_record(&fields);
@@ -333,7 +340,7 @@ impl BatchReport {
 
 /// Columns of the CSV report, in order (`bit_rate_histogram` is `;`-separated counts, index = bits;
 /// the `scalar_*` columns are empty on clip rows, and a scalar track list's row has 0 in the
-/// `*_cm` ones).
+/// `*_cm` ones; `max_vertex_error_cm` is empty for a clip without a skinned mesh).
 pub const CSV_COLUMNS: &[&str] = &[
     "input",
     "output",
@@ -366,6 +373,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "limit",
     "scalar_max_error",
     "scalar_worst_error_over_precision",
+    "max_vertex_error_cm",
 ];
 
 /// The worst error of several rows (one input's clips, a pipeline's run) as a person reads it:

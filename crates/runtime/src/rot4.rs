@@ -8,7 +8,7 @@
 //! operations in the same order: the rebuilt component `sqrt(max(1 − ((x² + y²) + z²), 0))`, the
 //! dot product grouped `(x·x′ + z·z′) + (y·y′ + w·w′)`, the lerp `a·(1 − s) + b·s`, the
 //! normalization `q / sqrt((x² + z²) + (y² + w²))`), so the decoded bits are the same
-//! (`tests/runtime_equal.rs`). Other targets keep the per-track path, which is glam's own
+//! (`tests/it/runtime/equal.rs`). Other targets keep the per-track path, which is glam's own
 //! arithmetic there.
 
 use core::arch::x86_64::*;

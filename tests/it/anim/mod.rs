@@ -20,3 +20,4 @@ mod perbone;
 mod perbone_sweep;
 mod scalar_hostile;
 mod scalar_real;
+mod mesh_error;

@@ -24,6 +24,9 @@ pub fn run_ok(cmd: &mut Command) -> std::process::Output {
     cmd.assert().success().get_output().clone()
 }
 
+/// A generated skinned glTF (mesh view and vertex error tests).
+pub mod skinned;
+
 /// The real-data folder (`../shared/data`) when the suite is switched on with
 /// `CLIPFORGE_DATA=/path/to/shared/data`. Unset: `None` (the test prints that it skipped).
 /// Set but missing: panics, so CI never passes silently without its data.

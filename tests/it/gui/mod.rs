@@ -7,3 +7,4 @@ mod lab;
 mod perbone;
 mod pipelines;
 mod ux;
+mod mesh;

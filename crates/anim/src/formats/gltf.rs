@@ -45,6 +45,9 @@ use gltf::animation::{Interpolation, Property};
 use std::collections::BTreeSet;
 use std::path::Path;
 
+mod skin_mesh;
+pub use skin_mesh::{load_gltf_meshes, load_gltf_meshes_file};
+
 /// Metres → centimetres.
 pub const GLTF_TO_CM: f64 = 100.0;
 /// Resampling rate when keyframes are not uniformly spaced.
@@ -197,11 +200,7 @@ fn load_inner(
 
     let mut clips = Vec::new();
     for anim in doc.animations() {
-        let clip_name = anim
-            .name()
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("anim{}", anim.index()));
+        let clip_name = clip_name(&anim);
         let mut tracks = Vec::new();
         for ch in anim.channels() {
             let target = ch.target();
@@ -320,17 +319,7 @@ fn load_inner(
 
         // Skeleton nodes.
         let animated: BTreeSet<usize> = tracks.iter().map(|t| t.node).collect();
-        let skin = doc
-            .skins()
-            .map(|s| {
-                (
-                    s.joints().filter(|j| animated.contains(&j.index())).count(),
-                    s,
-                )
-            })
-            .filter(|(c, _)| *c > 0)
-            .max_by_key(|(c, s)| (*c, std::cmp::Reverse(s.index())))
-            .map(|(_, s)| s);
+        let skin = animated_skin(&doc, &animated);
         let mut set: BTreeSet<usize> = BTreeSet::new();
         match &skin {
             Some(s) => {
@@ -365,15 +354,11 @@ fn load_inner(
         }
         let members: Vec<usize> = set.iter().copied().collect();
         let local = |node: usize| members.binary_search(&node).ok();
-        let mut used_names = std::collections::HashSet::new();
+        let names = member_names(&members, node_name);
         let descs: Vec<BoneDesc> = members
             .iter()
-            .map(|&n| {
-                let mut name = node_name(n);
-                if !used_names.insert(name.clone()) {
-                    name = format!("{name}#{n}");
-                    used_names.insert(name.clone());
-                }
+            .zip(names)
+            .map(|(&n, name)| {
                 let mut d = BoneDesc::new(name, parent_of[n].and_then(local));
                 let (t, r, s) = nodes[n].transform().decomposed();
                 d.bind_translation = Vec3::new(
@@ -505,6 +490,49 @@ fn load_inner(
         ));
     }
     Ok((clips, warnings))
+}
+
+/// A clip's name: the animation's, or `anim{index}` when it has none.
+fn clip_name(anim: &gltf::Animation) -> String {
+    anim.name()
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("anim{}", anim.index()))
+}
+
+/// The skin an animation drives: the one holding most of its animated nodes (the first on a
+/// tie), none when no skin holds any.
+fn animated_skin<'a>(
+    doc: &'a gltf::Document,
+    animated: &BTreeSet<usize>,
+) -> Option<gltf::Skin<'a>> {
+    doc.skins()
+        .map(|s| {
+            (
+                s.joints().filter(|j| animated.contains(&j.index())).count(),
+                s,
+            )
+        })
+        .filter(|(c, _)| *c > 0)
+        .max_by_key(|(c, s)| (*c, std::cmp::Reverse(s.index())))
+        .map(|(_, s)| s)
+}
+
+/// Bone names of the skeleton's nodes (sorted node indices): the node's name, `name#index`
+/// when a name repeats (the mesh loader names a skin's joints the same way).
+fn member_names(members: &[usize], node_name: impl Fn(usize) -> String) -> Vec<String> {
+    let mut used = std::collections::HashSet::new();
+    members
+        .iter()
+        .map(|&n| {
+            let mut name = node_name(n);
+            if !used.insert(name.clone()) {
+                name = format!("{name}#{n}");
+                used.insert(name.clone());
+            }
+            name
+        })
+        .collect()
 }
 
 fn property_key(p: Property) -> u8 {

@@ -1,0 +1,370 @@
+//! glTF skinned meshes: for each animation, the skin it drives (the skeleton loader's choice,
+//! [`super::animated_skin`]) and every mesh node skinned by it, merged into one
+//! [`SkinnedMesh`] in centimetres (positions and the inverse bind matrices' translations × 100,
+//! as the clip's translations).
+//!
+//! - Triangle primitives with `POSITION`, `JOINTS_0` and `WEIGHTS_0` are read (other primitives
+//!   are left out); `NORMAL` is kept when every primitive has it. Weights are normalised.
+//! - As the glTF specification says, the skinned mesh node's own transform is not applied; the
+//!   vertices land in the clip's object space (the space of the skeleton's roots' parent).
+//! - Palette joints are named as the skeleton loader names their bones ([`super::member_names`]),
+//!   so the mesh binds to the clip by name.
+//! - Hostile input: every accessor is checked before the gltf crate reads it (element types, a
+//!   buffer view behind every element: no count without data), the mesh's size counts against
+//!   the input's memory budget before anything is read, indices and joints are range-checked,
+//!   and a panic left in the gltf crate's readers becomes an import error.
+
+use super::{
+    GLTF_TO_CM, animated_skin, buffers, check_accessor, check_document, gerr, member_names,
+    nodes_between,
+};
+use crate::formats::{ImportError, catch_quietly, check_budget, read_input};
+use crate::mesh::{ClipMesh, INFLUENCES, SkinnedMesh, check_mesh, mesh_bytes};
+use glam::Mat4;
+use gltf::accessor::{DataType, Dimensions};
+use gltf::animation::Property;
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Reads a glTF/GLB file (external buffers resolve next to it) and returns each animation's
+/// skinned mesh (animations without a skinned mesh have none).
+pub fn load_gltf_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
+    let bytes = read_input(path)?;
+    let base = path.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    });
+    load_gltf_meshes(&bytes, path, base)
+}
+
+/// [`load_gltf_meshes_file`] on bytes in memory; `base`: the folder external buffers resolve
+/// in (`None`: they cannot be read).
+pub fn load_gltf_meshes(
+    bytes: &[u8],
+    path: &Path,
+    base: Option<&Path>,
+) -> Result<Vec<ClipMesh>, ImportError> {
+    catch_quietly(|| load_inner(bytes, path, base)).unwrap_or_else(|| {
+        Err(gerr(
+            path,
+            "malformed glTF: the glTF reader failed on this file's mesh data",
+        ))
+    })
+}
+
+fn load_inner(
+    bytes: &[u8],
+    path: &Path,
+    base: Option<&Path>,
+) -> Result<Vec<ClipMesh>, ImportError> {
+    if bytes.is_empty() {
+        return Err(gerr(path, "empty file"));
+    }
+    let gltf =
+        gltf::Gltf::from_slice(bytes).map_err(|e| gerr(path, format!("invalid glTF: {e}")))?;
+    let doc = gltf.document;
+    check_document(&doc, path)?;
+    let buffers = buffers::load(&doc, gltf.blob, path, base)?;
+    let input_len = bytes
+        .len()
+        .saturating_add(buffers.iter().map(Vec::len).sum::<usize>());
+    let nodes: Vec<gltf::Node> = doc.nodes().collect();
+    let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
+    for n in &nodes {
+        for c in n.children() {
+            parent_of[c.index()] = Some(n.index());
+        }
+    }
+    let node_name = |i: usize| {
+        nodes[i]
+            .name()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("node{i}"))
+    };
+    let ctx = Ctx {
+        path,
+        buffers: &buffers,
+        input_len,
+    };
+    let mut by_skin: HashMap<usize, Option<Arc<SkinnedMesh>>> = HashMap::new();
+    let mut spent = 0u64;
+    let mut out = Vec::new();
+    for anim in doc.animations() {
+        let animated: BTreeSet<usize> = anim
+            .channels()
+            .filter(|c| c.target().property() != Property::MorphTargetWeights)
+            .map(|c| c.target().node().index())
+            .collect();
+        let Some(skin) = animated_skin(&doc, &animated) else {
+            continue;
+        };
+        let mesh = match by_skin.get(&skin.index()) {
+            Some(m) => m.clone(),
+            None => {
+                let mut joints: BTreeSet<usize> = skin.joints().map(|j| j.index()).collect();
+                joints.extend(nodes_between(&joints, &parent_of));
+                let members: Vec<usize> = joints.into_iter().collect();
+                let names = member_names(&members, node_name);
+                let joint_names = skin
+                    .joints()
+                    .map(|j| names[members.binary_search(&j.index()).unwrap_or(0)].clone())
+                    .collect();
+                let m = ctx
+                    .skin_mesh(&doc, &skin, joint_names, &mut spent)?
+                    .map(Arc::new);
+                by_skin.insert(skin.index(), m.clone());
+                m
+            }
+        };
+        if let Some(mesh) = mesh {
+            out.push(ClipMesh {
+                clip: super::clip_name(&anim),
+                mesh,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Why a primitive was refused: its data (a message the caller places), or the memory budget.
+enum PrimError {
+    Data(String),
+    Budget(ImportError),
+}
+
+struct Ctx<'a> {
+    path: &'a Path,
+    buffers: &'a [Vec<u8>],
+    input_len: usize,
+}
+
+/// The element types an attribute may have (what the gltf crate's readers handle).
+fn check_type(acc: &gltf::Accessor, dims: Dimensions, types: &[DataType]) -> Result<(), String> {
+    if acc.dimensions() != dims || !types.contains(&acc.data_type()) {
+        return Err(format!(
+            "{:?} of {:?} where {dims:?} of {types:?} is expected",
+            acc.dimensions(),
+            acc.data_type()
+        ));
+    }
+    Ok(())
+}
+
+impl Ctx<'_> {
+    /// Checks an accessor before the gltf crate reads it: bounds, types, and a buffer view
+    /// behind every element (a sparse-only accessor can declare any count with no data).
+    fn check(
+        &self,
+        acc: &gltf::Accessor,
+        dims: Dimensions,
+        types: &[DataType],
+    ) -> Result<(), String> {
+        check_accessor(acc, self.buffers)?;
+        if acc.view().is_none() {
+            return Err("a mesh accessor without a buffer view is not read".into());
+        }
+        check_type(acc, dims, types)
+    }
+
+    /// Every triangle primitive of the mesh nodes skinned by `skin`, merged; `None` when no
+    /// node is skinned by it.
+    fn skin_mesh(
+        &self,
+        doc: &gltf::Document,
+        skin: &gltf::Skin,
+        joint_names: Vec<String>,
+        spent: &mut u64,
+    ) -> Result<Option<SkinnedMesh>, ImportError> {
+        let path = self.path;
+        let what = format!("skin {}", skin.index());
+        let err = |m: String| gerr(path, format!("{what}: {m}"));
+        let nj = joint_names.len();
+        let mut m = SkinnedMesh {
+            joint_names,
+            inverse_bind: vec![Mat4::IDENTITY; nj],
+            ..Default::default()
+        };
+        if let Some(acc) = skin.inverse_bind_matrices() {
+            self.check(&acc, Dimensions::Mat4, &[DataType::F32])
+                .map_err(|e| err(format!("inverse bind matrices: {e}")))?;
+            if acc.count() < nj {
+                return Err(err(format!(
+                    "{} inverse bind matrices for {nj} joints",
+                    acc.count()
+                )));
+            }
+            let reader = skin.reader(|b| self.buffers.get(b.index()).map(|d| &d[..]));
+            let ibm = reader
+                .read_inverse_bind_matrices()
+                .ok_or_else(|| err("inverse bind matrices cannot be read".into()))?;
+            for (slot, cols) in m.inverse_bind.iter_mut().zip(ibm) {
+                let mut c = cols;
+                for x in &mut c[3][..3] {
+                    *x = (*x as f64 * GLTF_TO_CM) as f32;
+                }
+                *slot = Mat4::from_cols_array_2d(&c);
+            }
+        }
+        let mut names = Vec::new();
+        let mut all_normals = true;
+        for node in doc.nodes() {
+            if node.skin().map(|s| s.index()) != Some(skin.index()) {
+                continue;
+            }
+            let Some(mesh) = node.mesh() else { continue };
+            let mesh_name = mesh
+                .name()
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("mesh{}", mesh.index()));
+            let mut used = false;
+            for prim in mesh.primitives() {
+                let pwhat = format!("mesh '{mesh_name}', primitive {}", prim.index());
+                let perr = |e: String| err(format!("{pwhat}: {e}"));
+                used |= self
+                    .read_primitive(&prim, &mut m, &mut all_normals, spent)
+                    .map_err(|e| match e {
+                        PrimError::Data(e) => perr(e),
+                        PrimError::Budget(mut b) => {
+                            b.message = format!("{what}: {pwhat}: {}", b.message);
+                            b
+                        }
+                    })?;
+            }
+            if used {
+                names.push(mesh_name);
+            }
+        }
+        if m.positions.is_empty() {
+            return Ok(None);
+        }
+        if !all_normals {
+            m.normals.clear();
+        }
+        m.name = names.join(" + ");
+        check_mesh(&mut m).map_err(|e| err(format!("mesh '{}': {e}", m.name)))?;
+        Ok(Some(m))
+    }
+
+    /// Reads one triangle primitive with positions, joints and weights into `m` (false: not
+    /// such a primitive, left out); the caller names the primitive in its errors.
+    fn read_primitive(
+        &self,
+        prim: &gltf::Primitive,
+        m: &mut SkinnedMesh,
+        all_normals: &mut bool,
+        spent: &mut u64,
+    ) -> Result<bool, PrimError> {
+        if prim.mode() != gltf::mesh::Mode::Triangles {
+            return Ok(false);
+        }
+        let attr = |s| prim.get(&s);
+        let (Some(pos), Some(joints), Some(weights)) = (
+            attr(gltf::Semantic::Positions),
+            attr(gltf::Semantic::Joints(0)),
+            attr(gltf::Semantic::Weights(0)),
+        ) else {
+            return Ok(false);
+        };
+        let perr = PrimError::Data;
+        self.check(&pos, Dimensions::Vec3, &[DataType::F32])
+            .map_err(|e| perr(format!("POSITION: {e}")))?;
+        self.check(&joints, Dimensions::Vec4, &[DataType::U8, DataType::U16])
+            .map_err(|e| perr(format!("JOINTS_0: {e}")))?;
+        self.check(
+            &weights,
+            Dimensions::Vec4,
+            &[DataType::F32, DataType::U8, DataType::U16],
+        )
+        .map_err(|e| perr(format!("WEIGHTS_0: {e}")))?;
+        let nv = pos.count();
+        if joints.count() != nv || weights.count() != nv {
+            return Err(perr(format!(
+                "{nv} positions, {} joints and {} weights",
+                joints.count(),
+                weights.count()
+            )));
+        }
+        let normals = attr(gltf::Semantic::Normals);
+        if let Some(n) = &normals {
+            self.check(n, Dimensions::Vec3, &[DataType::F32])
+                .map_err(|e| perr(format!("NORMAL: {e}")))?;
+            if n.count() != nv {
+                return Err(perr(format!("{} normals for {nv} vertices", n.count())));
+            }
+        }
+        let indices = prim.indices();
+        if let Some(i) = &indices {
+            self.check(
+                i,
+                Dimensions::Scalar,
+                &[DataType::U8, DataType::U16, DataType::U32],
+            )
+            .map_err(|e| perr(format!("indices: {e}")))?;
+        }
+        let ni = indices.as_ref().map_or(nv, |i| i.count());
+        // Counted before reading: a file may reuse one large accessor in many primitives.
+        *spent = spent.saturating_add(mesh_bytes(nv as u64, ni as u64 / 3));
+        check_budget(
+            self.path,
+            None,
+            &format!("{nv} vertices"),
+            *spent,
+            self.input_len,
+        )
+        .map_err(PrimError::Budget)?;
+        let first = m.positions.len();
+        if first.saturating_add(nv) > u32::MAX as usize {
+            return Err(perr("more than 2^32 vertices".into()));
+        }
+        let reader = prim.reader(|b| self.buffers.get(b.index()).map(|d| &d[..]));
+        let unreadable = |a: &str| PrimError::Data(format!("{a} cannot be read"));
+        let k = GLTF_TO_CM as f32;
+        m.positions.extend(
+            reader
+                .read_positions()
+                .ok_or_else(|| unreadable("POSITION"))?
+                .map(|p| p.map(|c| c * k)),
+        );
+        m.joints.extend(
+            reader
+                .read_joints(0)
+                .ok_or_else(|| unreadable("JOINTS_0"))?
+                .into_u16()
+                .flatten(),
+        );
+        m.weights.extend(
+            reader
+                .read_weights(0)
+                .ok_or_else(|| unreadable("WEIGHTS_0"))?
+                .into_f32()
+                .flatten(),
+        );
+        match reader.read_normals() {
+            Some(n) if *all_normals => m.normals.extend(n),
+            _ => *all_normals = false,
+        }
+        let base = first as u32;
+        let idx: Vec<u32> = match reader.read_indices() {
+            Some(i) => i.into_u32().collect(),
+            None => (0..nv as u32).collect(),
+        };
+        if let Some(&bad) = idx.iter().find(|&&i| i as usize >= nv) {
+            return Err(perr(format!("index {bad} past the {nv} vertices")));
+        }
+        m.triangles.extend(
+            idx.chunks_exact(3)
+                .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
+        );
+        if m.positions.len() != first + nv
+            || m.joints.len() != (first + nv) * INFLUENCES
+            || m.weights.len() != (first + nv) * INFLUENCES
+        {
+            return Err(perr("attributes shorter than their count".into()));
+        }
+        Ok(true)
+    }
+}

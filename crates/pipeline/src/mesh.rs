@@ -1,0 +1,313 @@
+//! Skinned meshes in the pipeline: a batch row's `max_vertex_error_cm` ([`measure_row`]), the
+//! clip detail's mesh data ([`MeshDetail`], measured on the detail job's thread), and the app's
+//! mesh playback worker ([`MeshPlayer`]: one thread that skins the requested sample by the raw
+//! and the decompressed pose with the runtime's `SkinJob`, so the app's UI thread never skins).
+
+use crate::ClipFile;
+use crate::report::ClipReport;
+use clipforge_anim::formats::ClipFormat;
+use clipforge_anim::mesh::{
+    MeshErrorStats, SkinnedMesh, Skinner, load_clip_meshes, mesh_error, mesh_for_clip,
+    vertex_distance,
+};
+use clipforge_anim::{Pose, RawClip};
+use glam::Vec3;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+
+/// Whether a batch input may hold skinned meshes (glTF/GLB).
+pub(crate) fn has_meshes(file: &ClipFile) -> bool {
+    file.format == ClipFormat::Gltf
+}
+
+/// Fills `row.max_vertex_error_cm` when `file` has a skinned mesh for clip `raw` (`lossy`: the
+/// decompressed clip at the raw sample times; `k`: cm per clip unit). A mesh that cannot be
+/// read or skinned leaves it empty with a warning (the batch puts the file's importer warnings
+/// before it); the clip's row is otherwise unchanged. The
+/// file is read again per clip (its meshes are not kept across the file's clips).
+pub(crate) fn measure_row(
+    row: &mut ClipReport,
+    file: &ClipFile,
+    raw: &RawClip,
+    lossy: Option<RawClip>,
+    k: f64,
+) {
+    let mesh = match load_clip_meshes(&file.path) {
+        Ok(m) => mesh_for_clip(&m, &raw.name),
+        Err(e) => {
+            row.warnings.push(format!("mesh not measured: {e}"));
+            return;
+        }
+    };
+    let Some(mesh) = mesh else {
+        return;
+    };
+    let Some(lossy) = lossy else {
+        row.warnings.push(
+            "mesh not measured: the decompressed clip does not match the raw one".to_string(),
+        );
+        return;
+    };
+    match mesh_error(raw, &lossy, &mesh) {
+        Ok(s) => row.max_vertex_error_cm = Some(s.max * k),
+        Err(e) => row.warnings.push(format!("mesh not measured: {e}")),
+    }
+}
+
+/// What the clip detail shows of a clip's skinned mesh: the mesh, the two clips it is skinned
+/// by, and the measured vertex error (cm).
+pub struct MeshDetail {
+    pub mesh: Arc<SkinnedMesh>,
+    pub raw: Arc<RawClip>,
+    /// The decompressed clip at the raw clip's sample times (None before compression).
+    pub lossy: Option<Arc<RawClip>>,
+    /// Vertex error over every vertex and sample, in cm (None before compression).
+    pub error_cm: Option<MeshErrorStats>,
+    /// Name of the bone that moves the worst vertex most.
+    pub worst_bone: Option<String>,
+    /// Centre of the raw mesh at the first sample, and the largest radius of the raw mesh at
+    /// any sample (the body's size: the view's framing).
+    pub center: Vec3,
+    pub radius: f32,
+}
+
+impl MeshDetail {
+    /// Measures `mesh` on `raw` and `lossy` (`k`: cm per clip unit). Errors say why the mesh
+    /// cannot be skinned with this clip.
+    pub fn measure(
+        mesh: Arc<SkinnedMesh>,
+        raw: Arc<RawClip>,
+        lossy: Option<Arc<RawClip>>,
+        k: f64,
+    ) -> Result<Self, String> {
+        let error_cm = match &lossy {
+            Some(l) => {
+                let mut s = mesh_error(&raw, l, &mesh).map_err(|e| e.to_string())?;
+                s.max *= k;
+                s.per_sample_max.iter_mut().for_each(|e| *e *= k);
+                Some(s)
+            }
+            None => None,
+        };
+        // Framing: the body's size (the largest box half-diagonal of the raw mesh over every
+        // 8th sample and the last); the view centres each frame on its own box, so a walk
+        // stays large.
+        let mut skinner = Skinner::new(mesh.clone(), &raw).map_err(|e| e.to_string())?;
+        let mut pose = Pose::new(raw.num_bones());
+        let (mut center, mut radius) = (Vec3::ZERO, 1e-3f32);
+        let ns = raw.num_samples;
+        for s in (0..ns).step_by(8).chain(ns.checked_sub(1)) {
+            skinner
+                .skin_sample(&raw, s, &mut pose)
+                .map_err(|e| e.to_string())?;
+            let (c, r) = mesh_box(&skinner.positions);
+            if s == 0 {
+                center = c;
+            }
+            radius = radius.max(r);
+        }
+        let worst_bone = error_cm
+            .as_ref()
+            .and_then(|s| mesh.main_bone_name(s.worst_vertex))
+            .map(str::to_string);
+        Ok(Self {
+            mesh,
+            raw,
+            lossy,
+            error_cm,
+            worst_bone,
+            center,
+            radius,
+        })
+    }
+}
+
+/// The meshes of `key`'s file, and the one for `clip`, measured: `None` when the file has no
+/// skinned mesh for it, `Some(Err)` when it has one that cannot be read or skinned.
+pub fn detail_for(
+    path: &Path,
+    raw: &RawClip,
+    lossy: Option<&RawClip>,
+    k: f64,
+) -> Option<Result<MeshDetail, String>> {
+    let meshes = match load_clip_meshes(path) {
+        Ok(m) => m,
+        Err(e) => return Some(Err(format!("mesh not shown: {e}"))),
+    };
+    let mesh = mesh_for_clip(&meshes, &raw.name)
+        .or_else(|| (meshes.len() == 1).then(|| meshes[0].mesh.clone()))?;
+    Some(MeshDetail::measure(
+        mesh,
+        Arc::new(raw.clone()),
+        lossy.map(|l| Arc::new(l.clone())),
+        k,
+    ))
+}
+
+/// One sample of the mesh, skinned by the raw and the decompressed pose (clip units), with
+/// each vertex's distance between the two (cm) and vertex normals of the raw skinning.
+pub struct MeshFrame {
+    pub sample: usize,
+    pub raw: Vec<[f32; 3]>,
+    pub lossy: Option<Vec<[f32; 3]>>,
+    pub normals: Vec<[f32; 3]>,
+    /// Per vertex (cm); empty before compression.
+    pub error_cm: Vec<f32>,
+    /// Centre of the raw mesh's box (where the view follows the body).
+    pub center: Vec3,
+}
+
+/// The mesh playback worker: skins the latest requested sample on its own thread. Dropping
+/// it ends the thread.
+pub struct MeshPlayer {
+    requests: Sender<usize>,
+    frames: Receiver<Result<Arc<MeshFrame>, String>>,
+    /// The sample last asked for (not asked again while it is being skinned).
+    pub requested: Option<usize>,
+}
+
+impl MeshPlayer {
+    /// Starts the worker for `detail`; `done` runs after each frame (the app asks for a repaint);
+    /// `k`: cm per clip unit.
+    pub fn start(detail: Arc<MeshDetail>, k: f64, done: impl Fn() + Send + 'static) -> Self {
+        let (req_tx, req_rx) = mpsc::channel::<usize>();
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("clipforge-mesh".into())
+            .spawn(move || {
+                let mut w = match Worker::new(&detail) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        done();
+                        return;
+                    }
+                };
+                while let Ok(mut s) = req_rx.recv() {
+                    // Only the newest request matters (playback outruns a slow skinning).
+                    while let Ok(n) = req_rx.try_recv() {
+                        s = n;
+                    }
+                    let frame = w.frame(&detail, s, k).map(Arc::new);
+                    if tx.send(frame).is_err() {
+                        return;
+                    }
+                    done();
+                }
+            })
+            .expect("spawn the mesh thread");
+        Self {
+            requests: req_tx,
+            frames: rx,
+            requested: None,
+        }
+    }
+
+    /// Asks for `sample` unless it is the one last asked for.
+    pub fn request(&mut self, sample: usize) {
+        if self.requested != Some(sample) {
+            self.requested = Some(sample);
+            let _ = self.requests.send(sample);
+        }
+    }
+
+    /// The newest finished frame, if one arrived since the last call.
+    pub fn poll(&self) -> Option<Result<Arc<MeshFrame>, String>> {
+        let mut last = None;
+        loop {
+            match self.frames.try_recv() {
+                Ok(f) => last = Some(f),
+                Err(TryRecvError::Empty) => return last,
+                Err(TryRecvError::Disconnected) => {
+                    return last.or_else(|| Some(Err("the mesh worker stopped".into())));
+                }
+            }
+        }
+    }
+}
+
+struct Worker {
+    raw: Skinner,
+    lossy: Skinner,
+    pose: Pose,
+}
+
+impl Worker {
+    fn new(d: &MeshDetail) -> Result<Self, String> {
+        Ok(Self {
+            raw: Skinner::new(d.mesh.clone(), &d.raw).map_err(|e| e.to_string())?,
+            lossy: Skinner::new(d.mesh.clone(), &d.raw).map_err(|e| e.to_string())?,
+            pose: Pose::new(d.raw.num_bones()),
+        })
+    }
+
+    fn frame(&mut self, d: &MeshDetail, sample: usize, k: f64) -> Result<MeshFrame, String> {
+        let sample = sample.min(d.raw.num_samples.saturating_sub(1));
+        self.raw
+            .skin_sample(&d.raw, sample, &mut self.pose)
+            .map_err(|e| e.to_string())?;
+        let lossy = match &d.lossy {
+            Some(l) => {
+                self.lossy
+                    .skin_sample(l, sample, &mut self.pose)
+                    .map_err(|e| e.to_string())?;
+                Some(self.lossy.positions.clone())
+            }
+            None => None,
+        };
+        let error_cm = lossy
+            .as_ref()
+            .map(|l| {
+                l.iter()
+                    .zip(&self.raw.positions)
+                    .map(|(a, b)| (vertex_distance(a, b) * k) as f32)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let normals = if self.raw.normals.is_empty() {
+            face_normals(&self.raw.positions, &d.mesh.triangles)
+        } else {
+            self.raw.normals.clone()
+        };
+        Ok(MeshFrame {
+            center: mesh_box(&self.raw.positions).0,
+            sample,
+            raw: self.raw.positions.clone(),
+            lossy,
+            normals,
+            error_cm,
+        })
+    }
+}
+
+/// Centre and half-diagonal of the box around the finite points (origin and 0 without any).
+pub fn mesh_box(points: &[[f32; 3]]) -> (Vec3, f32) {
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for p in points
+        .iter()
+        .map(|p| Vec3::from(*p))
+        .filter(|p| p.is_finite())
+    {
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    if lo.x <= hi.x {
+        ((lo + hi) / 2.0, (hi - lo).length() / 2.0)
+    } else {
+        (Vec3::ZERO, 0.0)
+    }
+}
+
+/// Vertex normals from the triangles (area-weighted), for meshes that store none.
+fn face_normals(p: &[[f32; 3]], tris: &[[u32; 3]]) -> Vec<[f32; 3]> {
+    let mut n = vec![Vec3::ZERO; p.len()];
+    for t in tris {
+        let [a, b, c] = t.map(|i| Vec3::from(p[i as usize]));
+        let f = (b - a).cross(c - a);
+        for &i in t {
+            n[i as usize] += f;
+        }
+    }
+    n.iter().map(|v| v.normalize_or_zero().to_array()).collect()
+}

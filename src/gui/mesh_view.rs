@@ -1,0 +1,469 @@
+//! The clip detail's mesh view: the clip's skinned mesh by the raw pose and by the decompressed
+//! pose, overlaid or side by side, each vertex of the decompressed mesh coloured by its distance
+//! to the raw one (cm; a colour scale with the threshold marked), the worst vertex named, and
+//! play/scrub shared with the skeleton view (one [`ViewerState::sample`]).
+//!
+//! The view only draws: the mesh is read and measured by the clip detail job
+//! ([`crate::pipeline::mesh::MeshDetail`]), and each shown sample is skinned by the mesh worker
+//! ([`MeshPlayer`], the runtime's `SkinJob` on its own thread). Drawing projects the skinned
+//! vertices and sorts the triangles back to front (egui has no depth buffer).
+
+use super::skeleton_view::{ViewerState, time_controls};
+use crate::pipeline::clip_detail::ClipDetail as DetailData;
+use crate::pipeline::mesh::{MeshDetail, MeshFrame, MeshPlayer};
+use eframe::egui;
+use glam::Vec3;
+use std::sync::Arc;
+
+const RAW_MESH_COLOR: egui::Color32 = egui::Color32::from_rgb(150, 170, 200);
+const WORST_COLOR: egui::Color32 = egui::Color32::from_rgb(235, 60, 60);
+/// The colour scale runs from 0 to this many thresholds (the threshold sits at its middle).
+const SCALE_THRESHOLDS: f32 = 2.0;
+
+/// How the two skinnings are shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeshMode {
+    /// The decompressed mesh coloured by error, the raw mesh as a faint layer over it.
+    Overlay,
+    /// The raw mesh on the left, the decompressed one coloured by error on the right.
+    SideBySide,
+}
+
+/// The mesh view's state: the measured mesh, its worker and last frame, and the camera.
+pub struct MeshView {
+    detail: Option<Arc<MeshDetail>>,
+    player: Option<MeshPlayer>,
+    pub frame: Option<Arc<MeshFrame>>,
+    pub error: Option<String>,
+    pub mode: MeshMode,
+    pub show_raw: bool,
+    pub yaw: f32,
+    pub pitch: f32,
+    pub zoom: f32,
+    /// Back-to-front triangle order for (sample, yaw, pitch, side-by-side), reused while the
+    /// picture does not change.
+    order: Option<((usize, u32, u32), Vec<u32>)>,
+    /// Where the mesh was drawn in the last frame (checks of what is visible).
+    pub view_rect: egui::Rect,
+    /// Vertices drawn in the last frame (both meshes).
+    pub vertices_drawn: usize,
+}
+
+impl Default for MeshView {
+    fn default() -> Self {
+        Self {
+            detail: None,
+            player: None,
+            frame: None,
+            error: None,
+            mode: MeshMode::Overlay,
+            show_raw: false,
+            yaw: 0.6,
+            pitch: 0.25,
+            zoom: 1.0,
+            order: None,
+            view_rect: egui::Rect::NOTHING,
+            vertices_drawn: 0,
+        }
+    }
+}
+
+/// Colour of a vertex error on the scale: green at 0, yellow at the threshold, red at
+/// [`SCALE_THRESHOLDS`] thresholds and beyond.
+pub fn error_color(error_cm: f32, threshold_cm: f32) -> egui::Color32 {
+    let t = if threshold_cm > 0.0 {
+        (error_cm / (SCALE_THRESHOLDS * threshold_cm)).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    let t = if t.is_nan() { 1.0 } else { t };
+    let lerp = |a: [f32; 3], b: [f32; 3], u: f32| {
+        egui::Color32::from_rgb(
+            (a[0] + (b[0] - a[0]) * u) as u8,
+            (a[1] + (b[1] - a[1]) * u) as u8,
+            (a[2] + (b[2] - a[2]) * u) as u8,
+        )
+    };
+    let (green, yellow, red) = (
+        [60.0, 190.0, 90.0],
+        [240.0, 220.0, 60.0],
+        [225.0, 45.0, 45.0],
+    );
+    if t < 0.5 {
+        lerp(green, yellow, t * 2.0)
+    } else {
+        lerp(yellow, red, (t - 0.5) * 2.0)
+    }
+}
+
+/// Orthographic view: yaw around Y, then pitch around X (Y up), as the skeleton viewer; the
+/// third value is the depth (larger: nearer the eye).
+fn project(p: Vec3, yaw: f32, pitch: f32) -> Vec3 {
+    let (sy, cy) = yaw.sin_cos();
+    let x = cy * p.x + sy * p.z;
+    let z = -sy * p.x + cy * p.z;
+    let (sp, cp) = pitch.sin_cos();
+    Vec3::new(x, cp * p.y - sp * z, sp * p.y + cp * z)
+}
+
+impl MeshView {
+    /// Shows `detail` (the selected clip's mesh), or nothing; a new detail restarts the worker.
+    pub fn set_detail(&mut self, detail: Option<Result<Arc<MeshDetail>, String>>) {
+        let (detail, error) = match detail {
+            Some(Ok(d)) => (Some(d), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, None),
+        };
+        let same = match (&self.detail, &detail) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.player = None;
+            self.frame = None;
+            self.order = None;
+        }
+        self.detail = detail;
+        self.error = error;
+    }
+
+    /// The measured mesh on show, if any.
+    pub fn detail(&self) -> Option<&Arc<MeshDetail>> {
+        self.detail.as_ref()
+    }
+
+    /// The line naming the worst vertex (what the view prints under the legend).
+    pub fn worst_text(d: &MeshDetail, sample_rate: f32) -> Option<String> {
+        let s = d.error_cm.as_ref()?;
+        Some(format!(
+            "Worst vertex: #{} ({}) · {:.4} cm at {:.2} s (sample {})",
+            s.worst_vertex,
+            d.worst_bone.as_deref().unwrap_or("—"),
+            s.max,
+            s.worst_sample as f64 / sample_rate.max(1e-6) as f64,
+            s.worst_sample
+        ))
+    }
+
+    /// Draws the view; `threshold`: the clip's error threshold (cm).
+    pub fn ui(&mut self, ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData, threshold: f64) {
+        if let Some(e) = &self.error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        let Some(detail) = self.detail.clone() else {
+            return;
+        };
+        time_controls(ui, v, d);
+        // The worker: started on first show, asked for the sample on screen.
+        let player = self.player.get_or_insert_with(|| {
+            let ctx = ui.ctx().clone();
+            MeshPlayer::start(detail.clone(), 1.0, move || ctx.request_repaint())
+        });
+        match player.poll() {
+            Some(Ok(f)) => self.frame = Some(f),
+            Some(Err(e)) => self.error = Some(e),
+            None => {}
+        }
+        let sample = v.sample.round() as usize;
+        player.request(sample);
+
+        let threshold = threshold as f32;
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.mode, MeshMode::Overlay, "overlay")
+                .on_hover_text("The decompressed mesh coloured by its error, in one view");
+            ui.selectable_value(&mut self.mode, MeshMode::SideBySide, "side by side")
+                .on_hover_text("Raw mesh on the left, decompressed (coloured) on the right");
+            if self.mode == MeshMode::Overlay {
+                ui.checkbox(&mut self.show_raw, "raw over it")
+                    .on_hover_text("Draw the raw mesh as a faint layer over the coloured one");
+            }
+            ui.weak(format!(
+                "{} · {} vertices",
+                detail.mesh.name,
+                detail.mesh.num_vertices()
+            ));
+        });
+        legend(ui, threshold, detail.error_cm.is_some());
+        match MeshView::worst_text(&detail, d.sample_rate) {
+            Some(t) => {
+                ui.horizontal(|ui| {
+                    ui.label(egui::RichText::new(t).color(WORST_COLOR));
+                    if let Some(s) = &detail.error_cm
+                        && ui
+                            .small_button("go to")
+                            .on_hover_text("Show the sample where the worst vertex is")
+                            .clicked()
+                    {
+                        v.sample = s.worst_sample as f32;
+                        v.playing = false;
+                    }
+                });
+            }
+            None => {
+                ui.weak("Compress this clip to see its vertex error.");
+            }
+        }
+        self.draw(ui, &detail, threshold, sample);
+        let now = detail
+            .error_cm
+            .as_ref()
+            .and_then(|s| s.per_sample_max.get(sample))
+            .map_or(String::new(), |e| format!(" · max vertex error {e:.4} cm"));
+        ui.label(format!(
+            "sample {sample}/{} · t {}{now}",
+            d.num_samples.max(1) - 1,
+            d.time_label(sample)
+        ));
+        ui.label(
+            egui::RichText::new("drag: orbit · scroll: zoom · double-click: reset")
+                .small()
+                .color(ui.visuals().weak_text_color()),
+        );
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui, detail: &MeshDetail, threshold: f32, sample: usize) {
+        let size = egui::vec2(
+            ui.available_width(),
+            (ui.available_height() - 40.0).max(120.0),
+        );
+        let (resp, painter) = ui.allocate_painter(size, egui::Sense::click_and_drag());
+        let rect = resp.rect;
+        self.view_rect = rect;
+        painter.rect_filled(rect, 4.0, ui.visuals().extreme_bg_color);
+        if resp.dragged() {
+            let delta = resp.drag_delta();
+            self.yaw += delta.x * 0.01;
+            self.pitch = (self.pitch + delta.y * 0.01).clamp(-1.5, 1.5);
+        }
+        if resp.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+            if scroll != 0.0 {
+                self.zoom = (self.zoom * (1.0 + scroll * 0.002)).clamp(0.2, 10.0);
+            }
+        }
+        if resp.double_clicked() {
+            (self.yaw, self.pitch, self.zoom) = (0.6, 0.25, 1.0);
+        }
+        self.vertices_drawn = 0;
+        let Some(frame) = self.frame.clone() else {
+            ui.put(rect, egui::Spinner::new());
+            return;
+        };
+        let painter = painter.with_clip_rect(rect);
+        let side = self.mode == MeshMode::SideBySide;
+        let views: Vec<egui::Rect> = if side {
+            let (l, r) = rect.split_left_right_at_fraction(0.5);
+            vec![l, r]
+        } else {
+            vec![rect]
+        };
+        let key = (frame.sample, self.yaw.to_bits(), self.pitch.to_bits());
+        if self.order.as_ref().is_none_or(|(k, _)| *k != key) {
+            self.order = Some((
+                key,
+                back_to_front(&frame.raw, &detail.mesh.triangles, self.yaw, self.pitch),
+            ));
+        }
+        let order = self
+            .order
+            .as_ref()
+            .map(|(_, o)| o.as_slice())
+            .unwrap_or(&[]);
+        let coloured: Vec<egui::Color32> = if frame.error_cm.is_empty() {
+            vec![RAW_MESH_COLOR; frame.raw.len()]
+        } else {
+            frame
+                .error_cm
+                .iter()
+                .map(|&e| error_color(e, threshold))
+                .collect()
+        };
+        let light = Vec3::new(0.3, 0.6, 0.75).normalize();
+        let cam = Camera {
+            center: frame.center,
+            scale: 0.46 * views[0].width().min(views[0].height()) / detail.radius * self.zoom,
+            yaw: self.yaw,
+            pitch: self.pitch,
+        };
+        let lossy = frame.lossy.as_deref().unwrap_or(&frame.raw);
+        let layers: Vec<Layer> = if side {
+            vec![
+                (views[0], frame.raw.as_slice(), None, 255),
+                (views[1], lossy, Some(coloured.as_slice()), 255),
+            ]
+        } else if self.show_raw {
+            vec![
+                (views[0], lossy, Some(coloured.as_slice()), 255),
+                (views[0], frame.raw.as_slice(), None, 70),
+            ]
+        } else {
+            vec![(views[0], lossy, Some(coloured.as_slice()), 255)]
+        };
+        for (view, pos, colors, alpha) in layers {
+            let mut mesh = egui::Mesh::default();
+            mesh.vertices.reserve(pos.len());
+            for (i, p) in pos.iter().enumerate() {
+                let n = frame.normals.get(i).map_or(Vec3::Z, |n| Vec3::from(*n));
+                // Lambert with the light fixed to the camera, two-sided.
+                let nv = project(n, self.yaw, self.pitch);
+                let shade = 0.35 + 0.65 * nv.dot(light).abs();
+                let base = colors.map_or(RAW_MESH_COLOR, |c| c[i]);
+                let c = egui::Color32::from_rgba_unmultiplied(
+                    (base.r() as f32 * shade) as u8,
+                    (base.g() as f32 * shade) as u8,
+                    (base.b() as f32 * shade) as u8,
+                    alpha,
+                );
+                mesh.colored_vertex(cam.to_screen(Vec3::from(*p), view), c);
+            }
+            mesh.indices.extend_from_slice(order);
+            self.vertices_drawn += pos.len();
+            painter.add(egui::Shape::mesh(mesh));
+            if side {
+                let label = if colors.is_some() {
+                    "decompressed"
+                } else {
+                    "raw"
+                };
+                painter.text(
+                    view.left_top() + egui::vec2(6.0, 4.0),
+                    egui::Align2::LEFT_TOP,
+                    label,
+                    egui::FontId::proportional(12.0),
+                    ui.visuals().weak_text_color(),
+                );
+            }
+        }
+        // The worst vertex, ringed on the decompressed mesh and named.
+        if let Some(s) = &detail.error_cm
+            && let Some(p) = lossy.get(s.worst_vertex)
+        {
+            let at = cam.to_screen(Vec3::from(*p), *views.last().unwrap_or(&rect));
+            painter.circle_stroke(at, 7.0, egui::Stroke::new(2.0, WORST_COLOR));
+            painter.text(
+                at + egui::vec2(9.0, -9.0),
+                egui::Align2::LEFT_BOTTOM,
+                format!(
+                    "worst: #{} {}",
+                    s.worst_vertex,
+                    detail.worst_bone.as_deref().unwrap_or("")
+                ),
+                egui::FontId::proportional(12.0),
+                WORST_COLOR,
+            );
+        }
+        hover_vertex(
+            resp,
+            &cam,
+            *views.last().unwrap_or(&rect),
+            detail,
+            &frame,
+            sample,
+        );
+    }
+}
+
+/// The vertex under the pointer (on the decompressed mesh) and its error at this sample.
+fn hover_vertex(
+    resp: egui::Response,
+    cam: &Camera,
+    view: egui::Rect,
+    detail: &MeshDetail,
+    frame: &MeshFrame,
+    sample: usize,
+) {
+    let Some(m) = resp.hover_pos().filter(|_| !frame.error_cm.is_empty()) else {
+        return;
+    };
+    let lossy = frame.lossy.as_deref().unwrap_or(&frame.raw);
+    let hit = lossy
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i, cam.to_screen(Vec3::from(*p), view).distance(m)))
+        .filter(|&(_, d)| d <= 8.0)
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((i, _)) = hit {
+        resp.on_hover_text_at_pointer(format!(
+            "vertex #{i} ({}) · {:.4} cm at sample {sample}",
+            detail.mesh.main_bone_name(i).unwrap_or("—"),
+            frame.error_cm[i]
+        ));
+    }
+}
+
+/// One mesh drawn: where, its vertices, their colours (None: the raw mesh's grey) and alpha.
+type Layer<'a> = (egui::Rect, &'a [[f32; 3]], Option<&'a [egui::Color32]>, u8);
+
+struct Camera {
+    center: Vec3,
+    scale: f32,
+    yaw: f32,
+    pitch: f32,
+}
+
+impl Camera {
+    fn to_screen(&self, p: Vec3, view: egui::Rect) -> egui::Pos2 {
+        let q = project(p - self.center, self.yaw, self.pitch);
+        egui::pos2(
+            view.center().x + q.x * self.scale,
+            view.center().y - q.y * self.scale,
+        )
+    }
+}
+
+/// Triangle indices sorted far to near (painter's algorithm) for the given orbit.
+fn back_to_front(pos: &[[f32; 3]], tris: &[[u32; 3]], yaw: f32, pitch: f32) -> Vec<u32> {
+    let depth: Vec<f32> = pos
+        .iter()
+        .map(|p| project(Vec3::from(*p), yaw, pitch).z)
+        .collect();
+    let mut keyed: Vec<(f32, u32)> = tris
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.iter().map(|&v| depth[v as usize]).sum::<f32>(), i as u32))
+        .collect();
+    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    keyed.iter().flat_map(|&(_, i)| tris[i as usize]).collect()
+}
+
+/// The colour scale: 0 → [`SCALE_THRESHOLDS`] × threshold, the threshold marked.
+fn legend(ui: &mut egui::Ui, threshold: f32, measured: bool) {
+    ui.horizontal(|ui| {
+        ui.label("vertex error (cm):");
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(160.0, 14.0), egui::Sense::hover());
+        let painter = ui.painter_at(rect.expand2(egui::vec2(0.0, 6.0)));
+        let mut m = egui::Mesh::default();
+        let steps = 16;
+        for k in 0..=steps {
+            let u = k as f32 / steps as f32;
+            let c = error_color(u * SCALE_THRESHOLDS * threshold, threshold);
+            let x = rect.left() + u * rect.width();
+            m.colored_vertex(egui::pos2(x, rect.top()), c);
+            m.colored_vertex(egui::pos2(x, rect.bottom()), c);
+            if k > 0 {
+                let i = 2 * k as u32;
+                m.add_triangle(i - 2, i - 1, i);
+                m.add_triangle(i - 1, i + 1, i);
+            }
+        }
+        painter.add(egui::Shape::mesh(m));
+        let tx = rect.left() + rect.width() / SCALE_THRESHOLDS;
+        painter.line_segment(
+            [
+                egui::pos2(tx, rect.top() - 4.0),
+                egui::pos2(tx, rect.bottom() + 4.0),
+            ],
+            egui::Stroke::new(2.0, ui.visuals().strong_text_color()),
+        );
+        ui.label(format!(
+            "0 · threshold {threshold} cm (mark) · ≥ {} cm",
+            SCALE_THRESHOLDS * threshold
+        ))
+        .on_hover_text(if measured {
+            "Each vertex of the decompressed mesh is coloured by its distance to the raw mesh"
+        } else {
+            "Not compressed yet: the mesh shows the raw pose only"
+        });
+    });
+}

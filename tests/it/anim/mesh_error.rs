@@ -1,0 +1,292 @@
+//! The mesh vertex error (`anim::mesh::mesh_error`, the report's `max_vertex_error_cm`) on every
+//! skinned glTF of the real data (`CLIPFORGE_DATA=../shared/data`): the largest vertex error
+//! equals an independent float64 computation on the same mesh and poses (local → object,
+//! palette and linear-blend skinning written here with glam's float64 types), the batch report
+//! carries it for clips with a mesh only, and broken mesh data gives a clear error, never a
+//! panic.
+
+// Poses are parallel arrays indexed by bone.
+#![allow(clippy::needless_range_loop)]
+
+use crate::common;
+
+use clipforge::anim::formats::load_clips;
+use clipforge::anim::mesh::{INFLUENCES, SkinnedMesh, load_clip_meshes, mesh_error, mesh_for_clip};
+use clipforge::anim::{ClipReader, CompressionSettings, NO_PARENT, RawClip, compress};
+use clipforge::pipeline::clip_detail::resample;
+use glam::{DMat4, DQuat, DVec3, DVec4};
+use std::path::{Path, PathBuf};
+
+/// The skinned glTF files of the real data.
+fn skinned_files(data: &Path) -> Vec<PathBuf> {
+    let g = data.join("gltf");
+    [
+        "fox-via-bevy/Fox.glb",
+        "fox-via-bevy/SimpleSkin.gltf",
+        "khronos-via-ozz/cesium_man.gltf",
+        "khronos-via-ozz/rigged_simple.gltf",
+        "raylib-cc0/greenman.glb",
+        "raylib-cc0/robot.glb",
+    ]
+    .iter()
+    .map(|f| g.join(f))
+    .collect()
+}
+
+/// Object-space transforms of sample `s` in float64: rotation, translation, scale composed as
+/// ACL's qvv (what the runtime's local → object job computes in float32).
+fn object_f64(clip: &RawClip, s: usize) -> Vec<DMat4> {
+    let nb = clip.num_bones();
+    let mut r = vec![DQuat::IDENTITY; nb];
+    let mut t = vec![DVec3::ZERO; nb];
+    let mut sc = vec![DVec3::ONE; nb];
+    for b in 0..nb {
+        let i = clip.index(b, s);
+        let q = clip.rotations[i].as_dquat().normalize();
+        let lt = clip.translations[i].as_dvec3();
+        let ls = clip.scales[i].as_dvec3();
+        let p = clip.skeleton.parents[b];
+        if p == NO_PARENT {
+            (r[b], t[b], sc[b]) = (q, lt, ls);
+        } else {
+            let p = p as usize;
+            r[b] = (r[p] * q).normalize();
+            t[b] = r[p] * (lt * sc[p]) + t[p];
+            sc[b] = ls * sc[p];
+        }
+    }
+    (0..nb)
+        .map(|b| DMat4::from_scale_rotation_translation(sc[b], r[b], t[b]))
+        .collect()
+}
+
+/// Every vertex of `mesh` skinned by sample `s` of `clip`, in float64 (weights as stored).
+fn skin_f64(mesh: &SkinnedMesh, clip: &RawClip, s: usize) -> Vec<DVec3> {
+    let object = object_f64(clip, s);
+    let palette: Vec<DMat4> = mesh
+        .joint_names
+        .iter()
+        .zip(&mesh.inverse_bind)
+        .map(|(n, ib)| {
+            let b = clip.skeleton.names.iter().position(|x| x == n).unwrap();
+            object[b] * ib.as_dmat4()
+        })
+        .collect();
+    (0..mesh.num_vertices())
+        .map(|v| {
+            let p = DVec4::from((DVec3::from(mesh.positions[v].map(f64::from)), 1.0));
+            let mut acc = DVec3::ZERO;
+            for k in 0..INFLUENCES {
+                let j = mesh.joints[v * INFLUENCES + k] as usize;
+                let w = mesh.weights[v * INFLUENCES + k] as f64;
+                acc += w * (palette[j] * p).truncate();
+            }
+            acc
+        })
+        .collect()
+}
+
+/// Compresses every clip of `file` that has a mesh (every third of a file with many) and
+/// checks its largest vertex error against float64; how many clips were checked.
+fn check_file(file: &Path) -> usize {
+    let clips = load_clips(file).unwrap();
+    let meshes = load_clip_meshes(file).unwrap();
+    assert!(!meshes.is_empty(), "{}: no skinned mesh", file.display());
+    let mut measured = 0;
+    // The robot's 14 clips take long in float64: a third of them.
+    for raw in clips.iter().step_by(if clips.len() > 6 { 3 } else { 1 }) {
+        let Some(mesh) = mesh_for_clip(&meshes, &raw.name) else {
+            continue;
+        };
+        let c = compress(raw, &CompressionSettings::default()).unwrap();
+        let reader = ClipReader::new(&c.bytes).unwrap();
+        let lossy = resample(raw, &reader).unwrap();
+        let stats = mesh_error(raw, &lossy, &mesh).unwrap();
+
+        let (mut max, mut at) = (0.0f64, (0, 0));
+        for s in 0..raw.num_samples {
+            let a = skin_f64(&mesh, raw, s);
+            let b = skin_f64(&mesh, &lossy, s);
+            for (v, (p, q)) in a.iter().zip(&b).enumerate() {
+                let d = p.distance(*q);
+                if d > max {
+                    (max, at) = (d, (v, s));
+                }
+            }
+        }
+        // Both in float64: equal up to the order of the operations.
+        let tol = 1e-9 + 1e-9 * max;
+        println!(
+            "{} '{}': {} vertices × {} samples: max vertex error {:.6} cm (float64 {:.6} cm at vertex {} sample {}; ours at vertex {} sample {})",
+            file.file_name().unwrap().to_string_lossy(),
+            raw.name,
+            mesh.num_vertices(),
+            raw.num_samples,
+            stats.max,
+            max,
+            at.0,
+            at.1,
+            stats.worst_vertex,
+            stats.worst_sample
+        );
+        assert!(
+            (stats.max - max).abs() <= tol,
+            "{} '{}': {} vs float64 {}",
+            file.display(),
+            raw.name,
+            stats.max,
+            max
+        );
+        assert!(stats.max > 0.0, "a lossy clip moves some vertex");
+        // The worst vertex named is one whose float64 error is the maximum (up to rounding).
+        let a = skin_f64(&mesh, raw, stats.worst_sample);
+        let b = skin_f64(&mesh, &lossy, stats.worst_sample);
+        let d = a[stats.worst_vertex].distance(b[stats.worst_vertex]);
+        assert!(
+            (d - max).abs() <= tol,
+            "worst vertex's own error {d} vs {max}"
+        );
+        measured += 1;
+    }
+    measured
+}
+
+#[test]
+fn largest_vertex_error_equals_a_float64_computation_on_a_generated_mesh() {
+    let dir = tempfile::tempdir().unwrap();
+    common::skinned::write_skinned_gltf(dir.path(), "tube", 120, 8, 61);
+    assert_eq!(check_file(&dir.path().join("tube.gltf")), 1);
+    let meshes = load_clip_meshes(&dir.path().join("tube.gltf")).unwrap();
+    let m = &meshes[0].mesh;
+    assert_eq!((meshes[0].clip.as_str(), m.num_vertices()), ("bend", 3000));
+    assert_eq!(m.triangles.len(), 119 * common::skinned::RING * 2);
+}
+
+#[test]
+fn largest_vertex_error_equals_a_float64_computation() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let measured: usize = skinned_files(&data).iter().map(|f| check_file(f)).sum();
+    assert!(measured >= 8, "{measured} clips measured");
+}
+
+#[test]
+fn the_report_gives_max_vertex_error_for_clips_with_a_mesh_only() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    use clipforge::pipeline::{BatchOptions, CancelToken, Progress, run_batch, scan};
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let fox = data.join("gltf/fox-via-bevy/Fox.glb");
+    std::fs::copy(&fox, dir.path().join("Fox.glb")).unwrap();
+    // Node animation, no skin: no mesh.
+    std::fs::copy(
+        data.join("gltf/khronos-via-ozz/box_animated.gltf"),
+        dir.path().join("box_animated.gltf"),
+    )
+    .unwrap();
+    let options = BatchOptions {
+        settings: Default::default(),
+        output_root: out.path().to_path_buf(),
+        jobs: 1,
+        use_skip_cache: false,
+    };
+    let report = run_batch(
+        &scan(dir.path()),
+        &options,
+        &Progress::default(),
+        &CancelToken::default(),
+    );
+    let clips = load_clips(&fox).unwrap();
+    let meshes = load_clip_meshes(&fox).unwrap();
+    let mut with_mesh = 0;
+    for row in &report.clips {
+        assert!(row.error.is_none(), "{:?}", row.error);
+        if row.input.ends_with("Fox.glb") {
+            let raw = clips.iter().find(|c| c.name == row.clip).unwrap();
+            let mesh = mesh_for_clip(&meshes, &raw.name).unwrap();
+            let bytes = std::fs::read(row.output.as_ref().unwrap()).unwrap();
+            let lossy = resample(raw, &ClipReader::new(&bytes).unwrap()).unwrap();
+            let expected = mesh_error(raw, &lossy, &mesh).unwrap().max;
+            assert_eq!(row.max_vertex_error_cm, Some(expected), "{}", row.clip);
+            with_mesh += 1;
+        } else {
+            assert_eq!(row.max_vertex_error_cm, None, "{}", row.clip);
+        }
+    }
+    assert_eq!(with_mesh, 3, "Survey, Walk and Run");
+    let json = report.to_json();
+    assert!(json.contains("\"max_vertex_error_cm\""));
+    let csv = report.to_csv();
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",max_vertex_error_cm")
+    );
+}
+
+/// A broken copy of SimpleSkin (embedded buffers) with `edit` applied to its JSON.
+fn broken_simple_skin(data: &Path, edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    let text = std::fs::read(data.join("gltf/fox-via-bevy/SimpleSkin.gltf")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    edit(&mut v);
+    serde_json::to_vec(&v).unwrap()
+}
+
+#[test]
+fn broken_mesh_data_is_a_clear_error() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "joints",
+            // A skin of the animated node alone: the vertices' joint 1 is past its one joint.
+            broken_simple_skin(&data, |v| v["skins"][0]["joints"] = serde_json::json!([2])),
+            "outside the 1 joints",
+        ),
+        (
+            "count",
+            broken_simple_skin(&data, |v| {
+                v["accessors"][1]["count"] = serde_json::json!(1_000_000_000u64)
+            }),
+            "do not fit in buffer view",
+        ),
+        (
+            "type",
+            broken_simple_skin(&data, |v| {
+                v["accessors"][1]["type"] = serde_json::json!("VEC2")
+            }),
+            "POSITION",
+        ),
+        (
+            "ibm",
+            broken_simple_skin(&data, |v| v["accessors"][4]["count"] = serde_json::json!(1)),
+            "inverse bind matrices",
+        ),
+    ];
+    for (name, bytes, expect) in cases {
+        let path = dir.path().join(format!("{name}.gltf"));
+        std::fs::write(&path, bytes).unwrap();
+        let e = load_clip_meshes(&path).expect_err(name).to_string();
+        assert!(
+            e.contains(&path.display().to_string()) && e.contains(expect),
+            "{name}: {e}"
+        );
+    }
+    // Truncated GLB files: an error at every cut, never a panic.
+    let fox = std::fs::read(data.join("gltf/fox-via-bevy/Fox.glb")).unwrap();
+    for cut in [0, 12, 20, 100, fox.len() / 2, fox.len() - 1] {
+        let path = dir.path().join("cut.glb");
+        std::fs::write(&path, &fox[..cut]).unwrap();
+        assert!(load_clip_meshes(&path).is_err(), "cut at {cut}");
+    }
+    // Not a regular file.
+    let not_file = dir.path().join("folder.glb");
+    std::fs::create_dir(&not_file).unwrap();
+    assert!(load_clip_meshes(&not_file).is_err());
+}
