@@ -2,7 +2,8 @@
 //! found, a table per clip and the totals (the articles' "three challengers" table), the JSON of
 //! issue 16, and each codec's reconstruction as `.acl.sjson` for `clip_eval.py`.
 
-use crate::cli::compress::{MemoryArgs, collect_files};
+use crate::cli::compress::MemoryArgs;
+use crate::cli::progress::{FileProgress, collect_files_showing};
 use clipforge_anim::formats;
 use clipforge_anim::lab::{self, ClipLab, LabOptions};
 use clipforge_pipeline::{clip_stem, read_input, sanitize_name};
@@ -94,7 +95,7 @@ pub fn run(args: &LabArgs) -> ExitCode {
         shell_distance: args.shell_distance,
         timings: !args.no_timings,
     };
-    let collected = collect_files(
+    let collected = collect_files_showing(
         &args.paths,
         Path::new(""),
         &clipforge_pipeline::ScanOptions::default(),
@@ -110,8 +111,11 @@ pub fn run(args: &LabArgs) -> ExitCode {
     let mut labs: Vec<ClipLab> = Vec::new();
     let mut files = collected.files;
     files.sort_by(|a, b| a.path.cmp(&b.path));
+    // Three codecs per clip take seconds each: say which file runs, with an ETA.
+    let mut progress = FileProgress::new(files.iter().map(|f| f.size_bytes));
     for f in &files {
         let shown = f.path.display().to_string();
+        progress.start(&format!("lab: {shown}"));
         // Import errors name the file and the place themselves.
         let clips = match read_input(&f.path)
             .map_err(|e| e.message)
@@ -120,7 +124,9 @@ pub fn run(args: &LabArgs) -> ExitCode {
             }) {
             Ok(c) => c,
             Err(e) => {
+                progress.clear();
                 eprintln!("{e}");
+                progress.finish_file(f.size_bytes);
                 errors.push(ClipError {
                     path: shown,
                     error: e,
@@ -136,7 +142,12 @@ pub fn run(args: &LabArgs) -> ExitCode {
             } else {
                 stem
             };
-            match lab::run_clip(clip, &shown, &opts) {
+            if several {
+                progress.start(&format!("lab: {shown} ({})", clip.name));
+            }
+            let result = lab::run_clip(clip, &shown, &opts);
+            progress.clear();
+            match result {
                 Ok((mut lab, lossy)) => {
                     lab.clip = name.clone();
                     print_clip(&lab);
@@ -175,7 +186,9 @@ pub fn run(args: &LabArgs) -> ExitCode {
                 }
             }
         }
+        progress.finish_file(f.size_bytes);
     }
+    progress.clear();
     print_totals(&labs, t);
     if let Some(out) = &args.json {
         let doc = LabJson {

@@ -22,6 +22,7 @@ pub mod fmath;
 pub mod format;
 pub mod jobs;
 pub mod limits;
+pub mod metadata;
 pub mod pose;
 pub mod quant;
 pub mod scalar;
@@ -193,6 +194,8 @@ pub struct ClipReader<'a> {
     /// (kinds 1 and 3): what a pose sampled with [`Defaults::Skip`] still gets written.
     constants: Vec<(u32, u8)>,
     meta: Metadata,
+    /// What the clip was compressed with, when the file says ([`metadata`]).
+    settings: Option<metadata::Settings>,
 }
 
 /// One animated sub-track as the decoder sees it.
@@ -594,10 +597,11 @@ impl<'a> ClipReader<'a> {
             Self::check_raw_values(buf, s, &layout, seg_len)?;
         }
         let precisions = flags & FLAG_BONE_PRECISIONS != 0;
+        let (names_end, settings) = metadata::split(buf, runtime_size, flags)?;
         let meta = Self::read_metadata(
             buf,
             runtime_size,
-            len,
+            names_end,
             num_bones,
             num_samples,
             wrap,
@@ -721,6 +725,7 @@ impl<'a> ClipReader<'a> {
             seg_offsets,
             constants,
             meta,
+            settings,
         })
     }
 
@@ -882,6 +887,11 @@ impl<'a> ClipReader<'a> {
     }
     pub fn skeleton(&self) -> &Skeleton {
         &self.meta.skeleton
+    }
+    /// The settings the clip was compressed with and their sources, when the file records them
+    /// (flags bit 7; files from earlier versions do not).
+    pub fn settings(&self) -> Option<&metadata::Settings> {
+        self.settings.as_ref()
     }
 
     /// Kinds (default/constant/animated) of a bone's rotation, translation and scale.
