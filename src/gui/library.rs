@@ -207,14 +207,15 @@ impl ClipsView {
             ui.separator();
             if let Some(job) = &cx.jobs.batch {
                 let c = job.counts();
-                let eta = c.eta().map_or("—".to_string(), |d| {
-                    format!("{:.0} s", d.as_secs_f64().ceil())
-                });
+                let eta = c
+                    .eta
+                    .map_or("—".to_string(), clipforge_base::task::format_eta);
                 let text = if job.cancel.is_cancelled() {
                     "Cancelling…".to_string()
                 } else {
+                    // Files, as the CLI counts: known before the batch starts, never growing.
                     format!(
-                        "{} / {} clips · {:.0} KB/s · ETA {eta}{}",
+                        "{} / {} files · {:.0} KB/s · ETA {eta}{}",
                         fmt_count(c.done),
                         fmt_count(c.total),
                         c.kb_per_s(),
@@ -243,8 +244,9 @@ impl ClipsView {
             } else if let Some(last) = &cx.jobs.last_batch {
                 let t = &last.report.totals;
                 ui.label(format!(
-                    "Last batch: {} clips ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
+                    "Last batch: {} clips from {} files ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
                     fmt_count(t.clips as u64),
+                    fmt_count(last.counts.total),
                     t.skipped,
                     t.failed,
                     t.wall_ms / 1000.0,

@@ -439,6 +439,9 @@ impl AppState {
                 self.compress(CompressScope::Files(paths));
             }
             Command::Cancel => {
+                if self.jobs.scan_job.is_some() {
+                    self.clips.message = Some(("Scan cancelled".into(), false));
+                }
                 self.jobs.cancel();
                 if self.persisted.tab == Tab::Headers {
                     self.headers.cancel();

@@ -815,10 +815,9 @@ pub fn run_batch_configured(
     progress
         .total_files
         .fetch_add(files.len() as u64, Ordering::Relaxed);
-    progress.total_input_bytes.fetch_add(
-        files.iter().map(|f| f.size_bytes).sum(),
-        Ordering::Relaxed,
-    );
+    progress
+        .total_input_bytes
+        .fetch_add(files.iter().map(|f| f.size_bytes).sum(), Ordering::Relaxed);
     progress
         .total_clips
         .fetch_add(files.len() as u64, Ordering::Relaxed);

@@ -418,7 +418,10 @@ pub fn settings_sources_summary(rows: &[ClipReport]) -> Vec<String> {
     let per_bone = settings.iter().filter(|s| !s.bones.is_empty()).count();
     // One file named, or how many.
     let files = |of: &[&ClipSettings]| {
-        let mut names: Vec<&str> = of.iter().filter_map(|s| s.settings_file.as_deref()).collect();
+        let mut names: Vec<&str> = of
+            .iter()
+            .filter_map(|s| s.settings_file.as_deref())
+            .collect();
         names.sort_unstable();
         names.dedup();
         match names.as_slice() {

@@ -78,7 +78,10 @@ pub struct Settings {
 }
 
 fn corrupt<T>(msg: impl Into<String>) -> Result<T, FormatError> {
-    Err(FormatError::Corrupt(format!("settings record: {}", msg.into())))
+    Err(FormatError::Corrupt(format!(
+        "settings record: {}",
+        msg.into()
+    )))
 }
 
 /// `s` cut to at most `max` bytes at a character boundary.
@@ -122,7 +125,10 @@ pub fn encode(s: &Settings) -> Vec<u8> {
             0
         };
         out.push(flags);
-        for v in [b.error_threshold_cm, b.shell_distance_cm].into_iter().flatten() {
+        for v in [b.error_threshold_cm, b.shell_distance_cm]
+            .into_iter()
+            .flatten()
+        {
             out.extend(v.to_le_bytes());
         }
         let p = cut(&b.pattern, MAX_PATTERN_LEN);
@@ -246,6 +252,12 @@ fn parse(b: &[u8]) -> Result<Settings, FormatError> {
         None
     };
     let tool_version = r.str("ClipForge version")?;
+    if tool_version.len() > MAX_TOOL_VERSION_LEN {
+        return corrupt(format!(
+            "ClipForge version of {} bytes (at most {MAX_TOOL_VERSION_LEN})",
+            tool_version.len()
+        ));
+    }
     let count = r.take(2, "per-bone count")?;
     let count = u16::from_le_bytes([count[0], count[1]]) as usize;
     if count > MAX_BONE_SETTINGS {
@@ -336,7 +348,11 @@ mod tests {
         let body = &rec[..rec.len() - 2];
         for n in 0..body.len() {
             let e = parse(&body[..n]).unwrap_err();
-            assert!(e.to_string().starts_with("corrupt buffer: settings record:"), "{e}");
+            assert!(
+                e.to_string()
+                    .starts_with("corrupt buffer: settings record:"),
+                "{e}"
+            );
         }
         for i in 0..body.len() {
             for v in [0u8, 1, 0x7f, 0x80, 0xff] {
