@@ -8,7 +8,8 @@ use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::gui::{AppState, Command, Persisted};
 use eframe::egui;
-use egui_kittest::{Harness, kittest::Queryable};
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
 use std::path::Path;
 use std::time::Duration;
 
@@ -70,7 +71,7 @@ fn the_batch_progress_counts_files_known_before_it_starts() {
     for _ in 0..6000 {
         h.step();
         if let Some(bar) = h.query_by_label_contains(" · ETA ") {
-            seen.push(bar.label().unwrap_or_default());
+            seen.push(bar.accesskit_node().label().unwrap_or_default());
         }
         if !h.state().is_busy() {
             break;
