@@ -902,3 +902,60 @@ fn the_clips_tab_layout_holds_at_1280_by_800() {
         "the next clip opens with its error plots, not the table"
     );
 }
+
+/// Issue 26, finding 7 (layout) at both ends: at 1280 px the table fits the window (the Status
+/// column used to run past its right edge, its text cut off with no hover), and at 1920 px a
+/// failure's whole text fits its cell (nothing elided, so no hover needed).
+#[test]
+fn the_clip_table_fits_the_window_at_1280_and_1920() {
+    let input = tempfile::tempdir().unwrap();
+    write_takes(input.path(), 3);
+    std::fs::write(input.path().join("broken.bvh"), "HIERARCHY\nROOT Hips\n{\n").unwrap();
+    for width in [1280.0, 1920.0] {
+        let out = tempfile::tempdir().unwrap();
+        let p = Persisted {
+            input_dir: input.path().display().to_string(),
+            output_dir: out.path().display().to_string(),
+            ..Default::default()
+        };
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(width, 800.0))
+            .with_max_steps(200)
+            .build_ui_state(|ui, s: &mut AppState| s.ui(ui), AppState::new(p));
+        h.state_mut().handle(Command::Scan);
+        wait_idle(&mut h);
+        compress_all(&mut h);
+        let status = h.get_by_label("Status").rect();
+        assert!(
+            status.right() <= width,
+            "{width} px: the Status header ends at {}",
+            status.right()
+        );
+        let text = h
+            .state()
+            .library
+            .rows
+            .iter()
+            .find(|r| r.label == "broken")
+            .unwrap()
+            .status
+            .text();
+        let cell = h.get_by_label(&text).rect();
+        assert!(
+            cell.left() < width && cell.right() <= width,
+            "{width} px: the failed Status cell spans {}..{}",
+            cell.left(),
+            cell.right()
+        );
+        if width >= 1920.0 {
+            let at = cell.center();
+            h.hover_at(at);
+            h.run_steps(60);
+            assert_eq!(
+                h.query_all_by_label(&text).count(),
+                1,
+                "at {width} px the failure's text is elided (a hover shows it)"
+            );
+        }
+    }
+}
