@@ -61,7 +61,9 @@ fn files_with_and_without_the_record_read_and_sample_the_same() {
     assert!(a.settings().is_none());
     assert_eq!(b.settings(), Some(&settings()));
     assert_eq!(a.runtime_size(), b.runtime_size());
-    assert_eq!(new[..a.runtime_size()], old[..a.runtime_size()][..]);
+    // Past the header's flags, size and checksum (bytes 6..16), the runtime data is the same.
+    let rt = a.runtime_size();
+    assert!(new[16..rt] == old[16..rt] && new[..6] == old[..6]);
     assert_eq!(a.skeleton().names, b.skeleton().names);
     let (mut pa, mut pb) = (Pose::new(a.num_bones()), Pose::new(b.num_bones()));
     for i in 0..50 {
@@ -131,4 +133,34 @@ fn hostile_records_are_refused_with_a_clear_error() {
     reseal(&mut v9);
     let e = ClipReader::new(&v9).unwrap_err().to_string();
     assert!(e.contains("settings record: unsupported version 9"), "{e}");
+}
+
+/// A clip kept from a comparison gets the record of the settings that will make it from now on:
+/// `replace` swaps the record, and leaves the buffer as it was when it refuses.
+#[test]
+fn a_record_is_replaced_whole() {
+    let old = plain();
+    let mut buf = old.clone();
+    metadata::append(&mut buf, &settings()).unwrap();
+    let other = Settings {
+        bones: Vec::new(),
+        threshold_source: Source::Folder,
+        ..settings()
+    };
+    metadata::replace(&mut buf, &other).unwrap();
+    assert_eq!(ClipReader::new(&buf).unwrap().settings(), Some(&other));
+    let before = buf.clone();
+    let bad = Settings {
+        error_threshold_cm: -1.0,
+        ..settings()
+    };
+    assert!(metadata::replace(&mut buf, &bad).is_err());
+    assert_eq!(buf, before);
+    // A buffer without a record gets one.
+    let mut plain_buf = old.clone();
+    metadata::replace(&mut plain_buf, &other).unwrap();
+    assert_eq!(
+        ClipReader::new(&plain_buf).unwrap().settings(),
+        Some(&other)
+    );
 }

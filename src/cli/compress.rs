@@ -1052,15 +1052,17 @@ fn describe_settings(s: &Settings) -> String {
 
 fn settings_json(s: &Settings) -> serde_json::Value {
     let src = |s: Source| source_words(s);
+    // As short as the float32 reads back (0.02, not 0.019999999552965164), like the reports.
+    let cm = |v: f32| format!("{v}").parse::<f64>().unwrap_or(v as f64);
     serde_json::json!({
-        "error_threshold_cm": s.error_threshold_cm,
+        "error_threshold_cm": cm(s.error_threshold_cm),
         "threshold_source": src(s.threshold_source),
-        "shell_distance_cm": s.shell_distance_cm,
+        "shell_distance_cm": s.shell_distance_cm.map(cm),
         "shell_source": src(s.shell_source),
         "bones": s.bones.iter().map(|b| serde_json::json!({
             "pattern": b.pattern,
-            "error_threshold_cm": b.error_threshold_cm,
-            "shell_distance_cm": b.shell_distance_cm,
+            "error_threshold_cm": b.error_threshold_cm.map(cm),
+            "shell_distance_cm": b.shell_distance_cm.map(cm),
             "source": src(b.source),
         })).collect::<Vec<_>>(),
         "clipforge_version": s.tool_version,

@@ -164,6 +164,23 @@ pub fn append(buf: &mut Vec<u8>, s: &Settings) -> Result<(), FormatError> {
     Ok(())
 }
 
+/// [`append`] after removing the record the buffer holds, if any (a clip kept from a
+/// comparison is recorded with the settings that will make it from now on).
+pub fn replace(buf: &mut Vec<u8>, s: &Settings) -> Result<(), FormatError> {
+    if buf.len() < crate::format::HEADER_SIZE || buf[..4] != crate::format::MAGIC {
+        return Err(FormatError::BadMagic);
+    }
+    let flags = u16::from_le_bytes([buf[6], buf[7]]);
+    let runtime_size = u32::from_le_bytes([buf[16], buf[17], buf[18], buf[19]]) as usize;
+    let (start, _) = split(buf, runtime_size.min(buf.len()), flags)?;
+    // Checked before the buffer changes, so a refusal leaves it as it was.
+    let record = encode(s);
+    parse(&record[..record.len() - 2])?;
+    buf.truncate(start);
+    buf[6..8].copy_from_slice(&(flags & !FLAG_SETTINGS).to_le_bytes());
+    append(buf, s)
+}
+
 /// Where the names metadata that starts at `meta_start` ends, and the record when `flags` says
 /// there is one (it fills the end of the buffer; its last two bytes are its size).
 pub(crate) fn split(
