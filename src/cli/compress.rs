@@ -13,9 +13,10 @@ use clipforge_pipeline::{
     BatchOptions, CancelToken, ClipFile, Progress, ScanOptions, clip_stem, read_input,
     run_batch_configured, sanitize_name, scan_with,
 };
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Compression settings shared by `compress` and `watch`.
 #[derive(clap::Args, Debug, Clone)]
@@ -444,14 +445,13 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         missing,
         skipped_links,
         cancelled,
-    } = crate::cli::progress::collect_files_showing(
-        &args.paths,
-        &args.output,
+    } = crate::cli::progress::while_scanning(
         &ScanOptions {
             cancel: Some(cancel.clone()),
             other_filesystems: args.settings.other_filesystems,
             ..Default::default()
         },
+        |scan| collect_files(&args.paths, &args.output, scan),
     );
     if cancelled {
         // Ctrl-C during the scan: nothing was compressed or written yet.
@@ -484,21 +484,14 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         use_skip_cache: !args.settings.no_skip,
     };
     let progress = Progress::default();
-    let tty = std::io::stderr().is_terminal();
-    let quiet = args.quiet;
-    let started = std::time::Instant::now();
+    let (tty, quiet, started) = (std::io::stderr().is_terminal(), args.quiet, Instant::now());
     let on_row = |r: &ClipReport| {
-        // Counted in files, known before the first one started (see `ClipCounters`).
-        let (done, total) = progress.done_total();
-        let at = crate::cli::progress::prefix(done, total, progress.eta(started.elapsed()));
+        let at = crate::cli::progress::batch_prefix(&progress, started);
         let line = if let Some(e) = &r.error {
             format!("{at} FAILED {}", e)
         } else if quiet {
             if tty {
-                {
-                    use std::io::Write as _;
-                    let _ = write!(std::io::stderr(), "\r{at}\x1b[K");
-                }
+                let _ = write!(std::io::stderr(), "\r{at}\x1b[K");
             }
             return;
         } else {
@@ -950,28 +943,8 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         r.animated_subtracks,
         clipforge_pipeline::report::count(r.segments as usize, "segment", "segments")
     );
-    let hist: Vec<String> = r
-        .bit_rate_histogram
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .map(|(bits, n)| format!("{bits} bits: {n}"))
-        .collect();
-    out!(
-        "bit rates:   {}",
-        if hist.is_empty() {
-            "-".into()
-        } else {
-            hist.join(", ")
-        }
-    );
-    out!(
-        "settings:    {}",
-        reader.settings().map_or_else(
-            || "not recorded (written before ClipForge recorded them in .cfa files)".to_string(),
-            describe_settings
-        )
-    );
+    out!("bit rates:   {}", bit_rates_line(&r.bit_rate_histogram));
+    out!("settings:    {}", settings_line(reader.settings()));
     if let Some((raw, s)) = &measured {
         out!(
             "error:       {:.4} cm max (bone '{}', sample {}), {:.4} cm mean",
@@ -1002,6 +975,29 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `6 bits: 11, 7 bits: 14` (bit width: components × segments), `-` for none.
+fn bit_rates_line(histogram: &[u32]) -> String {
+    let hist: Vec<String> = histogram
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(bits, n)| format!("{bits} bits: {n}"))
+        .collect();
+    if hist.is_empty() {
+        "-".into()
+    } else {
+        hist.join(", ")
+    }
+}
+
+/// The settings line of `inspect`: the record's, or that the file has none.
+fn settings_line(s: Option<&Settings>) -> String {
+    s.map_or_else(
+        || "not recorded (written before ClipForge recorded them in .cfa files)".to_string(),
+        describe_settings,
+    )
 }
 
 /// Where a recorded setting came from, in words.

@@ -2,8 +2,8 @@
 //! found, a table per clip and the totals (the articles' "three challengers" table), the JSON of
 //! issue 16, and each codec's reconstruction as `.acl.sjson` for `clip_eval.py`.
 
-use crate::cli::compress::MemoryArgs;
-use crate::cli::progress::{FileProgress, collect_files_showing};
+use crate::cli::compress::{MemoryArgs, collect_files};
+use crate::cli::progress::{FileProgress, while_scanning};
 use clipforge_anim::formats;
 use clipforge_anim::lab::{self, ClipLab, LabOptions};
 use clipforge_pipeline::{clip_stem, read_input, sanitize_name};
@@ -95,11 +95,9 @@ pub fn run(args: &LabArgs) -> ExitCode {
         shell_distance: args.shell_distance,
         timings: !args.no_timings,
     };
-    let collected = collect_files_showing(
-        &args.paths,
-        Path::new(""),
-        &clipforge_pipeline::ScanOptions::default(),
-    );
+    let collected = while_scanning(&clipforge_pipeline::ScanOptions::default(), |scan| {
+        collect_files(&args.paths, Path::new(""), scan)
+    });
     let mut errors: Vec<ClipError> = collected
         .bad
         .iter()

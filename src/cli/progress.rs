@@ -4,11 +4,9 @@
 //! the folders are walked. On a terminal the status line is rewritten in place; otherwise lines
 //! are printed as they come.
 
-use crate::cli::compress::{Collected, collect_files};
 use clipforge_base::task::{eta, format_eta};
-use clipforge_pipeline::ScanOptions;
+use clipforge_pipeline::{Progress, ScanOptions};
 use std::io::{IsTerminal, Write as _};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -27,16 +25,17 @@ pub fn stderr_is_tty() -> bool {
     std::io::stderr().is_terminal()
 }
 
-/// [`collect_files`], showing "scanning… N found" on a terminal while it runs (a scan of a large
-/// library or a slow disk takes seconds; the bar's total is known only when it ends).
-pub fn collect_files_showing(paths: &[PathBuf], output: &Path, scan: &ScanOptions) -> Collected {
+/// Runs `scan_with(options)` (a folder scan: `collect_files`), showing "scanning… N found" on a
+/// terminal while it runs (a scan of a large library or a slow disk takes seconds; the bar's
+/// total is known only when it ends).
+pub fn while_scanning<T>(options: &ScanOptions, scan_with: impl FnOnce(&ScanOptions) -> T) -> T {
     if !stderr_is_tty() {
-        return collect_files(paths, output, scan);
+        return scan_with(options);
     }
     let found = Arc::new(AtomicUsize::new(0));
     let scan = ScanOptions {
         found: Some(found.clone()),
-        ..scan.clone()
+        ..options.clone()
     };
     let finished = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -56,10 +55,17 @@ pub fn collect_files_showing(paths: &[PathBuf], output: &Path, scan: &ScanOption
                 let _ = write!(std::io::stderr(), "\r\x1b[K");
             }
         });
-        let c = collect_files(paths, output, &scan);
+        let c = scan_with(&scan);
         finished.store(true, Ordering::Relaxed);
         c
     })
+}
+
+/// `[3/113 files · 2 min 05 s left]` for a batch's progress: counted in files, known before
+/// the first one started (see `ClipCounters`).
+pub fn batch_prefix(progress: &Progress, started: Instant) -> String {
+    let (done, total) = progress.done_total();
+    prefix(done, total, progress.eta(started.elapsed()))
 }
 
 /// Progress of a loop over files done on this thread (`lab`): counts files and their bytes.

@@ -157,6 +157,8 @@ struct Metadata {
     clip_name: String,
     original_num_samples: usize,
     skeleton: Skeleton,
+    /// What the clip was compressed with, when the file says ([`metadata`]).
+    settings: Option<metadata::Settings>,
 }
 
 /// A validated read-only view over a compressed clip. Construction checks every offset, count,
@@ -194,8 +196,6 @@ pub struct ClipReader<'a> {
     /// (kinds 1 and 3): what a pose sampled with [`Defaults::Skip`] still gets written.
     constants: Vec<(u32, u8)>,
     meta: Metadata,
-    /// What the clip was compressed with, when the file says ([`metadata`]).
-    settings: Option<metadata::Settings>,
 }
 
 /// One animated sub-track as the decoder sees it.
@@ -596,17 +596,8 @@ impl<'a> ClipReader<'a> {
             };
             Self::check_raw_values(buf, s, &layout, seg_len)?;
         }
-        let precisions = flags & FLAG_BONE_PRECISIONS != 0;
-        let (names_end, settings) = metadata::split(buf, runtime_size, flags)?;
-        let meta = Self::read_metadata(
-            buf,
-            runtime_size,
-            names_end,
-            num_bones,
-            num_samples,
-            wrap,
-            precisions,
-        )?;
+        let meta =
+            Self::read_metadata(buf, runtime_size, len, num_bones, num_samples, wrap, flags)?;
         let sk = &meta.skeleton;
         let mut fixed_rotations = sk.bind_rotations.clone();
         let mut fixed_translations: Vec<Vec3A> =
@@ -725,7 +716,6 @@ impl<'a> ClipReader<'a> {
             seg_offsets,
             constants,
             meta,
-            settings,
         })
     }
 
@@ -770,8 +760,11 @@ impl<'a> ClipReader<'a> {
         num_bones: usize,
         num_samples: usize,
         wrap: bool,
-        precisions: bool,
+        flags: u16,
     ) -> Result<Metadata, FormatError> {
+        let precisions = flags & FLAG_BONE_PRECISIONS != 0;
+        // The optional settings record fills the end of the buffer: the names end before it.
+        let (end, settings) = metadata::split(&buf[..end], start, flags)?;
         let mut c = Cursor {
             buf,
             pos: start,
@@ -834,6 +827,7 @@ impl<'a> ClipReader<'a> {
             clip_name,
             original_num_samples,
             skeleton,
+            settings,
         })
     }
 
@@ -891,7 +885,7 @@ impl<'a> ClipReader<'a> {
     /// The settings the clip was compressed with and their sources, when the file records them
     /// (flags bit 7; files from earlier versions do not).
     pub fn settings(&self) -> Option<&metadata::Settings> {
-        self.settings.as_ref()
+        self.meta.settings.as_ref()
     }
 
     /// Kinds (default/constant/animated) of a bone's rotation, translation and scale.
