@@ -104,13 +104,14 @@ fn seeds_run_through_every_target() {
 }
 
 /// The committed `.cfa` seeds start the fuzzer inside every optional part of the format: an
-/// additive layer (flags bits 2-3), reference rotations (bit 4, and bit 6's 3-byte layout) and
-/// per-bone precisions (bit 5),
+/// additive layer (flags bits 2-3), reference rotations (bit 4, and bit 6's 3-byte layout),
+/// per-bone precisions (bit 5) and the settings record (bit 7),
 /// which compressing the plain sample clips at run time never makes.
 #[test]
 fn committed_cfa_seeds_cover_every_optional_section() {
     use clipforge::anim::runtime::format::{
-        FLAG_ADDITIVE_MASK, FLAG_BONE_PRECISIONS, FLAG_COMPACT_REFERENCES, FLAG_ROTATION_REFERENCES,
+        FLAG_ADDITIVE_MASK, FLAG_BONE_PRECISIONS, FLAG_COMPACT_REFERENCES,
+        FLAG_ROTATION_REFERENCES, FLAG_SETTINGS,
     };
     let seeds: Vec<u16> = inputs("seeds")
         .iter()
@@ -127,6 +128,7 @@ fn committed_cfa_seeds_cover_every_optional_section() {
         (FLAG_ROTATION_REFERENCES, "reference rotations"),
         (FLAG_BONE_PRECISIONS, "per-bone precisions"),
         (FLAG_COMPACT_REFERENCES, "3-byte reference rotations"),
+        (FLAG_SETTINGS, "a settings record"),
     ] {
         assert!(
             seeds.iter().any(|f| f & flag != 0),

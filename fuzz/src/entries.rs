@@ -155,6 +155,22 @@ pub fn cfa(data: &[u8]) {
         return;
     };
     let strict = strict();
+    // The settings record (flags bit 7): what the reader accepts is what the writer writes,
+    // byte for byte, and its lengths are positive numbers.
+    if let Some(s) = r.settings()
+        && strict
+    {
+        let rec = clipforge::anim::runtime::metadata::encode(s);
+        assert!(
+            data.ends_with(&rec),
+            "accepted settings record does not re-encode to its bytes"
+        );
+        assert!(s.error_threshold_cm.is_finite() && s.error_threshold_cm > 0.0);
+        assert!(
+            s.shell_distance_cm
+                .is_none_or(|d| d.is_finite() && d >= 0.0)
+        );
+    }
     let nb = r.num_bones();
     let mut pose = Pose::new(nb);
     for looping in [Looping::Clamp, Looping::Wrap] {

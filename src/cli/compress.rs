@@ -4,6 +4,7 @@
 
 use clipforge_anim::formats::{self, ClipFormat};
 use clipforge_anim::limits::CheckMemoryBudget;
+use clipforge_anim::runtime::metadata::{Settings, Source};
 use clipforge_anim::{ClipReader, CompressionSettings, RawClip, metric};
 use clipforge_pipeline::folder_settings::{Overrides, SettingsResolver};
 use clipforge_pipeline::report::{BatchReport, ClipReport};
@@ -12,10 +13,10 @@ use clipforge_pipeline::{
     BatchOptions, CancelToken, ClipFile, Progress, ScanOptions, clip_stem, read_input,
     run_batch_configured, sanitize_name, scan_with,
 };
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 /// Compression settings shared by `compress` and `watch`.
 #[derive(clap::Args, Debug, Clone)]
@@ -444,13 +445,13 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         missing,
         skipped_links,
         cancelled,
-    } = collect_files(
-        &args.paths,
-        &args.output,
+    } = crate::cli::progress::while_scanning(
         &ScanOptions {
             cancel: Some(cancel.clone()),
             other_filesystems: args.settings.other_filesystems,
+            ..Default::default()
         },
+        |scan| collect_files(&args.paths, &args.output, scan),
     );
     if cancelled {
         // Ctrl-C during the scan: nothing was compressed or written yet.
@@ -483,24 +484,19 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         use_skip_cache: !args.settings.no_skip,
     };
     let progress = Progress::default();
-    let tty = std::io::stderr().is_terminal();
-    let quiet = args.quiet;
+    let (tty, quiet, started) = (std::io::stderr().is_terminal(), args.quiet, Instant::now());
     let on_row = |r: &ClipReport| {
-        let done = progress.done_clips.load(Ordering::Relaxed);
-        let total = progress.total_clips.load(Ordering::Relaxed);
+        let at = crate::cli::progress::batch_prefix(&progress, started);
         let line = if let Some(e) = &r.error {
-            format!("[{done}/{total}] FAILED {}", e)
+            format!("{at} FAILED {}", e)
         } else if quiet {
             if tty {
-                {
-                    use std::io::Write as _;
-                    let _ = write!(std::io::stderr(), "\r[{done}/{total}]\x1b[K");
-                }
+                let _ = write!(std::io::stderr(), "\r{at}\x1b[K");
             }
             return;
         } else {
             format!(
-                "[{done}/{total}] {} {} ({}): {}, {}, {:.1} ms",
+                "{at} {} {} ({}): {}, {}, {:.1} ms",
                 if r.skipped {
                     "up to date"
                 } else {
@@ -530,7 +526,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     }
     report.clips.extend(bad);
     report.recompute_totals();
-    print_summary(&report, missing);
+    print_summary(&report, missing, files.len());
     if excluded > 0 {
         say!(
             "{} left out by exclude patterns",
@@ -575,12 +571,13 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
 
 /// `missing`: rows of paths that do not exist, counted in the report's totals (each is an error
 /// row) but said apart here: they are not clips.
-fn print_summary(report: &BatchReport, missing: usize) {
+/// `files`: the input files the batch went through (the progress lines' unit).
+fn print_summary(report: &BatchReport, missing: usize, files: usize) {
     let t = &report.totals;
     let done = t.clips - t.failed - t.skipped - t.cancelled;
     let missing = missing.min(t.failed);
     say!(
-        "{}: {done} compressed, {} up to date, {} failed{}{}",
+        "{}: {done} compressed, {} up to date, {} failed{}{} ({})",
         clipforge_pipeline::report::count(t.clips - missing, "clip", "clips"),
         t.skipped,
         t.failed - missing,
@@ -593,8 +590,12 @@ fn print_summary(report: &BatchReport, missing: usize) {
             0 => String::new(),
             1 => "; 1 path does not exist".to_string(),
             n => format!("; {n} paths do not exist"),
-        }
+        },
+        clipforge_pipeline::report::count(files, "file", "files")
     );
+    for line in clipforge_pipeline::report::settings_sources_summary(&report.clips) {
+        say!("{line}");
+    }
     if t.raw_bytes > 0 {
         say!(
             "raw {:.2} MB -> {:.2} MB ({}), worst error {}",
@@ -897,6 +898,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
             "skeleton": bones,
             "clip": reader.clip_name(),
             "compression": stats,
+            "settings": reader.settings().map(settings_json),
             "error": err,
         });
         out!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
@@ -941,21 +943,8 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         r.animated_subtracks,
         clipforge_pipeline::report::count(r.segments as usize, "segment", "segments")
     );
-    let hist: Vec<String> = r
-        .bit_rate_histogram
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .map(|(bits, n)| format!("{bits} bits: {n}"))
-        .collect();
-    out!(
-        "bit rates:   {}",
-        if hist.is_empty() {
-            "-".into()
-        } else {
-            hist.join(", ")
-        }
-    );
+    out!("bit rates:   {}", bit_rates_line(&r.bit_rate_histogram));
+    out!("settings:    {}", settings_line(reader.settings()));
     if let Some((raw, s)) = &measured {
         out!(
             "error:       {:.4} cm max (bone '{}', sample {}), {:.4} cm mean",
@@ -986,6 +975,94 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `6 bits: 11, 7 bits: 14` (bit width: components × segments), `-` for none.
+fn bit_rates_line(histogram: &[u32]) -> String {
+    let hist: Vec<String> = histogram
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(bits, n)| format!("{bits} bits: {n}"))
+        .collect();
+    if hist.is_empty() {
+        "-".into()
+    } else {
+        hist.join(", ")
+    }
+}
+
+/// The settings line of `inspect`: the record's, or that the file has none.
+fn settings_line(s: Option<&Settings>) -> String {
+    s.map_or_else(
+        || "not recorded (written before ClipForge recorded them in .cfa files)".to_string(),
+        describe_settings,
+    )
+}
+
+/// Where a recorded setting came from, in words.
+fn source_words(s: Source) -> &'static str {
+    match s {
+        Source::Default => "default",
+        Source::Explicit => "command line, pipeline or app",
+        Source::Folder => "folder clipforge.toml",
+        Source::Clip => "[[clip]] table",
+    }
+}
+
+/// One line: `threshold 0.02 cm ([[clip]] table) · shell: each bone's own · per-bone: head 0.002
+/// cm ([[clip]] table) · ClipForge 0.1.0`.
+fn describe_settings(s: &Settings) -> String {
+    let mut out = format!(
+        "threshold {} cm ({})",
+        s.error_threshold_cm,
+        source_words(s.threshold_source)
+    );
+    match s.shell_distance_cm {
+        Some(d) => out.push_str(&format!(
+            " · shell {d} cm ({})",
+            source_words(s.shell_source)
+        )),
+        None => out.push_str(" · shell: each bone's own"),
+    }
+    if !s.bones.is_empty() {
+        let bones: Vec<String> = s
+            .bones
+            .iter()
+            .map(|b| {
+                let mut t = b.pattern.clone();
+                if let Some(v) = b.error_threshold_cm {
+                    t.push_str(&format!(" {v} cm"));
+                }
+                if let Some(v) = b.shell_distance_cm {
+                    t.push_str(&format!(" shell {v} cm"));
+                }
+                format!("{t} ({})", source_words(b.source))
+            })
+            .collect();
+        out.push_str(&format!(" · per-bone: {}", bones.join(", ")));
+    }
+    out.push_str(&format!(" · ClipForge {}", s.tool_version));
+    out
+}
+
+fn settings_json(s: &Settings) -> serde_json::Value {
+    let src = |s: Source| source_words(s);
+    // As short as the float32 reads back (0.02, not 0.019999999552965164), like the reports.
+    let cm = |v: f32| format!("{v}").parse::<f64>().unwrap_or(v as f64);
+    serde_json::json!({
+        "error_threshold_cm": cm(s.error_threshold_cm),
+        "threshold_source": src(s.threshold_source),
+        "shell_distance_cm": s.shell_distance_cm.map(cm),
+        "shell_source": src(s.shell_source),
+        "bones": s.bones.iter().map(|b| serde_json::json!({
+            "pattern": b.pattern,
+            "error_threshold_cm": b.error_threshold_cm.map(cm),
+            "shell_distance_cm": b.shell_distance_cm.map(cm),
+            "source": src(b.source),
+        })).collect::<Vec<_>>(),
+        "clipforge_version": s.tool_version,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

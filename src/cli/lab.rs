@@ -3,6 +3,7 @@
 //! issue 16, and each codec's reconstruction as `.acl.sjson` for `clip_eval.py`.
 
 use crate::cli::compress::{MemoryArgs, collect_files};
+use crate::cli::progress::{FileProgress, while_scanning};
 use clipforge_anim::formats;
 use clipforge_anim::lab::{self, ClipLab, LabOptions};
 use clipforge_pipeline::{clip_stem, read_input, sanitize_name};
@@ -94,11 +95,9 @@ pub fn run(args: &LabArgs) -> ExitCode {
         shell_distance: args.shell_distance,
         timings: !args.no_timings,
     };
-    let collected = collect_files(
-        &args.paths,
-        Path::new(""),
-        &clipforge_pipeline::ScanOptions::default(),
-    );
+    let collected = while_scanning(&clipforge_pipeline::ScanOptions::default(), |scan| {
+        collect_files(&args.paths, Path::new(""), scan)
+    });
     let mut errors: Vec<ClipError> = collected
         .bad
         .iter()
@@ -110,8 +109,11 @@ pub fn run(args: &LabArgs) -> ExitCode {
     let mut labs: Vec<ClipLab> = Vec::new();
     let mut files = collected.files;
     files.sort_by(|a, b| a.path.cmp(&b.path));
+    // Three codecs per clip take seconds each: say which file runs, with an ETA.
+    let mut progress = FileProgress::new(files.iter().map(|f| f.size_bytes));
     for f in &files {
         let shown = f.path.display().to_string();
+        progress.start(&format!("lab: {shown}"));
         // Import errors name the file and the place themselves.
         let clips = match read_input(&f.path)
             .map_err(|e| e.message)
@@ -120,7 +122,9 @@ pub fn run(args: &LabArgs) -> ExitCode {
             }) {
             Ok(c) => c,
             Err(e) => {
+                progress.clear();
                 eprintln!("{e}");
+                progress.finish_file(f.size_bytes);
                 errors.push(ClipError {
                     path: shown,
                     error: e,
@@ -136,7 +140,12 @@ pub fn run(args: &LabArgs) -> ExitCode {
             } else {
                 stem
             };
-            match lab::run_clip(clip, &shown, &opts) {
+            if several {
+                progress.start(&format!("lab: {shown} ({})", clip.name));
+            }
+            let result = lab::run_clip(clip, &shown, &opts);
+            progress.clear();
+            match result {
                 Ok((mut lab, lossy)) => {
                     lab.clip = name.clone();
                     print_clip(&lab);
@@ -175,7 +184,9 @@ pub fn run(args: &LabArgs) -> ExitCode {
                 }
             }
         }
+        progress.finish_file(f.size_bytes);
     }
+    progress.clear();
     print_totals(&labs, t);
     if let Some(out) = &args.json {
         let doc = LabJson {

@@ -4,3 +4,4 @@
 pub mod compress;
 pub mod headers;
 pub mod lab;
+pub mod progress;

@@ -22,6 +22,14 @@ use std::time::{Duration, Instant};
 pub struct ScanJob {
     pub root: PathBuf,
     rx: Receiver<(pipeline::ScanResult, Duration)>,
+    /// Checked by the scan at every entry: Cancel (Esc) stops it at once.
+    pub cancel: CancelToken,
+}
+
+impl Drop for ScanJob {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
 }
 
 pub struct InspectJob {
@@ -64,8 +72,8 @@ pub struct BatchJob {
     pub progress: Arc<Progress>,
     rx: Receiver<BatchMsg>,
     pub started: Instant,
-    /// Expected number of clips (inspected clip counts, 1 per file not inspected yet).
-    pub total_clips: u64,
+    /// Input files of the batch: the progress unit, known before it starts (as the CLI's).
+    pub total_files: u64,
     /// Input files not finished yet.
     pub queued: HashSet<PathBuf>,
     pub settings: crate::anim::CompressionSettings,
@@ -73,15 +81,19 @@ pub struct BatchJob {
     pub output: PathBuf,
 }
 
-/// A snapshot of a running batch's counters.
+/// A snapshot of a running batch's counters: `done` of `total` input files (the CLI's unit:
+/// the clips a file holds are known only once it is opened), the clips they held so far.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BatchCounts {
     pub done: u64,
+    pub total: u64,
+    pub done_clips: u64,
     pub failed: u64,
     pub skipped: u64,
     pub raw_bytes: u64,
-    pub total: u64,
     pub elapsed: Duration,
+    /// Time left, weighted by file size (`ClipCounters::eta`).
+    pub eta: Option<Duration>,
 }
 
 impl BatchCounts {
@@ -92,15 +104,6 @@ impl BatchCounts {
         } else {
             self.raw_bytes as f64 / 1024.0 / s
         }
-    }
-    pub fn eta(&self) -> Option<Duration> {
-        if self.done == 0 || self.done >= self.total {
-            return None;
-        }
-        let per = self.elapsed.as_secs_f64() / self.done as f64;
-        Some(Duration::from_secs_f64(
-            per * (self.total - self.done) as f64,
-        ))
     }
     pub fn fraction(&self) -> f32 {
         if self.total == 0 {
@@ -114,17 +117,16 @@ impl BatchCounts {
 impl BatchJob {
     pub fn counts(&self) -> BatchCounts {
         let p = &self.progress;
-        let done = p.done_clips.load(Ordering::Relaxed);
+        let elapsed = self.started.elapsed();
         BatchCounts {
-            done,
+            done: p.done_files.load(Ordering::Relaxed),
+            total: self.total_files,
+            done_clips: p.done_clips.load(Ordering::Relaxed),
             failed: p.failed_clips.load(Ordering::Relaxed),
             skipped: p.skipped_clips.load(Ordering::Relaxed),
             raw_bytes: p.raw_bytes_done.load(Ordering::Relaxed),
-            total: self
-                .total_clips
-                .max(p.total_clips.load(Ordering::Relaxed))
-                .max(done),
-            elapsed: self.started.elapsed(),
+            elapsed,
+            eta: p.eta(elapsed),
         }
     }
 }
@@ -139,18 +141,14 @@ pub struct BatchOutcome {
 }
 
 /// Starts `pipeline::run_batch_with` on a thread; rows are sent to the UI as they finish.
-pub fn start_batch(
-    files: Vec<ClipFile>,
-    options: BatchOptions,
-    total_clips: u64,
-    ctx: egui::Context,
-) -> BatchJob {
+pub fn start_batch(files: Vec<ClipFile>, options: BatchOptions, ctx: egui::Context) -> BatchJob {
     let (tx, rx) = mpsc::channel();
     let cancel = CancelToken::default();
     let progress = Arc::new(Progress::default());
     let queued: HashSet<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let settings = options.settings.clone();
     let output = options.output_root.clone();
+    let total_files = files.len() as u64;
     {
         let cancel = cancel.clone();
         let progress = progress.clone();
@@ -178,7 +176,7 @@ pub fn start_batch(
         progress,
         rx,
         started: Instant::now(),
-        total_clips,
+        total_files,
         queued,
         settings,
         output,
@@ -266,16 +264,22 @@ impl ClipJobs {
         }
         let (tx, rx) = mpsc::channel();
         let r = root.clone();
+        let cancel = CancelToken::default();
+        let options = pipeline::ScanOptions {
+            cancel: Some(cancel.clone()),
+            ..Default::default()
+        };
         std::thread::spawn(move || {
             pipeline::lower_thread_priority();
             let t = Instant::now();
-            let found = pipeline::scan_with_special(&r);
+            let found = pipeline::scan_with(&r, &options);
             let _ = tx.send((found, t.elapsed()));
         });
         self.inspect_job = None;
         self.scan_job = Some(ScanJob {
             root: root.clone(),
             rx,
+            cancel,
         });
         Ok(root)
     }
@@ -491,18 +495,13 @@ impl ClipJobs {
             CompressScope::Files(paths) => Some(paths.iter().collect()),
         };
         let mut files = Vec::new();
-        let mut total_clips = 0u64;
-        for (f, ins) in lib.files.iter().zip(&lib.inspect) {
+        for f in &lib.files {
             if wanted.as_ref().is_some_and(|w| !w.contains(&f.path))
                 || lib.special.contains(&f.path)
             {
                 continue;
             }
             files.push(f.clone());
-            total_clips += match ins {
-                Inspect::Clips(c) => c.len().max(1) as u64,
-                _ => 1,
-            };
         }
         if files.is_empty() {
             return Err("No clips to compress in this folder".into());
@@ -515,12 +514,7 @@ impl ClipJobs {
         }
         self.batch_generation += 1;
         self.cached_job = None;
-        self.batch = Some(start_batch(
-            files,
-            request.options,
-            total_clips,
-            ctx.clone(),
-        ));
+        self.batch = Some(start_batch(files, request.options, ctx.clone()));
         Ok(())
     }
 
@@ -570,9 +564,13 @@ impl ClipJobs {
             if cancelled {
                 out.push(Command::Message {
                     text: format!(
-                        "Cancelled: {} of {} clips done, nothing partial written",
-                        counts.done.saturating_sub(report.totals.cancelled as u64),
-                        counts.total
+                        "Cancelled: {} done, {} not compressed, nothing partial written",
+                        pipeline::report::count(
+                            report.totals.clips - report.totals.cancelled,
+                            "clip",
+                            "clips"
+                        ),
+                        report.totals.cancelled
                     ),
                     error: false,
                 });
@@ -590,6 +588,8 @@ impl ClipJobs {
         if let Some(b) = &self.batch {
             b.cancel.cancel();
         }
+        // Dropping the job cancels its scan (the table keeps what it showed).
+        self.scan_job = None;
         self.pending_compress = None;
     }
 }

@@ -207,14 +207,15 @@ impl ClipsView {
             ui.separator();
             if let Some(job) = &cx.jobs.batch {
                 let c = job.counts();
-                let eta = c.eta().map_or("—".to_string(), |d| {
-                    format!("{:.0} s", d.as_secs_f64().ceil())
-                });
+                let eta = c
+                    .eta
+                    .map_or("—".to_string(), clipforge_base::task::format_eta);
                 let text = if job.cancel.is_cancelled() {
                     "Cancelling…".to_string()
                 } else {
+                    // Files, as the CLI counts: known before the batch starts, never growing.
                     format!(
-                        "{} / {} clips · {:.0} KB/s · ETA {eta}{}",
+                        "{} / {} files · {:.0} KB/s · ETA {eta}{}",
                         fmt_count(c.done),
                         fmt_count(c.total),
                         c.kb_per_s(),
@@ -243,8 +244,9 @@ impl ClipsView {
             } else if let Some(last) = &cx.jobs.last_batch {
                 let t = &last.report.totals;
                 ui.label(format!(
-                    "Last batch: {} clips ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
+                    "Last batch: {} clips from {} files ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
                     fmt_count(t.clips as u64),
+                    fmt_count(last.counts.total),
                     t.skipped,
                     t.failed,
                     t.wall_ms / 1000.0,
@@ -306,17 +308,20 @@ impl ClipsView {
             .resizable(true)
             .sense(egui::Sense::click())
             .cell_layout(egui::Layout::left_to_right(egui::Align::Center))
-            .column(Column::initial(180.0).at_least(80.0).clip(true))
-            .column(Column::initial(70.0).at_least(50.0))
+            // The figures' columns are as wide as their headers; the name and the status share
+            // what is left, so the table fits the window at 1280 px (the status column used to
+            // run past its edge, cut off with no hover) and uses a 1920 px one.
+            .column(Column::remainder().at_least(100.0).clip(true))
+            .column(Column::initial(64.0).at_least(50.0))
             .column(Column::initial(50.0).at_least(40.0))
             .column(Column::initial(66.0).at_least(50.0))
             .column(Column::initial(62.0).at_least(50.0))
+            .column(Column::initial(72.0).at_least(60.0))
             .column(Column::initial(78.0).at_least(60.0))
-            .column(Column::initial(84.0).at_least(60.0))
-            .column(Column::initial(56.0).at_least(44.0))
-            .column(Column::initial(100.0).at_least(60.0))
-            .column(Column::initial(70.0).at_least(50.0))
-            .column(Column::initial(70.0).at_least(50.0))
+            .column(Column::initial(50.0).at_least(44.0))
+            .column(Column::initial(94.0).at_least(60.0))
+            .column(Column::initial(66.0).at_least(50.0))
+            .column(Column::initial(64.0).at_least(50.0))
             .column(Column::remainder().at_least(120.0).clip(true))
             .min_scrolled_height(0.0)
             .header(text_h + 4.0, |mut header| {

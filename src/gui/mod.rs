@@ -374,7 +374,14 @@ impl AppState {
                 // The clip table keeps room for rows whatever the detail holds (at 1280×800
                 // with the per-bone table open it shrank to one row).
                 .max_size((h - 170.0).max(200.0))
-                .show(ui, |ui| out.extend(detail.ui(ui, library, threshold)));
+                .show(ui, |ui| {
+                    // What does not fit scrolls: taller content pushed the title row (Compare
+                    // presets…, Close) up under the table at 1280×800 with a 31-bone clip.
+                    egui::ScrollArea::vertical()
+                        .id_salt("cf_detail_scroll")
+                        .auto_shrink(false)
+                        .show(ui, |ui| out.extend(detail.ui(ui, library, threshold)));
+                });
         }
         egui::CentralPanel::default().show(ui, |ui| out.extend(clips.table_ui(ui, &mut cx)));
         out
@@ -441,6 +448,9 @@ impl AppState {
                 self.compress(CompressScope::Files(paths));
             }
             Command::Cancel => {
+                if self.jobs.scan_job.is_some() {
+                    self.clips.message = Some(("Scan cancelled".into(), false));
+                }
                 self.jobs.cancel();
                 if self.persisted.tab == Tab::Headers {
                     self.headers.cancel();

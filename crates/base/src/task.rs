@@ -7,6 +7,7 @@
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Shared cancellation flag: clones share it; set it from any thread and running jobs stop at
 /// their next check (a clip boundary, a translation unit) and write nothing partial.
@@ -107,12 +108,21 @@ impl<C: Counters> Progress<C> {
 
 /// A clip batch's counters (`clipforge_pipeline::Progress`).
 ///
-/// `total_clips` starts at the number of files and grows when a glTF file turns out to hold
-/// several animations. `done_clips` counts every finished row (compressed, failed, skipped or
-/// cancelled), so `done_clips == total_clips` at the end; `failed_clips` and `skipped_clips` are
-/// subsets of it.
+/// Progress is counted in **input files**: the only unit whose total is known before the batch
+/// starts (a glTF or FBX file holds any number of clips, known only once it is opened).
+/// `total_files` and `total_input_bytes` are set once, before the first file; `done_files` and
+/// `done_input_bytes` grow as files finish, so a bar over them never runs backwards and the ETA
+/// ([`Self::eta`]) weighs files by size. The clip counters say what the finished files held:
+/// `total_clips` starts at the number of files and grows as files turn out to hold several
+/// clips; `done_clips` counts every finished row (compressed, failed, skipped or cancelled), so
+/// `done_clips == total_clips` at the end; `failed_clips` and `skipped_clips` are subsets of it.
 #[derive(Debug, Default)]
 pub struct ClipCounters {
+    pub total_files: AtomicU64,
+    pub done_files: AtomicU64,
+    /// Sizes of the input files, the ETA's weights.
+    pub total_input_bytes: AtomicU64,
+    pub done_input_bytes: AtomicU64,
     pub total_clips: AtomicU64,
     pub done_clips: AtomicU64,
     pub failed_clips: AtomicU64,
@@ -121,12 +131,55 @@ pub struct ClipCounters {
     pub raw_bytes_done: AtomicU64,
 }
 
+impl ClipCounters {
+    /// Time left after `elapsed`, from the input bytes finished (see [`eta`]).
+    pub fn eta(&self, elapsed: Duration) -> Option<Duration> {
+        eta(
+            elapsed,
+            (
+                self.done_input_bytes.load(Ordering::Relaxed),
+                self.total_input_bytes.load(Ordering::Relaxed),
+            ),
+            (
+                self.done_files.load(Ordering::Relaxed),
+                self.total_files.load(Ordering::Relaxed),
+            ),
+        )
+    }
+}
+
 impl Counters for ClipCounters {
     fn done_total(&self) -> (u64, u64) {
         (
-            self.done_clips.load(Ordering::Relaxed),
-            self.total_clips.load(Ordering::Relaxed),
+            self.done_files.load(Ordering::Relaxed),
+            self.total_files.load(Ordering::Relaxed),
         )
+    }
+}
+
+/// Time left of a job that took `elapsed` for `bytes.0` of `bytes.1` input bytes and `items.0`
+/// of `items.1` items: by bytes (an import's time grows with its file's size), by items when the
+/// sizes say nothing (all empty). `None` before the first item finishes or after the last.
+pub fn eta(elapsed: Duration, bytes: (u64, u64), items: (u64, u64)) -> Option<Duration> {
+    let (done, total) = if bytes.1 > 0 && bytes.0 > 0 {
+        bytes
+    } else {
+        items
+    };
+    if items.0 == 0 || items.0 >= items.1 || done == 0 || done >= total {
+        return None;
+    }
+    let left = elapsed.as_secs_f64() * (total - done) as f64 / done as f64;
+    Some(Duration::from_secs_f64(left))
+}
+
+/// A short duration for a progress line: `45 s`, `3 min 05 s`, `2 h 10 min`.
+pub fn format_eta(d: Duration) -> String {
+    let s = d.as_secs_f64().ceil() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
     }
 }
 
@@ -171,5 +224,27 @@ mod tests {
         assert_eq!(p.done_total(), (1, 4));
         p.set_phase("checking files");
         assert_eq!(p.phase(), "checking files");
+    }
+
+    /// The ETA follows bytes, not items: one big file done of a big and three small ones leaves
+    /// little; no ETA before the first item or after the last.
+    #[test]
+    fn eta_weighs_items_by_size() {
+        let ten = Duration::from_secs(10);
+        assert_eq!(eta(ten, (0, 100), (0, 4)), None);
+        assert_eq!(eta(ten, (100, 100), (4, 4)), None);
+        let left = eta(ten, (90, 100), (1, 4)).unwrap();
+        assert!((left.as_secs_f64() - 10.0 / 9.0).abs() < 1e-6, "{left:?}");
+        // Empty files: by items.
+        let left = eta(ten, (0, 0), (1, 4)).unwrap();
+        assert!((left.as_secs_f64() - 30.0).abs() < 1e-6, "{left:?}");
+        let c = ClipCounters::default();
+        c.total_files.store(2, Ordering::Relaxed);
+        c.total_input_bytes.store(300, Ordering::Relaxed);
+        c.done_files.store(1, Ordering::Relaxed);
+        c.done_input_bytes.store(100, Ordering::Relaxed);
+        assert_eq!(c.eta(ten), Some(Duration::from_secs(20)));
+        assert_eq!(format_eta(Duration::from_secs(185)), "3 min 05 s");
+        assert_eq!(format_eta(Duration::from_millis(44_100)), "45 s");
     }
 }

@@ -240,12 +240,27 @@ impl AbRun {
             .0
             .join(if s == Side::A { "a" } else { "b" })
             .join(rel);
-        let bytes = clipforge_base::fsio::read_regular(&from, MAX_OUTPUT_BYTES).map_err(|e| {
-            AbError::Write {
-                path: from.clone(),
-                reason: e.to_string(),
-            }
-        })?;
+        let mut bytes =
+            clipforge_base::fsio::read_regular(&from, MAX_OUTPUT_BYTES).map_err(|e| {
+                AbError::Write {
+                    path: from.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+        // The settings a batch records for it now (the kept values win over the defaults):
+        // in the report, and in the file's settings record, so a later batch that remakes it
+        // writes the very same bytes.
+        let resolver = folder_settings::SettingsResolver::new(
+            side.settings.clone(),
+            folder_settings::Overrides::default(),
+        );
+        let resolved = resolver
+            .resolve(&root, &self.file.path, self.file.format)
+            .ok();
+        if let Some(r) = &resolved {
+            // A .cfs has no record: kept as made (a refusal leaves the bytes as they were).
+            let _ = clipforge_anim::runtime::metadata::replace(&mut bytes, &r.clip.record());
+        }
         let to = output_root.join(rel);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent).map_err(|e| AbError::Write {
@@ -257,15 +272,11 @@ impl AbRun {
             path: to.clone(),
             reason: e.to_string(),
         })?;
-        // The settings a batch records for it now (the kept values win over the defaults).
-        let resolver = folder_settings::SettingsResolver::new(
-            side.settings.clone(),
-            folder_settings::Overrides::default(),
-        );
         let mut report = side.report.clone();
         report.output = Some(to.display().to_string());
         report.skipped = false;
-        if let Ok(r) = resolver.resolve(&root, &self.file.path, self.file.format) {
+        report.file_bytes = bytes.len() as u64;
+        if let Some(r) = resolved {
             report.settings = Some(r.clip);
         }
         Ok(Kept {

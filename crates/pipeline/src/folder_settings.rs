@@ -441,6 +441,10 @@ pub struct ClipSettings {
     /// How many of `bones` (the last ones) come from the `[[clip]]` table's `[[clip.bone]]`s.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub clip_bones: usize,
+    /// How many of `bones` (the first ones) come from the folder file's `[[bone]]` tables; the
+    /// ones between are explicit (command line, pipeline, app).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub folder_bones: usize,
 }
 
 fn is_default_source(s: &SettingSource) -> bool {
@@ -460,6 +464,43 @@ impl ClipSettings {
             && self.units == other.units
             && self.sample_rate_hz == other.sample_rate_hz
             && self.bones == other.bones
+    }
+
+    /// The record a `.cfa` keeps of them (`clipforge inspect` shows it; `docs/FORMAT.md`,
+    /// "Settings record"), stamped with this ClipForge's version.
+    pub fn record(&self) -> clipforge_anim::runtime::metadata::Settings {
+        use clipforge_anim::runtime::metadata::{BoneSetting, Settings, Source};
+        let source = |s: SettingSource| match s {
+            SettingSource::Default => Source::Default,
+            SettingSource::Explicit => Source::Explicit,
+            SettingSource::Folder => Source::Folder,
+            SettingSource::Clip => Source::Clip,
+        };
+        let clip_from = self.bones.len() - self.clip_bones.min(self.bones.len());
+        Settings {
+            error_threshold_cm: self.error_threshold_cm,
+            threshold_source: source(self.threshold_source),
+            shell_distance_cm: self.shell_distance_cm,
+            shell_source: source(self.shell_source),
+            bones: self
+                .bones
+                .iter()
+                .enumerate()
+                .map(|(i, b)| BoneSetting {
+                    pattern: b.pattern.clone(),
+                    source: if i >= clip_from {
+                        Source::Clip
+                    } else if i < self.folder_bones {
+                        Source::Folder
+                    } else {
+                        Source::Explicit
+                    },
+                    error_threshold_cm: b.error_threshold,
+                    shell_distance_cm: b.shell_distance,
+                })
+                .collect(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
     }
 
     /// A clip-specific choice applies: a `[[clip]]` table or per-bone settings (the table's
@@ -750,6 +791,7 @@ impl SettingsResolver {
                 threshold_source,
                 shell_source,
                 clip_bones: clip_bones.len(),
+                folder_bones: f.map_or(0, |f| f.bones.len()),
             },
             import,
             warnings: Vec::new(),

@@ -658,13 +658,21 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
             ..cancelled_row(file, name)
         };
     }
-    if let Err(e) = write_atomic(&out_path, &compressed.bytes) {
+    // What made the file, for `clipforge inspect` (after the runtime data: sizes compared
+    // with ACL's use `runtime_bytes`, which it leaves alone).
+    let mut bytes = compressed.bytes;
+    if let Err(e) =
+        clipforge_anim::runtime::metadata::append(&mut bytes, &job.resolved.clip.record())
+    {
+        return fail(row, format!("{}: {e}", out_path.display()));
+    }
+    if let Err(e) = write_atomic(&out_path, &bytes) {
         return fail(row, format!("{}: cannot write: {e}", out_path.display()));
     }
     let stats = compressed.error;
     let s = &compressed.stats;
     row.compressed_bytes = compressed.runtime_bytes as u64;
-    row.file_bytes = compressed.bytes.len() as u64;
+    row.file_bytes = bytes.len() as u64;
     row.ratio = if row.compressed_bytes > 0 {
         row.raw_bytes as f64 / row.compressed_bytes as f64
     } else {
@@ -811,6 +819,13 @@ pub fn run_batch_configured(
             p.display()
         );
     }
+    // The bar's unit and weights, known before the first file (see `ClipCounters`).
+    progress
+        .total_files
+        .fetch_add(files.len() as u64, Ordering::Relaxed);
+    progress
+        .total_input_bytes
+        .fetch_add(files.iter().map(|f| f.size_bytes).sum(), Ordering::Relaxed);
     progress
         .total_clips
         .fetch_add(files.len() as u64, Ordering::Relaxed);
@@ -829,6 +844,13 @@ pub fn run_batch_configured(
     let on_row = |r: &ClipReport| {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_row(r)));
     };
+    // A file counts as done before its rows are handed on, so their progress lines count it.
+    let file_done = |file: &ClipFile| {
+        progress.done_files.fetch_add(1, Ordering::Relaxed);
+        progress
+            .done_input_bytes
+            .fetch_add(file.size_bytes, Ordering::Relaxed);
+    };
     let work = |i: usize| -> Vec<ClipReport> {
         let file = &files[i];
         if owner[i] != i {
@@ -842,6 +864,7 @@ pub fn run_batch_configured(
                 ..row_for(file, &clip_stem(&file.path))
             };
             progress.record(&row);
+            file_done(file);
             on_row(&row);
             return vec![row];
         }
@@ -860,6 +883,7 @@ pub fn run_batch_configured(
                     ..row_for(file, &clip_stem(&file.path))
                 };
                 progress.record(&row);
+                file_done(file);
                 on_row(&row);
                 return vec![row];
             }
@@ -876,6 +900,7 @@ pub fn run_batch_configured(
             progress,
         };
         let outcome = process_file(&job);
+        file_done(file);
         for r in &outcome.rows {
             on_row(r);
         }

@@ -402,6 +402,71 @@ pub fn worst_error_summary<'a>(rows: impl IntoIterator<Item = &'a ClipReport>) -
     }
 }
 
+/// The lines that say which clips of a run did not use the run's own settings (the command
+/// line's, the pipeline's, the app's), e.g. "3 clips used their own settings from
+/// a/clipforge.toml ([[clip]] tables)"; none when every clip did. Each row's `settings` says
+/// the details.
+pub fn settings_sources_summary(rows: &[ClipReport]) -> Vec<String> {
+    use super::folder_settings::{ClipSettings, SettingSource};
+    let settings: Vec<&ClipSettings> = rows.iter().filter_map(|r| r.settings.as_ref()).collect();
+    let own: Vec<&ClipSettings> = settings
+        .iter()
+        .copied()
+        .filter(|s| s.clip_match.is_some())
+        .collect();
+    let folder: Vec<&ClipSettings> = settings
+        .iter()
+        .copied()
+        .filter(|s| {
+            s.clip_match.is_none()
+                && (s.threshold_source == SettingSource::Folder
+                    || s.shell_source == SettingSource::Folder)
+        })
+        .collect();
+    let per_bone = settings.iter().filter(|s| !s.bones.is_empty()).count();
+    // One file named, or how many.
+    let files = |of: &[&ClipSettings]| {
+        let mut names: Vec<&str> = of
+            .iter()
+            .filter_map(|s| s.settings_file.as_deref())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        match names.as_slice() {
+            [one] => one.to_string(),
+            _ => format!("{} clipforge.toml files", names.len()),
+        }
+    };
+    let mut out = Vec::new();
+    if !own.is_empty() {
+        out.push(format!(
+            "{} {} own settings from {} ([[clip]] tables)",
+            count_used(own.len()),
+            if own.len() == 1 { "its" } else { "their" },
+            files(&own)
+        ));
+    }
+    if !folder.is_empty() {
+        out.push(format!(
+            "{} the folder's settings from {}",
+            count_used(folder.len()),
+            files(&folder)
+        ));
+    }
+    if per_bone > 0 {
+        out.push(format!(
+            "{} per-bone settings (listed in the JSON report's \"settings\")",
+            count_used(per_bone)
+        ));
+    }
+    out
+}
+
+/// "1 clip used" / "3 clips used".
+fn count_used(n: usize) -> String {
+    format!("{} used", count(n, "clip", "clips"))
+}
+
 /// "1 clip", "2 clips": counts in human-readable output (never in JSON/CSV).
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -22,6 +22,9 @@ pub struct ScanOptions {
     pub cancel: Option<CancelToken>,
     /// Follow symbolic links to folders on other filesystems than the input root's.
     pub other_filesystems: bool,
+    /// Set to the number of clip files found so far after every folder (a UI shows "scanning…
+    /// N found" while a long scan runs).
+    pub found: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
 }
 
 /// A file found by a scan that is neither a regular file nor a folder: never opened.
@@ -253,6 +256,9 @@ pub fn scan_with(root: &Path, options: &ScanOptions) -> ScanResult {
                     add_file(&mut result, root, path, &meta);
                 }
             }
+        }
+        if let Some(found) = &options.found {
+            found.store(result.files.len(), std::sync::atomic::Ordering::Relaxed);
         }
     }
     result.files.sort_by(|a, b| a.path.cmp(&b.path));

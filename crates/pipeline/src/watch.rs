@@ -483,6 +483,7 @@ impl Worker {
             &super::ScanOptions {
                 cancel: Some(self.cancel.clone()),
                 other_filesystems: self.opts.other_filesystems,
+                ..Default::default()
             },
         );
         if found.cancelled {

@@ -83,12 +83,16 @@ pub const FLAG_BONE_PRECISIONS: u16 = 1 << 5;
 /// is the first layout (4 bytes each, [`reference_decode`]), which readers still accept; a new
 /// flag rather than a reinterpretation, so an older reader refuses such a buffer.
 pub const FLAG_COMPACT_REFERENCES: u16 = 1 << 6;
+/// The buffer ends with a settings record: what the clip was compressed with and where each
+/// setting came from ([`crate::metadata`]). Informational; a buffer without it is complete.
+pub const FLAG_SETTINGS: u16 = 1 << 7;
 pub const KNOWN_FLAGS: u16 = FLAG_WRAP
     | FLAG_METADATA
     | FLAG_ADDITIVE_MASK
     | FLAG_ROTATION_REFERENCES
     | FLAG_BONE_PRECISIONS
-    | FLAG_COMPACT_REFERENCES;
+    | FLAG_COMPACT_REFERENCES
+    | FLAG_SETTINGS;
 
 /// Scale of a reference rotation's 8-bit signed components.
 const REFERENCE_SCALE: f32 = 127.0;

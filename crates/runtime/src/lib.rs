@@ -22,6 +22,7 @@ pub mod fmath;
 pub mod format;
 pub mod jobs;
 pub mod limits;
+pub mod metadata;
 pub mod pose;
 pub mod quant;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -158,6 +159,8 @@ struct Metadata {
     clip_name: String,
     original_num_samples: usize,
     skeleton: Skeleton,
+    /// What the clip was compressed with, when the file says ([`metadata`]).
+    settings: Option<metadata::Settings>,
 }
 
 /// A validated read-only view over a compressed clip. Construction checks every offset, count,
@@ -728,16 +731,8 @@ impl<'a> ClipReader<'a> {
             };
             Self::check_raw_values(buf, s, &layout, seg_len)?;
         }
-        let precisions = flags & FLAG_BONE_PRECISIONS != 0;
-        let meta = Self::read_metadata(
-            buf,
-            runtime_size,
-            len,
-            num_bones,
-            num_samples,
-            wrap,
-            precisions,
-        )?;
+        let meta =
+            Self::read_metadata(buf, runtime_size, len, num_bones, num_samples, wrap, flags)?;
         let sk = &meta.skeleton;
         let mut fixed_rotations = sk.bind_rotations.clone();
         let mut fixed_translations: Vec<Vec3A> =
@@ -915,8 +910,11 @@ impl<'a> ClipReader<'a> {
         num_bones: usize,
         num_samples: usize,
         wrap: bool,
-        precisions: bool,
+        flags: u16,
     ) -> Result<Metadata, FormatError> {
+        let precisions = flags & FLAG_BONE_PRECISIONS != 0;
+        // The optional settings record fills the end of the buffer: the names end before it.
+        let (end, settings) = metadata::split(&buf[..end], start, flags)?;
         let mut c = Cursor {
             buf,
             pos: start,
@@ -979,6 +977,7 @@ impl<'a> ClipReader<'a> {
             clip_name,
             original_num_samples,
             skeleton,
+            settings,
         })
     }
 
@@ -1032,6 +1031,11 @@ impl<'a> ClipReader<'a> {
     }
     pub fn skeleton(&self) -> &Skeleton {
         &self.meta.skeleton
+    }
+    /// The settings the clip was compressed with and their sources, when the file records them
+    /// (flags bit 7; files from earlier versions do not).
+    pub fn settings(&self) -> Option<&metadata::Settings> {
+        self.meta.settings.as_ref()
     }
 
     /// Kinds (default/constant/animated) of a bone's rotation, translation and scale.

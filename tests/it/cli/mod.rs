@@ -2,3 +2,5 @@
 
 mod lab;
 mod wording;
+mod cfa_settings;
+mod progress;

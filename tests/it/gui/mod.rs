@@ -8,3 +8,4 @@ mod perbone;
 mod pipelines;
 mod ux;
 mod mesh;
+mod progress;

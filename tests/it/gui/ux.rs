@@ -859,8 +859,13 @@ fn the_clips_tab_layout_holds_at_1280_by_800() {
     let at = failed.rect().center();
     h.hover_at(egui::pos2(at.x as f32, at.y as f32));
     h.run_steps(60);
+    // Rendered: the cell and its tooltip, which holds the text once (counting the tooltip
+    // rather than the string: a hover that showed nothing would pass `<= 2` as well).
     let shown = h.query_all_by_label(&text).count();
-    assert!(shown <= 2, "the failure text is shown {shown} times");
+    assert_eq!(
+        shown, 2,
+        "the failure text is shown {shown} times (the cell, then its tooltip once)"
+    );
 
     let key = key_of(&h, "take_00");
     h.state_mut().handle(Command::OpenClip { key, add: false });
@@ -896,4 +901,61 @@ fn the_clips_tab_layout_holds_at_1280_by_800() {
         h.query_by_label("Save to clipforge.toml").is_none(),
         "the next clip opens with its error plots, not the table"
     );
+}
+
+/// Issue 26, finding 7 (layout) at both ends: at 1280 px the table fits the window (the Status
+/// column used to run past its right edge, its text cut off with no hover), and at 1920 px a
+/// failure's whole text fits its cell (nothing elided, so no hover needed).
+#[test]
+fn the_clip_table_fits_the_window_at_1280_and_1920() {
+    let input = tempfile::tempdir().unwrap();
+    write_takes(input.path(), 3);
+    std::fs::write(input.path().join("broken.bvh"), "HIERARCHY\nROOT Hips\n{\n").unwrap();
+    for width in [1280.0, 1920.0] {
+        let out = tempfile::tempdir().unwrap();
+        let p = Persisted {
+            input_dir: input.path().display().to_string(),
+            output_dir: out.path().display().to_string(),
+            ..Default::default()
+        };
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(width, 800.0))
+            .with_max_steps(200)
+            .build_ui_state(|ui, s: &mut AppState| s.ui(ui), AppState::new(p));
+        h.state_mut().handle(Command::Scan);
+        wait_idle(&mut h);
+        compress_all(&mut h);
+        let status = h.get_by_label("Status").rect();
+        assert!(
+            status.right() <= width,
+            "{width} px: the Status header ends at {}",
+            status.right()
+        );
+        let text = h
+            .state()
+            .library
+            .rows
+            .iter()
+            .find(|r| r.label == "broken")
+            .unwrap()
+            .status
+            .text();
+        let cell = h.get_by_label(&text).rect();
+        assert!(
+            cell.left() < width && cell.right() <= width,
+            "{width} px: the failed Status cell spans {}..{}",
+            cell.left(),
+            cell.right()
+        );
+        if width >= 1920.0 {
+            let at = cell.center();
+            h.hover_at(at);
+            h.run_steps(60);
+            assert_eq!(
+                h.query_all_by_label(&text).count(),
+                1,
+                "at {width} px the failure's text is elided (a hover shows it)"
+            );
+        }
+    }
 }
