@@ -294,14 +294,20 @@ pub enum CompressError {
     /// The internal check failed (a bug): never returned silently as a bad clip.
     #[error("compressed clip failed verification: {0}")]
     Verification(String),
-    /// Compressing the clip would need more memory than [`crate::limits::max_memory_bytes`];
-    /// the message carries [`crate::limits::OVER_BUDGET`].
-    #[error("{0}")]
-    LimitExceeded(String),
+    /// Compressing the clip would need more memory than [`crate::limits::max_memory_bytes`].
+    #[error(transparent)]
+    LimitExceeded(crate::limits::OverBudget),
     /// The threshold is below float32 rounding of the clip's values (far below 0.0005 cm on
     /// every real clip measured).
     #[error("threshold too low: {0}")]
     BelowPrecision(String),
+}
+
+impl CompressError {
+    /// The resource limit that refused the clip, if one did (a report's `limit`).
+    pub fn limit(&self) -> Option<crate::limits::Limit> {
+        matches!(self, Self::LimitExceeded(_)).then_some(crate::limits::Limit::Memory)
+    }
 }
 
 /// Float32 rounding of the raw input moves the float64 measurement against the original file
@@ -532,13 +538,11 @@ pub fn compress(
     let needed = crate::limits::clip_memory_estimate(nb, ns);
     let budget = crate::limits::max_memory_bytes();
     if needed > budget {
-        return Err(CompressError::LimitExceeded(
-            crate::limits::over_budget_message(
-                &format!("{nb} bones x {ns} samples"),
-                needed,
-                budget,
-            ),
-        ));
+        return Err(CompressError::LimitExceeded(crate::limits::OverBudget {
+            what: format!("{nb} bones x {ns} samples"),
+            needed,
+            budget,
+        }));
     }
     let limits = settings.bone_limits(&clip.skeleton);
     let target = aim(t);

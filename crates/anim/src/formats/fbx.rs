@@ -41,7 +41,8 @@
 //!   skeleton's nodes are skipped with a warning.
 
 use super::{
-    ImportError, ImportWarning, build_clip, check_size, quat_from_f64, skeleton_unordered,
+    ImportError, ImportErrorKind, ImportWarning, build_clip, check_size, quat_from_f64,
+    skeleton_unordered,
 };
 use crate::clip::RawClip;
 use crate::limits;
@@ -177,6 +178,10 @@ fn read_inner(
                     limits::format_bytes(bytes.len() as u64)
                 ),
             )
+            .with_kind(ImportErrorKind::OverBudget {
+                needed: None,
+                budget,
+            })
         } else {
             ferr(path, format!("cannot read FBX: {}", describe_error(&e)))
         }
@@ -444,7 +449,11 @@ fn read_inner(
                     limits::format_bytes(need),
                     limits::format_bytes(budget)
                 ),
-            )));
+            )
+            .with_kind(ImportErrorKind::OverBudget {
+                needed: Some(need),
+                budget,
+            })));
         }
         let total = nb * num_samples;
         let mut rotations = vec![Quat::IDENTITY; total];

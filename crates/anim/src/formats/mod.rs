@@ -17,7 +17,7 @@
 //!   allocating samples an importer estimates what import and compression of the clip need
 //!   ([`crate::limits::clip_memory_estimate`]; for glTF the sum over the file's animations
 //!   and keyframes) and refuses a clip over [`crate::limits::budget_for_input`] with an
-//!   error carrying [`crate::limits::OVER_BUDGET`] ([`ImportError::is_over_budget`]).
+//!   error of kind [`ImportErrorKind::OverBudget`] ([`ImportError::limit`]).
 
 pub mod acl;
 pub mod bvh;
@@ -34,12 +34,32 @@ use glam::{Quat, Vec3};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// An import failure: which file, where (line, when the format has lines) and what is wrong.
-#[derive(Clone, Debug, PartialEq)]
+/// An import failure: which file, where (line, when the format has lines), what is wrong (the
+/// message users read) and its [`ImportErrorKind`] (what code decides on).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{}{}: {message}", .path.display(), line_suffix(*.line))]
 pub struct ImportError {
     pub path: PathBuf,
     pub line: Option<usize>,
     pub message: String,
+    pub kind: ImportErrorKind,
+}
+
+/// What kind of import failure an [`ImportError`] is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ImportErrorKind {
+    /// The file is not a valid clip of its format (or cannot be read).
+    #[default]
+    Invalid,
+    /// An `.acl.sjson` scalar track list given to the clip loader (it compresses to a `.cfs`).
+    ScalarTrackList,
+    /// Refused for memory before allocating: `needed` bytes (when the importer could tell) over
+    /// `budget`.
+    OverBudget { needed: Option<u64>, budget: u64 },
+}
+
+fn line_suffix(line: Option<usize>) -> String {
+    line.map(|l| format!(":{l}")).unwrap_or_default()
 }
 
 impl ImportError {
@@ -48,28 +68,25 @@ impl ImportError {
             path: path.to_path_buf(),
             line,
             message: message.into(),
+            kind: ImportErrorKind::Invalid,
         }
     }
-}
 
-impl ImportError {
-    /// True when the clip was refused for memory (its message carries [`limits::OVER_BUDGET`]),
-    /// so a report can say which limit was hit.
+    /// The same error, of kind `kind`.
+    pub fn with_kind(self, kind: ImportErrorKind) -> Self {
+        Self { kind, ..self }
+    }
+
+    /// The resource limit that refused the clip, if one did (a report's `limit`).
+    pub fn limit(&self) -> Option<limits::Limit> {
+        matches!(self.kind, ImportErrorKind::OverBudget { .. }).then_some(limits::Limit::Memory)
+    }
+
+    /// True when the clip was refused for memory, so a report can say which limit was hit.
     pub fn is_over_budget(&self) -> bool {
-        limits::is_over_budget(&self.message)
+        self.limit() == Some(limits::Limit::Memory)
     }
 }
-
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{}: {}", self.path.display(), l, self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
-        }
-    }
-}
-
-impl std::error::Error for ImportError {}
 
 /// Clip file formats we read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -428,7 +445,7 @@ pub(crate) fn check_size(
 }
 
 /// Refuses `needed` bytes (what importing and compressing `what` takes) when it is over the
-/// budget of an input of `input_len` bytes; the message carries [`limits::OVER_BUDGET`].
+/// budget of an input of `input_len` bytes ([`ImportErrorKind::OverBudget`]).
 pub(crate) fn check_budget(
     path: &Path,
     line: Option<usize>,
@@ -442,7 +459,11 @@ pub(crate) fn check_budget(
             path,
             line,
             limits::over_budget_message(what, needed, budget),
-        ));
+        )
+        .with_kind(ImportErrorKind::OverBudget {
+            needed: Some(needed),
+            budget,
+        }));
     }
     Ok(())
 }
