@@ -704,9 +704,10 @@ impl SettingsResolver {
         };
         // glTF is in metres by specification and FBX says its unit (UnitScaleFactor); both
         // importers convert to cm: `units` only concerns the formats that carry none (BVH, ACL).
-        let units = match format {
-            ClipFormat::Gltf | ClipFormat::Fbx => Units::Cm,
-            _ => f.and_then(|f| f.units).unwrap_or_default(),
+        let units = if format.info().carries_units {
+            Units::Cm
+        } else {
+            f.and_then(|f| f.units).unwrap_or_default()
         };
         let import = ImportOptions {
             sample_rate: self.overrides.sample_rate.or(f.and_then(|f| f.sample_rate)),

@@ -189,13 +189,10 @@ pub fn clip_stem(path: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let lower = name.to_ascii_lowercase();
-    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb", ".fbx"] {
-        if lower.ends_with(ext) && lower.len() > ext.len() {
-            return name[..name.len() - ext.len()].to_string();
-        }
+    match clipforge_anim::formats::strip_clip_extension(&name) {
+        Some(stem) if !stem.is_empty() => stem.to_string(),
+        _ => name,
     }
-    name
 }
 
 /// Makes an animation name safe as part of a file name: ASCII letters, digits, `-` and `_` kept,
