@@ -36,10 +36,14 @@ pub struct CompressionSettings {
     pub bones: Vec<BoneOverride>,
 }
 
+/// The error threshold a clip gets when nothing says otherwise, in cm: ACL's default (ACL's
+/// 0.01 cm assumes clips in centimetres, see `formats`).
+pub const DEFAULT_ERROR_THRESHOLD_CM: f32 = 0.01;
+
 impl Default for CompressionSettings {
     fn default() -> Self {
         Self {
-            error_threshold: 0.01,
+            error_threshold: DEFAULT_ERROR_THRESHOLD_CM,
             shell_distance: None,
             bones: Vec::new(),
         }

@@ -86,7 +86,7 @@ pub struct LabOptions {
 impl Default for LabOptions {
     fn default() -> Self {
         Self {
-            settings_threshold: 0.01,
+            settings_threshold: crate::DEFAULT_ERROR_THRESHOLD_CM,
             shell_distance: None,
             timings: true,
         }
