@@ -128,12 +128,8 @@ impl SettingsArgs {
             .exclude
             .iter()
             .map(|p| {
-                regex::Regex::new(p).map_err(|e| {
-                    format!(
-                        "--exclude '{p}': not a valid regular expression: {}",
-                        e.to_string().lines().last().unwrap_or_default().trim()
-                    )
-                })
+                clipforge_pipeline::folder_settings::compile_exclude(p)
+                    .map_err(|e| format!("--exclude '{p}': {e}"))
             })
             .collect::<Result<_, _>>()?;
         Ok(Overrides {
