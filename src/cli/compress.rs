@@ -284,10 +284,6 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
-}
-
 /// What [`collect_files`] found.
 #[derive(Debug, Default)]
 pub struct Collected {
@@ -594,9 +590,9 @@ fn print_summary(report: &BatchReport, missing: usize) {
     );
     if t.raw_bytes > 0 {
         say!(
-            "raw {:.2} MB -> {:.2} MB ({}), worst error {}",
-            mb(t.raw_bytes),
-            mb(t.compressed_bytes),
+            "raw {} -> {} ({}), worst error {}",
+            clipforge_anim::limits::format_bytes(t.raw_bytes),
+            clipforge_anim::limits::format_bytes(t.compressed_bytes),
             clipforge_pipeline::report::format_ratio(t.ratio, 2),
             clipforge_pipeline::report::worst_error_summary(
                 report.clips.iter().filter(|c| c.error.is_none())

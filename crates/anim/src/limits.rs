@@ -166,7 +166,9 @@ pub fn parse_memory_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-/// Formats a byte count for an error message: `2.4 GiB`, `310 MiB`, `12 KiB`.
+/// Formats a byte count: `2.4 GiB`, `310 MiB`, `12.0 KiB`. The one formatter of the CLI and the
+/// app, in binary units (1 KiB = 1024 bytes) written as such, the convention [`parse_memory_size`]
+/// reads too (`512M` = 512 MiB).
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
