@@ -720,4 +720,45 @@ mod tests {
         assert_eq!(file_stem(Path::new("/a/b/09_02.acl.sjson")), "09_02");
         assert_eq!(file_stem(Path::new("walk.BVH")), "walk");
     }
+
+    #[test]
+    fn the_formats_table_is_one_consistent_source() {
+        for f in ClipFormat::ALL {
+            let info = f.info();
+            assert_eq!(info.format, f, "row of {f:?}");
+            for ext in info.extensions {
+                assert!(
+                    ext.starts_with('.') && *ext == ext.to_ascii_lowercase(),
+                    "{ext}"
+                );
+                let name = format!("Walk{}", ext.to_ascii_uppercase());
+                assert_eq!(ClipFormat::from_path(Path::new(&name)), Some(f), "{name}");
+                assert_eq!(strip_clip_extension(&name), Some("Walk"));
+            }
+            assert_eq!(info.sampled_from_curves, f.is_sampled_from_curves());
+        }
+        assert_eq!(
+            clip_extension_list(" or "),
+            ".acl.sjson, .bvh, .gltf, .glb or .fbx"
+        );
+        assert_eq!(clip_format_names(), "ACL, BVH, glTF/GLB or FBX");
+        assert_eq!(strip_clip_extension("notes.txt"), None);
+        assert_eq!(strip_clip_extension(".bvh"), Some(""));
+    }
+
+    #[test]
+    fn refusals_for_memory_and_scalar_lists_are_told_by_kind() {
+        let p = Path::new("bomb.acl.sjson");
+        let e = check_size(p, Some(3), 1, 49_999_999, 300).unwrap_err();
+        assert!(
+            matches!(e.kind, ImportErrorKind::OverBudget { needed: Some(n), budget } if n > budget)
+        );
+        assert_eq!(e.limit(), Some(limits::Limit::Memory));
+        assert_eq!(e.to_string(), format!("bomb.acl.sjson:3: {}", e.message));
+        let list = "version = 4\ntrack_list = { name = \"l\" num_samples = 1 sample_rate = 24 }\n\
+                    tracks = [\n{ name = \"t\" type = \"float3f\" data = [ [1,2,3] ] }\n]\n";
+        let e = load_clips_from_bytes(list.as_bytes(), Path::new("l.acl.sjson")).unwrap_err();
+        assert_eq!(e.kind, ImportErrorKind::ScalarTrackList, "{e}");
+        assert_eq!(e.limit(), None);
+    }
 }
