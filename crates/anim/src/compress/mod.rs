@@ -396,7 +396,7 @@ pub fn verify_weighted(
     // piece measured as a one-sample base's interval is ([`additive::multi_base_blends`]).
     if let Some(add) = clip.additive.as_ref().filter(|a| a.base.num_samples > 1) {
         return verify_over_multi_sample_base(clip, add, reader, &decoded, shells, weights)
-            .map_err(CompressError::Verification);
+            .map_err(|e| CompressError::Verification(e.to_string()));
     }
     // Additive clips are checked at five points per interval. Over a one-sample base the
     // midpoint argument holds to second order only, and an additive's quantization errors sit
@@ -431,9 +431,9 @@ pub fn verify_weighted(
         Some(add) => crate::additive::measure_combined_weighted(
             clip, add, &decoded, &between, shells, weights,
         )
-        .map_err(CompressError::Verification),
+        .map_err(|e| CompressError::Verification(e.to_string())),
         None => metric::measure_weighted(clip, &decoded, &between, shells, weights)
-            .map_err(CompressError::Verification),
+            .map_err(|e| CompressError::Verification(e.to_string())),
     }
 }
 
@@ -450,7 +450,7 @@ fn verify_over_multi_sample_base(
     decoded: &RawClip,
     shells: &[f32],
     weights: Option<&[f64]>,
-) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), String> {
+) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), metric::MeasureError> {
     use crate::additive::{combined_between_into, measure_combined_weighted, multi_base_blends};
     let (mut stats, mut weighted) =
         measure_combined_weighted(clip, add, decoded, &[], shells, weights)?;
@@ -535,7 +535,8 @@ pub fn compress(
         )));
     }
     if let Some(add) = &clip.additive {
-        crate::additive::check_base(clip, add).map_err(CompressError::InvalidSettings)?;
+        crate::additive::check_base(clip, add)
+            .map_err(|e| CompressError::InvalidSettings(e.to_string()))?;
     }
     // Clips built in memory (not through an importer) meet the process-wide budget here.
     let (nb, ns) = (clip.num_bones(), clip.num_samples);
