@@ -9,7 +9,7 @@ use super::clip::RawClip;
 use glam::{DQuat, DVec3};
 
 /// Why two clips (or a clip and its between-sample poses) cannot be measured against each other.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum MeasureError {
     #[error("bone counts differ: {raw} vs {lossy}")]
     BoneCounts { raw: usize, lossy: usize },
