@@ -98,6 +98,12 @@ pub fn budget_for_input(input_len: u64) -> u64 {
 /// on the error's variant instead ([`OverBudget`], [`Limit`]).
 pub const OVER_BUDGET: &str = "over the memory budget";
 
+/// True when an error message is a refusal for memory: for those who read the text (tests,
+/// scripts over a report's `error`). Code decides on the error's variant instead ([`Limit`]).
+pub fn is_over_budget(message: &str) -> bool {
+    message.contains(OVER_BUDGET)
+}
+
 /// The resource limit that refused an input: what a report's `limit` field names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
