@@ -100,6 +100,10 @@ pub enum ClipFormat {
 
 /// What the importers return: the clips of one file and the non-fatal findings.
 pub type Loaded = (Vec<RawClip>, Vec<ImportWarning>);
+/// An importer reading bytes in memory ([`FormatInfo::load_bytes`]).
+pub type LoadBytes = fn(&[u8], &Path, &ImportOptions) -> Result<Loaded, ImportError>;
+/// An importer reading a file itself ([`FormatInfo::load_file`]).
+pub type LoadFile = fn(&Path, &ImportOptions) -> Result<Loaded, ImportError>;
 
 /// One clip format: everything detection, output naming, reports, the app and `--help` say
 /// about it.
@@ -120,10 +124,10 @@ pub struct FormatInfo {
     /// applies); false when the file stores its samples and their rate.
     pub sampled_from_curves: bool,
     /// Reads the clips from bytes in memory (`path` names them in errors).
-    pub load_bytes: fn(&[u8], &Path, &ImportOptions) -> Result<Loaded, ImportError>,
+    pub load_bytes: LoadBytes,
     /// Reads the clips from a file, when the format needs the path itself (a glTF's external
     /// buffers, next to it); `None`: the file is read whole and given to `load_bytes`.
-    pub load_file: Option<fn(&Path, &ImportOptions) -> Result<Loaded, ImportError>>,
+    pub load_file: Option<LoadFile>,
 }
 
 const ACL_SJSON: FormatInfo = FormatInfo {
