@@ -278,7 +278,7 @@ mod tests {
         assert!(budget_for_input(1 << 20) <= 256 << 20);
         let m = over_budget_message("x", 3 << 30, 1 << 30);
         assert!(
-            m.contains(OVER_BUDGET) && m.contains("3.0 GiB") && m.contains("1.0 GiB"),
+            is_over_budget(&m) && m.contains("3.0 GiB") && m.contains("1.0 GiB"),
             "{m}"
         );
     }
