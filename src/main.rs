@@ -25,7 +25,11 @@ enum Command {
     Inspect(cli::InspectArgs),
     /// Decompress a .cfa back to an ACL clip file (.acl.sjson).
     Decompress(cli::DecompressArgs),
-    /// Convert a BVH, glTF/GLB, FBX or ACL clip file to ACL's .acl.sjson clip format.
+    /// Convert a clip file to ACL's .acl.sjson clip format (`about` names the formats).
+    #[command(about = format!(
+        "Convert a clip file ({}) to ACL's .acl.sjson clip format",
+        clipforge::anim::formats::clip_format_names()
+    ))]
     Convert(cli::ConvertArgs),
     /// Watch a folder and compress clips as they appear or change (runs until killed).
     Watch(cli::WatchArgs),

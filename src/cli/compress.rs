@@ -129,12 +129,8 @@ impl SettingsArgs {
             .exclude
             .iter()
             .map(|p| {
-                regex::Regex::new(p).map_err(|e| {
-                    format!(
-                        "--exclude '{p}': not a valid regular expression: {}",
-                        e.to_string().lines().last().unwrap_or_default().trim()
-                    )
-                })
+                clipforge_pipeline::folder_settings::compile_exclude(p)
+                    .map_err(|e| format!("--exclude '{p}': {e}"))
             })
             .collect::<Result<_, _>>()?;
         Ok(Overrides {
@@ -222,8 +218,8 @@ pub struct DecompressArgs {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ConvertArgs {
-    /// A .bvh, .gltf, .glb, .fbx or .acl.sjson clip file.
-    #[arg(value_name = "IN")]
+    /// A clip file (the extensions are the formats table's).
+    #[arg(value_name = "IN", help = format!("A {} clip file", formats::clip_extension_list(" or ")))]
     pub input: PathBuf,
     /// Output ACL clip file (.acl.sjson), or an existing folder.
     #[arg(short = 'o', long = "output", value_name = "OUT.acl.sjson")]
@@ -289,10 +285,6 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
-}
-
 /// What [`collect_files`] found.
 #[derive(Debug, Default)]
 pub struct Collected {
@@ -355,9 +347,10 @@ pub fn collect_files(paths: &[PathBuf], output: &Path, scan: &ScanOptions) -> Co
             continue;
         }
         if p.is_file() && ClipFormat::from_path(p).is_none() {
-            bad.push(bad_row(
-                "not a clip file (expected .acl.sjson, .bvh, .gltf, .glb or .fbx)".into(),
-            ));
+            bad.push(bad_row(format!(
+                "not a clip file (expected {})",
+                formats::clip_extension_list(" or ")
+            )));
             continue;
         }
         let inside_out = match (&out_canon, p.canonicalize()) {
@@ -598,9 +591,9 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
     }
     if t.raw_bytes > 0 {
         say!(
-            "raw {:.2} MB -> {:.2} MB ({}), worst error {}",
-            mb(t.raw_bytes),
-            mb(t.compressed_bytes),
+            "raw {} -> {} ({}), worst error {}",
+            clipforge_anim::limits::format_bytes(t.raw_bytes),
+            clipforge_anim::limits::format_bytes(t.compressed_bytes),
             clipforge_pipeline::report::format_ratio(t.ratio, 2),
             clipforge_pipeline::report::worst_error_summary(
                 report.clips.iter().filter(|c| c.error.is_none())
@@ -718,12 +711,7 @@ pub fn select_clip(
 /// What a clip file the user gave to `inspect`/`decompress` holds, when it is not a `.cfa`:
 /// by name first, else by its first bytes (a clip renamed, or saved without its extension).
 fn sniff_clip_format(path: &Path, bytes: &[u8]) -> Option<&'static str> {
-    let named = ClipFormat::from_path(path).map(|f| match f {
-        ClipFormat::AclSjson => "an ACL clip (.acl.sjson)",
-        ClipFormat::Bvh => "a BVH clip",
-        ClipFormat::Gltf => "a glTF clip",
-        ClipFormat::Fbx => "an FBX file",
-    });
+    let named = ClipFormat::from_path(path).map(|f| f.info().noun);
     if named.is_some() {
         return named;
     }
@@ -733,17 +721,17 @@ fn sniff_clip_format(path: &Path, bytes: &[u8]) -> Option<&'static str> {
     if head.starts_with(b"glTF") {
         Some("a glTF binary clip (.glb)")
     } else if head.starts_with(b"Kaydara FBX Binary") || text.starts_with("; FBX") {
-        Some("an FBX file")
+        Some(ClipFormat::Fbx.info().noun)
     } else if text.starts_with("HIERARCHY") {
-        Some("a BVH clip")
+        Some(ClipFormat::Bvh.info().noun)
     } else if text.starts_with('{') && text.contains("\"asset\"") {
-        Some("a glTF clip")
+        Some(ClipFormat::Gltf.info().noun)
     } else if text.lines().any(|l| {
         let l = l.trim_start();
         l.starts_with("version") && l.contains('=')
     }) && text.contains("clip")
     {
-        Some("an ACL clip (.acl.sjson)")
+        Some(ClipFormat::AclSjson.info().noun)
     } else {
         None
     }

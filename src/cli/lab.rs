@@ -26,7 +26,7 @@ pub struct LabArgs {
     #[arg(
         long = "error-threshold",
         value_name = "CM",
-        default_value_t = 0.01,
+        default_value_t = clipforge_anim::DEFAULT_ERROR_THRESHOLD_CM,
         allow_negative_numbers = true
     )]
     pub error_threshold: f32,

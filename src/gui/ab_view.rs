@@ -76,7 +76,7 @@ impl Default for AbView {
             bone_names: Vec::new(),
             a: AbChoice {
                 preset: Preset::Default,
-                custom_cm: 0.01,
+                custom_cm: crate::anim::DEFAULT_ERROR_THRESHOLD_CM,
             },
             b: AbChoice {
                 preset: Preset::Crowd,

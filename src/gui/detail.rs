@@ -304,7 +304,7 @@ impl DetailView {
                 self.data = Some(Arc::new(d));
             }
             Err(e) => {
-                self.error = Some(e);
+                self.error = Some(e.to_string());
                 self.data = None;
             }
         }
@@ -363,7 +363,7 @@ impl DetailView {
                 // A scalar track list has no preset comparison (its precisions come from the file).
                 let scalar = super::scalar_view::is_scalar_row(
                     row.as_ref().and_then(|r| r.report()),
-                    self.error.as_deref(),
+                    self.scalar.is_some(),
                 );
                 if !scalar
                     && ui
@@ -382,7 +382,7 @@ impl DetailView {
         }
         // A scalar track list has no skeleton: its own view (per-track error vs precision).
         let report = row.as_ref().and_then(|r| r.report());
-        if super::scalar_view::is_scalar_row(report, self.error.as_deref()) {
+        if super::scalar_view::is_scalar_row(report, self.scalar.is_some()) {
             super::scalar_view::scalar_detail_ui(ui, self.scalar.as_deref());
             return commands;
         }

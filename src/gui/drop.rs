@@ -84,9 +84,12 @@ pub fn plan_drop(paths: &[PathBuf], headers_tab: bool) -> DropAction {
         format!("{}: neither a file nor a folder", name_of(first))
     };
     let expected = if headers_tab {
-        "drop a source folder (or a .h / .cpp file of it) on the Headers tab"
+        "drop a source folder (or a .h / .cpp file of it) on the Headers tab".to_string()
     } else {
-        "drop a folder of clips, or a clip (.acl.sjson, .bvh, .gltf, .glb, .fbx)"
+        format!(
+            "drop a folder of clips, or a clip ({})",
+            crate::anim::formats::clip_extension_list(", ")
+        )
     };
     DropAction::Unsupported(format!("{what}: {expected}"))
 }

@@ -288,8 +288,13 @@ impl ClipsView {
                 if cx.jobs.scan_job.is_some() {
                     ui.label("Scanning…");
                 } else {
-                    ui.label("No clips yet: type an input folder above and press Scan or Compress all.");
-                    ui.weak("Supported: .acl.sjson, .bvh, .gltf, .glb, .fbx (each animation in a file is one clip)");
+                    ui.label(
+                        "No clips yet: type an input folder above and press Scan or Compress all.",
+                    );
+                    ui.weak(format!(
+                        "Supported: {} (each animation in a file is one clip)",
+                        crate::anim::formats::clip_extension_list(", ")
+                    ));
                 }
             });
             return;

@@ -668,13 +668,10 @@ fn file_stem(p: &std::path::Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let lower = name.to_ascii_lowercase();
-    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb", ".fbx"] {
-        if lower.ends_with(ext) {
-            return name[..name.len() - ext.len()].to_string();
-        }
+    match crate::anim::formats::strip_clip_extension(&name) {
+        Some(stem) => stem.to_string(),
+        None => name,
     }
-    name
 }
 
 /// Drops the "<input path>: " prefix of an error message (the row already says which file).

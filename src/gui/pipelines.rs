@@ -55,7 +55,7 @@ impl Default for PipelineConfig {
             name: String::new(),
             input: String::new(),
             output: String::new(),
-            error_threshold: Some(0.01),
+            error_threshold: Some(short_f64(crate::anim::DEFAULT_ERROR_THRESHOLD_CM)),
             shell_distance: None,
             exclude: Vec::new(),
             jobs: 0,
@@ -102,12 +102,8 @@ impl PipelineConfig {
             .exclude
             .iter()
             .map(|p| {
-                regex::Regex::new(p).map_err(|e| {
-                    format!(
-                        "exclude '{p}': not a valid regular expression: {}",
-                        e.to_string().lines().last().unwrap_or_default().trim()
-                    )
-                })
+                crate::pipeline::folder_settings::compile_exclude(p)
+                    .map_err(|e| format!("exclude '{p}': {e}"))
             })
             .collect::<Result<_, _>>()?;
         Ok(Pipeline {
@@ -327,7 +323,7 @@ impl Default for NewPipelineForm {
             input: String::new(),
             output: String::new(),
             preset: Preset::Default,
-            custom_cm: 0.01,
+            custom_cm: short_f64(crate::anim::DEFAULT_ERROR_THRESHOLD_CM),
             shell_on: false,
             shell_cm: 3.0,
             exclude: String::new(),

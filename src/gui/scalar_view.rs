@@ -10,9 +10,10 @@ use crate::pipeline::report::ClipReport;
 use eframe::egui;
 use egui_plot::{Bar, BarChart, HLine, Legend, Line, Plot, PlotPoints};
 
-/// Whether a row is a scalar list: its report says so, or the clip loader refused it as one.
-pub fn is_scalar_row(report: Option<&ClipReport>, detail_error: Option<&str>) -> bool {
-    crate::pipeline::clip_detail::is_scalar(report, detail_error)
+/// Whether a row is a scalar list: its report says so, or the detail job found it is one (the
+/// clip loader refused it as one, so the job measured it as a list: `has_scalar_detail`).
+pub fn is_scalar_row(report: Option<&ClipReport>, has_scalar_detail: bool) -> bool {
+    has_scalar_detail || crate::pipeline::clip_detail::is_scalar(report, None)
 }
 
 /// The scalar list's detail: summary line, per-track error against precision, error over time,

@@ -38,7 +38,7 @@ impl Preset {
     /// (threshold cm, shell distance override cm)
     pub(super) fn values(self) -> Option<(f32, Option<f32>)> {
         match self {
-            Preset::Default => Some((0.01, None)),
+            Preset::Default => Some((crate::anim::DEFAULT_ERROR_THRESHOLD_CM, None)),
             Preset::HighQuality => Some((0.001, None)),
             Preset::Crowd => Some((0.1, Some(3.0))),
             Preset::Custom => None,
@@ -63,7 +63,7 @@ impl Default for SettingsState {
     fn default() -> Self {
         Self {
             preset: Preset::Default,
-            error_threshold_cm: 0.01,
+            error_threshold_cm: crate::anim::DEFAULT_ERROR_THRESHOLD_CM,
             override_shell: false,
             shell_distance_cm: 3.0,
             use_skip_cache: true,

@@ -13,24 +13,16 @@ pub fn bundled_assets_dir() -> Option<PathBuf> {
     cwd.is_dir().then(|| cwd.canonicalize().unwrap_or(cwd))
 }
 
-/// Formats bytes as "12.3 KB" / "4.5 MB".
 /// Whether the footer shows the UI frame time (`CLIPFORGE_FRAME_TIME` set; read once).
 pub(crate) fn show_frame_time() -> bool {
     static SHOW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *SHOW.get_or_init(|| std::env::var_os("CLIPFORGE_FRAME_TIME").is_some())
 }
 
+/// Formats bytes as the CLI does ("12.3 KiB", "4.5 MiB": binary units, see
+/// [`crate::anim::limits::format_bytes`]).
 pub(crate) fn fmt_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b < 1024.0 {
-        format!("{b:.0} B")
-    } else if b < 1024.0 * 1024.0 {
-        format!("{:.1} KB", b / 1024.0)
-    } else if b < 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2} MB", b / (1024.0 * 1024.0))
-    } else {
-        format!("{:.2} GB", b / (1024.0 * 1024.0 * 1024.0))
-    }
+    crate::anim::limits::format_bytes(b)
 }
 
 /// Thousands separators: 12345 → "12,345".

@@ -11,8 +11,8 @@
 //! - additive0: rot = base.rot·add.rot, trans = add.trans + base.trans, scale = add.scale ∘ base.scale;
 //! - additive1: as additive0 but scale = (1 + add.scale) ∘ base.scale (neutral scale 0).
 
-use super::clip::RawClip;
-use super::metric::{self, DTransform, ErrorStats, local_f64};
+use super::clip::{ClipError, RawClip};
+use super::metric::{self, DTransform, ErrorStats, MeasureError, local_f64};
 use glam::{DQuat, DVec3, Quat, Vec3, Vec3A};
 
 /// How an additive pose combines with its base (ACL's `additive_clip_format8`).
@@ -184,6 +184,26 @@ pub fn same_rig(a: &super::skeleton::Skeleton, b: &super::skeleton::Skeleton) ->
             .all(|i| a.parents[i] == super::skeleton::NO_PARENT || a.names[i] == b.names[i])
 }
 
+/// Why an additive clip cannot be made, or its base does not fit it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AdditiveError {
+    #[error(
+        "the base '{base}' does not have the same bones as '{clip}' (same hierarchy, same bone \
+         names in the same order; only root names may differ)"
+    )]
+    DifferentRig { base: String, clip: String },
+    #[error("the base '{base}' has no samples")]
+    BaseHasNoSamples { base: String },
+    #[error("additive of '{clip}': {source}")]
+    Invalid { clip: String, source: ClipError },
+    #[error(transparent)]
+    Combined(ClipError),
+    #[error("additive base has {base} bones, the clip {clip}")]
+    BaseBones { base: usize, clip: usize },
+    #[error("additive base has no samples")]
+    BaseWithoutSamples,
+}
+
 /// Makes an additive clip: `clip` relative to `base` (same bone names in the same order; any
 /// sample count: the base is stretched over the clip, ACL's rule). The additive clip's bind pose
 /// is the format's identity (what a bone that does not move adds), and it carries its base.
@@ -192,15 +212,19 @@ pub fn make_additive(
     base: &RawClip,
     format: AdditiveFormat,
 ) -> Result<RawClip, String> {
+    // A String: its callers are the CLI edge and tests reading the message.
     if !same_rig(&clip.skeleton, &base.skeleton) {
-        return Err(format!(
-            "the base '{}' does not have the same bones as '{}' (same hierarchy, same bone names \
-             in the same order; only root names may differ)",
-            base.name, clip.name
-        ));
+        return Err(AdditiveError::DifferentRig {
+            base: base.name.clone(),
+            clip: clip.name.clone(),
+        }
+        .to_string());
     }
     if base.num_samples == 0 && clip.num_samples > 0 {
-        return Err(format!("the base '{}' has no samples", base.name));
+        return Err(AdditiveError::BaseHasNoSamples {
+            base: base.name.clone(),
+        }
+        .to_string());
     }
     let (nb, n) = (clip.num_bones(), clip.num_samples);
     let mut rotations = Vec::with_capacity(nb * n);
@@ -229,7 +253,13 @@ pub fn make_additive(
         translations,
         scales,
     )
-    .map_err(|e| format!("additive of '{}': {e}", clip.name))?;
+    .map_err(|source| {
+        AdditiveError::Invalid {
+            clip: clip.name.clone(),
+            source,
+        }
+        .to_string()
+    })?;
     let mut base = base.clone();
     base.additive = None;
     base.skeleton = skeleton;
@@ -259,7 +289,7 @@ pub fn base_for_layer(
     format: AdditiveFormat,
     given: RawClip,
     first_frame_only: bool,
-) -> Result<AdditiveBase, String> {
+) -> Result<AdditiveBase, AdditiveError> {
     let mut base = match given.additive {
         Some(inner) => inner.base,
         None => given,
@@ -268,11 +298,10 @@ pub fn base_for_layer(
         base = first_frame(&base);
     }
     if !same_rig(&layer.skeleton, &base.skeleton) {
-        return Err(format!(
-            "the base '{}' does not have the same bones as '{}' (same hierarchy, same bone names \
-             in the same order; only root names may differ)",
-            base.name, layer.name
-        ));
+        return Err(AdditiveError::DifferentRig {
+            base: base.name.clone(),
+            clip: layer.name.clone(),
+        });
     }
     base.additive = None;
     base.skeleton = layer.skeleton.clone();
@@ -319,7 +348,7 @@ pub fn base_at_samples(additive: &RawClip, base: &RawClip) -> Vec<(Quat, Vec3A, 
 
 /// The combined pose of an additive clip applied to its base, as a plain clip (float32 values
 /// computed in float64): for viewing and exporting what a game would show.
-pub fn combined_clip(additive: &RawClip, base: &AdditiveBase) -> Result<RawClip, String> {
+pub fn combined_clip(additive: &RawClip, base: &AdditiveBase) -> Result<RawClip, AdditiveError> {
     let (nb, n) = (additive.num_bones(), additive.num_samples);
     let mut rotations = Vec::with_capacity(nb * n);
     let mut translations = Vec::with_capacity(nb * n);
@@ -346,20 +375,19 @@ pub fn combined_clip(additive: &RawClip, base: &AdditiveBase) -> Result<RawClip,
         translations,
         scales,
     )
-    .map_err(|e| e.to_string())
+    .map_err(AdditiveError::Combined)
 }
 
 /// Checks that `base` fits `additive` (same bone count; samples when the additive has some).
-pub fn check_base(additive: &RawClip, base: &AdditiveBase) -> Result<(), String> {
+pub fn check_base(additive: &RawClip, base: &AdditiveBase) -> Result<(), AdditiveError> {
     if base.base.num_bones() != additive.num_bones() {
-        return Err(format!(
-            "additive base has {} bones, the clip {}",
-            base.base.num_bones(),
-            additive.num_bones()
-        ));
+        return Err(AdditiveError::BaseBones {
+            base: base.base.num_bones(),
+            clip: additive.num_bones(),
+        });
     }
     if additive.num_samples > 0 && additive.num_bones() > 0 && base.base.num_samples == 0 {
-        return Err("additive base has no samples".into());
+        return Err(AdditiveError::BaseWithoutSamples);
     }
     Ok(())
 }
@@ -375,7 +403,7 @@ pub fn measure_combined(
     lossy: &RawClip,
     between: &[metric::Between],
     shells: &[f32],
-) -> Result<ErrorStats, String> {
+) -> Result<ErrorStats, MeasureError> {
     Ok(measure_combined_weighted(raw, base, lossy, between, shells, None)?.0)
 }
 
@@ -447,23 +475,30 @@ pub fn measure_combined_weighted(
     between: &[metric::Between],
     shells: &[f32],
     weights: Option<&[f64]>,
-) -> Result<(ErrorStats, Option<ErrorStats>), String> {
+) -> Result<(ErrorStats, Option<ErrorStats>), MeasureError> {
     check_base(raw, base)?;
     let (nb, ns) = (raw.num_bones(), raw.num_samples);
     if lossy.num_bones() != nb || lossy.num_samples != ns {
-        return Err(format!(
-            "lossy clip is {} bones x {} samples, raw {nb} x {ns}",
-            lossy.num_bones(),
-            lossy.num_samples
-        ));
+        return Err(MeasureError::LossyShape {
+            bones: lossy.num_bones(),
+            samples: lossy.num_samples,
+            raw_bones: nb,
+            raw_samples: ns,
+        });
     }
     if shells.len() != nb {
-        return Err(format!("{} shell distances for {nb} bones", shells.len()));
+        return Err(MeasureError::Shells {
+            shells: shells.len(),
+            bones: nb,
+        });
     }
     if let Some(w) = weights
         && w.len() != nb
     {
-        return Err(format!("{} error weights for {nb} bones", w.len()));
+        return Err(MeasureError::Weights {
+            weights: w.len(),
+            bones: nb,
+        });
     }
     let mut scratch = CombinedPoses::new(nb);
     let mut stats = ErrorStats::new(nb, ns);
@@ -531,27 +566,26 @@ pub fn combined_between_into(
     weights: Option<&[f64]>,
     stats: &mut ErrorStats,
     mut weighted: Option<&mut ErrorStats>,
-) -> Result<(), String> {
+) -> Result<(), MeasureError> {
     let (nb, ns) = (raw.num_bones(), raw.num_samples);
     let intervals = ns.saturating_sub(1);
     if poses.num_bones() != nb || poses.num_samples != intervals {
-        return Err(format!(
-            "between-sample poses: {} bones x {} poses for {nb} bones x {intervals} intervals",
-            poses.num_bones(),
-            poses.num_samples
-        ));
+        return Err(MeasureError::BetweenPoses {
+            bones: poses.num_bones(),
+            poses: poses.num_samples,
+            raw_bones: nb,
+            intervals,
+        });
     }
     if shells.len() != nb || weights.is_some_and(|w| w.len() != nb) {
-        return Err(format!(
-            "shell distances or weights are not one per bone ({nb})"
-        ));
+        return Err(MeasureError::ShellsOrWeights { bones: nb });
     }
     if stats.per_interval_max.len() != intervals
         || weighted
             .as_ref()
             .is_some_and(|w| w.per_interval_max.len() != intervals)
     {
-        return Err("error tables were not started at the samples".into());
+        return Err(MeasureError::TablesNotStarted);
     }
     let mut scratch = CombinedPoses::new(nb);
     for s in 0..intervals {

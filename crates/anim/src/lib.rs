@@ -26,7 +26,10 @@ pub use clipforge_runtime as runtime;
 pub use clipforge_runtime::{pose, skeleton};
 
 pub use clip::RawClip;
-pub use compress::{BoneOverride, CompressedClip, CompressionSettings, CompressionStats, compress};
+pub use compress::{
+    BoneOverride, CompressedClip, CompressionSettings, CompressionStats,
+    DEFAULT_ERROR_THRESHOLD_CM, compress,
+};
 pub use metric::ErrorStats;
 pub use pose::Pose;
 pub use runtime::{ClipReader, Looping};

@@ -94,23 +94,57 @@ pub fn budget_for_input(input_len: u64) -> u64 {
         .min(INPUT_ALLOWANCE_FLOOR.max(input_len.saturating_mul(INPUT_ALLOWANCE_PER_BYTE)))
 }
 
-/// Every over-budget error message contains this text, so a report can say which limit was hit
-/// ([`is_over_budget`]) without a new error type crossing the importer / compressor APIs.
+/// Every over-budget error message contains this text (users and scripts read it); code decides
+/// on the error's variant instead ([`OverBudget`], [`Limit`]).
 pub const OVER_BUDGET: &str = "over the memory budget";
 
-/// True when an error message (import or compression) is a refusal for memory.
+/// True when an error message is a refusal for memory: for those who read the text (tests,
+/// scripts over a report's `error`). Code decides on the error's variant instead ([`Limit`]).
 pub fn is_over_budget(message: &str) -> bool {
     message.contains(OVER_BUDGET)
 }
 
-/// "needs ~2.4 GiB to import and compress 1 bone x 49999999 samples, over the memory budget
-/// of 128 MiB for this input"
+/// The resource limit that refused an input: what a report's `limit` field names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// The per-clip memory budget ([`max_memory_bytes`], [`budget_for_input`]).
+    Memory,
+}
+
+impl Limit {
+    /// The name a report writes (`"memory"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Memory => "memory",
+        }
+    }
+}
+
+/// A refusal for memory, before anything was allocated: `what` needs `needed` bytes to import
+/// and compress, over `budget`.
+///
+/// "1 bone x 49999999 samples needs ~24 GiB to import and compress, over the memory budget of
+/// 128 MiB (see --max-memory)"
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} needs ~{} to import and compress, {OVER_BUDGET} of {} (see --max-memory)",
+    format_bytes(*.needed),
+    format_bytes(*.budget)
+)]
+pub struct OverBudget {
+    pub what: String,
+    pub needed: u64,
+    pub budget: u64,
+}
+
+/// The message of an [`OverBudget`] refusal.
 pub fn over_budget_message(what: &str, needed: u64, budget: u64) -> String {
-    format!(
-        "{what} needs ~{} to import and compress, {OVER_BUDGET} of {} (see --max-memory)",
-        format_bytes(needed),
-        format_bytes(budget)
-    )
+    OverBudget {
+        what: what.to_string(),
+        needed,
+        budget,
+    }
+    .to_string()
 }
 
 /// Parses a memory size as users type it: `512M`, `2G`, `1.5GiB`, `1000000` (bytes).
@@ -138,7 +172,9 @@ pub fn parse_memory_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-/// Formats a byte count for an error message: `2.4 GiB`, `310 MiB`, `12 KiB`.
+/// Formats a byte count: `2.4 GiB`, `310 MiB`, `12.0 KiB`. The one formatter of the CLI and the
+/// app, in binary units (1 KiB = 1024 bytes) written as such, the convention [`parse_memory_size`]
+/// reads too (`512M` = 512 MiB).
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
@@ -167,25 +203,24 @@ pub fn read_cfa_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
 /// The offline side's memory check on a validated compressed buffer, before it is decoded whole
 /// (the runtime's readers never allocate, so they know nothing of budgets).
 pub trait CheckMemoryBudget {
-    /// Refuses a clip whose decoded form needs more memory than the budget allows. The message
-    /// carries [`OVER_BUDGET`].
-    fn check_memory_budget(&self) -> Result<(), String>;
+    /// Refuses a clip whose decoded form needs more memory than the budget allows.
+    fn check_memory_budget(&self) -> Result<(), OverBudget>;
 }
 
 impl CheckMemoryBudget for ClipReader<'_> {
     /// Refuses, before `decompress::to_raw_clip` allocates it, a clip whose decoded form needs
     /// more memory than a `.cfa` of this size may use ([`budget_for_input`]): a small hostile
     /// buffer can declare tens of millions of bone samples.
-    fn check_memory_budget(&self) -> Result<(), String> {
+    fn check_memory_budget(&self) -> Result<(), OverBudget> {
         let (nb, n) = (self.num_bones(), self.num_samples());
         let needed = clip_memory_estimate(nb, n);
         let budget = budget_for_input(self.total_size() as u64);
         if needed > budget {
-            return Err(over_budget_message(
-                &format!("{nb} bones x {n} samples"),
+            return Err(OverBudget {
+                what: format!("{nb} bones x {n} samples"),
                 needed,
                 budget,
-            ));
+            });
         }
         Ok(())
     }
@@ -194,16 +229,16 @@ impl CheckMemoryBudget for ClipReader<'_> {
 impl CheckMemoryBudget for ScalarReader<'_> {
     /// Refuses decoding every sample (to a raw list and its ACL text, ~40 bytes a value) when
     /// that is over the memory budget ([`max_memory_bytes`]).
-    fn check_memory_budget(&self) -> Result<(), String> {
+    fn check_memory_budget(&self) -> Result<(), OverBudget> {
         let values = (self.num_tracks() * self.track_type().width() * self.num_samples()) as u64;
         let needed = values * 40 + (self.num_tracks() as u64) * 256;
         let budget = max_memory_bytes();
         if needed > budget {
-            return Err(over_budget_message(
-                &format!("decoding {values} values"),
+            return Err(OverBudget {
+                what: format!("decoding {values} values"),
                 needed,
                 budget,
-            ));
+            });
         }
         Ok(())
     }

@@ -7,6 +7,42 @@
 
 use super::clip::RawClip;
 use glam::{DQuat, DVec3};
+
+/// Why two clips (or a clip and its between-sample poses) cannot be measured against each other.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MeasureError {
+    #[error("bone counts differ: {raw} vs {lossy}")]
+    BoneCounts { raw: usize, lossy: usize },
+    #[error("sample counts differ: {raw} vs {lossy}")]
+    SampleCounts { raw: usize, lossy: usize },
+    #[error("lossy clip is {bones} bones x {samples} samples, raw {raw_bones} x {raw_samples}")]
+    LossyShape {
+        bones: usize,
+        samples: usize,
+        raw_bones: usize,
+        raw_samples: usize,
+    },
+    #[error("{shells} shell distances for {bones} bones")]
+    Shells { shells: usize, bones: usize },
+    #[error("{weights} error weights for {bones} bones")]
+    Weights { weights: usize, bones: usize },
+    #[error("shell distances or weights are not one per bone ({bones})")]
+    ShellsOrWeights { bones: usize },
+    #[error(
+        "between-sample poses: {bones} bones x {poses} poses for {raw_bones} bones x {intervals} intervals"
+    )]
+    BetweenPoses {
+        bones: usize,
+        poses: usize,
+        raw_bones: usize,
+        intervals: usize,
+    },
+    #[error("error tables were not started at the samples")]
+    TablesNotStarted,
+    /// An additive clip's base does not fit it.
+    #[error(transparent)]
+    Base(#[from] crate::additive::AdditiveError),
+}
 use serde::{Deserialize, Serialize};
 
 /// Object-space transform in float64.
@@ -140,7 +176,7 @@ pub fn vertex_error(raw: &DTransform, lossy: &DTransform, shell_distance: f64) -
 
 /// Measures `lossy` against `raw` (same skeleton and sample count) on every sample, with the
 /// raw clip's shell distances.
-pub fn measure(raw: &RawClip, lossy: &RawClip) -> Result<ErrorStats, String> {
+pub fn measure(raw: &RawClip, lossy: &RawClip) -> Result<ErrorStats, MeasureError> {
     measure_with_shells(raw, lossy, &raw.skeleton.shell_distances)
 }
 
@@ -149,7 +185,7 @@ pub fn measure_with_shells(
     raw: &RawClip,
     lossy: &RawClip,
     shells: &[f32],
-) -> Result<ErrorStats, String> {
+) -> Result<ErrorStats, MeasureError> {
     let mut stats = measure_with_between(raw, lossy, &[], shells)?;
     // Only the samples were measured.
     stats.per_interval_max = Vec::new();
@@ -212,7 +248,7 @@ pub fn measure_with_between(
     lossy: &RawClip,
     between: &[Between],
     shells: &[f32],
-) -> Result<ErrorStats, String> {
+) -> Result<ErrorStats, MeasureError> {
     Ok(measure_weighted(raw, lossy, between, shells, None)?.0)
 }
 
@@ -225,29 +261,34 @@ pub fn measure_weighted(
     between: &[Between],
     shells: &[f32],
     weights: Option<&[f64]>,
-) -> Result<(ErrorStats, Option<ErrorStats>), String> {
+) -> Result<(ErrorStats, Option<ErrorStats>), MeasureError> {
     if raw.num_bones() != lossy.num_bones() {
-        return Err(format!(
-            "bone counts differ: {} vs {}",
-            raw.num_bones(),
-            lossy.num_bones()
-        ));
+        return Err(MeasureError::BoneCounts {
+            raw: raw.num_bones(),
+            lossy: lossy.num_bones(),
+        });
     }
     if raw.num_samples != lossy.num_samples {
-        return Err(format!(
-            "sample counts differ: {} vs {}",
-            raw.num_samples, lossy.num_samples
-        ));
+        return Err(MeasureError::SampleCounts {
+            raw: raw.num_samples,
+            lossy: lossy.num_samples,
+        });
     }
     let nb = raw.num_bones();
     let ns = raw.num_samples;
     if shells.len() != nb {
-        return Err(format!("{} shell distances for {nb} bones", shells.len()));
+        return Err(MeasureError::Shells {
+            shells: shells.len(),
+            bones: nb,
+        });
     }
     if let Some(w) = weights
         && w.len() != nb
     {
-        return Err(format!("{} error weights for {nb} bones", w.len()));
+        return Err(MeasureError::Weights {
+            weights: w.len(),
+            bones: nb,
+        });
     }
     let a = object_space_f64(raw);
     let b = object_space_f64(lossy);
@@ -284,11 +325,12 @@ pub fn measure_weighted(
     }
     for bt in between {
         if bt.poses.num_bones() != nb || bt.poses.num_samples != intervals {
-            return Err(format!(
-                "between-sample poses: {} bones x {} poses for {nb} bones x {intervals} intervals",
-                bt.poses.num_bones(),
-                bt.poses.num_samples
-            ));
+            return Err(MeasureError::BetweenPoses {
+                bones: bt.poses.num_bones(),
+                poses: bt.poses.num_samples,
+                raw_bones: nb,
+                intervals,
+            });
         }
         let a = object_space_f64_between(raw, bt.alpha);
         let b = object_space_f64(bt.poses);

@@ -40,6 +40,28 @@ pub struct TuReach {
     pub config: u32,
 }
 
+impl TuReach {
+    /// Counts this TU into a report's tallies: marks the counted files it opens (and itself) in
+    /// `in_union`, adds one to `tu_count` of each header, and returns its lines parsed (its
+    /// share of Total Parsed). The one Total Parsed loop: the report's and each configuration's.
+    fn count_into(&self, g: &Graph, in_union: &mut [bool], tu_count: &mut [u32]) -> u64 {
+        let mut parsed = 0u64;
+        in_union[self.node as usize] = true;
+        for &f in &self.closure {
+            let fi = f as usize;
+            if !g.nodes[fi].counted && !g.nodes[fi].is_tu {
+                continue;
+            }
+            in_union[fi] = true;
+            parsed += g.nodes[fi].lines as u64;
+            if f != self.node {
+                tu_count[fi] += 1;
+            }
+        }
+        parsed
+    }
+}
+
 /// The include graph behind a report.
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
@@ -546,18 +568,7 @@ impl ByConfig {
                 continue;
             }
             summaries[c].translation_units += 1;
-            in_union[c][t.node as usize] = true;
-            for &f in &t.closure {
-                let fi = f as usize;
-                if !g.nodes[fi].counted && !g.nodes[fi].is_tu {
-                    continue;
-                }
-                in_union[c][fi] = true;
-                summaries[c].total_parsed += g.nodes[fi].lines as u64;
-                if f != t.node {
-                    tu_count[c][fi] += 1;
-                }
-            }
+            summaries[c].total_parsed += t.count_into(g, &mut in_union[c], &mut tu_count[c]);
         }
         for (s, u) in summaries.iter_mut().zip(&in_union) {
             s.files = u.iter().filter(|&&b| b).count();
@@ -612,18 +623,7 @@ impl Report {
         let mut in_union = vec![false; n];
         let mut total_parsed = 0u64;
         for t in &g.tus {
-            in_union[t.node as usize] = true;
-            for &f in &t.closure {
-                let fi = f as usize;
-                if !g.nodes[fi].counted && !g.nodes[fi].is_tu {
-                    continue;
-                }
-                in_union[fi] = true;
-                total_parsed += g.nodes[fi].lines as u64;
-                if f != t.node {
-                    tu_count[fi] += 1;
-                }
-            }
+            total_parsed += t.count_into(&g, &mut in_union, &mut tu_count);
         }
         let (comp, sccs) = tarjan(n, &g.out);
         let name = |i: u32| g.nodes[i as usize].path.clone();

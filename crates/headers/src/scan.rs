@@ -30,22 +30,13 @@ pub struct ScanResult {
 }
 
 /// Errors that stop a scan (bad input); problems inside the tree are report entries instead.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ScanError {
+    #[error("{0}")]
     Input(String),
+    #[error("scan cancelled")]
     Cancelled,
 }
-
-impl std::fmt::Display for ScanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ScanError::Input(s) => write!(f, "{s}"),
-            ScanError::Cancelled => write!(f, "scan cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for ScanError {}
 
 pub const TU_EXTS: &[&str] = &["c", "cc", "cpp", "cxx", "m", "mm"];
 

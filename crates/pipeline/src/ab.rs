@@ -66,7 +66,11 @@ impl AbSide {
 
 #[derive(Debug, thiserror::Error)]
 pub enum AbError {
-    #[error("{0}: not a clip file (.acl.sjson, .bvh, .gltf, .glb, .fbx)")]
+    #[error(
+        "{}: not a clip file ({})",
+        .0.display(),
+        clipforge_anim::formats::clip_extension_list(", ")
+    )]
     NotAClip(PathBuf),
     #[error("could not create a temporary folder for the comparison ({0})")]
     TempDir(std::io::Error),

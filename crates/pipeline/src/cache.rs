@@ -173,7 +173,8 @@ pub fn gltf_external_buffers(path: &Path, content: &[u8]) -> Vec<PathBuf> {
         .flatten()
         .filter_map(|b| b["uri"].as_str())
         .filter(|uri| !uri.starts_with("data:")) // embedded: already part of the content
-        .map(percent_decode)
+        // A URI that does not decode fails the import itself: nothing to hash.
+        .filter_map(|uri| clipforge_anim::formats::gltf::decode_uri(uri).ok())
         .filter(|rel| stays_inside(rel))
         .map(|rel| dir.join(rel))
         .collect()
@@ -190,29 +191,6 @@ fn stays_inside(rel: &str) -> bool {
         && Path::new(rel)
             .components()
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-}
-
-/// `%20` → ` ` in a glTF URI (relative URIs are percent-encoded, RFC 3986).
-fn percent_decode(uri: &str) -> String {
-    let b = uri.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%'
-            && let (Some(h), Some(l)) = (
-                b.get(i + 1).and_then(|&c| hex(c)),
-                b.get(i + 2).and_then(|&c| hex(c)),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A relative path as a cache key: components joined with `/`.

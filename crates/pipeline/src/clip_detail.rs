@@ -62,15 +62,32 @@ pub struct ClipDetail {
     pub mesh: Option<Result<Arc<crate::mesh::MeshDetail>, String>>,
 }
 
+/// Why a clip's detail could not be loaded.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum DetailError {
+    #[error(transparent)]
+    Import(#[from] formats::ImportError),
+    #[error("clip '{clip}' not found in {}", .path.display())]
+    ClipNotFound { clip: String, path: PathBuf },
+    #[error("reading the clip stopped unexpectedly")]
+    Stopped,
+}
+
 /// Reads the raw clip and (if compressed) the `.cfa`, and measures both.
-pub fn load_clip_detail(key: &ClipKey, report: Option<&ClipReport>) -> Result<ClipDetail, String> {
-    let clips = formats::load_clips(&key.path).map_err(|e| e.to_string())?;
+pub fn load_clip_detail(
+    key: &ClipKey,
+    report: Option<&ClipReport>,
+) -> Result<ClipDetail, DetailError> {
+    let clips = formats::load_clips(&key.path)?;
     let raw = clips
         .iter()
         .position(|c| c.name == key.clip)
         .or((clips.len() == 1).then_some(0))
         .map(|i| clips[i].clone())
-        .ok_or_else(|| format!("clip '{}' not found in {}", key.clip, key.path.display()))?;
+        .ok_or_else(|| DetailError::ClipNotFound {
+            clip: key.clip.clone(),
+            path: key.path.clone(),
+        })?;
     let mut note = None;
     let lossy = match report
         .and_then(|r| r.output.as_ref())
@@ -327,7 +344,7 @@ pub fn pose_center(pose: &[Vec3]) -> Vec3 {
 /// per-bone settings the app saved for its folder before (the detail's bone table starts from them).
 pub struct DetailOutcome {
     pub key: ClipKey,
-    pub result: Result<ClipDetail, String>,
+    pub result: Result<ClipDetail, DetailError>,
     /// A scalar track list's own detail (its tracks against their precisions).
     pub scalar: Option<Result<ScalarDetail, String>>,
     /// The `clipforge.toml` of the clip's folder, where the bone table is saved.
@@ -358,7 +375,7 @@ impl ClipDetailJob {
             Err(TryRecvError::Empty) => None,
             Err(TryRecvError::Disconnected) => Some(DetailOutcome {
                 key: self.key.clone(),
-                result: Err("reading the clip stopped unexpectedly".into()),
+                result: Err(DetailError::Stopped),
                 scalar: None,
                 settings_file: settings_file_of(&self.key),
                 saved_bones: Vec::new(),
@@ -410,13 +427,10 @@ pub fn start_clip_detail(
             .spawn(move || {
                 crate::lower_thread_priority();
                 let result = load_clip_detail(&key, report.as_deref());
-                let scalar =
-                    is_scalar(report.as_deref(), result.as_ref().err().map(|e| e.as_str())).then(
-                        || {
-                            let good = report.as_deref().filter(|r| r.error.is_none());
-                            load_scalar_detail(&key.path, good)
-                        },
-                    );
+                let scalar = is_scalar(report.as_deref(), result.as_ref().err()).then(|| {
+                    let good = report.as_deref().filter(|r| r.error.is_none());
+                    load_scalar_detail(&key.path, good)
+                });
                 let settings_file = settings_file_for(&key, root.as_deref());
                 let saved_bones = saved_app_bones(&settings_file);
                 let saved_clip_bones =
@@ -439,9 +453,12 @@ pub fn start_clip_detail(
 }
 
 /// Whether a clip is a scalar track list: its report says so, or the clip loader refused it as one.
-pub fn is_scalar(report: Option<&ClipReport>, load_error: Option<&str>) -> bool {
+pub fn is_scalar(report: Option<&ClipReport>, load_error: Option<&DetailError>) -> bool {
     report.is_some_and(|r| r.format == super::report::SCALAR_LIST_FORMAT)
-        || load_error.is_some_and(|e| e.contains("a scalar track list"))
+        || matches!(
+            load_error,
+            Some(DetailError::Import(e)) if e.kind == formats::ImportErrorKind::ScalarTrackList
+        )
 }
 
 /// What the app's detail shows of a scalar track list (raw against its `.cfs`).
@@ -712,9 +729,9 @@ mod tests {
             clip: report.clip.clone(),
         };
         let err = load_clip_detail(&key, Some(report)).err();
-        assert!(is_scalar(Some(report), err.as_deref()));
+        assert!(is_scalar(Some(report), err.as_ref()));
         assert!(
-            is_scalar(None, err.as_deref()),
+            is_scalar(None, err.as_ref()),
             "the loader's refusal says so: {err:?}"
         );
 

@@ -215,6 +215,28 @@ pub(crate) fn sample_rate(
     }
 }
 
+/// An exclude pattern that does not compile: the regex crate's own short reason.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("not a valid regular expression: {reason}")]
+pub struct BadExclude {
+    pub reason: String,
+}
+
+/// Compiles one exclude pattern: the folder files', `--exclude`'s and the app's pipelines'.
+pub fn compile_exclude(pattern: &str) -> Result<Regex, BadExclude> {
+    Regex::new(pattern).map_err(|e| BadExclude {
+        // The regex crate's message repeats the pattern with a caret under it: its last line
+        // is the reason.
+        reason: e
+            .to_string()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+    })
+}
+
 /// Compiles exclude patterns, naming the file, line and pattern on error.
 pub(crate) fn compile_excludes(
     path: &Path,
@@ -223,17 +245,13 @@ pub(crate) fn compile_excludes(
 ) -> Result<Vec<Regex>, SettingsError> {
     let mut out = Vec::new();
     for p in v.iter().flatten() {
-        let re = Regex::new(p.get_ref()).map_err(|e| {
+        let re = compile_exclude(p.get_ref()).map_err(|e| {
             value_error(
                 path,
                 text,
                 p.span(),
                 "exclude",
-                &format!(
-                    "'{}' is not a valid regular expression: {}",
-                    p.get_ref(),
-                    e.to_string().lines().last().unwrap_or_default().trim()
-                ),
+                &format!("'{}' is {e}", p.get_ref()),
             )
         })?;
         out.push(re);
@@ -745,9 +763,10 @@ impl SettingsResolver {
         };
         // glTF is in metres by specification and FBX says its unit (UnitScaleFactor); both
         // importers convert to cm: `units` only concerns the formats that carry none (BVH, ACL).
-        let units = match format {
-            ClipFormat::Gltf | ClipFormat::Fbx => Units::Cm,
-            _ => f.and_then(|f| f.units).unwrap_or_default(),
+        let units = if format.info().carries_units {
+            Units::Cm
+        } else {
+            f.and_then(|f| f.units).unwrap_or_default()
         };
         let import = ImportOptions {
             sample_rate: self.overrides.sample_rate.or(f.and_then(|f| f.sample_rate)),

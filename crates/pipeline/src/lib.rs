@@ -96,7 +96,7 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, ReadError> {
         ReadError {
             message,
             retry: e.kind() != std::io::ErrorKind::InvalidInput && !over_budget,
-            limit: over_budget.then(|| LIMIT_MEMORY.to_string()),
+            limit: over_budget.then_some(Limit::Memory),
         }
     })
 }
@@ -109,17 +109,17 @@ pub struct ReadError {
     /// The file may still be being written: reading it again later may succeed.
     pub retry: bool,
     /// The resource limit that refused it ([`ClipReport::limit`]).
-    pub limit: Option<String>,
+    pub limit: Option<Limit>,
 }
 
-/// [`ClipReport::limit`] of a clip refused for the per-clip memory budget.
-pub const LIMIT_MEMORY: &str = "memory";
+/// Which limit refused a clip: a report's `limit` is its [`Limit::as_str`], taken from the
+/// error's variant ([`ReadError::limit`], [`clipforge_anim::formats::ImportError::limit`],
+/// [`clipforge_anim::CompressError::limit`]).
+pub use clipforge_anim::limits::Limit;
 
-/// The limit an error message reports hitting ([`ClipReport::limit`]), if any: every refusal for
-/// memory, the importers', the compressor's and [`read_input`]'s, carries
-/// [`clipforge_anim::limits::OVER_BUDGET`].
-pub fn limit_of(message: &str) -> Option<String> {
-    clipforge_anim::limits::is_over_budget(message).then(|| LIMIT_MEMORY.to_string())
+/// A report's `limit` field of a refusal.
+fn limit_field(limit: Option<Limit>) -> Option<String> {
+    limit.map(|l| l.as_str().to_string())
 }
 
 /// Cancellation and progress live in [`clipforge_base::task`], shared with the header profiler.
@@ -190,13 +190,10 @@ pub fn clip_stem(path: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let lower = name.to_ascii_lowercase();
-    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb", ".fbx"] {
-        if lower.ends_with(ext) && lower.len() > ext.len() {
-            return name[..name.len() - ext.len()].to_string();
-        }
+    match clipforge_anim::formats::strip_clip_extension(&name) {
+        Some(stem) if !stem.is_empty() => stem.to_string(),
+        _ => name,
     }
-    name
 }
 
 /// Makes an animation name safe as part of a file name: ASCII letters, digits, `-` and `_` kept,
@@ -437,7 +434,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         Err(e) => {
             let row = ClipReport {
                 error: Some(e.message),
-                limit: e.limit,
+                limit: limit_field(e.limit),
                 ..row_for(file, &stem)
             };
             job.progress.record(&row);
@@ -500,11 +497,11 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
         Ok(c) => c,
         Err(e) => {
             let message = e.to_string();
-            if let Some(limit) = limit_of(&message) {
+            if let Some(limit) = e.limit() {
                 // Refused for a budget: the same bytes will be refused again, no retry.
                 let row = ClipReport {
                     error: Some(message),
-                    limit: Some(limit),
+                    limit: limit_field(Some(limit)),
                     ..row_for(file, &stem)
                 };
                 job.progress.record(&row);
@@ -648,7 +645,7 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
         Ok(c) => c,
         Err(e) => {
             let message = format!("{} (clip '{name}'): {e}", file.path.display());
-            row.limit = limit_of(&message);
+            row.limit = limit_field(e.limit());
             return fail(row, message);
         }
     };

@@ -70,7 +70,7 @@ fn type_folder_compress_all_and_see_sizes_and_errors() {
         "ratios shown"
     );
     assert!(
-        h.query_all_by_label_contains(" KB").count() >= 6,
+        h.query_all_by_label_contains(" KiB").count() >= 6,
         "sizes shown"
     );
     // The footer shows the batch's figures, not the UI's frame time (a developer's figure,

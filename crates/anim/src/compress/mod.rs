@@ -36,10 +36,14 @@ pub struct CompressionSettings {
     pub bones: Vec<BoneOverride>,
 }
 
+/// The error threshold a clip gets when nothing says otherwise, in cm: ACL's default (ACL's
+/// 0.01 cm assumes clips in centimetres, see `formats`).
+pub const DEFAULT_ERROR_THRESHOLD_CM: f32 = 0.01;
+
 impl Default for CompressionSettings {
     fn default() -> Self {
         Self {
-            error_threshold: 0.01,
+            error_threshold: DEFAULT_ERROR_THRESHOLD_CM,
             shell_distance: None,
             bones: Vec::new(),
         }
@@ -294,14 +298,20 @@ pub enum CompressError {
     /// The internal check failed (a bug): never returned silently as a bad clip.
     #[error("compressed clip failed verification: {0}")]
     Verification(String),
-    /// Compressing the clip would need more memory than [`crate::limits::max_memory_bytes`];
-    /// the message carries [`crate::limits::OVER_BUDGET`].
-    #[error("{0}")]
-    LimitExceeded(String),
+    /// Compressing the clip would need more memory than [`crate::limits::max_memory_bytes`].
+    #[error(transparent)]
+    LimitExceeded(crate::limits::OverBudget),
     /// The threshold is below float32 rounding of the clip's values (far below 0.0005 cm on
     /// every real clip measured).
     #[error("threshold too low: {0}")]
     BelowPrecision(String),
+}
+
+impl CompressError {
+    /// The resource limit that refused the clip, if one did (a report's `limit`).
+    pub fn limit(&self) -> Option<crate::limits::Limit> {
+        matches!(self, Self::LimitExceeded(_)).then_some(crate::limits::Limit::Memory)
+    }
 }
 
 /// Float32 rounding of the raw input moves the float64 measurement against the original file
@@ -386,7 +396,7 @@ pub fn verify_weighted(
     // piece measured as a one-sample base's interval is ([`additive::multi_base_blends`]).
     if let Some(add) = clip.additive.as_ref().filter(|a| a.base.num_samples > 1) {
         return verify_over_multi_sample_base(clip, add, reader, &decoded, shells, weights)
-            .map_err(CompressError::Verification);
+            .map_err(|e| CompressError::Verification(e.to_string()));
     }
     // Additive clips are checked at five points per interval. Over a one-sample base the
     // midpoint argument holds to second order only, and an additive's quantization errors sit
@@ -421,9 +431,9 @@ pub fn verify_weighted(
         Some(add) => crate::additive::measure_combined_weighted(
             clip, add, &decoded, &between, shells, weights,
         )
-        .map_err(CompressError::Verification),
+        .map_err(|e| CompressError::Verification(e.to_string())),
         None => metric::measure_weighted(clip, &decoded, &between, shells, weights)
-            .map_err(CompressError::Verification),
+            .map_err(|e| CompressError::Verification(e.to_string())),
     }
 }
 
@@ -440,7 +450,7 @@ fn verify_over_multi_sample_base(
     decoded: &RawClip,
     shells: &[f32],
     weights: Option<&[f64]>,
-) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), String> {
+) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), metric::MeasureError> {
     use crate::additive::{combined_between_into, measure_combined_weighted, multi_base_blends};
     let (mut stats, mut weighted) =
         measure_combined_weighted(clip, add, decoded, &[], shells, weights)?;
@@ -525,20 +535,19 @@ pub fn compress(
         )));
     }
     if let Some(add) = &clip.additive {
-        crate::additive::check_base(clip, add).map_err(CompressError::InvalidSettings)?;
+        crate::additive::check_base(clip, add)
+            .map_err(|e| CompressError::InvalidSettings(e.to_string()))?;
     }
     // Clips built in memory (not through an importer) meet the process-wide budget here.
     let (nb, ns) = (clip.num_bones(), clip.num_samples);
     let needed = crate::limits::clip_memory_estimate(nb, ns);
     let budget = crate::limits::max_memory_bytes();
     if needed > budget {
-        return Err(CompressError::LimitExceeded(
-            crate::limits::over_budget_message(
-                &format!("{nb} bones x {ns} samples"),
-                needed,
-                budget,
-            ),
-        ));
+        return Err(CompressError::LimitExceeded(crate::limits::OverBudget {
+            what: format!("{nb} bones x {ns} samples"),
+            needed,
+            budget,
+        }));
     }
     let limits = settings.bone_limits(&clip.skeleton);
     let target = aim(t);

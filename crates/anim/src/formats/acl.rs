@@ -29,7 +29,10 @@
 //! f64 bits in hex with [`AclWriteOptions::binary_exact`]).
 
 use super::sjson::{self, Node, Value};
-use super::{ImportError, build_clip, check_size, file_stem, quat_from_f64, skeleton_ordered};
+use super::{
+    ImportError, ImportErrorKind, build_clip, check_size, file_stem, quat_from_f64,
+    skeleton_ordered,
+};
 use crate::additive::{AdditiveBase, AdditiveFormat};
 use crate::clip::RawClip;
 use crate::scalar::{DEFAULT_SCALAR_PRECISION, RawScalarList, RawScalarTrack, ScalarType};
@@ -274,11 +277,10 @@ pub enum AclFile {
 pub fn read_acl_clip(text: &str, path: &Path) -> Result<RawClip, ImportError> {
     match read_acl_any(text, path, false)? {
         AclFile::Clip(c) => Ok(c),
-        AclFile::Scalars(_) => Err(ImportError::new(
-            path,
-            None,
-            "a scalar track list, not a clip",
-        )),
+        AclFile::Scalars(_) => Err(
+            ImportError::new(path, None, "a scalar track list, not a clip")
+                .with_kind(ImportErrorKind::ScalarTrackList),
+        ),
     }
 }
 
@@ -677,10 +679,12 @@ fn read_track_list<'a>(
         if scalars {
             return read_scalar_tracks(rd, header, track_nodes, ty, list).map(AclFile::Scalars);
         }
-        return rd.err(
-            *line,
-            format!("a scalar track list (tracks of type \"{ty}\"), not a transform clip: `clipforge compress` compresses it as a scalar list (.cfs)"),
-        );
+        return rd
+            .err(
+                *line,
+                format!("a scalar track list (tracks of type \"{ty}\"), not a transform clip: `clipforge compress` compresses it as a scalar list (.cfs)"),
+            )
+            .map_err(|e| e.with_kind(ImportErrorKind::ScalarTrackList));
     }
 
     let nb = track_nodes.len();

@@ -41,7 +41,8 @@
 //!   skeleton's nodes are skipped with a warning.
 
 use super::{
-    ImportError, ImportWarning, build_clip, check_size, quat_from_f64, skeleton_unordered,
+    ImportError, ImportErrorKind, ImportWarning, build_clip, check_size, quat_from_f64,
+    skeleton_unordered,
 };
 use crate::clip::RawClip;
 use crate::limits;
@@ -93,6 +94,27 @@ pub fn read_fbx(
 
 fn ferr(path: &Path, msg: impl Into<String>) -> ImportError {
     ImportError::new(path, None, msg)
+}
+
+/// A refusal for memory: `(needed, budget)` (needed when known).
+fn budget_err(path: &Path, (needed, budget): (Option<u64>, u64), msg: String) -> ImportError {
+    ferr(path, msg).with_kind(ImportErrorKind::OverBudget { needed, budget })
+}
+
+/// The refusal of an animation stack whose sampled tracks alone would need `need` bytes.
+fn samples_over_budget(
+    path: &Path,
+    nb: usize,
+    samples: usize,
+    need: u64,
+    budget: u64,
+) -> ImportError {
+    let msg = format!(
+        "{nb} bones x {samples} samples need {}, more than the memory budget of {}",
+        limits::format_bytes(need),
+        limits::format_bytes(budget)
+    );
+    budget_err(path, (Some(need), budget), msg)
 }
 
 /// ufbx's own description of a load error (type, message and the parser's context), as text.
@@ -167,8 +189,9 @@ fn read_inner(
         ) {
             // Typically a compressed array that inflates far beyond the file's size.
             let budget = limits::budget_for_input(bytes.len() as u64);
-            ferr(
+            budget_err(
                 path,
+                (None, budget),
                 format!(
                     "cannot read FBX: its data (compressed arrays inflated) is {} of {} for \
                      this {} file (see --max-memory)",
@@ -437,13 +460,12 @@ fn read_inner(
             .saturating_mul(BYTES_PER_SAMPLE);
         let budget = limits::max_memory_bytes();
         if need > budget {
-            return Err(in_stack(ferr(
+            return Err(in_stack(samples_over_budget(
                 path,
-                format!(
-                    "{nb} bones x {num_samples} samples need {}, more than the memory budget of {}",
-                    limits::format_bytes(need),
-                    limits::format_bytes(budget)
-                ),
+                nb,
+                num_samples,
+                need,
+                budget,
             )));
         }
         let total = nb * num_samples;

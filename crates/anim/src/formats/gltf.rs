@@ -863,6 +863,23 @@ fn slerp(a: [f64; 4], b: [f64; 4], u: f64) -> [f64; 4] {
     std::array::from_fn(|i| wa * a[i] + wb * b[i])
 }
 
+/// A relative glTF URI as a path (`%20` → ` `: relative URIs are percent-encoded, RFC 3986),
+/// decoded with the `percent-encoding` crate. Refused when a `%` is not followed by two hex
+/// digits, or the result holds a NUL or is not UTF-8. The loader and the skip cache's list of
+/// external buffers (`pipeline::cache`) both read URIs through it.
+pub fn decode_uri(text: &str) -> Result<String, String> {
+    let b = text.as_bytes();
+    let hex = |i: usize| b.get(i).is_some_and(u8::is_ascii_hexdigit);
+    if (0..b.len()).any(|i| b[i] == b'%' && !(hex(i + 1) && hex(i + 2))) {
+        return Err("invalid percent-encoding".into());
+    }
+    let out: Vec<u8> = percent_encoding::percent_decode_str(text).collect();
+    if out.contains(&0) {
+        return Err("the path contains a NUL byte".into());
+    }
+    String::from_utf8(out).map_err(|_| "the decoded path is not UTF-8".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1223,7 +1240,7 @@ mod buffers {
         let Some(base) = base else {
             return Err("external buffers cannot be resolved for glTF data given in memory".into());
         };
-        let relative = percent_decode(uri)?;
+        let relative = super::decode_uri(uri)?;
         let relative = inside(&relative)?;
         let folder = base
             .canonicalize()
@@ -1287,30 +1304,6 @@ mod buffers {
             return Err("the path names no file".into());
         }
         Ok(parts.iter().collect())
-    }
-
-    fn percent_decode(text: &str) -> Result<String, String> {
-        let bytes = text.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'%' {
-                let hex = bytes
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .ok_or_else(|| "invalid percent-encoding".to_string())?;
-                out.push(hex);
-                i += 3;
-            } else {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-        if out.contains(&0) {
-            return Err("the path contains a NUL byte".into());
-        }
-        String::from_utf8(out).map_err(|_| "the decoded path is not UTF-8".into())
     }
 
     /// Standard base64 with optional `=` padding. The output is 3/4 of the text at most, so it is

@@ -17,7 +17,7 @@
 //!   allocating samples an importer estimates what import and compression of the clip need
 //!   ([`crate::limits::clip_memory_estimate`]; for glTF the sum over the file's animations
 //!   and keyframes) and refuses a clip over [`crate::limits::budget_for_input`] with an
-//!   error carrying [`crate::limits::OVER_BUDGET`] ([`ImportError::is_over_budget`]).
+//!   error of kind [`ImportErrorKind::OverBudget`] ([`ImportError::limit`]).
 
 pub mod acl;
 pub mod bvh;
@@ -34,12 +34,32 @@ use glam::{Quat, Vec3};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// An import failure: which file, where (line, when the format has lines) and what is wrong.
-#[derive(Clone, Debug, PartialEq)]
+/// An import failure: which file, where (line, when the format has lines), what is wrong (the
+/// message users read) and its [`ImportErrorKind`] (what code decides on).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{}{}: {message}", .path.display(), line_suffix(*.line))]
 pub struct ImportError {
     pub path: PathBuf,
     pub line: Option<usize>,
     pub message: String,
+    pub kind: ImportErrorKind,
+}
+
+/// What kind of import failure an [`ImportError`] is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ImportErrorKind {
+    /// The file is not a valid clip of its format (or cannot be read).
+    #[default]
+    Invalid,
+    /// An `.acl.sjson` scalar track list given to the clip loader (it compresses to a `.cfs`).
+    ScalarTrackList,
+    /// Refused for memory before allocating: `needed` bytes (when the importer could tell) over
+    /// `budget`.
+    OverBudget { needed: Option<u64>, budget: u64 },
+}
+
+fn line_suffix(line: Option<usize>) -> String {
+    line.map(|l| format!(":{l}")).unwrap_or_default()
 }
 
 impl ImportError {
@@ -48,30 +68,28 @@ impl ImportError {
             path: path.to_path_buf(),
             line,
             message: message.into(),
+            kind: ImportErrorKind::Invalid,
         }
     }
-}
 
-impl ImportError {
-    /// True when the clip was refused for memory (its message carries [`limits::OVER_BUDGET`]),
-    /// so a report can say which limit was hit.
+    /// The same error, of kind `kind`.
+    pub fn with_kind(self, kind: ImportErrorKind) -> Self {
+        Self { kind, ..self }
+    }
+
+    /// The resource limit that refused the clip, if one did (a report's `limit`).
+    pub fn limit(&self) -> Option<limits::Limit> {
+        matches!(self.kind, ImportErrorKind::OverBudget { .. }).then_some(limits::Limit::Memory)
+    }
+
+    /// True when the clip was refused for memory, so a report can say which limit was hit.
     pub fn is_over_budget(&self) -> bool {
-        limits::is_over_budget(&self.message)
+        self.limit() == Some(limits::Limit::Memory)
     }
 }
 
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{}: {}", self.path.display(), l, self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
-        }
-    }
-}
-
-impl std::error::Error for ImportError {}
-
-/// Clip file formats we read.
+/// Clip file formats we read. What the program says and does about each is its [`FormatInfo`]
+/// row ([`ClipFormat::info`]): add a format there, in one place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ClipFormat {
     AclSjson,
@@ -80,37 +98,155 @@ pub enum ClipFormat {
     Fbx,
 }
 
+/// What the importers return: the clips of one file and the non-fatal findings.
+pub type Loaded = (Vec<RawClip>, Vec<ImportWarning>);
+/// An importer reading bytes in memory ([`FormatInfo::load_bytes`]).
+pub type LoadBytes = fn(&[u8], &Path, &ImportOptions) -> Result<Loaded, ImportError>;
+/// An importer reading a file itself ([`FormatInfo::load_file`]).
+pub type LoadFile = fn(&Path, &ImportOptions) -> Result<Loaded, ImportError>;
+
+/// One clip format: everything detection, output naming, reports, the app and `--help` say
+/// about it.
+pub struct FormatInfo {
+    pub format: ClipFormat,
+    /// What the format is called in prose ("glTF/GLB").
+    pub name: &'static str,
+    /// File name endings, lowercase, with the dot; matched case-insensitively.
+    pub extensions: &'static [&'static str],
+    /// The reports' `format` field and the app's Format column.
+    pub label: &'static str,
+    /// How a message names a file of this format ("a BVH clip").
+    pub noun: &'static str,
+    /// True when the file says its own length unit (glTF: metres by specification; FBX:
+    /// `UnitScaleFactor`) and the importer converts to cm: a folder's `units` does not apply.
+    pub carries_units: bool,
+    /// True when the importer samples keyframe curves at a rate it chooses (`--sample-rate`
+    /// applies); false when the file stores its samples and their rate.
+    pub sampled_from_curves: bool,
+    /// Reads the clips from bytes in memory (`path` names them in errors).
+    pub load_bytes: LoadBytes,
+    /// Reads the clips from a file, when the format needs the path itself (a glTF's external
+    /// buffers, next to it); `None`: the file is read whole and given to `load_bytes`.
+    pub load_file: Option<LoadFile>,
+}
+
+const ACL_SJSON: FormatInfo = FormatInfo {
+    format: ClipFormat::AclSjson,
+    name: "ACL",
+    extensions: &[".acl.sjson"],
+    label: "acl.sjson",
+    noun: "an ACL clip (.acl.sjson)",
+    carries_units: false,
+    sampled_from_curves: false,
+    load_bytes: |bytes, path, _| {
+        let text = utf8(bytes, path)?;
+        acl::read_acl_clip(text, path).map(|c| (vec![c], Vec::new()))
+    },
+    load_file: None,
+};
+
+const BVH: FormatInfo = FormatInfo {
+    format: ClipFormat::Bvh,
+    name: "BVH",
+    extensions: &[".bvh"],
+    label: "bvh",
+    noun: "a BVH clip",
+    carries_units: false,
+    sampled_from_curves: false,
+    load_bytes: |bytes, path, _| bvh::read_bvh(bytes, path).map(|(c, w)| (vec![c], w)),
+    load_file: None,
+};
+
+const GLTF: FormatInfo = FormatInfo {
+    format: ClipFormat::Gltf,
+    name: "glTF/GLB",
+    extensions: &[".gltf", ".glb"],
+    label: "gltf",
+    noun: "a glTF clip",
+    carries_units: true,
+    sampled_from_curves: true,
+    load_bytes: gltf::load_gltf_slice_with_options,
+    load_file: Some(gltf::load_gltf_file_with_options),
+};
+
+const FBX: FormatInfo = FormatInfo {
+    format: ClipFormat::Fbx,
+    name: "FBX",
+    extensions: &[".fbx"],
+    label: "fbx",
+    noun: "an FBX file",
+    carries_units: true,
+    sampled_from_curves: true,
+    load_bytes: fbx::read_fbx,
+    load_file: Some(fbx::load_fbx_file_with_warnings),
+};
+
 impl ClipFormat {
-    /// Format from the file name (`.acl.sjson`, `.bvh`, `.gltf`, `.glb`, `.fbx`), case-insensitive.
+    /// Every format, in the order messages list them.
+    pub const ALL: [ClipFormat; 4] = [Self::AclSjson, Self::Bvh, Self::Gltf, Self::Fbx];
+
+    /// This format's row of the table.
+    pub fn info(self) -> &'static FormatInfo {
+        match self {
+            Self::AclSjson => &ACL_SJSON,
+            Self::Bvh => &BVH,
+            Self::Gltf => &GLTF,
+            Self::Fbx => &FBX,
+        }
+    }
+
+    /// Format from the file name (its [`FormatInfo::extensions`]), case-insensitive.
     pub fn from_path(path: &Path) -> Option<Self> {
         let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-        if name.ends_with(".acl.sjson") {
-            Some(Self::AclSjson)
-        } else if name.ends_with(".bvh") {
-            Some(Self::Bvh)
-        } else if name.ends_with(".gltf") || name.ends_with(".glb") {
-            Some(Self::Gltf)
-        } else if name.ends_with(".fbx") {
-            Some(Self::Fbx)
-        } else {
-            None
-        }
+        Self::ALL
+            .into_iter()
+            .find(|f| f.info().extensions.iter().any(|e| name.ends_with(e)))
     }
 
     /// True for the formats whose clips are sampled from keyframe curves at a rate the importer
     /// chooses (FBX, glTF), so `--sample-rate` applies; ACL and BVH store their samples.
     pub fn is_sampled_from_curves(self) -> bool {
-        matches!(self, Self::Gltf | Self::Fbx)
+        self.info().sampled_from_curves
     }
 
     pub fn label(self) -> &'static str {
-        match self {
-            Self::AclSjson => "acl.sjson",
-            Self::Bvh => "bvh",
-            Self::Gltf => "gltf",
-            Self::Fbx => "fbx",
-        }
+        self.info().label
     }
+}
+
+/// Every clip file extension, in table order (`.acl.sjson`, `.bvh`, `.gltf`, `.glb`, `.fbx`).
+pub fn clip_extensions() -> impl Iterator<Item = &'static str> {
+    ClipFormat::ALL
+        .into_iter()
+        .flat_map(|f| f.info().extensions.iter().copied())
+}
+
+/// The extensions as a message lists them: `.acl.sjson, .bvh, .gltf, .glb, .fbx` with `last`
+/// = `", "`, `... .glb or .fbx` with `last` = `" or "`.
+pub fn clip_extension_list(last: &str) -> String {
+    let all: Vec<&str> = clip_extensions().collect();
+    match all.split_last() {
+        Some((l, rest)) if !rest.is_empty() => format!("{}{last}{l}", rest.join(", ")),
+        _ => all.join(""),
+    }
+}
+
+/// The formats' prose names as a message lists them: `ACL, BVH, glTF/GLB or FBX`.
+pub fn clip_format_names() -> String {
+    let names: Vec<&str> = ClipFormat::ALL.iter().map(|f| f.info().name).collect();
+    match names.split_last() {
+        Some((l, rest)) if !rest.is_empty() => format!("{} or {l}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+/// A file name without its clip extension (`Walk.BVH` → `Walk`, `x.acl.sjson` → `x`; possibly
+/// empty), or `None` when it has none.
+pub fn strip_clip_extension(name: &str) -> Option<&str> {
+    let lower = name.to_ascii_lowercase();
+    clip_extensions()
+        .find(|e| lower.ends_with(e))
+        .map(|e| &name[..name.len() - e.len()])
 }
 
 /// A non-fatal finding while importing (the clip loaded, but something was ignored).
@@ -193,12 +329,9 @@ pub fn load_clips_with_options(
     options: &ImportOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     let format = format_of(path)?;
-    if format == ClipFormat::Gltf {
-        // External buffers (`.bin`) resolve inside the file's own folder.
-        return gltf::load_gltf_file_with_options(path, options);
-    }
-    if format == ClipFormat::Fbx {
-        return fbx::load_fbx_file_with_warnings(path, options);
+    if let Some(load_file) = format.info().load_file {
+        // e.g. a glTF's external buffers (`.bin`) resolve inside the file's own folder.
+        return load_file(path, options);
     }
     let bytes = read_input(path)?;
     load_bytes(&bytes, path, format, options)
@@ -244,7 +377,10 @@ fn format_of(path: &Path) -> Result<ClipFormat, ImportError> {
         ImportError::new(
             path,
             None,
-            "unknown clip format: expected a file name ending in .acl.sjson, .bvh, .gltf, .glb or .fbx",
+            format!(
+                "unknown clip format: expected a file name ending in {}",
+                clip_extension_list(" or ")
+            ),
         )
     })
 }
@@ -265,15 +401,7 @@ fn load_bytes(
         };
         return Err(ImportError::new(path, None, message));
     }
-    match format {
-        ClipFormat::AclSjson => {
-            let text = utf8(bytes, path)?;
-            acl::read_acl_clip(text, path).map(|c| (vec![c], Vec::new()))
-        }
-        ClipFormat::Bvh => bvh::read_bvh(bytes, path).map(|(c, w)| (vec![c], w)),
-        ClipFormat::Gltf => gltf::load_gltf_slice_with_options(bytes, path, options),
-        ClipFormat::Fbx => fbx::read_fbx(bytes, path, options),
-    }
+    (format.info().load_bytes)(bytes, path, options)
 }
 
 fn utf8<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, ImportError> {
@@ -428,7 +556,7 @@ pub(crate) fn check_size(
 }
 
 /// Refuses `needed` bytes (what importing and compressing `what` takes) when it is over the
-/// budget of an input of `input_len` bytes; the message carries [`limits::OVER_BUDGET`].
+/// budget of an input of `input_len` bytes ([`ImportErrorKind::OverBudget`]).
 pub(crate) fn check_budget(
     path: &Path,
     line: Option<usize>,
@@ -442,7 +570,11 @@ pub(crate) fn check_budget(
             path,
             line,
             limits::over_budget_message(what, needed, budget),
-        ));
+        )
+        .with_kind(ImportErrorKind::OverBudget {
+            needed: Some(needed),
+            budget,
+        }));
     }
     Ok(())
 }
@@ -483,13 +615,10 @@ pub(crate) fn file_stem(path: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let lower = name.to_ascii_lowercase();
-    for ext in [".acl.sjson", ".bvh", ".gltf", ".glb", ".fbx"] {
-        if lower.ends_with(ext) {
-            return name[..name.len() - ext.len()].to_string();
-        }
+    match strip_clip_extension(&name) {
+        Some(stem) => stem.to_string(),
+        None => name,
     }
-    name
 }
 
 #[cfg(test)]
@@ -594,5 +723,46 @@ mod tests {
     fn file_stem_strips_format_extension() {
         assert_eq!(file_stem(Path::new("/a/b/09_02.acl.sjson")), "09_02");
         assert_eq!(file_stem(Path::new("walk.BVH")), "walk");
+    }
+
+    #[test]
+    fn the_formats_table_is_one_consistent_source() {
+        for f in ClipFormat::ALL {
+            let info = f.info();
+            assert_eq!(info.format, f, "row of {f:?}");
+            for ext in info.extensions {
+                assert!(
+                    ext.starts_with('.') && *ext == ext.to_ascii_lowercase(),
+                    "{ext}"
+                );
+                let name = format!("Walk{}", ext.to_ascii_uppercase());
+                assert_eq!(ClipFormat::from_path(Path::new(&name)), Some(f), "{name}");
+                assert_eq!(strip_clip_extension(&name), Some("Walk"));
+            }
+            assert_eq!(info.sampled_from_curves, f.is_sampled_from_curves());
+        }
+        assert_eq!(
+            clip_extension_list(" or "),
+            ".acl.sjson, .bvh, .gltf, .glb or .fbx"
+        );
+        assert_eq!(clip_format_names(), "ACL, BVH, glTF/GLB or FBX");
+        assert_eq!(strip_clip_extension("notes.txt"), None);
+        assert_eq!(strip_clip_extension(".bvh"), Some(""));
+    }
+
+    #[test]
+    fn refusals_for_memory_and_scalar_lists_are_told_by_kind() {
+        let p = Path::new("bomb.acl.sjson");
+        let e = check_size(p, Some(3), 1, 49_999_999, 300).unwrap_err();
+        assert!(
+            matches!(e.kind, ImportErrorKind::OverBudget { needed: Some(n), budget } if n > budget)
+        );
+        assert_eq!(e.limit(), Some(limits::Limit::Memory));
+        assert_eq!(e.to_string(), format!("bomb.acl.sjson:3: {}", e.message));
+        let list = "version = 4\ntrack_list = { name = \"l\" num_samples = 1 sample_rate = 24 }\n\
+                    tracks = [\n{ name = \"t\" type = \"float3f\" data = [ [1,2,3] ] }\n]\n";
+        let e = load_clips_from_bytes(list.as_bytes(), Path::new("l.acl.sjson")).unwrap_err();
+        assert_eq!(e.kind, ImportErrorKind::ScalarTrackList, "{e}");
+        assert_eq!(e.limit(), None);
     }
 }

@@ -27,19 +27,12 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// A parse error: 1-based line and what was wrong.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("line {line}: {message}")]
 pub struct SjsonError {
     pub line: usize,
     pub message: String,
 }
-
-impl fmt::Display for SjsonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for SjsonError {}
 
 /// A value plus the line where it starts.
 #[derive(Clone, Debug, PartialEq)]

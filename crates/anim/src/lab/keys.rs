@@ -394,7 +394,8 @@ pub fn reduce_clip(
             poses: &mid,
         }];
         let between: &[metric::Between] = if clip.num_samples > 1 { &between } else { &[] };
-        let stats = metric::measure_with_between(clip, &at, between, shells)?;
+        let stats =
+            metric::measure_with_between(clip, &at, between, shells).map_err(|e| e.to_string())?;
         let failing: Vec<usize> = (0..nb)
             .filter(|&b| stats.per_bone_max[b] > target as f64)
             .collect();

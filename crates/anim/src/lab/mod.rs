@@ -86,7 +86,7 @@ pub struct LabOptions {
 impl Default for LabOptions {
     fn default() -> Self {
         Self {
-            settings_threshold: 0.01,
+            settings_threshold: crate::DEFAULT_ERROR_THRESHOLD_CM,
             shell_distance: None,
             timings: true,
         }
@@ -293,7 +293,8 @@ pub fn run_clip(
         poses: &s_mid,
     }];
     let between: &[crate::metric::Between] = if n > 1 { &between } else { &[] };
-    let s_error = crate::metric::measure_with_between(clip, &s_clip, between, &shells)?;
+    let s_error = crate::metric::measure_with_between(clip, &s_clip, between, &shells)
+        .map_err(|e| e.to_string())?;
     results.push(CodecResult {
         codec: SORTED_STREAM.into(),
         bytes: s.buf.len(),
