@@ -1,7 +1,8 @@
 //! The Headers tab's background work: the scan on a worker thread (which borrows the tab's
 //! [`Scanner`] and hands it back, so the next scan is incremental), the file watcher that asks
-//! for rescans ([`crate::watcher::Watcher`] on [`HeadersProject::watch_dirs`]), and the project
-//! settings turned into a [`Project`].
+//! for rescans ([`crate::watcher::Watcher`] on [`HeadersProject::watch_dirs`]), the project
+//! settings turned into a [`Project`], and the compiler runs of "Measure" and "Verify PCH"
+//! ([`CompileJob`]: clang on a worker thread, counted, cancellable).
 
 use crate::headers::{
     self, CompilerChoice, MacroOpt, Mode, Progress, Project, Report, ScanError, ScanOptions,
@@ -420,6 +421,161 @@ impl HeadersJob {
             self.progress.tus_total.load(Relaxed),
         )
     }
+}
+
+/// What a finished Measure gives back: the report with its costs, the predicted times and the
+/// PCH advice in it, and the costs themselves (Verify PCH needs them).
+pub struct Measured {
+    pub report: Report,
+    pub timing: Arc<headers::timing::Timing>,
+}
+
+/// Clang runs on a worker thread (Measure N TUs, Verify PCH): TUs done of a total, a cancel
+/// token the runs check between TUs, the result when done. Belongs to the scan `generation`
+/// it started from (a rescan meanwhile makes its result stale).
+pub struct CompileJob<T> {
+    pub done: Arc<std::sync::atomic::AtomicUsize>,
+    pub total: Arc<std::sync::atomic::AtomicUsize>,
+    pub cancel: clipforge_base::task::CancelToken,
+    pub started: Instant,
+    pub generation: u64,
+    rx: Receiver<Result<T, String>>,
+}
+
+impl<T: Send + 'static> CompileJob<T> {
+    fn start(
+        generation: u64,
+        ctx: Option<egui::Context>,
+        work: impl FnOnce(&CompileJobCtx) -> Result<T, String> + Send + 'static,
+    ) -> CompileJob<T> {
+        let (tx, rx) = mpsc::channel();
+        let c = CompileJobCtx {
+            done: Default::default(),
+            total: Default::default(),
+            cancel: clipforge_base::task::CancelToken::new(),
+        };
+        let job = CompileJob {
+            done: c.done.clone(),
+            total: c.total.clone(),
+            cancel: c.cancel.clone(),
+            started: Instant::now(),
+            generation,
+            rx,
+        };
+        let spawned = std::thread::Builder::new()
+            .name("clipforge-headers-clang".into())
+            .spawn(move || {
+                crate::pipeline::lower_thread_priority();
+                let _ = tx.send(work(&c));
+                if let Some(ctx) = ctx {
+                    ctx.request_repaint();
+                }
+            });
+        if let Err(e) = spawned {
+            let (tx2, rx2) = mpsc::channel();
+            let _ = tx2.send(Err(format!("cannot start the compiler thread: {e}")));
+            return CompileJob { rx: rx2, ..job };
+        }
+        job
+    }
+
+    /// The result once the worker is done.
+    pub fn poll(&self) -> Option<Result<T, String>> {
+        match self.rx.try_recv() {
+            Ok(r) => Some(r),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Err(
+                "the compiler runs stopped unexpectedly (internal error)".into(),
+            )),
+        }
+    }
+
+    /// (done, total) translation units.
+    pub fn counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.done.load(Relaxed), self.total.load(Relaxed))
+    }
+}
+
+/// What a [`CompileJob`]'s work sees: its counters and cancel token.
+pub struct CompileJobCtx {
+    pub done: Arc<std::sync::atomic::AtomicUsize>,
+    pub total: Arc<std::sync::atomic::AtomicUsize>,
+    pub cancel: clipforge_base::task::CancelToken,
+}
+
+impl CompileJobCtx {
+    fn options(&self) -> headers::timing::MeasureOptions {
+        headers::timing::MeasureOptions {
+            cancel: Some(self.cancel.clone()),
+            ..Default::default()
+        }
+    }
+}
+
+/// Measures `n` TUs of `report` (a preprocessed report of `project`, owned by the worker) with
+/// clang, fills its costs and predicted times, and advises a PCH for its first configuration.
+pub fn start_measure(
+    project: Project,
+    mut report: Report,
+    n: usize,
+    generation: u64,
+    ctx: Option<egui::Context>,
+) -> CompileJob<Measured> {
+    use headers::{pch, timing};
+    CompileJob::start(generation, ctx, move |c| {
+        let chosen = timing::choose_tus(&report, n);
+        c.total
+            .store(chosen.len(), std::sync::atomic::Ordering::Relaxed);
+        let mut notes = Vec::new();
+        let traces = timing::measure(
+            &project,
+            &report,
+            &chosen,
+            &c.options(),
+            &c.done,
+            &mut notes,
+        );
+        if c.cancel.is_cancelled() {
+            return Err("Measure cancelled: the seconds are not shown".into());
+        }
+        let traces = traces?;
+        let t = timing::Timing::from_traces(&report, &traces);
+        t.apply(&mut report);
+        report.notes.extend(notes);
+        report.pch = Some(pch::advise(&report, &t, 0, pch::PchSize::Auto, None));
+        Ok(Measured {
+            report,
+            timing: Arc::new(t),
+        })
+    })
+}
+
+/// Builds the advised and the naive PCH and compiles `m` TUs three ways (`headers::pch::verify`).
+pub fn start_verify_pch(
+    project: Project,
+    report: Report,
+    timing: Arc<headers::timing::Timing>,
+    m: usize,
+    generation: u64,
+    ctx: Option<egui::Context>,
+) -> CompileJob<headers::report::PchCheck> {
+    CompileJob::start(generation, ctx, move |c| {
+        let advice = report
+            .pch
+            .clone()
+            .ok_or("Measure first: there is no PCH advice to verify")?;
+        c.total.store(m, std::sync::atomic::Ordering::Relaxed);
+        headers::pch::verify(
+            &project,
+            &report,
+            &timing,
+            &advice,
+            m,
+            &c.options(),
+            &c.done,
+        )
+    })
 }
 
 #[cfg(test)]

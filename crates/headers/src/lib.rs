@@ -55,6 +55,7 @@ pub mod cuts;
 pub mod eval;
 pub(crate) mod lazy;
 pub mod lex;
+pub mod pch;
 pub mod pp;
 pub mod report;
 pub(crate) mod scan;
