@@ -1081,3 +1081,67 @@ fn measure_shows_seconds_the_pch_advice_and_cancel_stops_it() {
         Some("Measure cancelled: the seconds are not shown")
     );
 }
+
+/// The History period in the project editor: the scan reads git history (as `--churn`) and the
+/// table gets a Rebuilds column (commits that changed the file × TUs reaching it), with the
+/// tree's line above it; a bad period is a message, and the scan's figures still show.
+#[test]
+fn a_history_period_adds_the_rebuilds_column() {
+    let git_ok = std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !git_ok {
+        eprintln!("skipped: no git on PATH");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root.path())
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "tree"]);
+    for k in 0..2 {
+        std::fs::write(root.path().join("common.h"), format!("{COMMON}// {k}\n")).unwrap();
+        git(&["commit", "-qam", "edit common.h"]);
+    }
+    let mut st = state(&out.path().join("rep"));
+    st.persisted.headers.project.roots = vec![root.path().display().to_string()];
+    st.persisted.headers.project.churn_period = "soon".into();
+    let mut h = harness(st);
+    h.run();
+    wait_scan(&mut h);
+    assert_eq!(
+        h.state().headers.message.as_ref().map(|m| m.0.clone()),
+        Some(
+            "History: invalid period \"soon\": give a number of days or weeks, like 90d or 12w"
+                .into()
+        )
+    );
+    assert!(h.query_by_label("Rebuilds").is_none());
+    h.state_mut().persisted.headers.project.churn_period = "90d".into();
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    h.get_by_label_contains("3 commits, ");
+    h.get_by_label("Rebuilds").click();
+    h.run();
+    let s = h.state_mut();
+    let paths = s.headers.table_paths(&s.persisted.headers);
+    let r = s.headers.report(&s.persisted.headers).unwrap();
+    let common = r.headers.iter().find(|x| x.path == "common.h").unwrap();
+    // Three commits changed common.h, each rebuilding both TUs.
+    assert_eq!(common.churn.as_ref().map(|c| c.churn_tu_rebuilds), Some(6));
+    assert_eq!(paths[0], "common.h");
+}

@@ -770,26 +770,6 @@ fn reexec_with_huge_pages() {
     }
 }
 
-/// The folders whose git history `--churn` reads: the roots, or the compilation database's.
-fn history_dirs(project: &Project) -> Vec<PathBuf> {
-    if !project.roots.is_empty() {
-        return project
-            .roots
-            .iter()
-            .map(|r| clipforge_headers::util::absolutize(r))
-            .collect();
-    }
-    project
-        .compile_commands
-        .iter()
-        .chain(project.configs.iter().map(|c| &c.compile_commands))
-        .map(|c| {
-            let c = clipforge_headers::util::absolutize(c);
-            c.parent().map(|p| p.to_path_buf()).unwrap_or(c)
-        })
-        .collect()
-}
-
 fn print_churn(c: &Churn, top: usize) {
     println!(
         "\nRebuild cost from history (last {} days: {} commits, {} TU rebuilds, {:.1} per week):",
@@ -855,7 +835,7 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     let history = match &args.churn {
         Some(p) => {
             let days = churn::parse_period(p).map_err(|e| format!("--churn: {e}"))?;
-            let h = churn::read_history(&history_dirs(&project), days)
+            let h = churn::read_history(&project.history_dirs(), days)
                 .map_err(|e| format!("--churn: {e}"))?;
             for n in &h.notes {
                 eprintln!("clipforge: --churn: {n}");

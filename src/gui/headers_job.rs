@@ -57,6 +57,8 @@ pub struct HeadersProject {
     pub compiler_name: String,
     /// Keep an on-disk cache (user cache dir) so the first scan after a restart is fast too.
     pub disk_cache: bool,
+    /// Rebuild cost from git history over this period (`90d`, `12w`; empty: off), as `--churn`.
+    pub churn_period: String,
 }
 
 impl Default for HeadersProject {
@@ -85,6 +87,7 @@ impl Default for HeadersProject {
             compiler: CompilerPick::Auto,
             compiler_name: String::new(),
             disk_cache: true,
+            churn_period: String::new(),
         }
     }
 }
@@ -238,6 +241,10 @@ pub struct ScanOutcome {
     /// the mode it shows, built on the scan's thread: for a popular header it takes a frame's
     /// worth of time (13 ms on gRPC's top hub), which the frame taking the result cannot spare.
     pub first_detail: Option<FirstDetail>,
+    /// With a history period: the commits read (and the period's days), for the PCH advice;
+    /// or why they could not be read (the scan's figures stand without them).
+    pub history: Option<Arc<(headers::churn::History, u32)>>,
+    pub history_error: Option<String>,
 }
 
 /// The detail view's data for one file, prepared with a scan's result (see
@@ -304,11 +311,13 @@ impl HeadersJob {
     /// Starts the scan; the thread owns `scanner` until it sends it back with the result.
     /// `shown`: the mode the tab shows, its selected file and why-chain origin, whose detail is
     /// prepared with the result.
+    /// `churn_period`: [`HeadersProject::churn_period`], read on the worker after the scan.
     pub fn start(
         scanner: Scanner,
         project: Project,
         opts: ScanOptions,
         shown: Shown,
+        churn_period: String,
         ctx: Option<egui::Context>,
     ) -> HeadersJob {
         let (tx, rx) = mpsc::channel();
@@ -342,12 +351,16 @@ impl HeadersJob {
                             Mode::AllBranches => all = Some(rep),
                         }
                     }
+                    let (history, history_error) =
+                        add_churn(&project, &churn_period, pre.as_mut(), all.as_mut());
                     let mut o = ScanOutcome {
                         preprocessed: pre,
                         all_branches: all,
                         wall: t0.elapsed(),
                         clean,
                         first_detail: None,
+                        history,
+                        history_error,
                     };
                     let Shown {
                         mode,
@@ -421,6 +434,39 @@ impl HeadersJob {
             self.progress.tus_total.load(Relaxed),
         )
     }
+}
+
+/// Reads the history of `period` (nothing when it is blank) and adds its rebuild cost to both
+/// reports (computed on the preprocessed closures, as `--churn`).
+#[allow(clippy::type_complexity)]
+fn add_churn(
+    project: &Project,
+    period: &str,
+    pre: Option<&mut Report>,
+    all: Option<&mut Report>,
+) -> (Option<Arc<(headers::churn::History, u32)>>, Option<String>) {
+    use headers::churn;
+    if period.trim().is_empty() {
+        return (None, None);
+    }
+    let read = churn::parse_period(period)
+        .and_then(|days| churn::read_history(&project.history_dirs(), days));
+    let h = match read {
+        Ok(h) => h,
+        Err(e) => return (None, Some(format!("History: {e}"))),
+    };
+    let Some(pre) = pre else {
+        return (None, None);
+    };
+    let c = churn::compute(pre, &h, h.days);
+    c.apply(pre);
+    if let Some(a) = all {
+        c.apply(a);
+    }
+    pre.notes
+        .extend(h.notes.iter().map(|n| format!("history: {n}")));
+    let days = h.days;
+    (Some(Arc::new((h, days))), None)
 }
 
 /// What a finished Measure gives back: the report with its costs, the predicted times and the
@@ -515,10 +561,12 @@ impl CompileJobCtx {
 
 /// Measures `n` TUs of `report` (a preprocessed report of `project`, owned by the worker) with
 /// clang, fills its costs and predicted times, and advises a PCH for its first configuration.
+/// `history`: the scan's commits, which the advice weighs (a header changed often stays out).
 pub fn start_measure(
     project: Project,
     mut report: Report,
     n: usize,
+    history: Option<Arc<(headers::churn::History, u32)>>,
     generation: u64,
     ctx: Option<egui::Context>,
 ) -> CompileJob<Measured> {
@@ -543,7 +591,8 @@ pub fn start_measure(
         let t = timing::Timing::from_traces(&report, &traces);
         t.apply(&mut report);
         report.notes.extend(notes);
-        report.pch = Some(pch::advise(&report, &t, 0, pch::PchSize::Auto, None));
+        let h = history.as_ref().map(|h| (&h.0, h.1));
+        report.pch = Some(pch::advise(&report, &t, 0, pch::PchSize::Auto, h));
         Ok(Measured {
             report,
             timing: Arc::new(t),

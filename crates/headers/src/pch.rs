@@ -2,6 +2,8 @@
 //! configuration's precompiled header, chosen greedily by predicted net saving in seconds, from
 //! the measured costs (module `timing`) and the exact closures:
 //!
+//! - candidates: headers a TU includes directly, none of whose files includes a file the scan
+//!   could not find (it would not build);
 //! - a file in the PCH saves its cost in every TU that reaches it (TUs that do not reach it get
 //!   it too, at no parse cost: the PCH is loaded, not parsed);
 //! - every TU pays for loading the PCH: [`LOAD_FRACTION`] of the PCH's parse cost (clang loads
@@ -20,7 +22,7 @@ use super::churn::History;
 use super::report::{PchAdvice, PchCheck, PchHeader, PchMeasured, Report};
 use super::scan::{Scanner, TuSpec};
 use super::timing::{self, MeasureOptions, Timing};
-use super::util::{FxMap, absolutize, normalize};
+use super::util::{FxMap, FxSet, absolutize, normalize};
 use super::{Project, compiler::Lang};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -159,11 +161,11 @@ impl<'a> Model<'a> {
         let g = &self.r.graph;
         let mut seen = vec![h];
         let mut stack = vec![h];
-        let mut in_set: FxMap<u32, ()> = FxMap::default();
-        in_set.insert(h, ());
+        let mut in_set: FxSet<u32> = FxSet::default();
+        in_set.insert(h);
         while let Some(x) = stack.pop() {
             for &(to, _) in &g.out[x as usize] {
-                if !g.nodes[to as usize].is_tu && in_set.insert(to, ()).is_none() {
+                if !g.nodes[to as usize].is_tu && in_set.insert(to) {
                     seen.push(to);
                     stack.push(to);
                 }
@@ -264,18 +266,31 @@ pub fn advise(
         .unwrap_or_default();
     let m = Model::new(r, t, config, &commits);
     let g = &r.graph;
+    // A header that includes a file the scan could not find would not build as a PCH (an
+    // optional SDK's header, say): left out with everything that includes it.
+    let by_path: FxMap<&str, u32> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.path.as_str(), i as u32))
+        .collect();
+    let broken: FxSet<u32> = r
+        .missing
+        .iter()
+        .flat_map(|x| &x.tried_by)
+        .filter_map(|site| by_path.get(site.file.as_str()).copied())
+        .collect();
     let mut cands: Vec<(f64, u32, Vec<u32>)> = {
         let empty = Pch::new(&m);
         m.candidates()
             .into_iter()
-            .map(|h| {
-                let c = m.content(h);
-                (empty.gain(&m, &c).0, h, c)
-            })
+            .map(|h| (h, m.content(h)))
+            .filter(|(_, c)| !c.iter().any(|f| broken.contains(f)))
+            .map(|(h, c)| (empty.gain(&m, &c).0, h, c))
             .collect()
     };
     cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let naive_pool: Vec<u32> = cands.iter().map(|c| c.1).collect();
+    let mut naive_pool: Vec<u32> = cands.iter().map(|c| c.1).collect();
     cands.truncate(MAX_CANDIDATES);
     let limit = match size {
         PchSize::Headers(n) => n,
@@ -315,7 +330,6 @@ pub fn advise(
     }
     let (saved, load, build) = pch.clean_build(&m);
     // The naive choice: as many headers, by lines × TUs of this configuration.
-    let mut naive_pool = naive_pool;
     naive_pool.sort_by_key(|&f| {
         std::cmp::Reverse(g.nodes[f as usize].lines as u64 * m.reach[f as usize] as u64)
     });

@@ -32,41 +32,38 @@ pub struct TuTrace {
 /// Parses one `-ftime-trace` JSON file. Relative `Source` paths are taken from `base` (the
 /// folder clang ran in). Errors name what is wrong; the caller names the file.
 pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
-    let v: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| format!("not a time trace (invalid JSON: {e})"))?;
+    // Typed, reading only the fields used: a granularity-0 trace of a libstdc++ TU is several MB,
+    // and a generic JSON value tree of it costs several times the parse.
+    let v: RawTrace = serde_json::from_slice(bytes).map_err(|e| {
+        if e.is_data() {
+            format!("not a time trace ({e})")
+        } else {
+            format!("not a time trace (invalid JSON: {e})")
+        }
+    })?;
     let events = v
-        .get("traceEvents")
-        .and_then(|e| e.as_array())
+        .trace_events
         .ok_or("not a time trace (no traceEvents array)")?;
-    // (ts, dur, tid, name, detail) of complete events.
     let mut frontend: Option<(u64, u64)> = None;
-    let mut sources: Vec<(u64, u64, &str)> = Vec::new();
-    let num = |e: &serde_json::Value, k: &str| e.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+    let mut sources: Vec<(u64, u64, std::borrow::Cow<'_, str>)> = Vec::new();
     for e in events {
-        if e.get("ph").and_then(|x| x.as_str()) != Some("X") {
+        if e.ph.as_deref() != Some("X") {
             continue;
         }
-        let (ts, dur) = (num(e, "ts").max(0.0) as u64, num(e, "dur").max(0.0) as u64);
-        match e.get("name").and_then(|x| x.as_str()) {
+        let (ts, dur) = (e.ts.max(0.0) as u64, e.dur.max(0.0) as u64);
+        match e.name.as_deref() {
             Some("Frontend") => {
                 let f = frontend.get_or_insert((ts, 0));
                 f.1 += dur;
             }
             Some("Source") => {
-                let d = e
-                    .get("args")
-                    .and_then(|a| a.get("detail"))
-                    .and_then(|d| d.as_str())
-                    .unwrap_or("");
+                let d = e.args.and_then(|a| a.detail).unwrap_or_default();
                 sources.push((ts, dur, d));
             }
             _ => {}
         }
     }
-    let ratio = v
-        .get(CPU_RATIO_KEY)
-        .and_then(|x| x.as_f64())
-        .filter(|f| (MIN_CPU_RATIO..=1.0).contains(f));
+    let ratio = v.cpu_ratio.filter(|f| (MIN_CPU_RATIO..=1.0).contains(f));
     let Some((_, frontend_us)) = frontend else {
         return Err("not a clang time trace (no Frontend event)".into());
     };
@@ -91,8 +88,9 @@ pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
         stack.push(i);
     }
     let mut by_file: FxMap<PathBuf, (u64, u32)> = FxMap::default();
-    for (i, &(_, dur, d)) in sources.iter().enumerate() {
-        let p = Path::new(d);
+    for (i, (_, dur, d)) in sources.iter().enumerate() {
+        let dur = *dur;
+        let p = Path::new(d.as_ref());
         let p = if p.is_absolute() {
             normalize(p)
         } else {
@@ -114,6 +112,35 @@ pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
         Some(f) => t.scaled(f),
         None => t,
     })
+}
+
+/// The parts of a `-ftime-trace` file the costs come from.
+#[derive(serde::Deserialize)]
+struct RawTrace<'a> {
+    #[serde(rename = "traceEvents", borrow)]
+    trace_events: Option<Vec<RawEvent<'a>>>,
+    #[serde(rename = "clipforge_cpu_ratio")]
+    cpu_ratio: Option<f64>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawEvent<'a> {
+    #[serde(borrow)]
+    ph: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    ts: f64,
+    #[serde(default)]
+    dur: f64,
+    #[serde(borrow)]
+    args: Option<RawArgs<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawArgs<'a> {
+    #[serde(borrow)]
+    detail: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// Top-level key of a trace `--measure --keep-traces` kept: the run's CPU / wall ratio, which

@@ -39,6 +39,8 @@ pub enum HeaderColumn {
     TransitiveIncludes,
     TransitiveLines,
     IncludedBy,
+    /// TU rebuilds its changes caused over the history period (shown with a period).
+    Rebuilds,
     /// Measured seconds the file adds to the build (shown once measured).
     Seconds,
 }
@@ -262,6 +264,7 @@ impl HeadersState {
             project,
             opts,
             shown,
+            s.project.churn_period.clone(),
             self.ctx.clone(),
         ));
     }
@@ -311,6 +314,9 @@ impl HeadersState {
             match res {
                 Ok(mut o) => {
                     let first_detail = o.first_detail.take();
+                    if let Some(e) = o.history_error.take() {
+                        self.message = Some((e, true));
+                    }
                     // Freeing the previous reports (two modes, hundreds of thousands of small
                     // allocations on a large tree) takes tens of ms: not on the UI thread.
                     if let Some(old) = self.outcome.replace(o) {

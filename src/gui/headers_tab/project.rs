@@ -132,6 +132,19 @@ impl HeadersState {
                 )
                 .labelled_by(l.id);
                 ui.end_row();
+                let l = ui.label("History:");
+                ui.add(
+                    egui::TextEdit::singleline(&mut p.churn_period)
+                        .hint_text("off, or a period: 90d, 12w")
+                        .desired_width(140.0),
+                )
+                .labelled_by(l.id)
+                .on_hover_text(
+                    "Rebuild cost from git history: per file, the commits of the period that \
+                     changed it times the TUs reaching it (the Rebuilds column); the PCH advice \
+                     then keeps out headers that change often",
+                );
+                ui.end_row();
                 let l = ui.label("Compiler:");
                 egui::ComboBox::from_id_salt("hh_compiler")
                     .selected_text(match p.compiler {

@@ -1,10 +1,11 @@
-//! Seconds, not just lines: the "Measure N TUs" row (clang on a worker thread, with progress and
+//! Seconds, not just lines: the history line (rebuild cost over the project's History period),
+//! the "Measure N TUs" row (clang on a worker thread, with progress and
 //! Cancel; the table's Seconds column and the predicted frontend time appear when it is done),
 //! and the precompiled-header advice with its "Verify" (real builds, measured beside the
 //! prediction). The compiler runs are [`super::super::headers_job::CompileJob`]s; this file
 //! starts them, polls them and draws their results.
 
-use super::super::headers_job::{self, CompileJob};
+use super::super::headers_job;
 use super::{HeadersSettings, HeadersState, fmt_count};
 use crate::headers::Mode;
 use crate::headers::report::{PchAdvice, PchCheck};
@@ -27,10 +28,12 @@ impl HeadersState {
             return;
         };
         self.message = None;
+        let history = self.outcome.as_ref().and_then(|o| o.history.clone());
         self.measure = Some(headers_job::start_measure(
             project,
             r,
             s.measure_tus.max(1),
+            history,
             self.generation,
             self.ctx.clone(),
         ));
@@ -123,11 +126,13 @@ impl HeadersState {
             .is_some_and(|o| o.preprocessed.is_some());
         ui.horizontal(|ui| {
             let busy = self.compiling() || self.job.is_some();
+            let l = ui.label("Clang:");
             ui.add(
                 egui::DragValue::new(&mut s.measure_tus)
                     .range(1..=100_000)
                     .speed(1.0),
             )
+            .labelled_by(l.id)
             .on_hover_text("Translation units to compile with clang");
             if ui
                 .add_enabled(
@@ -189,6 +194,15 @@ impl HeadersState {
                 ui.weak("Scan first, then measure");
             }
         });
+        if let Some(c) = self.report(s).and_then(|r| r.churn.as_ref()) {
+            ui.label(format!(
+                "History (last {} days): {} commits, {} TU rebuilds, {:.1} per week",
+                c.churn_days,
+                fmt_count(c.churn_commits as u64),
+                fmt_count(c.churn_tu_rebuilds),
+                c.churn_tu_rebuilds_per_week
+            ));
+        }
         let advice = self
             .outcome
             .as_ref()
@@ -238,11 +252,14 @@ fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool)
         });
     let mut clicked = false;
     ui.horizontal(|ui| {
+        let l = ui.label("Verify:");
         ui.add(
             egui::DragValue::new(&mut s.verify_tus)
                 .range(1..=10_000)
                 .speed(1.0),
-        );
+        )
+        .labelled_by(l.id)
+        .on_hover_text("Translation units to compile three ways");
         clicked = ui
             .add_enabled(
                 !busy && !a.headers.is_empty(),

@@ -6,7 +6,7 @@ use super::{HeaderColumn, HeadersSettings, HeadersState, num};
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 
-const COLUMNS: [(HeaderColumn, &str, &str); 8] = [
+const COLUMNS: [(HeaderColumn, &str, &str); 9] = [
     (HeaderColumn::Path, "File", "Path (relative to its root)"),
     (HeaderColumn::Lines, "Lines", "Lines in the file"),
     (
@@ -18,6 +18,11 @@ const COLUMNS: [(HeaderColumn, &str, &str); 8] = [
         HeaderColumn::Contributed,
         "Contributed",
         "Lines × TUs: what this file adds to Total Parsed",
+    ),
+    (
+        HeaderColumn::Rebuilds,
+        "Rebuilds",
+        "History: the TU rebuilds its changes caused over the period (commits × TUs reaching it)",
     ),
     (
         HeaderColumn::Seconds,
@@ -75,6 +80,7 @@ impl HeadersState {
                 }
                 HeaderColumn::TransitiveLines => x.transitive_lines.cmp(&y.transitive_lines),
                 HeaderColumn::IncludedBy => x.included_by_count.cmp(&y.included_by_count),
+                HeaderColumn::Rebuilds => rebuilds(x).cmp(&rebuilds(y)),
                 HeaderColumn::Seconds => x
                     .seconds_contributed
                     .unwrap_or(0.0)
@@ -126,6 +132,8 @@ impl HeadersState {
         let view = &self.view;
         // The Seconds column only once measured (`Measure`, module `seconds`).
         let timed = r.predicted_frontend_s.is_some();
+        // The Rebuilds column only with a history period.
+        let churned = r.churn.is_some();
         TableBuilder::new(ui)
             .id_salt("hh_table")
             .striped(true)
@@ -142,6 +150,7 @@ impl HeadersState {
             .column(Column::initial(60.0).at_least(44.0))
             .column(Column::initial(50.0).at_least(40.0))
             .column(Column::initial(96.0).at_least(60.0))
+            .columns(Column::initial(80.0).at_least(56.0), churned as usize)
             .columns(Column::initial(80.0).at_least(56.0), timed as usize)
             .column(Column::initial(100.0).at_least(60.0))
             .column(Column::initial(104.0).at_least(60.0))
@@ -150,7 +159,9 @@ impl HeadersState {
             .min_scrolled_height(0.0)
             .header(text_h + 4.0, |mut header| {
                 for (col, title, tip) in COLUMNS {
-                    if col == HeaderColumn::Seconds && !timed {
+                    if (col == HeaderColumn::Seconds && !timed)
+                        || (col == HeaderColumn::Rebuilds && !churned)
+                    {
                         continue;
                     }
                     header.col(|ui| {
@@ -197,6 +208,9 @@ impl HeadersState {
                     row.col(|ui| num(ui, h.lines as u64));
                     row.col(|ui| num(ui, h.tu_count as u64));
                     row.col(|ui| num(ui, h.contributed));
+                    if churned {
+                        row.col(|ui| num(ui, rebuilds(h)));
+                    }
                     if timed {
                         row.col(|ui| seconds_cell(ui, h));
                     }
@@ -216,6 +230,10 @@ impl HeadersState {
             self.select(&p);
         }
     }
+}
+
+fn rebuilds(h: &crate::headers::FileEntry) -> u64 {
+    h.churn.as_ref().map_or(0, |c| c.churn_tu_rebuilds)
 }
 
 /// Seconds with three decimals, right-aligned; greyed when estimated from lines.
