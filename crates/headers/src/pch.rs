@@ -147,11 +147,12 @@ impl<'a> Model<'a> {
         (0..g.nodes.len() as u32)
             .filter(|&f| {
                 let n = &g.nodes[f as usize];
+                // Line 0: the driver's implicit pre-include (`stdc-predef.h`), there anyway.
                 !n.is_tu
                     && self.reach[f as usize] > 0
                     && g.inc[f as usize]
                         .iter()
-                        .any(|&(from, _)| g.nodes[from as usize].is_tu)
+                        .any(|&(from, line)| g.nodes[from as usize].is_tu && line > 0)
             })
             .collect()
     }
@@ -519,26 +520,49 @@ pub fn verify(
     } else {
         "c++-header"
     };
-    let build = |name: &str, hs: &[PathBuf]| -> Result<(PathBuf, f64), String> {
-        let h = dir.path().join(format!("{name}.h"));
-        std::fs::write(&h, pch_text(hs)).map_err(|e| format!("{}: {e}", h.display()))?;
-        let out = dir.path().join(format!("{name}.h.pch"));
-        let mut cmd = timing::compile_command(rep, &compiler);
-        cmd.args(["-w", "-x", lang_header])
-            .arg(&h)
-            .arg("-o")
-            .arg(&out);
-        let ran = timing::run_cpu(&mut cmd, &compiler, &dir.path().join(format!("{name}.err")))?;
-        if !ran.ok {
-            return Err(format!(
-                "{compiler} could not build the {name} precompiled header (exit {}): {}",
-                ran.code, ran.first_error
+    let mut notes = Vec::new();
+    // A header that does not stand alone (it needs a macro its includers define first, say)
+    // fails the PCH's build: it is left out, named in a note, and the rest built again.
+    let mut build = |name: &str, hs: &[PathBuf]| -> Result<(PathBuf, f64, Vec<PathBuf>), String> {
+        let mut hs = hs.to_vec();
+        loop {
+            let h = dir.path().join(format!("{name}.h"));
+            std::fs::write(&h, pch_text(&hs)).map_err(|e| format!("{}: {e}", h.display()))?;
+            let out = dir.path().join(format!("{name}.h.pch"));
+            let mut cmd = timing::compile_command(rep, &compiler);
+            cmd.args(["-w", "-x", lang_header])
+                .arg(&h)
+                .arg("-o")
+                .arg(&out);
+            let err = dir.path().join(format!("{name}.err"));
+            let ran = timing::run_cpu(&mut cmd, &compiler, &err)?;
+            if ran.ok {
+                return Ok((out, ran.cpu_s, hs));
+            }
+            let failed = error_file(&ran.first_error).and_then(|f| {
+                g.nodes
+                    .iter()
+                    .position(|n| normalize(&n.abs) == normalize(&f))
+            });
+            let before = hs.len();
+            if let Some(node) = failed {
+                hs.retain(|x| !members(r, std::slice::from_ref(x))[node]);
+            }
+            if hs.len() == before || hs.is_empty() {
+                return Err(format!(
+                    "{compiler} could not build the {name} precompiled header (exit {}): {}",
+                    ran.code, ran.first_error
+                ));
+            }
+            notes.push(format!(
+                "{name} PCH: left out what includes {} (its build failed: {})",
+                failed.map_or(String::new(), |n| g.nodes[n].path.clone()),
+                ran.first_error
             ));
         }
-        Ok((out, ran.cpu_s))
     };
-    let (adv_pch, adv_build) = build("advised", &advised_abs)?;
-    let (naive_pch, naive_build) = build("naive", &naive_abs)?;
+    let (adv_pch, adv_build, advised_abs) = build("advised", &advised_abs)?;
+    let (naive_pch, naive_build, naive_abs) = build("naive", &naive_abs)?;
     let jobs = if opts.jobs == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
     } else {
@@ -587,7 +611,6 @@ pub fn verify(
             .sum()
     };
     let (adv_content, naive_content) = (content(&adv_member), content(&naive_member));
-    let mut notes = Vec::new();
     let (mut without, mut with_a, mut with_n, mut pred_a, mut pred_n, mut n) =
         (0.0, 0.0, 0.0, 0.0, 0.0, 0usize);
     for (i, res) in rows {
@@ -668,10 +691,42 @@ fn three_ways(
     Ok(out)
 }
 
+/// The file a compiler message starts with (`path:line:col: error: …`).
+fn error_file(msg: &str) -> Option<PathBuf> {
+    let b = msg.as_bytes();
+    (0..b.len())
+        .filter(|&i| b[i] == b':')
+        .find(|&i| {
+            let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            digits > 0 && b.get(i + 1 + digits) == Some(&b':')
+        })
+        .map(|i| PathBuf::from(&msg[..i]))
+        .filter(|p| !p.as_os_str().is_empty())
+}
+
 fn round3(x: f64) -> f64 {
     (x * 1e3).round() / 1e3
 }
 
 fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_failing_file_is_read_from_the_message() {
+        assert_eq!(
+            error_file("/a/b c.h:35:2: error: \"private\""),
+            Some(PathBuf::from("/a/b c.h"))
+        );
+        assert_eq!(
+            error_file("x.h:3:10: fatal error: 'y.h' file not found"),
+            Some(PathBuf::from("x.h"))
+        );
+        assert_eq!(error_file("clang: error: no input files"), None);
+        assert_eq!(error_file("no message"), None);
+    }
 }

@@ -35,10 +35,10 @@ pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
     // Typed, reading only the fields used: a granularity-0 trace of a libstdc++ TU is several MB,
     // and a generic JSON value tree of it costs several times the parse.
     let v: RawTrace = serde_json::from_slice(bytes).map_err(|e| {
-        if e.is_data() {
-            format!("not a time trace ({e})")
-        } else {
-            format!("not a time trace (invalid JSON: {e})")
+        // A shape error may hide a syntax error further on: say which it is.
+        match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Err(syntax) => format!("not a time trace (invalid JSON: {syntax})"),
+            Ok(_) => format!("not a time trace ({e})"),
         }
     })?;
     let events = v
