@@ -397,7 +397,7 @@ fn lang_of(r: &Report, m: &Model) -> Option<Lang> {
     let g = &r.graph;
     let cxx = m.tus.iter().any(|&i| {
         let p = &g.nodes[g.tus[i].node as usize].abs;
-        !p.extension().is_some_and(|e| e == "c")
+        p.extension().is_none_or(|e| e != "c")
     });
     (!m.tus.is_empty()).then_some(if cxx { Lang::Cxx } else { Lang::C })
 }
