@@ -794,21 +794,8 @@ fn print_churn(c: &Churn, top: usize) {
     }
 }
 
-fn run_inner(args: &HeadersArgs) -> Result<(), String> {
-    if args.roots.is_empty() && args.compile_commands.is_none() && args.configs.is_empty() {
-        return Err(
-            "give at least one source root (or --compile-commands FILE, or --config NAME=FILE)"
-                .into(),
-        );
-    }
-    let project = args.project()?;
-    if !project.configs.is_empty() && Mode::from(args.mode) == Mode::AllBranches {
-        return Err(
-            "--config: the per-configuration figures are preprocessed ones (all \
-                    branches ignores macros); use --mode preprocessed"
-                .into(),
-        );
-    }
+/// The timing flags' own checks (`--measure`, `--time-trace`, `--pch`), before any scan.
+fn check_timing_args(args: &HeadersArgs) -> Result<(), String> {
     let timing_wanted = args.measure.is_some() || args.time_trace.is_some();
     if timing_wanted && Mode::from(args.mode) == Mode::AllBranches {
         return Err(
@@ -830,6 +817,26 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     {
         return Err(format!("--time-trace {}: folder not found", d.display()));
     }
+    Ok(())
+}
+
+fn run_inner(args: &HeadersArgs) -> Result<(), String> {
+    if args.roots.is_empty() && args.compile_commands.is_none() && args.configs.is_empty() {
+        return Err(
+            "give at least one source root (or --compile-commands FILE, or --config NAME=FILE)"
+                .into(),
+        );
+    }
+    let project = args.project()?;
+    if !project.configs.is_empty() && Mode::from(args.mode) == Mode::AllBranches {
+        return Err(
+            "--config: the per-configuration figures are preprocessed ones (all \
+                    branches ignores macros); use --mode preprocessed"
+                .into(),
+        );
+    }
+    let timing_wanted = args.measure.is_some() || args.time_trace.is_some();
+    check_timing_args(args)?;
     let opts = args.options();
     // History is read before the scan: a tree without git says so at once.
     let history = match &args.churn {

@@ -491,21 +491,7 @@ pub fn verify(
     let Some(&(_, rep)) = tus.first() else {
         return Err("no translation unit of the configuration to compile".into());
     };
-    let (unmeasured, measured): (Vec<_>, Vec<_>) =
-        tus.iter().partition(|(i, _)| t.measured_ms[*i].is_none());
-    let pool: Vec<(usize, &TuSpec)> = unmeasured.into_iter().chain(measured).collect();
-    let m = m.min(pool.len());
-    // Evenly over the unmeasured TUs (then the measured ones), in report order.
-    let step = if m == 0 {
-        1.0
-    } else {
-        pool.len() as f64 / m as f64
-    };
-    let mut picked: Vec<(usize, &TuSpec)> = (0..m)
-        .map(|k| pool[((k as f64 * step) as usize).min(pool.len() - 1)])
-        .collect();
-    picked.sort_by_key(|p| p.0);
-    picked.dedup_by_key(|p| p.0);
+    let picked = pick_tus(&tus, t, m);
 
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
     let compiler = timing::driver_for(rep, opts.compiler.as_deref());
@@ -521,46 +507,14 @@ pub fn verify(
         "c++-header"
     };
     let mut notes = Vec::new();
-    // A header that does not stand alone (it needs a macro its includers define first, say)
-    // fails the PCH's build: it is left out, named in a note, and the rest built again.
-    let mut build = |name: &str, hs: &[PathBuf]| -> Result<(PathBuf, f64, Vec<PathBuf>), String> {
-        let mut hs = hs.to_vec();
-        loop {
-            let h = dir.path().join(format!("{name}.h"));
-            std::fs::write(&h, pch_text(&hs)).map_err(|e| format!("{}: {e}", h.display()))?;
-            let out = dir.path().join(format!("{name}.h.pch"));
-            let mut cmd = timing::compile_command(rep, &compiler);
-            cmd.args(["-w", "-x", lang_header])
-                .arg(&h)
-                .arg("-o")
-                .arg(&out);
-            let err = dir.path().join(format!("{name}.err"));
-            let ran = timing::run_cpu(&mut cmd, &compiler, &err)?;
-            if ran.ok {
-                return Ok((out, ran.cpu_s, hs));
-            }
-            let failed = error_file(&ran.first_error).and_then(|f| {
-                g.nodes
-                    .iter()
-                    .position(|n| normalize(&n.abs) == normalize(&f))
-            });
-            let before = hs.len();
-            if let Some(node) = failed {
-                hs.retain(|x| !members(r, std::slice::from_ref(x))[node]);
-            }
-            if hs.len() == before || hs.is_empty() {
-                return Err(format!(
-                    "{compiler} could not build the {name} precompiled header (exit {}): {}",
-                    ran.code, ran.first_error
-                ));
-            }
-            notes.push(format!(
-                "{name} PCH: left out what includes {} (its build failed: {})",
-                failed.map_or(String::new(), |n| g.nodes[n].path.clone()),
-                ran.first_error
-            ));
-        }
+    let b = PchBuild {
+        r,
+        rep,
+        compiler: &compiler,
+        lang_header,
+        dir: dir.path(),
     };
+    let mut build = |name: &str, hs: &[PathBuf]| b.build(name, hs, &mut notes);
     let (adv_pch, adv_build, advised_abs) = build("advised", &advised_abs)?;
     let (naive_pch, naive_build, naive_abs) = build("naive", &naive_abs)?;
     let jobs = if opts.jobs == 0 {
@@ -602,8 +556,7 @@ pub fn verify(
     }
     let mut rows = rows.into_inner().unwrap_or_else(|p| p.into_inner());
     rows.sort_by_key(|x| x.0);
-    let adv_member = members(r, &advised_abs);
-    let naive_member = members(r, &naive_abs);
+    let (adv_member, naive_member) = (members(r, &advised_abs), members(r, &naive_abs));
     let content = |mem: &[bool]| -> f64 {
         (0..mem.len())
             .filter(|&f| mem[f])
@@ -654,6 +607,87 @@ pub fn verify(
         naive: measured(naive_build, with_n, pred_n),
         notes,
     })
+}
+
+/// `m` of the configuration's TUs, evenly over the unmeasured ones (then the measured ones), in
+/// report order.
+fn pick_tus<'a>(tus: &[(usize, &'a TuSpec)], t: &Timing, m: usize) -> Vec<(usize, &'a TuSpec)> {
+    let (unmeasured, measured): (Vec<_>, Vec<_>) =
+        tus.iter().partition(|(i, _)| t.measured_ms[*i].is_none());
+    let pool: Vec<(usize, &TuSpec)> = unmeasured.into_iter().chain(measured).collect();
+    let m = m.min(pool.len());
+    let step = if m == 0 {
+        1.0
+    } else {
+        pool.len() as f64 / m as f64
+    };
+    let mut picked: Vec<(usize, &TuSpec)> = (0..m)
+        .map(|k| pool[((k as f64 * step) as usize).min(pool.len() - 1)])
+        .collect();
+    picked.sort_by_key(|p| p.0);
+    picked.dedup_by_key(|p| p.0);
+    picked
+}
+
+/// What building a verification PCH needs.
+struct PchBuild<'a> {
+    r: &'a Report,
+    /// The TU whose flags build it.
+    rep: &'a TuSpec,
+    compiler: &'a str,
+    lang_header: &'a str,
+    dir: &'a Path,
+}
+
+impl PchBuild<'_> {
+    /// Builds `<name>.h.pch` of `hs`: its path, CPU seconds and the headers it holds. A header
+    /// that does not stand alone (it needs a macro its includers define first, say) fails the
+    /// build: the headers whose closure holds the file the error names are left out, named in a
+    /// note, and the rest built again.
+    fn build(
+        &self,
+        name: &str,
+        hs: &[PathBuf],
+        notes: &mut Vec<String>,
+    ) -> Result<(PathBuf, f64, Vec<PathBuf>), String> {
+        let (g, compiler) = (&self.r.graph, self.compiler);
+        let mut hs = hs.to_vec();
+        loop {
+            let h = self.dir.join(format!("{name}.h"));
+            std::fs::write(&h, pch_text(&hs)).map_err(|e| format!("{}: {e}", h.display()))?;
+            let out = self.dir.join(format!("{name}.h.pch"));
+            let mut cmd = timing::compile_command(self.rep, compiler);
+            cmd.args(["-w", "-x", self.lang_header])
+                .arg(&h)
+                .arg("-o")
+                .arg(&out);
+            let err = self.dir.join(format!("{name}.err"));
+            let ran = timing::run_cpu(&mut cmd, compiler, &err)?;
+            if ran.ok {
+                return Ok((out, ran.cpu_s, hs));
+            }
+            let failed = error_file(&ran.first_error).and_then(|f| {
+                g.nodes
+                    .iter()
+                    .position(|n| normalize(&n.abs) == normalize(&f))
+            });
+            let before = hs.len();
+            if let Some(node) = failed {
+                hs.retain(|x| !members(self.r, std::slice::from_ref(x))[node]);
+            }
+            if hs.len() == before || hs.is_empty() {
+                return Err(format!(
+                    "{compiler} could not build the {name} precompiled header (exit {}): {}",
+                    ran.code, ran.first_error
+                ));
+            }
+            notes.push(format!(
+                "{name} PCH: left out what includes {} (its build failed: {})",
+                failed.map_or(String::new(), |n| g.nodes[n].path.clone()),
+                ran.first_error
+            ));
+        }
+    }
 }
 
 /// One TU compiled `-fsyntax-only` once per PCH of `pchs` (`None`: without), the order rotated
