@@ -9,7 +9,10 @@
 # truth come from the same clang runs. `--time-trace SAMPLE` then predicts every TU; compared
 # over the TUs outside the sample: total and median per-TU error.
 #
-# usage: scripts/headers_predict.sh [path/to/clipforge]     env: WORK=/tmp/cf-predict TUS=40 PCT=10 JOBS=2
+# Times are each clang run's trace scaled by its CPU / wall ratio (the default of --measure); WALL=1
+# keeps clang's wall-clock times (--wall-time), as before 2026-11-27.
+#
+# usage: scripts/headers_predict.sh [path/to/clipforge]     env: WORK=/tmp/cf-predict TUS=40 PCT=10 JOBS=2 WALL=
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-${CARGO_TARGET_DIR:-$here/target}/release/clipforge}
@@ -17,6 +20,8 @@ work=${WORK:-/tmp/cf-predict}
 tus=${TUS:-40}
 pct=${PCT:-10}
 jobs=${JOBS:-2}
+wall=()
+if [ -n "${WALL:-}" ]; then wall=(--wall-time); fi
 rm -rf "$work" && mkdir -p "$work/tree/inc" "$work/all" "$work/sample"
 python3 - "$work/tree" "$tus" <<'PY'
 import random, sys, os
@@ -33,7 +38,7 @@ for i in range(n):
 PY
 cd "$work/tree"
 /usr/bin/time -f "measure all: %e s wall, %U+%S s CPU" \
-  "$bin" headers . -I inc --std c++17 --no-cache -q --measure "$tus" --jobs "$jobs" \
+  "$bin" headers . -I inc --std c++17 --no-cache -q --measure "$tus" --jobs "$jobs" "${wall[@]}" \
   --keep-traces "$work/all" --json "$work/all.json" >/dev/null
 k=$(( (tus * pct + 99) / 100 ))
 for f in "$work"/all/*.json; do

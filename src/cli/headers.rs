@@ -146,6 +146,25 @@ pub struct HeadersArgs {
     /// Keep the traces --measure made in DIR (`<k>-<file>.json`; --time-trace reads them).
     #[arg(long, value_name = "DIR", requires = "measure")]
     pub keep_traces: Option<PathBuf>,
+    /// Keep clang's wall-clock trace times (default: each run's times scaled by its CPU / wall
+    /// ratio, so that load on the machine does not count).
+    #[arg(long, requires = "measure")]
+    pub wall_time: bool,
+    /// Precompiled-header advice (needs --measure or --time-trace): the N headers (or `auto`:
+    /// as many as pay) whose PCH saves the most frontend seconds, net of loading it in every TU,
+    /// building it, and (with --churn) the rebuilds its files' changes cause.
+    #[arg(long, value_name = "N|auto")]
+    pub pch: Option<clipforge_headers::pch::PchSize>,
+    /// The configuration --pch advises for (default: the first).
+    #[arg(long, value_name = "NAME", requires = "pch")]
+    pub pch_config: Option<String>,
+    /// Write the advised pch.h here.
+    #[arg(long, value_name = "FILE", requires = "pch")]
+    pub pch_out: Option<PathBuf>,
+    /// Build the advised and the naive PCH with clang and compile M TUs without and with each
+    /// (`-fsyntax-only`, CPU time): measured saving beside the predicted one.
+    #[arg(long, value_name = "M", requires = "pch")]
+    pub verify_pch: Option<usize>,
 }
 
 impl HeadersArgs {
@@ -457,7 +476,12 @@ fn print_cuts(r: &Report, n: usize) {
 }
 
 /// Measures (`--measure`) or reads (`--time-trace`) the traces and fills the report's costs.
-fn add_timing(args: &HeadersArgs, project: &Project, r: &mut Report) -> Result<(), String> {
+fn add_timing(
+    args: &HeadersArgs,
+    project: &Project,
+    r: &mut Report,
+    history: Option<(&churn::History, u32)>,
+) -> Result<(), String> {
     use clipforge_headers::timing;
     let mut notes = Vec::new();
     let traces = if let Some(n) = args.measure {
@@ -471,6 +495,8 @@ fn add_timing(args: &HeadersArgs, project: &Project, r: &mut Report) -> Result<(
             compiler: args.measure_compiler.clone(),
             jobs: args.jobs.unwrap_or(0),
             keep_traces: args.keep_traces.clone(),
+            wall_time: args.wall_time,
+            cancel: None,
         };
         let traces = std::thread::scope(|sc| {
             if show {
@@ -509,7 +535,129 @@ fn add_timing(args: &HeadersArgs, project: &Project, r: &mut Report) -> Result<(
     }
     t.apply(r);
     r.notes.extend(notes);
+    if let Some(size) = args.pch {
+        add_pch(args, project, r, &t, size, history)?;
+    }
     Ok(())
+}
+
+/// `--pch`: the advice (and `pch.h`), and with `--verify-pch` its check by real builds.
+fn add_pch(
+    args: &HeadersArgs,
+    project: &Project,
+    r: &mut Report,
+    t: &clipforge_headers::timing::Timing,
+    size: clipforge_headers::pch::PchSize,
+    history: Option<(&churn::History, u32)>,
+) -> Result<(), String> {
+    use clipforge_headers::pch;
+    let config = match &args.pch_config {
+        Some(n) => r.configs.iter().position(|c| &c.name == n).ok_or_else(|| {
+            let names: Vec<&str> = r.configs.iter().map(|c| c.name.as_str()).collect();
+            format!(
+                "--pch-config {n}: no such configuration (there are: {})",
+                names.join(", ")
+            )
+        })? as u32,
+        None => 0,
+    };
+    let mut advice = pch::advise(r, t, config, size, history);
+    if let Some(p) = &args.pch_out {
+        write_out(p, &advice.pch_h)?;
+    }
+    if let Some(m) = args.verify_pch {
+        if m == 0 {
+            return Err("--verify-pch: give a number of translation units (1 or more)".into());
+        }
+        let opts = clipforge_headers::timing::MeasureOptions {
+            compiler: args.measure_compiler.clone(),
+            jobs: args.jobs.unwrap_or(0),
+            ..Default::default()
+        };
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let started = std::time::Instant::now();
+        let check = pch::verify(project, r, t, &advice, m, &opts, &done)
+            .map_err(|e| format!("--verify-pch: {e}"))?;
+        println!(
+            "verified the PCH on {} TUs in {:.2} s",
+            check.tus,
+            started.elapsed().as_secs_f64()
+        );
+        advice.check = Some(check);
+    }
+    r.pch = Some(advice);
+    Ok(())
+}
+
+/// The advised PCH, its predicted saving and, when verified, the measurement.
+fn print_pch(r: &Report, out: Option<&std::path::Path>) {
+    let Some(a) = &r.pch else { return };
+    let cfg = a
+        .config
+        .as_ref()
+        .map_or(String::new(), |c| format!(" for configuration {c}"));
+    println!(
+        "\nPrecompiled header{cfg}: {} headers, {} files, {:.3} s to parse once",
+        a.headers.len(),
+        th(a.files),
+        a.content_ms / 1000.0
+    );
+    println!(
+        "predicted per clean build: {:.3} s saved - {:.3} s loading it - {:.3} s building it = \
+         {:.3} s net (naive choice, the same number of headers by Total Parsed: {:.3} s)",
+        a.saved_s, a.load_s, a.build_s, a.net_s, a.naive_net_s
+    );
+    if let (Some(d), Some(c), Some(s), Some(n)) =
+        (a.churn_days, a.churn_commits, a.churn_s, a.period_net_s)
+    {
+        println!(
+            "history ({d} days): {c} commits changed a file of it, rebuilding every TU: \
+             {s:.3} s; net over the period's builds {n:.3} s"
+        );
+    }
+    println!(
+        "{:>10} {:>10} {:>6} {:>6}  header",
+        "gain s", "ms per TU", "TUs", "files"
+    );
+    for h in &a.headers {
+        println!(
+            "{:>10.3} {:>10.3} {:>6} {:>6}  {}",
+            h.gain_s,
+            h.cost_ms,
+            th(h.tus),
+            th(h.files_added),
+            h.path
+        );
+    }
+    match out {
+        Some(p) => println!(
+            "wrote {}; build: clang++ <flags> {}; use: {} (g++: {})",
+            p.display(),
+            a.build_flags.join(" "),
+            a.use_flags_clang.join(" "),
+            a.use_flags_gcc.join(" ")
+        ),
+        None => println!("(write it with --pch-out FILE)"),
+    }
+    if let Some(c) = &a.check {
+        println!(
+            "\nVerified on {} TUs (clang -fsyntax-only, CPU seconds; without a PCH {:.3} s):",
+            c.tus, c.without_s
+        );
+        println!(
+            "{:<8} {:>10} {:>10} {:>10} {:>8} {:>10}",
+            "", "with", "measured", "predicted", "error", "PCH build"
+        );
+        for (name, m) in [("advised", &c.advised), ("naive", &c.naive)] {
+            println!(
+                "{name:<8} {:>10.3} {:>10.3} {:>10.3} {:>7.1}% {:>10.3}",
+                m.with_s, m.measured_saving_s, m.predicted_saving_s, m.error_percent, m.build_s
+            );
+        }
+        for n in &c.notes {
+            println!("note: {n}");
+        }
+    }
 }
 
 /// The predicted build time and the headers ranked by the seconds they add.
@@ -622,26 +770,6 @@ fn reexec_with_huge_pages() {
     }
 }
 
-/// The folders whose git history `--churn` reads: the roots, or the compilation database's.
-fn history_dirs(project: &Project) -> Vec<PathBuf> {
-    if !project.roots.is_empty() {
-        return project
-            .roots
-            .iter()
-            .map(|r| clipforge_headers::util::absolutize(r))
-            .collect();
-    }
-    project
-        .compile_commands
-        .iter()
-        .chain(project.configs.iter().map(|c| &c.compile_commands))
-        .map(|c| {
-            let c = clipforge_headers::util::absolutize(c);
-            c.parent().map(|p| p.to_path_buf()).unwrap_or(c)
-        })
-        .collect()
-}
-
 fn print_churn(c: &Churn, top: usize) {
     println!(
         "\nRebuild cost from history (last {} days: {} commits, {} TU rebuilds, {:.1} per week):",
@@ -666,6 +794,32 @@ fn print_churn(c: &Churn, top: usize) {
     }
 }
 
+/// The timing flags' own checks (`--measure`, `--time-trace`, `--pch`), before any scan.
+fn check_timing_args(args: &HeadersArgs) -> Result<(), String> {
+    let timing_wanted = args.measure.is_some() || args.time_trace.is_some();
+    if timing_wanted && Mode::from(args.mode) == Mode::AllBranches {
+        return Err(
+            "--measure / --time-trace: a TU's cost is predicted from its preprocessed closure; \
+             use --mode preprocessed"
+                .into(),
+        );
+    }
+    if args.pch.is_some() && !timing_wanted {
+        return Err(
+            "--pch: the advice needs measured costs; add --measure N or --time-trace DIR".into(),
+        );
+    }
+    if args.measure == Some(0) {
+        return Err("--measure: give a number of translation units (1 or more)".into());
+    }
+    if let Some(d) = &args.time_trace
+        && !d.is_dir()
+    {
+        return Err(format!("--time-trace {}: folder not found", d.display()));
+    }
+    Ok(())
+}
+
 fn run_inner(args: &HeadersArgs) -> Result<(), String> {
     if args.roots.is_empty() && args.compile_commands.is_none() && args.configs.is_empty() {
         return Err(
@@ -682,27 +836,13 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
         );
     }
     let timing_wanted = args.measure.is_some() || args.time_trace.is_some();
-    if timing_wanted && Mode::from(args.mode) == Mode::AllBranches {
-        return Err(
-            "--measure / --time-trace: a TU's cost is predicted from its preprocessed closure; \
-             use --mode preprocessed"
-                .into(),
-        );
-    }
-    if args.measure == Some(0) {
-        return Err("--measure: give a number of translation units (1 or more)".into());
-    }
-    if let Some(d) = &args.time_trace
-        && !d.is_dir()
-    {
-        return Err(format!("--time-trace {}: folder not found", d.display()));
-    }
+    check_timing_args(args)?;
     let opts = args.options();
     // History is read before the scan: a tree without git says so at once.
     let history = match &args.churn {
         Some(p) => {
             let days = churn::parse_period(p).map_err(|e| format!("--churn: {e}"))?;
-            let h = churn::read_history(&history_dirs(&project), days)
+            let h = churn::read_history(&project.history_dirs(), days)
                 .map_err(|e| format!("--churn: {e}"))?;
             for n in &h.notes {
                 eprintln!("clipforge: --churn: {n}");
@@ -747,7 +887,8 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
                 let mut r = with_churn
                     .as_ref()
                     .map_or_else(|| res.primary.clone(), |x| x.1.clone());
-                add_timing(args, &project, &mut r)?;
+                let h = history.as_ref().map(|(d, h)| (h, *d));
+                add_timing(args, &project, &mut r, h)?;
                 Some(r)
             } else {
                 None
@@ -765,6 +906,7 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
             }
             if timing_wanted {
                 print_timing(r, args.top);
+                print_pch(r, args.pch_out.as_deref());
             }
             if let Some(n) = args.cuts {
                 print_cuts(r, n);

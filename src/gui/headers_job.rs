@@ -1,7 +1,8 @@
 //! The Headers tab's background work: the scan on a worker thread (which borrows the tab's
 //! [`Scanner`] and hands it back, so the next scan is incremental), the file watcher that asks
-//! for rescans ([`crate::watcher::Watcher`] on [`HeadersProject::watch_dirs`]), and the project
-//! settings turned into a [`Project`].
+//! for rescans ([`crate::watcher::Watcher`] on [`HeadersProject::watch_dirs`]), the project
+//! settings turned into a [`Project`], and the compiler runs of "Measure" and "Verify PCH"
+//! ([`CompileJob`]: clang on a worker thread, counted, cancellable).
 
 use crate::headers::{
     self, CompilerChoice, MacroOpt, Mode, Progress, Project, Report, ScanError, ScanOptions,
@@ -56,6 +57,8 @@ pub struct HeadersProject {
     pub compiler_name: String,
     /// Keep an on-disk cache (user cache dir) so the first scan after a restart is fast too.
     pub disk_cache: bool,
+    /// Rebuild cost from git history over this period (`90d`, `12w`; empty: off), as `--churn`.
+    pub churn_period: String,
 }
 
 impl Default for HeadersProject {
@@ -84,6 +87,7 @@ impl Default for HeadersProject {
             compiler: CompilerPick::Auto,
             compiler_name: String::new(),
             disk_cache: true,
+            churn_period: String::new(),
         }
     }
 }
@@ -237,6 +241,10 @@ pub struct ScanOutcome {
     /// the mode it shows, built on the scan's thread: for a popular header it takes a frame's
     /// worth of time (13 ms on gRPC's top hub), which the frame taking the result cannot spare.
     pub first_detail: Option<FirstDetail>,
+    /// With a history period: the commits read (and the period's days), for the PCH advice;
+    /// or why they could not be read (the scan's figures stand without them).
+    pub history: Option<Arc<(headers::churn::History, u32)>>,
+    pub history_error: Option<String>,
 }
 
 /// The detail view's data for one file, prepared with a scan's result (see
@@ -303,11 +311,13 @@ impl HeadersJob {
     /// Starts the scan; the thread owns `scanner` until it sends it back with the result.
     /// `shown`: the mode the tab shows, its selected file and why-chain origin, whose detail is
     /// prepared with the result.
+    /// `churn_period`: [`HeadersProject::churn_period`], read on the worker after the scan.
     pub fn start(
         scanner: Scanner,
         project: Project,
         opts: ScanOptions,
         shown: Shown,
+        churn_period: String,
         ctx: Option<egui::Context>,
     ) -> HeadersJob {
         let (tx, rx) = mpsc::channel();
@@ -341,12 +351,16 @@ impl HeadersJob {
                             Mode::AllBranches => all = Some(rep),
                         }
                     }
+                    let (history, history_error) =
+                        add_churn(&project, &churn_period, pre.as_mut(), all.as_mut());
                     let mut o = ScanOutcome {
                         preprocessed: pre,
                         all_branches: all,
                         wall: t0.elapsed(),
                         clean,
                         first_detail: None,
+                        history,
+                        history_error,
                     };
                     let Shown {
                         mode,
@@ -420,6 +434,197 @@ impl HeadersJob {
             self.progress.tus_total.load(Relaxed),
         )
     }
+}
+
+/// Reads the history of `period` (nothing when it is blank) and adds its rebuild cost to both
+/// reports (computed on the preprocessed closures, as `--churn`).
+#[allow(clippy::type_complexity)]
+fn add_churn(
+    project: &Project,
+    period: &str,
+    pre: Option<&mut Report>,
+    all: Option<&mut Report>,
+) -> (Option<Arc<(headers::churn::History, u32)>>, Option<String>) {
+    use headers::churn;
+    if period.trim().is_empty() {
+        return (None, None);
+    }
+    let read = churn::parse_period(period)
+        .and_then(|days| churn::read_history(&project.history_dirs(), days));
+    let h = match read {
+        Ok(h) => h,
+        Err(e) => return (None, Some(format!("History: {e}"))),
+    };
+    let Some(pre) = pre else {
+        return (None, None);
+    };
+    let c = churn::compute(pre, &h, h.days);
+    c.apply(pre);
+    if let Some(a) = all {
+        c.apply(a);
+    }
+    pre.notes
+        .extend(h.notes.iter().map(|n| format!("history: {n}")));
+    let days = h.days;
+    (Some(Arc::new((h, days))), None)
+}
+
+/// What a finished Measure gives back: the report with its costs, the predicted times and the
+/// PCH advice in it, and the costs themselves (Verify PCH needs them).
+pub struct Measured {
+    pub report: Report,
+    pub timing: Arc<headers::timing::Timing>,
+}
+
+/// Clang runs on a worker thread (Measure N TUs, Verify PCH): TUs done of a total, a cancel
+/// token the runs check between TUs, the result when done. Belongs to the scan `generation`
+/// it started from (a rescan meanwhile makes its result stale).
+pub struct CompileJob<T> {
+    pub done: Arc<std::sync::atomic::AtomicUsize>,
+    pub total: Arc<std::sync::atomic::AtomicUsize>,
+    pub cancel: clipforge_base::task::CancelToken,
+    pub started: Instant,
+    pub generation: u64,
+    rx: Receiver<Result<T, String>>,
+}
+
+impl<T: Send + 'static> CompileJob<T> {
+    fn start(
+        generation: u64,
+        ctx: Option<egui::Context>,
+        work: impl FnOnce(&CompileJobCtx) -> Result<T, String> + Send + 'static,
+    ) -> CompileJob<T> {
+        let (tx, rx) = mpsc::channel();
+        let c = CompileJobCtx {
+            done: Default::default(),
+            total: Default::default(),
+            cancel: clipforge_base::task::CancelToken::new(),
+        };
+        let job = CompileJob {
+            done: c.done.clone(),
+            total: c.total.clone(),
+            cancel: c.cancel.clone(),
+            started: Instant::now(),
+            generation,
+            rx,
+        };
+        let spawned = std::thread::Builder::new()
+            .name("clipforge-headers-clang".into())
+            .spawn(move || {
+                crate::pipeline::lower_thread_priority();
+                let _ = tx.send(work(&c));
+                if let Some(ctx) = ctx {
+                    ctx.request_repaint();
+                }
+            });
+        if let Err(e) = spawned {
+            let (tx2, rx2) = mpsc::channel();
+            let _ = tx2.send(Err(format!("cannot start the compiler thread: {e}")));
+            return CompileJob { rx: rx2, ..job };
+        }
+        job
+    }
+
+    /// The result once the worker is done.
+    pub fn poll(&self) -> Option<Result<T, String>> {
+        match self.rx.try_recv() {
+            Ok(r) => Some(r),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Err(
+                "the compiler runs stopped unexpectedly (internal error)".into(),
+            )),
+        }
+    }
+
+    /// (done, total) translation units.
+    pub fn counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.done.load(Relaxed), self.total.load(Relaxed))
+    }
+}
+
+/// What a [`CompileJob`]'s work sees: its counters and cancel token.
+pub struct CompileJobCtx {
+    pub done: Arc<std::sync::atomic::AtomicUsize>,
+    pub total: Arc<std::sync::atomic::AtomicUsize>,
+    pub cancel: clipforge_base::task::CancelToken,
+}
+
+impl CompileJobCtx {
+    fn options(&self) -> headers::timing::MeasureOptions {
+        headers::timing::MeasureOptions {
+            cancel: Some(self.cancel.clone()),
+            ..Default::default()
+        }
+    }
+}
+
+/// Measures `n` TUs of `report` (a preprocessed report of `project`, owned by the worker) with
+/// clang, fills its costs and predicted times, and advises a PCH for its first configuration.
+/// `history`: the scan's commits, which the advice weighs (a header changed often stays out).
+pub fn start_measure(
+    project: Project,
+    mut report: Report,
+    n: usize,
+    history: Option<Arc<(headers::churn::History, u32)>>,
+    generation: u64,
+    ctx: Option<egui::Context>,
+) -> CompileJob<Measured> {
+    use headers::{pch, timing};
+    CompileJob::start(generation, ctx, move |c| {
+        let chosen = timing::choose_tus(&report, n);
+        c.total
+            .store(chosen.len(), std::sync::atomic::Ordering::Relaxed);
+        let mut notes = Vec::new();
+        let traces = timing::measure(
+            &project,
+            &report,
+            &chosen,
+            &c.options(),
+            &c.done,
+            &mut notes,
+        );
+        if c.cancel.is_cancelled() {
+            return Err("Measure cancelled: the seconds are not shown".into());
+        }
+        let traces = traces?;
+        let t = timing::Timing::from_traces(&report, &traces);
+        t.apply(&mut report);
+        report.notes.extend(notes);
+        let h = history.as_ref().map(|h| (&h.0, h.1));
+        report.pch = Some(pch::advise(&report, &t, 0, pch::PchSize::Auto, h));
+        Ok(Measured {
+            report,
+            timing: Arc::new(t),
+        })
+    })
+}
+
+/// Builds the advised and the naive PCH and compiles `m` TUs three ways (`headers::pch::verify`).
+pub fn start_verify_pch(
+    project: Project,
+    report: Report,
+    timing: Arc<headers::timing::Timing>,
+    m: usize,
+    generation: u64,
+    ctx: Option<egui::Context>,
+) -> CompileJob<headers::report::PchCheck> {
+    CompileJob::start(generation, ctx, move |c| {
+        let advice = report
+            .pch
+            .clone()
+            .ok_or("Measure first: there is no PCH advice to verify")?;
+        c.total.store(m, std::sync::atomic::Ordering::Relaxed);
+        headers::pch::verify(
+            &project,
+            &report,
+            &timing,
+            &advice,
+            m,
+            &c.options(),
+            &c.done,
+        )
+    })
 }
 
 #[cfg(test)]

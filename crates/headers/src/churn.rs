@@ -5,7 +5,7 @@
 //! week", counting each TU once per commit (a commit that changes two headers one TU includes
 //! rebuilds it once, so the tree's figure can be less than the sum of the files').
 
-use super::report::Report;
+use super::report::{FileChurn, Report, TreeChurn};
 use super::util::normalize;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -253,21 +253,7 @@ pub struct Churn {
 pub fn compute(pre: &Report, history: &History, days: u32) -> Churn {
     let g = &pre.graph;
     let n = g.nodes.len();
-    // The report's files by real path: git names files by the repository's real path, the
-    // report by the path it was given (possibly through a symlinked folder).
-    let mut by_path: super::util::FxMap<PathBuf, u32> = super::util::FxMap::default();
-    let mut dir_real: super::util::FxMap<PathBuf, Option<PathBuf>> = super::util::FxMap::default();
-    for (i, node) in g.nodes.iter().enumerate() {
-        by_path.insert(node.abs.clone(), i as u32);
-        if let (Some(dir), Some(name)) = (node.abs.parent(), node.abs.file_name()) {
-            let real = dir_real
-                .entry(dir.to_path_buf())
-                .or_insert_with(|| std::fs::canonicalize(dir).ok());
-            if let Some(r) = real {
-                by_path.entry(r.join(name)).or_insert(i as u32);
-            }
-        }
-    }
+    let by_path = nodes_by_path(pre);
     // TUs reaching each node (a TU reaches itself).
     let mut reach: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (k, t) in g.tus.iter().enumerate() {
@@ -330,6 +316,44 @@ pub fn compute(pre: &Report, history: &History, days: u32) -> Churn {
     }
 }
 
+/// The report's files by path and by real path: git names files by the repository's real path,
+/// the report by the path it was given (possibly through a symlinked folder).
+fn nodes_by_path(r: &Report) -> super::util::FxMap<PathBuf, u32> {
+    let mut by_path: super::util::FxMap<PathBuf, u32> = super::util::FxMap::default();
+    let mut dir_real: super::util::FxMap<PathBuf, Option<PathBuf>> = super::util::FxMap::default();
+    for (i, node) in r.graph.nodes.iter().enumerate() {
+        by_path.insert(node.abs.clone(), i as u32);
+        if let (Some(dir), Some(name)) = (node.abs.parent(), node.abs.file_name()) {
+            let real = dir_real
+                .entry(dir.to_path_buf())
+                .or_insert_with(|| std::fs::canonicalize(dir).ok());
+            if let Some(r) = real {
+                by_path.entry(r.join(name)).or_insert(i as u32);
+            }
+        }
+    }
+    by_path
+}
+
+/// Per commit of `history`, the graph nodes of `r` it changed (files outside the report left
+/// out; the PCH advisor weighs rebuilds with them).
+pub fn commit_nodes(r: &Report, history: &History) -> Vec<Vec<u32>> {
+    let by_path = nodes_by_path(r);
+    history
+        .commits
+        .iter()
+        .map(|files| {
+            let mut v: Vec<u32> = files
+                .iter()
+                .filter_map(|p| by_path.get(&normalize(p)).copied())
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect()
+}
+
 impl Churn {
     /// Adds the churn figures to `r` (any mode; files are matched by absolute path): per file
     /// `churn_commits` and `churn_tu_rebuilds` (0 for files unchanged in the period), and the
@@ -340,13 +364,17 @@ impl Churn {
         for h in &mut r.headers {
             let abs = &r.graph.nodes[h.node as usize].abs;
             let f = by_abs.get(abs.as_path());
-            h.churn_commits = Some(f.map_or(0, |f| f.commits));
-            h.churn_tu_rebuilds = Some(f.map_or(0, |f| f.tu_rebuilds));
+            h.churn = Some(FileChurn {
+                churn_commits: f.map_or(0, |f| f.commits),
+                churn_tu_rebuilds: f.map_or(0, |f| f.tu_rebuilds),
+            });
         }
-        r.churn_days = Some(self.days);
-        r.churn_commits = Some(self.commits);
-        r.churn_tu_rebuilds = Some(self.tu_rebuilds);
-        r.churn_tu_rebuilds_per_week = Some(self.tu_rebuilds_per_week);
+        r.churn = Some(TreeChurn {
+            churn_days: self.days,
+            churn_commits: self.commits,
+            churn_tu_rebuilds: self.tu_rebuilds,
+            churn_tu_rebuilds_per_week: self.tu_rebuilds_per_week,
+        });
     }
 }
 

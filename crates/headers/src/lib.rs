@@ -14,7 +14,9 @@
 //! remember; the [`Scanner`] session), [`state`] (what a scan leaves for the next one), [`lazy`] (data kept
 //! encoded until used), [`report`] (numbers, detail view, why-chains, what-if, JSON/CSV/dot),
 //! [`cache`] (on-disk cache of a [`state::Prev`]), [`watch`] (rescan on change), [`cuts`] (the
-//! saving of every `#include`), [`compiler`], [`compdb`], [`cli`].
+//! saving of every `#include`), [`churn`] (rebuild cost from history), [`timing`] (measured
+//! seconds per header, the whole build predicted), [`pch`] (the precompiled-header advisor),
+//! [`compiler`], [`compdb`], [`cli`].
 //! Public modules are only those the binary, tests, benches and fuzz targets use (`cli`, `cuts`,
 //! `eval`, `lex`, `pp`, `util`, `watch`) plus the re-exports below; the rest is `pub(crate)`.
 //!
@@ -55,6 +57,7 @@ pub mod cuts;
 pub mod eval;
 pub(crate) mod lazy;
 pub mod lex;
+pub mod pch;
 pub mod pp;
 pub mod report;
 pub(crate) mod scan;
@@ -129,6 +132,22 @@ pub struct Project {
 }
 
 impl Project {
+    /// The folders whose git history `--churn` (module `churn`) reads: the roots, or the
+    /// compilation databases' folders.
+    pub fn history_dirs(&self) -> Vec<PathBuf> {
+        if !self.roots.is_empty() {
+            return self.roots.iter().map(|r| util::absolutize(r)).collect();
+        }
+        self.compile_commands
+            .iter()
+            .chain(self.configs.iter().map(|c| &c.compile_commands))
+            .map(|c| {
+                let c = util::absolutize(c);
+                c.parent().map(|p| p.to_path_buf()).unwrap_or(c)
+            })
+            .collect()
+    }
+
     /// The one rule for a relative include dir (`-I`, `-iquote`, `-isystem`), the same in the
     /// CLI and the app: it is taken from the first source root (the app has no meaningful
     /// current directory, and a command must not give another answer when run from another

@@ -98,13 +98,9 @@ pub struct FileEntry {
     pub includes: Vec<String>,
     /// Direct includers (paths).
     pub included_by: Vec<String>,
-    /// With `--churn`: commits of the period that changed it (see `headers::churn`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub churn_commits: Option<u32>,
-    /// With `--churn`: the TU rebuilds those commits caused (commits × TUs reaching it in the
-    /// preprocessed closures).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub churn_tu_rebuilds: Option<u64>,
+    /// With `--churn`: its rebuild cost (`churn_commits`, `churn_tu_rebuilds` in the JSON).
+    #[serde(flatten)]
+    pub churn: Option<FileChurn>,
     /// With several configurations: the TUs reaching it in each (the order of
     /// [`Report::configs`]); `tu_count` is their sum.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -124,6 +120,27 @@ pub struct FileEntry {
     pub cost_measured: Option<bool>,
     #[serde(skip)]
     pub node: u32,
+}
+
+/// One file's rebuild cost from history (`--churn`, module `churn`); flattened into its entry.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FileChurn {
+    /// Commits of the period that changed it.
+    pub churn_commits: u32,
+    /// The TU rebuilds those commits caused (commits × TUs reaching it in the preprocessed
+    /// closures).
+    pub churn_tu_rebuilds: u64,
+}
+
+/// The tree's rebuild cost from history (`--churn`); flattened into the report: the period in
+/// days, the commits in it that changed a file of the tree, the TU rebuilds they caused (each TU
+/// once per commit) and per week.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TreeChurn {
+    pub churn_days: u32,
+    pub churn_commits: usize,
+    pub churn_tu_rebuilds: u64,
+    pub churn_tu_rebuilds_per_week: f64,
 }
 
 /// One configuration's own figures in a scan of several (each equals a scan of that
@@ -223,16 +240,9 @@ pub struct Report {
     pub notes: Vec<String>,
     pub other_mode: Option<Summary>,
     pub stats: ScanStats,
-    /// With `--churn` (see `headers::churn`): the period in days, the commits in it that changed
-    /// a file of the tree, the TU rebuilds they caused (each TU once per commit) and per week.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub churn_days: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub churn_commits: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub churn_tu_rebuilds: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub churn_tu_rebuilds_per_week: Option<f64>,
+    /// With `--churn`: the tree's rebuild cost (`churn_days`, `churn_commits`, … in the JSON).
+    #[serde(flatten)]
+    pub churn: Option<TreeChurn>,
     /// With configurations (`--config`): each one's figures, in the order given. The totals
     /// above are the combined view (TUs and Total Parsed summed, files united).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -248,6 +258,10 @@ pub struct Report {
     pub measured_tus: Option<usize>,
     #[serde(rename = "tus", skip_serializing_if = "Option::is_none")]
     pub tu_times: Option<Vec<TuTime>>,
+    /// With `--pch` (module `pch`): the advised precompiled header and, with `--verify-pch`,
+    /// its check by real builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pch: Option<PchAdvice>,
     #[serde(skip)]
     pub graph: Graph,
     #[serde(skip)]
@@ -275,6 +289,90 @@ pub struct TuTime {
     pub config: Option<String>,
     pub predicted_ms: f64,
     pub measured_ms: Option<f64>,
+}
+
+/// The precompiled header advised for one configuration (module `pch` computes it; the type
+/// lives here, with the report that carries it, as [`Cut`] does). Seconds are frontend
+/// seconds of the configuration's TUs, from the measured costs.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PchAdvice {
+    /// Its configuration's name (with `--config`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// The headers `pch.h` includes, in the order chosen (best first).
+    pub headers: Vec<PchHeader>,
+    /// Files in the PCH (the headers and everything they include) and their parse cost once.
+    pub files: usize,
+    pub content_ms: f64,
+    /// Per clean build: seconds the TUs no longer spend parsing the PCH's files, the seconds
+    /// every TU spends loading the PCH, the PCH's own build, and the net saving.
+    pub saved_s: f64,
+    pub load_s: f64,
+    pub build_s: f64,
+    pub net_s: f64,
+    /// With history (`--churn`): the period, the commits in it that changed a file of the PCH
+    /// (each rebuilds the PCH and every TU), the extra rebuild seconds they cost, and the net
+    /// saving over the period's builds (one clean build and one build per commit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_days: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_commits: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_net_s: Option<f64>,
+    /// The same number of headers taken by Total Parsed (lines × TUs), and its predicted net
+    /// saving per clean build: the choice the advice is measured against.
+    pub naive: Vec<String>,
+    pub naive_net_s: f64,
+    /// `pch.h`'s text, and the flags that build and use it (clang; g++).
+    pub pch_h: String,
+    pub build_flags: Vec<String>,
+    pub use_flags_clang: Vec<String>,
+    pub use_flags_gcc: Vec<String>,
+    /// With `--verify-pch`: the advice and the naive choice built and measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<PchCheck>,
+}
+
+/// One header of an advised PCH.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PchHeader {
+    pub path: String,
+    #[serde(skip)]
+    pub abs: PathBuf,
+    /// TUs of the configuration reaching it, and its own exclusive cost per TU.
+    pub tus: u32,
+    pub cost_ms: f64,
+    /// Files it brought into the PCH (itself and what it includes that was not there yet).
+    pub files_added: usize,
+    /// What taking it added to the objective (net seconds, churn included when known).
+    pub gain_s: f64,
+}
+
+/// `--verify-pch`: TUs compiled (`-fsyntax-only`) without a PCH, with the advised one and with
+/// the naive one, CPU time of each run (load on the machine does not count).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PchCheck {
+    /// The TUs compiled all three ways (those whose PCH runs failed are left out, in `notes`).
+    pub tus: usize,
+    pub without_s: f64,
+    pub advised: PchMeasured,
+    pub naive: PchMeasured,
+    pub notes: Vec<String>,
+}
+
+/// One PCH's measured and predicted saving over the verified TUs.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PchMeasured {
+    /// CPU seconds building the PCH once.
+    pub build_s: f64,
+    pub with_s: f64,
+    /// without − with, summed over the TUs; the prediction for the same TUs; their difference
+    /// in % of the measurement.
+    pub measured_saving_s: f64,
+    pub predicted_saving_s: f64,
+    pub error_percent: f64,
 }
 
 /// One candidate edit with its saving. Serialized in the JSON's `cuts` array.
@@ -525,8 +623,7 @@ fn file_entries(
                     .filter(|e| g.nodes[e.0 as usize].counted)
                     .map(|e| name(e.0))
                     .collect(),
-                churn_commits: None,
-                churn_tu_rebuilds: None,
+                churn: None,
                 tu_count_by_config: None,
                 contributed_by_config: None,
                 cost_ms: None,
@@ -742,15 +839,13 @@ impl Report {
             notes,
             other_mode: None,
             stats,
-            churn_days: None,
-            churn_commits: None,
-            churn_tu_rebuilds: None,
-            churn_tu_rebuilds_per_week: None,
+            churn: None,
             configs: by_config.summaries,
             cuts: None,
             predicted_frontend_s: None,
             measured_tus: None,
             tu_times: None,
+            pch: None,
             graph: g,
             by_node,
         }

@@ -32,37 +32,38 @@ pub struct TuTrace {
 /// Parses one `-ftime-trace` JSON file. Relative `Source` paths are taken from `base` (the
 /// folder clang ran in). Errors name what is wrong; the caller names the file.
 pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
-    let v: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| format!("not a time trace (invalid JSON: {e})"))?;
+    // Typed, reading only the fields used: a granularity-0 trace of a libstdc++ TU is several MB,
+    // and a generic JSON value tree of it costs several times the parse.
+    let v: RawTrace = serde_json::from_slice(bytes).map_err(|e| {
+        // A shape error may hide a syntax error further on: say which it is.
+        match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Err(syntax) => format!("not a time trace (invalid JSON: {syntax})"),
+            Ok(_) => format!("not a time trace ({e})"),
+        }
+    })?;
     let events = v
-        .get("traceEvents")
-        .and_then(|e| e.as_array())
+        .trace_events
         .ok_or("not a time trace (no traceEvents array)")?;
-    // (ts, dur, tid, name, detail) of complete events.
     let mut frontend: Option<(u64, u64)> = None;
-    let mut sources: Vec<(u64, u64, &str)> = Vec::new();
-    let num = |e: &serde_json::Value, k: &str| e.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+    let mut sources: Vec<(u64, u64, std::borrow::Cow<'_, str>)> = Vec::new();
     for e in events {
-        if e.get("ph").and_then(|x| x.as_str()) != Some("X") {
+        if e.ph.as_deref() != Some("X") {
             continue;
         }
-        let (ts, dur) = (num(e, "ts").max(0.0) as u64, num(e, "dur").max(0.0) as u64);
-        match e.get("name").and_then(|x| x.as_str()) {
+        let (ts, dur) = (e.ts.max(0.0) as u64, e.dur.max(0.0) as u64);
+        match e.name.as_deref() {
             Some("Frontend") => {
                 let f = frontend.get_or_insert((ts, 0));
                 f.1 += dur;
             }
             Some("Source") => {
-                let d = e
-                    .get("args")
-                    .and_then(|a| a.get("detail"))
-                    .and_then(|d| d.as_str())
-                    .unwrap_or("");
+                let d = e.args.and_then(|a| a.detail).unwrap_or_default();
                 sources.push((ts, dur, d));
             }
             _ => {}
         }
     }
+    let ratio = v.cpu_ratio.filter(|f| (MIN_CPU_RATIO..=1.0).contains(f));
     let Some((_, frontend_us)) = frontend else {
         return Err("not a clang time trace (no Frontend event)".into());
     };
@@ -87,8 +88,9 @@ pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
         stack.push(i);
     }
     let mut by_file: FxMap<PathBuf, (u64, u32)> = FxMap::default();
-    for (i, &(_, dur, d)) in sources.iter().enumerate() {
-        let p = Path::new(d);
+    for (i, (_, dur, d)) in sources.iter().enumerate() {
+        let dur = *dur;
+        let p = Path::new(d.as_ref());
         let p = if p.is_absolute() {
             normalize(p)
         } else {
@@ -101,11 +103,61 @@ pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
     let mut files: Vec<(PathBuf, u64, u32)> =
         by_file.into_iter().map(|(p, (t, n))| (p, t, n)).collect();
     files.sort();
-    Ok(TuTrace {
+    let t = TuTrace {
         frontend_us,
         own_us: frontend_us.saturating_sub(top_us),
         files,
+    };
+    Ok(match ratio {
+        Some(f) => t.scaled(f),
+        None => t,
     })
+}
+
+/// The parts of a `-ftime-trace` file the costs come from.
+#[derive(serde::Deserialize)]
+struct RawTrace<'a> {
+    #[serde(rename = "traceEvents", borrow)]
+    trace_events: Option<Vec<RawEvent<'a>>>,
+    #[serde(rename = "clipforge_cpu_ratio")]
+    cpu_ratio: Option<f64>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawEvent<'a> {
+    #[serde(borrow)]
+    ph: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    ts: f64,
+    #[serde(default)]
+    dur: f64,
+    #[serde(borrow)]
+    args: Option<RawArgs<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawArgs<'a> {
+    #[serde(borrow)]
+    detail: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Top-level key of a trace `--measure --keep-traces` kept: the run's CPU / wall ratio, which
+/// [`parse_trace`] applies (other readers ignore the key).
+pub const CPU_RATIO_KEY: &str = "clipforge_cpu_ratio";
+
+/// Below this a CPU / wall ratio is taken as a measuring accident, not load.
+const MIN_CPU_RATIO: f64 = 0.01;
+
+/// The trace with [`CPU_RATIO_KEY`] set.
+fn with_cpu_ratio(bytes: &[u8], f: f64) -> Result<Vec<u8>, String> {
+    let mut v: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| format!("not a time trace (invalid JSON: {e})"))?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert(CPU_RATIO_KEY.into(), serde_json::json!(f));
+    }
+    serde_json::to_vec(&v).map_err(|e| format!("cannot write a trace: {e}"))
 }
 
 /// Graph nodes by path: the normalised absolute path, and on a miss the real path (a trace may
@@ -193,8 +245,13 @@ pub struct MeasureOptions {
     pub compiler: Option<String>,
     /// Parallel compiler processes (0: the machine's cores).
     pub jobs: usize,
-    /// Keep each trace in this folder (`<k>-<file name>.json`), for `--time-trace` later.
+    /// Keep each trace in this folder (`<k>-<file name>.json`), for `--time-trace` later
+    /// (as clang wrote it: wall times).
     pub keep_traces: Option<PathBuf>,
+    /// Keep clang's wall times instead of scaling them by each run's CPU / wall ratio.
+    pub wall_time: bool,
+    /// Set to stop: no further TU is started (those running finish).
+    pub cancel: Option<clipforge_base::task::CancelToken>,
 }
 
 /// Runs clang on the TUs `chosen` (indices into `r.graph.tus`) with the flags the scan used,
@@ -236,6 +293,9 @@ pub fn measure(
         for _ in 0..jobs.min(work.len()) {
             sc.spawn(|| {
                 loop {
+                    if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                        break;
+                    }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&(i, spec)) = work.get(k) else { break };
                     let res = run_one(spec, k, opts);
@@ -275,28 +335,13 @@ pub fn measure(
 /// A TU's trace and a warning (clang reported errors), or why there is no trace.
 type RunResult = Result<(TuTrace, Option<String>), String>;
 
-/// One clang run in a folder of its own: clang 14 writes a `-fsyntax-only` trace as `.json` in
-/// its working directory (later versions `<stem>.json`), so any `*.json` there is the trace.
-fn run_one(spec: &TuSpec, k: usize, opts: &MeasureOptions) -> RunResult {
-    use super::compiler::Lang;
-    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
-    let compiler = opts.compiler.clone().unwrap_or_else(|| {
-        match spec.lang {
-            Lang::Cxx => "clang++",
-            Lang::C => "clang",
-        }
-        .to_string()
-    });
+/// The command that compiles `spec` with the flags the scan used (its file not yet added):
+/// `--measure` adds the trace flags, the PCH advisor `-include-pch` (module `pch`).
+pub(crate) fn compile_command(spec: &TuSpec, compiler: &str) -> std::process::Command {
     let f = &spec.flags;
-    let mut cmd = std::process::Command::new(&compiler);
-    cmd.current_dir(dir.path())
-        .args([
-            "-fsyntax-only",
-            "-ftime-trace",
-            "-ftime-trace-granularity=0",
-            "-w",
-        ])
-        .stdin(std::process::Stdio::null());
+    let mut cmd = std::process::Command::new(compiler);
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
     if let Some(s) = &f.std {
         cmd.arg(format!("-std={s}"));
     }
@@ -322,11 +367,132 @@ fn run_one(spec: &TuSpec, k: usize, opts: &MeasureOptions) -> RunResult {
     for i in &f.forced_includes {
         cmd.arg("-include").arg(i);
     }
-    cmd.arg(absolutize(&spec.file));
-    let out = cmd.output().map_err(|e| match e.kind() {
+    cmd
+}
+
+/// The clang driver for a TU's language, unless one is named.
+pub(crate) fn driver_for(spec: &TuSpec, named: Option<&str>) -> String {
+    use super::compiler::Lang;
+    named.map(str::to_string).unwrap_or_else(|| {
+        match spec.lang {
+            Lang::Cxx => "clang++",
+            Lang::C => "clang",
+        }
+        .to_string()
+    })
+}
+
+/// How one compiler run went: success, its CPU time (user + system, of the process and its
+/// children, from `wait4`), its wall time and the first line of its error output.
+#[derive(Clone, Debug)]
+pub(crate) struct Ran {
+    pub ok: bool,
+    pub code: i32,
+    pub cpu_s: f64,
+    pub wall_s: f64,
+    pub first_error: String,
+}
+
+/// Runs `cmd` (stderr into `err_file`, which a full pipe could not block) and measures its CPU
+/// time: on a machine shared with other work the wall time grows with the load, the CPU time
+/// does not.
+pub(crate) fn run_cpu(
+    cmd: &mut std::process::Command,
+    compiler: &str,
+    err_file: &Path,
+) -> Result<Ran, String> {
+    let err = std::fs::File::create(err_file)
+        .map_err(|e| format!("{}: cannot create: {e}", err_file.display()))?;
+    cmd.stderr(err);
+    let started = std::time::Instant::now();
+    let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("no `{compiler}` command found on PATH"),
         _ => format!("cannot run {compiler}: {e}"),
     })?;
+    let (status, cpu_s) =
+        wait_cpu(&mut child).map_err(|e| format!("cannot wait for {compiler}: {e}"))?;
+    let wall_s = started.elapsed().as_secs_f64();
+    let text = std::fs::read(err_file).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let first_error = text
+        .lines()
+        .find(|l| l.contains("error"))
+        .or_else(|| text.lines().next())
+        .unwrap_or("no message")
+        .to_string();
+    Ok(Ran {
+        ok: status.success(),
+        code: status.code().unwrap_or(-1),
+        cpu_s,
+        wall_s,
+        first_error,
+    })
+}
+
+#[cfg(unix)]
+fn wait_cpu(child: &mut std::process::Child) -> std::io::Result<(std::process::ExitStatus, f64)> {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waits for our own child, writing into the two locals above.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok((
+        std::process::ExitStatus::from_raw(status),
+        tv(ru.ru_utime) + tv(ru.ru_stime),
+    ))
+}
+
+#[cfg(not(unix))]
+fn wait_cpu(child: &mut std::process::Child) -> std::io::Result<(std::process::ExitStatus, f64)> {
+    // No per-child CPU time here: the wall time stands in for it.
+    let started = std::time::Instant::now();
+    let s = child.wait()?;
+    Ok((s, started.elapsed().as_secs_f64()))
+}
+
+impl TuTrace {
+    /// Every time multiplied by `f` (the run's CPU / wall ratio: clang's trace times are wall
+    /// times, which a loaded machine stretches).
+    pub fn scaled(mut self, f: f64) -> TuTrace {
+        let s = |us: u64| (us as f64 * f).round() as u64;
+        self.frontend_us = s(self.frontend_us);
+        self.own_us = s(self.own_us);
+        for x in &mut self.files {
+            x.1 = s(x.1);
+        }
+        self
+    }
+}
+
+/// One clang run in a folder of its own: clang 14 writes a `-fsyntax-only` trace as `.json` in
+/// its working directory (later versions `<stem>.json`), so any `*.json` there is the trace.
+/// The trace's wall times are scaled by the run's CPU / wall ratio, so that load from other
+/// processes does not count as compile time.
+fn run_one(spec: &TuSpec, k: usize, opts: &MeasureOptions) -> RunResult {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let compiler = driver_for(spec, opts.compiler.as_deref());
+    let mut cmd = compile_command(spec, &compiler);
+    cmd.current_dir(dir.path())
+        .args([
+            "-fsyntax-only",
+            "-ftime-trace",
+            "-ftime-trace-granularity=0",
+            "-w",
+        ])
+        .arg(absolutize(&spec.file));
+    let ran = run_cpu(&mut cmd, &compiler, &dir.path().join("stderr.txt"))?;
     let trace = std::fs::read_dir(dir.path())
         .map_err(|e| format!("cannot list {}: {e}", dir.path().display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -336,30 +502,38 @@ fn run_one(spec: &TuSpec, k: usize, opts: &MeasureOptions) -> RunResult {
                 .is_some_and(|n| n.to_string_lossy().ends_with(".json"))
         })
         .ok_or_else(|| {
-            let err = String::from_utf8_lossy(&out.stderr);
             format!(
                 "{compiler} wrote no time trace (exit {}; {})",
-                out.status.code().unwrap_or(-1),
-                err.lines().next().unwrap_or("no message")
+                ran.code, ran.first_error
             )
         })?;
     let bytes = clipforge_base::fsio::read_regular(&trace, MAX_TRACE_BYTES)
         .map_err(|e| format!("{}: cannot read: {e}", trace.display()))?;
+    let ratio = (!opts.wall_time && ran.wall_s > 0.0)
+        .then(|| (ran.cpu_s / ran.wall_s).clamp(MIN_CPU_RATIO, 1.0));
+    let t = parse_trace(&bytes, dir.path()).map_err(|e| format!("{}: {e}", trace.display()))?;
     if let Some(keep) = &opts.keep_traces {
         let name = spec
             .file
             .file_name()
             .map_or("tu".into(), |n| n.to_string_lossy().to_string());
         let to = keep.join(format!("{k}-{name}.json"));
+        // The ratio goes into the kept trace, so that `--time-trace` reads the same costs.
+        let bytes = match ratio {
+            Some(f) => with_cpu_ratio(&bytes, f)?,
+            None => bytes,
+        };
         clipforge_base::fsio::write_atomic(&to, &bytes)
             .map_err(|e| format!("{}: cannot write: {e}", to.display()))?;
     }
-    let t = parse_trace(&bytes, dir.path()).map_err(|e| format!("{}: {e}", trace.display()))?;
-    let warn = (!out.status.success()).then(|| {
-        let err = String::from_utf8_lossy(&out.stderr);
+    let t = match ratio {
+        Some(f) => t.scaled(f),
+        None => t,
+    };
+    let warn = (!ran.ok).then(|| {
         format!(
             "{compiler} reported errors (its time is kept): {}",
-            err.lines().find(|l| l.contains("error")).unwrap_or("")
+            ran.first_error
         )
     });
     Ok((t, warn))

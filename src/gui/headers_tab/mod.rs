@@ -5,13 +5,14 @@
 //! missing includes, errors and cycles; export at the bottom. The scan and the watcher live in
 //! [`super::headers_job`]; this module only draws and reacts. This file holds the tab's settings and
 //! state, the dialogs, the scan / watch plumbing and the layout; each panel is drawn by its own
-//! file (`project`, `toolbar`, `table`, `detail`, `issues`, `cuts`, `export`).
+//! file (`project`, `toolbar`, `seconds`, `table`, `detail`, `issues`, `cuts`, `export`).
 
 mod cuts;
 mod detail;
 mod export;
 mod issues;
 mod project;
+mod seconds;
 mod table;
 mod toolbar;
 
@@ -38,6 +39,10 @@ pub enum HeaderColumn {
     TransitiveIncludes,
     TransitiveLines,
     IncludedBy,
+    /// TU rebuilds its changes caused over the history period (shown with a period).
+    Rebuilds,
+    /// Measured seconds the file adds to the build (shown once measured).
+    Seconds,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +88,9 @@ pub struct HeadersSettings {
     pub export_path: String,
     pub sort: HeaderSort,
     pub view: HeadersView,
+    /// TUs "Measure" compiles, and "Verify" of the PCH advice.
+    pub measure_tus: usize,
+    pub verify_tus: usize,
 }
 
 impl Default for HeadersSettings {
@@ -97,6 +105,8 @@ impl Default for HeadersSettings {
                 .to_string(),
             sort: HeaderSort::default(),
             view: HeadersView::Files,
+            measure_tus: 10,
+            verify_tus: 6,
         }
     }
 }
@@ -155,6 +165,11 @@ pub struct HeadersState {
     cut_detail: Option<((u64, cuts::CutKey), cuts::CutDetail)>,
     /// The Top cuts list's filter (on the directive's text).
     pub cut_filter: String,
+    /// Clang runs: Measure, Verify PCH (module `seconds`), and the costs of the last Measure
+    /// with the scan generation they belong to.
+    pub measure: Option<super::headers_job::CompileJob<super::headers_job::Measured>>,
+    pub verify: Option<super::headers_job::CompileJob<crate::headers::report::PchCheck>>,
+    pub timing: Option<(u64, std::sync::Arc<crate::headers::timing::Timing>)>,
 }
 
 impl Default for HeadersState {
@@ -186,6 +201,9 @@ impl Default for HeadersState {
             cut_selected: None,
             cut_detail: None,
             cut_filter: String::new(),
+            measure: None,
+            verify: None,
+            timing: None,
         }
     }
 }
@@ -246,6 +264,7 @@ impl HeadersState {
             project,
             opts,
             shown,
+            s.project.churn_period.clone(),
             self.ctx.clone(),
         ));
     }
@@ -295,6 +314,9 @@ impl HeadersState {
             match res {
                 Ok(mut o) => {
                     let first_detail = o.first_detail.take();
+                    if let Some(e) = o.history_error.take() {
+                        self.message = Some((e, true));
+                    }
                     // Freeing the previous reports (two modes, hundreds of thousands of small
                     // allocations on a large tree) takes tens of ms: not on the UI thread.
                     if let Some(old) = self.outcome.replace(o) {
@@ -329,6 +351,7 @@ impl HeadersState {
                 Err(e) => self.error = Some(e),
             }
         }
+        self.poll_compile();
         self.sync_watch(s);
         if self.pending_rescan && self.job.is_none() {
             self.pending_rescan = false;
@@ -468,6 +491,7 @@ impl HeadersState {
         egui::Panel::top("hh_top").show(ui, |ui| {
             self.action_row(ui, s);
             self.summary_ui(ui, s);
+            self.seconds_ui(ui, s);
             self.view_picker(ui, s);
         });
         egui::Panel::bottom("hh_export").show(ui, |ui| self.export_row(ui, s));

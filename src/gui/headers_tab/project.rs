@@ -2,7 +2,7 @@
 //! several configurations, std and compiler, with the folder / file pickers.
 
 use super::{HeadersSettings, HeadersState, Pick};
-use crate::gui::headers_job::{CompilerPick, ConfigEntry, parse_defines};
+use crate::gui::headers_job::{CompilerPick, ConfigEntry, HeadersProject, parse_defines};
 use eframe::egui;
 use std::path::Path;
 
@@ -112,61 +112,7 @@ impl HeadersState {
         ui.add_space(6.0);
         configs_ui(ui, &mut p.configs);
         ui.add_space(6.0);
-        egui::Grid::new("hh_opts")
-            .num_columns(2)
-            .spacing([8.0, 4.0])
-            .show(ui, |ui| {
-                let l = ui.label("C++ std:");
-                ui.add(
-                    egui::TextEdit::singleline(&mut p.std)
-                        .hint_text("compiler default, e.g. c++17")
-                        .desired_width(140.0),
-                )
-                .labelled_by(l.id);
-                ui.end_row();
-                let l = ui.label("C std:");
-                ui.add(
-                    egui::TextEdit::singleline(&mut p.cstd)
-                        .hint_text("compiler default, e.g. c11")
-                        .desired_width(140.0),
-                )
-                .labelled_by(l.id);
-                ui.end_row();
-                let l = ui.label("Compiler:");
-                egui::ComboBox::from_id_salt("hh_compiler")
-                    .selected_text(match p.compiler {
-                        CompilerPick::Auto => "Auto (c++, g++, clang++)",
-                        CompilerPick::None => "None (built-in macros)",
-                        CompilerPick::Named => "Named",
-                    })
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(
-                            &mut p.compiler,
-                            CompilerPick::Auto,
-                            "Auto (c++, g++, clang++)",
-                        );
-                        ui.selectable_value(
-                            &mut p.compiler,
-                            CompilerPick::None,
-                            "None (built-in macros)",
-                        );
-                        ui.selectable_value(&mut p.compiler, CompilerPick::Named, "Named");
-                    })
-                    .response
-                    .labelled_by(l.id)
-                    .on_hover_text("Asked for its predefined macros and system include dirs");
-                ui.end_row();
-                if p.compiler == CompilerPick::Named {
-                    let l = ui.label("Name:");
-                    ui.add(
-                        egui::TextEdit::singleline(&mut p.compiler_name)
-                            .hint_text("g++-12, clang++ …")
-                            .desired_width(140.0),
-                    )
-                    .labelled_by(l.id);
-                    ui.end_row();
-                }
-            });
+        options_ui(ui, p);
         ui.checkbox(&mut p.disk_cache, "On-disk cache")
             .on_hover_text(
                 "Keep the scan in the user cache dir so the next start rescans only what changed",
@@ -182,6 +128,78 @@ impl HeadersState {
              for their macros but not counted.",
         );
     }
+}
+
+/// The standards, the history period and the compiler, in a two-column grid.
+fn options_ui(ui: &mut egui::Ui, p: &mut HeadersProject) {
+    egui::Grid::new("hh_opts")
+        .num_columns(2)
+        .spacing([8.0, 4.0])
+        .show(ui, |ui| {
+            let l = ui.label("C++ std:");
+            ui.add(
+                egui::TextEdit::singleline(&mut p.std)
+                    .hint_text("compiler default, e.g. c++17")
+                    .desired_width(140.0),
+            )
+            .labelled_by(l.id);
+            ui.end_row();
+            let l = ui.label("C std:");
+            ui.add(
+                egui::TextEdit::singleline(&mut p.cstd)
+                    .hint_text("compiler default, e.g. c11")
+                    .desired_width(140.0),
+            )
+            .labelled_by(l.id);
+            ui.end_row();
+            let l = ui.label("History:");
+            ui.add(
+                egui::TextEdit::singleline(&mut p.churn_period)
+                    .hint_text("off, or a period: 90d, 12w")
+                    .desired_width(140.0),
+            )
+            .labelled_by(l.id)
+            .on_hover_text(
+                "Rebuild cost from git history: per file, the commits of the period that \
+                 changed it times the TUs reaching it (the Rebuilds column); the PCH advice \
+                 then keeps out headers that change often",
+            );
+            ui.end_row();
+            let l = ui.label("Compiler:");
+            egui::ComboBox::from_id_salt("hh_compiler")
+                .selected_text(match p.compiler {
+                    CompilerPick::Auto => "Auto (c++, g++, clang++)",
+                    CompilerPick::None => "None (built-in macros)",
+                    CompilerPick::Named => "Named",
+                })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(
+                        &mut p.compiler,
+                        CompilerPick::Auto,
+                        "Auto (c++, g++, clang++)",
+                    );
+                    ui.selectable_value(
+                        &mut p.compiler,
+                        CompilerPick::None,
+                        "None (built-in macros)",
+                    );
+                    ui.selectable_value(&mut p.compiler, CompilerPick::Named, "Named");
+                })
+                .response
+                .labelled_by(l.id)
+                .on_hover_text("Asked for its predefined macros and system include dirs");
+            ui.end_row();
+            if p.compiler == CompilerPick::Named {
+                let l = ui.label("Name:");
+                ui.add(
+                    egui::TextEdit::singleline(&mut p.compiler_name)
+                        .hint_text("g++-12, clang++ …")
+                        .desired_width(140.0),
+                )
+                .labelled_by(l.id);
+                ui.end_row();
+            }
+        });
 }
 
 /// The project's build configurations: name and compile_commands.json per row, add / remove.

@@ -6,7 +6,7 @@ use super::{HeaderColumn, HeadersSettings, HeadersState, num};
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 
-const COLUMNS: [(HeaderColumn, &str, &str); 7] = [
+const COLUMNS: [(HeaderColumn, &str, &str); 9] = [
     (HeaderColumn::Path, "File", "Path (relative to its root)"),
     (HeaderColumn::Lines, "Lines", "Lines in the file"),
     (
@@ -18,6 +18,17 @@ const COLUMNS: [(HeaderColumn, &str, &str); 7] = [
         HeaderColumn::Contributed,
         "Contributed",
         "Lines × TUs: what this file adds to Total Parsed",
+    ),
+    (
+        HeaderColumn::Rebuilds,
+        "Rebuilds",
+        "History: the TU rebuilds its changes caused over the period (commits × TUs reaching it)",
+    ),
+    (
+        HeaderColumn::Seconds,
+        "Seconds",
+        "Measured: the frontend seconds this file adds to the build (its own ms per TU × TUs; \
+         greyed: no measured TU included it, estimated from its lines)",
     ),
     (
         HeaderColumn::TransitiveIncludes,
@@ -69,6 +80,11 @@ impl HeadersState {
                 }
                 HeaderColumn::TransitiveLines => x.transitive_lines.cmp(&y.transitive_lines),
                 HeaderColumn::IncludedBy => x.included_by_count.cmp(&y.included_by_count),
+                HeaderColumn::Rebuilds => rebuilds(x).cmp(&rebuilds(y)),
+                HeaderColumn::Seconds => x
+                    .seconds_contributed
+                    .unwrap_or(0.0)
+                    .total_cmp(&y.seconds_contributed.unwrap_or(0.0)),
             };
             let o = if s.sort.ascending { o } else { o.reverse() };
             o.then_with(|| x.path.cmp(&y.path))
@@ -114,6 +130,10 @@ impl HeadersState {
         let mut clicked: Option<String> = None;
         let selected = self.selected.clone();
         let view = &self.view;
+        // The Seconds column only once measured (`Measure`, module `seconds`).
+        let timed = r.predicted_frontend_s.is_some();
+        // The Rebuilds column only with a history period.
+        let churned = r.churn.is_some();
         TableBuilder::new(ui)
             .id_salt("hh_table")
             .striped(true)
@@ -130,6 +150,8 @@ impl HeadersState {
             .column(Column::initial(60.0).at_least(44.0))
             .column(Column::initial(50.0).at_least(40.0))
             .column(Column::initial(96.0).at_least(60.0))
+            .columns(Column::initial(80.0).at_least(56.0), churned as usize)
+            .columns(Column::initial(80.0).at_least(56.0), timed as usize)
             .column(Column::initial(100.0).at_least(60.0))
             .column(Column::initial(104.0).at_least(60.0))
             .column(Column::initial(90.0).at_least(60.0))
@@ -137,6 +159,11 @@ impl HeadersState {
             .min_scrolled_height(0.0)
             .header(text_h + 4.0, |mut header| {
                 for (col, title, tip) in COLUMNS {
+                    if (col == HeaderColumn::Seconds && !timed)
+                        || (col == HeaderColumn::Rebuilds && !churned)
+                    {
+                        continue;
+                    }
                     header.col(|ui| {
                         let r = ui.add(
                             egui::Button::new(egui::RichText::new(title).strong()).frame(false),
@@ -181,6 +208,12 @@ impl HeadersState {
                     row.col(|ui| num(ui, h.lines as u64));
                     row.col(|ui| num(ui, h.tu_count as u64));
                     row.col(|ui| num(ui, h.contributed));
+                    if churned {
+                        row.col(|ui| num(ui, rebuilds(h)));
+                    }
+                    if timed {
+                        row.col(|ui| seconds_cell(ui, h));
+                    }
                     row.col(|ui| num(ui, h.transitive_includes as u64));
                     row.col(|ui| num(ui, h.transitive_lines));
                     row.col(|ui| num(ui, h.included_by_count as u64));
@@ -197,6 +230,27 @@ impl HeadersState {
             self.select(&p);
         }
     }
+}
+
+fn rebuilds(h: &crate::headers::FileEntry) -> u64 {
+    h.churn.as_ref().map_or(0, |c| c.churn_tu_rebuilds)
+}
+
+/// Seconds with three decimals, right-aligned; greyed when estimated from lines.
+fn seconds_cell(ui: &mut egui::Ui, h: &crate::headers::FileEntry) {
+    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+        ui.add_space(8.0);
+        let Some(sec) = h.seconds_contributed else {
+            return;
+        };
+        let t = egui::RichText::new(format!("{sec:.3}"));
+        if h.cost_measured == Some(false) {
+            ui.label(t.weak())
+                .on_hover_text("No measured TU included it: estimated from its lines");
+        } else {
+            ui.label(t);
+        }
+    });
 }
 
 fn sort_triangle(ui: &egui::Ui, rect: egui::Rect, ascending: bool) {

@@ -952,3 +952,196 @@ fn two_configurations_are_not_added_up_and_tus_name_their_configuration() {
     h.get_by_label_contains("b.cpp  [plain]");
     h.get_by_label_contains("b.cpp  [big]");
 }
+
+/// A template-heavy header of a few lines (thousands of class template instantiations).
+const TEMPLATES: &str = "#pragma once
+template <int N, int M> struct P { static constexpr unsigned v = (P<N - 1, M>::v + P<N, M - 1>::v) % 1000003u; };
+template <int M> struct P<0, M> { static constexpr unsigned v = 1; };
+template <int N> struct P<N, 0> { static constexpr unsigned v = 1; };
+template <> struct P<0, 0> { static constexpr unsigned v = 1; };
+static_assert(P<60, 60>::v > 0, \"\");
+";
+
+/// Steps frames until no clang run is going; true when frames showed its progress meanwhile.
+fn wait_compile(h: &mut Harness<'_, AppState>) -> bool {
+    let mut saw_progress = false;
+    for _ in 0..12_000 {
+        h.step();
+        if !h.state().headers.compiling() {
+            h.run();
+            return saw_progress;
+        }
+        saw_progress |= h.query_by_label_contains("Measuring · ").is_some()
+            || h.query_by_label_contains("Verifying the PCH · ").is_some();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("the clang runs did not finish");
+}
+
+/// Measure runs clang on a worker thread: frames keep coming with its progress meanwhile; when
+/// done the table has a Seconds column where the short template header ranks first (lines rank
+/// the long header first), the predicted frontend time and the PCH advice (the template header)
+/// are shown, and Verify builds it and shows measured beside predicted. Cancel stops a measure.
+/// Skipped without clang.
+#[test]
+fn measure_shows_seconds_the_pch_advice_and_cancel_stops_it() {
+    let ok = std::process::Command::new("clang++")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: no clang++ on PATH (apt-get install clang)");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir(r.join("inc")).unwrap();
+    std::fs::write(r.join("inc/tmpl.h"), TEMPLATES).unwrap();
+    let mut long = String::from("#pragma once\n");
+    for i in 0..4000 {
+        long.push_str(&format!("extern int long_v{i};\n"));
+    }
+    std::fs::write(r.join("inc/long.h"), long).unwrap();
+    for i in 0..4 {
+        std::fs::write(
+            r.join(format!("t{i}.cpp")),
+            format!("#include \"tmpl.h\"\n#include \"long.h\"\nint t{i}() {{ return 0; }}\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            r.join(format!("u{i}.cpp")),
+            format!("#include \"long.h\"\nint u{i}() {{ return 0; }}\n"),
+        )
+        .unwrap();
+    }
+    let mut st = state(&out.path().join("rep"));
+    st.persisted.headers.project.roots = vec![r.display().to_string()];
+    st.persisted.headers.project.include_dirs = vec!["inc".into()];
+    st.persisted.headers.measure_tus = 8;
+    st.persisted.headers.verify_tus = 2;
+    let mut h = harness(st);
+    h.run();
+    wait_scan(&mut h);
+    assert!(
+        h.query_by_label("Seconds").is_none(),
+        "no seconds before measuring"
+    );
+    h.get_by_label("Measure 8 TUs").click();
+    h.step();
+    assert!(h.state().headers.compiling());
+    assert!(wait_compile(&mut h), "no frame showed the progress");
+    assert!(
+        h.state().headers.message.is_none(),
+        "{:?}",
+        h.state().headers.message
+    );
+    h.get_by_label_contains("Frontend time: ");
+    h.get_by_label_contains("8 measured");
+    // Lines rank long.h first; seconds (a click sorts by it, most first) tmpl.h.
+    let paths = |h: &mut Harness<'_, AppState>| {
+        let s = h.state_mut();
+        s.headers.table_paths(&s.persisted.headers)
+    };
+    assert_eq!(paths(&mut h)[0], "inc/long.h");
+    h.get_by_label("Seconds").click();
+    h.run();
+    assert_eq!(paths(&mut h)[0], "inc/tmpl.h");
+    // The PCH advice takes the template header; Verify builds it.
+    h.get_by_label_contains("Precompiled header: ").click();
+    h.run();
+    {
+        let s = h.state();
+        let r = s.headers.report(&s.persisted.headers).unwrap();
+        let a = r.pch.as_ref().expect("advice");
+        assert_eq!(a.headers[0].path, "inc/tmpl.h", "{a:?}");
+    }
+    h.get_by_label("Verify on 2 TUs").click();
+    h.step();
+    assert!(
+        wait_compile(&mut h),
+        "no frame showed the verification's progress"
+    );
+    assert!(
+        h.state().headers.message.is_none(),
+        "{:?}",
+        h.state().headers.message
+    );
+    h.get_by_label_contains("Verified on 2 TUs");
+    h.get_by_label("Advised");
+    h.get_by_label("Naive");
+
+    // Cancel: the measure stops and says so.
+    h.get_by_label("Measure 8 TUs").click();
+    h.step();
+    h.get_by_label("Cancel measuring").click();
+    wait_compile(&mut h);
+    assert_eq!(
+        h.state().headers.message.as_ref().map(|m| m.0.as_str()),
+        Some("Measure cancelled: the seconds are not shown")
+    );
+}
+
+/// The History period in the project editor: the scan reads git history (as `--churn`) and the
+/// table gets a Rebuilds column (commits that changed the file × TUs reaching it), with the
+/// tree's line above it; a bad period is a message, and the scan's figures still show.
+#[test]
+fn a_history_period_adds_the_rebuilds_column() {
+    let git_ok = std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !git_ok {
+        eprintln!("skipped: no git on PATH");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root.path())
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "tree"]);
+    for k in 0..2 {
+        std::fs::write(root.path().join("common.h"), format!("{COMMON}// {k}\n")).unwrap();
+        git(&["commit", "-qam", "edit common.h"]);
+    }
+    let mut st = state(&out.path().join("rep"));
+    st.persisted.headers.project.roots = vec![root.path().display().to_string()];
+    st.persisted.headers.project.churn_period = "soon".into();
+    let mut h = harness(st);
+    h.run();
+    wait_scan(&mut h);
+    assert_eq!(
+        h.state().headers.message.as_ref().map(|m| m.0.clone()),
+        Some(
+            "History: invalid period \"soon\": give a number of days or weeks, like 90d or 12w"
+                .into()
+        )
+    );
+    assert!(h.query_by_label("Rebuilds").is_none());
+    h.state_mut().persisted.headers.project.churn_period = "90d".into();
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    h.get_by_label_contains("3 commits, ");
+    h.get_by_label("Rebuilds").click();
+    h.run();
+    let s = h.state_mut();
+    let paths = s.headers.table_paths(&s.persisted.headers);
+    let r = s.headers.report(&s.persisted.headers).unwrap();
+    let common = r.headers.iter().find(|x| x.path == "common.h").unwrap();
+    // Three commits changed common.h, each rebuilding both TUs.
+    assert_eq!(common.churn.as_ref().map(|c| c.churn_tu_rebuilds), Some(6));
+    assert_eq!(paths[0], "common.h");
+}

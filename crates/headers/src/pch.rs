@@ -1,0 +1,766 @@
+//! The precompiled-header advisor (`--pch N|auto`, `--verify-pch M`): which headers to put in a
+//! configuration's precompiled header, chosen greedily by predicted net saving in seconds, from
+//! the measured costs (module `timing`) and the exact closures:
+//!
+//! - candidates: headers a TU includes directly, none of whose files includes a file the scan
+//!   could not find (it would not build);
+//! - a file in the PCH saves its cost in every TU that reaches it (TUs that do not reach it get
+//!   it too, at no parse cost: the PCH is loaded, not parsed);
+//! - every TU pays for loading the PCH: [`LOAD_FRACTION`] of the PCH's parse cost (clang loads
+//!   declarations lazily; measured by `--verify-pch`);
+//! - the PCH is built once per build;
+//! - with history (`--churn`), a commit that changes a file of the PCH rebuilds the PCH and every
+//!   TU of the configuration instead of the TUs reaching what it changed: the objective is then
+//!   the saving over the period's builds (one clean build plus one build per commit), so a header
+//!   edited every day stays out.
+//!
+//! The verification compiles TUs with clang `-fsyntax-only` without a PCH, with the advised one
+//! (`-include-pch`) and with the naive one (the same number of headers by Total Parsed), and
+//! measures each run's CPU time. Writes nothing but its temporary folder; no CLI types.
+
+use super::churn::History;
+use super::report::{PchAdvice, PchCheck, PchHeader, PchMeasured, Report};
+use super::scan::{Scanner, TuSpec};
+use super::timing::{self, MeasureOptions, Timing};
+use super::util::{FxMap, FxSet, absolutize, normalize};
+use super::{Project, compiler::Lang};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The share of a PCH's parse cost each TU pays to load it (clang 14, libstdc++: a PCH of ~650
+/// ms of headers loads in ~30 ms). `--verify-pch` measures the real figure.
+pub const LOAD_FRACTION: f64 = 0.05;
+
+/// Headers considered (the best by their gain alone), to bound the greedy search.
+const MAX_CANDIDATES: usize = 400;
+
+/// `--pch auto` stops here even if more headers would still pay.
+pub const AUTO_LIMIT: usize = 100;
+
+/// How many headers to take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PchSize {
+    /// At most this many (fewer when no further header saves time).
+    Headers(usize),
+    /// As long as a header saves time (at most [`AUTO_LIMIT`]).
+    Auto,
+}
+
+impl std::str::FromStr for PchSize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<PchSize, String> {
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(PchSize::Auto);
+        }
+        match s.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(PchSize::Headers(n)),
+            _ => Err(format!(
+                "{s:?}: give a number of headers (1 or more) or `auto`"
+            )),
+        }
+    }
+}
+
+/// The advisor's view of one configuration.
+struct Model<'a> {
+    r: &'a Report,
+    t: &'a Timing,
+    /// The configuration's TUs (indices into `graph.tus`).
+    tus: Vec<usize>,
+    /// Per node: TUs of the configuration reaching it, and their builds over the period
+    /// (Σ 1 + commits rebuilding each).
+    reach: Vec<u32>,
+    weight: Vec<f64>,
+    /// Builds of every TU: N + Σ commits rebuilding each.
+    all_builds: f64,
+    /// Per commit: the predicted ms of the TUs it does *not* rebuild (a PCH change rebuilds
+    /// them); per node, the commits changing it.
+    others_ms: Vec<f64>,
+    commits_of: Vec<Vec<u32>>,
+}
+
+impl<'a> Model<'a> {
+    fn new(r: &'a Report, t: &'a Timing, config: u32, commits: &[Vec<u32>]) -> Model<'a> {
+        let g = &r.graph;
+        let n = g.nodes.len();
+        let tus: Vec<usize> = (0..g.tus.len())
+            .filter(|&i| g.tus[i].config == config)
+            .collect();
+        // TUs reaching each node (a TU reaches itself: editing it rebuilds it).
+        let mut reach_tus: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (k, &i) in tus.iter().enumerate() {
+            let tu = &g.tus[i];
+            for &f in &tu.closure {
+                reach_tus[f as usize].push(k as u32);
+            }
+            if !tu.closure.contains(&tu.node) {
+                reach_tus[tu.node as usize].push(k as u32);
+            }
+        }
+        let total_ms: f64 = tus.iter().map(|&i| t.predicted_ms[i]).sum();
+        let mut rebuilds = vec![0u32; tus.len()];
+        let mut others_ms = Vec::with_capacity(commits.len());
+        let mut commits_of: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut stamp = vec![usize::MAX; tus.len()];
+        for (c, nodes) in commits.iter().enumerate() {
+            let mut rebuilt_ms = 0.0;
+            for &f in nodes {
+                commits_of[f as usize].push(c as u32);
+                for &k in &reach_tus[f as usize] {
+                    if stamp[k as usize] != c {
+                        stamp[k as usize] = c;
+                        rebuilds[k as usize] += 1;
+                        rebuilt_ms += t.predicted_ms[tus[k as usize]];
+                    }
+                }
+            }
+            others_ms.push(total_ms - rebuilt_ms);
+        }
+        let mut reach = vec![0u32; n];
+        let mut weight = vec![0.0; n];
+        for f in 0..n {
+            for &k in &reach_tus[f] {
+                // A TU does not save its own file.
+                if g.tus[tus[k as usize]].node as usize != f {
+                    reach[f] += 1;
+                    weight[f] += 1.0 + rebuilds[k as usize] as f64;
+                }
+            }
+        }
+        let all_builds = tus.len() as f64 + rebuilds.iter().map(|&x| x as f64).sum::<f64>();
+        Model {
+            r,
+            t,
+            tus,
+            reach,
+            weight,
+            all_builds,
+            others_ms,
+            commits_of,
+        }
+    }
+
+    /// Headers a TU includes directly (so they stand alone as its first includes do), reached
+    /// in this configuration.
+    fn candidates(&self) -> Vec<u32> {
+        let g = &self.r.graph;
+        (0..g.nodes.len() as u32)
+            .filter(|&f| {
+                let n = &g.nodes[f as usize];
+                // Line 0: the driver's implicit pre-include (`stdc-predef.h`), there anyway.
+                !n.is_tu
+                    && self.reach[f as usize] > 0
+                    && g.inc[f as usize]
+                        .iter()
+                        .any(|&(from, line)| g.nodes[from as usize].is_tu && line > 0)
+            })
+            .collect()
+    }
+
+    /// The header and everything it includes (TU files excluded).
+    fn content(&self, h: u32) -> Vec<u32> {
+        let g = &self.r.graph;
+        let mut seen = vec![h];
+        let mut stack = vec![h];
+        let mut in_set: FxSet<u32> = FxSet::default();
+        in_set.insert(h);
+        while let Some(x) = stack.pop() {
+            for &(to, _) in &g.out[x as usize] {
+                if !g.nodes[to as usize].is_tu && in_set.insert(to) {
+                    seen.push(to);
+                    stack.push(to);
+                }
+            }
+        }
+        seen
+    }
+}
+
+/// The greedy state: the PCH's files so far, and what they cost.
+struct Pch {
+    member: Vec<bool>,
+    content_ms: f64,
+    files: usize,
+    touched: Vec<bool>,
+    n_touched: usize,
+    churn_ms: f64,
+}
+
+impl Pch {
+    fn new(m: &Model) -> Pch {
+        Pch {
+            member: vec![false; m.r.graph.nodes.len()],
+            content_ms: 0.0,
+            files: 0,
+            touched: vec![false; m.others_ms.len()],
+            n_touched: 0,
+            churn_ms: 0.0,
+        }
+    }
+
+    /// The objective's change (ms over the period's builds) if `content` joined, and the new
+    /// files and commits it brings.
+    fn gain(&self, m: &Model, content: &[u32]) -> (f64, Vec<u32>, Vec<u32>) {
+        let new: Vec<u32> = content
+            .iter()
+            .copied()
+            .filter(|&f| !self.member[f as usize])
+            .collect();
+        let add_ms: f64 = new.iter().map(|&f| m.t.cost_ms[f as usize]).sum();
+        let saved: f64 = new
+            .iter()
+            .map(|&f| m.t.cost_ms[f as usize] * m.weight[f as usize])
+            .sum();
+        let mut commits: Vec<u32> = new
+            .iter()
+            .flat_map(|&f| m.commits_of[f as usize].iter().copied())
+            .filter(|&c| !self.touched[c as usize])
+            .collect();
+        commits.sort_unstable();
+        commits.dedup();
+        let rebuild_others: f64 = commits.iter().map(|&c| m.others_ms[c as usize]).sum();
+        // Every build loads it; it is built once per clean build and once per commit changing
+        // one of its files.
+        let load = LOAD_FRACTION * add_ms * m.all_builds;
+        let builds_before = 1.0 + self.n_touched as f64;
+        let builds_after = builds_before + commits.len() as f64;
+        let build = builds_after * (self.content_ms + add_ms) - builds_before * self.content_ms;
+        (saved - load - build - rebuild_others, new, commits)
+    }
+
+    fn take(&mut self, m: &Model, new: &[u32], commits: &[u32]) {
+        for &f in new {
+            self.member[f as usize] = true;
+            self.content_ms += m.t.cost_ms[f as usize];
+        }
+        self.files += new.len();
+        for &c in commits {
+            self.touched[c as usize] = true;
+            self.churn_ms += m.others_ms[c as usize];
+        }
+        self.n_touched += commits.len();
+    }
+
+    /// Per clean build: (saved, load, build) ms.
+    fn clean_build(&self, m: &Model) -> (f64, f64, f64) {
+        let saved: f64 = (0..self.member.len())
+            .filter(|&f| self.member[f])
+            .map(|f| m.t.cost_ms[f] * m.reach[f] as f64)
+            .sum();
+        let load = LOAD_FRACTION * self.content_ms * m.tus.len() as f64;
+        (saved, load, self.content_ms)
+    }
+}
+
+/// Advises a precompiled header for configuration `config` (0 without configurations) of a
+/// report whose costs `t` has (`Timing::from_traces`). `history`: the commits of `--churn`'s
+/// period and its length in days.
+pub fn advise(
+    r: &Report,
+    t: &Timing,
+    config: u32,
+    size: PchSize,
+    history: Option<(&History, u32)>,
+) -> PchAdvice {
+    let commits = history
+        .map(|(h, _)| super::churn::commit_nodes(r, h))
+        .unwrap_or_default();
+    let m = Model::new(r, t, config, &commits);
+    let g = &r.graph;
+    // A header that includes a file the scan could not find would not build as a PCH (an
+    // optional SDK's header, say): left out with everything that includes it.
+    let by_path: FxMap<&str, u32> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.path.as_str(), i as u32))
+        .collect();
+    let broken: FxSet<u32> = r
+        .missing
+        .iter()
+        .flat_map(|x| &x.tried_by)
+        .filter_map(|site| by_path.get(site.file.as_str()).copied())
+        .collect();
+    let mut cands: Vec<(f64, u32, Vec<u32>)> = {
+        let empty = Pch::new(&m);
+        m.candidates()
+            .into_iter()
+            .map(|h| (h, m.content(h)))
+            .filter(|(_, c)| !c.iter().any(|f| broken.contains(f)))
+            .map(|(h, c)| (empty.gain(&m, &c).0, h, c))
+            .collect()
+    };
+    cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut naive_pool: Vec<u32> = cands.iter().map(|c| c.1).collect();
+    cands.truncate(MAX_CANDIDATES);
+    let limit = match size {
+        PchSize::Headers(n) => n,
+        PchSize::Auto => AUTO_LIMIT,
+    };
+    let mut pch = Pch::new(&m);
+    let mut headers = Vec::new();
+    let mut taken = vec![false; cands.len()];
+    while headers.len() < limit {
+        let mut best: Option<(f64, usize, Vec<u32>, Vec<u32>)> = None;
+        for (k, (_, _, c)) in cands.iter().enumerate() {
+            if taken[k] {
+                continue;
+            }
+            let (gain, new, commits) = pch.gain(&m, c);
+            if new.is_empty() {
+                continue;
+            }
+            if best.as_ref().is_none_or(|b| gain > b.0) {
+                best = Some((gain, k, new, commits));
+            }
+        }
+        let Some((gain, k, new, commits)) = best.filter(|b| b.0 > 0.0) else {
+            break;
+        };
+        taken[k] = true;
+        pch.take(&m, &new, &commits);
+        let h = cands[k].1 as usize;
+        headers.push(PchHeader {
+            path: g.nodes[h].path.clone(),
+            abs: g.nodes[h].abs.clone(),
+            tus: m.reach[h],
+            cost_ms: round3(t.cost_ms[h]),
+            files_added: new.len(),
+            gain_s: round6(gain / 1000.0),
+        });
+    }
+    let (saved, load, build) = pch.clean_build(&m);
+    // The naive choice: as many headers, by lines × TUs of this configuration.
+    naive_pool.sort_by_key(|&f| {
+        std::cmp::Reverse(g.nodes[f as usize].lines as u64 * m.reach[f as usize] as u64)
+    });
+    naive_pool.truncate(headers.len());
+    let mut naive = Pch::new(&m);
+    for &h in &naive_pool {
+        let c = m.content(h);
+        let (_, new, commits) = naive.gain(&m, &c);
+        naive.take(&m, &new, &commits);
+    }
+    let (ns, nl, nb) = naive.clean_build(&m);
+    let period = history.map(|(_, days)| {
+        let (gain, _, _) = Pch::new(&m).gain_of_set(&m, &pch);
+        (days, pch.n_touched, pch.churn_ms / 1000.0, gain / 1000.0)
+    });
+    let lang_header = lang_of(r, &m).map_or("c++-header", |l| match l {
+        Lang::C => "c-header",
+        Lang::Cxx => "c++-header",
+    });
+    PchAdvice {
+        config: r.configs.get(config as usize).map(|c| c.name.clone()),
+        pch_h: pch_text(&headers.iter().map(|h| h.abs.clone()).collect::<Vec<_>>()),
+        headers,
+        files: pch.files,
+        content_ms: round3(pch.content_ms),
+        saved_s: round6(saved / 1000.0),
+        load_s: round6(load / 1000.0),
+        build_s: round6(build / 1000.0),
+        net_s: round6((saved - load - build) / 1000.0),
+        churn_days: period.map(|p| p.0),
+        churn_commits: period.map(|p| p.1),
+        churn_s: period.map(|p| round6(p.2)),
+        period_net_s: period.map(|p| round6(p.3)),
+        naive: naive_pool
+            .iter()
+            .map(|&f| g.nodes[f as usize].path.clone())
+            .collect(),
+        naive_net_s: round6((ns - nl - nb) / 1000.0),
+        build_flags: vec![
+            "-x".into(),
+            lang_header.into(),
+            "pch.h".into(),
+            "-o".into(),
+            "pch.h.pch".into(),
+        ],
+        use_flags_clang: vec!["-include-pch".into(), "pch.h.pch".into()],
+        use_flags_gcc: vec!["-include".into(), "pch.h".into()],
+        check: None,
+    }
+}
+
+impl Pch {
+    /// The objective of `set` as a whole (ms over the period's builds): `self` is empty.
+    fn gain_of_set(&self, m: &Model, set: &Pch) -> (f64, Vec<u32>, Vec<u32>) {
+        let content: Vec<u32> = (0..set.member.len() as u32)
+            .filter(|&f| set.member[f as usize])
+            .collect();
+        self.gain(m, &content)
+    }
+}
+
+/// The configuration's language: C++ if any of its TUs is (a PCH is built for one language).
+fn lang_of(r: &Report, m: &Model) -> Option<Lang> {
+    let g = &r.graph;
+    let cxx = m.tus.iter().any(|&i| {
+        let p = &g.nodes[g.tus[i].node as usize].abs;
+        p.extension().is_none_or(|e| e != "c")
+    });
+    (!m.tus.is_empty()).then_some(if cxx { Lang::Cxx } else { Lang::C })
+}
+
+/// `pch.h`: the headers by absolute path, in the order chosen.
+pub fn pch_text(headers: &[PathBuf]) -> String {
+    let mut s = String::from(
+        "// Precompiled header advised by `clipforge headers --pch` (best first).\n\
+         // Build: clang++ <the TUs' flags> -x c++-header pch.h -o pch.h.pch\n\
+         // Use:   clang++ ... -include-pch pch.h.pch  (g++: pch.h.gch beside it, -include pch.h)\n",
+    );
+    for h in headers {
+        s.push_str(&format!("#include \"{}\"\n", h.display()));
+    }
+    s
+}
+
+/// Predicted saving (ms) of a PCH holding `members` for TU `i`: the costs of its closure's
+/// files in the PCH, minus loading it.
+fn predicted_tu_ms(r: &Report, t: &Timing, member: &[bool], content_ms: f64, i: usize) -> f64 {
+    let tu = &r.graph.tus[i];
+    let saved: f64 = tu
+        .closure
+        .iter()
+        .filter(|&&f| f != tu.node && member[f as usize])
+        .map(|&f| t.cost_ms[f as usize])
+        .sum();
+    saved - LOAD_FRACTION * content_ms
+}
+
+/// Per graph node: whether the PCH of `headers` (absolute paths) holds it.
+fn members(r: &Report, headers: &[PathBuf]) -> Vec<bool> {
+    let g = &r.graph;
+    let by_abs: FxMap<PathBuf, u32> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (normalize(&n.abs), i as u32))
+        .collect();
+    let mut member = vec![false; g.nodes.len()];
+    let mut stack: Vec<u32> = headers
+        .iter()
+        .filter_map(|h| by_abs.get(&normalize(h)).copied())
+        .collect();
+    while let Some(x) = stack.pop() {
+        if std::mem::replace(&mut member[x as usize], true) {
+            continue;
+        }
+        for &(to, _) in &g.out[x as usize] {
+            if !g.nodes[to as usize].is_tu && !member[to as usize] {
+                stack.push(to);
+            }
+        }
+    }
+    member
+}
+
+/// `--verify-pch M`: builds the advised and the naive PCH with clang and compiles `m` TUs of
+/// the advice's configuration three ways (none, advised, naive), `done` counting TUs finished.
+/// TUs are taken evenly over the configuration, unmeasured ones first.
+pub fn verify(
+    project: &Project,
+    r: &Report,
+    t: &Timing,
+    advice: &PchAdvice,
+    m: usize,
+    opts: &MeasureOptions,
+    done: &AtomicUsize,
+) -> Result<PchCheck, String> {
+    if advice.headers.is_empty() {
+        return Err("the advised precompiled header is empty: nothing to verify".into());
+    }
+    let g = &r.graph;
+    let config = advice
+        .config
+        .as_ref()
+        .and_then(|n| r.configs.iter().position(|c| &c.name == n))
+        .unwrap_or(0) as u32;
+    let specs = Scanner::tu_specs(project).map_err(|e| e.to_string())?;
+    let spec_of: FxMap<(PathBuf, u32), &TuSpec> = specs
+        .iter()
+        .map(|s| ((absolutize(&s.file), s.config), s))
+        .collect();
+    let tus: Vec<(usize, &TuSpec)> = (0..g.tus.len())
+        .filter(|&i| g.tus[i].config == config)
+        .filter_map(|i| {
+            let abs = normalize(&g.nodes[g.tus[i].node as usize].abs);
+            spec_of.get(&(abs, config)).map(|s| (i, *s))
+        })
+        .collect();
+    let Some(&(_, rep)) = tus.first() else {
+        return Err("no translation unit of the configuration to compile".into());
+    };
+    let picked = pick_tus(&tus, t, m);
+
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let compiler = timing::driver_for(rep, opts.compiler.as_deref());
+    let naive_abs: Vec<PathBuf> = advice
+        .naive
+        .iter()
+        .filter_map(|p| g.nodes.iter().find(|n| &n.path == p).map(|n| n.abs.clone()))
+        .collect();
+    let advised_abs: Vec<PathBuf> = advice.headers.iter().map(|h| h.abs.clone()).collect();
+    let lang_header = if rep.lang == Lang::C {
+        "c-header"
+    } else {
+        "c++-header"
+    };
+    let mut notes = Vec::new();
+    let b = PchBuild {
+        r,
+        rep,
+        compiler: &compiler,
+        lang_header,
+        dir: dir.path(),
+    };
+    let mut build = |name: &str, hs: &[PathBuf]| b.build(name, hs, &mut notes);
+    let (adv_pch, adv_build, advised_abs) = build("advised", &advised_abs)?;
+    let (naive_pch, naive_build, naive_abs) = build("naive", &naive_abs)?;
+    let jobs = if opts.jobs == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        opts.jobs
+    };
+    let next = AtomicUsize::new(0);
+    type Row = (usize, Result<[f64; 3], String>);
+    let rows: std::sync::Mutex<Vec<Row>> = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        for _ in 0..jobs.min(picked.len()) {
+            sc.spawn(|| {
+                loop {
+                    if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                        break;
+                    }
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(i, spec)) = picked.get(k) else {
+                        break;
+                    };
+                    let res = three_ways(
+                        spec,
+                        &compiler,
+                        [None, Some(&adv_pch), Some(&naive_pch)],
+                        k,
+                        dir.path(),
+                    );
+                    rows.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((i, res));
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+        return Err("cancelled".into());
+    }
+    let mut rows = rows.into_inner().unwrap_or_else(|p| p.into_inner());
+    rows.sort_by_key(|x| x.0);
+    let (adv_member, naive_member) = (members(r, &advised_abs), members(r, &naive_abs));
+    let content = |mem: &[bool]| -> f64 {
+        (0..mem.len())
+            .filter(|&f| mem[f])
+            .map(|f| t.cost_ms[f])
+            .sum()
+    };
+    let (adv_content, naive_content) = (content(&adv_member), content(&naive_member));
+    let (mut without, mut with_a, mut with_n, mut pred_a, mut pred_n, mut n) =
+        (0.0, 0.0, 0.0, 0.0, 0.0, 0usize);
+    for (i, res) in rows {
+        let path = &g.nodes[g.tus[i].node as usize].path;
+        match res {
+            Ok([w0, wa, wn]) => {
+                without += w0;
+                with_a += wa;
+                with_n += wn;
+                pred_a += predicted_tu_ms(r, t, &adv_member, adv_content, i);
+                pred_n += predicted_tu_ms(r, t, &naive_member, naive_content, i);
+                n += 1;
+            }
+            Err(e) => notes.push(format!("{path}: {e} (left out)")),
+        }
+    }
+    if n == 0 {
+        return Err(format!(
+            "no translation unit compiled all three ways{}",
+            notes.first().map_or(String::new(), |e| format!(" ({e})"))
+        ));
+    }
+    let measured = |build_s: f64, with: f64, pred_ms: f64| {
+        let saving = without - with;
+        PchMeasured {
+            build_s: round6(build_s),
+            with_s: round6(with),
+            measured_saving_s: round6(saving),
+            predicted_saving_s: round6(pred_ms / 1000.0),
+            error_percent: if saving.abs() > 0.0 {
+                round3(100.0 * (pred_ms / 1000.0 - saving) / saving)
+            } else {
+                0.0
+            },
+        }
+    };
+    Ok(PchCheck {
+        tus: n,
+        without_s: round6(without),
+        advised: measured(adv_build, with_a, pred_a),
+        naive: measured(naive_build, with_n, pred_n),
+        notes,
+    })
+}
+
+/// `m` of the configuration's TUs, evenly over the unmeasured ones (then the measured ones), in
+/// report order.
+fn pick_tus<'a>(tus: &[(usize, &'a TuSpec)], t: &Timing, m: usize) -> Vec<(usize, &'a TuSpec)> {
+    let (unmeasured, measured): (Vec<_>, Vec<_>) =
+        tus.iter().partition(|(i, _)| t.measured_ms[*i].is_none());
+    let pool: Vec<(usize, &TuSpec)> = unmeasured.into_iter().chain(measured).collect();
+    let m = m.min(pool.len());
+    let step = if m == 0 {
+        1.0
+    } else {
+        pool.len() as f64 / m as f64
+    };
+    let mut picked: Vec<(usize, &TuSpec)> = (0..m)
+        .map(|k| pool[((k as f64 * step) as usize).min(pool.len() - 1)])
+        .collect();
+    picked.sort_by_key(|p| p.0);
+    picked.dedup_by_key(|p| p.0);
+    picked
+}
+
+/// What building a verification PCH needs.
+struct PchBuild<'a> {
+    r: &'a Report,
+    /// The TU whose flags build it.
+    rep: &'a TuSpec,
+    compiler: &'a str,
+    lang_header: &'a str,
+    dir: &'a Path,
+}
+
+impl PchBuild<'_> {
+    /// Builds `<name>.h.pch` of `hs`: its path, CPU seconds and the headers it holds. A header
+    /// that does not stand alone (it needs a macro its includers define first, say) fails the
+    /// build: the headers whose closure holds the file the error names are left out, named in a
+    /// note, and the rest built again.
+    fn build(
+        &self,
+        name: &str,
+        hs: &[PathBuf],
+        notes: &mut Vec<String>,
+    ) -> Result<(PathBuf, f64, Vec<PathBuf>), String> {
+        let (g, compiler) = (&self.r.graph, self.compiler);
+        let mut hs = hs.to_vec();
+        loop {
+            let h = self.dir.join(format!("{name}.h"));
+            std::fs::write(&h, pch_text(&hs)).map_err(|e| format!("{}: {e}", h.display()))?;
+            let out = self.dir.join(format!("{name}.h.pch"));
+            let mut cmd = timing::compile_command(self.rep, compiler);
+            cmd.args(["-w", "-x", self.lang_header])
+                .arg(&h)
+                .arg("-o")
+                .arg(&out);
+            let err = self.dir.join(format!("{name}.err"));
+            let ran = timing::run_cpu(&mut cmd, compiler, &err)?;
+            if ran.ok {
+                return Ok((out, ran.cpu_s, hs));
+            }
+            let failed = error_file(&ran.first_error).and_then(|f| {
+                g.nodes
+                    .iter()
+                    .position(|n| normalize(&n.abs) == normalize(&f))
+            });
+            let before = hs.len();
+            if let Some(node) = failed {
+                hs.retain(|x| !members(self.r, std::slice::from_ref(x))[node]);
+            }
+            if hs.len() == before || hs.is_empty() {
+                return Err(format!(
+                    "{compiler} could not build the {name} precompiled header (exit {}): {}",
+                    ran.code, ran.first_error
+                ));
+            }
+            notes.push(format!(
+                "{name} PCH: left out what includes {} (its build failed: {})",
+                failed.map_or(String::new(), |n| g.nodes[n].path.clone()),
+                ran.first_error
+            ));
+        }
+    }
+}
+
+/// One TU compiled `-fsyntax-only` once per PCH of `pchs` (`None`: without), the order rotated
+/// by `k` so that a drift in the machine's speed spreads over the three: CPU seconds of each.
+fn three_ways(
+    spec: &TuSpec,
+    compiler: &str,
+    pchs: [Option<&PathBuf>; 3],
+    k: usize,
+    dir: &Path,
+) -> Result<[f64; 3], String> {
+    let mut out = [0.0; 3];
+    for j in 0..3 {
+        let w = (j + k) % 3;
+        let mut cmd = timing::compile_command(spec, compiler);
+        cmd.args(["-fsyntax-only", "-w"]);
+        if let Some(p) = pchs[w] {
+            cmd.arg("-include-pch").arg(p);
+        }
+        cmd.arg(absolutize(&spec.file));
+        let ran = timing::run_cpu(&mut cmd, compiler, &dir.join(format!("{k}-{w}.err")))?;
+        if !ran.ok {
+            let how = [
+                "without a PCH",
+                "with the advised PCH",
+                "with the naive PCH",
+            ][w];
+            return Err(format!(
+                "{compiler} failed {how} (exit {}): {}",
+                ran.code, ran.first_error
+            ));
+        }
+        out[w] = ran.cpu_s;
+    }
+    Ok(out)
+}
+
+/// The file a compiler message starts with (`path:line:col: error: …`).
+fn error_file(msg: &str) -> Option<PathBuf> {
+    let b = msg.as_bytes();
+    (0..b.len())
+        .filter(|&i| b[i] == b':')
+        .find(|&i| {
+            let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            digits > 0 && b.get(i + 1 + digits) == Some(&b':')
+        })
+        .map(|i| PathBuf::from(&msg[..i]))
+        .filter(|p| !p.as_os_str().is_empty())
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1e3).round() / 1e3
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_failing_file_is_read_from_the_message() {
+        assert_eq!(
+            error_file("/a/b c.h:35:2: error: \"private\""),
+            Some(PathBuf::from("/a/b c.h"))
+        );
+        assert_eq!(
+            error_file("x.h:3:10: fatal error: 'y.h' file not found"),
+            Some(PathBuf::from("x.h"))
+        );
+        assert_eq!(error_file("clang: error: no input files"), None);
+        assert_eq!(error_file("no message"), None);
+    }
+}
