@@ -697,7 +697,7 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
     row.per_sample_max_error_cm = stats.per_sample_max.iter().map(|e| e * k).collect();
     if mesh::has_meshes(file) {
         // The decoder at the raw sample times, as the clip detail samples it.
-        let lossy = clipforge_anim::ClipReader::new(&compressed.bytes)
+        let lossy = clipforge_anim::ClipReader::new(&bytes)
             .ok()
             .and_then(|r| clip_detail::resample(&clip, &r));
         mesh::measure_row(&mut row, file, &clip, lossy, k);

@@ -8,3 +8,4 @@ mod gxx;
 mod hostile;
 mod report;
 mod time;
+mod pch;

@@ -77,7 +77,7 @@ fn git(root: &Path, args: &[&str]) {
 fn headers(root: &Path, extra: &[&str]) -> (Value, String) {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_clipforge"))
+    let o = common::clipforge()
         .arg("headers")
         .arg(root)
         .args(["-I", "inc", "--compiler", "none", "--no-cache", "-q"])
@@ -233,7 +233,7 @@ fn pch_input_errors_are_clear() {
     let d = tempfile::tempdir().unwrap();
     tree(d.path());
     let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_clipforge"))
+        let o = common::clipforge()
             .arg("headers")
             .arg(d.path())
             .args(["-I", "inc", "--compiler", "none", "--no-cache", "-q"])
