@@ -7,6 +7,7 @@
 //! machine's load moves it; only the report's own arithmetic is checked.
 //! Skipped, with a message, where clang or git is not installed.
 
+use crate::common;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
