@@ -15,7 +15,7 @@
 //! (`Prepared::weights`; levers by the bones they move), so the one target stands for each
 //! bone's own threshold.
 
-use super::prepare::{Prepared, Xf, rotation_lever, vertex_error};
+use super::prepare::{Prepared, Xf, raw_vertices, rotation_lever, vertex_error_to};
 use crate::pose::Compose;
 use crate::runtime::quant::{Dequant, MAX_BITS, RAW_BITS, SEGMENT_RANGE_STEPS};
 use crate::skeleton::NO_PARENT;
@@ -192,6 +192,9 @@ struct SegmentCtx<'a> {
     bone_tracks: Vec<Vec<usize>>,
     /// Per track: [`min_arc_dot`] of a rotation's bone; infinite (no check) for the others.
     arc_dots: Vec<f32>,
+    /// Per row of `refs` and bone: [`raw_vertices`] of the raw object transform (measured
+    /// against at every budget tried and every refinement trial).
+    raw_v: Vec<[Vec3A; 3]>,
     /// The dynamic program's tables ([`SegmentCtx::allocate`]).
     dp: std::cell::RefCell<DpTables>,
 }
@@ -246,6 +249,11 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
     let levels = (0..p.tracks.len())
         .map(|k| track_levels(p, k, seg, &ranges[k], &refs, &dom, len, target, arc_dots[k]))
         .collect();
+    let nb = p.num_bones;
+    let raw_v: Vec<[Vec3A; 3]> = refs
+        .iter()
+        .flat_map(|&(_, j)| (0..nb).map(move |b| raw_vertices(&p.raw_obj[j * nb + b], p.shells[b])))
+        .collect();
     let ctx = SegmentCtx {
         p,
         seg,
@@ -254,6 +262,7 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
         levels,
         bone_tracks,
         arc_dots,
+        raw_v,
         dp: Default::default(),
     };
     let (widths, m) = ctx.best_allocation(target, start_m);
@@ -538,7 +547,7 @@ impl SegmentCtx<'_> {
             .map(|k| dequants(p, k, &self.ranges[k], self.levels[k][choice[k]].widths))
             .collect();
         let mut worst = 0.0f32;
-        for &(i, j) in &self.refs {
+        for (r, &(i, j)) in self.refs.iter().enumerate() {
             for (k, t) in p.tracks.iter().enumerate() {
                 let d = decode_value(&t.values[i], &dqs[k], self.levels[k][choice[k]].widths);
                 match t.kind {
@@ -547,12 +556,10 @@ impl SegmentCtx<'_> {
                     _ => local[t.bone].s = Vec3A::from_array(d),
                 }
             }
-            let raw = &p.raw_obj[j * nb..(j + 1) * nb];
             for b in 0..nb {
                 let offset = self.root_offset(&local, b, j);
                 obj[b] = self.object(&local, &obj, b, j);
-                worst =
-                    worst.max(vertex_error(&raw[b], &obj[b], offset, p.shells[b]) * p.weights[b]);
+                worst = worst.max(self.error_at(r, j, b, &obj[b], offset));
             }
         }
         worst
@@ -696,9 +703,7 @@ impl SegmentCtx<'_> {
             let row = r * nb;
             for d in 0..nb {
                 let offset = self.root_offset(&local[row..row + nb], d, j);
-                err[row + d] =
-                    vertex_error(&p.raw_obj[j * nb + d], &obj[row + d], offset, p.shells[d])
-                        * p.weights[d];
+                err[row + d] = self.error_at(r, j, d, &obj[row + d], offset);
             }
         }
         let mut st = RefineState {
@@ -781,6 +786,8 @@ impl SegmentCtx<'_> {
             let row = r * nb;
             let saved = st.local[row + b];
             st.local[row + b] = st.new_local[r];
+            // Every moved bone is in `b`'s tree: one root offset for the row.
+            let offset = self.root_offset(&st.local[row..row + nb], b, j);
             let mut ok = true;
             for &d in moved {
                 let d = d as usize;
@@ -792,9 +799,7 @@ impl SegmentCtx<'_> {
                 };
                 let x = self.object(&st.local[row..row + nb], parent_row, d, j);
                 st.tmp[row + d] = x;
-                let offset = self.root_offset(&st.local[row..row + nb], d, j);
-                let e =
-                    vertex_error(&p.raw_obj[j * nb + d], &x, offset, p.shells[d]) * p.weights[d];
+                let e = self.error_at(r, j, d, &x, offset);
                 st.tmp_err[row + d] = e;
                 if e > target {
                     ok = false;
@@ -815,6 +820,21 @@ impl SegmentCtx<'_> {
             }
         }
         true
+    }
+
+    /// Weighed error of bone `d` at row `r` (raw sample `j`) with object transform `x`
+    /// ([`vertex_error_to`] against the row's [`SegmentCtx::raw_v`]).
+    #[inline(always)]
+    fn error_at(&self, r: usize, j: usize, d: usize, x: &Xf, offset: Vec3A) -> f32 {
+        let p = self.p;
+        let nb = p.num_bones;
+        vertex_error_to(
+            p.raw_obj[j * nb + d].t,
+            &self.raw_v[r * nb + d],
+            x,
+            offset,
+            p.shells[d],
+        ) * p.weights[d]
     }
 
     /// Translation of the root of `d`'s tree, decoded minus raw, at raw sample `j` (roots keep
