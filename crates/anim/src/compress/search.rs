@@ -761,16 +761,11 @@ impl SegmentCtx<'_> {
         let t = &p.tracks[k];
         let b = t.bone;
         let dq = dequants(p, k, &self.ranges[k], w);
-        for (r, &(i, _)) in self.refs.iter().enumerate() {
-            let mut x = st.local[r * nb + b];
-            set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
-            st.new_local[r] = x;
-        }
-        if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[k], |r| st.new_local[r].r) {
-            return false;
-        }
         // Samples where the moved bones are closest to the target first: a trial that fails
-        // (every track's last) usually fails on the first one measured.
+        // (every track's last) usually fails on the first one measured. Each sample is decoded
+        // when it is measured and the arcs are checked once every sample passed, so a failing
+        // trial costs about one sample (half the trials fail; both checks must pass, so the
+        // order changes no verdict).
         st.order.clear();
         st.order.extend((0..nr).map(|r| {
             let worst = moved
@@ -782,10 +777,13 @@ impl SegmentCtx<'_> {
         st.order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
         for oi in 0..nr {
             let r = st.order[oi].1;
-            let j = self.refs[r].1;
+            let (i, j) = self.refs[r];
             let row = r * nb;
             let saved = st.local[row + b];
-            st.local[row + b] = st.new_local[r];
+            let mut x = saved;
+            set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
+            st.new_local[r] = x;
+            st.local[row + b] = x;
             // Every moved bone is in `b`'s tree: one root offset for the row.
             let offset = self.root_offset(&st.local[row..row + nb], b, j);
             let mut ok = true;
@@ -810,6 +808,9 @@ impl SegmentCtx<'_> {
             if !ok {
                 return false;
             }
+        }
+        if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[k], |r| st.new_local[r].r) {
+            return false;
         }
         for r in 0..nr {
             let row = r * nb;
