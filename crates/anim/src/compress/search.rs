@@ -580,63 +580,84 @@ impl SegmentCtx<'_> {
             return (Vec::new(), start);
         }
         let mut best: Option<(u64, Vec<usize>)> = None;
-        let mut consider = |c: Vec<usize>, this: &Self| -> bool {
-            if this.real_error(&c) <= target {
-                let cost = this.cost(&c);
+        // Choices already measured and their verdicts: neighbouring budgets often give the
+        // same levels, and the real error is the dearer half of a try.
+        let mut seen: Vec<(Vec<usize>, bool)> = Vec::new();
+        let mut try_m = |m: f32| -> bool {
+            let Some(c) = self.allocate(m * target) else {
+                return false;
+            };
+            if let Some((_, passed)) = seen.iter().find(|(x, _)| *x == c) {
+                return *passed;
+            }
+            let passed = self.real_error(&c) <= target;
+            if passed {
+                let cost = self.cost(&c);
                 if best.as_ref().is_none_or(|b| cost < b.0) {
-                    best = Some((cost, c));
+                    best = Some((cost, c.clone()));
                 }
-                true
-            } else {
-                false
             }
+            seen.push((c, passed));
+            passed
         };
-        let try_m = |m: f32, consider: &mut dyn FnMut(Vec<usize>, &Self) -> bool| -> bool {
-            match self.allocate(m * target) {
-                Some(c) => consider(c, self),
-                None => false,
-            }
-        };
-        // Grow the budget from `start` while the real error allows, shrink it while it does not,
-        // then bisect between the last pass and the first failure.
-        let step = 1.4f32;
-        let (mut lo, mut hi);
-        if try_m(start, &mut consider) {
-            lo = start;
-            hi = 0.0f32;
-            let mut m = start * step;
-            while m <= MAX_BUDGET_MULTIPLIER {
-                if try_m(m, &mut consider) {
-                    lo = m;
-                    m *= step;
+        // The budget multipliers tried are `start · g^e` on a grid of quarter steps of 1.4 (the
+        // resolution two bisections of a 1.4 step had). From `start` (the previous segment's
+        // result, usually within a step of this one's) the search gallops up while the real
+        // error allows (1, 2, 4, ... steps) or down while it does not, then bisects between
+        // the last pass and the first failure: 2–3 tries where growing by 1.4 then bisecting
+        // twice took 4 (the tries were 40 % of the search).
+        let g = 1.4f32.powf(0.25);
+        let m_of = |e: i32| start * g.powi(e);
+        // The largest exponent within MAX_BUDGET_MULTIPLIER, and the lowest one tried
+        // (1.4^-12 below `start`, as before).
+        let e_max = ((MAX_BUDGET_MULTIPLIER / start).ln() / g.ln()).floor() as i32;
+        let e_min = -48;
+        // lo: the largest exponent known to pass (None: none); hi: the smallest known to fail
+        // (or past the range).
+        let (mut lo, mut hi): (Option<i32>, i32);
+        if try_m(start) {
+            lo = Some(0);
+            hi = e_max.max(0) + 1;
+            let mut step = 1;
+            loop {
+                let e = (lo.unwrap_or(0) + step).min(e_max);
+                if e <= lo.unwrap_or(0) {
+                    break;
+                }
+                if try_m(m_of(e)) {
+                    lo = Some(e);
+                    step *= 2;
                 } else {
-                    hi = m;
+                    hi = e;
                     break;
                 }
             }
         } else {
-            hi = start;
-            lo = 0.0;
-            let mut m = start / step;
-            for _ in 0..12 {
-                if try_m(m, &mut consider) {
-                    lo = m;
+            lo = None;
+            hi = 0;
+            let mut step = 1;
+            while hi > e_min {
+                let e = (hi - step).max(e_min);
+                if try_m(m_of(e)) {
+                    lo = Some(e);
                     break;
                 }
-                hi = m;
-                m /= step;
+                hi = e;
+                step *= 2;
             }
         }
-        if lo > 0.0 && hi > 0.0 {
-            for _ in 0..2 {
-                let mid = (lo * hi).sqrt();
-                if try_m(mid, &mut consider) {
-                    lo = mid;
+        if let Some(mut l) = lo {
+            while hi - l > 1 {
+                let mid = l + (hi - l) / 2;
+                if try_m(m_of(mid)) {
+                    l = mid;
                 } else {
                     hi = mid;
                 }
             }
+            lo = Some(l);
         }
+        let lo = lo.map_or(0.0, m_of);
         match best {
             Some((_, mut c)) => (self.refine(&mut c, target), lo.max(0.05)),
             None => (
