@@ -67,6 +67,34 @@ pub fn vertex_error(raw: &Xf, lossy: &Xf, offset: Vec3A, shell: f32) -> f32 {
     worst.sqrt()
 }
 
+/// The raw side of [`vertex_error`]: the three virtual vertices of `raw` relative to its
+/// translation, for measuring many lossy transforms against the same raw one.
+#[inline(always)]
+pub fn raw_vertices(raw: &Xf, shell: f32) -> [Vec3A; 3] {
+    let at = |axis: Vec3A| raw.r * (axis * shell * raw.s);
+    [at(Vec3A::X), at(Vec3A::Y), at(Vec3A::Z)]
+}
+
+/// [`vertex_error`] against a raw transform given by its translation and [`raw_vertices`]:
+/// the same figure, bit for bit, at half the rotations.
+#[inline(always)]
+pub fn vertex_error_to(
+    raw_t: Vec3A,
+    raw_v: &[Vec3A; 3],
+    lossy: &Xf,
+    offset: Vec3A,
+    shell: f32,
+) -> f32 {
+    let dt = lossy.t + offset - raw_t;
+    let at =
+        |axis: Vec3A, raw: Vec3A| (lossy.r * (axis * shell * lossy.s) - raw + dt).length_squared();
+    0.0f32
+        .max(at(Vec3A::X, raw_v[0]))
+        .max(at(Vec3A::Y, raw_v[1]))
+        .max(at(Vec3A::Z, raw_v[2]))
+        .sqrt()
+}
+
 /// Upper bound of the displacement of a point at distance 1 rotated by `a` instead of `b`:
 /// 2·sin(θ/2) ≤ 2·|a − b| (sign-aligned chord), computed without float32 cancellation.
 #[inline(always)]
