@@ -273,6 +273,7 @@ fn frame_time_playing_a_3000_vertex_skinned_clip() {
         stats(frames)
     );
     println!("  CPU time of the UI thread per frame: {}", stats(cpu));
+}
 
 /// Runs every measurement, or those whose names contain one of the arguments
 /// (`cargo bench --bench NAME -- FILTER`; cargo's own `--bench` flag is skipped).

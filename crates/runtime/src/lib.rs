@@ -248,6 +248,29 @@ fn fill_or_copy<T: Copy>(dst: &mut [T], src: &[T], fill: u32) {
 /// [`ClipReader::fill`] for one kind: `bits(b)` is bone `b`'s fixed value, `fixed(b)` whether
 /// the sub-track is default or constant (a kind with none fills with anything: every value is
 /// decoded).
+/// [`uniform_fill`] for rotations, translations and scales, from the bones' descriptors.
+fn uniform_fills(
+    descriptors: &[u8],
+    rotations: &[Quat],
+    translations: &[Vec3A],
+    scales: &[Vec3A],
+) -> [u32; 3] {
+    let num_bones = descriptors.len();
+    let fixed =
+        |kind: usize| move |b: usize| unpack_descriptor(descriptors[b]).0[kind] != KIND_ANIMATED;
+    [
+        uniform_fill(num_bones, fixed(0), |b| {
+            rotations[b].to_array().map(f32::to_bits)
+        }),
+        uniform_fill(num_bones, fixed(1), |b| {
+            translations[b].to_array().map(f32::to_bits)
+        }),
+        uniform_fill(num_bones, fixed(2), |b| {
+            scales[b].to_array().map(f32::to_bits)
+        }),
+    ]
+}
+
 fn uniform_fill<V: PartialEq>(
     num_bones: usize,
     fixed: impl Fn(usize) -> bool,
@@ -830,20 +853,12 @@ impl<'a> ClipReader<'a> {
                 ));
             }
         }
-        let fixed = |kind: usize| {
-            move |b: usize| unpack_descriptor(buf[desc_off + b]).0[kind] != KIND_ANIMATED
-        };
-        let fill = [
-            uniform_fill(num_bones, fixed(0), |b| {
-                fixed_rotations[b].to_array().map(f32::to_bits)
-            }),
-            uniform_fill(num_bones, fixed(1), |b| {
-                fixed_translations[b].to_array().map(f32::to_bits)
-            }),
-            uniform_fill(num_bones, fixed(2), |b| {
-                fixed_scales[b].to_array().map(f32::to_bits)
-            }),
-        ];
+        let fill = uniform_fills(
+            &buf[desc_off..desc_off + num_bones],
+            &fixed_rotations,
+            &fixed_translations,
+            &fixed_scales,
+        );
         Ok(Self {
             buf,
             fill,

@@ -1,6 +1,6 @@
 //! What the CLI says (wording, the lab subcommand).
 
-mod lab;
-mod wording;
 mod cfa_settings;
+mod lab;
 mod progress;
+mod wording;

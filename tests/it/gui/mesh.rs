@@ -7,8 +7,8 @@
 
 use crate::common;
 
-use clipforge::gui::{AppState, Persisted};
 use crate::common::gui::{harness, wait_idle, wait_until};
+use clipforge::gui::{AppState, Persisted};
 use eframe::egui;
 use egui_kittest::{Harness, kittest::Queryable};
 use std::path::Path;

@@ -4,8 +4,8 @@
 mod app;
 mod headers;
 mod lab;
+mod mesh;
 mod perbone;
 mod pipelines;
-mod ux;
-mod mesh;
 mod progress;
+mod ux;

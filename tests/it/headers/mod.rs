@@ -6,6 +6,6 @@ mod configs;
 mod cuts;
 mod gxx;
 mod hostile;
+mod pch;
 mod report;
 mod time;
-mod pch;

@@ -7,8 +7,8 @@
 use crate::common;
 
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -118,7 +118,10 @@ fn run_measured(dir: &Path, args: &[&str], limit: Duration) -> Run {
         .unwrap();
     let mut r = finish(child, limit, &args.join(" "));
     let text = std::fs::read_to_string(rss.path()).unwrap();
-    r.max_rss_kb = text.trim().parse().unwrap_or_else(|_| panic!("no peak RSS: {text:?}"));
+    r.max_rss_kb = text
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("no peak RSS: {text:?}"));
     r
 }
 
