@@ -8,7 +8,7 @@ use super::jobs::ClipJobs;
 use super::model::{Library, RowKey, RowStatus, SortColumn};
 use super::persisted::{DEFAULT_EXPORT_NAME, Persisted};
 use super::pipelines::PipelinesState;
-use super::util::{FrameStats, fmt_bytes, fmt_count};
+use super::util::{FrameStats, fmt_bytes, fmt_count, fmt_counted};
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 use std::collections::HashSet;
@@ -244,9 +244,9 @@ impl ClipsView {
             } else if let Some(last) = &cx.jobs.last_batch {
                 let t = &last.report.totals;
                 ui.label(format!(
-                    "Last batch: {} clips from {} files ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
-                    fmt_count(t.clips as u64),
-                    fmt_count(last.counts.total),
+                    "Last batch: {} from {} ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
+                    fmt_counted(t.clips as u64, "clip"),
+                    fmt_counted(last.counts.total, "file"),
                     t.skipped,
                     t.failed,
                     t.wall_ms / 1000.0,
@@ -263,10 +263,10 @@ impl ClipsView {
             super::filter::filter_field(ui, &mut self.filter, "name, path, format, status");
             let lib = &cx.library;
             ui.label(format!(
-                "{} of {} clips · {} files",
+                "{} of {} · {}",
                 fmt_count(lib.view.len() as u64),
-                fmt_count(lib.rows.len() as u64),
-                fmt_count(lib.files.len() as u64)
+                fmt_counted(lib.rows.len() as u64, "clip"),
+                fmt_counted(lib.files.len() as u64, "file")
             ));
             if let Some(t) = lib.scan_time {
                 ui.weak(format!("scanned in {:.0} ms", t.as_secs_f64() * 1000.0));

@@ -25,6 +25,11 @@ pub(crate) fn fmt_bytes(b: u64) -> String {
     crate::anim::limits::format_bytes(b)
 }
 
+/// `n` and `noun`, the noun plural unless `n` is 1 ("1 clip", "12 clips"; nouns taking "-s").
+pub(crate) fn fmt_counted(n: u64, noun: &str) -> String {
+    format!("{} {noun}{}", fmt_count(n), if n == 1 { "" } else { "s" })
+}
+
 /// Thousands separators: 12345 → "12,345".
 pub(crate) fn fmt_count(n: u64) -> String {
     let s = n.to_string();
