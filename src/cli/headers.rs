@@ -224,9 +224,9 @@ fn write_out(path: &std::path::Path, text: &str) -> Result<(), String> {
         print!("{text}");
         return Ok(());
     }
-    // Atomic: a reader (or a crash) never sees half a report.
-    clipforge_base::fsio::write_atomic(path, text.as_bytes())
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    // The project's one output rule (atomic; a symlink written through; the folder must exist),
+    // as `compress` writes its reports.
+    clipforge_base::fsio::write_output(path, text.as_bytes(), &[]).map_err(|e| e.to_string())
 }
 
 /// A count with thousands separators ("1,234,567"), for the human-readable output only: the
