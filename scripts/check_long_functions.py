@@ -38,7 +38,6 @@ KNOWN = {
     "crates/headers/src/cuts.rs:tu_savings": 253,
     "crates/headers/src/eval.rs:file": 165,
     "crates/headers/src/scan.rs:scan": 267,
-    "crates/pipeline/src/lib.rs:process_file_inner": 199,
     "crates/runtime-capi/tests/api.rs:misuse_is_refused_with_its_status_and_leaves_outputs_untouched": 175,
     "crates/runtime/src/lib.rs:new": 473,
     "crates/runtime/src/scalar.rs:new": 178,

@@ -5,8 +5,10 @@
 //! compress it the same way) and copies its output into the output folder, atomically, at the
 //! path a batch would write it to. The temporary folder goes away with the [`AbRun`].
 
-use super::{BatchOptions, CancelToken, ClipFile, Progress, folder_settings};
+use crate::input::ClipFile;
+use crate::job::BatchOptions;
 use crate::report::ClipReport;
+use crate::{CancelToken, Progress, folder_settings};
 use clipforge_anim::CompressionSettings;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -166,7 +168,7 @@ pub fn run_ab(
             ignore_clip_tables: true,
             ..Default::default()
         };
-        let report = super::run_batch_configured(
+        let report = crate::batch::run_batch_configured(
             std::slice::from_ref(&file),
             &options,
             &overrides,

@@ -8,13 +8,20 @@
 //! the file and applies only this process's own changes since its last save, so no run loses
 //! another's rows.
 
-use super::report::ClipReport;
+use crate::report::ClipReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::hash::Hasher;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+// The hash and the path key live below the cache (folder settings read them too); their public
+// paths stay here.
+pub use crate::fingerprint::content_hash;
+pub use crate::naming::cache_key;
+
+/// File name of the skip cache, kept in the output root.
+pub const CACHE_FILE_NAME: &str = ".clipforge-cache.json";
 
 const CACHE_VERSION: u32 = 1;
 
@@ -34,7 +41,7 @@ pub struct CachedOutput {
 pub struct CacheEntry {
     /// Content hash of the input file; empty when the entry only tracks outputs (never "up to date").
     pub input_hash: String,
-    /// [`super::settings_key`] of the run that made the outputs.
+    /// [`crate::fingerprint::settings_key`] of the run that made the outputs.
     pub settings_key: String,
     /// Output base (relative, without extension) the outputs were named from.
     #[serde(default)]
@@ -75,7 +82,7 @@ impl CacheEntry {
     fn mixes_units(&self) -> bool {
         self.reports
             .iter()
-            .any(|r| r.format == super::report::SCALAR_LIST_FORMAT && r.scalar.is_none())
+            .any(|r| r.format == crate::report::SCALAR_LIST_FORMAT && r.scalar.is_none())
     }
 
     /// The recorded rows as rows of a skipped file.
@@ -116,19 +123,6 @@ pub struct SkipCache {
 
 /// The lock file beside the cache (never removed: removing a lock file races with its users).
 pub const CACHE_LOCK_NAME: &str = ".clipforge-cache.lock";
-
-/// Content hash of a file: SipHash-2-4 (fixed keys) and CRC-32 of the bytes plus their length.
-pub fn content_hash(bytes: &[u8]) -> String {
-    #[allow(deprecated)]
-    let mut h = std::hash::SipHasher::new();
-    h.write(bytes);
-    format!(
-        "{:016x}{:08x}-{}",
-        h.finish(),
-        crc32fast::hash(bytes),
-        bytes.len()
-    )
-}
 
 /// The skip cache's hash of an input: its content hash, plus, for a text `.gltf`, the hash of
 /// each external buffer file it names (`buffers[].uri`), because the animation data lives there:
@@ -193,21 +187,9 @@ fn stays_inside(rel: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
-/// A relative path as a cache key: components joined with `/`.
-pub fn cache_key(relative: &Path) -> String {
-    relative
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 /// The entries of `output_root/.clipforge-cache.json`; missing or unreadable → none.
 fn read_entries(output_root: &Path) -> BTreeMap<String, CacheEntry> {
-    let path = output_root.join(super::CACHE_FILE_NAME);
+    let path = output_root.join(CACHE_FILE_NAME);
     // Entries are decoded one by one: one unreadable entry costs one recompression, not all.
     clipforge_base::fsio::read_regular(&path, MAX_CACHE_FILE_BYTES)
         .ok()
@@ -316,7 +298,9 @@ impl SkipCache {
         };
         let r = serde_json::to_vec(&file)
             .map_err(std::io::Error::other)
-            .and_then(|json| super::write_atomic(&output_root.join(super::CACHE_FILE_NAME), &json));
+            .and_then(|json| {
+                clipforge_base::fsio::write_atomic(&output_root.join(CACHE_FILE_NAME), &json)
+            });
         match r {
             Ok(()) => {
                 // Changes made by workers while we wrote stay in `changes` for the next save.

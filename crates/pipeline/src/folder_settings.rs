@@ -378,7 +378,7 @@ impl FolderSettings {
             .path
             .parent()
             .and_then(|d| clip.strip_prefix(d).ok())
-            .map(super::cache::cache_key);
+            .map(crate::naming::cache_key);
         self.clips.iter().filter(move |c| {
             rel.as_deref()
                 .is_some_and(|r| clipforge_anim::compress::glob_match(&c.pattern, r))
@@ -641,7 +641,7 @@ impl Resolved {
             ));
         }
         key.push_str(";codec=");
-        key.push_str(super::codec_fingerprint());
+        key.push_str(crate::fingerprint::codec_fingerprint());
         key
     }
 }
@@ -712,7 +712,7 @@ impl SettingsResolver {
         let Ok(rel) = path.strip_prefix(root) else {
             return false;
         };
-        let rel = super::cache::cache_key(rel);
+        let rel = crate::naming::cache_key(rel);
         if self.overrides.exclude.iter().any(|r| r.is_match(&rel)) {
             return true;
         }
@@ -1057,7 +1057,7 @@ pub fn save_clip_choice(
     let rel = path
         .parent()
         .and_then(|d| clip.strip_prefix(d).ok())
-        .map(super::cache::cache_key)
+        .map(crate::naming::cache_key)
         .unwrap_or_default();
     let text = read_settings_text(&path)?;
     let out = with_app_clip(
@@ -1095,7 +1095,7 @@ pub fn save_clip_bones(
     let rel = path
         .parent()
         .and_then(|d| clip.strip_prefix(d).ok())
-        .map(super::cache::cache_key)
+        .map(crate::naming::cache_key)
         .unwrap_or_default();
     let pattern = glob_escape(&rel);
     let text = read_settings_text(&path)?;
@@ -1126,7 +1126,7 @@ pub fn app_clip_bones(path: &Path, clip: &Path) -> Vec<BoneOverride> {
     let Some(rel) = path
         .parent()
         .and_then(|d| clip.strip_prefix(d).ok())
-        .map(super::cache::cache_key)
+        .map(crate::naming::cache_key)
     else {
         return Vec::new();
     };

@@ -63,7 +63,7 @@ pub struct ClipReport {
     /// The settings the clip was compressed with (folder settings and explicit options merged;
     /// thresholds in cm). `None` for rows of inputs that were never compressed.
     #[serde(default)]
-    pub settings: Option<super::folder_settings::ClipSettings>,
+    pub settings: Option<crate::folder_settings::ClipSettings>,
     /// For a clip that comes with a skinned mesh (glTF/GLB skins): the largest distance between
     /// a vertex skinned by the raw pose and by the decompressed one, over every vertex and
     /// sample (`clipforge_anim::mesh::mesh_error`); absent without a mesh.
@@ -73,6 +73,11 @@ pub struct ClipReport {
     /// such a row leaves every `*_cm` field at 0 (its errors are not centimetres).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scalar: Option<ScalarErrors>,
+}
+
+/// A report's `limit` field of a refusal.
+pub(crate) fn limit_field(limit: Option<clipforge_anim::limits::Limit>) -> Option<String> {
+    limit.map(|l| l.as_str().to_string())
 }
 
 /// The `format` of a scalar track list's row.
@@ -329,12 +334,12 @@ impl BatchReport {
 
     /// Writes [`Self::to_json`] atomically.
     pub fn write_json(&self, path: &std::path::Path) -> std::io::Result<()> {
-        super::write_atomic(path, self.to_json().as_bytes())
+        clipforge_base::fsio::write_atomic(path, self.to_json().as_bytes())
     }
 
     /// Writes [`Self::to_csv`] atomically.
     pub fn write_csv(&self, path: &std::path::Path) -> std::io::Result<()> {
-        super::write_atomic(path, self.to_csv().as_bytes())
+        clipforge_base::fsio::write_atomic(path, self.to_csv().as_bytes())
     }
 }
 
@@ -407,7 +412,7 @@ pub fn worst_error_summary<'a>(rows: impl IntoIterator<Item = &'a ClipReport>) -
 /// a/clipforge.toml ([[clip]] tables)"; none when every clip did. Each row's `settings` says
 /// the details.
 pub fn settings_sources_summary(rows: &[ClipReport]) -> Vec<String> {
-    use super::folder_settings::{ClipSettings, SettingSource};
+    use crate::folder_settings::{ClipSettings, SettingSource};
     let settings: Vec<&ClipSettings> = rows.iter().filter_map(|r| r.settings.as_ref()).collect();
     let own: Vec<&ClipSettings> = settings
         .iter()

@@ -4,11 +4,14 @@
 
 use super::cache::{self, CacheEntry};
 use super::report::{ClipReport, ScalarErrors};
-use super::{FileJob, FileOutcome, RecordRow, input_root_of, row_for, write_atomic};
+use crate::input::read_input;
+use crate::job::{FileJob, FileOutcome, RecordRow, input_root_of, row_for};
+use crate::naming::clip_stem;
 use clipforge_anim::formats::acl::{AclFile, read_acl_file, write_acl_scalar_list};
 use clipforge_anim::limits::CheckMemoryBudget;
 use clipforge_anim::runtime::scalar::ScalarReader;
 use clipforge_anim::scalar::{compress_scalar_list, measure_scalar_error, to_raw_scalar_list};
+use clipforge_base::fsio::write_atomic;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -27,7 +30,7 @@ pub(crate) fn process_scalar_list(
     memchr::memmem::find(content, b"track_list")?;
     let text = std::str::from_utf8(content).ok()?;
     let file = job.file;
-    let stem = super::clip_stem(&file.path);
+    let stem = clip_stem(&file.path);
     let list = match read_acl_file(text, &file.path) {
         Ok(AclFile::Scalars(l)) => l,
         Ok(AclFile::Clip(_)) => return None,
@@ -182,7 +185,7 @@ pub fn inspect_scalar(
     let measured = match raw {
         None => None,
         Some(path) => {
-            let content = super::read_input(path).map_err(|e| e.message)?;
+            let content = read_input(path).map_err(|e| e.message)?;
             let text = std::str::from_utf8(&content)
                 .map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
             let list = match read_acl_file(text, path).map_err(|e| e.to_string())? {

@@ -13,7 +13,11 @@
 
 use super::cache::{SkipCache, cache_key};
 use super::report::ClipReport;
-use super::{BatchOptions, CancelToken, ClipFile, FileJob, Progress};
+use crate::input::{ClipFile, read_input};
+use crate::job::{BatchOptions, FileJob, FileOutcome, row_for};
+use crate::naming::{clip_output_path, clip_stem, output_base, output_base_on_disk};
+use crate::process::process_file;
+use crate::{CancelToken, Progress};
 use clipforge_base::watcher::Watcher;
 use notify_debouncer_full::DebounceEventResult;
 use notify_debouncer_full::notify::{EventKind, event::ModifyKind, event::RenameMode};
@@ -221,7 +225,7 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
         .name("clipforge-watch".into())
         .spawn(move || {
             if low_priority {
-                super::lower_thread_priority();
+                crate::batch::lower_thread_priority();
             }
             worker.run(&watcher, &stop);
             watcher.stop();
@@ -478,7 +482,7 @@ impl Worker {
     /// Marks every clip file under `dir` pending (`now`: due at once, for the initial scan);
     /// reports the special files named like clips (never opened).
     fn rescan(&mut self, dir: &Path, now: bool) {
-        let found = super::scan_with(
+        let found = crate::scan::scan_with(
             dir,
             &super::ScanOptions {
                 cancel: Some(self.cancel.clone()),
@@ -511,7 +515,7 @@ impl Worker {
         let message = special.message();
         let row = ClipReport {
             input: special.path.display().to_string(),
-            clip: super::clip_stem(&special.path),
+            clip: clip_stem(&special.path),
             error: Some(message.clone()),
             ..Default::default()
         };
@@ -577,7 +581,7 @@ impl Worker {
                 .filter(|g| {
                     g.extension()
                         .is_some_and(|e| e.eq_ignore_ascii_case("gltf"))
-                        && super::read_input(g).is_ok_and(|c| {
+                        && read_input(g).is_ok_and(|c| {
                             super::cache::gltf_external_buffers(g, &c)
                                 .iter()
                                 .any(|b| b == path)
@@ -665,12 +669,8 @@ impl Worker {
         if entries.is_empty() {
             // Not in the cache (e.g. the cache was deleted): remove the output its name gives.
             if clipforge_anim::formats::ClipFormat::from_path(path).is_some() {
-                let p = super::clip_output_path(
-                    &self
-                        .opts
-                        .batch
-                        .output_root
-                        .join(super::output_base(rel, false)),
+                let p = clip_output_path(
+                    &self.opts.batch.output_root.join(output_base(rel, false)),
                     0,
                     1,
                     "",
@@ -728,7 +728,7 @@ impl Worker {
         let progress = Progress::default();
         let work = |(path, _, _, _): &(PathBuf, Option<Sig>, u32, bool)| {
             let file = ClipFile::new(&self.root, path)?;
-            let base = super::output_base_on_disk(&file);
+            let base = output_base_on_disk(&file);
             let resolved = match self.resolver.resolve(&self.root, path, file.format) {
                 Ok(r) => r,
                 Err(e) => {
@@ -737,9 +737,9 @@ impl Worker {
                             "{}: not compressed: the folder settings do not apply: {e}",
                             path.display()
                         )),
-                        ..super::row_for(&file, &super::clip_stem(path))
+                        ..row_for(&file, &clip_stem(path))
                     };
-                    return Some(super::FileOutcome {
+                    return Some(FileOutcome {
                         rows: vec![row],
                         import_failed: false,
                         outputs: Vec::new(),
@@ -757,9 +757,9 @@ impl Worker {
                 cancel: &self.cancel,
                 progress: &progress,
             };
-            Some(super::process_file(&job))
+            Some(process_file(&job))
         };
-        let outcomes: Vec<Option<super::FileOutcome>> = match pool {
+        let outcomes: Vec<Option<FileOutcome>> = match pool {
             Some(pool) => pool.install(|| {
                 use rayon::prelude::*;
                 ready.par_iter().map(work).collect()
