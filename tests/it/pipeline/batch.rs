@@ -1,8 +1,9 @@
 //! Batch pipeline on generated clips (no external data needed).
 
 use crate::common;
-use clipforge::anim::formats::write_acl_clip;
-use clipforge::anim::generate::{GenerateOptions, generate};
+use crate::common::batch_dirs::{
+    cfa_count, compress, in_out, temp_files, tree, write_generated_clip as write_clip,
+};
 use clipforge::anim::{ClipReader, CompressionSettings};
 use clipforge::pipeline::report::BatchReport;
 use clipforge::pipeline::{
@@ -10,22 +11,7 @@ use clipforge::pipeline::{
 };
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-fn write_clip(path: &Path, seed: u64, samples: usize) {
-    let clip = generate(&GenerateOptions {
-        name: format!("clip{seed}"),
-        num_samples: samples,
-        sample_rate: 30.0,
-        seed,
-        with_scale: seed.is_multiple_of(2),
-    });
-    let text = write_acl_clip(&clip);
-    assert!(!text.is_empty(), "formats::write_acl_clip returned nothing");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
 
 fn options(out: &Path) -> BatchOptions {
     BatchOptions {
@@ -34,29 +20,6 @@ fn options(out: &Path) -> BatchOptions {
         jobs: 2,
         use_skip_cache: true,
     }
-}
-
-/// Every file under `dir`, relative, `/`-separated.
-fn tree(dir: &Path) -> BTreeSet<String> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            e.path()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/")
-        })
-        .collect()
-}
-
-fn temp_files(dir: &Path) -> Vec<String> {
-    tree(dir)
-        .into_iter()
-        .filter(|p| p.contains(".cf-tmp-"))
-        .collect()
 }
 
 fn batch(input: &Path, opts: &BatchOptions) -> BatchReport {
@@ -70,9 +33,7 @@ fn batch(input: &Path, opts: &BatchOptions) -> BatchReport {
 
 #[test]
 fn batch_mirrors_the_tree_and_fills_every_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (_dir, input, out) = in_out();
     write_clip(&input.join("a/b/walk1.acl.sjson"), 1, 40);
     write_clip(&input.join("a/b/walk2.acl.sjson"), 2, 50);
     write_clip(&input.join("a/run.acl.sjson"), 3, 30);
@@ -163,9 +124,7 @@ fn batch_mirrors_the_tree_and_fills_every_field() {
 
 #[test]
 fn a_bad_file_is_reported_and_the_batch_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (_dir, input, out) = in_out();
     write_clip(&input.join("good1.acl.sjson"), 1, 20);
     std::fs::write(
         input.join("broken.acl.sjson"),
@@ -199,15 +158,13 @@ fn a_bad_file_is_reported_and_the_batch_goes_on() {
     }
     assert_eq!(report.totals.failed, 2);
     assert_eq!(progress.failed_clips.load(Ordering::Relaxed), 2);
-    assert_eq!(tree(&out).iter().filter(|p| p.ends_with(".cfa")).count(), 2);
+    assert_eq!(cfa_count(&out), 2);
     assert!(!out.join("broken.cfa").exists() && !out.join("empty.cfa").exists());
 }
 
 #[test]
 fn cancelling_mid_batch_leaves_no_partial_or_temp_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (_dir, input, out) = in_out();
     for i in 0..60 {
         write_clip(
             &input.join(format!("d{}/clip{i:03}.acl.sjson", i % 4)),
@@ -266,9 +223,7 @@ fn cancelling_mid_batch_leaves_no_partial_or_temp_files() {
 
 #[test]
 fn cancelling_from_another_thread_stops_the_batch() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (_dir, input, out) = in_out();
     for i in 0..150 {
         write_clip(&input.join(format!("clip{i:03}.acl.sjson")), i, 40);
     }
@@ -294,18 +249,13 @@ fn cancelling_from_another_thread_stops_the_batch() {
         "the batch finished before the cancel arrived"
     );
     let ok = report.clips.iter().filter(|c| c.error.is_none()).count();
-    assert_eq!(
-        tree(&out).iter().filter(|p| p.ends_with(".cfa")).count(),
-        ok
-    );
+    assert_eq!(cfa_count(&out), ok);
     assert!(temp_files(&out).is_empty());
 }
 
 #[test]
 fn skip_cache_skips_unchanged_and_redoes_changed_clips() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (_dir, input, out) = in_out();
     for i in 0..4 {
         write_clip(&input.join(format!("c{i}.acl.sjson")), i, 25);
     }
@@ -366,9 +316,7 @@ fn skip_cache_skips_unchanged_and_redoes_changed_clips() {
 
 #[test]
 fn json_and_csv_reports_have_stable_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (_dir, input, out) = in_out();
     write_clip(&input.join("a.acl.sjson"), 1, 20);
     std::fs::write(input.join("bad.bvh"), "HIERARCHY\nnonsense").unwrap();
     let report = batch(&input, &options(&out));
@@ -516,29 +464,15 @@ fn scan_of_a_file_returns_it() {
     assert!(scan(&dir.path().join("missing")).is_empty());
 }
 
-fn clipforge() -> Command {
-    common::clipforge()
-}
-
 #[test]
 fn cli_compress_exit_code_and_reports() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (dir, input, out) = in_out();
     write_clip(&input.join("a.acl.sjson"), 1, 20);
     write_clip(&input.join("sub/b.acl.sjson"), 2, 20);
     let json = dir.path().join("r.json");
     let csv = dir.path().join("r.csv");
-    let o = clipforge()
-        .args([
-            "compress",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--jobs",
-            "2",
-            "--json",
-        ])
+    let o = compress(&input, &out)
+        .args(["--jobs", "2", "--json"])
         .arg(&json)
         .arg("--csv")
         .arg(&csv)
@@ -553,42 +487,19 @@ fn cli_compress_exit_code_and_reports() {
     assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 3);
 
     // Second run: up to date, still success.
-    let o = clipforge()
-        .args([
-            "compress",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = compress(&input, &out).output().unwrap();
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("2 up to date"));
 
     // A broken file: non-zero exit, the file named on stderr, the good ones still written.
     std::fs::write(input.join("broken.acl.sjson"), "not { sjson").unwrap();
-    let o = clipforge()
-        .args([
-            "compress",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--no-skip",
-        ])
-        .output()
-        .unwrap();
+    let o = compress(&input, &out).args(["--no-skip"]).output().unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("broken.acl.sjson"));
     assert!(out.join("a.cfa").is_file());
 
     // A missing path: non-zero.
-    let o = clipforge()
-        .args([
-            "compress",
-            "/nonexistent/clips",
-            "-o",
-            out.to_str().unwrap(),
-        ])
+    let o = compress(Path::new("/nonexistent/clips"), &out)
         .output()
         .unwrap();
     assert!(!o.status.success());
@@ -601,39 +512,21 @@ fn cli_output_inside_input_is_not_rescanned() {
     write_clip(&input.join("a.acl.sjson"), 1, 20);
     let out = input.join("compressed");
     for _ in 0..2 {
-        let o = clipforge()
-            .args([
-                "compress",
-                input.to_str().unwrap(),
-                "-o",
-                out.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
+        let o = compress(&input, &out).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    assert_eq!(tree(&out).iter().filter(|p| p.ends_with(".cfa")).count(), 1);
+    assert_eq!(cfa_count(&out), 1);
 }
 
 #[test]
 fn cli_inspect_decompress_convert() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (dir, input, out) = in_out();
     write_clip(&input.join("walk.acl.sjson"), 3, 30);
-    let o = clipforge()
-        .args([
-            "compress",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = compress(&input, &out).output().unwrap();
     assert!(o.status.success());
     let cfa = out.join("walk.cfa");
 
-    let o = clipforge()
+    let o = common::clipforge()
         .args(["inspect", cfa.to_str().unwrap(), "--json", "--raw"])
         .arg(input.join("walk.acl.sjson"))
         .output()
@@ -648,7 +541,7 @@ fn cli_inspect_decompress_convert() {
         "stats found through the batch cache"
     );
 
-    let o = clipforge()
+    let o = common::clipforge()
         .args(["inspect", cfa.to_str().unwrap(), "--bones"])
         .output()
         .unwrap();
@@ -656,7 +549,7 @@ fn cli_inspect_decompress_convert() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("l_forearm"));
 
     let back = dir.path().join("back.acl.sjson");
-    let o = clipforge()
+    let o = common::clipforge()
         .args([
             "decompress",
             cfa.to_str().unwrap(),
@@ -670,7 +563,7 @@ fn cli_inspect_decompress_convert() {
     assert_eq!((clips[0].num_bones(), clips[0].num_samples), (23, 30));
 
     let conv = dir.path().join("conv.acl.sjson");
-    let o = clipforge()
+    let o = common::clipforge()
         .args([
             "convert",
             back.to_str().unwrap(),
@@ -686,7 +579,7 @@ fn cli_inspect_decompress_convert() {
     );
     // `-o DIR/` names a folder even before it exists: the file goes inside, named after the input.
     let new_dir = dir.path().join("new-dir");
-    let o = clipforge()
+    let o = common::clipforge()
         .args(["convert", back.to_str().unwrap(), "-o"])
         .arg(format!("{}/", new_dir.display()))
         .output()
@@ -695,7 +588,7 @@ fn cli_inspect_decompress_convert() {
     assert!(new_dir.join("back.acl.sjson").is_file());
     assert!(!dir.path().join("new-dir.acl.sjson").exists());
 
-    let o = clipforge()
+    let o = common::clipforge()
         .args(["inspect", input.join("walk.acl.sjson").to_str().unwrap()])
         .output()
         .unwrap();

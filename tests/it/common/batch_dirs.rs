@@ -1,0 +1,69 @@
+//! Set-ups the batch tests share: a temporary input/output folder pair, generated clips written
+//! into it, what a run left in a folder, and the `compress` command line over the pair.
+
+use clipforge::anim::formats::write_acl_clip;
+use clipforge::anim::generate::{GenerateOptions, generate};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A temporary folder (removed when the first value drops) with the paths `in/` (inputs) and
+/// `out/` (the output root) inside it; neither is created.
+pub fn in_out() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let out = dir.path().join("out");
+    (dir, input, out)
+}
+
+/// Writes a generated 23-bone `.acl.sjson` clip named `clip{seed}` with `samples` samples (with
+/// scale tracks for even seeds), creating its folder.
+pub fn write_generated_clip(path: &Path, seed: u64, samples: usize) {
+    let clip = generate(&GenerateOptions {
+        name: format!("clip{seed}"),
+        num_samples: samples,
+        sample_rate: 30.0,
+        seed,
+        with_scale: seed.is_multiple_of(2),
+    });
+    let text = write_acl_clip(&clip);
+    assert!(!text.is_empty(), "formats::write_acl_clip returned nothing");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Every file under `dir`, relative, `/`-separated.
+pub fn tree(dir: &Path) -> BTreeSet<String> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            e.path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect()
+}
+
+/// How many `.cfa` files are under `dir`.
+pub fn cfa_count(dir: &Path) -> usize {
+    tree(dir).iter().filter(|p| p.ends_with(".cfa")).count()
+}
+
+/// The temporary files of an atomic write left under `dir` (relative paths).
+pub fn temp_files(dir: &Path) -> Vec<String> {
+    tree(dir)
+        .into_iter()
+        .filter(|p| p.contains(".cf-tmp-"))
+        .collect()
+}
+
+/// `clipforge compress INPUT -o OUT`; more arguments may be added.
+pub fn compress(input: &Path, out: &Path) -> Command {
+    let mut cmd = super::clipforge();
+    cmd.arg("compress").arg(input).arg("-o").arg(out);
+    cmd
+}
