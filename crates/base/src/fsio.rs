@@ -285,7 +285,7 @@ pub fn write_output(path: &Path, bytes: &[u8], inputs: &[&Path]) -> Result<(), O
 
 /// Refuses an output that is the same file as an input (device + inode, so `./a`, `a` and a
 /// hard link or symlink to it are all caught).
-pub fn check_not_an_input(path: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
+pub(crate) fn check_not_an_input(path: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
     let Ok(out) = std::fs::metadata(path) else {
         return Ok(());
     };

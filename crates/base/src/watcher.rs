@@ -41,7 +41,7 @@ pub struct Watcher {
 
 /// True for an event that may change a file's contents: our own reads show up as access
 /// events, and those never count.
-pub fn is_change(event: &DebouncedEvent) -> bool {
+pub(crate) fn is_change(event: &DebouncedEvent) -> bool {
     !matches!(event.event.kind, EventKind::Access(_))
 }
 

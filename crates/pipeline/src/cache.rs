@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 // The hash and the path key live below the cache (folder settings read them too); their public
 // paths stay here.
-pub use crate::fingerprint::content_hash;
-pub use crate::naming::cache_key;
+pub(crate) use crate::fingerprint::content_hash;
+pub(crate) use crate::naming::cache_key;
 
 /// File name of the skip cache, kept in the output root.
 pub const CACHE_FILE_NAME: &str = ".clipforge-cache.json";
@@ -58,7 +58,7 @@ impl CacheEntry {
     /// Every output exists with the size recorded (and there is at least one).
     /// Same input content, same settings and codec, same output base, outputs unchanged: the
     /// skip cache's rule for "nothing to do".
-    pub fn is_up_to_date(
+    pub(crate) fn is_up_to_date(
         &self,
         input_hash: &str,
         settings_key: &str,
@@ -69,7 +69,7 @@ impl CacheEntry {
     }
 
     /// [`Self::is_up_to_date`] without the input's hash: what can be checked before reading it.
-    pub fn matches_run(&self, settings_key: &str, base: &Path, output_root: &Path) -> bool {
+    pub(crate) fn matches_run(&self, settings_key: &str, base: &Path, output_root: &Path) -> bool {
         !self.input_hash.is_empty()
             && self.settings_key == settings_key
             && self.base == cache_key(base)
@@ -86,7 +86,7 @@ impl CacheEntry {
     }
 
     /// The recorded rows as rows of a skipped file.
-    pub fn skipped_rows(&self, input: &Path) -> Vec<ClipReport> {
+    pub(crate) fn skipped_rows(&self, input: &Path) -> Vec<ClipReport> {
         self.reports
             .iter()
             .map(|r| ClipReport {
@@ -97,7 +97,7 @@ impl CacheEntry {
             .collect()
     }
 
-    pub fn outputs_intact(&self, output_root: &Path) -> bool {
+    pub(crate) fn outputs_intact(&self, output_root: &Path) -> bool {
         !self.outputs.is_empty()
             && self.outputs.iter().all(|o| {
                 std::fs::metadata(output_root.join(&o.path))
@@ -122,14 +122,14 @@ pub struct SkipCache {
 }
 
 /// The lock file beside the cache (never removed: removing a lock file races with its users).
-pub const CACHE_LOCK_NAME: &str = ".clipforge-cache.lock";
+pub(crate) const CACHE_LOCK_NAME: &str = ".clipforge-cache.lock";
 
 /// The skip cache's hash of an input: its content hash, plus, for a text `.gltf`, the hash of
 /// each external buffer file it names (`buffers[].uri`), because the animation data lives there:
 /// a re-exported `.bin` beside an unchanged `.gltf` must recompress. A missing or unreadable
 /// buffer, or one that is not a regular file, hashes as "missing" (the import then fails and
 /// reports it).
-pub fn input_hash(path: &Path, content: &[u8]) -> String {
+pub(crate) fn input_hash(path: &Path, content: &[u8]) -> String {
     let mut hash = content_hash(content);
     for buffer in gltf_external_buffers(path, content) {
         hash.push('+');
@@ -150,7 +150,7 @@ pub fn input_hash(path: &Path, content: &[u8]) -> String {
 /// Only relative URIs that stay inside the `.gltf` file's folder are listed: an absolute path,
 /// a `file:` (or any other scheme) URI or a `..` is never read through an asset (the importer
 /// refuses such a file).
-pub fn gltf_external_buffers(path: &Path, content: &[u8]) -> Vec<PathBuf> {
+pub(crate) fn gltf_external_buffers(path: &Path, content: &[u8]) -> Vec<PathBuf> {
     let is_text_gltf = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gltf"));
@@ -242,7 +242,7 @@ impl SkipCache {
     }
 
     /// Copies of every entry for `key` or under it (`key/...`); an empty key lists everything.
-    pub fn entries_under(&self, key: &str) -> Vec<(String, CacheEntry)> {
+    pub(crate) fn entries_under(&self, key: &str) -> Vec<(String, CacheEntry)> {
         self.lock()
             .iter()
             .filter(|(k, _)| {

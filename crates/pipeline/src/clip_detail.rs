@@ -74,7 +74,7 @@ pub enum DetailError {
 }
 
 /// Reads the raw clip and (if compressed) the `.cfa`, and measures both.
-pub fn load_clip_detail(
+pub(crate) fn load_clip_detail(
     key: &ClipKey,
     report: Option<&ClipReport>,
 ) -> Result<ClipDetail, DetailError> {
@@ -263,7 +263,7 @@ fn measure_detail(
 }
 
 /// Box around the finite points (a unit box at the origin when there are none).
-pub fn joint_bounds<'a>(points: impl Iterator<Item = &'a Vec3>) -> (Vec3, Vec3) {
+pub(crate) fn joint_bounds<'a>(points: impl Iterator<Item = &'a Vec3>) -> (Vec3, Vec3) {
     let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
     for p in points.filter(|p| p.is_finite()) {
         lo = lo.min(*p);
@@ -282,7 +282,7 @@ const MAGNIFIED_ERROR_SHARE: f32 = 0.06;
 /// Error magnification for a clip whose largest joint offset is `max_offset` and whose framing
 /// radius is `radius`: the offset becomes ~6% of the radius (several pixels in any usable
 /// viewer), rounded up to 1, 2 or 5 × a power of ten, within 1…10000.
-pub fn suggest_magnify(max_offset: f32, radius: f32) -> f32 {
+pub(crate) fn suggest_magnify(max_offset: f32, radius: f32) -> f32 {
     if !(max_offset > 0.0 && radius > 0.0) {
         return 1.0;
     }
@@ -328,7 +328,7 @@ impl ClipDetail {
 }
 
 /// Centre of a pose: the per-axis median of its joints (robust to a root left far away).
-pub fn pose_center(pose: &[Vec3]) -> Vec3 {
+pub(crate) fn pose_center(pose: &[Vec3]) -> Vec3 {
     if pose.is_empty() {
         return Vec3::ZERO;
     }
@@ -387,13 +387,13 @@ impl ClipDetailJob {
 
 /// The folder settings file the app saves `key`'s per-bone table into: the one that applies to
 /// it under the input root `root` (`folder_settings::applying_file`), else the one next to it.
-pub fn settings_file_for(key: &ClipKey, root: Option<&Path>) -> PathBuf {
+pub(crate) fn settings_file_for(key: &ClipKey, root: Option<&Path>) -> PathBuf {
     root.and_then(|r| crate::folder_settings::applying_file(r, &key.path).ok())
         .unwrap_or_else(|| settings_file_of(key))
 }
 
 /// The folder settings file next to a clip.
-pub fn settings_file_of(key: &ClipKey) -> PathBuf {
+pub(crate) fn settings_file_of(key: &ClipKey) -> PathBuf {
     key.path
         .parent()
         .unwrap_or(Path::new("."))
@@ -401,7 +401,7 @@ pub fn settings_file_of(key: &ClipKey) -> PathBuf {
 }
 
 /// The per-bone settings the app saved into `file` (none when it is missing or unreadable).
-pub fn saved_app_bones(file: &Path) -> Vec<BoneOverride> {
+pub(crate) fn saved_app_bones(file: &Path) -> Vec<BoneOverride> {
     clipforge_base::fsio::read_regular(file, 1 << 20)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())

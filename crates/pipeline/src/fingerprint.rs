@@ -6,7 +6,7 @@ use clipforge_anim::CompressionSettings;
 use std::hash::Hasher;
 
 /// Content hash of a file: SipHash-2-4 (fixed keys) and CRC-32 of the bytes plus their length.
-pub fn content_hash(bytes: &[u8]) -> String {
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
     #[allow(deprecated)]
     let mut h = std::hash::SipHasher::new();
     h.write(bytes);
@@ -20,7 +20,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 /// A fingerprint of the codec: crate version plus a hash of what the compressor makes of a small
 /// fixed clip. Any codec change that alters its output invalidates the skip cache.
-pub fn codec_fingerprint() -> &'static str {
+pub(crate) fn codec_fingerprint() -> &'static str {
     static FP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     FP.get_or_init(|| {
         let clip = clipforge_anim::generate::generate(&clipforge_anim::generate::GenerateOptions {

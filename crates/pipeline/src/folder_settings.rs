@@ -373,7 +373,10 @@ impl FolderSettings {
 
     /// The `[[clip]]` tables matching the clip file `clip` (under this file's folder), in file
     /// order.
-    pub fn clips_for<'a>(&'a self, clip: &Path) -> impl Iterator<Item = &'a ClipOverride> + 'a {
+    pub(crate) fn clips_for<'a>(
+        &'a self,
+        clip: &Path,
+    ) -> impl Iterator<Item = &'a ClipOverride> + 'a {
         let rel = self
             .path
             .parent()
@@ -669,7 +672,7 @@ impl SettingsResolver {
     }
 
     /// Forgets every file read (one changed).
-    pub fn invalidate(&self) {
+    pub(crate) fn invalidate(&self) {
         self.files.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
@@ -857,12 +860,12 @@ pub fn parse_bone_override(s: &str) -> Result<BoneOverride, String> {
 /// The line that starts the app's own `[[bone]]` tables at the end of a `clipforge.toml`: the
 /// app rewrites everything from it to the end of the file and leaves the rest as it is. Being
 /// last, its tables win over the file's own for the bones both match.
-pub const APP_BONES_MARKER: &str =
+pub(crate) const APP_BONES_MARKER: &str =
     "# --- per-bone settings from the ClipForge app (rewritten by the app from here on) ---";
 
 /// The per-bone overrides the app saved in a `clipforge.toml`'s text (its tables after
 /// [`APP_BONES_MARKER`]); empty when there are none or the file does not parse.
-pub fn app_bones(path: &Path, text: &str) -> Vec<BoneOverride> {
+pub(crate) fn app_bones(path: &Path, text: &str) -> Vec<BoneOverride> {
     let Some(at) = text.find(APP_BONES_MARKER) else {
         return Vec::new();
     };
@@ -872,7 +875,7 @@ pub fn app_bones(path: &Path, text: &str) -> Vec<BoneOverride> {
 
 /// `text` (a `clipforge.toml`, possibly empty) with the app's tables replaced by `bones` (cm);
 /// checked to parse before it is returned.
-pub fn with_app_bones(
+pub(crate) fn with_app_bones(
     path: &Path,
     text: &str,
     bones: &[BoneOverride],
@@ -954,14 +957,14 @@ fn app_clips_span(text: &str) -> Option<(usize, usize)> {
 
 /// The `[[clip]]` tables the app saved in a `clipforge.toml`'s text; empty when there are none
 /// or they do not parse.
-pub fn app_clips(path: &Path, text: &str) -> Vec<ClipOverride> {
+pub(crate) fn app_clips(path: &Path, text: &str) -> Vec<ClipOverride> {
     app_clips_span(text)
         .and_then(|(s, e)| FolderSettings::parse(path, &text[s..e]).ok())
         .map_or(Vec::new(), |f| f.clips)
 }
 
 /// `pattern` matching exactly the file name or relative path `name` (glob characters escaped).
-pub fn glob_escape(name: &str) -> String {
+pub(crate) fn glob_escape(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         if matches!(c, '*' | '?' | '[' | ']' | '\\') {
@@ -976,7 +979,7 @@ pub fn glob_escape(name: &str) -> String {
 /// (replacing one with the same `match`). The section goes before the app's per-bone section
 /// (which the per-bone editor rewrites to the end of the file); the rest of the text, comments
 /// included, is kept as it is. Checked to parse before it is returned.
-pub fn with_app_clip(
+pub(crate) fn with_app_clip(
     path: &Path,
     text: &str,
     clip: &ClipOverride,
@@ -1047,7 +1050,7 @@ fn read_settings_text(path: &Path) -> Result<String, SettingsError> {
 /// `clipforge.toml` that applies to it (the nearest one up to `root`, so the other clips keep
 /// theirs), or in a new one in the clip's folder when none does. Written atomically; the rest
 /// of the file is kept. Returns the file's path.
-pub fn save_clip_choice(
+pub(crate) fn save_clip_choice(
     root: &Path,
     clip: &Path,
     error_threshold: f32,
@@ -1119,7 +1122,7 @@ pub fn save_clip_bones(
 
 /// The `[[clip.bone]]` settings the app saved for the clip file `clip` in the settings file
 /// `path` (empty when none).
-pub fn app_clip_bones(path: &Path, clip: &Path) -> Vec<BoneOverride> {
+pub(crate) fn app_clip_bones(path: &Path, clip: &Path) -> Vec<BoneOverride> {
     let Ok(text) = read_settings_text(path) else {
         return Vec::new();
     };

@@ -96,7 +96,7 @@ pub fn install_many(
 
 /// The process id in a temporary file name of [`clipforge_base::fsio::write_atomic`]
 /// (`.<name>.cf-tmp-<pid>-<n>`); `None` for any other name.
-pub fn temp_file_pid(path: &Path) -> Option<u32> {
+pub(crate) fn temp_file_pid(path: &Path) -> Option<u32> {
     if !super::is_temp_file(path) {
         return None;
     }
@@ -146,7 +146,7 @@ fn temp_files_under(root: &Path, pick: impl Fn(u32) -> bool) -> Vec<PathBuf> {
 /// Removes the temporary files a killed run left under `root`: only files named like ours
 /// (`.<name>.cf-tmp-<pid>-<n>`) whose process no longer exists, so a batch or watch running
 /// into the same folder keeps its own. Returns the files removed.
-pub fn remove_stale_temp_files(root: &Path) -> Vec<PathBuf> {
+pub(crate) fn remove_stale_temp_files(root: &Path) -> Vec<PathBuf> {
     let own = std::process::id();
     temp_files_under(root, |pid| pid != own && !process_alive(pid))
         .into_iter()
@@ -155,7 +155,7 @@ pub fn remove_stale_temp_files(root: &Path) -> Vec<PathBuf> {
 }
 
 /// Removes this process's own temporary files under `root` (on the way out after a second signal).
-pub fn remove_own_temp_files(root: &Path) {
+pub(crate) fn remove_own_temp_files(root: &Path) {
     let own = std::process::id();
     for p in temp_files_under(root, |pid| pid == own) {
         let _ = std::fs::remove_file(p);

@@ -32,16 +32,11 @@ pub use batch::{
     cached_results, lower_thread_priority, run_batch, run_batch_configured, run_batch_with,
 };
 pub use cache::CACHE_FILE_NAME;
-pub use fingerprint::{codec_fingerprint, settings_key};
+pub use fingerprint::settings_key;
 pub use input::{ClipFile, ReadError, read_input};
 pub use job::BatchOptions;
-pub use naming::{
-    OUTPUT_EXTENSION, clip_output_path, clip_stem, output_base, output_base_on_disk, plan_outputs,
-    sanitize_name,
-};
-pub use scan::{
-    LinkSkip, ScanOptions, ScanResult, SkippedLink, SpecialFile, scan, scan_with, scan_with_special,
-};
+pub use naming::{clip_output_path, clip_stem, output_base, plan_outputs, sanitize_name};
+pub use scan::{LinkSkip, ScanOptions, ScanResult, SkippedLink, SpecialFile, scan, scan_with};
 
 /// Which limit refused a clip: a report's `limit` is its [`Limit::as_str`], taken from the
 /// error's variant ([`ReadError::limit`], [`clipforge_anim::formats::ImportError::limit`],

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// Extension of compressed clips.
-pub const OUTPUT_EXTENSION: &str = "cfa";
+pub(crate) const OUTPUT_EXTENSION: &str = "cfa";
 
 /// The input file name without its clip extension: `walk.bvh` → `walk`, `x.acl.sjson` → `x`.
 pub fn clip_stem(path: &Path) -> String {
@@ -104,7 +104,7 @@ pub fn plan_outputs(files: &[ClipFile]) -> Vec<PathBuf> {
 /// Output base for one file judged against what is on disk next to it (used by the watcher,
 /// which sees files one by one): the extension is kept when another supported clip file of the
 /// same folder has the same stem.
-pub fn output_base_on_disk(file: &ClipFile) -> PathBuf {
+pub(crate) fn output_base_on_disk(file: &ClipFile) -> PathBuf {
     let stem = clip_stem(&file.path);
     let clash = file
         .path
@@ -121,7 +121,7 @@ pub fn output_base_on_disk(file: &ClipFile) -> PathBuf {
 }
 
 /// A relative path as a cache key: components joined with `/`.
-pub fn cache_key(relative: &Path) -> String {
+pub(crate) fn cache_key(relative: &Path) -> String {
     relative
         .components()
         .filter_map(|c| match c {

@@ -7,14 +7,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The lock file's name in the output folder.
-pub const LOCK_FILE: &str = ".clipforge-watch.lock";
+pub(crate) const LOCK_FILE: &str = ".clipforge-watch.lock";
 
 /// Largest lock file read (it holds a few short lines).
 const MAX_LOCK_BYTES: u64 = 4096;
 
 /// A held lock; dropping it removes the file.
 #[derive(Debug)]
-pub struct OutputLock {
+pub(crate) struct OutputLock {
     path: PathBuf,
 }
 
@@ -31,7 +31,7 @@ fn alive(pid: u32) -> bool {
 impl OutputLock {
     /// Takes the lock of output folder `out` for a watch of `input`; why not, when another
     /// live watch holds it.
-    pub fn acquire(out: &Path, input: &Path) -> Result<Self, String> {
+    pub(crate) fn acquire(out: &Path, input: &Path) -> Result<Self, String> {
         let path = out.join(LOCK_FILE);
         let text = format!(
             "pid = {}\ninput = {}\n",

@@ -81,7 +81,7 @@ pub(crate) fn limit_field(limit: Option<clipforge_anim::limits::Limit>) -> Optio
 }
 
 /// The `format` of a scalar track list's row.
-pub const SCALAR_LIST_FORMAT: &str = "ACL scalar track list";
+pub(crate) const SCALAR_LIST_FORMAT: &str = "ACL scalar track list";
 
 /// A scalar track list's errors, in the tracks' own units, beside each track's precision.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// Extension of a compressed scalar list.
-pub const SCALAR_OUTPUT_EXTENSION: &str = "cfs";
+pub(crate) const SCALAR_OUTPUT_EXTENSION: &str = "cfs";
 
 /// Compresses `content` when it is an ACL scalar track list (`None` when it is anything else, to
 /// go down the clip path; a file that fails to read as an ACL file gets its error row here).
