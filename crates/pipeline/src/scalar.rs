@@ -3,7 +3,7 @@
 //! would go, with one report row; everything else goes down the clip path.
 
 use super::cache::{self, CacheEntry};
-use super::report::{ClipReport, ScalarErrors};
+use super::report::{ClipReport, ScalarErrors, limit_field};
 use crate::input::read_input;
 use crate::job::{FileJob, FileOutcome, RecordRow, input_root_of, row_for};
 use crate::naming::clip_stem;
@@ -35,14 +35,17 @@ pub(crate) fn process_scalar_list(
         Ok(AclFile::Scalars(l)) => l,
         Ok(AclFile::Clip(_)) => return None,
         Err(e) => {
+            // Refused for a budget: the same bytes will be refused again, no retry (as a clip).
+            let limit = e.limit();
             let row = ClipReport {
                 error: Some(e.to_string()),
+                limit: limit_field(limit),
                 ..row_for(file, &stem)
             };
             job.progress.record(&row);
             return Some(FileOutcome {
                 rows: vec![row],
-                import_failed: true,
+                import_failed: limit.is_none(),
                 outputs: Vec::new(),
             });
         }
@@ -92,11 +95,11 @@ pub(crate) fn process_scalar_list(
                     c.error.per_track_max.clone(),
                     c.error.per_track_precision.clone(),
                 ));
-                row.bit_rate_histogram = c.bit_rate_histogram.clone();
-                row.default_subtracks = c.zero_components;
-                row.constant_subtracks = c.constant_components;
-                row.animated_subtracks = c.animated_components;
-                row.looping = c.looping;
+                row.layout.bit_rate_histogram = c.bit_rate_histogram.clone();
+                row.layout.default_subtracks = c.zero_components;
+                row.layout.constant_subtracks = c.constant_components;
+                row.layout.animated_subtracks = c.animated_components;
+                row.layout.looping = c.looping;
                 if !c.error.all_within_precision {
                     row.warnings.push(format!(
                         "{}: a track is over its precision (max error {:e})",

@@ -78,6 +78,11 @@ const SAMPLES_BOMB: &str = "version = 1\nclip = { name = \"bomb\" num_samples = 
      sample_rate = 30 error_threshold = 0.01 }\nbones = [ { name = \"root\" parent = \"\" \
      vertex_distance = 3.0 } ]\ntracks = [ ]\n";
 
+/// An ACL scalar track list of one track declaring 49,999,999 samples (a `.cfs` path of its own:
+/// its refusal must name the limit too).
+const SCALAR_LIST_BOMB: &str = "version = 4\ntrack_list = { name = \"bomb\" num_samples = 49999999 \
+     sample_rate = 30 }\ntracks = [ { name = \"t\" type = \"float1f\" data = [ ] } ]\n";
+
 /// Zero bones and two billion samples.
 const ZERO_BONE_BOMB: &str = "version = 1\nclip = { name = \"bomb0\" num_samples = 2000000000 \
      sample_rate = 30 error_threshold = 0.01 }\nbones = [ ]\ntracks = [ ]\n";
@@ -269,6 +274,7 @@ fn mixed_batch_with_memory_bombs_refuses_them_and_names_the_limit() {
     let expected = good_clips(&input, 6);
     std::fs::write(input.join("bomb.acl.sjson"), SAMPLES_BOMB).unwrap();
     std::fs::write(input.join("bomb0.acl.sjson"), ZERO_BONE_BOMB).unwrap();
+    std::fs::write(input.join("scalars_huge.acl.sjson"), SCALAR_LIST_BOMB).unwrap();
     mkfifo(&input.join("stuck.acl.sjson"));
     let json = dir.path().join("report.json");
     let csv = dir.path().join("report.csv");
@@ -292,7 +298,11 @@ fn mixed_batch_with_memory_bombs_refuses_them_and_names_the_limit() {
         );
     }
     let report = read_report(&json);
-    for bomb in ["bomb.acl.sjson", "bomb0.acl.sjson"] {
+    for bomb in [
+        "bomb.acl.sjson",
+        "bomb0.acl.sjson",
+        "scalars_huge.acl.sjson",
+    ] {
         let r = row(&report, bomb);
         let e = r.error.as_deref().unwrap();
         assert!(e.contains(bomb) && e.contains("memory budget"), "{e}");
