@@ -631,13 +631,9 @@ pub struct CfaStats {
     pub runtime_bytes: usize,
     pub file_bytes: usize,
     pub ratio: f64,
-    /// Index = bits per component; value = number of animated sub-track components × segments.
-    pub bit_rate_histogram: Vec<u32>,
-    pub default_subtracks: u32,
-    pub constant_subtracks: u32,
-    pub animated_subtracks: u32,
-    pub segments: u32,
-    pub looping: bool,
+    /// The compressor's figures, read back from the file (the same keys, in place).
+    #[serde(flatten)]
+    pub layout: clipforge_anim::ClipLayout,
 }
 
 /// Reads the compression figures out of a validated buffer.
@@ -648,16 +644,19 @@ pub fn cfa_stats(reader: &ClipReader) -> CfaStats {
     let mut st = CfaStats {
         runtime_bytes: reader.runtime_size(),
         file_bytes: reader.total_size(),
-        segments: reader.num_segments() as u32,
-        looping: reader.is_wrapping(),
+        layout: clipforge_anim::ClipLayout {
+            segments: reader.num_segments() as u32,
+            looping: reader.is_wrapping(),
+            ..Default::default()
+        },
         ..Default::default()
     };
     for b in 0..reader.num_bones() {
         for k in reader.subtrack_kinds(b) {
             match k {
-                KIND_DEFAULT => st.default_subtracks += 1,
-                KIND_CONSTANT | KIND_CONSTANT_Q => st.constant_subtracks += 1,
-                KIND_ANIMATED => st.animated_subtracks += 1,
+                KIND_DEFAULT => st.layout.default_subtracks += 1,
+                KIND_CONSTANT | KIND_CONSTANT_Q => st.layout.constant_subtracks += 1,
+                KIND_ANIMATED => st.layout.animated_subtracks += 1,
                 _ => {}
             }
         }
@@ -672,7 +671,7 @@ pub fn cfa_stats(reader: &ClipReader) -> CfaStats {
             }
         }
     }
-    st.bit_rate_histogram = hist;
+    st.layout.bit_rate_histogram = hist;
     let raw = reader.num_bones() * reader.num_samples() * 40;
     st.ratio = if st.runtime_bytes > 0 {
         raw as f64 / st.runtime_bytes as f64
@@ -913,7 +912,7 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
     out!(
         "clip:        '{}'{}",
         reader.clip_name(),
-        if r.looping {
+        if r.layout.looping {
             " (looping: last sample dropped)"
         } else {
             ""
@@ -926,12 +925,15 @@ pub fn run_inspect(args: &InspectArgs) -> ExitCode {
     );
     out!(
         "sub-tracks:  {} default, {} constant, {} animated; {}",
-        r.default_subtracks,
-        r.constant_subtracks,
-        r.animated_subtracks,
-        clipforge_pipeline::report::count(r.segments as usize, "segment", "segments")
+        r.layout.default_subtracks,
+        r.layout.constant_subtracks,
+        r.layout.animated_subtracks,
+        clipforge_pipeline::report::count(r.layout.segments as usize, "segment", "segments")
     );
-    out!("bit rates:   {}", bit_rates_line(&r.bit_rate_histogram));
+    out!(
+        "bit rates:   {}",
+        bit_rates_line(&r.layout.bit_rate_histogram)
+    );
     out!("settings:    {}", settings_line(reader.settings()));
     if let Some((raw, s)) = &measured {
         out!(

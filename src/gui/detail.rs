@@ -400,7 +400,7 @@ impl DetailView {
                         r.mean_error_cm,
                         r.worst_bone.as_deref().unwrap_or("—"),
                         r.worst_sample.map_or("—".into(), |s| s.to_string()),
-                        r.segments,
+                        r.layout.segments,
                         r.compress_ms
                     ));
                 }

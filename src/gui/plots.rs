@@ -179,14 +179,14 @@ pub fn batch_histogram(lib: &Library) -> (Vec<u32>, u32, u32) {
     let (mut c, mut d) = (0, 0);
     for r in lib.compressed_rows() {
         let rep = r.good_report().expect("compressed rows have reports");
-        for (i, &n) in rep.bit_rate_histogram.iter().enumerate() {
+        for (i, &n) in rep.layout.bit_rate_histogram.iter().enumerate() {
             if i >= hist.len() {
                 hist.resize(i + 1, 0);
             }
             hist[i] += n;
         }
-        c += rep.constant_subtracks;
-        d += rep.default_subtracks;
+        c += rep.layout.constant_subtracks;
+        d += rep.layout.default_subtracks;
     }
     (hist, c, d)
 }
@@ -201,16 +201,19 @@ pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Libr
         Some(r) => {
             ui.weak(format!(
                 "{} animated · {} constant · {} default sub-tracks · {} segments",
-                r.animated_subtracks, r.constant_subtracks, r.default_subtracks, r.segments
+                r.layout.animated_subtracks,
+                r.layout.constant_subtracks,
+                r.layout.default_subtracks,
+                r.layout.segments
             ));
             bit_rate_key(ui);
             bit_rate_plot(
                 ui,
                 "cf_bits_clip",
                 (
-                    &r.bit_rate_histogram,
-                    r.constant_subtracks,
-                    r.default_subtracks,
+                    &r.layout.bit_rate_histogram,
+                    r.layout.constant_subtracks,
+                    r.layout.default_subtracks,
                 ),
                 [w, h - 36.0],
             );

@@ -27,7 +27,7 @@ pub use clipforge_runtime::{pose, skeleton};
 
 pub use clip::RawClip;
 pub use compress::{
-    BoneOverride, CompressedClip, CompressionSettings, CompressionStats,
+    BoneOverride, ClipLayout, CompressedClip, CompressionSettings, CompressionStats,
     DEFAULT_ERROR_THRESHOLD_CM, compress,
 };
 pub use metric::ErrorStats;

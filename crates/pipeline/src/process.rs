@@ -356,7 +356,6 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
         return fail(row, format!("{}: cannot write: {e}", out_path.display()));
     }
     let stats = compressed.error;
-    let s = &compressed.stats;
     row.compressed_bytes = compressed.runtime_bytes as u64;
     row.file_bytes = bytes.len() as u64;
     row.ratio = if row.compressed_bytes > 0 {
@@ -371,12 +370,7 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
         row.worst_bone = clip.skeleton.names.get(stats.worst_bone).cloned();
         row.worst_sample = Some(stats.worst_sample);
     }
-    row.bit_rate_histogram = s.bit_rate_histogram.clone();
-    row.default_subtracks = s.default_subtracks;
-    row.constant_subtracks = s.constant_subtracks;
-    row.animated_subtracks = s.animated_subtracks;
-    row.segments = s.segments;
-    row.looping = s.looping;
+    row.layout = compressed.stats.layout;
     row.per_bone_max_error_cm = stats.per_bone_max.iter().map(|e| e * k).collect();
     row.per_bone_threshold_cm = stats
         .per_bone_threshold

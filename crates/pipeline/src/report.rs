@@ -1,6 +1,6 @@
 //! Report types: one object per clip plus totals. The JSON keys are stable (scripts read them).
 
-use clipforge_anim::CompressionSettings;
+use clipforge_anim::{ClipLayout, CompressionSettings};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -31,13 +31,10 @@ pub struct ClipReport {
     pub worst_sample: Option<usize>,
     /// Compression alone (no file reading, no final error measurement), as ACL times itself.
     pub compress_ms: f64,
-    /// Index = bits per component; value = number of sub-track components × segments.
-    pub bit_rate_histogram: Vec<u32>,
-    pub default_subtracks: u32,
-    pub constant_subtracks: u32,
-    pub animated_subtracks: u32,
-    pub segments: u32,
-    pub looping: bool,
+    /// The bit-rate histogram, sub-track counts, segments and looping, as the compressor
+    /// reports them (the same keys, in place).
+    #[serde(flatten)]
+    pub layout: ClipLayout,
     pub per_bone_max_error_cm: Vec<f64>,
     /// The threshold each bone was held to (cm), beside `per_bone_max_error_cm`, when bones have
     /// thresholds of their own (the clip file's precision, `[[bone]]` tables, `--bone`); absent
@@ -302,12 +299,13 @@ impl BatchReport {
                 opt(&c.worst_bone),
                 c.worst_sample.map(|s| s.to_string()).unwrap_or_default(),
                 format!("{:.3}", c.compress_ms),
-                c.default_subtracks.to_string(),
-                c.constant_subtracks.to_string(),
-                c.animated_subtracks.to_string(),
-                c.segments.to_string(),
-                c.looping.to_string(),
-                c.bit_rate_histogram
+                c.layout.default_subtracks.to_string(),
+                c.layout.constant_subtracks.to_string(),
+                c.layout.animated_subtracks.to_string(),
+                c.layout.segments.to_string(),
+                c.layout.looping.to_string(),
+                c.layout
+                    .bit_rate_histogram
                     .iter()
                     .map(|v| v.to_string())
                     .collect::<Vec<_>>()

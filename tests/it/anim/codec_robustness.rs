@@ -122,7 +122,7 @@ proptest! {
         let shells = vec![shell; clip.num_bones()];
         let e = metric::measure_with_shells(&clip, &decoded, &shells).unwrap();
         prop_assert!(e.max <= threshold as f64, "max error {} above {}", e.max, threshold);
-        prop_assert_eq!(c.stats.bit_rate_histogram.iter().sum::<u32>() as usize,
+        prop_assert_eq!(c.stats.layout.bit_rate_histogram.iter().sum::<u32>() as usize,
             (0..r.num_segments()).map(|s| r.segment_widths(s).count() * 3).sum::<usize>());
     }
 

@@ -113,7 +113,7 @@ fn raw_float32_last_resort_meets_the_lowest_threshold() {
                 ..Default::default()
             };
             let c = compress_all_raw(clip, &settings).unwrap();
-            assert!(c.stats.raw_segments == c.stats.segments && c.stats.segments > 0);
+            assert!(c.stats.raw_segments == c.stats.layout.segments && c.stats.layout.segments > 0);
             let reader = ClipReader::new(&c.bytes).unwrap();
             assert_eq!(
                 u16::from_le_bytes([c.bytes[4], c.bytes[5]]),

@@ -251,9 +251,10 @@ impl CompressionSettings {
     }
 }
 
-/// What the compressor decided, for reports and histograms.
+/// How a compressed clip stores its sub-tracks: the figures every report shows (a batch row,
+/// `inspect`'s stats), which embed this with `#[serde(flatten)]` rather than copy its fields.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CompressionStats {
+pub struct ClipLayout {
     /// Index = bits per component (0..=24); value = number of (animated sub-track component, segment) pairs.
     pub bit_rate_histogram: Vec<u32>,
     pub default_subtracks: u32,
@@ -262,6 +263,13 @@ pub struct CompressionStats {
     pub segments: u32,
     /// The last sample matched the first and was dropped (the clip wraps).
     pub looping: bool,
+}
+
+/// What the compressor decided, for reports and histograms.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompressionStats {
+    #[serde(flatten)]
+    pub layout: ClipLayout,
     /// Max error measured (float64, decoded buffer vs the raw clip) by the compressor's final
     /// check, at every sample and between samples ([`BETWEEN_ALPHAS`]).
     pub verified_max_error: f64,
@@ -883,13 +891,17 @@ fn attempt(
                 bytes,
                 runtime_bytes,
                 stats: CompressionStats {
-                    bit_rate_histogram: histogram,
-                    default_subtracks: prepared.count_kind(crate::runtime::format::KIND_DEFAULT),
-                    constant_subtracks: prepared.count_kind(crate::runtime::format::KIND_CONSTANT)
-                        + prepared.count_kind(crate::runtime::format::KIND_CONSTANT_Q),
-                    animated_subtracks: prepared.tracks.len() as u32,
-                    segments: prepared.num_segments as u32,
-                    looping: prepared.wrap,
+                    layout: ClipLayout {
+                        bit_rate_histogram: histogram,
+                        default_subtracks: prepared
+                            .count_kind(crate::runtime::format::KIND_DEFAULT),
+                        constant_subtracks: prepared
+                            .count_kind(crate::runtime::format::KIND_CONSTANT)
+                            + prepared.count_kind(crate::runtime::format::KIND_CONSTANT_Q),
+                        animated_subtracks: prepared.tracks.len() as u32,
+                        segments: prepared.num_segments as u32,
+                        looping: prepared.wrap,
+                    },
                     verified_max_error: stats.max,
                     verified_max_error_at_samples: stats.max_at_samples,
                     raw_segments: raw.iter().filter(|&&r| r).count() as u32,

@@ -229,7 +229,7 @@ pub fn run_clip(
         cache_lines_per_pose: tl,
         context_bytes: 0,
         decode_ns: dns,
-        keys: compressed.stats.animated_subtracks as usize * reader.num_stored_samples(),
+        keys: compressed.stats.layout.animated_subtracks as usize * reader.num_stored_samples(),
     });
     lossy.push(Lossy {
         codec: UNIFORM,
