@@ -1380,7 +1380,7 @@ fn watch_plans(args: &WatchArgs) -> Result<Vec<WatchPlan>, String> {
     };
     let parsed =
         clipforge_pipeline::pipelines::PipelinesFile::load(file).map_err(|e| e.to_string())?;
-    clipforge_pipeline::pipelines::check_overlaps(&parsed.pipelines)?;
+    clipforge_pipeline::pipelines::check_overlaps(&parsed.pipelines).map_err(|e| e.to_string())?;
     if args.settings.memory.max_memory.is_none()
         && let Some(bytes) = parsed.max_memory
     {

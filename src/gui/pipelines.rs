@@ -456,7 +456,7 @@ impl PipelinesState {
             .filter_map(|p| p.config.to_engine().ok())
             .collect();
         engine.push(config.to_engine()?);
-        check_overlaps(&engine)?;
+        check_overlaps(&engine).map_err(|e| e.to_string())?;
         self.pipelines.push(PipelineRun {
             input_canonical: canonical(&config.input),
             config,
@@ -498,7 +498,7 @@ impl PipelinesState {
         let result = p.config.to_engine().and_then(|engine| {
             let mut options = engine.watch_options(CompressionSettings::default());
             options.low_priority = true;
-            start_watch(&engine.input, options)
+            start_watch(&engine.input, options).map_err(|e| e.to_string())
         });
         let p = &mut self.pipelines[i];
         let entry = match result {

@@ -12,6 +12,50 @@ pub(crate) const LOCK_FILE: &str = ".clipforge-watch.lock";
 /// Largest lock file read (it holds a few short lines).
 const MAX_LOCK_BYTES: u64 = 4096;
 
+/// Why a watch could not take its output folder; the app and the CLI show the message, and code
+/// can tell a folder another watch holds ([`LockError::Held`]) from a file-system failure.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another live watch (process `pid`, watching `by`) writes into `out`.
+    #[error(
+        "{} is already the output folder of a running watch (process {pid}, watching {by}): two \
+         watchers would overwrite and delete each other's outputs; stop that one or choose \
+         another output folder ({} says who holds it)",
+        out.display(),
+        lock.display()
+    )]
+    Held {
+        out: PathBuf,
+        lock: PathBuf,
+        pid: u32,
+        by: String,
+    },
+    #[error(
+        "{}: another watch's lock that cannot be read ({source}): delete it if no watch writes \
+         into {}",
+        lock.display(),
+        out.display()
+    )]
+    Unreadable {
+        lock: PathBuf,
+        out: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: cannot write the lock: {source}", lock.display())]
+    Write {
+        lock: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: cannot create the lock: {source}", lock.display())]
+    Create {
+        lock: PathBuf,
+        source: std::io::Error,
+    },
+    /// Removed as stale twice and there again each time.
+    #[error("{}: the lock keeps coming back", lock.display())]
+    KeepsComingBack { lock: PathBuf },
+}
+
 /// A held lock; dropping it removes the file.
 #[derive(Debug)]
 pub(crate) struct OutputLock {
@@ -31,7 +75,7 @@ fn alive(pid: u32) -> bool {
 impl OutputLock {
     /// Takes the lock of output folder `out` for a watch of `input`; why not, when another
     /// live watch holds it.
-    pub(crate) fn acquire(out: &Path, input: &Path) -> Result<Self, String> {
+    pub(crate) fn acquire(out: &Path, input: &Path) -> Result<Self, LockError> {
         let path = out.join(LOCK_FILE);
         let text = format!(
             "pid = {}\ninput = {}\n",
@@ -46,19 +90,20 @@ impl OutputLock {
             {
                 Ok(mut f) => {
                     f.write_all(text.as_bytes())
-                        .map_err(|e| format!("{}: cannot write the lock: {e}", path.display()))?;
+                        .map_err(|source| LockError::Write {
+                            lock: path.clone(),
+                            source,
+                        })?;
                     return Ok(Self { path });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let held =
-                        clipforge_base::fsio::read_regular(&path, MAX_LOCK_BYTES).map_err(|e| {
-                            format!(
-                                "{}: another watch's lock that cannot be read ({e}): delete it \
-                                 if no watch writes into {}",
-                                path.display(),
-                                out.display()
-                            )
-                        })?;
+                    let held = clipforge_base::fsio::read_regular(&path, MAX_LOCK_BYTES).map_err(
+                        |source| LockError::Unreadable {
+                            lock: path.clone(),
+                            out: out.to_path_buf(),
+                            source,
+                        },
+                    )?;
                     let held = String::from_utf8_lossy(&held);
                     let pid = held
                         .lines()
@@ -71,14 +116,12 @@ impl OutputLock {
                         .unwrap_or_default();
                     match pid {
                         Some(pid) if alive(pid) => {
-                            return Err(format!(
-                                "{} is already the output folder of a running watch (process \
-                                 {pid}, watching {by}): two watchers would overwrite and delete \
-                                 each other's outputs; stop that one or choose another output \
-                                 folder ({} says who holds it)",
-                                out.display(),
-                                path.display()
-                            ));
+                            return Err(LockError::Held {
+                                out: out.to_path_buf(),
+                                lock: path,
+                                pid,
+                                by,
+                            });
                         }
                         // A watch that was killed: its lock is stale.
                         _ => {
@@ -86,10 +129,10 @@ impl OutputLock {
                         }
                     }
                 }
-                Err(e) => return Err(format!("{}: cannot create the lock: {e}", path.display())),
+                Err(source) => return Err(LockError::Create { lock: path, source }),
             }
         }
-        Err(format!("{}: the lock keeps coming back", path.display()))
+        Err(LockError::KeepsComingBack { lock: path })
     }
 }
 
@@ -108,6 +151,8 @@ mod tests {
         let out = tempfile::tempdir().unwrap();
         let first = OutputLock::acquire(out.path(), Path::new("/in/a")).unwrap();
         let e = OutputLock::acquire(out.path(), Path::new("/in/b")).unwrap_err();
+        assert!(matches!(e, LockError::Held { .. }), "{e}");
+        let e = e.to_string();
         assert!(
             e.contains("already the output folder of a running watch"),
             "{e}"

@@ -186,12 +186,38 @@ fn absolute(path: &Path) -> PathBuf {
     }
 }
 
+/// Two pipelines' folders that overlap ([`check_overlaps`]): which folder of which pipeline
+/// (an index into the list checked) is the same as, inside or around which other.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "pipelines overlap: the {kind} folder {} of {} {relation} the {other_kind} folder {} of {}; \
+     each pipeline needs its own input and output folders, apart from every other",
+    folder.display(),
+    names.0,
+    other_folder.display(),
+    names.1
+)]
+pub struct Overlap {
+    pub pipeline: usize,
+    /// `"input"` or `"output"`.
+    pub kind: &'static str,
+    pub folder: PathBuf,
+    /// `"is the same folder as"`, `"is inside"` or `"contains"`.
+    pub relation: &'static str,
+    /// May be `pipeline` itself (its output inside its input).
+    pub other: usize,
+    pub other_kind: &'static str,
+    pub other_folder: PathBuf,
+    /// How the message names the two pipelines (`'name'`; `the same pipeline`).
+    names: (String, String),
+}
+
 /// Refuses pipelines whose folders overlap: an input or output equal to, inside or around
 /// another pipeline's input or output, or a pipeline's output inside (or around) its own input.
 /// Each pipeline owns its output folder (a watch deletes the outputs of deleted inputs) and its
 /// input is compressed once, into its own output.
-pub fn check_overlaps(pipelines: &[Pipeline]) -> Result<(), String> {
-    let folders: Vec<(usize, &str, PathBuf)> = pipelines
+pub fn check_overlaps(pipelines: &[Pipeline]) -> Result<(), Overlap> {
+    let folders: Vec<(usize, &'static str, PathBuf)> = pipelines
         .iter()
         .enumerate()
         .flat_map(|(i, p)| {
@@ -213,18 +239,23 @@ pub fn check_overlaps(pipelines: &[Pipeline]) -> Result<(), String> {
                 continue;
             };
             let who = |i: usize| format!("'{}'", pipelines[i].name);
-            return Err(format!(
-                "pipelines overlap: the {ka} folder {} of {} {relation} the {kb} folder {} of {}; \
-                 each pipeline needs its own input and output folders, apart from every other",
-                pa.display(),
-                who(*ia),
-                pb.display(),
-                if ia == ib {
-                    "the same pipeline".to_string()
-                } else {
-                    who(*ib)
-                },
-            ));
+            return Err(Overlap {
+                pipeline: *ia,
+                kind: *ka,
+                folder: pa.clone(),
+                relation,
+                other: *ib,
+                other_kind: *kb,
+                other_folder: pb.clone(),
+                names: (
+                    who(*ia),
+                    if ia == ib {
+                        "the same pipeline".to_string()
+                    } else {
+                        who(*ib)
+                    },
+                ),
+            });
         }
     }
     Ok(())
@@ -284,6 +315,11 @@ mod tests {
         };
         assert!(check_overlaps(&[p("/a", "/oa"), p("/b", "/ob")]).is_ok());
         let e = check_overlaps(&[p("/a", "/a/out")]).unwrap_err();
+        assert_eq!(
+            (e.pipeline, e.kind, e.relation, e.other, e.other_kind),
+            (0, "input", "contains", 0, "output")
+        );
+        let e = e.to_string();
         assert!(
             e.contains("contains the output folder") && e.contains("same pipeline"),
             "{e}"

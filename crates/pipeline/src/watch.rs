@@ -16,6 +16,7 @@ use super::report::ClipReport;
 use crate::input::{ClipFile, read_input};
 use crate::job::{BatchOptions, FileJob, FileOutcome, row_for};
 use crate::naming::{clip_output_path, clip_stem, output_base, output_base_on_disk};
+use crate::output_lock::LockError;
 use crate::process::process_file;
 use crate::{CancelToken, Progress};
 use clipforge_base::watcher::Watcher;
@@ -173,26 +174,63 @@ impl Drop for WatchHandle {
     }
 }
 
+/// Why a watch did not start ([`start_watch`]); code can tell an output folder another watch
+/// holds ([`WatchError::Lock`] of [`LockError::Held`]) from a missing or unreadable folder.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("{}: cannot watch: {source}", path.display())]
+    Input {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not a folder", path.display())]
+    NotAFolder { path: PathBuf },
+    #[error("{}: cannot create the output folder: {source}", path.display())]
+    CreateOutput {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Output {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Watcher(#[from] clipforge_base::watcher::WatcherError),
+    #[error("cannot start the watch thread: {0}")]
+    Thread(std::io::Error),
+}
+
 /// Starts watching `input_root` (a folder, recursively) into `options.batch.output_root`
 /// (created if missing). Events arrive on [`WatchHandle::events`].
-pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHandle, String> {
+pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHandle, WatchError> {
     let root = input_root
         .canonicalize()
-        .map_err(|e| format!("{}: cannot watch: {e}", input_root.display()))?;
+        .map_err(|source| WatchError::Input {
+            path: input_root.to_path_buf(),
+            source,
+        })?;
     if !root.is_dir() {
-        return Err(format!("{}: not a folder", input_root.display()));
+        return Err(WatchError::NotAFolder {
+            path: input_root.to_path_buf(),
+        });
     }
-    std::fs::create_dir_all(&options.batch.output_root).map_err(|e| {
-        format!(
-            "{}: cannot create the output folder: {e}",
-            options.batch.output_root.display()
-        )
+    std::fs::create_dir_all(&options.batch.output_root).map_err(|source| {
+        WatchError::CreateOutput {
+            path: options.batch.output_root.clone(),
+            source,
+        }
     })?;
     let out = options
         .batch
         .output_root
         .canonicalize()
-        .map_err(|e| format!("{}: {e}", options.batch.output_root.display()))?;
+        .map_err(|source| WatchError::Output {
+            path: options.batch.output_root.clone(),
+            source,
+        })?;
     // One watch per output folder (another process's too).
     let lock = super::output_lock::OutputLock::acquire(&out, &root)?;
     let mut options = options;
@@ -200,8 +238,7 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
     // Temporary files of a run that was killed (never those of a live process).
     super::interrupt::remove_stale_temp_files(&out);
 
-    let mut watcher = Watcher::start(std::slice::from_ref(&root), options.debounce, None)
-        .map_err(|e| e.to_string())?;
+    let mut watcher = Watcher::start(std::slice::from_ref(&root), options.debounce, None)?;
 
     let (tx, rx) = mpsc::channel();
     let cancel = CancelToken::default();
@@ -230,7 +267,7 @@ pub fn start_watch(input_root: &Path, options: WatchOptions) -> Result<WatchHand
             worker.run(&watcher, &stop);
             watcher.stop();
         })
-        .map_err(|e| format!("cannot start the watch thread: {e}"))?;
+        .map_err(WatchError::Thread)?;
     Ok(WatchHandle {
         events: rx,
         cancel,
