@@ -36,7 +36,9 @@ pub use fingerprint::settings_key;
 pub use input::{ClipFile, ReadError, read_input};
 pub use job::BatchOptions;
 pub use naming::{clip_output_path, clip_stem, output_base, plan_outputs, sanitize_name};
-pub use scan::{LinkSkip, ScanOptions, ScanResult, SkippedLink, SpecialFile, scan, scan_with};
+pub use scan::{
+    LinkSkip, ScanOptions, ScanResult, SkippedLink, SpecialFile, scan, scan_with, scan_with_special,
+};
 
 /// Which limit refused a clip: a report's `limit` is its [`Limit::as_str`], taken from the
 /// error's variant ([`ReadError::limit`], [`clipforge_anim::formats::ImportError::limit`],

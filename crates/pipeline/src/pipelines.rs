@@ -216,7 +216,7 @@ pub struct Overlap {
 /// another pipeline's input or output, or a pipeline's output inside (or around) its own input.
 /// Each pipeline owns its output folder (a watch deletes the outputs of deleted inputs) and its
 /// input is compressed once, into its own output.
-pub fn check_overlaps(pipelines: &[Pipeline]) -> Result<(), Overlap> {
+pub fn check_overlaps(pipelines: &[Pipeline]) -> Result<(), Box<Overlap>> {
     let folders: Vec<(usize, &'static str, PathBuf)> = pipelines
         .iter()
         .enumerate()
@@ -239,13 +239,13 @@ pub fn check_overlaps(pipelines: &[Pipeline]) -> Result<(), Overlap> {
                 continue;
             };
             let who = |i: usize| format!("'{}'", pipelines[i].name);
-            return Err(Overlap {
+            return Err(Box::new(Overlap {
                 pipeline: *ia,
-                kind: *ka,
+                kind: ka,
                 folder: pa.clone(),
                 relation,
                 other: *ib,
-                other_kind: *kb,
+                other_kind: kb,
                 other_folder: pb.clone(),
                 names: (
                     who(*ia),
@@ -255,7 +255,7 @@ pub fn check_overlaps(pipelines: &[Pipeline]) -> Result<(), Overlap> {
                         who(*ib)
                     },
                 ),
-            });
+            }));
         }
     }
     Ok(())

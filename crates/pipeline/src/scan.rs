@@ -114,7 +114,7 @@ pub fn scan(root: &Path) -> Vec<ClipFile> {
 
 /// [`scan`], also listing the special files (FIFOs, devices, sockets) met on the way, which are
 /// never opened (reading a FIFO blocks until someone writes to it).
-pub(crate) fn scan_with_special(root: &Path) -> ScanResult {
+pub fn scan_with_special(root: &Path) -> ScanResult {
     scan_with(root, &ScanOptions::default())
 }
 
