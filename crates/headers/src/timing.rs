@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Largest trace file read (a TU of Boost's top-level headers with granularity 0 is ~60 MB).
-pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_TRACE_BYTES: u64 = 1 << 30;
 
 /// What one TU's trace says: its frontend time, its time outside every header, and per file
 /// entered (by path as written in the trace, resolved) the exclusive time and the inclusions.
@@ -31,7 +31,7 @@ pub struct TuTrace {
 
 /// Parses one `-ftime-trace` JSON file. Relative `Source` paths are taken from `base` (the
 /// folder clang ran in). Errors name what is wrong; the caller names the file.
-pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
+pub(crate) fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
     // Typed, reading only the fields used: a granularity-0 trace of a libstdc++ TU is several MB,
     // and a generic JSON value tree of it costs several times the parse.
     let v: RawTrace = serde_json::from_slice(bytes).map_err(|e| {
@@ -145,7 +145,7 @@ struct RawArgs<'a> {
 
 /// Top-level key of a trace `--measure --keep-traces` kept: the run's CPU / wall ratio, which
 /// [`parse_trace`] applies (other readers ignore the key).
-pub const CPU_RATIO_KEY: &str = "clipforge_cpu_ratio";
+pub(crate) const CPU_RATIO_KEY: &str = "clipforge_cpu_ratio";
 
 /// Below this a CPU / wall ratio is taken as a measuring accident, not load.
 const MIN_CPU_RATIO: f64 = 0.01;
