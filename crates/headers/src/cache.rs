@@ -469,101 +469,142 @@ pub fn decode_directives(b: &[u8]) -> Result<Vec<Directive>, String> {
 
 /// Writes a scan's saved state (`prev`, whose symbols `interner` spells).
 pub fn save(path: &Path, prev: &Prev, interner: &Interner) -> Result<(), String> {
-    let p = prev;
     // The four sections are encoded on both cores; all but the last come with their byte
     // lengths, so a load decodes the four on separate threads too.
-    let strings = || {
-        let mut w = W(Vec::with_capacity(1 << 20));
-        let strs = interner.snapshot();
-        w.u32(strs.len() as u32);
-        for x in &strs {
-            w.bytes(x);
-        }
-        w.0
-    };
-    let files = || {
-        let mut w = W(Vec::with_capacity(4 << 20));
-        w.u32(p.paths.len() as u32);
-        for (path, f) in p.paths.iter().zip(&p.files) {
-            w.path(path);
-            match f {
-                None => w.u8(0),
-                Some(f) => {
-                    w.u8(1);
-                    w.u64(f.size);
-                    w.u64(f.mtime as u64);
-                    w.u32(f.hash);
-                    match &f.error {
-                        None => w.u8(0),
-                        Some(e) => {
-                            w.u8(1);
-                            w.str(e)
-                        }
+    let ((sw, fw), (tw, rw)) = rayon::join(
+        || rayon::join(|| encode_strings(interner), || encode_files(prev)),
+        || rayon::join(|| encode_tus(prev), || encode_rest(prev)),
+    );
+    // Written in parts, not joined into one more buffer of the whole size.
+    let len = |b: &Vec<u8>| (b.len() as u64).to_le_bytes();
+    let (sl, fl, tl) = (len(&sw), len(&fw), len(&tw));
+    let mut parts: Vec<&[u8]> = vec![MAGIC, &sl, &sw, &fl, &fw, &tl, &tw, &rw];
+    // A checksum of everything: directives are decoded lazily, long after the load, when a
+    // corrupt file could no longer just be discarded.
+    let mut crc = crc32fast::Hasher::new();
+    for p in &parts {
+        crc.update(p);
+    }
+    let crc = crc.finalize().to_le_bytes();
+    parts.push(&crc);
+    // Temporary file then rename: never half a cache, and the CLI and the app saving the same
+    // cache at once do not share a temporary name. No flush to disk: a damaged cache fails its
+    // checksum and is rebuilt.
+    clipforge_base::fsio::replace_file_parts(path, &parts, false)
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+/// The string table: every symbol's spelling, in id order.
+fn encode_strings(interner: &Interner) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(1 << 20));
+    let strs = interner.snapshot();
+    w.u32(strs.len() as u32);
+    for x in &strs {
+        w.bytes(x);
+    }
+    w.0
+}
+
+/// The file table: per file its path and, when it was read, size, time, hash, error and lexed
+/// directives.
+fn encode_files(p: &Prev) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(4 << 20));
+    w.u32(p.paths.len() as u32);
+    for (path, f) in p.paths.iter().zip(&p.files) {
+        w.path(path);
+        match f {
+            None => w.u8(0),
+            Some(f) => {
+                w.u8(1);
+                w.u64(f.size);
+                w.u64(f.mtime as u64);
+                w.u32(f.hash);
+                match &f.error {
+                    None => w.u8(0),
+                    Some(e) => {
+                        w.u8(1);
+                        w.str(e)
                     }
-                    w.lexed(&f.lex);
                 }
+                w.lexed(&f.lex);
             }
         }
-        w.0
-    };
-    let tus_part = || {
-        let mut w = W(Vec::with_capacity(4 << 20));
-        let mut tus: Vec<(&(u32, u64), &TuResult)> = p.tus.iter().collect();
-        tus.sort_by_key(|t| *t.0);
-        // TUs share most include edges: one table of distinct edges, per TU indices into it.
-        w.v(p.edge_tab.len() as u32);
-        for &(a, l, b) in &p.edge_tab {
-            w.v(a);
-            w.v(l);
-            w.v(b);
+    }
+    w.0
+}
+
+/// The TU results: the distinct include edges once, then per TU its closure, edges (indices
+/// into that table), missing includes and errors.
+fn encode_tus(p: &Prev) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(4 << 20));
+    let mut tus: Vec<(&(u32, u64), &TuResult)> = p.tus.iter().collect();
+    tus.sort_by_key(|t| *t.0);
+    // TUs share most include edges: one table of distinct edges, per TU indices into it.
+    w.v(p.edge_tab.len() as u32);
+    for &(a, l, b) in &p.edge_tab {
+        w.v(a);
+        w.v(l);
+        w.v(b);
+    }
+    w.v(tus.len() as u32);
+    for ((id, key), r) in tus {
+        w.v(*id);
+        w.u64(*key);
+        w.v(r.closure.len() as u32);
+        w.ids(&r.closure);
+        w.v(r.edges.len() as u32);
+        w.ids(&r.edges);
+        w.u32(r.missing.len() as u32);
+        for (a, l, n, ang) in &r.missing {
+            w.u32(*a);
+            w.u32(*l);
+            w.str(n);
+            w.u8(*ang as u8);
         }
-        w.v(tus.len() as u32);
-        for ((id, key), r) in tus {
-            w.v(*id);
-            w.u64(*key);
-            w.v(r.closure.len() as u32);
-            w.ids(&r.closure);
-            w.v(r.edges.len() as u32);
-            w.ids(&r.edges);
-            w.u32(r.missing.len() as u32);
-            for (a, l, n, ang) in &r.missing {
-                w.u32(*a);
-                w.u32(*l);
-                w.str(n);
-                w.u8(*ang as u8);
-            }
-            w.u32(r.errors.len() as u32);
-            for (a, l, m) in &r.errors {
-                w.u32(*a);
-                w.u32(*l);
-                w.str(m);
+        w.u32(r.errors.len() as u32);
+        for (a, l, m) in &r.errors {
+            w.u32(*a);
+            w.u32(*l);
+            w.str(m);
+        }
+    }
+    w.0
+}
+
+/// The rest: directory stamps, existence answers, compiler answers, the walk and the
+/// all-branches graph.
+fn encode_rest(p: &Prev) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(1 << 20));
+    w.u32(p.dir_stamps.len() as u32);
+    for (d, m) in &p.dir_stamps {
+        w.path(d);
+        match m {
+            None => w.u8(0),
+            Some(t) => {
+                w.u8(1);
+                w.u64(*t as u64)
             }
         }
-        w.0
-    };
-    let rest = || {
-        let mut w = W(Vec::with_capacity(1 << 20));
-        w.u32(p.dir_stamps.len() as u32);
-        for (d, m) in &p.dir_stamps {
+    }
+    if let Some(raw) = p.exists.encoded() {
+        w.0.extend_from_slice(raw);
+    } else {
+        w.u32(p.exists.len() as u32);
+        for (d, b) in p.exists.iter() {
             w.path(d);
-            match m {
-                None => w.u8(0),
-                Some(t) => {
-                    w.u8(1);
-                    w.u64(*t as u64)
-                }
-            }
+            w.u8(*b as u8);
         }
-        if let Some(raw) = p.exists.encoded() {
-            w.0.extend_from_slice(raw);
-        } else {
-            w.u32(p.exists.len() as u32);
-            for (d, b) in p.exists.iter() {
-                w.path(d);
-                w.u8(*b as u8);
-            }
-        }
-        let mut comps: Vec<(&String, &CompilerEnv)> = p.compilers.iter().collect();
+    }
+    w.compilers(&p.compilers);
+    w.walk(&p.walk);
+    w.hh_cached(&p.hh);
+    w.0
+}
+
+impl W {
+    fn compilers(&mut self, compilers: &FxMap<String, CompilerEnv>) {
+        let w = self;
+        let mut comps: Vec<(&String, &CompilerEnv)> = compilers.iter().collect();
         comps.sort_by_key(|c| c.0);
         w.u32(comps.len() as u32);
         for (k, e) in comps {
@@ -583,7 +624,11 @@ pub fn save(path: &Path, prev: &Prev, interner: &Interner) -> Result<(), String>
             }
             w.str(&e.origin);
         }
-        match &p.walk {
+    }
+
+    fn walk(&mut self, walk: &Option<WalkCache>) {
+        let w = self;
+        match walk {
             None => w.u8(0),
             Some(k) => {
                 w.u8(1);
@@ -600,7 +645,11 @@ pub fn save(path: &Path, prev: &Prev, interner: &Interner) -> Result<(), String>
                 }
             }
         }
-        match &p.hh {
+    }
+
+    fn hh_cached(&mut self, hh: &Option<HhCached>) {
+        let w = self;
+        match hh {
             None => w.u8(0),
             Some(h) => {
                 w.u8(1);
@@ -644,29 +693,7 @@ pub fn save(path: &Path, prev: &Prev, interner: &Interner) -> Result<(), String>
                 }
             }
         }
-        w.0
-    };
-    let ((sw, fw), (tw, rw)) = rayon::join(
-        || rayon::join(strings, files),
-        || rayon::join(tus_part, rest),
-    );
-    // Written in parts, not joined into one more buffer of the whole size.
-    let len = |b: &Vec<u8>| (b.len() as u64).to_le_bytes();
-    let (sl, fl, tl) = (len(&sw), len(&fw), len(&tw));
-    let mut parts: Vec<&[u8]> = vec![MAGIC, &sl, &sw, &fl, &fw, &tl, &tw, &rw];
-    // A checksum of everything: directives are decoded lazily, long after the load, when a
-    // corrupt file could no longer just be discarded.
-    let mut crc = crc32fast::Hasher::new();
-    for p in &parts {
-        crc.update(p);
     }
-    let crc = crc.finalize().to_le_bytes();
-    parts.push(&crc);
-    // Temporary file then rename: never half a cache, and the CLI and the app saving the same
-    // cache at once do not share a temporary name. No flush to disk: a damaged cache fails its
-    // checksum and is rebuilt.
-    clipforge_base::fsio::replace_file_parts(path, &parts, false)
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
 /// Opens the cache file and takes its bytes. Mapped, they are the page cache's own pages: no
@@ -710,101 +737,173 @@ pub fn load(path: &Path, map: bool) -> Result<Option<(Interner, Prev)>, String> 
         return Err(format!("{}: corrupt cache file (checksum)", path.display()));
     }
     let mut r = R { b, i: 8 };
-    fn strings(r: &mut R) -> Res<Interner> {
-        let n = r.len()?;
-        let mut v = Vec::with_capacity(n);
-        for _ in 0..n {
-            v.push(r.take_len()?.into());
-        }
-        Interner::from_strings(v).ok_or_else(|| "corrupt cache file (string table)".into())
+    let (interner, prev) =
+        decode(&mut r, &whole).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some((interner, prev)))
+}
+
+/// The four sections, decoded on both cores, put together into one state.
+fn decode(r: &mut R, whole: &Arc<CacheBytes>) -> Res<(Interner, Prev)> {
+    let mut sr = r.section()?;
+    let files_off = r.i + 8;
+    let mut fr = r.section()?;
+    let mut tr = r.section()?;
+    // Four sections, decoded on both cores.
+    let ((interner, prev), (tus, more)) = rayon::join(
+        || {
+            rayon::join(
+                || decode_strings(&mut sr),
+                || decode_files(&mut fr, whole, files_off),
+            )
+        },
+        || {
+            rayon::join(
+                || decode_tus(&mut tr),
+                || {
+                    let mut more = Prev::default();
+                    decode_rest(r, &mut more, whole).map(|_| more)
+                },
+            )
+        },
+    );
+    let (interner, mut prev, (edge_tab, tus), more) = (interner?, prev?, tus?, more?);
+    prev.tus = tus;
+    prev.edge_tab = edge_tab;
+    prev.dir_stamps = more.dir_stamps;
+    prev.exists = more.exists;
+    prev.compilers = more.compilers;
+    prev.walk = more.walk;
+    prev.hh = more.hh;
+    check_hh_ids(&prev)?;
+    Ok((interner, prev))
+}
+
+/// Ids the all-branches graph names must exist in the cache's file table.
+fn check_hh_ids(prev: &Prev) -> Res<()> {
+    let n = prev.paths.len() as u32;
+    if let Some(h) = &prev.hh
+        && (h.tus.iter().any(|&t| t >= n)
+            || h.graph
+                .edges
+                .iter()
+                .any(|(&f, e)| f >= n || e.iter().any(|&(_, t)| t >= n))
+            || h.graph.missing.iter().any(|m| m.0 >= n)
+            || h.graph.errors.iter().any(|m| m.0 >= n))
+    {
+        return Err("corrupt cache file (all-branches graph)".into());
     }
-    fn files(r: &mut R, buf: &Arc<CacheBytes>, off: usize) -> Res<Prev> {
-        let mut prev = Prev::default();
-        let n = r.len()?;
-        for _ in 0..n {
-            prev.paths.push(r.path()?);
-            if r.u8()? == 0 {
-                prev.files.push(None);
-                continue;
-            }
-            let size = r.u64()?;
-            let mtime = r.u64()? as i64;
-            let hash = r.u32()?;
-            let error = if r.u8()? != 0 { Some(r.str()?) } else { None };
-            let lex = r.lexed(buf, off)?;
-            prev.files.push(Some(Arc::new(FileData {
-                size,
-                mtime,
-                hash,
-                lex: Arc::new(lex),
-                error,
-            })));
-        }
-        Ok(prev)
+    Ok(())
+}
+
+fn decode_strings(r: &mut R) -> Res<Interner> {
+    let n = r.len()?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push(r.take_len()?.into());
     }
-    type EdgeTab = Vec<(u32, u32, u32)>;
-    type TuTable = FxMap<(u32, u64), TuResult>;
-    fn tus_part(r: &mut R) -> Res<(EdgeTab, TuTable)> {
-        let n = r.vlen()?;
-        let mut edge_tab = Vec::with_capacity(n);
-        for _ in 0..n {
-            edge_tab.push((r.v()?, r.v()?, r.v()?));
+    Interner::from_strings(v).ok_or_else(|| "corrupt cache file (string table)".into())
+}
+
+fn decode_files(r: &mut R, buf: &Arc<CacheBytes>, off: usize) -> Res<Prev> {
+    let mut prev = Prev::default();
+    let n = r.len()?;
+    for _ in 0..n {
+        prev.paths.push(r.path()?);
+        if r.u8()? == 0 {
+            prev.files.push(None);
+            continue;
         }
-        let n = r.vlen()?;
-        let mut tus = FxMap::default();
-        tus.reserve(n);
-        for _ in 0..n {
-            let id = r.v()?;
-            let key = r.u64()?;
-            let mut t = TuResult {
-                tu: id,
-                ..Default::default()
-            };
-            let k = r.vlen()?;
-            t.closure = r.ids(k)?;
-            let k = r.vlen()?;
-            let edges = r.ids(k)?;
-            if edges.iter().any(|&i| i as usize >= edge_tab.len()) {
-                return Err("corrupt cache file (edge)".into());
-            }
-            t.edges = edges.into();
-            let k = r.len()?;
-            for _ in 0..k {
-                let a = r.u32()?;
-                let l = r.u32()?;
-                let nm = r.str()?;
-                let ang = r.u8()? != 0;
-                t.missing.push((a, l, nm, ang));
-            }
-            let k = r.len()?;
-            for _ in 0..k {
-                let a = r.u32()?;
-                let l = r.u32()?;
-                t.errors.push((a, l, r.str()?));
-            }
-            tus.insert((id, key), t);
-        }
-        Ok((edge_tab, tus))
+        let size = r.u64()?;
+        let mtime = r.u64()? as i64;
+        let hash = r.u32()?;
+        let error = if r.u8()? != 0 { Some(r.str()?) } else { None };
+        let lex = r.lexed(buf, off)?;
+        prev.files.push(Some(Arc::new(FileData {
+            size,
+            mtime,
+            hash,
+            lex: Arc::new(lex),
+            error,
+        })));
     }
-    fn rest(r: &mut R, prev: &mut Prev, buf: &Arc<CacheBytes>) -> Res<()> {
-        let n = r.len()?;
-        for _ in 0..n {
-            let d = r.path()?;
-            let m = if r.u8()? != 0 {
-                Some(r.u64()? as i64)
-            } else {
-                None
-            };
-            prev.dir_stamps.push((d, m));
+    Ok(prev)
+}
+
+type EdgeTab = Vec<(u32, u32, u32)>;
+type TuTable = FxMap<(u32, u64), TuResult>;
+
+fn decode_tus(r: &mut R) -> Res<(EdgeTab, TuTable)> {
+    let n = r.vlen()?;
+    let mut edge_tab = Vec::with_capacity(n);
+    for _ in 0..n {
+        edge_tab.push((r.v()?, r.v()?, r.v()?));
+    }
+    let n = r.vlen()?;
+    let mut tus = FxMap::default();
+    tus.reserve(n);
+    for _ in 0..n {
+        let id = r.v()?;
+        let key = r.u64()?;
+        let mut t = TuResult {
+            tu: id,
+            ..Default::default()
+        };
+        let k = r.vlen()?;
+        t.closure = r.ids(k)?;
+        let k = r.vlen()?;
+        let edges = r.ids(k)?;
+        if edges.iter().any(|&i| i as usize >= edge_tab.len()) {
+            return Err("corrupt cache file (edge)".into());
         }
-        // Only stepped over here (see `store::Answers`).
-        let start = r.i;
-        let n = r.len()?;
-        for _ in 0..n {
-            r.take_len()?;
-            r.u8()?;
+        t.edges = edges.into();
+        let k = r.len()?;
+        for _ in 0..k {
+            let a = r.u32()?;
+            let l = r.u32()?;
+            let nm = r.str()?;
+            let ang = r.u8()? != 0;
+            t.missing.push((a, l, nm, ang));
         }
-        prev.exists = Answers::lazy(buf.clone(), start, r.i, decode_answers);
+        let k = r.len()?;
+        for _ in 0..k {
+            let a = r.u32()?;
+            let l = r.u32()?;
+            t.errors.push((a, l, r.str()?));
+        }
+        tus.insert((id, key), t);
+    }
+    Ok((edge_tab, tus))
+}
+
+fn decode_rest(r: &mut R, prev: &mut Prev, buf: &Arc<CacheBytes>) -> Res<()> {
+    let n = r.len()?;
+    for _ in 0..n {
+        let d = r.path()?;
+        let m = if r.u8()? != 0 {
+            Some(r.u64()? as i64)
+        } else {
+            None
+        };
+        prev.dir_stamps.push((d, m));
+    }
+    // Only stepped over here (see `store::Answers`).
+    let start = r.i;
+    let n = r.len()?;
+    for _ in 0..n {
+        r.take_len()?;
+        r.u8()?;
+    }
+    prev.exists = Answers::lazy(buf.clone(), start, r.i, decode_answers);
+    prev.compilers = r.compilers()?;
+    prev.walk = r.walk()?;
+    prev.hh = r.hh_cached()?;
+    Ok(())
+}
+
+impl R<'_> {
+    fn compilers(&mut self) -> Res<FxMap<String, CompilerEnv>> {
+        let r = self;
+        let mut compilers = FxMap::default();
         let n = r.len()?;
         for _ in 0..n {
             let k = r.str()?;
@@ -822,7 +921,7 @@ pub fn load(path: &Path, map: bool) -> Result<Option<(Interner, Prev)>, String> 
                 preincludes.push(r.path()?);
             }
             let origin = r.str()?;
-            prev.compilers.insert(
+            compilers.insert(
                 k,
                 CompilerEnv {
                     predefined,
@@ -833,6 +932,11 @@ pub fn load(path: &Path, map: bool) -> Result<Option<(Interner, Prev)>, String> 
                 },
             );
         }
+        Ok(compilers)
+    }
+
+    fn walk(&mut self) -> Res<Option<WalkCache>> {
+        let r = self;
         if r.u8()? != 0 {
             let mut k = WalkCache::default();
             for list in [&mut k.roots, &mut k.files, &mut k.links] {
@@ -844,8 +948,13 @@ pub fn load(path: &Path, map: bool) -> Result<Option<(Interner, Prev)>, String> 
                 let d = r.path()?;
                 k.dirs.push((d, r.u64()? as i64));
             }
-            prev.walk = Some(k);
+            return Ok(Some(k));
         }
+        Ok(None)
+    }
+
+    fn hh_cached(&mut self) -> Res<Option<HhCached>> {
+        let r = self;
         if r.u8()? != 0 {
             let mut h = HhCached::default();
             for _ in 0..r.len()? {
@@ -872,51 +981,8 @@ pub fn load(path: &Path, map: bool) -> Result<Option<(Interner, Prev)>, String> 
                 let (f, l) = (r.v()?, r.v()?);
                 h.graph.errors.push((f, l, r.str()?));
             }
-            prev.hh = Some(h);
+            return Ok(Some(h));
         }
-        Ok(())
+        Ok(None)
     }
-    let decode = |r: &mut R| -> Res<(Interner, Prev)> {
-        let mut sr = r.section()?;
-        let files_off = r.i + 8;
-        let mut fr = r.section()?;
-        let mut tr = r.section()?;
-        // Four sections, decoded on both cores.
-        let ((interner, prev), (tus, more)) = rayon::join(
-            || rayon::join(|| strings(&mut sr), || files(&mut fr, &whole, files_off)),
-            || {
-                rayon::join(
-                    || tus_part(&mut tr),
-                    || {
-                        let mut more = Prev::default();
-                        rest(r, &mut more, &whole).map(|_| more)
-                    },
-                )
-            },
-        );
-        let (interner, mut prev, (edge_tab, tus), more) = (interner?, prev?, tus?, more?);
-        prev.tus = tus;
-        prev.edge_tab = edge_tab;
-        prev.dir_stamps = more.dir_stamps;
-        prev.exists = more.exists;
-        prev.compilers = more.compilers;
-        prev.walk = more.walk;
-        prev.hh = more.hh;
-        // Ids the graph names must exist in this cache's file table.
-        let n = prev.paths.len() as u32;
-        if let Some(h) = &prev.hh
-            && (h.tus.iter().any(|&t| t >= n)
-                || h.graph
-                    .edges
-                    .iter()
-                    .any(|(&f, e)| f >= n || e.iter().any(|&(_, t)| t >= n))
-                || h.graph.missing.iter().any(|m| m.0 >= n)
-                || h.graph.errors.iter().any(|m| m.0 >= n))
-        {
-            return Err("corrupt cache file (all-branches graph)".into());
-        }
-        Ok((interner, prev))
-    };
-    let (interner, prev) = decode(&mut r).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(Some((interner, prev)))
 }

@@ -337,7 +337,7 @@ fn nodes_by_path(r: &Report) -> super::util::FxMap<PathBuf, u32> {
 
 /// Per commit of `history`, the graph nodes of `r` it changed (files outside the report left
 /// out; the PCH advisor weighs rebuilds with them).
-pub fn commit_nodes(r: &Report, history: &History) -> Vec<Vec<u32>> {
+pub(crate) fn commit_nodes(r: &Report, history: &History) -> Vec<Vec<u32>> {
     let by_path = nodes_by_path(r);
     history
         .commits

@@ -204,13 +204,82 @@ fn tu_savings(
     w: &mut Work,
 ) {
     let g = &report.graph;
-    let nodes: &[u32] = &t.closure;
-    let k = nodes.len();
-    if k == 0 {
+    if t.closure.is_empty() {
         return;
     }
-    // Local numbering; the TU first.
-    let mut order: Vec<u32> = Vec::with_capacity(k);
+    let (order, edges) = local_graph(report, t, w);
+    let k = order.len();
+    let outs = Csr::new(&edges, k, |e| e.0);
+    let ins = Csr::new(&edges, k, |e| e.1);
+    let (post, rpo, visited) = reverse_postorder(&edges, &outs);
+    let idom = dominators(&edges, &ins, &post, &rpo);
+    let dom = DomTree::new(&idom, &visited, |v| weight[order[v] as usize]);
+    // Macro tests per TU, for the flag: how many files of the closure test each macro.
+    let with_macros = !uses.tests.is_empty();
+    let mut tested: FxMap<Sym, u32> = FxMap::default();
+    if with_macros {
+        for &v in &order {
+            for &s in &uses.tests[v as usize] {
+                *tested.entry(s).or_default() += 1;
+            }
+        }
+    }
+    let leaks = |b: usize| dom.leaks(b, &order, uses, &tested);
+    let tu = (t.node, t.config);
+    for b in 1..k {
+        if !visited[b] || dom.sub[b] == 0 {
+            continue;
+        }
+        let bn = order[b];
+        let flagged_empty = with_macros && w.empty.get(&bn).is_none_or(|a| !a.flagged);
+        let mut leak = None;
+        if editable[bn as usize] && !g.nodes[bn as usize].is_tu {
+            let e = w.empty.entry(bn).or_default();
+            e.lines += dom.sub[b];
+            e.tus.push(tu);
+            if flagged_empty {
+                let l = leaks(b);
+                leak = Some(l);
+                e.flagged |= l;
+            }
+        }
+        // The one entry into b's subtree, if there is exactly one.
+        let mut entry = None;
+        let mut count = 0;
+        for &ei in ins.of(b) {
+            let p = edges[ei as usize].0 as usize;
+            if visited[p] && !dom.dominates(b, p) {
+                count += 1;
+                entry = Some(ei);
+            }
+        }
+        if count != 1 {
+            continue;
+        }
+        let (a, _, line) = edges[entry.unwrap() as usize];
+        let an = order[a as usize];
+        if !editable[an as usize] || line == 0 {
+            continue;
+        }
+        let e = w.inc.entry((an, line, bn)).or_default();
+        e.lines += dom.sub[b];
+        e.tus.push(tu);
+        if with_macros && !e.flagged {
+            e.flagged = leak.unwrap_or_else(|| leaks(b));
+        }
+    }
+}
+
+/// A TU's closure in local numbering (the TU first): the report node of each local node, and
+/// the edges between them as (from, to, line).
+fn local_graph(
+    report: &Report,
+    t: &super::report::TuReach,
+    w: &mut Work,
+) -> (Vec<u32>, Vec<(u32, u32, u32)>) {
+    let g = &report.graph;
+    let nodes: &[u32] = &t.closure;
+    let mut order: Vec<u32> = Vec::with_capacity(nodes.len());
     order.push(t.node);
     w.local[t.node as usize] = 0;
     for &v in nodes {
@@ -219,7 +288,6 @@ fn tu_savings(
             order.push(v);
         }
     }
-    let k = order.len();
     // Edges in local space: (from, to, line).
     let mut edges: Vec<(u32, u32, u32)> = Vec::new();
     match &t.edges {
@@ -249,10 +317,21 @@ fn tu_savings(
     for &v in &order {
         w.local[v as usize] = NONE;
     }
-    // CSR successors and predecessors.
-    let csr = |key: fn(&(u32, u32, u32)) -> u32| {
+    (order, edges)
+}
+
+/// Compressed adjacency: the indices of the edges leaving (or entering) each node.
+struct Csr {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Csr {
+    /// `key`: the node an edge is listed under (its source for successors, its target for
+    /// predecessors); `k` nodes.
+    fn new(edges: &[(u32, u32, u32)], k: usize, key: fn(&(u32, u32, u32)) -> u32) -> Csr {
         let mut start = vec![0u32; k + 1];
-        for e in &edges {
+        for e in edges {
             start[key(e) as usize + 1] += 1;
         }
         for i in 0..k {
@@ -265,11 +344,19 @@ fn tu_savings(
             list[*s as usize] = i as u32;
             *s += 1;
         }
-        (start, list)
-    };
-    let (out_start, out_list) = csr(|e| e.0);
-    let (in_start, in_list) = csr(|e| e.1);
-    // Reverse postorder from the TU (iterative DFS).
+        Csr { start, list }
+    }
+
+    fn of(&self, v: usize) -> &[u32] {
+        &self.list[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+}
+
+/// Reverse postorder from node 0, the TU (iterative DFS): each node's postorder number, the
+/// order, and which nodes were reached.
+fn reverse_postorder(edges: &[(u32, u32, u32)], outs: &Csr) -> (Vec<u32>, Vec<u32>, Vec<bool>) {
+    let k = outs.start.len() - 1;
+    let out_start = &outs.start;
     let mut post = vec![NONE; k];
     let mut rpo: Vec<u32> = Vec::with_capacity(k);
     let mut visited = vec![false; k];
@@ -277,7 +364,7 @@ fn tu_savings(
     visited[0] = true;
     while let Some(&mut (v, ref mut next)) = stack.last_mut() {
         if *next < out_start[v as usize + 1] {
-            let to = edges[out_list[*next as usize] as usize].1;
+            let to = edges[outs.list[*next as usize] as usize].1;
             *next += 1;
             if !visited[to as usize] {
                 visited[to as usize] = true;
@@ -290,8 +377,13 @@ fn tu_savings(
         }
     }
     rpo.reverse();
-    // Cooper, Harvey, Kennedy: "A Simple, Fast Dominance Algorithm".
-    let mut idom = vec![NONE; k];
+    (post, rpo, visited)
+}
+
+/// Each node's immediate dominator (`NONE` where unreached). Cooper, Harvey, Kennedy: "A
+/// Simple, Fast Dominance Algorithm".
+fn dominators(edges: &[(u32, u32, u32)], ins: &Csr, post: &[u32], rpo: &[u32]) -> Vec<u32> {
+    let mut idom = vec![NONE; post.len()];
     idom[0] = 0;
     let intersect = |idom: &[u32], mut a: u32, mut b: u32| {
         while a != b {
@@ -309,7 +401,7 @@ fn tu_savings(
         changed = false;
         for &v in rpo.iter().skip(1) {
             let mut new = NONE;
-            for &ei in &in_list[in_start[v as usize] as usize..in_start[v as usize + 1] as usize] {
+            for &ei in ins.of(v as usize) {
                 let p = edges[ei as usize].0;
                 if idom[p as usize] == NONE {
                     continue;
@@ -326,62 +418,78 @@ fn tu_savings(
             }
         }
     }
-    // Dominator tree: preorder numbers, subtree sizes and subtree weights.
-    let mut kids_start = vec![0u32; k + 1];
-    for v in 1..k {
-        if visited[v] {
-            kids_start[idom[v] as usize + 1] += 1;
-        }
-    }
-    for i in 0..k {
-        kids_start[i + 1] += kids_start[i];
-    }
-    let mut fill = kids_start.clone();
-    let mut kids = vec![0u32; kids_start[k] as usize];
-    for v in 1..k {
-        if visited[v] {
-            let s = &mut fill[idom[v] as usize];
-            kids[*s as usize] = v as u32;
-            *s += 1;
-        }
-    }
-    let mut pre = vec![NONE; k];
-    let mut size = vec![1u32; k];
-    let mut sub = vec![0u64; k];
-    let mut by_pre: Vec<u32> = Vec::with_capacity(k);
-    let mut st: Vec<(u32, bool)> = vec![(0, false)];
-    while let Some((v, done)) = st.pop() {
-        let vi = v as usize;
-        if done {
-            sub[vi] += weight[order[vi] as usize];
-            if v != 0 {
-                let p = idom[vi] as usize;
-                size[p] += size[vi];
-                sub[p] += sub[vi];
-            }
-            continue;
-        }
-        pre[vi] = by_pre.len() as u32;
-        by_pre.push(v);
-        st.push((v, true));
-        for &c in &kids[kids_start[vi] as usize..kids_start[vi + 1] as usize] {
-            st.push((c, false));
-        }
-    }
-    let dominates = |a: usize, b: usize| pre[a] <= pre[b] && pre[b] < pre[a] + size[a];
-    // Macro tests per TU, for the flag: how many files of the closure test each macro.
-    let with_macros = !uses.tests.is_empty();
-    let mut tested: FxMap<Sym, u32> = FxMap::default();
-    if with_macros {
-        for &v in &order {
-            for &s in &uses.tests[v as usize] {
-                *tested.entry(s).or_default() += 1;
+    idom
+}
+
+/// The dominator tree: preorder numbers, subtree sizes and subtree weights.
+struct DomTree {
+    pre: Vec<u32>,
+    size: Vec<u32>,
+    /// The weight of each node's subtree (the lines a cut above it saves).
+    sub: Vec<u64>,
+    by_pre: Vec<u32>,
+}
+
+impl DomTree {
+    fn new(idom: &[u32], visited: &[bool], weight: impl Fn(usize) -> u64) -> DomTree {
+        let k = idom.len();
+        let mut kids_start = vec![0u32; k + 1];
+        for v in 1..k {
+            if visited[v] {
+                kids_start[idom[v] as usize + 1] += 1;
             }
         }
+        for i in 0..k {
+            kids_start[i + 1] += kids_start[i];
+        }
+        let mut fill = kids_start.clone();
+        let mut kids = vec![0u32; kids_start[k] as usize];
+        for v in 1..k {
+            if visited[v] {
+                let s = &mut fill[idom[v] as usize];
+                kids[*s as usize] = v as u32;
+                *s += 1;
+            }
+        }
+        let mut pre = vec![NONE; k];
+        let mut size = vec![1u32; k];
+        let mut sub = vec![0u64; k];
+        let mut by_pre: Vec<u32> = Vec::with_capacity(k);
+        let mut st: Vec<(u32, bool)> = vec![(0, false)];
+        while let Some((v, done)) = st.pop() {
+            let vi = v as usize;
+            if done {
+                sub[vi] += weight(vi);
+                if v != 0 {
+                    let p = idom[vi] as usize;
+                    size[p] += size[vi];
+                    sub[p] += sub[vi];
+                }
+                continue;
+            }
+            pre[vi] = by_pre.len() as u32;
+            by_pre.push(v);
+            st.push((v, true));
+            for &c in &kids[kids_start[vi] as usize..kids_start[vi + 1] as usize] {
+                st.push((c, false));
+            }
+        }
+        DomTree {
+            pre,
+            size,
+            sub,
+            by_pre,
+        }
     }
-    // Does the subtree of `b` define a macro a file outside it tests?
-    let leaks = |b: usize| -> bool {
-        let range = &by_pre[pre[b] as usize..(pre[b] + size[b]) as usize];
+
+    fn dominates(&self, a: usize, b: usize) -> bool {
+        self.pre[a] <= self.pre[b] && self.pre[b] < self.pre[a] + self.size[a]
+    }
+
+    /// Does the subtree of `b` define a macro a file outside it tests? `tested`: per macro, how
+    /// many files of the TU test it; `order`: the report node of each local node.
+    fn leaks(&self, b: usize, order: &[u32], uses: &MacroUse, tested: &FxMap<Sym, u32>) -> bool {
+        let range = &self.by_pre[self.pre[b] as usize..(self.pre[b] + self.size[b]) as usize];
         // The macros the subtree defines that some file of the TU tests...
         let mut defined: FxMap<Sym, u32> = FxMap::default();
         for &f in range {
@@ -403,49 +511,6 @@ fn tu_savings(
             }
         }
         defined.iter().any(|(s, &inside)| tested[s] > inside)
-    };
-    let tu = (t.node, t.config);
-    for b in 1..k {
-        if !visited[b] || sub[b] == 0 {
-            continue;
-        }
-        let bn = order[b];
-        let flagged_empty = with_macros && w.empty.get(&bn).is_none_or(|a| !a.flagged);
-        let mut leak = None;
-        if editable[bn as usize] && !g.nodes[bn as usize].is_tu {
-            let e = w.empty.entry(bn).or_default();
-            e.lines += sub[b];
-            e.tus.push(tu);
-            if flagged_empty {
-                let l = leaks(b);
-                leak = Some(l);
-                e.flagged |= l;
-            }
-        }
-        // The one entry into b's subtree, if there is exactly one.
-        let mut entry = None;
-        let mut count = 0;
-        for &ei in &in_list[in_start[b] as usize..in_start[b + 1] as usize] {
-            let p = edges[ei as usize].0 as usize;
-            if visited[p] && !dominates(b, p) {
-                count += 1;
-                entry = Some(ei);
-            }
-        }
-        if count != 1 {
-            continue;
-        }
-        let (a, _, line) = edges[entry.unwrap() as usize];
-        let an = order[a as usize];
-        if !editable[an as usize] || line == 0 {
-            continue;
-        }
-        let e = w.inc.entry((an, line, bn)).or_default();
-        e.lines += sub[b];
-        e.tus.push(tu);
-        if with_macros && !e.flagged {
-            e.flagged = leak.unwrap_or_else(|| leaks(b));
-        }
     }
 }
 

@@ -19,7 +19,7 @@ const MAX_VARIANTS: usize = 16;
 /// Inclusions recorded across all translation units of a scan. Including `<vector>` or a project
 /// header with the same relevant macros as a previous TU replays the recorded effects instead of
 /// re-evaluating every directive: that is what makes per-TU preprocessing cost close to a scan.
-pub struct Memo {
+pub(crate) struct Memo {
     shards: Vec<RwLock<FxMap<MemoKey, Vec<Arc<Entry>>>>>,
     /// Largest macro table and edge count of a TU so far: later TUs size their tables up front
     /// instead of rehashing as they grow.
@@ -110,7 +110,7 @@ pub struct EdgeTable {
 }
 
 impl EdgeTable {
-    pub fn from_vec(tab: Vec<(FileId, u32, FileId)>) -> Self {
+    pub(crate) fn from_vec(tab: Vec<(FileId, u32, FileId)>) -> Self {
         let ids = tab
             .iter()
             .enumerate()
@@ -149,7 +149,7 @@ impl EdgeTable {
 }
 
 #[derive(Clone, Copy)]
-pub struct TuInput<'a> {
+pub(crate) struct TuInput<'a> {
     pub tu: FileId,
     pub sp: &'a SearchPath,
     pub sp_id: u32,
@@ -899,59 +899,65 @@ impl Run<'_> {
                     self.met_skip();
                 }
                 DKind::Include { next, import, spec } => {
-                    let (name, angle) = match spec {
-                        IncSpec::Quoted(s) => (*s, false),
-                        IncSpec::Angle(s) => (*s, true),
-                        IncSpec::Macro(t) => {
-                            let mut ctx = Ctx {
-                                macros: &mut self.macros,
-                                syms: self.syms,
-                                interner: &self.h.store.interner,
-                                host: &mut self.h,
-                                clang: self.clang,
-                                cplusplus: self.cplusplus,
-                            };
-                            match pp::include_name(&mut ctx, t) {
-                                Ok(HeaderName::Quoted(n)) => {
-                                    (self.h.store.interner.intern(&n), false)
-                                }
-                                Ok(HeaderName::Angle(n)) => {
-                                    (self.h.store.interner.intern(&n), true)
-                                }
-                                Err(e) => {
-                                    self.err(fid, d.line, e);
-                                    continue;
-                                }
-                            }
-                        }
-                    };
-                    if name == 0 {
-                        self.err(fid, d.line, "empty filename in #include".into());
-                        continue;
-                    }
-                    match self.h.resolve(name, angle, *next) {
-                        Some((to, found)) => self.enter(fid, d.line, to, found, *import),
-                        None => {
-                            let n = self.h.store.interner.string(name);
-                            if !self.macros.rec.is_empty() {
-                                self.effect(Effect::Missing(Box::new((
-                                    fid,
-                                    d.line,
-                                    n.clone(),
-                                    angle,
-                                ))));
-                            }
-                            self.out.missing.push((fid, d.line, n, angle));
-                        }
-                    }
-                    self.h.cur = fid;
-                    self.h.cur_found = found;
+                    self.include(fid, found, d.line, spec, *next, *import)
                 }
             }
         }
         if let Some(c) = conds.first() {
             self.err(fid, c.line, "unterminated conditional directive".into());
         }
+    }
+
+    /// An active `#include` (`#include_next` with `next`, `#import` with `import`) at `line` of
+    /// file `fid`: its name (expanded when written as a macro), then the file entered or the
+    /// include recorded as missing.
+    fn include(
+        &mut self,
+        fid: FileId,
+        found: Option<u32>,
+        line: u32,
+        spec: &IncSpec,
+        next: bool,
+        import: bool,
+    ) {
+        let (name, angle) = match spec {
+            IncSpec::Quoted(s) => (*s, false),
+            IncSpec::Angle(s) => (*s, true),
+            IncSpec::Macro(t) => {
+                let mut ctx = Ctx {
+                    macros: &mut self.macros,
+                    syms: self.syms,
+                    interner: &self.h.store.interner,
+                    host: &mut self.h,
+                    clang: self.clang,
+                    cplusplus: self.cplusplus,
+                };
+                match pp::include_name(&mut ctx, t) {
+                    Ok(HeaderName::Quoted(n)) => (self.h.store.interner.intern(&n), false),
+                    Ok(HeaderName::Angle(n)) => (self.h.store.interner.intern(&n), true),
+                    Err(e) => {
+                        self.err(fid, line, e);
+                        return;
+                    }
+                }
+            }
+        };
+        if name == 0 {
+            self.err(fid, line, "empty filename in #include".into());
+            return;
+        }
+        match self.h.resolve(name, angle, next) {
+            Some((to, found)) => self.enter(fid, line, to, found, import),
+            None => {
+                let n = self.h.store.interner.string(name);
+                if !self.macros.rec.is_empty() {
+                    self.effect(Effect::Missing(Box::new((fid, line, n.clone(), angle))));
+                }
+                self.out.missing.push((fid, line, n, angle));
+            }
+        }
+        self.h.cur = fid;
+        self.h.cur_found = found;
     }
 
     /// Every open recorder now depends on the edit being evaluated.

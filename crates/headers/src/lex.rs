@@ -42,12 +42,12 @@ macro_rules! punctuators {
         /// A punctuator. `Punct::X as u32` is its id in [`Tok::sym`] and its index in [`PUNCTS`].
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[repr(u8)]
-        pub enum Punct {
+        pub(crate) enum Punct {
             $($name),*
         }
 
         /// Punctuators' spellings by id, longest first so a greedy match works.
-        pub const PUNCTS: &[&str] = &[$($spelling),*];
+        pub(crate) const PUNCTS: &[&str] = &[$($spelling),*];
 
         impl Punct {
             /// Every punctuator, by id.
@@ -71,7 +71,7 @@ punctuators! {
 
 impl Punct {
     /// The punctuator with id `id` (a [`Tok::sym`] of a `Punct` token).
-    pub fn from_id(id: u32) -> Option<Punct> {
+    pub(crate) fn from_id(id: u32) -> Option<Punct> {
         Punct::ALL.get(id as usize).copied()
     }
 
@@ -83,13 +83,13 @@ impl Punct {
 /// Frequently compared punctuator ids (`Punct::X as u32`, for comparing with [`Tok::sym`]).
 pub struct P;
 impl P {
-    pub const HASHHASH: u32 = Punct::HashHash as u32;
-    pub const HASH: u32 = Punct::Hash as u32;
-    pub const LPAREN: u32 = Punct::LParen as u32;
-    pub const RPAREN: u32 = Punct::RParen as u32;
-    pub const COMMA: u32 = Punct::Comma as u32;
-    pub const LT: u32 = Punct::Lt as u32;
-    pub const GT: u32 = Punct::Gt as u32;
+    pub(crate) const HASHHASH: u32 = Punct::HashHash as u32;
+    pub(crate) const HASH: u32 = Punct::Hash as u32;
+    pub(crate) const LPAREN: u32 = Punct::LParen as u32;
+    pub(crate) const RPAREN: u32 = Punct::RParen as u32;
+    pub(crate) const COMMA: u32 = Punct::Comma as u32;
+    pub(crate) const LT: u32 = Punct::Lt as u32;
+    pub(crate) const GT: u32 = Punct::Gt as u32;
     pub const ELLIPSIS: u32 = Punct::Ellipsis as u32;
 }
 
@@ -194,7 +194,7 @@ impl Directives {
     }
 
     /// Directives encoded in `buf[start..end]`, the whole cache file.
-    pub fn lazy(
+    pub(crate) fn lazy(
         buf: Arc<CacheBytes>,
         start: usize,
         end: usize,
@@ -428,7 +428,7 @@ fn detect_guard(ds: &[Directive], code_before: bool, code_after: bool) -> Option
 /// A directive's logical line longer than this is not tokenised ([`Lexer::too_long_directive`]):
 /// its tokens and their macro expansion take ~25 bytes per byte of text. Real directives are a
 /// few KiB at most (the largest generated `#define` bodies a few hundred).
-pub const MAX_DIRECTIVE_BYTES: usize = 8 << 20;
+pub(crate) const MAX_DIRECTIVE_BYTES: usize = 8 << 20;
 /// What a too-long line keeps: enough for the directive's name.
 const DIRECTIVE_NAME_KEEP: usize = 64;
 

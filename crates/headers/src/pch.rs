@@ -29,13 +29,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The share of a PCH's parse cost each TU pays to load it (clang 14, libstdc++: a PCH of ~650
 /// ms of headers loads in ~30 ms). `--verify-pch` measures the real figure.
-pub const LOAD_FRACTION: f64 = 0.05;
+pub(crate) const LOAD_FRACTION: f64 = 0.05;
 
 /// Headers considered (the best by their gain alone), to bound the greedy search.
 const MAX_CANDIDATES: usize = 400;
 
 /// `--pch auto` stops here even if more headers would still pay.
-pub const AUTO_LIMIT: usize = 100;
+pub(crate) const AUTO_LIMIT: usize = 100;
 
 /// How many headers to take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -403,7 +403,7 @@ fn lang_of(r: &Report, m: &Model) -> Option<Lang> {
 }
 
 /// `pch.h`: the headers by absolute path, in the order chosen.
-pub fn pch_text(headers: &[PathBuf]) -> String {
+pub(crate) fn pch_text(headers: &[PathBuf]) -> String {
     let mut s = String::from(
         "// Precompiled header advised by `clipforge headers --pch` (best first).\n\
          // Build: clang++ <the TUs' flags> -x c++-header pch.h -o pch.h.pch\n\

@@ -703,6 +703,62 @@ impl ByConfig {
     }
 }
 
+/// The hubs among `headers` (a hub score above 0), best first.
+fn hubs_of(headers: &[FileEntry]) -> Vec<Hub> {
+    let mut hubs: Vec<Hub> = headers
+        .iter()
+        .filter(|h| h.hub_score > 0)
+        .map(|h| Hub {
+            path: h.path.clone(),
+            score: h.hub_score,
+            transitive_includes: h.transitive_includes,
+            tu_count: h.tu_count,
+        })
+        .collect();
+    hubs.sort_by(|a, b| b.score.cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+    hubs
+}
+
+/// Missing includes grouped by (name, written with <>), each with the sites that tried it and
+/// the TUs that reach one (`missing_tus`), most TUs first.
+fn missing_entries(
+    missing: &[(u32, u32, String, bool)],
+    missing_tus: &FxMap<(String, bool), u32>,
+    name: &dyn Fn(u32) -> String,
+) -> Vec<MissingEntry> {
+    let mut miss: FxMap<(String, bool), Vec<Site>> = FxMap::default();
+    for (from, line, nm, angle) in missing {
+        miss.entry((nm.clone(), *angle)).or_default().push(Site {
+            file: name(*from),
+            line: *line,
+        });
+    }
+    let mut out: Vec<MissingEntry> = miss
+        .into_iter()
+        .map(|((include, angle), mut sites)| {
+            sites.sort();
+            sites.dedup();
+            let tu_count = missing_tus
+                .get(&(include.clone(), angle))
+                .copied()
+                .unwrap_or(0);
+            MissingEntry {
+                likely_system: angle,
+                include,
+                angle,
+                tu_count,
+                tried_by: sites,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.tu_count
+            .cmp(&a.tu_count)
+            .then_with(|| a.include.cmp(&b.include))
+    });
+    out
+}
+
 impl Report {
     /// The report of one mode. Without `full`, only the summary numbers, missing includes,
     /// cycles and errors are filled in: no per-file table, hubs or transitive counts (a third
@@ -746,17 +802,7 @@ impl Report {
             .enumerate()
             .map(|(i, h)| (h.node, i))
             .collect();
-        let mut hubs: Vec<Hub> = headers
-            .iter()
-            .filter(|h| h.hub_score > 0)
-            .map(|h| Hub {
-                path: h.path.clone(),
-                score: h.hub_score,
-                transitive_includes: h.transitive_includes,
-                tu_count: h.tu_count,
-            })
-            .collect();
-        hubs.sort_by(|a, b| b.score.cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+        let hubs = hubs_of(&headers);
         let mut cycles: Vec<Vec<String>> = sccs
             .iter()
             .filter(|c| c.len() > 1 || g.out[c[0] as usize].iter().any(|e| e.0 == c[0]))
@@ -771,38 +817,7 @@ impl Report {
             })
             .collect();
         cycles.sort();
-        // Missing includes, grouped by name.
-        let mut miss: FxMap<(String, bool), Vec<Site>> = FxMap::default();
-        for (from, line, nm, angle) in &d.missing {
-            miss.entry((nm.clone(), *angle)).or_default().push(Site {
-                file: name(*from),
-                line: *line,
-            });
-        }
-        let mut missing: Vec<MissingEntry> = miss
-            .into_iter()
-            .map(|((include, angle), mut sites)| {
-                sites.sort();
-                sites.dedup();
-                let tu_count = d
-                    .missing_tus
-                    .get(&(include.clone(), angle))
-                    .copied()
-                    .unwrap_or(0);
-                MissingEntry {
-                    likely_system: angle,
-                    include,
-                    angle,
-                    tu_count,
-                    tried_by: sites,
-                }
-            })
-            .collect();
-        missing.sort_by(|a, b| {
-            b.tu_count
-                .cmp(&a.tu_count)
-                .then_with(|| a.include.cmp(&b.include))
-        });
+        let missing = missing_entries(&d.missing, &d.missing_tus, &name);
         let mut errors: Vec<ErrorEntry> = d
             .errors
             .iter()

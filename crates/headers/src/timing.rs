@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Largest trace file read (a TU of Boost's top-level headers with granularity 0 is ~60 MB).
-pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_TRACE_BYTES: u64 = 1 << 30;
 
 /// What one TU's trace says: its frontend time, its time outside every header, and per file
 /// entered (by path as written in the trace, resolved) the exclusive time and the inclusions.
@@ -31,7 +31,7 @@ pub struct TuTrace {
 
 /// Parses one `-ftime-trace` JSON file. Relative `Source` paths are taken from `base` (the
 /// folder clang ran in). Errors name what is wrong; the caller names the file.
-pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
+pub(crate) fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, String> {
     // Typed, reading only the fields used: a granularity-0 trace of a libstdc++ TU is several MB,
     // and a generic JSON value tree of it costs several times the parse.
     let v: RawTrace = serde_json::from_slice(bytes).map_err(|e| {
@@ -145,7 +145,7 @@ struct RawArgs<'a> {
 
 /// Top-level key of a trace `--measure --keep-traces` kept: the run's CPU / wall ratio, which
 /// [`parse_trace`] applies (other readers ignore the key).
-pub const CPU_RATIO_KEY: &str = "clipforge_cpu_ratio";
+pub(crate) const CPU_RATIO_KEY: &str = "clipforge_cpu_ratio";
 
 /// Below this a CPU / wall ratio is taken as a measuring accident, not load.
 const MIN_CPU_RATIO: f64 = 0.01;
@@ -657,62 +657,39 @@ impl Timing {
     /// The model: a header costs the mean of its exclusive time over the measured TUs that
     /// include it; a header no measured TU includes costs the measured headers' ms per line
     /// times its lines; a TU's own time (outside headers) is measured, or for the others fitted
-    /// as a + b × its lines over the measured TUs. Predicted = own + Σ costs of its closure.
+    /// as a + b × its lines over the measured TUs. Predicted = own + Σ costs of its closure,
+    /// each cost taken at the size of the TU predicted (see [`TuSize`]).
     pub fn from_traces(r: &Report, traces: &[(usize, TuTrace)]) -> Timing {
         let g = &r.graph;
-        let n = g.nodes.len();
         let idx = NodeIndex::new(r);
-        let mut sum_us = vec![0u64; n];
-        let mut seen_in = vec![0u32; n];
         let mut measured_ms = vec![None; g.tus.len()];
         let mut own_ms = vec![None; g.tus.len()];
         let mut unmatched: FxSet<PathBuf> = FxSet::default();
+        // Per trace: (graph node, exclusive µs) of the headers of its TU's closure.
+        let mut matched: Vec<Vec<(u32, u64)>> = Vec::with_capacity(traces.len());
         for (i, t) in traces {
             let tu = &g.tus[*i];
             let closure: FxSet<u32> = tu.closure.iter().copied().collect();
             let mut extra_us = 0;
+            let mut m = Vec::new();
             for (p, us, _) in &t.files {
                 match idx.get(p).filter(|n| closure.contains(n) && *n != tu.node) {
-                    Some(node) => {
-                        sum_us[node as usize] += us;
-                        seen_in[node as usize] += 1;
-                    }
+                    Some(node) => m.push((node, *us)),
                     None => {
                         extra_us += us;
                         unmatched.insert(p.clone());
                     }
                 }
             }
+            matched.push(m);
             measured_ms[*i] = Some(t.frontend_us as f64 / 1000.0);
             own_ms[*i] = Some((t.own_us + extra_us) as f64 / 1000.0);
         }
-        let cost_measured: Vec<bool> = seen_in.iter().map(|&k| k > 0).collect();
-        let mut cost_ms: Vec<f64> = sum_us
-            .iter()
-            .zip(&seen_in)
-            .map(|(&us, &k)| {
-                if k > 0 {
-                    us as f64 / 1000.0 / k as f64
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let (ms, lines) = g
-            .nodes
-            .iter()
-            .zip(&cost_ms)
-            .zip(&cost_measured)
-            .filter(|(_, m)| **m)
-            .fold((0.0, 0u64), |(ms, l), ((node, c), _)| {
-                (ms + c, l + node.lines as u64)
-            });
-        let per_line = if lines > 0 { ms / lines as f64 } else { 0.0 };
-        for ((c, node), m) in cost_ms.iter_mut().zip(&g.nodes).zip(&cost_measured) {
-            if !m && !node.is_tu {
-                *c = per_line * node.lines as f64;
-            }
-        }
+        let size = TuSize::fit(r, traces, &matched);
+        // As measured (what the report shows per header), and brought to a TU of the mean size
+        // (what the prediction scales to each TU).
+        let (cost_ms, cost_measured) = header_costs(r, traces, &matched, &|_| 1.0);
+        let (at_mean_ms, _) = header_costs(r, traces, &matched, &|i| 1.0 / size.factor(i));
         // Own time of the TUs not measured: least squares on the measured TUs' lines.
         let pts: Vec<(f64, f64)> = own_ms
             .iter()
@@ -727,12 +704,12 @@ impl Timing {
             .map(|(i, t)| {
                 let own =
                     own_ms[i].unwrap_or_else(|| a + b * g.nodes[t.node as usize].lines as f64);
-                own + t
-                    .closure
-                    .iter()
-                    .filter(|&&f| f != t.node)
-                    .map(|&f| cost_ms[f as usize])
-                    .sum::<f64>()
+                own + size.factor(i)
+                    * t.closure
+                        .iter()
+                        .filter(|&&f| f != t.node)
+                        .map(|&f| at_mean_ms[f as usize])
+                        .sum::<f64>()
             })
             .collect();
         Timing {
@@ -797,6 +774,104 @@ impl Timing {
                 }
             }
         }
+    }
+}
+
+/// Each header's cost: the mean over the measured TUs that include it of its exclusive time
+/// there × `scale(TU)` (µs summed exactly: integers in an f64), and whether it was measured; a
+/// header no measured TU includes costs the measured headers' ms per line times its lines.
+/// `matched`: per trace, (graph node, exclusive µs) of its TU's headers.
+fn header_costs(
+    r: &Report,
+    traces: &[(usize, TuTrace)],
+    matched: &[Vec<(u32, u64)>],
+    scale: &dyn Fn(usize) -> f64,
+) -> (Vec<f64>, Vec<bool>) {
+    let g = &r.graph;
+    let n = g.nodes.len();
+    let mut sum_us = vec![0f64; n];
+    let mut seen_in = vec![0u32; n];
+    for ((i, _), m) in traces.iter().zip(matched) {
+        let s = scale(*i);
+        for &(node, us) in m {
+            sum_us[node as usize] += us as f64 * s;
+            seen_in[node as usize] += 1;
+        }
+    }
+    let cost_measured: Vec<bool> = seen_in.iter().map(|&k| k > 0).collect();
+    let mut cost_ms: Vec<f64> = sum_us
+        .iter()
+        .zip(&seen_in)
+        .map(|(&us, &k)| if k > 0 { us / 1000.0 / k as f64 } else { 0.0 })
+        .collect();
+    let (ms, lines) = g
+        .nodes
+        .iter()
+        .zip(&cost_ms)
+        .zip(&cost_measured)
+        .filter(|(_, m)| **m)
+        .fold((0.0, 0u64), |(ms, l), ((node, c), _)| {
+            (ms + c, l + node.lines as u64)
+        });
+    let per_line = if lines > 0 { ms / lines as f64 } else { 0.0 };
+    for ((c, node), m) in cost_ms.iter_mut().zip(&g.nodes).zip(&cost_measured) {
+        if !m && !node.is_tu {
+            *c = per_line * node.lines as f64;
+        }
+    }
+    (cost_ms, cost_measured)
+}
+
+/// How a header's exclusive time grows with the TU it is parsed in: clang's lookups, overload
+/// sets and instantiations work over everything declared before, so the same header costs more
+/// in a TU with a larger closure. On a tree of 30 libstdc++ TUs (`scripts/headers_predict.sh`,
+/// every TU measured) header time per closure line grew as closure lines^0.14…0.24, and the TUs
+/// `--measure` chooses have the largest closures (they cover the most-included headers): their
+/// costs applied unscaled to the smaller TUs predicted the total +2…+10 % too high. (Checked
+/// first, and not the cause: a template instantiation shared by several headers charged to
+/// whichever comes first. Of 1.5 s of instantiations in those traces, 5 ms ever moved to
+/// another header from one TU to the next.)
+///
+/// The model: header time ∝ L^α, L = the TU's closure lines; α is fitted on the measured TUs
+/// (least squares of ln(header time / L) on ln L; 0 with fewer than two sizes, at most 1), and
+/// a header's cost is kept for a TU of the tree's mean L.
+struct TuSize {
+    /// Per TU (`graph.tus`): (its closure lines / the mean)^α.
+    factors: Vec<f64>,
+}
+
+impl TuSize {
+    fn fit(r: &Report, traces: &[(usize, TuTrace)], matched: &[Vec<(u32, u64)>]) -> TuSize {
+        let g = &r.graph;
+        let lines: Vec<f64> = g
+            .tus
+            .iter()
+            .map(|t| {
+                let l: u64 = t
+                    .closure
+                    .iter()
+                    .map(|&f| g.nodes[f as usize].lines as u64)
+                    .sum();
+                l.max(1) as f64
+            })
+            .collect();
+        let mean = lines.iter().sum::<f64>() / lines.len().max(1) as f64;
+        let pts: Vec<(f64, f64)> = traces
+            .iter()
+            .zip(matched)
+            .filter_map(|((i, _), m)| {
+                let us: u64 = m.iter().map(|x| x.1).sum();
+                (us > 0).then(|| (lines[*i].ln(), (us as f64 / lines[*i]).ln()))
+            })
+            .collect();
+        let alpha = fit(&pts).1.min(1.0);
+        TuSize {
+            factors: lines.iter().map(|l| (l / mean).powf(alpha)).collect(),
+        }
+    }
+
+    fn factor(&self, tu: usize) -> f64 {
+        self.factors[tu]
     }
 }
 

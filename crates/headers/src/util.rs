@@ -63,11 +63,11 @@ impl Hasher for FxHasher {
     }
 }
 
-pub type FxBuild = BuildHasherDefault<FxHasher>;
-pub type FxMap<K, V> = HashMap<K, V, FxBuild>;
-pub type FxSet<K> = HashSet<K, FxBuild>;
+pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
+pub(crate) type FxMap<K, V> = HashMap<K, V, FxBuild>;
+pub(crate) type FxSet<K> = HashSet<K, FxBuild>;
 
-pub fn fx_hash<T: std::hash::Hash + ?Sized>(t: &T) -> u64 {
+pub(crate) fn fx_hash<T: std::hash::Hash + ?Sized>(t: &T) -> u64 {
     let mut h = FxHasher::default();
     t.hash(&mut h);
     h.finish()
@@ -75,7 +75,7 @@ pub fn fx_hash<T: std::hash::Hash + ?Sized>(t: &T) -> u64 {
 
 /// Interned string id. Ids are dense and stable for the life of an [`Interner`]; the cache stores
 /// the table in id order so a fresh process gets the same ids back.
-pub type Sym = u32;
+pub(crate) type Sym = u32;
 
 /// Thread-safe string interner. The lexer batches a whole file's strings under one lock, so
 /// contention stays low while files are lexed in parallel.
@@ -95,7 +95,7 @@ impl Interner {
         i
     }
 
-    pub fn intern(&self, s: &[u8]) -> Sym {
+    pub(crate) fn intern(&self, s: &[u8]) -> Sym {
         if let Some(&id) = self.map.read().unwrap().get(s) {
             return id;
         }
@@ -112,7 +112,7 @@ impl Interner {
 
     /// An interner holding exactly `strs`, in id order (`strs[0]` must be the empty string, no
     /// duplicates): a cache load gets its ids back without a lock round per string.
-    pub fn from_strings(strs: Vec<Box<[u8]>>) -> Option<Self> {
+    pub(crate) fn from_strings(strs: Vec<Box<[u8]>>) -> Option<Self> {
         if strs.first().is_none_or(|s| !s.is_empty()) {
             return None;
         }
@@ -131,7 +131,7 @@ impl Interner {
     }
 
     /// Interns many strings with one lock round; returns their ids in order.
-    pub fn intern_many(&self, items: &[&[u8]]) -> Vec<Sym> {
+    pub(crate) fn intern_many(&self, items: &[&[u8]]) -> Vec<Sym> {
         let mut out = Vec::with_capacity(items.len());
         let mut missing = Vec::new();
         {
@@ -233,7 +233,7 @@ pub fn normalize(p: &Path) -> PathBuf {
 /// `p` relative to `dir` when `p` is `dir` or under it (`Some("")` for `dir` itself), for
 /// normalised absolute paths: then comparing bytes is comparing components, without
 /// `Path::strip_prefix`'s component walk (reports ask this for every file and root).
-pub fn relative_to<'a>(p: &'a Path, dir: &Path) -> Option<&'a [u8]> {
+pub(crate) fn relative_to<'a>(p: &'a Path, dir: &Path) -> Option<&'a [u8]> {
     let (p, d) = (
         p.as_os_str().as_encoded_bytes(),
         dir.as_os_str().as_encoded_bytes(),
@@ -252,7 +252,7 @@ pub fn relative_to<'a>(p: &'a Path, dir: &Path) -> Option<&'a [u8]> {
 }
 
 /// Absolute, normalised form of a user-given path (relative to the current directory, as for a compiler).
-pub fn absolutize(p: &Path) -> PathBuf {
+pub(crate) fn absolutize(p: &Path) -> PathBuf {
     if p.is_absolute() {
         normalize(p)
     } else {

@@ -2,8 +2,8 @@
 //! row the TUs it touches and the include chain to its file.
 
 use super::{CUTS_CONFIRMED, HeadersSettings, HeadersState, num};
-use crate::headers::ChainStep;
 use crate::headers::cuts::{Cut, CutKind};
+use crate::headers::{ChainStep, Report};
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 
@@ -146,53 +146,64 @@ impl HeadersState {
             .as_ref()
             .is_none_or(|(k, _)| k.0 != generation || k.1 != key)
         {
-            // With configurations a file is one TU per configuration: say which.
-            let tus: Vec<String> = c
-                .tus
-                .iter()
-                .zip(&c.tu_configs)
-                .map(|(&t, &cf)| {
-                    let path = &r.graph.nodes[t as usize].path;
-                    match r.configs.get(cf as usize) {
-                        Some(conf) if r.configs.len() > 1 => format!("{path}  [{}]", conf.name),
-                        _ => path.clone(),
-                    }
-                })
-                .collect();
-            let why = c
-                .tus
-                .first()
-                .map(|&t| r.why_chain(&c.included, Some(r.graph.nodes[t as usize].path.as_str())));
-            self.cut_detail = Some(((generation, key), CutDetail { tus, why }));
+            self.cut_detail = Some(((generation, key), cut_detail(r, c)));
         }
         let Some((_, d)) = &self.cut_detail else {
             return;
         };
-        ui.separator();
-        ui.strong(format!("Translation units touched ({})", d.tus.len()));
-        egui::ScrollArea::vertical()
-            .id_salt("hh_cut_tus")
-            .max_height(ui.available_height() * 0.5)
-            .show(ui, |ui| {
-                for t in &d.tus {
-                    ui.label(t);
-                }
-            });
-        if let Some(w) = &d.why {
-            ui.strong("Why it is included (from the first TU):");
-            match w {
-                Ok(chain) => {
-                    for step in chain {
-                        if step.line > 0 {
-                            ui.label(format!("{}:{}  #include", step.file, step.line));
-                        } else {
-                            ui.label(&step.file);
-                        }
+        cut_detail_ui(ui, d);
+    }
+}
+
+/// What the detail of cut `c` of report `r` shows: the TUs it touches (each with its
+/// configuration when there are several) and why its header is included.
+fn cut_detail(r: &Report, c: &Cut) -> CutDetail {
+    // With configurations a file is one TU per configuration: say which.
+    let tus: Vec<String> = c
+        .tus
+        .iter()
+        .zip(&c.tu_configs)
+        .map(|(&t, &cf)| {
+            let path = &r.graph.nodes[t as usize].path;
+            match r.configs.get(cf as usize) {
+                Some(conf) if r.configs.len() > 1 => format!("{path}  [{}]", conf.name),
+                _ => path.clone(),
+            }
+        })
+        .collect();
+    let why = c
+        .tus
+        .first()
+        .map(|&t| r.why_chain(&c.included, Some(r.graph.nodes[t as usize].path.as_str())));
+    CutDetail { tus, why }
+}
+
+/// The picked cut's detail under the list.
+fn cut_detail_ui(ui: &mut egui::Ui, d: &CutDetail) {
+    ui.separator();
+    ui.strong(format!("Translation units touched ({})", d.tus.len()));
+    egui::ScrollArea::vertical()
+        .id_salt("hh_cut_tus")
+        .max_height(ui.available_height() * 0.5)
+        .show(ui, |ui| {
+            for t in &d.tus {
+                ui.label(t);
+            }
+        });
+    if let Some(w) = &d.why {
+        ui.strong("Why it is included (from the first TU):");
+        match w {
+            Ok(chain) => {
+                for step in chain {
+                    if step.line > 0 {
+                        ui.label(format!("{}:{}  #include", step.file, step.line));
+                    } else {
+                        ui.label(&step.file);
                     }
                 }
-                Err(e) => {
-                    ui.weak(e);
-                }
+            }
+            Err(e) => {
+                ui.weak(e);
             }
         }
     }

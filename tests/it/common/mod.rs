@@ -89,6 +89,9 @@ pub fn clip_eval(tools: &Path, raw: &Path, lossy: &Path, extra: &[&str]) -> f64 
 
 pub mod header_tree;
 
+/// The header profiler's scan set-ups (trees, projects, compilation databases).
+pub mod headers_scan;
+
 /// The files under `dir` whose names end with one of `exts`, sorted.
 pub fn files(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)

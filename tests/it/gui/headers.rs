@@ -5,6 +5,7 @@
 //! load), and Top cuts (the saving of every #include, a row's TUs and include chain).
 #![cfg(feature = "gui")]
 
+use crate::common;
 use clipforge::gui::{AppState, CompilerPick, HeadersSettings, HeadersView, Persisted, Tab};
 use clipforge::headers::Mode;
 use eframe::egui;
@@ -730,26 +731,15 @@ fn top_cuts_list_and_a_picked_row() {
     h.get_by_label("b.cpp:1  #include");
 }
 
-/// Two configurations added in the project editor (one defines USE_BIG, which b.cpp tests):
-/// the summary shows each one's row, the table a TU column per configuration, and removing one
-/// leaves a scan of the other.
-#[test]
-fn configurations_are_listed_scanned_and_removed() {
-    let root = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let r = root.path();
-    write_tree(r);
+/// The app with two configurations of the tree `r` added in the project editor ("plain"; "big",
+/// which defines USE_BIG) and scanned; reports export under `export_base`.
+fn scanned_two_configs(r: &Path, export_base: &Path) -> Harness<'static, AppState> {
     let cc = |name: &str, extra: &str| {
-        let j = serde_json::json!([
-            {"directory": r, "file": "a.cpp", "command": format!("cc -I. {extra} -c a.cpp")},
-            {"directory": r, "file": "b.cpp", "command": format!("cc -I. {extra} -c b.cpp")},
-        ]);
-        let p = r.join(name);
-        std::fs::write(&p, j.to_string()).unwrap();
+        let p = common::headers_scan::compdb(r, name, &["a.cpp", "b.cpp"], extra);
         p.display().to_string()
     };
     let (plain, big_cc) = (cc("plain.json", ""), cc("big.json", "-DUSE_BIG"));
-    let mut h = harness(state(&out.path().join("rep")));
+    let mut h = harness(state(export_base));
     h.run();
     h.get_by_label("Add configuration").click();
     h.run();
@@ -762,6 +752,19 @@ fn configurations_are_listed_scanned_and_removed() {
     h.get_by_label("Scan").click();
     h.run();
     wait_scan(&mut h);
+    h
+}
+
+/// Two configurations added in the project editor (one defines USE_BIG, which b.cpp tests):
+/// the summary shows each one's row, the table a TU column per configuration, and removing one
+/// leaves a scan of the other.
+#[test]
+fn configurations_are_listed_scanned_and_removed() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write_tree(r);
+    let mut h = scanned_two_configs(r, &out.path().join("rep"));
     let e = expected();
     {
         let s = h.state();
@@ -903,29 +906,7 @@ fn two_configurations_are_not_added_up_and_tus_name_their_configuration() {
     let out = tempfile::tempdir().unwrap();
     let r = root.path();
     write_tree(r);
-    let cc = |name: &str, extra: &str| {
-        let j = serde_json::json!([
-            {"directory": r, "file": "a.cpp", "command": format!("cc -I. {extra} -c a.cpp")},
-            {"directory": r, "file": "b.cpp", "command": format!("cc -I. {extra} -c b.cpp")},
-        ]);
-        let p = r.join(name);
-        std::fs::write(&p, j.to_string()).unwrap();
-        p.display().to_string()
-    };
-    let (plain, big_cc) = (cc("plain.json", ""), cc("big.json", "-DUSE_BIG"));
-    let mut h = harness(state(&out.path().join("rep")));
-    h.run();
-    h.get_by_label("Add configuration").click();
-    h.run();
-    h.get_by_label("Add configuration").click();
-    h.run();
-    type_into(&mut h, "Config 1 name:", "plain");
-    type_into(&mut h, "Config 1 file:", &plain);
-    type_into(&mut h, "Config 2 name:", "big");
-    type_into(&mut h, "Config 2 file:", &big_cc);
-    h.get_by_label("Scan").click();
-    h.run();
-    wait_scan(&mut h);
+    let mut h = scanned_two_configs(r, &out.path().join("rep"));
     h.get_by_label("Top cuts").click();
     h.run();
     h.get_by_label("Compute cuts (rescan)").click();

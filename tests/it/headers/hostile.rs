@@ -7,17 +7,12 @@
 //! symlink loops) is checked the same way.
 
 use crate::common;
+use crate::common::headers_scan::write;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn write(root: &Path, rel: &str, text: &[u8]) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
 
 #[cfg(unix)]
 fn mkfifo(p: &Path) {

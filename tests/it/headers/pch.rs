@@ -3,7 +3,8 @@
 //! two TUs) and a long, cheap header of declarations in every TU. The advice takes the template
 //! headers, the naive choice (by Total Parsed) the long one; `pch.h` builds and every verified TU
 //! compiles with it; with history where the two-TU header changes in every commit, the advice
-//! leaves it out (each change would rebuild every TU). No timing is compared across runs: the
+//! leaves it out (each change would rebuild every TU); headers that include a missing file are
+//! left out (hand-written traces, no compiler). No timing is compared across runs: the
 //! machine's load moves it; only the report's own arithmetic is checked.
 //! Skipped, with a message, where clang or git is not installed.
 
@@ -255,4 +256,62 @@ fn pch_input_errors_are_clear() {
     let (code, e) = run(&["--pch", "0"]);
     assert_eq!(code, Some(2));
     assert!(e.contains("1 or more"), "{e}");
+}
+
+/// A header that includes a file the scan cannot find would not build as a PCH: the advice
+/// leaves it out, and every header that includes it, however much time they would save. The
+/// costs come from hand-written traces (no compiler needed): `opt.h`, which includes a missing
+/// generated header, and `wrap.h`, which includes `opt.h`, cost far more than `ok.h`.
+#[test]
+fn headers_that_include_a_missing_file_are_left_out_of_the_pch() {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    let w = common::headers_scan::write;
+    w(
+        r,
+        "inc/opt.h",
+        "#pragma once\n#include \"gen/generated.h\"\nint opt;\n",
+    );
+    w(
+        r,
+        "inc/wrap.h",
+        "#pragma once\n#include \"opt.h\"\nint wrap;\n",
+    );
+    w(r, "inc/ok.h", "#pragma once\nint ok;\n");
+    let traces = tempfile::tempdir().unwrap();
+    let inc = r.join("inc").canonicalize().unwrap();
+    for i in 0..4 {
+        w(
+            r,
+            &format!("t{i}.cpp"),
+            "#include \"wrap.h\"\n#include \"ok.h\"\nint t;\n",
+        );
+        // wrap.h 60 ms (of which opt.h 55 ms), ok.h 5 ms, in a 100 ms frontend.
+        let src = |ts: u64, dur: u64, f: &str| {
+            serde_json::json!({"ph": "X", "ts": ts, "dur": dur, "name": "Source",
+                "args": {"detail": inc.join(f)}})
+        };
+        let t = serde_json::json!({"traceEvents": [
+            {"ph": "X", "ts": 0, "dur": 100_000, "name": "Frontend"},
+            src(10, 60_000, "wrap.h"),
+            src(20, 55_000, "opt.h"),
+            src(70_000, 5_000, "ok.h"),
+        ]});
+        std::fs::write(traces.path().join(format!("t{i}.json")), t.to_string()).unwrap();
+    }
+    let tr = traces.path().to_str().unwrap();
+    let (v, text) = headers(r, &["--time-trace", tr, "--pch", "3"]);
+    assert_eq!(v["measured_tus"], 4, "{text}");
+    // The costs were read: the broken headers are the costly ones.
+    let cost = |name: &str| {
+        v["headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["path"].as_str().unwrap().ends_with(name))
+            .and_then(|h| h["cost_ms"].as_f64())
+            .unwrap()
+    };
+    assert!(cost("opt.h") > 10.0 * cost("ok.h"), "{v}");
+    assert_eq!(names(&v["pch"]["headers"]), ["ok.h"], "{}", v["pch"]);
 }

@@ -3,40 +3,12 @@
 //! unreadable files and symlink loops, both modes, why-chains, what-if, exports, the cache and
 //! compile_commands.json. No compiler needed (`CompilerChoice::None`).
 
+use crate::common::headers_scan::{opts, project, scan as run, write};
 use clipforge::headers::{
     self, CompilerChoice, MacroOpt, Mode, Progress, Project, Report, ScanOptions, Scanner, WhatIf,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
-
-fn write(root: &Path, rel: &str, text: &[u8]) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
-
-fn project(root: &Path, inc: &[&str]) -> Project {
-    Project {
-        roots: vec![root.join("src")],
-        include_dirs: inc.iter().map(|d| root.join(d)).collect(),
-        compiler: CompilerChoice::None,
-        ..Default::default()
-    }
-}
-
-fn opts(mode: Mode) -> ScanOptions {
-    ScanOptions {
-        mode,
-        use_disk_cache: false,
-        ..Default::default()
-    }
-}
-
-fn run(p: &Project, mode: Mode) -> Report {
-    headers::scan(p, &opts(mode), &Progress::default())
-        .unwrap()
-        .primary
-}
 
 /// Sorted closure (display paths) of the TU whose path ends with `tu`.
 fn closure(r: &Report, tu: &str) -> Vec<String> {

@@ -3,8 +3,9 @@
 //! template instantiations) and a long, cheap one of declarations. Lines rank the long one
 //! first, seconds the template one; the traces `--measure` kept, read back with `--time-trace`,
 //! give the same costs; traces of the test's own clang runs (as a build makes them) rank the
-//! same and give the costs read from them independently. (No timing is compared across runs:
-//! the machine's load moves it.)
+//! same and give the costs read from them independently; on hand-written traces, a header's cost
+//! is taken at the size of the TU predicted. (No timing is compared across runs: the machine's
+//! load moves it.)
 //! Skipped, with a message, where clang is not installed.
 
 use crate::common;
@@ -277,4 +278,62 @@ fn bad_timing_input_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("no `no-such-clang` command found"), "{e}");
+}
+
+/// A header costs more in a TU with a larger closure (clang's lookups work over everything
+/// declared before it), and the TUs `--measure` picks have the largest closures: costs are
+/// brought to the TU predicted. Hand-written traces (no compiler needed): `a.h` takes 40 ms in
+/// `big.cpp` (4,000 closure lines, header time 0.4 ms a line) and 10 ms in `small.cpp` (100
+/// lines, 0.1 ms a line), so header time grows as L^(ln 4 / ln 40). `other.cpp` has
+/// `small.cpp`'s closure: predicted 5 ms of its own + 10 ms for `a.h`, not the 25 ms mean.
+#[test]
+fn header_costs_follow_the_size_of_the_tu_they_are_predicted_for() {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    let w = |rel: &str, text: &str| common::headers_scan::write(r, rel, text);
+    let lines = |n: usize| "#pragma once\n".to_string() + &"extern int v;\n".repeat(n - 1);
+    w("inc/a.h", &lines(98));
+    w("inc/pad.h", &lines(3900));
+    w("big.cpp", "#include \"a.h\"\n#include \"pad.h\"\n");
+    w("small.cpp", "#include \"a.h\"\nint s;\n");
+    w("other.cpp", "#include \"a.h\"\nint o;\n");
+    let inc = r.join("inc").canonicalize().unwrap();
+    let traces = tempfile::tempdir().unwrap();
+    let src = |ts: u64, ms: u64, f: &str| {
+        serde_json::json!({"ph": "X", "ts": ts, "dur": ms * 1000, "name": "Source",
+            "args": {"detail": inc.join(f)}})
+    };
+    // Each frontend: its headers + 5 ms of its own.
+    for (tu, events, frontend_ms) in [
+        (
+            "big",
+            vec![src(0, 40, "a.h"), src(50_000, 1560, "pad.h")],
+            1605u64,
+        ),
+        ("small", vec![src(0, 10, "a.h")], 15),
+    ] {
+        let mut ev = vec![
+            serde_json::json!({"ph": "X", "ts": 0, "dur": frontend_ms * 1000, "name": "Frontend"}),
+        ];
+        ev.extend(events);
+        let t = serde_json::json!({ "traceEvents": ev });
+        std::fs::write(traces.path().join(format!("{tu}.json")), t.to_string()).unwrap();
+    }
+    let v = headers(r, &["--time-trace", traces.path().to_str().unwrap()]);
+    assert_eq!(v["measured_tus"], 2, "{v}");
+    let tu = |name: &str| {
+        v["tus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["path"].as_str().unwrap().ends_with(name))
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(tu("small.cpp")["measured_ms"].as_f64(), Some(15.0));
+    let p = tu("other.cpp")["predicted_ms"].as_f64().unwrap();
+    assert!(
+        (p - 15.0).abs() < 0.5,
+        "other.cpp predicted {p} ms, not 15: {v}"
+    );
 }

@@ -70,7 +70,7 @@ impl MacroMap {
         (!p.is_null()).then(|| unsafe { &*p })
     }
     /// The definition's own `Arc` (the expander keeps definitions while it changes the table).
-    pub fn get_arc(&self, s: &Sym) -> Option<Arc<MacroDef>> {
+    pub(crate) fn get_arc(&self, s: &Sym) -> Option<Arc<MacroDef>> {
         let p = *self.v.get(*s as usize)?;
         if p.is_null() {
             return None;
@@ -157,7 +157,7 @@ impl MacroMap {
         self.v.len()
     }
     /// Makes room for symbol ids below `n` up front.
-    pub fn reserve_span(&mut self, n: usize) {
+    pub(crate) fn reserve_span(&mut self, n: usize) {
         if n > self.v.len() {
             self.v.resize(n, std::ptr::null());
         }
