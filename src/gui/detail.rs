@@ -594,6 +594,8 @@ impl DetailView {
             .is_some()
     }
 
+    /// Max error over time with the threshold (a click jumps to the sample), then
+    /// [`Self::error_per_bone`].
     fn error_plots(
         &mut self,
         ui: &mut egui::Ui,
@@ -662,6 +664,12 @@ impl DetailView {
             self.viewer.sample = s as f32;
             self.viewer.playing = false;
         }
+        self.error_per_bone(ui, d, threshold, plot_h);
+    }
+
+    /// Max error per bone, each bone's own threshold over its bar (or the clip's as a line);
+    /// a click picks the bone and jumps to its worst sample.
+    fn error_per_bone(&mut self, ui: &mut egui::Ui, d: &DetailData, threshold: f64, plot_h: f32) {
         let limits = d.per_bone_limit.clone();
         ui.horizontal(|ui| {
             ui.label(egui::RichText::new("Max error per bone (cm)").strong());
