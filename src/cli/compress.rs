@@ -549,10 +549,11 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
         );
     }
     say!(
-        "wall {:.2} s, compression {:.2} s, {:.0} KB/s; compress time p50 {:.2} ms, p85 {:.2} ms, p99 {:.2} ms",
+        "wall {:.2} s, compression {:.2} s, {}; compress time p50 {:.2} ms, p85 {:.2} ms, p99 {:.2} ms",
         t.wall_ms / 1000.0,
         t.compress_ms / 1000.0,
-        t.throughput_kb_s,
+        // In the binary units of the sizes above it (the report keeps KiB/s).
+        clipforge_anim::limits::format_byte_rate(t.throughput_kb_s * 1024.0),
         t.compress_ms_p50,
         t.compress_ms_p85,
         t.compress_ms_p99

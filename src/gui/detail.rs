@@ -437,35 +437,43 @@ impl DetailView {
             });
         }
         ui.separator();
-        let avail = ui.available_size();
-        let col_w = ((avail.x - 24.0) / 3.0).max(200.0);
+        let area = ui.available_rect_before_wrap();
+        // Three columns of a third each, placed, not flowed: a row that did not wrap in one
+        // column used to widen it and squeeze the next (the bit rates got ~110 px at 1280 px).
+        // Each column's rows wrap, and what still overflows is clipped at its edge.
+        let gap = 12.0;
+        let col_w = ((area.width() - 2.0 * gap) / 3.0).max(200.0);
+        let column = |i: usize| {
+            egui::Rect::from_min_size(
+                area.min + egui::vec2(i as f32 * (col_w + gap), 0.0),
+                egui::vec2(col_w, area.height()),
+            )
+        };
         // The per-bone table's header sits above the error plots: keep the column within the
         // window (an overflowing column pushed the skeleton viewer's controls out of reach).
         let bone_header_h = if self.bones.is_some() { 28.0 } else { 0.0 };
-        let plot_h = ((avail.y - 60.0 - bone_header_h) / 2.0).max(80.0);
-        ui.horizontal_top(|ui| {
-            ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
-                ui.vertical(|ui| {
-                    // Open, the table takes the column's room in place of the error plots:
-                    // both did not fit the panel, and overflowing it pushed the detail's title
-                    // and the table's own header out of sight.
-                    let room = ui.available_height();
-                    if !self.bone_table_ui(ui, &key, room, lib, &mut commands) {
-                        self.error_plots(ui, data.as_deref(), threshold, plot_h, failed);
-                    }
-                });
-            });
-            ui.separator();
-            ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
-                ui.vertical(|ui| self.pose_column(ui, data.as_deref(), threshold));
-            });
-            ui.separator();
-            ui.allocate_ui(egui::vec2(ui.available_width(), avail.y), |ui| {
-                ui.vertical(|ui| {
-                    bit_rate_plots(ui, row.as_ref().and_then(|r| r.good_report()), lib, plot_h);
-                });
-            });
+        let plot_h = ((area.height() - 60.0 - bone_header_h) / 2.0).max(80.0);
+        in_column(ui, column(0), |ui| {
+            // Open, the table takes the column's room in place of the error plots: both did
+            // not fit the panel, and overflowing it pushed the detail's title and the table's
+            // own header out of sight.
+            let room = ui.available_height();
+            if !self.bone_table_ui(ui, &key, room, lib, &mut commands) {
+                self.error_plots(ui, data.as_deref(), threshold, plot_h, failed);
+            }
         });
+        in_column(ui, column(1), |ui| {
+            self.pose_column(ui, data.as_deref(), threshold)
+        });
+        in_column(ui, column(2), |ui| {
+            bit_rate_plots(ui, row.as_ref().and_then(|r| r.good_report()), lib, plot_h);
+        });
+        let stroke = ui.visuals().widgets.noninteractive.bg_stroke;
+        for i in 0..2 {
+            let x = column(i).right() + gap / 2.0;
+            ui.painter().vline(x, area.y_range(), stroke);
+        }
+        ui.allocate_rect(area, egui::Sense::hover());
         commands
     }
 
@@ -474,7 +482,7 @@ impl DetailView {
     fn pose_column(&mut self, ui: &mut egui::Ui, data: Option<&DetailData>, threshold: f64) {
         let has_mesh = data.is_some_and(|d| d.mesh.is_some());
         if has_mesh {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.selectable_value(&mut self.show_skeleton, false, "Mesh")
                     .on_hover_text("The skinned mesh, coloured by vertex error");
                 ui.selectable_value(&mut self.show_skeleton, true, "Skeleton");
@@ -604,7 +612,7 @@ impl DetailView {
         plot_h: f32,
         failed: bool,
     ) {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(egui::RichText::new("Max error over time (cm)").strong());
             ui.weak("red: threshold · click: jump");
         });
@@ -671,7 +679,7 @@ impl DetailView {
     /// a click picks the bone and jumps to its worst sample.
     fn error_per_bone(&mut self, ui: &mut egui::Ui, d: &DetailData, threshold: f64, plot_h: f32) {
         let limits = d.per_bone_limit.clone();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(egui::RichText::new("Max error per bone (cm)").strong());
             ui.weak(if limits.is_empty() {
                 "red: worst bone · click: pick"
@@ -765,4 +773,17 @@ impl DetailView {
             }
         }
     }
+}
+
+/// Runs `add` in `rect` (top-down), its drawing clipped to it: a detail column.
+fn in_column(ui: &mut egui::Ui, rect: egui::Rect, add: impl FnOnce(&mut egui::Ui)) {
+    ui.scope_builder(
+        egui::UiBuilder::new()
+            .max_rect(rect)
+            .layout(egui::Layout::top_down(egui::Align::Min)),
+        |ui| {
+            ui.set_clip_rect(rect.intersect(ui.clip_rect()));
+            add(ui);
+        },
+    );
 }

@@ -8,7 +8,7 @@ use super::jobs::ClipJobs;
 use super::model::{Library, Row, RowKey, RowStatus, SortColumn, SortState};
 use super::persisted::{DEFAULT_EXPORT_NAME, Persisted};
 use super::pipelines::PipelinesState;
-use super::util::{FrameStats, fmt_bytes, fmt_count, fmt_counted};
+use super::util::{FrameStats, fmt_bytes, fmt_count, fmt_counted, fmt_rate};
 use crate::pipeline::report::ClipReport;
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
@@ -216,10 +216,10 @@ impl ClipsView {
                 } else {
                     // Files, as the CLI counts: known before the batch starts, never growing.
                     format!(
-                        "{} / {} files · {:.0} KB/s · ETA {eta}{}",
+                        "{} / {} files · {} · ETA {eta}{}",
                         fmt_count(c.done),
                         fmt_count(c.total),
-                        c.kb_per_s(),
+                        fmt_rate(c.bytes_per_s()),
                         if c.failed > 0 {
                             format!(" · {} failed", c.failed)
                         } else {
@@ -245,13 +245,13 @@ impl ClipsView {
             } else if let Some(last) = &cx.jobs.last_batch {
                 let t = &last.report.totals;
                 ui.label(format!(
-                    "Last batch: {} from {} ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
+                    "Last batch: {} from {} ({} skipped, {} failed) in {:.2} s · {}{}",
                     fmt_counted(t.clips as u64, "clip"),
                     fmt_counted(last.counts.total, "file"),
                     t.skipped,
                     t.failed,
                     t.wall_ms / 1000.0,
-                    t.throughput_kb_s,
+                    fmt_rate(t.throughput_kb_s * 1024.0),
                     if last.cancelled { " (cancelled)" } else { "" }
                 ));
             }
@@ -385,17 +385,24 @@ impl ClipsView {
         });
         ui.horizontal(|ui| {
             let s = &cx.library.summary;
-            let kbs = cx.jobs.batch.as_ref().map(|b| b.counts().kb_per_s()).or(cx
+            // The report keeps its KiB/s figure (`throughput_kb_s`, a stable JSON key).
+            let rate = cx
                 .jobs
-                .last_batch
+                .batch
                 .as_ref()
-                .map(|b| b.report.totals.throughput_kb_s));
-            ui.label(match kbs {
-                Some(k) if k > 0.0 => format!("Throughput {k:.0} KB/s"),
+                .map(|b| b.counts().bytes_per_s())
+                .or(cx
+                    .jobs
+                    .last_batch
+                    .as_ref()
+                    .map(|b| b.report.totals.throughput_kb_s * 1024.0));
+            ui.label(match rate {
+                Some(r) if r > 0.0 => format!("Throughput {}", fmt_rate(r)),
                 _ => "Throughput —".to_string(),
             })
             .on_hover_text(
-                "Raw KB compressed per second of wall time (last batch; skipped clips excluded)",
+                "Raw clip data compressed per second of wall time (last batch; skipped clips \
+                 excluded)",
             );
             ui.separator();
             if s.compressed > s.skipped {

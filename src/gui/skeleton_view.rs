@@ -10,11 +10,16 @@ const RAW_COLOR: egui::Color32 = egui::Color32::from_rgb(90, 160, 255);
 const LOSSY_COLOR: egui::Color32 = egui::Color32::from_rgb(255, 145, 40);
 const WORST_COLOR: egui::Color32 = egui::Color32::from_rgb(235, 60, 60);
 const FOCUS_COLOR: egui::Color32 = egui::Color32::YELLOW;
+/// The most the play clock moves in one frame, in seconds (see [`time_controls`]).
+const MAX_FRAME_STEP_S: f32 = 0.5;
 
 #[derive(Clone, Debug)]
 pub struct ViewerState {
-    /// Current sample (fractional while playing).
+    /// Current sample (a whole number; the views draw it).
     pub sample: f32,
+    /// The play clock, in samples (fractional, wrapping at the clip's length): `sample` is
+    /// its whole part while playing.
+    pub clock: f32,
     pub playing: bool,
     pub yaw: f32,
     pub pitch: f32,
@@ -45,6 +50,7 @@ impl Default for ViewerState {
     fn default() -> Self {
         Self {
             sample: 0.0,
+            clock: 0.0,
             playing: false,
             yaw: 0.6,
             pitch: 0.25,
@@ -94,7 +100,7 @@ fn suggested_button(ui: &mut egui::Ui, v: &mut ViewerState, suggested: f32) {
 pub fn time_controls(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     let ns = d.num_samples.max(1);
     let last = (ns - 1) as f32;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let label = if v.playing { "Pause" } else { "Play" };
         if ui.button(label).clicked() {
             v.playing = !v.playing;
@@ -120,11 +126,18 @@ pub fn time_controls(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         }
     });
     if v.playing {
-        let dt = ui.input(|i| i.stable_dt).min(0.1);
-        v.sample += dt * d.sample_rate;
-        if v.sample > last {
-            v.sample = 0.0;
+        // The clock keeps the clip's own tempo whatever the frame rate: it used to advance at
+        // most 0.1 s a frame, so frames slower than that (a loaded machine, a large mesh, a
+        // test's 0.25 s step) played the clip in slow motion. A longer stall (a dragged
+        // window, a debugger) still moves it by at most MAX_FRAME_STEP_S.
+        if v.sample != v.clock.floor().min(last) {
+            // Moved by a scrub or a click since the last frame: play on from there.
+            v.clock = v.sample;
         }
+        let dt = ui.input(|i| i.stable_dt).min(MAX_FRAME_STEP_S);
+        // Each sample is shown for one sample period, the last one too, then it loops.
+        v.clock = (v.clock + dt * d.sample_rate) % ns as f32;
+        v.sample = v.clock.floor().min(last);
         ui.ctx().request_repaint();
     }
     v.sample = v.sample.clamp(0.0, last);
@@ -166,7 +179,7 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
 
 /// Which poses are drawn, the error magnifier, follow, and the suggested factor.
 fn view_options(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.checkbox(&mut v.show_raw, egui::RichText::new("raw").color(RAW_COLOR));
         ui.checkbox(
             &mut v.show_lossy,
