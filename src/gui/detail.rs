@@ -23,6 +23,10 @@ use egui_plot::{Bar, BarChart, HLine, HoverPosition, Line, Plot, PlotPoints, VLi
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The share of the detail's width each column takes: error plots, pose (skeleton or mesh),
+/// bit rates.
+pub const DETAIL_COLUMN_SHARES: [f32; 3] = [0.3, 0.4, 0.3];
+
 /// The clip detail view: which clip is open, its measured data, the viewer and the bone table.
 #[derive(Default)]
 pub struct DetailView {
@@ -438,22 +442,26 @@ impl DetailView {
         }
         ui.separator();
         let area = ui.available_rect_before_wrap();
-        // Three columns of a third each, placed, not flowed: a row that did not wrap in one
-        // column used to widen it and squeeze the next (the bit rates got ~110 px at 1280 px).
-        // Each column's rows wrap, and what still overflows is clipped at its edge.
+        // Three columns placed, not flowed: a row that did not wrap in one column used to widen
+        // it and squeeze the next (the bit rates got ~110 px at 1280 px). The pose column has
+        // the most controls (the mesh view's above all), so it gets the widest share. Each
+        // column's rows wrap, and what still overflows is clipped at its edge.
         let gap = 12.0;
-        let col_w = ((area.width() - 2.0 * gap) / 3.0).max(200.0);
+        let share = (area.width() - 2.0 * gap).max(0.0);
+        let widths = DETAIL_COLUMN_SHARES.map(|s| (s * share).max(200.0));
         let column = |i: usize| {
+            let x = widths[..i].iter().sum::<f32>() + i as f32 * gap;
             egui::Rect::from_min_size(
-                area.min + egui::vec2(i as f32 * (col_w + gap), 0.0),
-                egui::vec2(col_w, area.height()),
+                area.min + egui::vec2(x, 0.0),
+                egui::vec2(widths[i], area.height()),
             )
         };
         // The per-bone table's header sits above the error plots: keep the column within the
         // window (an overflowing column pushed the skeleton viewer's controls out of reach).
         let bone_header_h = if self.bones.is_some() { 28.0 } else { 0.0 };
         let plot_h = ((area.height() - 60.0 - bone_header_h) / 2.0).max(80.0);
-        in_column(ui, column(0), |ui| {
+        let mut bottom = area.bottom();
+        bottom = bottom.max(in_column(ui, column(0), |ui| {
             // Open, the table takes the column's room in place of the error plots: both did
             // not fit the panel, and overflowing it pushed the detail's title and the table's
             // own header out of sight.
@@ -461,19 +469,23 @@ impl DetailView {
             if !self.bone_table_ui(ui, &key, room, lib, &mut commands) {
                 self.error_plots(ui, data.as_deref(), threshold, plot_h, failed);
             }
-        });
-        in_column(ui, column(1), |ui| {
+        }));
+        bottom = bottom.max(in_column(ui, column(1), |ui| {
             self.pose_column(ui, data.as_deref(), threshold)
-        });
-        in_column(ui, column(2), |ui| {
+        }));
+        bottom = bottom.max(in_column(ui, column(2), |ui| {
             bit_rate_plots(ui, row.as_ref().and_then(|r| r.good_report()), lib, plot_h);
-        });
+        }));
         let stroke = ui.visuals().widgets.noninteractive.bg_stroke;
         for i in 0..2 {
             let x = column(i).right() + gap / 2.0;
-            ui.painter().vline(x, area.y_range(), stroke);
+            ui.painter().vline(x, area.top()..=bottom, stroke);
         }
-        ui.allocate_rect(area, egui::Sense::hover());
+        // The tallest column's height, so that the detail's scroll area reaches its end.
+        ui.allocate_rect(
+            egui::Rect::from_min_max(area.min, egui::pos2(area.right(), bottom)),
+            egui::Sense::hover(),
+        );
         commands
     }
 
@@ -775,15 +787,23 @@ impl DetailView {
     }
 }
 
-/// Runs `add` in `rect` (top-down), its drawing clipped to it: a detail column.
-fn in_column(ui: &mut egui::Ui, rect: egui::Rect, add: impl FnOnce(&mut egui::Ui)) {
+/// Runs `add` in `rect` (top-down), its drawing clipped to the column's sides (not its bottom:
+/// a taller column scrolls the detail); returns the bottom of what it drew.
+fn in_column(ui: &mut egui::Ui, rect: egui::Rect, add: impl FnOnce(&mut egui::Ui)) -> f32 {
     ui.scope_builder(
         egui::UiBuilder::new()
             .max_rect(rect)
             .layout(egui::Layout::top_down(egui::Align::Min)),
         |ui| {
-            ui.set_clip_rect(rect.intersect(ui.clip_rect()));
+            let clip = ui.clip_rect();
+            ui.set_clip_rect(egui::Rect::from_x_y_ranges(
+                rect.x_range().intersection(clip.x_range()),
+                clip.y_range(),
+            ));
             add(ui);
         },
-    );
+    )
+    .response
+    .rect
+    .bottom()
 }
