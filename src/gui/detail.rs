@@ -349,38 +349,7 @@ impl DetailView {
             .and_then(|r| r.good_report())
             .and_then(|p| p.settings.as_ref())
             .map_or(threshold, |s| s.error_threshold_cm as f64);
-        ui.horizontal(|ui| {
-            ui.label(
-                egui::RichText::new(format!("Clip: {}", key.clip))
-                    .strong()
-                    .size(15.0),
-            );
-            ui.weak(key.path.display().to_string());
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                if ui
-                    .button("Close")
-                    .on_hover_text("Close the clip detail")
-                    .clicked()
-                {
-                    self.close();
-                }
-                // A scalar track list has no preset comparison (its precisions come from the file).
-                let scalar = super::scalar_view::is_scalar_row(
-                    row.as_ref().and_then(|r| r.report()),
-                    self.scalar.is_some(),
-                );
-                if !scalar
-                    && ui
-                        .button("Compare presets…")
-                        .on_hover_text(
-                            "Compress this clip with two presets and compare before keeping one",
-                        )
-                        .clicked()
-                {
-                    commands.push(Command::ComparePresets(key.clone()));
-                }
-            });
-        });
+        self.title_row(ui, &key, row.as_ref(), &mut commands);
         if self.selected.is_none() {
             return commands;
         }
@@ -487,6 +456,48 @@ impl DetailView {
             egui::Sense::hover(),
         );
         commands
+    }
+
+    /// "Clip: NAME", its path, and Close / Compare presets… (not for a scalar track list).
+    fn title_row(
+        &mut self,
+        ui: &mut egui::Ui,
+        key: &RowKey,
+        row: Option<&super::model::Row>,
+        commands: &mut Vec<Command>,
+    ) {
+        ui.horizontal(|ui| {
+            ui.label(
+                egui::RichText::new(format!("Clip: {}", key.clip))
+                    .strong()
+                    .size(15.0),
+            );
+            ui.weak(key.path.display().to_string());
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui
+                    .button("Close")
+                    .on_hover_text("Close the clip detail")
+                    .clicked()
+                {
+                    self.close();
+                }
+                // A scalar track list has no preset comparison (its precisions come from the file).
+                let scalar = super::scalar_view::is_scalar_row(
+                    row.and_then(|r| r.report()),
+                    self.scalar.is_some(),
+                );
+                if !scalar
+                    && ui
+                        .button("Compare presets…")
+                        .on_hover_text(
+                            "Compress this clip with two presets and compare before keeping one",
+                        )
+                        .clicked()
+                {
+                    commands.push(Command::ComparePresets(key.clone()));
+                }
+            });
+        });
     }
 
     /// The skeleton viewer, or for a clip with a skinned mesh the mesh view (the default) or
