@@ -22,7 +22,7 @@ enum Command {
     /// Compress clip files or folders (recursively) into OUTDIR, one .cfa per clip, with a report.
     Compress(cli::CompressArgs),
     /// Describe a compressed clip (.cfa); with --raw, measure its error against the original.
-    Inspect(cli::InspectArgs),
+    Inspect(clipforge::cli::inspect::InspectArgs),
     /// Decompress a .cfa back to an ACL clip file (.acl.sjson).
     Decompress(cli::DecompressArgs),
     /// Convert a clip file to ACL's .acl.sjson clip format (`about` names the formats).
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Headers(args)) => clipforge::cli::headers::run(&args),
         Some(Command::Compress(args)) => cli::run_compress(&args),
-        Some(Command::Inspect(args)) => cli::run_inspect(&args),
+        Some(Command::Inspect(args)) => clipforge::cli::inspect::run_inspect(&args),
         Some(Command::Decompress(args)) => cli::run_decompress(&args),
         Some(Command::Convert(args)) => cli::run_convert(&args),
         Some(Command::Watch(args)) => cli::run_watch(&args),

@@ -4,8 +4,7 @@
 
 use clipforge_anim::formats::{self, ClipFormat};
 use clipforge_anim::limits::CheckMemoryBudget;
-use clipforge_anim::runtime::metadata::{Settings, Source};
-use clipforge_anim::{ClipReader, CompressionSettings, RawClip, metric};
+use clipforge_anim::{ClipReader, CompressionSettings, RawClip};
 use clipforge_pipeline::folder_settings::{Overrides, SettingsResolver};
 use clipforge_pipeline::report::{BatchReport, ClipReport};
 use clipforge_pipeline::watch::{WatchEventKind, WatchOptions, start_watch};
@@ -17,6 +16,11 @@ use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+
+use super::clip_input::{load_clip_file, not_cfa_message, select_clip};
+// Shared with the other clip subcommands; still reachable here (`cli::compress::MemoryArgs`).
+pub use super::clip_input::{MemoryArgs, SampleRateArgs};
+use super::fail;
 
 /// Compression settings shared by `compress` and `watch`.
 #[derive(clap::Args, Debug, Clone)]
@@ -62,50 +66,6 @@ pub struct SettingsArgs {
     pub other_filesystems: bool,
     #[command(flatten)]
     pub memory: MemoryArgs,
-}
-
-/// `--sample-rate`, on every command that imports clips.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct SampleRateArgs {
-    /// Sample FBX and glTF clips at this rate (1-1000 Hz) instead of the file's frame rate
-    /// (FBX) or its keyframe grid's (glTF); wins over clipforge.toml. ACL and BVH files store
-    /// their samples and are never resampled.
-    #[arg(long = "sample-rate", value_name = "HZ", value_parser = parse_sample_rate)]
-    pub sample_rate: Option<f64>,
-}
-
-impl SampleRateArgs {
-    pub fn import_options(&self) -> formats::ImportOptions {
-        formats::ImportOptions {
-            sample_rate: self.sample_rate,
-        }
-    }
-}
-
-fn parse_sample_rate(s: &str) -> Result<f64, String> {
-    let hz: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number of Hz"))?;
-    formats::check_sample_rate(hz)
-}
-
-/// `--max-memory`, on every command that imports or decodes clips.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct MemoryArgs {
-    /// Memory one clip's import and compression may use (e.g. 512M, 2G); a clip that would need
-    /// more is refused with an error saying so (default: a quarter of physical memory).
-    #[arg(long = "max-memory", value_name = "SIZE", value_parser = clipforge_anim::limits::parse_memory_size)]
-    pub max_memory: Option<u64>,
-}
-
-impl MemoryArgs {
-    /// Sets the process-wide budget ([`clipforge_anim::limits::set_max_memory_bytes`]).
-    pub fn apply(&self) {
-        if let Some(bytes) = self.max_memory {
-            clipforge_anim::limits::set_max_memory_bytes(bytes);
-        }
-    }
 }
 
 impl SettingsArgs {
@@ -168,30 +128,6 @@ pub struct CompressArgs {
     /// Print only the summary and the failures.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-}
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct InspectArgs {
-    /// A compressed clip (.cfa) or scalar track list (.cfs).
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// The original clip: also measure the error of the .cfa against it.
-    #[arg(long, value_name = "CLIP")]
-    pub raw: Option<PathBuf>,
-    /// Which animation of a --raw glTF file (name or index; default: the one named in the .cfa file name, else the first).
-    #[arg(long, value_name = "NAME|INDEX")]
-    pub clip: Option<String>,
-    /// List every bone (name, parent, shell distance).
-    #[arg(long)]
-    pub bones: bool,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-    // The --sample-rate the .cfa was compressed with, to import a --raw FBX or glTF the same way.
-    #[command(flatten)]
-    pub sample_rate: SampleRateArgs,
-    #[command(flatten)]
-    pub memory: MemoryArgs,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -262,27 +198,6 @@ pub struct WatchArgs {
     pub pipelines: Option<PathBuf>,
     #[command(flatten)]
     pub settings: SettingsArgs,
-}
-
-/// `eprintln!` that never panics (a closed stderr pipe is not our problem).
-macro_rules! say {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($t)*);
-    }};
-}
-
-/// `println!` that never panics (`clipforge inspect ... | head`).
-macro_rules! out {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($t)*);
-    }};
-}
-
-fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    say!("clipforge: {msg}");
-    ExitCode::FAILURE
 }
 
 /// What [`collect_files`] found.
@@ -418,19 +333,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         ));
     }
     let cancel = CancelToken::default();
-    let interrupt = match clipforge_pipeline::interrupt::install(
-        cancel.clone(),
-        "interrupted: finishing the clips in flight, then saving the skip cache and the report \
-         (interrupt again to stop at once)"
-            .into(),
-        args.output.clone(),
-    ) {
-        Ok(i) => Some(i),
-        Err(e) => {
-            say!("clipforge: cannot handle Ctrl-C: {e}");
-            None
-        }
-    };
+    let interrupt = install_interrupt(&cancel, &args.output);
     let Collected {
         files,
         bad,
@@ -454,19 +357,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     for l in &skipped_links {
         say!("note: {}", l.message());
     }
-    // Exclude patterns (command line and folder files), over the path relative to its input.
-    let excluder = SettingsResolver::new(settings.clone(), overrides.clone());
-    let before = files.len();
-    let files: Vec<ClipFile> = files
-        .into_iter()
-        .filter(|f| {
-            !excluder.excluded(
-                &clipforge_pipeline::folder_settings::root_of(&f.path, &f.relative),
-                &f.path,
-            )
-        })
-        .collect();
-    let excluded = before - files.len();
+    let (files, excluded) = without_excluded(files, &settings, &overrides);
     for s in &special {
         say!("warning: {}", s.message());
     }
@@ -478,36 +369,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     };
     let progress = Progress::default();
     let (tty, quiet, started) = (std::io::stderr().is_terminal(), args.quiet, Instant::now());
-    let on_row = |r: &ClipReport| {
-        let at = crate::cli::progress::batch_prefix(&progress, started);
-        let line = if let Some(e) = &r.error {
-            format!("{at} FAILED {}", e)
-        } else if quiet {
-            if tty {
-                let _ = write!(std::io::stderr(), "\r{at}\x1b[K");
-            }
-            return;
-        } else {
-            format!(
-                "{at} {} {} ({}): {}, {}, {:.1} ms",
-                if r.skipped {
-                    "up to date"
-                } else {
-                    "compressed"
-                },
-                r.input,
-                r.clip,
-                clipforge_pipeline::report::format_ratio(r.ratio, 1),
-                r.error_summary(),
-                r.compress_ms
-            )
-        };
-        if tty {
-            say!("\r{line}\x1b[K");
-        } else {
-            say!("{line}");
-        }
-    };
+    let on_row = |r: &ClipReport| print_row(r, &progress, started, tty, quiet);
     let mut report =
         run_batch_configured(&files, &options, &overrides, &progress, &cancel, &on_row);
     if tty && quiet {
@@ -540,26 +402,111 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     };
-    // A report never overwrites a clip of the run (`--json walk.bvh` is a typo, not a wish).
+    if !write_reports(args, &report) {
+        code = ExitCode::FAILURE;
+    }
+    code
+}
+
+/// Ctrl-C finishes the clips in flight and saves the skip cache and the report; `None` (said)
+/// when the handler cannot be installed.
+fn install_interrupt(
+    cancel: &CancelToken,
+    output: &Path,
+) -> Option<clipforge_pipeline::interrupt::Interrupt> {
+    match clipforge_pipeline::interrupt::install(
+        cancel.clone(),
+        "interrupted: finishing the clips in flight, then saving the skip cache and the report \
+         (interrupt again to stop at once)"
+            .into(),
+        output.to_path_buf(),
+    ) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            say!("clipforge: cannot handle Ctrl-C: {e}");
+            None
+        }
+    }
+}
+
+/// The files left after the exclude patterns (command line and folder files, over the path
+/// relative to its input), and how many were left out.
+fn without_excluded(
+    files: Vec<ClipFile>,
+    settings: &CompressionSettings,
+    overrides: &Overrides,
+) -> (Vec<ClipFile>, usize) {
+    let excluder = SettingsResolver::new(settings.clone(), overrides.clone());
+    let before = files.len();
+    let files: Vec<ClipFile> = files
+        .into_iter()
+        .filter(|f| {
+            !excluder.excluded(
+                &clipforge_pipeline::folder_settings::root_of(&f.path, &f.relative),
+                &f.path,
+            )
+        })
+        .collect();
+    let excluded = before - files.len();
+    (files, excluded)
+}
+
+/// One clip's progress line (`[3/113 files · …] compressed walk.bvh (walk): …`); under `-q` only
+/// failures, with the progress prefix kept on a terminal's last line.
+fn print_row(r: &ClipReport, progress: &Progress, started: Instant, tty: bool, quiet: bool) {
+    let at = crate::cli::progress::batch_prefix(progress, started);
+    let line = if let Some(e) = &r.error {
+        format!("{at} FAILED {}", e)
+    } else if quiet {
+        if tty {
+            let _ = write!(std::io::stderr(), "\r{at}\x1b[K");
+        }
+        return;
+    } else {
+        format!(
+            "{at} {} {} ({}): {}, {}, {:.1} ms",
+            if r.skipped {
+                "up to date"
+            } else {
+                "compressed"
+            },
+            r.input,
+            r.clip,
+            clipforge_pipeline::report::format_ratio(r.ratio, 1),
+            r.error_summary(),
+            r.compress_ms
+        )
+    };
+    if tty {
+        say!("\r{line}\x1b[K");
+    } else {
+        say!("{line}");
+    }
+}
+
+/// Writes `--json` and `--csv`; false (said) when one could not be written. A report never
+/// overwrites a clip of the run (`--json walk.bvh` is a typo, not a wish).
+fn write_reports(args: &CompressArgs, report: &BatchReport) -> bool {
     let inputs: Vec<PathBuf> = report
         .clips
         .iter()
         .map(|c| PathBuf::from(&c.input))
         .collect();
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let mut ok = true;
     if let Some(p) = &args.json
         && let Err(e) = write_named_output(p, report.to_json().as_bytes(), &inputs)
     {
         say!("clipforge: cannot write the JSON report: {e}");
-        code = ExitCode::FAILURE;
+        ok = false;
     }
     if let Some(p) = &args.csv
         && let Err(e) = write_named_output(p, report.to_csv().as_bytes(), &inputs)
     {
         say!("clipforge: cannot write the CSV report: {e}");
-        code = ExitCode::FAILURE;
+        ok = false;
     }
-    code
+    ok
 }
 
 /// `missing`: rows of paths that do not exist, counted in the report's totals (each is an error
@@ -602,10 +549,11 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
         );
     }
     say!(
-        "wall {:.2} s, compression {:.2} s, {:.0} KB/s; compress time p50 {:.2} ms, p85 {:.2} ms, p99 {:.2} ms",
+        "wall {:.2} s, compression {:.2} s, {}; compress time p50 {:.2} ms, p85 {:.2} ms, p99 {:.2} ms",
         t.wall_ms / 1000.0,
         t.compress_ms / 1000.0,
-        t.throughput_kb_s,
+        // In the binary units of the sizes above it (the report keeps KiB/s).
+        clipforge_anim::limits::format_byte_rate(t.throughput_kb_s * 1024.0),
         t.compress_ms_p50,
         t.compress_ms_p85,
         t.compress_ms_p99
@@ -620,439 +568,6 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
             say!("  {}", c.error.as_deref().unwrap_or_default());
         }
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// inspect
-
-/// What a `.cfa` file says about its own compression.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct CfaStats {
-    pub runtime_bytes: usize,
-    pub file_bytes: usize,
-    pub ratio: f64,
-    /// The compressor's figures, read back from the file (the same keys, in place).
-    #[serde(flatten)]
-    pub layout: clipforge_anim::ClipLayout,
-}
-
-/// Reads the compression figures out of a validated buffer.
-pub fn cfa_stats(reader: &ClipReader) -> CfaStats {
-    use clipforge_anim::runtime::format::{
-        KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_Q, KIND_DEFAULT,
-    };
-    let mut st = CfaStats {
-        runtime_bytes: reader.runtime_size(),
-        file_bytes: reader.total_size(),
-        layout: clipforge_anim::ClipLayout {
-            segments: reader.num_segments() as u32,
-            looping: reader.is_wrapping(),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    for b in 0..reader.num_bones() {
-        for k in reader.subtrack_kinds(b) {
-            match k {
-                KIND_DEFAULT => st.layout.default_subtracks += 1,
-                KIND_CONSTANT | KIND_CONSTANT_Q => st.layout.constant_subtracks += 1,
-                KIND_ANIMATED => st.layout.animated_subtracks += 1,
-                _ => {}
-            }
-        }
-    }
-    let mut hist = vec![0u32; clipforge_anim::runtime::quant::MAX_BITS as usize + 1];
-    for seg in 0..reader.num_segments() {
-        for w in reader.segment_widths(seg) {
-            for x in w {
-                if let Some(h) = hist.get_mut(x as usize) {
-                    *h += 1;
-                }
-            }
-        }
-    }
-    st.layout.bit_rate_histogram = hist;
-    let raw = reader.num_bones() * reader.num_samples() * 40;
-    st.ratio = if st.runtime_bytes > 0 {
-        raw as f64 / st.runtime_bytes as f64
-    } else {
-        0.0
-    };
-    st
-}
-
-/// Picks a clip out of a file's clips by name or index.
-pub fn select_clip(
-    clips: Vec<RawClip>,
-    which: &str,
-    path: &Path,
-) -> Result<(usize, RawClip), String> {
-    let names: Vec<String> = clips.iter().map(|c| c.name.clone()).collect();
-    let found = match clips.iter().position(|c| c.name == which) {
-        Some(i) => Some(i),
-        None => which.parse::<usize>().ok().filter(|&i| i < clips.len()),
-    };
-    match found {
-        Some(i) => Ok((i, clips.into_iter().nth(i).expect("index checked"))),
-        None => Err(format!(
-            "{}: no animation '{which}'; it holds: {}",
-            path.display(),
-            names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| format!("{i}:{n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    }
-}
-
-/// What a clip file the user gave to `inspect`/`decompress` holds, when it is not a `.cfa`:
-/// by name first, else by its first bytes (a clip renamed, or saved without its extension).
-fn sniff_clip_format(path: &Path, bytes: &[u8]) -> Option<&'static str> {
-    let named = ClipFormat::from_path(path).map(|f| f.info().noun);
-    if named.is_some() {
-        return named;
-    }
-    let head = &bytes[..bytes.len().min(4096)];
-    let text = String::from_utf8_lossy(head);
-    let text = text.trim_start_matches('\u{feff}').trim_start();
-    if head.starts_with(b"glTF") {
-        Some("a glTF binary clip (.glb)")
-    } else if head.starts_with(b"Kaydara FBX Binary") || text.starts_with("; FBX") {
-        Some(ClipFormat::Fbx.info().noun)
-    } else if text.starts_with("HIERARCHY") {
-        Some(ClipFormat::Bvh.info().noun)
-    } else if text.starts_with('{') && text.contains("\"asset\"") {
-        Some(ClipFormat::Gltf.info().noun)
-    } else if text.lines().any(|l| {
-        let l = l.trim_start();
-        l.starts_with("version") && l.contains('=')
-    }) && text.contains("clip")
-    {
-        Some(ClipFormat::AclSjson.info().noun)
-    } else {
-        None
-    }
-}
-
-/// The error for a file that does not read as a `.cfa`: an empty file, a clip not compressed yet
-/// (with the command that compresses or converts it), or the reader's own reason.
-fn not_cfa_message(path: &Path, bytes: &[u8], reason: &str) -> String {
-    let p = path.display();
-    if bytes.is_empty() {
-        return format!("{p}: empty file (not a compressed .cfa clip)");
-    }
-    match sniff_clip_format(path, bytes) {
-        Some(what) => format!(
-            "{p}: not a .cfa file: this is {what}, not a compressed one; compress it first \
-             (clipforge compress {p} -o OUTDIR), or convert it to ACL's clip format \
-             (clipforge convert {p} -o OUT.acl.sjson)"
-        ),
-        None => format!("{p}: not a valid .cfa file: {reason}"),
-    }
-}
-
-/// `clipforge inspect FILE.cfa [--raw CLIP]`.
-pub fn run_inspect(args: &InspectArgs) -> ExitCode {
-    args.memory.apply();
-    let bytes = match read_input(&args.file) {
-        Ok(b) => b,
-        Err(e) => return fail(e.message),
-    };
-    if clipforge_anim::runtime::scalar::is_scalar_buffer(&bytes) {
-        return match clipforge_pipeline::scalar::inspect_scalar(
-            &args.file,
-            &bytes,
-            args.raw.as_deref(),
-            args.json,
-        ) {
-            Ok(text) => {
-                out!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(e),
-        };
-    }
-    let reader = match ClipReader::new(&bytes) {
-        Ok(r) => r,
-        Err(e) => {
-            return fail(not_cfa_message(&args.file, &bytes, &e.to_string()));
-        }
-    };
-    // Decoding allocates bones x samples: checked against the budget first.
-    if let Err(e) = reader.check_memory_budget() {
-        return fail(format!("{}: {e}", args.file.display()));
-    }
-    let decoded = clipforge_anim::decompress::to_raw_clip(&reader);
-    let stats = cfa_stats(&reader);
-
-    let mut measured = None;
-    if let Some(raw_path) = &args.raw {
-        let clips = match load_clip_file(raw_path, &args.sample_rate.import_options()) {
-            Ok(c) => c,
-            Err(e) => return fail(e),
-        };
-        if clips.is_empty() {
-            return fail(format!(
-                "{}: the file holds no animation clip",
-                raw_path.display()
-            ));
-        }
-        // Default: the animation index in the .cfa name (`robot.3_Jump.cfa`), else the first.
-        let which = args.clip.clone().or_else(|| {
-            let name = args.file.file_name()?.to_string_lossy().into_owned();
-            let mid = name.strip_suffix(".cfa")?.rsplit_once('.')?.1.to_string();
-            mid.split_once('_').map(|(i, _)| i.to_string())
-        });
-        let (_, raw) = match which.filter(|_| clips.len() > 1) {
-            Some(w) => match select_clip(clips, &w, raw_path) {
-                Ok(c) => c,
-                Err(e) => return fail(e),
-            },
-            None => (0, clips.into_iter().next().expect("not empty")),
-        };
-        let mut raw = raw;
-        // Measure with the shell distances stored in the .cfa (the ones it was compressed for).
-        if raw.num_bones() == decoded.num_bones() {
-            raw.skeleton.shell_distances = decoded.skeleton.shell_distances.clone();
-        }
-        // An additive original is measured on the combined pose (applied to its base).
-        let stats = match &raw.additive {
-            Some(add) => clipforge_anim::additive::measure_combined(
-                &raw,
-                add,
-                &decoded,
-                &[],
-                &raw.skeleton.shell_distances,
-            ),
-            None => metric::measure(&raw, &decoded),
-        };
-        match stats {
-            Ok(s) => measured = Some((raw, s)),
-            Err(e) => {
-                // An FBX or glTF original sampled at another rate than the .cfa's: say how to
-                // import it the same way.
-                let hint = if raw.num_samples != decoded.num_samples
-                    && raw.sample_rate != decoded.sample_rate
-                    && ClipFormat::from_path(raw_path).is_some_and(|f| f.is_sampled_from_curves())
-                {
-                    format!(
-                        " (the .cfa is sampled at {} Hz, the original at {} Hz: give \
-                         --sample-rate {} to sample it the same way)",
-                        decoded.sample_rate, raw.sample_rate, decoded.sample_rate
-                    )
-                } else {
-                    String::new()
-                };
-                return fail(format!(
-                    "{} vs {}: {e}{hint}",
-                    args.file.display(),
-                    raw_path.display()
-                ));
-            }
-        }
-    }
-
-    if args.json {
-        let err = measured.as_ref().map(|(raw, s)| {
-            serde_json::json!({
-                "max_error_cm": s.max,
-                "mean_error_cm": s.mean,
-                "worst_bone": raw.skeleton.names.get(s.worst_bone),
-                "worst_sample": s.worst_sample,
-                "per_bone_max_error_cm": s.per_bone_max,
-            })
-        });
-        let bones: Vec<serde_json::Value> = (0..decoded.num_bones())
-            .map(|b| {
-                serde_json::json!({
-                    "name": decoded.skeleton.names[b],
-                    "parent": decoded.skeleton.parent(b),
-                    "shell_distance": decoded.skeleton.shell_distances[b],
-                })
-            })
-            .collect();
-        let v = serde_json::json!({
-            "file": args.file.display().to_string(),
-            "file_bytes": bytes.len(),
-            "bones": reader.num_bones(),
-            "samples": reader.num_samples(),
-            "sample_rate": reader.sample_rate(),
-            "duration_s": reader.duration(),
-            "raw_bytes": decoded.raw_size_bytes(),
-            "has_scale": decoded.has_scale(),
-            "skeleton": bones,
-            "clip": reader.clip_name(),
-            "compression": stats,
-            "settings": reader.settings().map(settings_json),
-            "error": err,
-        });
-        out!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-        return ExitCode::SUCCESS;
-    }
-
-    out!(
-        "file:        {} ({} bytes)",
-        args.file.display(),
-        bytes.len()
-    );
-    out!("bones:       {}", reader.num_bones());
-    out!(
-        "samples:     {} at {} Hz, {:.3} s",
-        reader.num_samples(),
-        reader.sample_rate(),
-        reader.duration()
-    );
-    out!(
-        "raw size:    {} bytes (10 float32 per bone per sample)",
-        decoded.raw_size_bytes()
-    );
-    let r = &stats;
-    out!(
-        "clip:        '{}'{}",
-        reader.clip_name(),
-        if r.layout.looping {
-            " (looping: last sample dropped)"
-        } else {
-            ""
-        }
-    );
-    out!(
-        "compressed:  {} bytes runtime data, {}",
-        r.runtime_bytes,
-        clipforge_pipeline::report::format_ratio(r.ratio, 2)
-    );
-    out!(
-        "sub-tracks:  {} default, {} constant, {} animated; {}",
-        r.layout.default_subtracks,
-        r.layout.constant_subtracks,
-        r.layout.animated_subtracks,
-        clipforge_pipeline::report::count(r.layout.segments as usize, "segment", "segments")
-    );
-    out!(
-        "bit rates:   {}",
-        bit_rates_line(&r.layout.bit_rate_histogram)
-    );
-    out!("settings:    {}", settings_line(reader.settings()));
-    if let Some((raw, s)) = &measured {
-        out!(
-            "error:       {:.4} cm max (bone '{}', sample {}), {:.4} cm mean",
-            s.max,
-            raw.skeleton
-                .names
-                .get(s.worst_bone)
-                .map(String::as_str)
-                .unwrap_or("-"),
-            s.worst_sample,
-            s.mean
-        );
-    }
-    if args.bones {
-        out!("skeleton:");
-        for b in 0..decoded.num_bones() {
-            let parent = decoded
-                .skeleton
-                .parent(b)
-                .map(|p| decoded.skeleton.names[p].as_str())
-                .unwrap_or("-");
-            out!(
-                "  {b:4} {:<32} parent {:<32} shell {:.2} cm",
-                decoded.skeleton.names[b],
-                parent,
-                decoded.skeleton.shell_distances[b]
-            );
-        }
-    }
-    ExitCode::SUCCESS
-}
-
-/// `6 bits: 11, 7 bits: 14` (bit width: components × segments), `-` for none.
-fn bit_rates_line(histogram: &[u32]) -> String {
-    let hist: Vec<String> = histogram
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .map(|(bits, n)| format!("{bits} bits: {n}"))
-        .collect();
-    if hist.is_empty() {
-        "-".into()
-    } else {
-        hist.join(", ")
-    }
-}
-
-/// The settings line of `inspect`: the record's, or that the file has none.
-fn settings_line(s: Option<&Settings>) -> String {
-    s.map_or_else(
-        || "not recorded (written before ClipForge recorded them in .cfa files)".to_string(),
-        describe_settings,
-    )
-}
-
-/// Where a recorded setting came from, in words.
-fn source_words(s: Source) -> &'static str {
-    match s {
-        Source::Default => "default",
-        Source::Explicit => "command line, pipeline or app",
-        Source::Folder => "folder clipforge.toml",
-        Source::Clip => "[[clip]] table",
-    }
-}
-
-/// One line: `threshold 0.02 cm ([[clip]] table) · shell: each bone's own · per-bone: head 0.002
-/// cm ([[clip]] table) · ClipForge 0.1.0`.
-fn describe_settings(s: &Settings) -> String {
-    let mut out = format!(
-        "threshold {} cm ({})",
-        s.error_threshold_cm,
-        source_words(s.threshold_source)
-    );
-    match s.shell_distance_cm {
-        Some(d) => out.push_str(&format!(
-            " · shell {d} cm ({})",
-            source_words(s.shell_source)
-        )),
-        None => out.push_str(" · shell: each bone's own"),
-    }
-    if !s.bones.is_empty() {
-        let bones: Vec<String> = s
-            .bones
-            .iter()
-            .map(|b| {
-                let mut t = b.pattern.clone();
-                if let Some(v) = b.error_threshold_cm {
-                    t.push_str(&format!(" {v} cm"));
-                }
-                if let Some(v) = b.shell_distance_cm {
-                    t.push_str(&format!(" shell {v} cm"));
-                }
-                format!("{t} ({})", source_words(b.source))
-            })
-            .collect();
-        out.push_str(&format!(" · per-bone: {}", bones.join(", ")));
-    }
-    out.push_str(&format!(" · ClipForge {}", s.tool_version));
-    out
-}
-
-fn settings_json(s: &Settings) -> serde_json::Value {
-    let src = |s: Source| source_words(s);
-    // As short as the float32 reads back (0.02, not 0.019999999552965164), like the reports.
-    let cm = |v: f32| format!("{v}").parse::<f64>().unwrap_or(v as f64);
-    serde_json::json!({
-        "error_threshold_cm": cm(s.error_threshold_cm),
-        "threshold_source": src(s.threshold_source),
-        "shell_distance_cm": s.shell_distance_cm.map(cm),
-        "shell_source": src(s.shell_source),
-        "bones": s.bones.iter().map(|b| serde_json::json!({
-            "pattern": b.pattern,
-            "error_threshold_cm": b.error_threshold_cm.map(cm),
-            "shell_distance_cm": b.shell_distance_cm.map(cm),
-            "source": src(b.source),
-        })).collect::<Vec<_>>(),
-        "clipforge_version": s.tool_version,
-    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1215,25 +730,6 @@ pub fn convert_output_path(
         format!("{file}.{index}_{}.acl.sjson", sanitize_name(name))
     };
     base.with_file_name(file)
-}
-
-/// Loads every clip of a clip file for `convert` and `inspect --raw`: the file itself is read as a
-/// regular file within the memory budget ([`read_input`]: a FIFO is refused, never waited on);
-/// glTF and GLB go through the path-based loader as before, which finds external buffers.
-/// Importer warnings are printed.
-fn load_clip_file(path: &Path, options: &formats::ImportOptions) -> Result<Vec<RawClip>, String> {
-    let bytes = read_input(path).map_err(|e| e.message)?;
-    let loaded = if ClipFormat::from_path(path) == Some(ClipFormat::Gltf) {
-        drop(bytes);
-        formats::load_clips_with_options(path, options)
-    } else {
-        formats::load_clips_from_bytes_with_options(&bytes, path, options)
-    };
-    let (clips, warnings) = loaded.map_err(|e| e.to_string())?;
-    for w in &warnings {
-        say!("{w}");
-    }
-    Ok(clips)
 }
 
 /// `clipforge convert IN -o OUT.acl.sjson [--clip NAME|INDEX]`.

@@ -23,6 +23,10 @@ use egui_plot::{Bar, BarChart, HLine, HoverPosition, Line, Plot, PlotPoints, VLi
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The share of the detail's width each column takes: error plots, pose (skeleton or mesh),
+/// bit rates.
+pub const DETAIL_COLUMN_SHARES: [f32; 3] = [0.3, 0.4, 0.3];
+
 /// The clip detail view: which clip is open, its measured data, the viewer and the bone table.
 #[derive(Default)]
 pub struct DetailView {
@@ -345,38 +349,7 @@ impl DetailView {
             .and_then(|r| r.good_report())
             .and_then(|p| p.settings.as_ref())
             .map_or(threshold, |s| s.error_threshold_cm as f64);
-        ui.horizontal(|ui| {
-            ui.label(
-                egui::RichText::new(format!("Clip: {}", key.clip))
-                    .strong()
-                    .size(15.0),
-            );
-            ui.weak(key.path.display().to_string());
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                if ui
-                    .button("Close")
-                    .on_hover_text("Close the clip detail")
-                    .clicked()
-                {
-                    self.close();
-                }
-                // A scalar track list has no preset comparison (its precisions come from the file).
-                let scalar = super::scalar_view::is_scalar_row(
-                    row.as_ref().and_then(|r| r.report()),
-                    self.scalar.is_some(),
-                );
-                if !scalar
-                    && ui
-                        .button("Compare presets…")
-                        .on_hover_text(
-                            "Compress this clip with two presets and compare before keeping one",
-                        )
-                        .clicked()
-                {
-                    commands.push(Command::ComparePresets(key.clone()));
-                }
-            });
-        });
+        self.title_row(ui, &key, row.as_ref(), &mut commands);
         if self.selected.is_none() {
             return commands;
         }
@@ -437,36 +410,94 @@ impl DetailView {
             });
         }
         ui.separator();
-        let avail = ui.available_size();
-        let col_w = ((avail.x - 24.0) / 3.0).max(200.0);
+        let area = ui.available_rect_before_wrap();
+        // Three columns placed, not flowed: a row that did not wrap in one column used to widen
+        // it and squeeze the next (the bit rates got ~110 px at 1280 px). The pose column has
+        // the most controls (the mesh view's above all), so it gets the widest share. Each
+        // column's rows wrap, and what still overflows is clipped at its edge.
+        let gap = 12.0;
+        let share = (area.width() - 2.0 * gap).max(0.0);
+        let widths = DETAIL_COLUMN_SHARES.map(|s| (s * share).max(200.0));
+        let column = |i: usize| {
+            let x = widths[..i].iter().sum::<f32>() + i as f32 * gap;
+            egui::Rect::from_min_size(
+                area.min + egui::vec2(x, 0.0),
+                egui::vec2(widths[i], area.height()),
+            )
+        };
         // The per-bone table's header sits above the error plots: keep the column within the
         // window (an overflowing column pushed the skeleton viewer's controls out of reach).
         let bone_header_h = if self.bones.is_some() { 28.0 } else { 0.0 };
-        let plot_h = ((avail.y - 60.0 - bone_header_h) / 2.0).max(80.0);
-        ui.horizontal_top(|ui| {
-            ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
-                ui.vertical(|ui| {
-                    // Open, the table takes the column's room in place of the error plots:
-                    // both did not fit the panel, and overflowing it pushed the detail's title
-                    // and the table's own header out of sight.
-                    let room = ui.available_height();
-                    if !self.bone_table_ui(ui, &key, room, lib, &mut commands) {
-                        self.error_plots(ui, data.as_deref(), threshold, plot_h, failed);
-                    }
-                });
-            });
-            ui.separator();
-            ui.allocate_ui(egui::vec2(col_w, avail.y), |ui| {
-                ui.vertical(|ui| self.pose_column(ui, data.as_deref(), threshold));
-            });
-            ui.separator();
-            ui.allocate_ui(egui::vec2(ui.available_width(), avail.y), |ui| {
-                ui.vertical(|ui| {
-                    bit_rate_plots(ui, row.as_ref().and_then(|r| r.good_report()), lib, plot_h);
-                });
+        let plot_h = ((area.height() - 60.0 - bone_header_h) / 2.0).max(80.0);
+        let mut bottom = area.bottom();
+        bottom = bottom.max(in_column(ui, column(0), |ui| {
+            // Open, the table takes the column's room in place of the error plots: both did
+            // not fit the panel, and overflowing it pushed the detail's title and the table's
+            // own header out of sight.
+            let room = ui.available_height();
+            if !self.bone_table_ui(ui, &key, room, lib, &mut commands) {
+                self.error_plots(ui, data.as_deref(), threshold, plot_h, failed);
+            }
+        }));
+        bottom = bottom.max(in_column(ui, column(1), |ui| {
+            self.pose_column(ui, data.as_deref(), threshold)
+        }));
+        bottom = bottom.max(in_column(ui, column(2), |ui| {
+            bit_rate_plots(ui, row.as_ref().and_then(|r| r.good_report()), lib, plot_h);
+        }));
+        let stroke = ui.visuals().widgets.noninteractive.bg_stroke;
+        for i in 0..2 {
+            let x = column(i).right() + gap / 2.0;
+            ui.painter().vline(x, area.top()..=bottom, stroke);
+        }
+        // The tallest column's height, so that the detail's scroll area reaches its end.
+        ui.allocate_rect(
+            egui::Rect::from_min_max(area.min, egui::pos2(area.right(), bottom)),
+            egui::Sense::hover(),
+        );
+        commands
+    }
+
+    /// "Clip: NAME", its path, and Close / Compare presets… (not for a scalar track list).
+    fn title_row(
+        &mut self,
+        ui: &mut egui::Ui,
+        key: &RowKey,
+        row: Option<&super::model::Row>,
+        commands: &mut Vec<Command>,
+    ) {
+        ui.horizontal(|ui| {
+            ui.label(
+                egui::RichText::new(format!("Clip: {}", key.clip))
+                    .strong()
+                    .size(15.0),
+            );
+            ui.weak(key.path.display().to_string());
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui
+                    .button("Close")
+                    .on_hover_text("Close the clip detail")
+                    .clicked()
+                {
+                    self.close();
+                }
+                // A scalar track list has no preset comparison (its precisions come from the file).
+                let scalar = super::scalar_view::is_scalar_row(
+                    row.and_then(|r| r.report()),
+                    self.scalar.is_some(),
+                );
+                if !scalar
+                    && ui
+                        .button("Compare presets…")
+                        .on_hover_text(
+                            "Compress this clip with two presets and compare before keeping one",
+                        )
+                        .clicked()
+                {
+                    commands.push(Command::ComparePresets(key.clone()));
+                }
             });
         });
-        commands
     }
 
     /// The skeleton viewer, or for a clip with a skinned mesh the mesh view (the default) or
@@ -474,7 +505,7 @@ impl DetailView {
     fn pose_column(&mut self, ui: &mut egui::Ui, data: Option<&DetailData>, threshold: f64) {
         let has_mesh = data.is_some_and(|d| d.mesh.is_some());
         if has_mesh {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.selectable_value(&mut self.show_skeleton, false, "Mesh")
                     .on_hover_text("The skinned mesh, coloured by vertex error");
                 ui.selectable_value(&mut self.show_skeleton, true, "Skeleton");
@@ -594,6 +625,8 @@ impl DetailView {
             .is_some()
     }
 
+    /// Max error over time with the threshold (a click jumps to the sample), then
+    /// [`Self::error_per_bone`].
     fn error_plots(
         &mut self,
         ui: &mut egui::Ui,
@@ -602,7 +635,7 @@ impl DetailView {
         plot_h: f32,
         failed: bool,
     ) {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(egui::RichText::new("Max error over time (cm)").strong());
             ui.weak("red: threshold · click: jump");
         });
@@ -662,8 +695,14 @@ impl DetailView {
             self.viewer.sample = s as f32;
             self.viewer.playing = false;
         }
+        self.error_per_bone(ui, d, threshold, plot_h);
+    }
+
+    /// Max error per bone, each bone's own threshold over its bar (or the clip's as a line);
+    /// a click picks the bone and jumps to its worst sample.
+    fn error_per_bone(&mut self, ui: &mut egui::Ui, d: &DetailData, threshold: f64, plot_h: f32) {
         let limits = d.per_bone_limit.clone();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(egui::RichText::new("Max error per bone (cm)").strong());
             ui.weak(if limits.is_empty() {
                 "red: worst bone · click: pick"
@@ -757,4 +796,25 @@ impl DetailView {
             }
         }
     }
+}
+
+/// Runs `add` in `rect` (top-down), its drawing clipped to the column's sides (not its bottom:
+/// a taller column scrolls the detail); returns the bottom of what it drew.
+fn in_column(ui: &mut egui::Ui, rect: egui::Rect, add: impl FnOnce(&mut egui::Ui)) -> f32 {
+    ui.scope_builder(
+        egui::UiBuilder::new()
+            .max_rect(rect)
+            .layout(egui::Layout::top_down(egui::Align::Min)),
+        |ui| {
+            let clip = ui.clip_rect();
+            ui.set_clip_rect(egui::Rect::from_x_y_ranges(
+                rect.x_range().intersection(clip.x_range()),
+                clip.y_range(),
+            ));
+            add(ui);
+        },
+    )
+    .response
+    .rect
+    .bottom()
 }

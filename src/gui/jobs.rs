@@ -97,12 +97,13 @@ pub struct BatchCounts {
 }
 
 impl BatchCounts {
-    pub fn kb_per_s(&self) -> f64 {
+    /// Raw bytes compressed per second of the batch so far.
+    pub fn bytes_per_s(&self) -> f64 {
         let s = self.elapsed.as_secs_f64();
         if s <= 0.0 {
             0.0
         } else {
-            self.raw_bytes as f64 / 1024.0 / s
+            self.raw_bytes as f64 / s
         }
     }
     pub fn fraction(&self) -> f32 {
@@ -131,7 +132,7 @@ impl BatchJob {
     }
 }
 
-/// How the last batch ended (the footer's KB/s and wall time).
+/// How the last batch ended (the footer's throughput and wall time).
 #[derive(Clone, Debug)]
 pub struct BatchOutcome {
     pub counts: BatchCounts,

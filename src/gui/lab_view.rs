@@ -76,7 +76,7 @@ impl DecodePattern {
     }
 }
 
-/// One codec's series of the batch chart: `[decode ns per pose, KB]` per clip, and each point's clip.
+/// One codec's series of the batch chart: `[decode ns per pose, KiB]` per clip, and each point's clip.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChartSeries {
     pub codec: &'static str,
@@ -677,7 +677,7 @@ fn batch_chart(ui: &mut egui::Ui, series: &[ChartSeries], pattern: DecodePattern
         .include_x(0.0)
         .include_y(0.0)
         .x_axis_label(format!("decode ns per pose, {}", pattern.text()))
-        .y_axis_label("size (KB)")
+        .y_axis_label("size (KiB)")
         .legend(Legend::default())
         .label_formatter(move |h| match h {
             HoverPosition::NearDataPoint {
@@ -690,7 +690,10 @@ fn batch_chart(ui: &mut egui::Ui, series: &[ChartSeries], pattern: DecodePattern
                     .find(|(c, _)| c == plot_name)
                     .and_then(|(_, n)| n.get(*index))
                     .map_or("", String::as_str);
-                Some(format!("{clip}\n{plot_name}\n{:.1} KB, {:.0} ns", p.y, p.x))
+                Some(format!(
+                    "{clip}\n{plot_name}\n{:.1} KiB, {:.0} ns",
+                    p.y, p.x
+                ))
             }
             HoverPosition::Elsewhere { .. } => None,
         })

@@ -5,10 +5,11 @@
 
 use super::command::{Command, CompressScope, DialogTarget};
 use super::jobs::ClipJobs;
-use super::model::{Library, RowKey, RowStatus, SortColumn};
+use super::model::{Library, Row, RowKey, RowStatus, SortColumn, SortState};
 use super::persisted::{DEFAULT_EXPORT_NAME, Persisted};
 use super::pipelines::PipelinesState;
-use super::util::{FrameStats, fmt_bytes, fmt_count, fmt_counted};
+use super::util::{FrameStats, fmt_bytes, fmt_count, fmt_counted, fmt_rate};
+use crate::pipeline::report::ClipReport;
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 use std::collections::HashSet;
@@ -215,10 +216,10 @@ impl ClipsView {
                 } else {
                     // Files, as the CLI counts: known before the batch starts, never growing.
                     format!(
-                        "{} / {} files · {:.0} KB/s · ETA {eta}{}",
+                        "{} / {} files · {} · ETA {eta}{}",
                         fmt_count(c.done),
                         fmt_count(c.total),
-                        c.kb_per_s(),
+                        fmt_rate(c.bytes_per_s()),
                         if c.failed > 0 {
                             format!(" · {} failed", c.failed)
                         } else {
@@ -244,13 +245,13 @@ impl ClipsView {
             } else if let Some(last) = &cx.jobs.last_batch {
                 let t = &last.report.totals;
                 ui.label(format!(
-                    "Last batch: {} from {} ({} skipped, {} failed) in {:.2} s · {:.0} KB/s{}",
+                    "Last batch: {} from {} ({} skipped, {} failed) in {:.2} s · {}{}",
                     fmt_counted(t.clips as u64, "clip"),
                     fmt_counted(last.counts.total, "file"),
                     t.skipped,
                     t.failed,
                     t.wall_ms / 1000.0,
-                    t.throughput_kb_s,
+                    fmt_rate(t.throughput_kb_s * 1024.0),
                     if last.cancelled { " (cancelled)" } else { "" }
                 ));
             }
@@ -283,20 +284,7 @@ impl ClipsView {
     fn table(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>, out: &mut Vec<Command>) {
         self.filter_row(ui, cx);
         if cx.library.rows.is_empty() {
-            ui.add_space(20.0);
-            ui.vertical_centered(|ui| {
-                if cx.jobs.scan_job.is_some() {
-                    ui.label("Scanning…");
-                } else {
-                    ui.label(
-                        "No clips yet: type an input folder above and press Scan or Compress all.",
-                    );
-                    ui.weak(format!(
-                        "Supported: {} (each animation in a file is one clip)",
-                        crate::anim::formats::clip_extension_list(", ")
-                    ));
-                }
-            });
+            empty_library(ui, cx.jobs.scan_job.is_some());
             return;
         }
 
@@ -331,44 +319,7 @@ impl ClipsView {
             .min_scrolled_height(0.0)
             .header(text_h + 4.0, |mut header| {
                 for (col, title) in COLUMNS {
-                    header.col(|ui| {
-                        let r = ui.add(
-                            egui::Button::new(egui::RichText::new(title).strong()).frame(false),
-                        );
-                        if sort.column == col {
-                            // A small triangle (the default fonts have no arrow glyphs).
-                            let c = egui::pos2(r.rect.right() + 7.0, r.rect.center().y);
-                            let (a, b) = if sort.ascending {
-                                (-4.0, 3.0)
-                            } else {
-                                (4.0, -3.0)
-                            };
-                            let color = ui.visuals().strong_text_color();
-                            ui.painter().add(egui::Shape::convex_polygon(
-                                vec![
-                                    egui::pos2(c.x, c.y + a),
-                                    egui::pos2(c.x + 4.0, c.y + b),
-                                    egui::pos2(c.x - 4.0, c.y + b),
-                                ],
-                                color,
-                                egui::Stroke::NONE,
-                            ));
-                        }
-                        if r.on_hover_text("Sort by this column").clicked() {
-                            if sort.column == col {
-                                sort.ascending = !sort.ascending;
-                            } else {
-                                sort.column = col;
-                                sort.ascending = !matches!(
-                                    col,
-                                    SortColumn::Ratio
-                                        | SortColumn::MaxError
-                                        | SortColumn::Time
-                                        | SortColumn::RawSize
-                                );
-                            }
-                        }
-                    });
+                    header.col(|ui| header_cell(ui, col, title, &mut sort));
                 }
             })
             .body(|body| {
@@ -378,74 +329,7 @@ impl ClipsView {
                     let is_sel =
                         selection.contains(&r.key) || selected_detail.as_ref() == Some(&r.key);
                     row.set_selected(is_sel);
-                    let unknown = if r.pending { "…" } else { "—" };
-                    row.col(|ui| {
-                        let resp = ui.add(egui::Label::new(&r.label).selectable(false).truncate());
-                        resp.on_hover_text(r.key.path.display().to_string());
-                    });
-                    row.col(|ui| {
-                        ui.label(r.format);
-                    });
-                    row.col(|ui| {
-                        ui.label(r.bones.map_or(unknown.into(), |b| b.to_string()));
-                    });
-                    row.col(|ui| {
-                        ui.label(r.duration_s.map_or(unknown.into(), |d| format!("{d:.2} s")));
-                    });
-                    row.col(|ui| {
-                        ui.label(r.samples.map_or(unknown.into(), |s| fmt_count(s as u64)));
-                    });
-                    row.col(|ui| {
-                        ui.label(r.raw_bytes.map_or(unknown.into(), fmt_bytes));
-                    });
-                    let rep = r.good_report();
-                    row.col(|ui| {
-                        ui.label(rep.map_or(String::new(), |p| fmt_bytes(p.compressed_bytes)));
-                    });
-                    row.col(|ui| {
-                        ui.label(rep.map_or(String::new(), |p| format!("{:.1}×", p.ratio)));
-                    });
-                    row.col(|ui| {
-                        if let Some(p) = rep {
-                            // A scalar track list's errors are in its tracks' own units: the
-                            // cell gives the worst track's share of its precision instead.
-                            let txt = egui::RichText::new(match &p.scalar {
-                                Some(s) => format!("{:.2}× prec.", s.worst_error_over_precision),
-                                None => format!("{:.4}", p.max_error_cm),
-                            });
-                            // Red when over the threshold the clip was compressed with
-                            // (a folder's clipforge.toml may set it), as its status says.
-                            let txt = if p.over_threshold(p.held_to_cm(threshold as f32)) {
-                                txt.color(ui.visuals().error_fg_color)
-                            } else {
-                                txt
-                            };
-                            let cell = ui.label(txt);
-                            if let Some(s) = &p.scalar {
-                                cell.on_hover_text(format!(
-                                    "A scalar track list: its values are in their own units, not \
-                                     cm. Track {}'s largest error is {:.2}× its precision \
-                                     ({:e}); 1× or less: every track within its precision.",
-                                    s.worst_track,
-                                    s.worst_error_over_precision,
-                                    s.per_track_precision
-                                        .get(s.worst_track)
-                                        .copied()
-                                        .unwrap_or(0.0)
-                                ));
-                            }
-                        }
-                    });
-                    row.col(|ui| threshold_cell(ui, r));
-                    row.col(|ui| {
-                        ui.label(
-                            rep.filter(|p| !p.skipped)
-                                .map_or(String::new(), |p| format!("{:.2}", p.compress_ms)),
-                        );
-                    });
-                    row.col(|ui| {
-                        status_label(ui, &r.status);
-                    });
+                    clip_row(&mut row, r, threshold);
                     if row.response().clicked() {
                         clicked = Some((ri, row.response().ctx.input(|i| i.modifiers)));
                     }
@@ -501,17 +385,24 @@ impl ClipsView {
         });
         ui.horizontal(|ui| {
             let s = &cx.library.summary;
-            let kbs = cx.jobs.batch.as_ref().map(|b| b.counts().kb_per_s()).or(cx
+            // The report keeps its KiB/s figure (`throughput_kb_s`, a stable JSON key).
+            let rate = cx
                 .jobs
-                .last_batch
+                .batch
                 .as_ref()
-                .map(|b| b.report.totals.throughput_kb_s));
-            ui.label(match kbs {
-                Some(k) if k > 0.0 => format!("Throughput {k:.0} KB/s"),
+                .map(|b| b.counts().bytes_per_s())
+                .or(cx
+                    .jobs
+                    .last_batch
+                    .as_ref()
+                    .map(|b| b.report.totals.throughput_kb_s * 1024.0));
+            ui.label(match rate {
+                Some(r) if r > 0.0 => format!("Throughput {}", fmt_rate(r)),
                 _ => "Throughput —".to_string(),
             })
             .on_hover_text(
-                "Raw KB compressed per second of wall time (last batch; skipped clips excluded)",
+                "Raw clip data compressed per second of wall time (last batch; skipped clips \
+                 excluded)",
             );
             ui.separator();
             if s.compressed > s.skipped {
@@ -588,6 +479,133 @@ impl ClipsView {
             }
         });
         ui.add_space(2.0);
+    }
+}
+
+/// The table when there is nothing in it: scanning, or what to do and which files it reads.
+fn empty_library(ui: &mut egui::Ui, scanning: bool) {
+    ui.add_space(20.0);
+    ui.vertical_centered(|ui| {
+        if scanning {
+            ui.label("Scanning…");
+        } else {
+            ui.label("No clips yet: type an input folder above and press Scan or Compress all.");
+            ui.weak(format!(
+                "Supported: {} (each animation in a file is one clip)",
+                crate::anim::formats::clip_extension_list(", ")
+            ));
+        }
+    });
+}
+
+/// A column's header: a button that sorts by it (again: the other way), with a triangle on
+/// the sorted column.
+fn header_cell(ui: &mut egui::Ui, col: SortColumn, title: &str, sort: &mut SortState) {
+    let r = ui.add(egui::Button::new(egui::RichText::new(title).strong()).frame(false));
+    if sort.column == col {
+        // A small triangle (the default fonts have no arrow glyphs).
+        let c = egui::pos2(r.rect.right() + 7.0, r.rect.center().y);
+        let (a, b) = if sort.ascending {
+            (-4.0, 3.0)
+        } else {
+            (4.0, -3.0)
+        };
+        let color = ui.visuals().strong_text_color();
+        ui.painter().add(egui::Shape::convex_polygon(
+            vec![
+                egui::pos2(c.x, c.y + a),
+                egui::pos2(c.x + 4.0, c.y + b),
+                egui::pos2(c.x - 4.0, c.y + b),
+            ],
+            color,
+            egui::Stroke::NONE,
+        ));
+    }
+    if r.on_hover_text("Sort by this column").clicked() {
+        if sort.column == col {
+            sort.ascending = !sort.ascending;
+        } else {
+            sort.column = col;
+            sort.ascending = !matches!(
+                col,
+                SortColumn::Ratio | SortColumn::MaxError | SortColumn::Time | SortColumn::RawSize
+            );
+        }
+    }
+}
+
+/// One clip's row of the table (`threshold`: the tab's, cm).
+fn clip_row(row: &mut egui_extras::TableRow<'_, '_>, r: &Row, threshold: f64) {
+    let unknown = if r.pending { "…" } else { "—" };
+    row.col(|ui| {
+        let resp = ui.add(egui::Label::new(&r.label).selectable(false).truncate());
+        resp.on_hover_text(r.key.path.display().to_string());
+    });
+    row.col(|ui| {
+        ui.label(r.format);
+    });
+    row.col(|ui| {
+        ui.label(r.bones.map_or(unknown.into(), |b| b.to_string()));
+    });
+    row.col(|ui| {
+        ui.label(r.duration_s.map_or(unknown.into(), |d| format!("{d:.2} s")));
+    });
+    row.col(|ui| {
+        ui.label(r.samples.map_or(unknown.into(), |s| fmt_count(s as u64)));
+    });
+    row.col(|ui| {
+        ui.label(r.raw_bytes.map_or(unknown.into(), fmt_bytes));
+    });
+    let rep = r.good_report();
+    row.col(|ui| {
+        ui.label(rep.map_or(String::new(), |p| fmt_bytes(p.compressed_bytes)));
+    });
+    row.col(|ui| {
+        ui.label(rep.map_or(String::new(), |p| format!("{:.1}×", p.ratio)));
+    });
+    row.col(|ui| max_error_cell(ui, rep, threshold));
+    row.col(|ui| threshold_cell(ui, r));
+    row.col(|ui| {
+        ui.label(
+            rep.filter(|p| !p.skipped)
+                .map_or(String::new(), |p| format!("{:.2}", p.compress_ms)),
+        );
+    });
+    row.col(|ui| {
+        status_label(ui, &r.status);
+    });
+}
+
+/// The Max error cell: red when over the threshold the clip was compressed with.
+fn max_error_cell(ui: &mut egui::Ui, rep: Option<&ClipReport>, threshold: f64) {
+    if let Some(p) = rep {
+        // A scalar track list's errors are in its tracks' own units: the
+        // cell gives the worst track's share of its precision instead.
+        let txt = egui::RichText::new(match &p.scalar {
+            Some(s) => format!("{:.2}× prec.", s.worst_error_over_precision),
+            None => format!("{:.4}", p.max_error_cm),
+        });
+        // Red when over the threshold the clip was compressed with
+        // (a folder's clipforge.toml may set it), as its status says.
+        let txt = if p.over_threshold(p.held_to_cm(threshold as f32)) {
+            txt.color(ui.visuals().error_fg_color)
+        } else {
+            txt
+        };
+        let cell = ui.label(txt);
+        if let Some(s) = &p.scalar {
+            cell.on_hover_text(format!(
+                "A scalar track list: its values are in their own units, not \
+                 cm. Track {}'s largest error is {:.2}× its precision \
+                 ({:e}); 1× or less: every track within its precision.",
+                s.worst_track,
+                s.worst_error_over_precision,
+                s.per_track_precision
+                    .get(s.worst_track)
+                    .copied()
+                    .unwrap_or(0.0)
+            ));
+        }
     }
 }
 

@@ -169,7 +169,7 @@ impl MeshView {
         player.request(sample);
 
         let threshold = threshold as f32;
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.selectable_value(&mut self.mode, MeshMode::Overlay, "overlay")
                 .on_hover_text("The decompressed mesh coloured by its error, in one view");
             ui.selectable_value(&mut self.mode, MeshMode::SideBySide, "side by side")
@@ -187,7 +187,7 @@ impl MeshView {
         legend(ui, threshold, detail.error_cm.is_some());
         match MeshView::worst_text(&detail, d.sample_rate) {
             Some(t) => {
-                ui.horizontal(|ui| {
+                ui.horizontal_wrapped(|ui| {
                     ui.label(egui::RichText::new(t).color(WORST_COLOR));
                     if let Some(s) = &detail.error_cm
                         && ui
@@ -429,7 +429,7 @@ fn back_to_front(pos: &[[f32; 3]], tris: &[[u32; 3]], yaw: f32, pitch: f32) -> V
 
 /// The colour scale: 0 → [`SCALE_THRESHOLDS`] × threshold, the threshold marked.
 fn legend(ui: &mut egui::Ui, threshold: f32, measured: bool) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("vertex error (cm):");
         let (rect, _) = ui.allocate_exact_size(egui::vec2(160.0, 14.0), egui::Sense::hover());
         let painter = ui.painter_at(rect.expand2(egui::vec2(0.0, 6.0)));

@@ -65,7 +65,7 @@ mod skeleton_view;
 mod util;
 
 pub use command::{Command, CompressScope, DialogTarget};
-pub use detail::{DetailData, DetailView};
+pub use detail::{DETAIL_COLUMN_SHARES, DetailData, DetailView};
 pub use drop::{DropAction, plan_drop};
 pub use filter::TextFilter;
 pub use headers_job::{CompilerPick, HeadersProject};

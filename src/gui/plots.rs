@@ -41,6 +41,9 @@ pub fn bit_rate_plot(
         .max()
         .unwrap_or(16)
         .max(8);
+    // The top tick's number is centred on the plot's edge: half of it stands above the plot,
+    // over the row above unless there is room.
+    ui.add_space(4.0);
     let resp = Plot::new(id)
         .width(w)
         .height(h)
@@ -51,8 +54,9 @@ pub fn bit_rate_plot(
         .include_x(-2.5)
         .include_x(max_bits as f64 + 0.5)
         .include_y(counts.iter().map(|&(_, n)| n).max().unwrap_or(0) as f64 * 1.1)
+        // The y axis (sub-tracks) is named in the heading: on a plot this short the rotated
+        // title ran past the frame into the heading above it.
         .x_axis_label("bits per component")
-        .y_axis_label("sub-tracks")
         .x_grid_spacer(bit_rate_ticks)
         .x_axis_formatter(|m, _| bit_rate_axis_label(m.value))
         .y_grid_spacer(count_ticks)
@@ -192,11 +196,11 @@ pub fn batch_histogram(lib: &Library) -> (Vec<u32>, u32, u32) {
 }
 
 pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library, h: f32) {
-    ui.label(egui::RichText::new("Bit rates (this clip)").strong());
+    bit_rate_heading(ui, "Bit rates (this clip)");
     let w = ui.available_width();
     // Both plots within the column (the batch plot's axis numbers were cut off below it): the
-    // labels, key and caption take ~90 px.
-    let h = h.min(((ui.clip_rect().bottom() - ui.cursor().top() - 90.0) / 2.0).max(60.0));
+    // headings, key and caption take ~100 px.
+    let h = h.min(((ui.clip_rect().bottom() - ui.cursor().top() - 100.0) / 2.0).max(60.0));
     match report {
         Some(r) => {
             ui.weak(format!(
@@ -222,9 +226,17 @@ pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Libr
             ui.weak("Not compressed yet.");
         }
     }
-    ui.label(egui::RichText::new("Bit rates (whole batch)").strong());
+    bit_rate_heading(ui, "Bit rates (whole batch)");
     let (hist, c, d) = batch_histogram(lib);
     bit_rate_plot(ui, "cf_bits_batch", (&hist, c, d), [w, h]);
+}
+
+/// A bit-rate plot's heading, with what its bars count.
+fn bit_rate_heading(ui: &mut egui::Ui, title: &str) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(egui::RichText::new(title).strong());
+        ui.weak("bars: sub-tracks");
+    });
 }
 
 /// Where a plot was drawn and the visible part of its panel, by plot id (egui temporary data,

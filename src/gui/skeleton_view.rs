@@ -10,11 +10,16 @@ const RAW_COLOR: egui::Color32 = egui::Color32::from_rgb(90, 160, 255);
 const LOSSY_COLOR: egui::Color32 = egui::Color32::from_rgb(255, 145, 40);
 const WORST_COLOR: egui::Color32 = egui::Color32::from_rgb(235, 60, 60);
 const FOCUS_COLOR: egui::Color32 = egui::Color32::YELLOW;
+/// The most the play clock moves in one frame, in seconds (see [`time_controls`]).
+const MAX_FRAME_STEP_S: f32 = 0.5;
 
 #[derive(Clone, Debug)]
 pub struct ViewerState {
-    /// Current sample (fractional while playing).
+    /// Current sample (a whole number; the views draw it).
     pub sample: f32,
+    /// The play clock, in samples (fractional, wrapping at the clip's length): `sample` is
+    /// its whole part while playing.
+    pub clock: f32,
     pub playing: bool,
     pub yaw: f32,
     pub pitch: f32,
@@ -45,6 +50,7 @@ impl Default for ViewerState {
     fn default() -> Self {
         Self {
             sample: 0.0,
+            clock: 0.0,
             playing: false,
             yaw: 0.6,
             pitch: 0.25,
@@ -94,7 +100,7 @@ fn suggested_button(ui: &mut egui::Ui, v: &mut ViewerState, suggested: f32) {
 pub fn time_controls(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     let ns = d.num_samples.max(1);
     let last = (ns - 1) as f32;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let label = if v.playing { "Pause" } else { "Play" };
         if ui.button(label).clicked() {
             v.playing = !v.playing;
@@ -120,20 +126,60 @@ pub fn time_controls(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         }
     });
     if v.playing {
-        let dt = ui.input(|i| i.stable_dt).min(0.1);
-        v.sample += dt * d.sample_rate;
-        if v.sample > last {
-            v.sample = 0.0;
+        // The clock keeps the clip's own tempo whatever the frame rate: it used to advance at
+        // most 0.1 s a frame, so frames slower than that (a loaded machine, a large mesh, a
+        // test's 0.25 s step) played the clip in slow motion. A longer stall (a dragged
+        // window, a debugger) still moves it by at most MAX_FRAME_STEP_S.
+        if v.sample != v.clock.floor().min(last) {
+            // Moved by a scrub or a click since the last frame: play on from there.
+            v.clock = v.sample;
         }
+        let dt = ui.input(|i| i.stable_dt).min(MAX_FRAME_STEP_S);
+        // Each sample is shown for one sample period, the last one too, then it loops.
+        v.clock = (v.clock + dt * d.sample_rate) % ns as f32;
+        v.sample = v.clock.floor().min(last);
         ui.ctx().request_repaint();
     }
     v.sample = v.sample.clamp(0.0, last);
 }
 
+/// The skeleton viewer of a clip's detail: time controls, view options, the poses, the status
+/// lines under them.
 pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
-    let ns = d.num_samples.max(1);
     time_controls(ui, v, d);
-    ui.horizontal(|ui| {
+    view_options(ui, v, d);
+    let size = egui::vec2(
+        ui.available_width(),
+        (ui.available_height() - 44.0).max(120.0),
+    );
+    let (resp, painter) = ui.allocate_painter(size, egui::Sense::click_and_drag());
+    v.view_rect = resp.rect;
+    painter.rect_filled(resp.rect, 4.0, ui.visuals().extreme_bg_color);
+    orbit_and_zoom(ui, &resp, v);
+    let nb = d.names.len();
+    let si = v.sample.round() as usize;
+    if nb == 0 || d.raw_pos.len() < (si + 1) * nb {
+        return;
+    }
+    draw_poses(ui, &resp, &painter, v, d, si);
+    let err = d.per_sample_err.get(si).copied().unwrap_or(0.0);
+    ui.label(format!(
+        "sample {si}/{} · t {} · error {:.4} cm",
+        d.num_samples.max(1) - 1,
+        d.time_label(si),
+        err,
+    ))
+    .on_hover_text(format!("The offsets are drawn ×{}", v.magnify));
+    ui.label(
+        egui::RichText::new("drag: orbit · scroll: zoom · hover: name · double-click: reset")
+            .small()
+            .color(ui.visuals().weak_text_color()),
+    );
+}
+
+/// Which poses are drawn, the error magnifier, follow, and the suggested factor.
+fn view_options(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
+    ui.horizontal_wrapped(|ui| {
         ui.checkbox(&mut v.show_raw, egui::RichText::new("raw").color(RAW_COLOR));
         ui.checkbox(
             &mut v.show_lossy,
@@ -164,15 +210,10 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         }
         suggested_button(ui, v, d.suggested_magnify);
     });
+}
 
-    let size = egui::vec2(
-        ui.available_width(),
-        (ui.available_height() - 44.0).max(120.0),
-    );
-    let (resp, painter) = ui.allocate_painter(size, egui::Sense::click_and_drag());
-    let rect = resp.rect;
-    v.view_rect = rect;
-    painter.rect_filled(rect, 4.0, ui.visuals().extreme_bg_color);
+/// Drag orbits, scroll zooms, a double click resets the view (not the time, bone or factor).
+fn orbit_and_zoom(ui: &egui::Ui, resp: &egui::Response, v: &mut ViewerState) {
     if resp.dragged() {
         let delta = resp.drag_delta();
         v.yaw += delta.x * 0.01;
@@ -194,12 +235,39 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
             ..Default::default()
         };
     }
+}
 
-    let nb = d.names.len();
-    let si = v.sample.round() as usize;
-    if nb == 0 || d.raw_pos.len() < (si + 1) * nb {
-        return;
+/// Clip space to the screen: the orbit's projection, centred and scaled into the view.
+struct Screen {
+    center: Vec3,
+    yaw: f32,
+    pitch: f32,
+    scale: f32,
+    origin: egui::Pos2,
+}
+
+impl Screen {
+    fn at(&self, p: Vec3) -> egui::Pos2 {
+        let (x, y) = project(p - self.center, self.yaw, self.pitch);
+        egui::pos2(
+            self.origin.x + x * self.scale,
+            self.origin.y - y * self.scale,
+        )
     }
+}
+
+/// Sample `si`: the ground grid, the raw and (magnified) decompressed poses, the worst and the
+/// picked bone, and the bone under the pointer.
+fn draw_poses(
+    ui: &egui::Ui,
+    resp: &egui::Response,
+    painter: &egui::Painter,
+    v: &mut ViewerState,
+    d: &DetailData,
+    si: usize,
+) {
+    let rect = resp.rect;
+    let nb = d.names.len();
     let raw = &d.raw_pos[si * nb..(si + 1) * nb];
     let lossy: Option<Vec<Vec3>> = d.lossy_pos.as_ref().map(|l| {
         l[si * nb..(si + 1) * nb]
@@ -219,49 +287,33 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     };
     let scale = 0.48 * rect.width().min(rect.height()) / radius * v.zoom;
     v.px_per_unit = scale;
-    let to_screen = |p: Vec3| {
-        let (x, y) = project(p - center, v.yaw, v.pitch);
-        egui::pos2(rect.center().x + x * scale, rect.center().y - y * scale)
+    let screen = Screen {
+        center,
+        yaw: v.yaw,
+        pitch: v.pitch,
+        scale,
+        origin: rect.center(),
     };
     let painter = painter.with_clip_rect(rect);
     v.joints_outside_view = raw
         .iter()
         .chain(d.lossy_pos.iter().flat_map(|l| &l[si * nb..(si + 1) * nb]))
-        .filter(|p| !rect.contains(to_screen(**p)))
+        .filter(|p| !rect.contains(screen.at(**p)))
         .count();
-
-    // Ground grid under the clip (y of its lowest joint over all samples).
-    let floor = d.bounds_min.y;
-    let grid_col = ui.visuals().weak_text_color().gamma_multiply(0.35);
-    let step = radius / 4.0;
-    for k in -4..=4 {
-        let o = k as f32 * step;
-        let a = Vec3::new(center.x + o, floor, center.z - 4.0 * step);
-        let b = Vec3::new(center.x + o, floor, center.z + 4.0 * step);
-        painter.line_segment(
-            [to_screen(a), to_screen(b)],
-            egui::Stroke::new(1.0, grid_col),
-        );
-        let a = Vec3::new(center.x - 4.0 * step, floor, center.z + o);
-        let b = Vec3::new(center.x + 4.0 * step, floor, center.z + o);
-        painter.line_segment(
-            [to_screen(a), to_screen(b)],
-            egui::Stroke::new(1.0, grid_col),
-        );
-    }
+    draw_grid(ui, &painter, &screen, d.bounds_min.y, radius);
 
     let draw = |pose: &[Vec3], color: egui::Color32, width: f32, dot: f32| {
         for b in 0..nb {
             let p = d.parents[b];
             if p != crate::anim::NO_PARENT {
                 painter.line_segment(
-                    [to_screen(pose[p as usize]), to_screen(pose[b])],
+                    [screen.at(pose[p as usize]), screen.at(pose[b])],
                     egui::Stroke::new(width, color),
                 );
             }
         }
         for q in pose {
-            painter.circle_filled(to_screen(*q), dot, color);
+            painter.circle_filled(screen.at(*q), dot, color);
         }
     };
     if v.show_raw {
@@ -272,9 +324,46 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
     {
         draw(l, LOSSY_COLOR, 1.5, 2.5);
     }
+    draw_marked_bones(&painter, &screen, v, d, raw);
+    let lossy_pts = lossy.as_deref().filter(|_| v.show_lossy).unwrap_or(&[]);
+    let raw_pts = if v.show_raw { raw } else { &[] };
+    hover_bone(ui, resp, &painter, &screen, v, d, raw_pts, lossy_pts);
+}
+
+/// The ground grid under the clip (at `floor`, the y of its lowest joint over all samples).
+fn draw_grid(ui: &egui::Ui, painter: &egui::Painter, screen: &Screen, floor: f32, radius: f32) {
+    let center = screen.center;
+    let grid_col = ui.visuals().weak_text_color().gamma_multiply(0.35);
+    let step = radius / 4.0;
+    for k in -4..=4 {
+        let o = k as f32 * step;
+        let a = Vec3::new(center.x + o, floor, center.z - 4.0 * step);
+        let b = Vec3::new(center.x + o, floor, center.z + 4.0 * step);
+        painter.line_segment(
+            [screen.at(a), screen.at(b)],
+            egui::Stroke::new(1.0, grid_col),
+        );
+        let a = Vec3::new(center.x - 4.0 * step, floor, center.z + o);
+        let b = Vec3::new(center.x + 4.0 * step, floor, center.z + o);
+        painter.line_segment(
+            [screen.at(a), screen.at(b)],
+            egui::Stroke::new(1.0, grid_col),
+        );
+    }
+}
+
+/// The worst bone (red ring, named) and the bone picked in the per-bone plot (yellow ring).
+fn draw_marked_bones(
+    painter: &egui::Painter,
+    screen: &Screen,
+    v: &ViewerState,
+    d: &DetailData,
+    raw: &[Vec3],
+) {
+    let nb = d.names.len();
     let font = egui::FontId::proportional(12.0);
     if let Some(w) = d.worst_bone.filter(|&w| w < nb) {
-        let p = to_screen(raw[w]);
+        let p = screen.at(raw[w]);
         painter.circle_stroke(p, 7.0, egui::Stroke::new(2.0, WORST_COLOR));
         painter.text(
             p + egui::vec2(9.0, -9.0),
@@ -285,66 +374,69 @@ pub fn viewer_ui(ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData) {
         );
     }
     if let Some(f) = v.focus_bone.filter(|&f| f < nb && Some(f) != d.worst_bone) {
-        let p = to_screen(raw[f]);
+        let p = screen.at(raw[f]);
         painter.circle_stroke(p, 6.0, egui::Stroke::new(2.0, FOCUS_COLOR));
         painter.text(
             p + egui::vec2(9.0, 9.0),
             egui::Align2::LEFT_TOP,
             &d.names[f],
-            font.clone(),
+            font,
             FOCUS_COLOR,
         );
     }
-    // The bone under the pointer: the nearest drawn joint within a few pixels.
+}
+
+/// The bone under the pointer (the nearest drawn joint within a few pixels): named with its
+/// error beside the pointer; a click picks it.
+#[allow(clippy::too_many_arguments)] // one call site; a struct for it would only rename them
+fn hover_bone(
+    ui: &egui::Ui,
+    resp: &egui::Response,
+    painter: &egui::Painter,
+    screen: &Screen,
+    v: &mut ViewerState,
+    d: &DetailData,
+    raw_pts: &[Vec3],
+    lossy_pts: &[Vec3],
+) {
+    let nb = d.names.len();
+    let rect = resp.rect;
     v.hovered_bone = resp.hover_pos().and_then(|m| {
-        let lossy_pts = lossy.as_deref().filter(|_| v.show_lossy).unwrap_or(&[]);
-        let raw_pts = if v.show_raw { raw } else { &[] };
         (0..nb)
             .flat_map(|b| {
                 [raw_pts.get(b), lossy_pts.get(b)]
                     .into_iter()
                     .flatten()
-                    .map(move |p| (b, to_screen(*p).distance(m)))
+                    .map(move |p| (b, screen.at(*p).distance(m)))
             })
             .filter(|&(_, dist)| dist <= 10.0)
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(b, _)| b)
     });
-    if let (Some(b), Some(m)) = (v.hovered_bone, resp.hover_pos()) {
-        let text = format!(
-            "{} · max error {:.4} cm",
-            d.names[b],
-            d.per_bone_err.get(b).copied().unwrap_or(0.0)
-        );
-        let galley = painter.layout_no_wrap(text, font.clone(), ui.visuals().strong_text_color());
-        let pos = egui::pos2(
-            (m.x + 12.0).min(rect.right() - galley.size().x - 6.0),
-            (m.y - 12.0 - galley.size().y).max(rect.top() + 2.0),
-        );
-        let bg = egui::Rect::from_min_size(pos, galley.size()).expand(3.0);
-        painter.rect_filled(bg, 3.0, ui.visuals().window_fill);
-        painter.rect_stroke(
-            bg,
-            3.0,
-            ui.visuals().window_stroke,
-            egui::StrokeKind::Outside,
-        );
-        painter.galley(pos, galley, ui.visuals().strong_text_color());
-        if resp.clicked() {
-            v.focus_bone = Some(b);
-        }
-    }
-    let err = d.per_sample_err.get(si).copied().unwrap_or(0.0);
-    ui.label(format!(
-        "sample {si}/{} · t {} · error {:.4} cm",
-        ns - 1,
-        d.time_label(si),
-        err,
-    ))
-    .on_hover_text(format!("The offsets are drawn ×{}", v.magnify));
-    ui.label(
-        egui::RichText::new("drag: orbit · scroll: zoom · hover: name · double-click: reset")
-            .small()
-            .color(ui.visuals().weak_text_color()),
+    let (Some(b), Some(m)) = (v.hovered_bone, resp.hover_pos()) else {
+        return;
+    };
+    let text = format!(
+        "{} · max error {:.4} cm",
+        d.names[b],
+        d.per_bone_err.get(b).copied().unwrap_or(0.0)
     );
+    let font = egui::FontId::proportional(12.0);
+    let galley = painter.layout_no_wrap(text, font, ui.visuals().strong_text_color());
+    let pos = egui::pos2(
+        (m.x + 12.0).min(rect.right() - galley.size().x - 6.0),
+        (m.y - 12.0 - galley.size().y).max(rect.top() + 2.0),
+    );
+    let bg = egui::Rect::from_min_size(pos, galley.size()).expand(3.0);
+    painter.rect_filled(bg, 3.0, ui.visuals().window_fill);
+    painter.rect_stroke(
+        bg,
+        3.0,
+        ui.visuals().window_stroke,
+        egui::StrokeKind::Outside,
+    );
+    painter.galley(pos, galley, ui.visuals().strong_text_color());
+    if resp.clicked() {
+        v.focus_bone = Some(b);
+    }
 }

@@ -25,6 +25,11 @@ pub(crate) fn fmt_bytes(b: u64) -> String {
     crate::anim::limits::format_bytes(b)
 }
 
+/// Formats a byte rate as [`fmt_bytes`] does, per second ("5.9 MiB/s").
+pub(crate) fn fmt_rate(bytes_per_s: f64) -> String {
+    crate::anim::limits::format_byte_rate(bytes_per_s)
+}
+
 /// `n` and `noun`, the noun plural unless `n` is 1 ("1 clip", "12 clips"; nouns taking "-s").
 pub(crate) fn fmt_counted(n: u64, noun: &str) -> String {
     format!("{} {noun}{}", fmt_count(n), if n == 1 { "" } else { "s" })

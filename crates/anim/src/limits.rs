@@ -193,6 +193,11 @@ pub fn format_bytes(bytes: u64) -> String {
     }
 }
 
+/// A byte rate: [`format_bytes`] of the bytes per second, `/s` after it (`5.9 MiB/s`).
+pub fn format_byte_rate(bytes_per_s: f64) -> String {
+    format!("{}/s", format_bytes(bytes_per_s.max(0.0).round() as u64))
+}
+
 /// Reads a `.cfa` file for [`ClipReader::new`]: a regular file only (a FIFO or device is
 /// refused without blocking, see [`clipforge_base::fsio::open_regular`]), no larger than the
 /// format's 32-bit size field or the memory budget allows.

@@ -314,3 +314,36 @@ fn a_negative_threshold_is_refused_with_what_is_wrong() {
         );
     }
 }
+
+/// The summary's throughput is in the binary units of the sizes on the line above it (it said
+/// "KB/s" of 1024-byte units beside "KiB"), formatted by the one byte formatter.
+#[test]
+fn throughput_reads_in_the_units_of_the_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("walk.acl.sjson"), valid_acl()).unwrap();
+    let o = run(
+        dir.path(),
+        &[
+            "compress",
+            "walk.acl.sjson",
+            "-o",
+            "out",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!err.contains("KB/s"), "{err}");
+    let report: BatchReport =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    let rate = clipforge::anim::limits::format_byte_rate(report.totals.throughput_kb_s * 1024.0);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("wall "))
+        .unwrap_or_else(|| panic!("no wall-time line: {err}"));
+    assert!(
+        line.contains(&format!(", {rate}; ")),
+        "{line} (want {rate})"
+    );
+}

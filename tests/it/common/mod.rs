@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The app's set-ups over a folder of clips (GUI tests only).
+#[cfg(feature = "gui")]
+pub mod app_folder;
 /// The app's kittest harness (GUI tests only).
 #[cfg(feature = "gui")]
 pub mod gui;

@@ -4,30 +4,15 @@
 
 use crate::common;
 
+use crate::common::app_folder::{
+    compressed, open_clip_detail, row_key, state_with_output, type_input_folder, write_clip,
+};
 use crate::common::gui::{harness, wait_idle, write_clips};
-use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::gui::{AppState, Command, Persisted, RowKey, RowStatus};
+use clipforge::gui::{AppState, Command, RowStatus};
 use eframe::egui;
 use egui_kittest::{Harness, kittest::Queryable};
-use std::path::Path;
 use std::time::Duration;
-
-fn state_with_output(out: &Path) -> AppState {
-    let p = Persisted {
-        input_dir: String::new(),
-        output_dir: out.display().to_string(),
-        ..Default::default()
-    };
-    AppState::new(p)
-}
-
-fn type_input_folder(h: &mut Harness<'_, AppState>, dir: &Path) {
-    let field = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Input folder:");
-    field.focus();
-    field.type_text(&dir.display().to_string());
-    h.run();
-}
 
 #[test]
 fn type_folder_compress_all_and_see_sizes_and_errors() {
@@ -116,11 +101,7 @@ fn a_broken_clip_shows_its_error_and_the_others_go_on() {
         "HIERARCHY\nROOT hips {\n  this is not bvh\n",
     )
     .unwrap();
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Compress all").click();
-    wait_idle(&mut h);
+    let h = compressed(input.path(), out.path());
     let s = h.state();
     assert_eq!(
         s.library
@@ -208,11 +189,7 @@ fn selecting_a_row_opens_its_plots_and_skeleton() {
     let input = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     write_clips(input.path(), 3, 45);
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Compress all").click();
-    wait_idle(&mut h);
+    let mut h = compressed(input.path(), out.path());
 
     h.get_by_label("clip_01").click();
     wait_idle(&mut h);
@@ -399,11 +376,7 @@ fn reopening_a_folder_shows_the_previous_results() {
     let input = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     write_clips(input.path(), 3, 20);
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Compress all").click();
-    wait_idle(&mut h);
+    let h = compressed(input.path(), out.path());
     let sizes = |h: &Harness<'_, AppState>| -> Vec<(String, Option<u64>)> {
         let mut v: Vec<_> = h
             .state()
@@ -427,11 +400,7 @@ fn reopening_a_folder_shows_the_previous_results() {
         seed: 99,
         ..Default::default()
     });
-    std::fs::write(
-        input.path().join("clip_01.acl.sjson"),
-        write_acl_clip(&clip),
-    )
-    .unwrap();
+    write_clip(input.path(), &clip);
 
     let mut h = harness(AppState::new(persisted));
     h.run();
@@ -519,13 +488,6 @@ fn special_files_are_reported_not_opened() {
     assert!(matches!(pipe.status, RowStatus::Unreadable(_)));
 }
 
-/// Opens `clip` in the detail view of a harness whose folder was compressed.
-fn open_clip_detail(h: &mut Harness<'_, AppState>, clip: &str) {
-    h.get_by_label(clip).click();
-    wait_idle(h);
-    assert!(h.state().detail.data.is_some(), "detail of {clip} loaded");
-}
-
 #[test]
 fn skeleton_viewer_frames_the_whole_clip_magnifies_the_error_and_agrees_on_time() {
     let input = tempfile::tempdir().unwrap();
@@ -543,16 +505,8 @@ fn skeleton_viewer_frames_the_whole_clip_magnifies_the_error_and_agrees_on_time(
         let i = rising.index(0, s);
         rising.scales[i] = glam::Vec3::splat(0.2 + 2.8 * s as f32 / (ns - 1) as f32);
     }
-    std::fs::write(
-        input.path().join("rising.acl.sjson"),
-        write_acl_clip(&rising),
-    )
-    .unwrap();
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Compress all").click();
-    wait_idle(&mut h);
+    write_clip(input.path(), &rising);
+    let mut h = compressed(input.path(), out.path());
     open_clip_detail(&mut h, "rising");
 
     let d = h.state().detail.data.clone().unwrap();
@@ -609,12 +563,8 @@ fn the_skeleton_viewer_follows_a_travelling_clip() {
         let i = walk.index(0, s);
         walk.translations[i].x += 20.0 * s as f32;
     }
-    std::fs::write(input.path().join("travel.acl.sjson"), write_acl_clip(&walk)).unwrap();
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Compress all").click();
-    wait_idle(&mut h);
+    write_clip(input.path(), &walk);
+    let mut h = compressed(input.path(), out.path());
     open_clip_detail(&mut h, "travel");
     let d = h.state().detail.data.clone().unwrap();
     assert!(d.travels(), "a 12 m walk travels (extent {})", d.extent);
@@ -654,11 +604,7 @@ fn the_bone_under_the_pointer_is_named() {
     let input = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     write_clips(input.path(), 1, 40);
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Compress all").click();
-    wait_idle(&mut h);
+    let mut h = compressed(input.path(), out.path());
     open_clip_detail(&mut h, "clip_00");
     // Sweep the pointer over the viewer, centre first, on a grid finer than the 10 px pick
     // radius, until it lands on a joint.
@@ -686,18 +632,6 @@ fn the_bone_under_the_pointer_is_named() {
     let b = found.expect("some joint lies under the pointer somewhere in the viewer");
     let name = h.state().detail.data.as_ref().unwrap().names[b].clone();
     assert!(!name.is_empty());
-}
-
-/// The key of the row labelled `label`.
-fn row_key(h: &Harness<'_, AppState>, label: &str) -> RowKey {
-    h.state()
-        .library
-        .rows
-        .iter()
-        .find(|r| r.label == label)
-        .unwrap_or_else(|| panic!("no row {label}"))
-        .key
-        .clone()
 }
 
 #[test]

@@ -4,6 +4,7 @@
 mod app;
 mod headers;
 mod lab;
+mod looks;
 mod mesh;
 mod perbone;
 mod pipelines;

@@ -6,10 +6,11 @@
 
 use crate::common;
 
+use crate::common::app_folder::{harness_on, state_with_output, type_input_folder};
 use crate::common::gui::{harness, wait_idle};
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::gui::{AppState, Persisted, RowStatus};
+use clipforge::gui::{AppState, RowStatus};
 use clipforge::pipeline::folder_settings::{FILE_NAME, FolderSettings};
 use eframe::egui;
 use egui_kittest::kittest::Queryable;
@@ -47,17 +48,9 @@ fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
     .unwrap();
     // A file of the user's own: kept as it is.
     std::fs::write(input.path().join(FILE_NAME), "error_threshold = 0.02\n").unwrap();
-    let state = AppState::new(Persisted {
-        input_dir: String::new(),
-        output_dir: out.path().display().to_string(),
-        ..Default::default()
-    });
-    let mut h = harness(state);
+    let mut h = harness(state_with_output(out.path()));
     h.run();
-    let field = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Input folder:");
-    field.focus();
-    field.type_text(&input.path().display().to_string());
-    h.run();
+    type_input_folder(&mut h, input.path());
     h.get_by_label("Compress all").click();
     wait_idle(&mut h);
     h.get_by_label("clip_00").click();
@@ -134,12 +127,7 @@ fn a_bone_table_saves_into_the_parent_file_that_applies() {
     std::fs::write(sub.join("clip_00.acl.sjson"), write_acl_clip(&clip)).unwrap();
     let parent = input.path().join(FILE_NAME);
     std::fs::write(&parent, "error_threshold = 0.02\n").unwrap();
-    let state = AppState::new(Persisted {
-        input_dir: input.path().display().to_string(),
-        output_dir: out.path().display().to_string(),
-        ..Default::default()
-    });
-    let mut h = harness(state);
+    let mut h = harness_on(input.path(), out.path());
     h.state_mut().handle(clipforge::gui::Command::Scan);
     wait_idle(&mut h);
     h.get_by_label("Compress all").click();
@@ -199,12 +187,7 @@ fn a_bone_table_is_saved_for_this_clip_or_this_folder_and_its_rows_turn_stale() 
     let input = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     common::gui::write_clips(input.path(), 3, 40);
-    let state = AppState::new(Persisted {
-        input_dir: input.path().display().to_string(),
-        output_dir: out.path().display().to_string(),
-        ..Default::default()
-    });
-    let mut h = harness(state);
+    let mut h = harness_on(input.path(), out.path());
     h.state_mut().handle(clipforge::gui::Command::Scan);
     wait_idle(&mut h);
     h.get_by_label("Compress all").click();

@@ -4,26 +4,14 @@
 //! egui_kittest.
 #![cfg(feature = "gui")]
 
+use crate::common::app_folder::harness_on as harness;
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::gui::{AppState, Command, Persisted};
-use eframe::egui;
+use clipforge::gui::{AppState, Command};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use std::path::Path;
 use std::time::Duration;
-
-fn harness(input: &Path, output: &Path) -> Harness<'static, AppState> {
-    let p = Persisted {
-        input_dir: input.display().to_string(),
-        output_dir: output.display().to_string(),
-        ..Default::default()
-    };
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 950.0))
-        .with_max_steps(200)
-        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), AppState::new(p))
-}
 
 /// `n` generated clips of `samples` samples in `dir`.
 fn write_takes(dir: &Path, n: usize, samples: usize) {

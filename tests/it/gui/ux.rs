@@ -3,6 +3,7 @@
 //! of presets (a kept side stays kept through the next "Compress all").
 #![cfg(feature = "gui")]
 
+use crate::common::app_folder::{harness_on as harness, row_key};
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::gui::{AppState, Command, Persisted, RowKey, RowStatus, Tab};
@@ -33,18 +34,6 @@ fn write_named_clips(dir: &Path) {
     }
 }
 
-fn harness(input: &Path, output: &Path) -> Harness<'static, AppState> {
-    let p = Persisted {
-        input_dir: input.display().to_string(),
-        output_dir: output.display().to_string(),
-        ..Default::default()
-    };
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 950.0))
-        .with_max_steps(200)
-        .build_ui_state(|ui, s: &mut AppState| s.ui(ui), AppState::new(p))
-}
-
 /// The named clips in a fresh input folder, the app opened on it (and an empty output folder)
 /// and scanned.
 fn scanned_named_clips() -> (
@@ -59,18 +48,6 @@ fn scanned_named_clips() -> (
     h.state_mut().handle(Command::Scan);
     wait_idle(&mut h);
     (input, out, h)
-}
-
-/// The key of the row labelled `label`.
-fn key_of(h: &Harness<'_, AppState>, label: &str) -> RowKey {
-    h.state()
-        .library
-        .rows
-        .iter()
-        .find(|r| r.label == label)
-        .unwrap()
-        .key
-        .clone()
 }
 
 /// Steps frames until no scan, inspection or detail load runs (bounded).
@@ -305,7 +282,7 @@ fn a_source_folder_dropped_on_the_headers_tab_becomes_its_root_and_filters_by_re
 #[test]
 fn compare_presets_runs_in_the_background_and_keeps_only_the_chosen_side() {
     let (_input, out, mut h) = scanned_named_clips();
-    let key = key_of(&h, "hero_walk");
+    let key = row_key(&h, "hero_walk");
     h.state_mut().handle(Command::OpenClip {
         key: key.clone(),
         add: false,
@@ -373,7 +350,7 @@ fn row_when(
 fn a_kept_side_stays_kept_when_compress_all_runs_again() {
     let (_input, out, mut h) = scanned_named_clips();
     compress_all(&mut h);
-    let key = key_of(&h, "hero_walk");
+    let key = row_key(&h, "hero_walk");
     let kept = out.path().join("hero_walk.cfa");
     let a_file = std::fs::read(&kept).unwrap();
     h.state_mut().handle(Command::OpenClip {
@@ -642,7 +619,7 @@ fn the_error_histogram_has_a_bin_edge_at_the_threshold() {
     // One clip again at a tighter threshold: two lines, the tighter one inside the range.
     h.state_mut().persisted.settings.error_threshold_cm = 0.001;
     h.state_mut().handle(Command::SettingsChanged);
-    let walk = key_of(&h, "hero_walk").path;
+    let walk = row_key(&h, "hero_walk").path;
     h.state_mut()
         .handle(Command::Compress(clipforge::gui::CompressScope::Files(
             vec![walk],
@@ -776,7 +753,7 @@ fn each_result_says_the_settings_that_made_it_and_where_they_came_from() {
         "{walk}"
     );
     // The detail says it too.
-    let key = key_of(&h, "hero_run");
+    let key = row_key(&h, "hero_run");
     h.state_mut().handle(Command::OpenClip { key, add: false });
     wait_idle(&mut h);
     h.get_by_label_contains("Compressed with threshold 0.1 cm ([[clip]]");
@@ -867,7 +844,7 @@ fn the_clips_tab_layout_holds_at_1280_by_800() {
         "the failure text is shown {shown} times (the cell, then its tooltip once)"
     );
 
-    let key = key_of(&h, "take_00");
+    let key = row_key(&h, "take_00");
     h.state_mut().handle(Command::OpenClip { key, add: false });
     wait_idle(&mut h);
     h.get_by_label_contains("suggested ×");
@@ -894,7 +871,7 @@ fn the_clips_tab_layout_holds_at_1280_by_800() {
         "with the per-bone table open the table shows {n} rows"
     );
 
-    let key = key_of(&h, "take_01");
+    let key = row_key(&h, "take_01");
     h.state_mut().handle(Command::OpenClip { key, add: false });
     wait_idle(&mut h);
     assert!(
