@@ -41,7 +41,7 @@ pub enum MeasureError {
     TablesNotStarted,
     /// An additive clip's base does not fit it.
     #[error(transparent)]
-    Base(#[from] crate::additive::AdditiveError),
+    Base(#[from] super::clip::AdditiveError),
 }
 use serde::{Deserialize, Serialize};
 
