@@ -20,7 +20,7 @@ use glam::{DQuat, DVec3, Quat, Vec3A};
 
 /// `add` applied to `base` in float64.
 #[inline]
-pub fn apply_f64(format: AdditiveFormat, base: &DTransform, add: &DTransform) -> DTransform {
+pub(crate) fn apply_f64(format: AdditiveFormat, base: &DTransform, add: &DTransform) -> DTransform {
     let rotation = (base.rotation * add.rotation).normalize();
     match format {
         AdditiveFormat::Relative => DTransform {
@@ -58,7 +58,11 @@ pub fn apply_f32(
 
 /// The additive `add` such that `apply_f64(format, base, add) == pose` (up to rounding); a zero
 /// base scale component gives a zero ratio rather than infinity.
-pub fn extract_f64(format: AdditiveFormat, base: &DTransform, pose: &DTransform) -> DTransform {
+pub(crate) fn extract_f64(
+    format: AdditiveFormat,
+    base: &DTransform,
+    pose: &DTransform,
+) -> DTransform {
     let inv = base.rotation.conjugate();
     let ratio = |a: DVec3, b: DVec3| {
         DVec3::new(
@@ -102,7 +106,12 @@ fn base_position(additive_samples: usize, rate: f32, base: &RawClip, pos: f32) -
 }
 
 /// Base sample used at additive sample `i` (ACL's rule: nearest key, clamped).
-pub fn base_sample_index(additive_samples: usize, rate: f32, base: &RawClip, i: usize) -> usize {
+pub(crate) fn base_sample_index(
+    additive_samples: usize,
+    rate: f32,
+    base: &RawClip,
+    i: usize,
+) -> usize {
     let x = base_position(additive_samples, rate, base, i as f32);
     let k = x.floor();
     let key = k as usize + usize::from(x - k >= 0.5);
@@ -261,7 +270,7 @@ pub fn first_frame(clip: &RawClip) -> RawClip {
 
 /// Base local pose (float32) at every sample of an additive clip, `sample * bones + bone`, by
 /// ACL's nearest-key rule: what the compressor's search combines its candidates with.
-pub fn base_at_samples(additive: &RawClip, base: &RawClip) -> Vec<(Quat, Vec3A, Vec3A)> {
+pub(crate) fn base_at_samples(additive: &RawClip, base: &RawClip) -> Vec<(Quat, Vec3A, Vec3A)> {
     let (nb, n) = (additive.num_bones(), additive.num_samples);
     let mut out = Vec::with_capacity(nb * n);
     for s in 0..n {
@@ -311,7 +320,7 @@ pub fn combined_clip(additive: &RawClip, base: &AdditiveBase) -> Result<RawClip,
 }
 
 /// Checks that `base` fits `additive` (same bone count; samples when the additive has some).
-pub fn check_base(additive: &RawClip, base: &AdditiveBase) -> Result<(), AdditiveError> {
+pub(crate) fn check_base(additive: &RawClip, base: &AdditiveBase) -> Result<(), AdditiveError> {
     if base.base.num_bones() != additive.num_bones() {
         return Err(AdditiveError::BaseBones {
             base: base.base.num_bones(),
@@ -400,7 +409,7 @@ impl CombinedPoses {
 /// every error weighed by its own weight, as [`metric::measure_weighted`] does for a plain clip:
 /// per sample and per interval the largest weighed error over the bones, so a bone held to a
 /// tighter threshold of its own is judged against it exactly, wherever it sits.
-pub fn measure_combined_weighted(
+pub(crate) fn measure_combined_weighted(
     raw: &RawClip,
     base: &AdditiveBase,
     lossy: &RawClip,
@@ -489,7 +498,7 @@ pub fn measure_combined_weighted(
 /// weighed ones into `weighted`), which [`measure_combined_weighted`] started at the samples.
 /// Measuring a set at a time keeps one set of poses in memory however many points are measured.
 #[allow(clippy::too_many_arguments)]
-pub fn combined_between_into(
+pub(crate) fn combined_between_into(
     raw: &RawClip,
     base: &AdditiveBase,
     poses: &RawClip,

@@ -22,7 +22,7 @@ use crate::skeleton::NO_PARENT;
 use glam::{Quat, Vec3A, Vec4};
 
 /// The search aims this fraction under the target: it measures in float32, the final check in float64.
-pub const SEARCH_SAFETY: f32 = 0.99;
+pub(crate) const SEARCH_SAFETY: f32 = 0.99;
 /// Budget buckets of the dynamic program.
 const BUCKETS: usize = 48;
 /// Entries of a table over the buckets (0 to [`BUCKETS`] inclusive).
@@ -32,7 +32,7 @@ const INF: u32 = u32::MAX / 4;
 const MAX_BUDGET_MULTIPLIER: f32 = 8.0;
 
 /// The segment's decisions for every animated sub-track.
-pub struct SegmentChoice {
+pub(crate) struct SegmentChoice {
     /// 8-bit segment range inside the clip range: min x,y,z then extent x,y,z.
     pub ranges: Vec<[u8; 6]>,
     pub widths: Vec<[u32; 3]>,
@@ -218,7 +218,12 @@ struct DpTables {
 
 /// Searches one segment; `start` is the budget multiplier to try first (the previous segment's
 /// result is a good guess). Returns the choice and the multiplier it used.
-pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (SegmentChoice, f32) {
+pub(crate) fn search_segment(
+    p: &Prepared,
+    seg: usize,
+    target: f32,
+    start_m: f32,
+) -> (SegmentChoice, f32) {
     let (start, len) = p.segment_span(seg);
     let multi = p.num_segments > 1;
     let mut refs: Vec<(usize, usize)> = (start..start + len).map(|i| (i, i)).collect();
@@ -277,7 +282,7 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
 
 /// The last resort for one segment: every animated component that varies over the clip stored
 /// as raw float32, so the segment's error is float32 rounding alone.
-pub fn raw_segment(p: &Prepared, seg: usize) -> SegmentChoice {
+pub(crate) fn raw_segment(p: &Prepared, seg: usize) -> SegmentChoice {
     let (start, len) = p.segment_span(seg);
     let multi = p.num_segments > 1;
     SegmentChoice {
