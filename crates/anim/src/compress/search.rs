@@ -740,10 +740,13 @@ impl SegmentCtx<'_> {
             err,
             new_local: vec![p.fixed[0]; nr],
             order: Vec::with_capacity(nr),
+            order_stale: true,
         };
         for k in (0..p.tracks.len()).rev() {
             let t = &p.tracks[k];
             let moved = &subtree[t.bone];
+            // Another track moves other bones: its rows are ordered afresh.
+            st.order_stale = true;
             while choice[k] > 0 {
                 let w = self.levels[k][choice[k] - 1].widths;
                 if !self.trial(&mut st, moved, k, w, target) {
@@ -791,16 +794,21 @@ impl SegmentCtx<'_> {
         // (every track's last) usually fails on the first one measured. Each sample is decoded
         // when it is measured and the arcs are checked once every sample passed, so a failing
         // trial costs about one sample (half the trials fail; both checks must pass, so the
-        // order changes no verdict).
-        st.order.clear();
-        st.order.extend((0..nr).map(|r| {
-            let worst = moved
-                .iter()
-                .map(|&d| st.err[r * nb + d as usize])
-                .fold(0.0f32, f32::max);
-            (worst, r)
-        }));
-        st.order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        // order changes no verdict). The order depends on `st.err` and `moved` alone, so it is
+        // sorted again only after a trial that kept its change (a failing one leaves `st.err`
+        // as it was): on a failing trial the sort cost as much as the sample it measured.
+        if st.order_stale {
+            st.order.clear();
+            st.order.extend((0..nr).map(|r| {
+                let worst = moved
+                    .iter()
+                    .map(|&d| st.err[r * nb + d as usize])
+                    .fold(0.0f32, f32::max);
+                (worst, r)
+            }));
+            st.order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+            st.order_stale = false;
+        }
         for oi in 0..nr {
             let r = st.order[oi].1;
             let (i, j) = self.refs[r];
@@ -838,6 +846,7 @@ impl SegmentCtx<'_> {
         if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[k], |r| st.new_local[r].r) {
             return false;
         }
+        st.order_stale = true;
         for r in 0..nr {
             let row = r * nb;
             st.local[row + b] = st.new_local[r];
@@ -899,7 +908,10 @@ struct RefineState {
     tmp: Vec<Xf>,
     tmp_err: Vec<f32>,
     new_local: Vec<Xf>,
+    /// Rows in the order a trial measures them ([`SegmentCtx::trial`]), valid for `st.err` and
+    /// the current track's moved bones unless `order_stale`.
     order: Vec<(f32, usize)>,
+    order_stale: bool,
 }
 
 /// Sets the sub-track of `t` in a decoded local transform.
