@@ -678,8 +678,8 @@ impl SegmentCtx<'_> {
 
     /// Greedy refinement after the dynamic program: its additive chain bound is scaled up until
     /// the worst bone meets the target, which leaves slack on every other chain. Each track,
-    /// leaves first, is made coarser one level at a time, then one bit of one component at a
-    /// time, while the real error of every bone it moves (its subtree, at every sample of the
+    /// leaves first, is made coarser by levels, then each component by bits ([`Self::descend`]),
+    /// while the real error of every bone it moves (its subtree, at every sample of the
     /// segment) stays within `target`. Only the subtree is measured again, so a trial costs
     /// samples × subtree size. Returns the widths of every track.
     fn refine(&self, choice: &mut [usize], target: f32) -> Vec<[u32; 3]> {
@@ -747,30 +747,61 @@ impl SegmentCtx<'_> {
             let moved = &subtree[t.bone];
             // Another track moves other bones: its rows are ordered afresh.
             st.order_stale = true;
-            while choice[k] > 0 {
-                let w = self.levels[k][choice[k] - 1].widths;
-                if !self.trial(&mut st, moved, k, w, target) {
-                    break;
-                }
-                choice[k] -= 1;
-                cur[k] = w;
-            }
-            // Then one bit of one component at a time (the ladder moves all three together).
+            let levels = &self.levels[k];
+            choice[k] = self.descend(&mut st, moved, k, choice[k], |i| levels[i].widths, target);
+            cur[k] = levels[choice[k]].widths;
+            // Then each component alone (the ladder moves all three together).
             if cur[k].contains(&RAW_BITS) {
                 continue;
             }
             for c in 0..3 {
-                while cur[k][c] > 0 {
-                    let mut w = cur[k];
-                    w[c] -= 1;
-                    if !self.trial(&mut st, moved, k, w, target) {
-                        break;
-                    }
-                    cur[k] = w;
-                }
+                let at = cur[k];
+                let width = |v: usize| {
+                    let mut w = at;
+                    w[c] = v as u32;
+                    w
+                };
+                cur[k][c] = self.descend(&mut st, moved, k, at[c] as usize, width, target) as u32;
             }
         }
         cur
+    }
+
+    /// The coarsest position found for track `k` at or below `hi` (which passes), positions
+    /// ordered from coarse (0) to fine with widths `widths(i)`: tries `hi − 1` first (most
+    /// walks stop there: about three trials in four fail); when it passes, tries position 0,
+    /// then bisects between the last failure and the last pass. One step at a time, a
+    /// component that may lose 7 bits (a two-sample clip is exact at 1 bit) cost 7 passing
+    /// trials, each measuring every sample of the subtree; the bisection takes about three.
+    /// The result is never finer than where the one-step walk stops (that walk stops above the
+    /// highest failure below `hi`; the bisection ends just above a failure), and every pass is
+    /// kept in `st` as it is found, so `st` holds the returned position.
+    fn descend(
+        &self,
+        st: &mut RefineState,
+        moved: &[u32],
+        k: usize,
+        hi: usize,
+        widths: impl Fn(usize) -> [u32; 3],
+        target: f32,
+    ) -> usize {
+        if hi == 0 || !self.trial(st, moved, k, widths(hi - 1), target) {
+            return hi;
+        }
+        let mut hi = hi - 1;
+        if hi == 0 || self.trial(st, moved, k, widths(0), target) {
+            return 0;
+        }
+        let mut lo = 0;
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.trial(st, moved, k, widths(mid), target) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
     }
 
     /// Tries widths `w` for track `k`: decodes it, recomputes the object transforms of the
