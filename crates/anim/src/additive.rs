@@ -11,64 +11,16 @@
 //! - additive0: rot = base.rot·add.rot, trans = add.trans + base.trans, scale = add.scale ∘ base.scale;
 //! - additive1: as additive0 but scale = (1 + add.scale) ∘ base.scale (neutral scale 0).
 
-use super::clip::{ClipError, RawClip};
+// The additive layer a raw clip carries lives beside `RawClip` (which holds it); re-exported
+// here, where it has always been named.
+use super::clip::RawClip;
+pub use super::clip::{AdditiveBase, AdditiveError, AdditiveFormat};
 use super::metric::{self, DTransform, ErrorStats, MeasureError, local_f64};
-use glam::{DQuat, DVec3, Quat, Vec3, Vec3A};
-
-/// How an additive pose combines with its base (ACL's `additive_clip_format8`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum AdditiveFormat {
-    Relative,
-    Additive0,
-    Additive1,
-}
-
-impl AdditiveFormat {
-    /// The name ACL's clip files use (`additive_format = "..."`).
-    pub fn acl_name(self) -> &'static str {
-        match self {
-            Self::Relative => "relative",
-            Self::Additive0 => "additive0",
-            Self::Additive1 => "additive1",
-        }
-    }
-
-    pub fn from_acl_name(name: &str) -> Option<Self> {
-        match name {
-            "relative" => Some(Self::Relative),
-            "additive0" => Some(Self::Additive0),
-            "additive1" => Some(Self::Additive1),
-            _ => None,
-        }
-    }
-
-    /// The additive value that leaves the base unchanged, as (rotation, translation, scale).
-    pub fn identity(self) -> (Quat, Vec3, Vec3) {
-        let s = if self == Self::Additive1 {
-            Vec3::ZERO
-        } else {
-            Vec3::ONE
-        };
-        (Quat::IDENTITY, Vec3::ZERO, s)
-    }
-
-    /// The additive format `clipforge convert --additive-base` makes: additive1, the one ACL
-    /// added for Unreal Engine's additive animations (rotation and translation deltas in the
-    /// bone's parent space, scale as a ratio minus one).
-    pub const DEFAULT: Self = Self::Additive1;
-}
-
-/// The base an additive clip is applied to: a clip of the same skeleton (bones in the same
-/// order), with its own sample count and rate (ACL's `base_tracks`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct AdditiveBase {
-    pub format: AdditiveFormat,
-    pub base: RawClip,
-}
+use glam::{DQuat, DVec3, Quat, Vec3A};
 
 /// `add` applied to `base` in float64.
 #[inline]
-pub fn apply_f64(format: AdditiveFormat, base: &DTransform, add: &DTransform) -> DTransform {
+pub(crate) fn apply_f64(format: AdditiveFormat, base: &DTransform, add: &DTransform) -> DTransform {
     let rotation = (base.rotation * add.rotation).normalize();
     match format {
         AdditiveFormat::Relative => DTransform {
@@ -106,7 +58,11 @@ pub fn apply_f32(
 
 /// The additive `add` such that `apply_f64(format, base, add) == pose` (up to rounding); a zero
 /// base scale component gives a zero ratio rather than infinity.
-pub fn extract_f64(format: AdditiveFormat, base: &DTransform, pose: &DTransform) -> DTransform {
+pub(crate) fn extract_f64(
+    format: AdditiveFormat,
+    base: &DTransform,
+    pose: &DTransform,
+) -> DTransform {
     let inv = base.rotation.conjugate();
     let ratio = |a: DVec3, b: DVec3| {
         DVec3::new(
@@ -150,7 +106,12 @@ fn base_position(additive_samples: usize, rate: f32, base: &RawClip, pos: f32) -
 }
 
 /// Base sample used at additive sample `i` (ACL's rule: nearest key, clamped).
-pub fn base_sample_index(additive_samples: usize, rate: f32, base: &RawClip, i: usize) -> usize {
+pub(crate) fn base_sample_index(
+    additive_samples: usize,
+    rate: f32,
+    base: &RawClip,
+    i: usize,
+) -> usize {
     let x = base_position(additive_samples, rate, base, i as f32);
     let k = x.floor();
     let key = k as usize + usize::from(x - k >= 0.5);
@@ -182,26 +143,6 @@ pub fn same_rig(a: &super::skeleton::Skeleton, b: &super::skeleton::Skeleton) ->
         && a.names.len() == b.names.len()
         && (0..a.names.len())
             .all(|i| a.parents[i] == super::skeleton::NO_PARENT || a.names[i] == b.names[i])
-}
-
-/// Why an additive clip cannot be made, or its base does not fit it.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum AdditiveError {
-    #[error(
-        "the base '{base}' does not have the same bones as '{clip}' (same hierarchy, same bone \
-         names in the same order; only root names may differ)"
-    )]
-    DifferentRig { base: String, clip: String },
-    #[error("the base '{base}' has no samples")]
-    BaseHasNoSamples { base: String },
-    #[error("additive of '{clip}': {source}")]
-    Invalid { clip: String, source: ClipError },
-    #[error(transparent)]
-    Combined(ClipError),
-    #[error("additive base has {base} bones, the clip {clip}")]
-    BaseBones { base: usize, clip: usize },
-    #[error("additive base has no samples")]
-    BaseWithoutSamples,
 }
 
 /// Makes an additive clip: `clip` relative to `base` (same bone names in the same order; any
@@ -329,7 +270,7 @@ pub fn first_frame(clip: &RawClip) -> RawClip {
 
 /// Base local pose (float32) at every sample of an additive clip, `sample * bones + bone`, by
 /// ACL's nearest-key rule: what the compressor's search combines its candidates with.
-pub fn base_at_samples(additive: &RawClip, base: &RawClip) -> Vec<(Quat, Vec3A, Vec3A)> {
+pub(crate) fn base_at_samples(additive: &RawClip, base: &RawClip) -> Vec<(Quat, Vec3A, Vec3A)> {
     let (nb, n) = (additive.num_bones(), additive.num_samples);
     let mut out = Vec::with_capacity(nb * n);
     for s in 0..n {
@@ -379,7 +320,7 @@ pub fn combined_clip(additive: &RawClip, base: &AdditiveBase) -> Result<RawClip,
 }
 
 /// Checks that `base` fits `additive` (same bone count; samples when the additive has some).
-pub fn check_base(additive: &RawClip, base: &AdditiveBase) -> Result<(), AdditiveError> {
+pub(crate) fn check_base(additive: &RawClip, base: &AdditiveBase) -> Result<(), AdditiveError> {
     if base.base.num_bones() != additive.num_bones() {
         return Err(AdditiveError::BaseBones {
             base: base.base.num_bones(),
@@ -468,7 +409,7 @@ impl CombinedPoses {
 /// every error weighed by its own weight, as [`metric::measure_weighted`] does for a plain clip:
 /// per sample and per interval the largest weighed error over the bones, so a bone held to a
 /// tighter threshold of its own is judged against it exactly, wherever it sits.
-pub fn measure_combined_weighted(
+pub(crate) fn measure_combined_weighted(
     raw: &RawClip,
     base: &AdditiveBase,
     lossy: &RawClip,
@@ -557,7 +498,7 @@ pub fn measure_combined_weighted(
 /// weighed ones into `weighted`), which [`measure_combined_weighted`] started at the samples.
 /// Measuring a set at a time keeps one set of poses in memory however many points are measured.
 #[allow(clippy::too_many_arguments)]
-pub fn combined_between_into(
+pub(crate) fn combined_between_into(
     raw: &RawClip,
     base: &AdditiveBase,
     poses: &RawClip,
@@ -655,6 +596,7 @@ pub fn multi_base_blends(additive_samples: usize, rate: f32, base: &RawClip, s: 
 mod tests {
     use super::*;
     use crate::generate::{GenerateOptions, generate};
+    use glam::Vec3;
 
     #[test]
     fn extract_then_apply_gives_the_pose_back_in_every_format() {

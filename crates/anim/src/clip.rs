@@ -1,5 +1,7 @@
 //! Raw (uncompressed) clip: every sample of every bone, stored structure-of-arrays and track-major
-//! (`bone * num_samples + sample`), which is the order the compressor walks.
+//! (`bone * num_samples + sample`), which is the order the compressor walks; and the additive
+//! layer a clip may carry (its format and base, and why a base does not fit), which
+//! [`super::additive`] applies and measures.
 
 use super::skeleton::Skeleton;
 use glam::{Quat, Vec3};
@@ -17,7 +19,7 @@ pub struct RawClip {
     pub scales: Vec<Vec3>,
     /// Set when the samples are an additive layer: its format and the base it is applied to
     /// (the error that matters is then measured on the combined pose, [`super::additive`]).
-    pub additive: Option<Box<super::additive::AdditiveBase>>,
+    pub additive: Option<Box<AdditiveBase>>,
 }
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -40,7 +42,78 @@ pub enum ClipError {
     ZeroRotation { bone: String, sample: usize },
 }
 
+/// Why an additive clip cannot be made, or its base does not fit it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AdditiveError {
+    #[error(
+        "the base '{base}' does not have the same bones as '{clip}' (same hierarchy, same bone \
+         names in the same order; only root names may differ)"
+    )]
+    DifferentRig { base: String, clip: String },
+    #[error("the base '{base}' has no samples")]
+    BaseHasNoSamples { base: String },
+    #[error("additive of '{clip}': {source}")]
+    Invalid { clip: String, source: ClipError },
+    #[error(transparent)]
+    Combined(ClipError),
+    #[error("additive base has {base} bones, the clip {clip}")]
+    BaseBones { base: usize, clip: usize },
+    #[error("additive base has no samples")]
+    BaseWithoutSamples,
+}
+
 pub use super::limits::MAX_COMPONENT_MAGNITUDE;
+
+/// How an additive pose combines with its base (ACL's `additive_clip_format8`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum AdditiveFormat {
+    Relative,
+    Additive0,
+    Additive1,
+}
+
+impl AdditiveFormat {
+    /// The name ACL's clip files use (`additive_format = "..."`).
+    pub fn acl_name(self) -> &'static str {
+        match self {
+            Self::Relative => "relative",
+            Self::Additive0 => "additive0",
+            Self::Additive1 => "additive1",
+        }
+    }
+
+    pub fn from_acl_name(name: &str) -> Option<Self> {
+        match name {
+            "relative" => Some(Self::Relative),
+            "additive0" => Some(Self::Additive0),
+            "additive1" => Some(Self::Additive1),
+            _ => None,
+        }
+    }
+
+    /// The additive value that leaves the base unchanged, as (rotation, translation, scale).
+    pub fn identity(self) -> (Quat, Vec3, Vec3) {
+        let s = if self == Self::Additive1 {
+            Vec3::ZERO
+        } else {
+            Vec3::ONE
+        };
+        (Quat::IDENTITY, Vec3::ZERO, s)
+    }
+
+    /// The additive format `clipforge convert --additive-base` makes: additive1, the one ACL
+    /// added for Unreal Engine's additive animations (rotation and translation deltas in the
+    /// bone's parent space, scale as a ratio minus one).
+    pub const DEFAULT: Self = Self::Additive1;
+}
+
+/// The base an additive clip is applied to: a clip of the same skeleton (bones in the same
+/// order), with its own sample count and rate (ACL's `base_tracks`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdditiveBase {
+    pub format: AdditiveFormat,
+    pub base: RawClip,
+}
 
 impl RawClip {
     /// Builds a clip, normalizing rotations and checking every value.

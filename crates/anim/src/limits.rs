@@ -31,7 +31,7 @@ pub fn set_max_memory_bytes(bytes: u64) {
 
 /// A quarter of physical memory (batches compress clips in parallel, one per core), at least
 /// 256 MiB; 2 GiB where physical memory cannot be read.
-pub fn default_max_memory_bytes() -> u64 {
+pub(crate) fn default_max_memory_bytes() -> u64 {
     (physical_memory_bytes().unwrap_or(8 << 30) / 4).max(256 << 20)
 }
 
@@ -59,12 +59,12 @@ fn physical_memory_bytes() -> Option<u64> {
 /// 6 MB of a one-bone clip, divided by bones × samples): 321 B for a glTF of 10 animated bones ×
 /// 20,000 samples (keys resampled, so no text to hold), 319 B for `cmu-assimp/01_03.bvh` and
 /// 311 B for `indian_04.bvh` (their text and parse included). 512 leaves a margin of 1.6×.
-pub const COMPRESS_BYTES_PER_BONE_SAMPLE: u64 = 512;
+pub(crate) const COMPRESS_BYTES_PER_BONE_SAMPLE: u64 = 512;
 /// Bytes per sample whatever the bone count (per-sample error tables, segment targets): a clip
 /// with no bones and two billion samples must not get through as "free".
-pub const COMPRESS_BYTES_PER_SAMPLE: u64 = 64;
+pub(crate) const COMPRESS_BYTES_PER_SAMPLE: u64 = 64;
 /// Fixed bytes per bone (skeleton, names, per-bone tables).
-pub const BYTES_PER_BONE: u64 = 256;
+pub(crate) const BYTES_PER_BONE: u64 = 256;
 
 /// Memory an import plus compression of a clip of `bones` × `samples` needs, estimated from the
 /// declared sizes before anything is allocated (saturating: absurd sizes give `u64::MAX`).
@@ -78,14 +78,14 @@ pub fn clip_memory_estimate(bones: usize, samples: usize) -> u64 {
 
 /// Every input gets at least this much memory, whatever its size (the smallest real files,
 /// e.g. an `.acl.sjson` whose tracks are all at the bind pose, declare many samples in few bytes).
-pub const INPUT_ALLOWANCE_FLOOR: u64 = 128 << 20;
+pub(crate) const INPUT_ALLOWANCE_FLOOR: u64 = 128 << 20;
 /// Beyond the floor, an input may use this many estimated bytes of memory per byte of input
 /// (the real clips need at most ~20: sjson and BVH store every sample as text; the glTF ones are
 /// small enough for the floor), so a 1 MB file never gets more than 256 MiB of estimate whatever
 /// `--max-memory` says. Measured at that limit (a 1 MB glTF of 40 animated bones × 22,001
 /// samples): 281 MB peak RSS and 1.3 s; the slowest shape found (an 880-bone chain, every bone
 /// animated, 1,000 samples, at twice that limit) took 5.4 s, so ~2.7 s at this one.
-pub const INPUT_ALLOWANCE_PER_BYTE: u64 = 256;
+pub(crate) const INPUT_ALLOWANCE_PER_BYTE: u64 = 256;
 
 /// The memory budget of one input file of `input_len` bytes (its buffers included):
 /// `min(max_memory_bytes(), max(INPUT_ALLOWANCE_FLOOR, INPUT_ALLOWANCE_PER_BYTE × input_len))`.
@@ -138,7 +138,7 @@ pub struct OverBudget {
 }
 
 /// The message of an [`OverBudget`] refusal.
-pub fn over_budget_message(what: &str, needed: u64, budget: u64) -> String {
+pub(crate) fn over_budget_message(what: &str, needed: u64, budget: u64) -> String {
     OverBudget {
         what: what.to_string(),
         needed,

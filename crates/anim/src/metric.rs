@@ -41,7 +41,7 @@ pub enum MeasureError {
     TablesNotStarted,
     /// An additive clip's base does not fit it.
     #[error(transparent)]
-    Base(#[from] crate::additive::AdditiveError),
+    Base(#[from] super::clip::AdditiveError),
 }
 use serde::{Deserialize, Serialize};
 
@@ -92,7 +92,7 @@ pub(crate) fn local_f64(clip: &RawClip, bone: usize, sample: usize) -> DTransfor
 /// Blends two local transforms the way the runtime does: lerp for translation and scale,
 /// nlerp on the shorter arc for the rotation.
 #[inline]
-pub fn blend_local(a: &DTransform, b: &DTransform, alpha: f64) -> DTransform {
+pub(crate) fn blend_local(a: &DTransform, b: &DTransform, alpha: f64) -> DTransform {
     let (qa, qb) = (a.rotation, b.rotation);
     let qb = if qa.dot(qb) < 0.0 { -qb } else { qb };
     let v = glam::DVec4::from(qa)
@@ -139,23 +139,6 @@ pub fn object_space_f64(clip: &RawClip) -> Vec<DTransform> {
     let mut out = Vec::with_capacity(nb * clip.num_samples);
     for s in 0..clip.num_samples {
         push_object_pose(clip, |b| local_f64(clip, b, s), &mut out);
-    }
-    out
-}
-
-/// Object-space transforms at `alpha` between every pair of consecutive samples (`num_samples −
-/// 1` poses, `interval * bones + bone`), the local transforms blended in float64 as the runtime
-/// blends them.
-pub fn object_space_f64_between(clip: &RawClip, alpha: f64) -> Vec<DTransform> {
-    let nb = clip.num_bones();
-    let intervals = clip.num_samples.saturating_sub(1);
-    let mut out = Vec::with_capacity(nb * intervals);
-    for s in 0..intervals {
-        push_object_pose(
-            clip,
-            |b| blend_local(&local_f64(clip, b, s), &local_f64(clip, b, s + 1), alpha),
-            &mut out,
-        );
     }
     out
 }
@@ -255,7 +238,7 @@ pub fn measure_with_between(
 /// [`measure_with_between`], and with `weights` the same figures with every error of bone `b`
 /// multiplied by `weights[b]` (errors on the scale of one common threshold when each bone has
 /// its own: the weight is that threshold over the bone's), measured in the same pass.
-pub fn measure_weighted(
+pub(crate) fn measure_weighted(
     raw: &RawClip,
     lossy: &RawClip,
     between: &[Between],

@@ -70,7 +70,7 @@ pub fn vertex_error(raw: &Xf, lossy: &Xf, offset: Vec3A, shell: f32) -> f32 {
 /// The raw side of [`vertex_error`]: the three virtual vertices of `raw` relative to its
 /// translation, for measuring many lossy transforms against the same raw one.
 #[inline(always)]
-pub fn raw_vertices(raw: &Xf, shell: f32) -> [Vec3A; 3] {
+pub(crate) fn raw_vertices(raw: &Xf, shell: f32) -> [Vec3A; 3] {
     let at = |axis: Vec3A| raw.r * (axis * shell * raw.s);
     [at(Vec3A::X), at(Vec3A::Y), at(Vec3A::Z)]
 }
@@ -78,7 +78,7 @@ pub fn raw_vertices(raw: &Xf, shell: f32) -> [Vec3A; 3] {
 /// [`vertex_error`] against a raw transform given by its translation and [`raw_vertices`]:
 /// the same figure, bit for bit, at half the rotations.
 #[inline(always)]
-pub fn vertex_error_to(
+pub(crate) fn vertex_error_to(
     raw_t: Vec3A,
     raw_v: &[Vec3A; 3],
     lossy: &Xf,
@@ -98,14 +98,14 @@ pub fn vertex_error_to(
 /// Upper bound of the displacement of a point at distance 1 rotated by `a` instead of `b`:
 /// 2·sin(θ/2) ≤ 2·|a − b| (sign-aligned chord), computed without float32 cancellation.
 #[inline(always)]
-pub fn rotation_lever(a: Quat, b: Quat) -> f32 {
+pub(crate) fn rotation_lever(a: Quat, b: Quat) -> f32 {
     let (va, vb) = (Vec4::from(a), Vec4::from(b));
     let d = if va.dot(vb) < 0.0 { va + vb } else { va - vb };
     2.0 * d.length()
 }
 
 /// A base local pose of one bone at one sample: (rotation, translation, scale).
-pub type BaseLocal = (Quat, Vec3A, Vec3A);
+pub(crate) type BaseLocal = (Quat, Vec3A, Vec3A);
 
 /// One animated sub-track: the values the encoder quantizes (three kept quaternion components
 /// for rotations), per stored sample, and its clip range.
@@ -193,7 +193,7 @@ pub struct Prepared<'a> {
 
 /// Up to this mean number of ancestors per bone, dominant shells are measured exactly; real
 /// skeletons have 5–15 (the deepest real clip here: under 30).
-pub const EXACT_MEAN_DEPTH: usize = 64;
+pub(crate) const EXACT_MEAN_DEPTH: usize = 64;
 /// The chain guard demotes one sub-track per pass over the bones; past this many bone visits
 /// (far above what any real clip needs) it finishes with one linear pass instead.
 const CHAIN_GUARD_WORK: usize = 20_000_000;
@@ -220,7 +220,7 @@ impl Prepared<'_> {
         quant::segment_span(seg, self.num_segments, self.num_stored, self.segment_size)
     }
 
-    pub fn count_kind(&self, kind: u8) -> u32 {
+    pub(crate) fn count_kind(&self, kind: u8) -> u32 {
         self.kinds.iter().flatten().filter(|&&k| k == kind).count() as u32
     }
 
@@ -244,7 +244,7 @@ impl Prepared<'_> {
     /// Raw translation of root `root` at `sample` in the combined space (what a root's decoded
     /// translation is compared with: roots keep their translation out of the object transforms).
     #[inline(always)]
-    pub fn raw_root_translation(&self, root: usize, sample: usize) -> Vec3A {
+    pub(crate) fn raw_root_translation(&self, root: usize, sample: usize) -> Vec3A {
         let raw = Vec3A::from(self.clip.translations[self.clip.index(root, sample)]);
         if self.base.is_none() {
             return raw;
@@ -254,7 +254,7 @@ impl Prepared<'_> {
 
     /// Raw local transform of `bone` at `sample`.
     #[inline(always)]
-    pub fn raw_local(&self, bone: usize, sample: usize) -> Xf {
+    pub(crate) fn raw_local(&self, bone: usize, sample: usize) -> Xf {
         let i = self.clip.index(bone, sample);
         Xf {
             r: self.clip.rotations[i],
@@ -273,7 +273,7 @@ impl Prepared<'_> {
     /// 2·10⁸ steps per sample) get a bound computed children first in one pass instead:
     /// `d[a] = max(reach[a], max over children c of |t_c − t_a| + d[c])`, never below the exact
     /// value by the triangle inequality (an over-estimate only costs bits).
-    pub fn dominant_shells(&self, samples: impl Iterator<Item = usize>) -> Vec<f32> {
+    pub(crate) fn dominant_shells(&self, samples: impl Iterator<Item = usize>) -> Vec<f32> {
         let nb = self.num_bones;
         let mut d = vec![0.0f32; nb];
         if !self.exact_dominant_shells {
@@ -346,7 +346,7 @@ pub fn prepare<'a>(
 /// `exact_rotations` every animated rotation keeps all four components in every segment (the
 /// last resort: nothing is rebuilt). `references`, per bone (or empty), the rotation each
 /// animated rotation is stored relative to ([`Track::reference`]).
-pub fn prepare_with<'a>(
+pub(crate) fn prepare_with<'a>(
     clip: &'a RawClip,
     shells: &[f32],
     weights: Vec<f32>,
@@ -509,14 +509,51 @@ fn bbox_mid(vals: &[glam::Vec3]) -> Vec3A {
     (lo + hi) * 0.5
 }
 
+/// The first decisions of [`classify`], per bone: each sub-track's kind is in `p.kinds`; these
+/// are what the later steps need beside it.
+struct FixedChoice {
+    /// Per sub-track: its error bound when fixed (the global target's scale).
+    sub_err: Vec<[f32; 3]>,
+    /// Per bone: the decoded value of its fixed sub-tracks (bind pose where default).
+    fixed: Vec<Xf>,
+    /// Per bone: the kept components and the dropped component of its constant rotation.
+    const_rot: Vec<([f32; 3], u8)>,
+}
+
 fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
     let nb = p.num_bones;
-    let n = p.num_samples;
     // Levers weighed by the bones each sub-track moves ([`Prepared::dominant_shells`],
     // [`Prepared::chain_weights`]): every error bound below is on the global target's scale.
-    let dom = p.dominant_shells(0..n);
+    let dom = p.dominant_shells(0..p.num_samples);
     let allowed = CONSTANT_SHARE * target;
-    // Per sub-track: (kind, error bound, dropped component) before the chain guard.
+    let mut c = choose_fixed(p, &dom, allowed);
+    // The float32 constants, for the chain guard to fall back on.
+    let (fixed32, err32) = (c.fixed.clone(), c.sub_err.clone());
+    let (qvals, qbox) = quantize_constants(p, &dom, allowed, &mut c);
+    chain_guard(p, &mut c.sub_err, &err32, target);
+    // A 16-bit constant the guard sent back to float32 decodes to its float32 value.
+    for b in 0..nb {
+        if p.kinds[b][0] == KIND_CONSTANT {
+            c.fixed[b].r = fixed32[b].r;
+        }
+        if p.kinds[b][1] == KIND_CONSTANT {
+            c.fixed[b].t = fixed32[b].t;
+        }
+    }
+    // The box is stored only when a 16-bit translation survived the chain guard (the reader
+    // expects it exactly then).
+    if (0..nb).any(|b| p.kinds[b][1] == KIND_CONSTANT_Q) {
+        p.qbox = qbox;
+    }
+    store_tracks(p, &dom, target, exact_rotations, &c, &qvals);
+    p.fixed = c.fixed;
+}
+
+/// Each sub-track default, constant (float32) or animated: the first of default and constant
+/// whose error bound fits `allowed`.
+fn choose_fixed(p: &mut Prepared, dom: &[f32], allowed: f32) -> FixedChoice {
+    let nb = p.num_bones;
+    let n = p.num_samples;
     let mut sub_err = vec![[0.0f32; 3]; nb];
     let mut fixed = Vec::with_capacity(nb);
     let mut const_rot = vec![([0.0f32; 3], 3u8); nb];
@@ -597,9 +634,26 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
         }
         fixed.push(x);
     }
-    // The float32 constants, for the chain guard to fall back on.
-    let (fixed32, err32) = (fixed.clone(), sub_err.clone());
-    // 16-bit constants where they are precise enough (half the size of float32 ones).
+    FixedChoice {
+        sub_err,
+        fixed,
+        const_rot,
+    }
+}
+
+/// 16-bit constants (rotations, and translations in the box of every constant translation)
+/// where they are precise enough: half the size of float32 ones. Returns each bone's 16-bit
+/// values (rotation, translation) and the box.
+#[allow(clippy::type_complexity)]
+fn quantize_constants(
+    p: &mut Prepared,
+    dom: &[f32],
+    allowed: f32,
+    choice: &mut FixedChoice,
+) -> (Vec<[[u16; 3]; 2]>, Option<([f32; 3], [f32; 3])>) {
+    let nb = p.num_bones;
+    let n = p.num_samples;
+    let (sub_err, fixed) = (&mut choice.sub_err, &mut choice.fixed);
     let mut qvals = vec![[[0u16; 3]; 2]; nb];
     let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
     for b in (0..nb).filter(|&b| p.kinds[b][1] == KIND_CONSTANT) {
@@ -613,7 +667,7 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
         let (_, trans, _) = p.clip.track(b);
         let rots = &p.rotations[b * n..(b + 1) * n];
         if p.kinds[b][0] == KIND_CONSTANT {
-            let (kept, dropped) = const_rot[b];
+            let (kept, dropped) = choice.const_rot[b];
             let q = kept.map(|v| q16_encode(v, -QROT_RANGE, 2.0 * QROT_RANGE));
             let dec = rebuild_rotation(
                 q.map(|v| q16_decode(v, -QROT_RANGE, 2.0 * QROT_RANGE)),
@@ -649,12 +703,18 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
             }
         }
     }
-    // Chain guard: fixed errors add up along a chain; demote the largest until every chain fits.
+    (qvals, qbox)
+}
+
+/// Chain guard: fixed errors add up along a chain; demote the largest until every chain fits
+/// [`FIXED_CHAIN_SHARE`] of `target`. Sets `p.fixed_err`.
+fn chain_guard(p: &mut Prepared, sub_err: &mut [[f32; 3]], err32: &[[f32; 3]], target: f32) {
+    let nb = p.num_bones;
     let mut work = 0usize;
     loop {
         work += nb;
         if work > CHAIN_GUARD_WORK {
-            chain_guard_linear(p, &mut sub_err, &err32, FIXED_CHAIN_SHARE * target);
+            chain_guard_linear(p, sub_err, err32, FIXED_CHAIN_SHARE * target);
             break;
         }
         let mut chain = vec![0.0f32; nb];
@@ -697,127 +757,130 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
                 q => a = q as usize,
             }
         }
-        demote(p, &mut sub_err, &err32, best.1, best.2);
+        demote(p, sub_err, err32, best.1, best.2);
     }
-    // A 16-bit constant the guard sent back to float32 decodes to its float32 value.
-    for b in 0..nb {
-        if p.kinds[b][0] == KIND_CONSTANT {
-            fixed[b].r = fixed32[b].r;
-        }
-        if p.kinds[b][1] == KIND_CONSTANT {
-            fixed[b].t = fixed32[b].t;
-        }
-    }
-    // The box is stored only when a 16-bit translation survived the chain guard (the reader
-    // expects it exactly then).
-    if (0..nb).any(|b| p.kinds[b][1] == KIND_CONSTANT_Q) {
-        p.qbox = qbox;
-    }
-    // Constants in encoding order, dropped components, animated tracks.
-    for b in 0..nb {
-        let (_, trans, scales) = p.clip.track(b);
-        let rots = &p.rotations[b * n..(b + 1) * n];
+}
+
+/// Constants in encoding order, dropped components, and the animated tracks.
+fn store_tracks(
+    p: &mut Prepared,
+    dom: &[f32],
+    target: f32,
+    exact_rotations: bool,
+    c: &FixedChoice,
+    qvals: &[[[u16; 3]; 2]],
+) {
+    for b in 0..p.num_bones {
         for k in 0..3 {
             match p.kinds[b][k] {
                 KIND_CONSTANT => {
                     let v = match k {
                         0 => {
-                            p.dropped[b] = const_rot[b].1;
-                            const_rot[b].0
+                            p.dropped[b] = c.const_rot[b].1;
+                            c.const_rot[b].0
                         }
-                        1 => fixed[b].t.to_array(),
-                        _ => fixed[b].s.to_array(),
+                        1 => c.fixed[b].t.to_array(),
+                        _ => c.fixed[b].s.to_array(),
                     };
                     p.constants.push(v);
                 }
                 KIND_CONSTANT_Q => {
                     if k == 0 {
-                        p.dropped[b] = const_rot[b].1;
+                        p.dropped[b] = c.const_rot[b].1;
                     }
                     p.qconstants.push(qvals[b][k]);
                 }
                 KIND_ANIMATED => {
-                    let ns = p.num_stored;
-                    // The reference as the runtime decodes it, and the rotations relative to it.
-                    let reference = if k == 0 {
-                        p.references.get(b).copied().flatten().and_then(|r| {
-                            let stored = reference_encode3(r);
-                            reference_decode3(stored).map(|d| (d, stored))
-                        })
+                    // Rebuilding may cost a share of the budget at the bone's lever.
+                    let rebuild_err = if exact_rotations {
+                        0.0
                     } else {
-                        None
+                        REBUILD_SHARE * target / dom[b].max(1e-6)
                     };
-                    let relative: Vec<Quat>;
-                    let rots = match reference {
-                        Some((r, _)) => {
-                            let inv = r.conjugate();
-                            relative = rots.iter().map(|&q| (inv * q).normalize()).collect();
-                            &relative[..]
-                        }
-                        None => rots,
-                    };
-                    let mut seg_dropped = vec![3u8; p.num_segments];
-                    let mut per_segment = false;
-                    let mut w = Vec::new();
-                    let values: Vec<[f32; 3]> = match k {
-                        0 => {
-                            // Rebuilding may cost a share of the budget at the bone's lever.
-                            let max_err = if exact_rotations {
-                                0.0
-                            } else {
-                                REBUILD_SHARE * target / dom[b].max(1e-6)
-                            };
-                            let (dropped, vals) = rotation_track_values(
-                                p,
-                                &rots[..ns],
-                                &mut seg_dropped,
-                                max_err,
-                                &mut w,
-                            );
-                            per_segment = dropped == DROPPED_PER_SEGMENT;
-                            p.dropped[b] = dropped;
-                            vals
-                        }
-                        1 => trans[..ns].iter().map(|v| v.to_array()).collect(),
-                        _ => scales[..ns].iter().map(|v| v.to_array()).collect(),
-                    };
-                    let mut lo = [f32::MAX; 3];
-                    let mut hi = [f32::MIN; 3];
-                    for v in &values {
-                        for c in 0..3 {
-                            lo[c] = lo[c].min(v[c]);
-                            hi[c] = hi[c].max(v[c]);
-                        }
+                    let (track, dropped) = animated_track(p, b, k, rebuild_err);
+                    if let Some(d) = dropped {
+                        p.dropped[b] = d;
                     }
-                    let mut ext = std::array::from_fn(|c| (hi[c] - lo[c]).max(0.0));
-                    let mut rot_range_q = [0u16; 6];
-                    if k == 0 {
-                        // Stored in 16 bits (format version 3): quantize with the decoded range.
-                        for c in 0..3 {
-                            let (mq, eq) = rot_range_encode(lo[c], hi[c]);
-                            (lo[c], ext[c]) = rot_range_decode(mq, eq);
-                            rot_range_q[c] = mq;
-                            rot_range_q[3 + c] = eq;
-                        }
-                    }
-                    p.tracks.push(Track {
-                        bone: b,
-                        kind: k,
-                        values,
-                        dropped: seg_dropped,
-                        per_segment_dropped: per_segment,
-                        w,
-                        clip_min: lo,
-                        clip_ext: ext,
-                        rot_range_q,
-                        reference,
-                    });
+                    p.tracks.push(track);
                 }
                 _ => {}
             }
         }
     }
-    p.fixed = fixed;
+}
+
+/// Animated sub-track `k` of bone `b`: its stored values and clip range, and for a rotation the
+/// dropped component (rebuilding it may cost `rebuild_err` at distance 1).
+fn animated_track(p: &Prepared, b: usize, k: usize, rebuild_err: f32) -> (Track, Option<u8>) {
+    let n = p.num_samples;
+    let (_, trans, scales) = p.clip.track(b);
+    let rots = &p.rotations[b * n..(b + 1) * n];
+    let ns = p.num_stored;
+    // The reference as the runtime decodes it, and the rotations relative to it.
+    let reference = if k == 0 {
+        p.references.get(b).copied().flatten().and_then(|r| {
+            let stored = reference_encode3(r);
+            reference_decode3(stored).map(|d| (d, stored))
+        })
+    } else {
+        None
+    };
+    let relative: Vec<Quat>;
+    let rots = match reference {
+        Some((r, _)) => {
+            let inv = r.conjugate();
+            relative = rots.iter().map(|&q| (inv * q).normalize()).collect();
+            &relative[..]
+        }
+        None => rots,
+    };
+    let mut seg_dropped = vec![3u8; p.num_segments];
+    let mut per_segment = false;
+    let mut w = Vec::new();
+    let mut track_dropped = None;
+    let values: Vec<[f32; 3]> = match k {
+        0 => {
+            let (dropped, vals) =
+                rotation_track_values(p, &rots[..ns], &mut seg_dropped, rebuild_err, &mut w);
+            per_segment = dropped == DROPPED_PER_SEGMENT;
+            track_dropped = Some(dropped);
+            vals
+        }
+        1 => trans[..ns].iter().map(|v| v.to_array()).collect(),
+        _ => scales[..ns].iter().map(|v| v.to_array()).collect(),
+    };
+    let mut lo = [f32::MAX; 3];
+    let mut hi = [f32::MIN; 3];
+    for v in &values {
+        for c in 0..3 {
+            lo[c] = lo[c].min(v[c]);
+            hi[c] = hi[c].max(v[c]);
+        }
+    }
+    let mut ext = std::array::from_fn(|c| (hi[c] - lo[c]).max(0.0));
+    let mut rot_range_q = [0u16; 6];
+    if k == 0 {
+        // Stored in 16 bits (format version 3): quantize with the decoded range.
+        for c in 0..3 {
+            let (mq, eq) = rot_range_encode(lo[c], hi[c]);
+            (lo[c], ext[c]) = rot_range_decode(mq, eq);
+            rot_range_q[c] = mq;
+            rot_range_q[3 + c] = eq;
+        }
+    }
+    let track = Track {
+        bone: b,
+        kind: k,
+        values,
+        dropped: seg_dropped,
+        per_segment_dropped: per_segment,
+        w,
+        clip_min: lo,
+        clip_ext: ext,
+        rot_range_q,
+        reference,
+    };
+    (track, track_dropped)
 }
 
 /// One step of the chain guard for fixed sub-track `k` of bone `b`: a 16-bit constant falls

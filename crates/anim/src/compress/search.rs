@@ -22,7 +22,7 @@ use crate::skeleton::NO_PARENT;
 use glam::{Quat, Vec3A, Vec4};
 
 /// The search aims this fraction under the target: it measures in float32, the final check in float64.
-pub const SEARCH_SAFETY: f32 = 0.99;
+pub(crate) const SEARCH_SAFETY: f32 = 0.99;
 /// Budget buckets of the dynamic program.
 const BUCKETS: usize = 48;
 /// Entries of a table over the buckets (0 to [`BUCKETS`] inclusive).
@@ -32,7 +32,7 @@ const INF: u32 = u32::MAX / 4;
 const MAX_BUDGET_MULTIPLIER: f32 = 8.0;
 
 /// The segment's decisions for every animated sub-track.
-pub struct SegmentChoice {
+pub(crate) struct SegmentChoice {
     /// 8-bit segment range inside the clip range: min x,y,z then extent x,y,z.
     pub ranges: Vec<[u8; 6]>,
     pub widths: Vec<[u32; 3]>,
@@ -218,7 +218,12 @@ struct DpTables {
 
 /// Searches one segment; `start` is the budget multiplier to try first (the previous segment's
 /// result is a good guess). Returns the choice and the multiplier it used.
-pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (SegmentChoice, f32) {
+pub(crate) fn search_segment(
+    p: &Prepared,
+    seg: usize,
+    target: f32,
+    start_m: f32,
+) -> (SegmentChoice, f32) {
     let (start, len) = p.segment_span(seg);
     let multi = p.num_segments > 1;
     let mut refs: Vec<(usize, usize)> = (start..start + len).map(|i| (i, i)).collect();
@@ -277,7 +282,7 @@ pub fn search_segment(p: &Prepared, seg: usize, target: f32, start_m: f32) -> (S
 
 /// The last resort for one segment: every animated component that varies over the clip stored
 /// as raw float32, so the segment's error is float32 rounding alone.
-pub fn raw_segment(p: &Prepared, seg: usize) -> SegmentChoice {
+pub(crate) fn raw_segment(p: &Prepared, seg: usize) -> SegmentChoice {
     let (start, len) = p.segment_span(seg);
     let multi = p.num_segments > 1;
     SegmentChoice {
@@ -456,9 +461,14 @@ impl SegmentCtx<'_> {
                 let mut next = [INF; K1];
                 let split = &mut dp.split[k];
                 *split = [0; K1];
-                for j in 0..K1 {
-                    for &(i, cost) in dp.steps.iter().take_while(|x| x.0 <= j) {
-                        let c = cur[j - i].saturating_add(cost);
+                // Steps outside, buckets inside: each bucket still sees the steps in increasing
+                // order, so the first split reaching its minimum is kept, as with buckets
+                // outside; the inner loop is then a plain pass over the table (the loops the
+                // other way round were a third of a two-sample clip's time). No overflow: table
+                // values are at most INF = u32::MAX / 4 and step costs below it.
+                for &(i, cost) in &dp.steps {
+                    for j in i..K1 {
+                        let c = cur[j - i] + cost;
                         if c < next[j] {
                             next[j] = c;
                             split[j] = i as u8;
@@ -486,9 +496,10 @@ impl SegmentCtx<'_> {
                 }
             } else if let Some(h) = &h {
                 steps(g.iter().copied(), &mut dp.steps);
-                for r in 0..K1 {
-                    for &(j, cost) in dp.steps.iter().take_while(|x| x.0 <= r) {
-                        let c = cost.saturating_add(h[r - j]);
+                // Steps outside, as in the bone's own table above (same minima and splits).
+                for &(j, cost) in &dp.steps {
+                    for r in j..K1 {
+                        let c = cost + h[r - j];
                         if c < f[r] {
                             f[r] = c;
                             arg[r] = j as u8;
@@ -673,8 +684,8 @@ impl SegmentCtx<'_> {
 
     /// Greedy refinement after the dynamic program: its additive chain bound is scaled up until
     /// the worst bone meets the target, which leaves slack on every other chain. Each track,
-    /// leaves first, is made coarser one level at a time, then one bit of one component at a
-    /// time, while the real error of every bone it moves (its subtree, at every sample of the
+    /// leaves first, is made coarser by levels, then each component by bits ([`Self::descend`]),
+    /// while the real error of every bone it moves (its subtree, at every sample of the
     /// segment) stays within `target`. Only the subtree is measured again, so a trial costs
     /// samples × subtree size. Returns the widths of every track.
     fn refine(&self, choice: &mut [usize], target: f32) -> Vec<[u32; 3]> {
@@ -735,34 +746,68 @@ impl SegmentCtx<'_> {
             err,
             new_local: vec![p.fixed[0]; nr],
             order: Vec::with_capacity(nr),
+            order_stale: true,
         };
         for k in (0..p.tracks.len()).rev() {
             let t = &p.tracks[k];
             let moved = &subtree[t.bone];
-            while choice[k] > 0 {
-                let w = self.levels[k][choice[k] - 1].widths;
-                if !self.trial(&mut st, moved, k, w, target) {
-                    break;
-                }
-                choice[k] -= 1;
-                cur[k] = w;
-            }
-            // Then one bit of one component at a time (the ladder moves all three together).
+            // Another track moves other bones: its rows are ordered afresh.
+            st.order_stale = true;
+            let levels = &self.levels[k];
+            choice[k] = self.descend(&mut st, moved, k, choice[k], |i| levels[i].widths, target);
+            cur[k] = levels[choice[k]].widths;
+            // Then each component alone (the ladder moves all three together).
             if cur[k].contains(&RAW_BITS) {
                 continue;
             }
             for c in 0..3 {
-                while cur[k][c] > 0 {
-                    let mut w = cur[k];
-                    w[c] -= 1;
-                    if !self.trial(&mut st, moved, k, w, target) {
-                        break;
-                    }
-                    cur[k] = w;
-                }
+                let at = cur[k];
+                let width = |v: usize| {
+                    let mut w = at;
+                    w[c] = v as u32;
+                    w
+                };
+                cur[k][c] = self.descend(&mut st, moved, k, at[c] as usize, width, target) as u32;
             }
         }
         cur
+    }
+
+    /// The coarsest position found for track `k` at or below `hi` (which passes), positions
+    /// ordered from coarse (0) to fine with widths `widths(i)`: tries `hi − 1` first (most
+    /// walks stop there: about three trials in four fail); when it passes, tries position 0,
+    /// then bisects between the last failure and the last pass. One step at a time, a
+    /// component that may lose 7 bits (a two-sample clip is exact at 1 bit) cost 7 passing
+    /// trials, each measuring every sample of the subtree; the bisection takes about three.
+    /// The result is never finer than where the one-step walk stops (that walk stops above the
+    /// highest failure below `hi`; the bisection ends just above a failure), and every pass is
+    /// kept in `st` as it is found, so `st` holds the returned position.
+    fn descend(
+        &self,
+        st: &mut RefineState,
+        moved: &[u32],
+        k: usize,
+        hi: usize,
+        widths: impl Fn(usize) -> [u32; 3],
+        target: f32,
+    ) -> usize {
+        if hi == 0 || !self.trial(st, moved, k, widths(hi - 1), target) {
+            return hi;
+        }
+        let mut hi = hi - 1;
+        if hi == 0 || self.trial(st, moved, k, widths(0), target) {
+            return 0;
+        }
+        let mut lo = 0;
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.trial(st, moved, k, widths(mid), target) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
     }
 
     /// Tries widths `w` for track `k`: decodes it, recomputes the object transforms of the
@@ -786,16 +831,21 @@ impl SegmentCtx<'_> {
         // (every track's last) usually fails on the first one measured. Each sample is decoded
         // when it is measured and the arcs are checked once every sample passed, so a failing
         // trial costs about one sample (half the trials fail; both checks must pass, so the
-        // order changes no verdict).
-        st.order.clear();
-        st.order.extend((0..nr).map(|r| {
-            let worst = moved
-                .iter()
-                .map(|&d| st.err[r * nb + d as usize])
-                .fold(0.0f32, f32::max);
-            (worst, r)
-        }));
-        st.order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        // order changes no verdict). The order depends on `st.err` and `moved` alone, so it is
+        // sorted again only after a trial that kept its change (a failing one leaves `st.err`
+        // as it was): on a failing trial the sort cost as much as the sample it measured.
+        if st.order_stale {
+            st.order.clear();
+            st.order.extend((0..nr).map(|r| {
+                let worst = moved
+                    .iter()
+                    .map(|&d| st.err[r * nb + d as usize])
+                    .fold(0.0f32, f32::max);
+                (worst, r)
+            }));
+            st.order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+            st.order_stale = false;
+        }
         for oi in 0..nr {
             let r = st.order[oi].1;
             let (i, j) = self.refs[r];
@@ -833,6 +883,7 @@ impl SegmentCtx<'_> {
         if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[k], |r| st.new_local[r].r) {
             return false;
         }
+        st.order_stale = true;
         for r in 0..nr {
             let row = r * nb;
             st.local[row + b] = st.new_local[r];
@@ -894,7 +945,10 @@ struct RefineState {
     tmp: Vec<Xf>,
     tmp_err: Vec<f32>,
     new_local: Vec<Xf>,
+    /// Rows in the order a trial measures them ([`SegmentCtx::trial`]), valid for `st.err` and
+    /// the current track's moved bones unless `order_stale`.
     order: Vec<(f32, usize)>,
+    order_stale: bool,
 }
 
 /// Sets the sub-track of `t` in a decoded local transform.

@@ -41,7 +41,7 @@ impl Storage {
     }
 
     /// Bytes of one key value.
-    pub fn value_bytes(self, kind: u8) -> usize {
+    pub(crate) fn value_bytes(self, kind: u8) -> usize {
         match self {
             Storage::Default => 0,
             Storage::Q16 { .. } => 6,
@@ -71,7 +71,7 @@ pub struct KeySet {
 }
 
 impl KeySet {
-    pub fn num_keys(&self) -> usize {
+    pub(crate) fn num_keys(&self) -> usize {
         self.tracks.iter().map(|t| t.times.len()).sum()
     }
 }
@@ -87,7 +87,7 @@ pub fn default_value(kind: u8) -> Vec4 {
 
 /// Decodes one stored key value exactly as both decoders do (float32).
 #[inline]
-pub fn decode_value(storage: Storage, kind: u8, w: [u32; 4]) -> Vec4 {
+pub(crate) fn decode_value(storage: Storage, kind: u8, w: [u32; 4]) -> Vec4 {
     match storage {
         Storage::Default => default_value(kind),
         Storage::Q16 { min, ext } => {
@@ -114,7 +114,7 @@ pub fn decode_value(storage: Storage, kind: u8, w: [u32; 4]) -> Vec4 {
 /// Blends two decoded key values: nlerp on the shorter arc for rotations, lerp otherwise (the
 /// uniform runtime's interpolation).
 #[inline]
-pub fn interpolate(kind: u8, a: Vec4, b: Vec4, alpha: f32) -> Vec4 {
+pub(crate) fn interpolate(kind: u8, a: Vec4, b: Vec4, alpha: f32) -> Vec4 {
     if kind == ROTATION {
         let b = if a.dot(b) < 0.0 { -b } else { b };
         a.lerp(b, alpha).normalize()
@@ -196,7 +196,7 @@ fn blend64(kind: u8, a: glam::DVec4, b: glam::DVec4, alpha: f64) -> glam::DVec4 
 
 /// Longest span between two kept keys, in samples: bounds the greedy search's work (quadratic
 /// in the span) and keeps key times small; a sub-track flat for longer is usually constant.
-pub const MAX_SPAN: usize = 128;
+pub(crate) const MAX_SPAN: usize = 128;
 
 /// One sub-track's samples, in float64: raw values at each sample and at each midpoint.
 struct TrackSamples {
@@ -428,7 +428,7 @@ pub fn reduce_clip(
 }
 
 /// A decoded clip as a [`RawClip`] with `clip`'s skeleton (for the metric and for export).
-pub fn clip_from_poses(
+pub(crate) fn clip_from_poses(
     clip: &RawClip,
     num_samples: usize,
     mut pose_at: impl FnMut(usize, &mut crate::pose::Pose),

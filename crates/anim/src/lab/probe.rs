@@ -4,7 +4,7 @@
 //! to nothing for the timed runs.
 
 /// Cache line size assumed by the counters.
-pub const CACHE_LINE: usize = 64;
+pub(crate) const CACHE_LINE: usize = 64;
 
 /// Where a read lands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -88,7 +88,7 @@ impl Counter {
     }
 
     /// Mean distinct bytes and cache lines per pose over every closed pose.
-    pub fn per_pose(&self) -> (f64, f64) {
+    pub(crate) fn per_pose(&self) -> (f64, f64) {
         let n = self.poses.max(1) as f64;
         (self.bytes as f64 / n, self.lines as f64 / n)
     }

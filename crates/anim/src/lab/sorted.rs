@@ -18,15 +18,15 @@ use super::unsorted::{read_range, read_value, write_range, write_value};
 use crate::pose::Pose;
 use glam::Vec4;
 
-pub const HEADER_BYTES: usize = 32;
-pub const TRACK_INFO_BYTES: usize = 28;
-pub const ENTRY_HEADER_BYTES: usize = 4;
+pub(crate) const HEADER_BYTES: usize = 32;
+pub(crate) const TRACK_INFO_BYTES: usize = 28;
+pub(crate) const ENTRY_HEADER_BYTES: usize = 4;
 /// Samples between jump frames (~2 s at 30 Hz).
-pub const JUMP_INTERVAL: usize = 64;
+pub(crate) const JUMP_INTERVAL: usize = 64;
 /// Context bytes per sub-track: two key times (f32) and two decoded values (4 × f32 each).
-pub const CONTEXT_TRACK_BYTES: usize = 40;
+pub(crate) const CONTEXT_TRACK_BYTES: usize = 40;
 /// Context bytes besides the sub-tracks: stream position, time, valid flag, pad.
-pub const CONTEXT_HEADER_BYTES: usize = 16;
+pub(crate) const CONTEXT_HEADER_BYTES: usize = 16;
 
 pub struct Sorted {
     pub buf: Vec<u8>,

@@ -11,9 +11,9 @@ use crate::runtime::format::{
 };
 
 /// Bytes of the reader's per-bone decoded constants (rotation, translation, scale: 16 each).
-pub const READER_BYTES_PER_BONE: usize = 48;
+pub(crate) const READER_BYTES_PER_BONE: usize = 48;
 /// Bytes of the reader's per-animated-sub-track state (clip range 24, descriptor 12).
-pub const READER_BYTES_PER_ANIMATED: usize = 36;
+pub(crate) const READER_BYTES_PER_ANIMATED: usize = 36;
 
 fn u16_at(b: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([b[o], b[o + 1]])
@@ -97,7 +97,7 @@ impl Layout {
     }
 
     /// Per-clip state the reader holds decoded.
-    pub fn reader_bytes(&self) -> usize {
+    pub(crate) fn reader_bytes(&self) -> usize {
         READER_BYTES_PER_BONE * self.num_bones + READER_BYTES_PER_ANIMATED * self.num_animated
     }
 

@@ -13,9 +13,9 @@ use super::probe::{Probe, Region};
 use crate::pose::Pose;
 use glam::Vec4;
 
-pub const HEADER_BYTES: usize = 16;
-pub const TABLE_ENTRY_BYTES: usize = 8;
-pub const RANGE_BYTES: usize = 24;
+pub(crate) const HEADER_BYTES: usize = 16;
+pub(crate) const TABLE_ENTRY_BYTES: usize = 8;
+pub(crate) const RANGE_BYTES: usize = 24;
 
 /// An encoded clip and what its decoder needs to read it.
 pub struct Unsorted {

@@ -116,33 +116,7 @@ pub fn compress_scalar_list(
     let w = list.width();
     let n = list.num_samples;
     let order = list.output_order();
-    // Outputs must be 0..k (ACL's track_array::is_valid).
-    let mut outs: Vec<u32> = order
-        .iter()
-        .filter_map(|&i| list.tracks[i].output_index)
-        .collect();
-    outs.sort_unstable();
-    if outs.iter().enumerate().any(|(i, &o)| o as usize != i) {
-        return Err(ScalarCompressError::BadOutputs(outs));
-    }
-    if order.len() > u16::MAX as usize {
-        return Err(ScalarCompressError::TooManyTracks(order.len()));
-    }
-    if n > u32::MAX as usize {
-        return Err(ScalarCompressError::TooManySamples(n));
-    }
-    for t in &list.tracks {
-        if t.precision.is_nan() {
-            return Err(ScalarCompressError::BadPrecision(t.name.clone()));
-        }
-        if let Some(i) = t.values.iter().position(|v| !v.is_finite()) {
-            return Err(ScalarCompressError::NotFinite {
-                track: t.name.clone(),
-                sample: i / w.max(1),
-                value: t.values[i],
-            });
-        }
-    }
+    check_list(list, &order)?;
     // Loop: the last sample equals the first bit for bit on every output track.
     let wrap = n >= 2
         && !order.is_empty()
@@ -174,6 +148,80 @@ pub fn compress_scalar_list(
         out.extend_from_slice(&precisions[0].to_le_bytes());
     }
 
+    let (tally, streams) = push_components(&mut out, list, &order, stored, &precisions, shared);
+    push_stream(&mut out, &streams);
+    push_str(&mut out, &list.name)?;
+    for &i in &order {
+        push_str(&mut out, &list.tracks[i].name)?;
+    }
+    let crc = checksum(&out);
+    out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_le_bytes());
+
+    let error = super::error::measure_bytes(list, &out).map_err(ScalarCompressError::Internal)?;
+    Ok(CompressedScalars {
+        bytes: out,
+        error,
+        bit_rate_histogram: tally.hist,
+        constant_components: tally.constant,
+        zero_components: tally.zero,
+        animated_components: tally.animated,
+        looping: wrap,
+    })
+}
+
+/// Refuses a list the format cannot store: outputs not `0..k` (ACL's `track_array::is_valid`),
+/// too many tracks or samples, a precision or value that is not a number.
+fn check_list(list: &RawScalarList, order: &[usize]) -> Result<(), ScalarCompressError> {
+    let w = list.width();
+    let n = list.num_samples;
+    let mut outs: Vec<u32> = order
+        .iter()
+        .filter_map(|&i| list.tracks[i].output_index)
+        .collect();
+    outs.sort_unstable();
+    if outs.iter().enumerate().any(|(i, &o)| o as usize != i) {
+        return Err(ScalarCompressError::BadOutputs(outs));
+    }
+    if order.len() > u16::MAX as usize {
+        return Err(ScalarCompressError::TooManyTracks(order.len()));
+    }
+    if n > u32::MAX as usize {
+        return Err(ScalarCompressError::TooManySamples(n));
+    }
+    for t in &list.tracks {
+        if t.precision.is_nan() {
+            return Err(ScalarCompressError::BadPrecision(t.name.clone()));
+        }
+        if let Some(i) = t.values.iter().position(|v| !v.is_finite()) {
+            return Err(ScalarCompressError::NotFinite {
+                track: t.name.clone(),
+                sample: i / w.max(1),
+                value: t.values[i],
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What [`push_components`] chose, counted for the report.
+struct Tally {
+    hist: Vec<u32>,
+    zero: u32,
+    constant: u32,
+    animated: u32,
+}
+
+/// Each output track's precision (unless shared) and each component's code and range, appended
+/// to `out`; returns the counts and the components whose samples go in the bit stream.
+fn push_components(
+    out: &mut Vec<u8>,
+    list: &RawScalarList,
+    order: &[usize],
+    stored: usize,
+    precisions: &[f32],
+    shared: bool,
+) -> (Tally, Vec<(Vec<f32>, Choice)>) {
+    let w = list.width();
     let mut hist = vec![0u32; 33];
     let (mut zero, mut constant, mut animated) = (0, 0, 0);
     let mut streams: Vec<(Vec<f32>, Choice)> = Vec::new();
@@ -216,7 +264,17 @@ pub fn compress_scalar_list(
             }
         }
     }
-    // The bit stream, component-major in the order of the codes.
+    let tally = Tally {
+        hist,
+        zero,
+        constant,
+        animated,
+    };
+    (tally, streams)
+}
+
+/// The bit stream, component-major in the order of the codes, appended to `out`.
+fn push_stream(out: &mut Vec<u8>, streams: &[(Vec<f32>, Choice)]) {
     let total_bits: usize = streams
         .iter()
         .map(|(v, c)| {
@@ -230,7 +288,7 @@ pub fn compress_scalar_list(
     let stream_at = out.len();
     out.resize(stream_at + total_bits.div_ceil(8), 0);
     let mut pos = 0;
-    for (v, c) in &streams {
+    for (v, c) in streams {
         for &x in v {
             match *c {
                 Choice::Quantized { min, ext, bits } => {
@@ -249,21 +307,4 @@ pub fn compress_scalar_list(
             }
         }
     }
-    push_str(&mut out, &list.name)?;
-    for &i in &order {
-        push_str(&mut out, &list.tracks[i].name)?;
-    }
-    let crc = checksum(&out);
-    out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_le_bytes());
-
-    let error = super::error::measure_bytes(list, &out).map_err(ScalarCompressError::Internal)?;
-    Ok(CompressedScalars {
-        bytes: out,
-        error,
-        bit_rate_histogram: hist,
-        constant_components: constant,
-        zero_components: zero,
-        animated_components: animated,
-        looping: wrap,
-    })
 }

@@ -6,7 +6,7 @@ use super::RawScalarList;
 use crate::runtime::scalar::ScalarReader;
 
 /// Points checked strictly inside each sample interval (as `clip_eval.py --between 4`).
-pub const BETWEEN_POINTS: usize = 4;
+pub(crate) const BETWEEN_POINTS: usize = 4;
 
 /// What [`measure_scalar_error`] found.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -110,7 +110,10 @@ pub fn measure_scalar_error(
 }
 
 /// [`measure_scalar_error`] of a `.cfs` buffer.
-pub fn measure_bytes(list: &RawScalarList, bytes: &[u8]) -> Result<ScalarErrorStats, String> {
+pub(crate) fn measure_bytes(
+    list: &RawScalarList,
+    bytes: &[u8],
+) -> Result<ScalarErrorStats, String> {
     let reader = ScalarReader::new(bytes).map_err(|e| e.to_string())?;
     measure_scalar_error(list, &reader)
 }

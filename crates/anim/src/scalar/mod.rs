@@ -15,7 +15,7 @@ pub use error::{ScalarErrorStats, measure_scalar_error};
 
 /// ACL's default precision for scalar tracks (`track_desc_scalarf`), used when a track gives
 /// none or a negative one.
-pub const DEFAULT_SCALAR_PRECISION: f32 = 0.00001;
+pub(crate) const DEFAULT_SCALAR_PRECISION: f32 = 0.00001;
 
 /// One track of a raw scalar list.
 #[derive(Clone, Debug, PartialEq)]
