@@ -31,7 +31,7 @@ pub mod scalar;
 pub mod skeleton;
 mod validate;
 
-pub use pose::{AdditiveFormat, Pose};
+pub use pose::{AdditiveFormat, Pose, PoseMut};
 pub use skeleton::{BoneDesc, NO_PARENT, Skeleton};
 
 use alloc::string::String;
@@ -656,6 +656,31 @@ impl<'a> ClipReader<'a> {
         self.decode_between(i0, i1, alpha, defaults, pose);
     }
 
+    /// [`Self::sample_pose_with`] into arrays the caller owns (no copy through a [`Pose`]: with
+    /// [`Defaults::Skip`] the default sub-tracks are not touched at all). Fails, before writing
+    /// anything, when an array's length is not [`Self::num_bones`].
+    pub fn sample_pose_into(
+        &self,
+        t: f32,
+        looping: Looping,
+        defaults: Defaults,
+        pose: PoseMut<'_>,
+    ) -> Result<(), SampleError> {
+        let n = self.num_bones;
+        for got in [
+            pose.rotations.len(),
+            pose.translations.len(),
+            pose.scales.len(),
+        ] {
+            if got != n {
+                return Err(SampleError::OutputSize { expected: n, got });
+            }
+        }
+        let (i0, i1, alpha) = self.locate(t, looping);
+        self.decode_into(i0, i1, alpha, defaults, pose);
+        Ok(())
+    }
+
     /// Decodes stored sample `sample` exactly (no interpolation).
     pub fn decode_sample(&self, sample: usize, pose: &mut Pose) {
         let s = sample.min(self.num_samples.saturating_sub(1));
@@ -714,6 +739,11 @@ impl<'a> ClipReader<'a> {
         if pose.len() != self.num_bones {
             pose.resize(self.num_bones);
         }
+        self.decode_into(i0, i1, alpha, defaults, pose.as_pose_mut());
+    }
+
+    /// [`Self::decode_between`] into arrays of [`Self::num_bones`] entries each.
+    fn decode_into(&self, i0: usize, i1: usize, alpha: f32, defaults: Defaults, pose: PoseMut) {
         if self.num_bones == 0 {
             return;
         }
@@ -749,13 +779,13 @@ impl<'a> ClipReader<'a> {
         };
         match defaults {
             Defaults::Write => {
-                fill_or_copy(&mut pose.rotations, &self.fixed_rotations, self.fill[0]);
+                fill_or_copy(&mut *pose.rotations, &self.fixed_rotations, self.fill[0]);
                 fill_or_copy(
-                    &mut pose.translations,
+                    &mut *pose.translations,
                     &self.fixed_translations,
                     self.fill[1],
                 );
-                fill_or_copy(&mut pose.scales, &self.fixed_scales, self.fill[2]);
+                fill_or_copy(&mut *pose.scales, &self.fixed_scales, self.fill[2]);
             }
             Defaults::Skip => {
                 for &(b, kind) in &self.constants {
@@ -771,7 +801,7 @@ impl<'a> ClipReader<'a> {
         let Some(((s0, s1), views)) = views else {
             return;
         };
-        let Pose {
+        let PoseMut {
             rotations,
             translations,
             scales,
