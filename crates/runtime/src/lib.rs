@@ -742,7 +742,9 @@ impl<'a> ClipReader<'a> {
         self.decode_into(i0, i1, alpha, defaults, pose.as_pose_mut());
     }
 
-    /// [`Self::decode_between`] into arrays of [`Self::num_bones`] entries each.
+    /// [`Self::decode_between`] into arrays of [`Self::num_bones`] entries each. Inlined into
+    /// both callers, as the body was before it was shared: the full pose is the hot call.
+    #[inline(always)]
     fn decode_into(&self, i0: usize, i1: usize, alpha: f32, defaults: Defaults, pose: PoseMut) {
         if self.num_bones == 0 {
             return;
