@@ -4,7 +4,8 @@
 //! ratios (C / Rust). `docs/BENCHMARKS.md` ("C API overhead") has the command and figures.
 //!
 //! The C side is called as a C program calls it (through the exported `extern "C"` functions:
-//! handle lookup, pointer checks, `catch_unwind`, copies out of the thread's scratch pose); the
+//! handle lookup, pointer checks, `catch_unwind`; a full pose decoded straight into the caller's
+//! arrays, the other sampling calls copied out of the thread's scratch pose); the
 //! Rust side is `clipforge_runtime` directly, on buffers it owns.
 //!
 //! Usage: `cargo bench -p clipforge-runtime-capi --bench capi_overhead [-- --quick]`; with

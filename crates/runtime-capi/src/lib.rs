@@ -33,7 +33,9 @@ mod handles;
 mod jobs;
 
 use clipforge_runtime::scalar::ScalarReader;
-use clipforge_runtime::{ClipReader, Defaults, FormatError, Looping, Pose, SampleError, format};
+use clipforge_runtime::{
+    ClipReader, Defaults, FormatError, Looping, Pose, PoseMut, SampleError, format,
+};
 use glam::{Quat, Vec3A};
 pub use jobs::*;
 use std::alloc::Layout;
@@ -490,6 +492,35 @@ fn pose_out(p: &cf_pose, bones: usize, what: &str) -> Res<PoseOut> {
 }
 
 impl PoseOut {
+    /// The caller's arrays as slices, when no two of them overlap (a `&mut` slice must not
+    /// alias another); `None` otherwise, and the caller goes through the thread's scratch.
+    ///
+    /// # Safety
+    /// The arrays hold `n` writable bones, and nothing else reads or writes them during the
+    /// returned borrow.
+    unsafe fn as_pose_mut<'p>(&self) -> Option<PoseMut<'p>> {
+        let bytes = self.n * 16;
+        let span = |p: *mut u8| (p as usize, (p as usize).saturating_add(bytes));
+        let [a, b, c] = [
+            span(self.r.cast()),
+            span(self.t.cast()),
+            span(self.s.cast()),
+        ];
+        let apart = |x: (usize, usize), y: (usize, usize)| x.1 <= y.0 || y.1 <= x.0;
+        if self.n > 0 && !(apart(a, b) && apart(a, c) && apart(b, c)) {
+            return None;
+        }
+        // SAFETY: per the contract; disjoint (checked above), 16-byte aligned (`pose_array`),
+        // and every bit pattern is a valid float.
+        unsafe {
+            Some(PoseMut {
+                rotations: std::slice::from_raw_parts_mut(self.r, self.n),
+                translations: std::slice::from_raw_parts_mut(self.t, self.n),
+                scales: std::slice::from_raw_parts_mut(self.s, self.n),
+            })
+        }
+    }
+
     /// # Safety
     /// The arrays hold `n` writable bones; `p` has `n` bones.
     unsafe fn copy_all(&self, p: &Pose) {
@@ -1291,6 +1322,12 @@ pub unsafe extern "C" fn cf_clip_sample_into(
         with(clip, |e: &ClipEntry| {
             let r = e.reader();
             let out = pose_out(&pose, r.num_bones(), "pose")?;
+            // SAFETY: `out` was checked for `n` bones.
+            if let Some(direct) = unsafe { out.as_pose_mut() } {
+                // Straight into the caller's arrays: with CF_DEFAULTS_SKIP the defaults are
+                // not touched at all. The lengths were checked, so this cannot fail.
+                return r.sample_pose_into(t, l, d, direct).map_err(sample_error);
+            }
             with_scratch(out.n, |s| {
                 r.sample_pose_with(t, l, d, &mut s.pose);
                 // SAFETY: `out` was checked for `n` bones; the scratch is this library's.

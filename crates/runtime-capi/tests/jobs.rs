@@ -314,6 +314,37 @@ fn object_of(parents: &[u32], local: &P) -> P {
     o
 }
 
+/// A pose whose arrays overlap each other (translations and scales in one array) cannot be
+/// borrowed as slices: `cf_clip_sample_into` goes through the scratch pose and copies
+/// rotations, translations, then scales, so the shared array ends with the scales.
+#[test]
+fn a_pose_whose_arrays_overlap_is_sampled_through_the_scratch_pose() {
+    let bytes = common::cfa_defaults(40);
+    let reader = ClipReader::new(&bytes).unwrap();
+    let clip = create(&bytes);
+    let n = reader.num_bones();
+    let t = 0.37;
+    let mut pose = Pose::new(n);
+    reader.sample_pose(t, Looping::Clamp, &mut pose);
+    let mut shared = vec![Vec3A::splat(MARK); n];
+    let mut rot = vec![Quat::from_xyzw(MARK, MARK, MARK, MARK); n];
+    let overlapping = cf_pose {
+        rotations: rot.as_mut_ptr().cast(),
+        translations: shared.as_mut_ptr().cast(),
+        scales: shared.as_mut_ptr().cast(),
+        num_bones: n,
+    };
+    let st =
+        unsafe { cf_clip_sample_into(clip, t, CF_LOOPING_CLAMP, CF_DEFAULTS_WRITE, overlapping) };
+    assert_eq!(st, CF_OK, "{}", last_error());
+    assert_eq!(rot, pose.rotations, "rotations through the scratch pose");
+    assert_eq!(
+        shared, pose.scales,
+        "the shared array holds the scales, written last"
+    );
+    assert_eq!(cf_clip_free(clip), CF_OK);
+}
+
 #[test]
 fn blend_and_local_to_object_through_the_c_api_equal_the_rust_jobs_bit_for_bit() {
     let mut s = scene(0.41);

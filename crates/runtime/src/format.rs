@@ -47,7 +47,7 @@ pub fn rot_range_encode(lo: f32, hi: f32) -> (u16, u16) {
 }
 /// Width code (5 bits) of a component stored as raw float32 bits (32 bits, no range): the
 /// compressor's guaranteed last resort. Version 2 and later.
-pub const RAW_WIDTH_CODE: u32 = 31;
+pub(crate) const RAW_WIDTH_CODE: u32 = 31;
 pub const HEADER_SIZE: usize = 48;
 /// Zero bytes after the last bit stream, so a 4-byte load at any bit position stays in bounds.
 pub const TAIL_PADDING: usize = 4;
@@ -96,14 +96,6 @@ pub const KNOWN_FLAGS: u16 = FLAG_WRAP
 
 /// Scale of a reference rotation's 8-bit signed components.
 const REFERENCE_SCALE: f32 = 127.0;
-
-/// A reference rotation as stored: x, y, z, w in 8-bit signed fixed point. A reference only
-/// picks the frame a track is stored in, so a coarse one serves as well as an exact one: the
-/// compressor stores the track relative to the decoded reference.
-pub fn reference_encode(q: glam::Quat) -> [i8; 4] {
-    q.to_array()
-        .map(|v| fmath::round(v.clamp(-1.0, 1.0) * REFERENCE_SCALE) as i8)
-}
 
 /// The rotation a stored reference stands for (normalized); `None` when it is too far from
 /// unit length to be one (a hostile buffer: a real one is within 0.8% of it).

@@ -13,13 +13,13 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 /// The record's own version (its first byte); a reader refuses any other.
-pub const RECORD_VERSION: u8 = 1;
+pub(crate) const RECORD_VERSION: u8 = 1;
 /// Longest ClipForge version string stored.
-pub const MAX_TOOL_VERSION_LEN: usize = 64;
+pub(crate) const MAX_TOOL_VERSION_LEN: usize = 64;
 /// Longest per-bone pattern stored (longer ones are cut at a character boundary).
-pub const MAX_PATTERN_LEN: usize = 255;
+pub(crate) const MAX_PATTERN_LEN: usize = 255;
 /// Most per-bone settings stored (the size field is 16 bits).
-pub const MAX_BONE_SETTINGS: usize = 256;
+pub(crate) const MAX_BONE_SETTINGS: usize = 256;
 /// The smallest record: version, flags, sources, threshold, an empty-version length byte, the
 /// count and the size field.
 const MIN_RECORD: usize = 1 + 1 + 1 + 4 + 1 + 2 + 2;

@@ -31,6 +31,25 @@ impl Pose {
     pub fn is_empty(&self) -> bool {
         self.rotations.is_empty()
     }
+
+    /// The pose's arrays, borrowed as a [`PoseMut`].
+    pub fn as_pose_mut(&mut self) -> PoseMut<'_> {
+        PoseMut {
+            rotations: &mut self.rotations,
+            translations: &mut self.translations,
+            scales: &mut self.scales,
+        }
+    }
+}
+
+/// A pose in memory the caller owns (an engine's own SoA arrays, the C API's `cf_pose`): what
+/// [`ClipReader::sample_pose_into`](crate::ClipReader::sample_pose_into) writes without a copy.
+/// Each array has one entry per bone.
+#[derive(Debug)]
+pub struct PoseMut<'p> {
+    pub rotations: &'p mut [Quat],
+    pub translations: &'p mut [Vec3A],
+    pub scales: &'p mut [Vec3A],
 }
 
 /// A transform the local → object pass composes: ACL's qvv composition (see [`local_to_object`]),

@@ -24,7 +24,7 @@ const INV_STEPS: [f32; 25] = {
 
 /// `q / 255` for every 8-bit segment range value `q`, exactly as [`Dequant::new`] divides (a
 /// load instead of a division on the decode path: the divider was its bottleneck).
-pub const SEGMENT_FRACTIONS: [f32; 256] = {
+pub(crate) const SEGMENT_FRACTIONS: [f32; 256] = {
     let mut t = [0.0f32; 256];
     let mut q = 0;
     while q < 256 {
@@ -38,7 +38,7 @@ pub const SEGMENT_FRACTIONS: [f32; 256] = {
 /// component, which is not dequantized): the decoder computes every lane's step, then ignores
 /// the raw ones.
 #[inline(always)]
-pub fn inv_steps(bits: u32) -> f32 {
+pub(crate) fn inv_steps(bits: u32) -> f32 {
     INV_STEPS.get(bits as usize).copied().unwrap_or(0.0)
 }
 

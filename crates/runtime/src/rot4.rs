@@ -60,7 +60,7 @@ impl Chunk {
     /// Rotations `4 g .. 4 g + 4`, normalized (one `Vec4` per lane; lanes past `len` are
     /// meaningless): sample 0's alone when `exact`, else the shorter-arc blend at `alpha`.
     #[inline(always)]
-    pub fn finish4(&self, g: usize, exact: bool, alpha: f32) -> [Vec4; 4] {
+    pub(crate) fn finish4(&self, g: usize, exact: bool, alpha: f32) -> [Vec4; 4] {
         let lanes = |k: &[Vec4; CHUNK]| core::array::from_fn(|j| k[(4 * g + j) % CHUNK]);
         let dropped =
             |d: &[u8; CHUNK]| u32::from_le_bytes(core::array::from_fn(|j| d[(4 * g + j) % CHUNK]));

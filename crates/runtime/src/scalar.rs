@@ -235,148 +235,220 @@ pub fn is_scalar_buffer(buf: &[u8]) -> bool {
     buf.starts_with(&MAGIC)
 }
 
-impl<'a> ScalarReader<'a> {
-    /// Validates `buf` completely (see `docs/FORMAT.md` for every rule).
-    pub fn new(buf: &'a [u8]) -> Result<Self, FormatError> {
-        if buf.len() < HEADER_SIZE {
-            return Err(FormatError::Truncated {
-                needed: HEADER_SIZE,
-                len: buf.len(),
-            });
-        }
-        if buf[..4] != MAGIC {
-            return Err(FormatError::BadMagic);
-        }
-        let version = u16::from_le_bytes([buf[4], buf[5]]);
-        if version != VERSION {
-            return corrupt(format!(
-                "unsupported .cfs version {version} (this reader knows {VERSION})"
-            ));
-        }
-        let stored = u32::from_le_bytes(buf[CRC_OFFSET..CRC_OFFSET + 4].try_into().unwrap());
-        let computed = checksum(buf);
-        if stored != computed {
-            return Err(FormatError::ChecksumMismatch { stored, computed });
-        }
-        let flags = buf[6];
-        if flags & !KNOWN_FLAGS != 0 {
-            return corrupt(format!("unknown header flags {flags:#04x}"));
-        }
-        let Some(track_type) = ScalarType::from_code(buf[7]) else {
-            return corrupt(format!("unknown track type code {}", buf[7]));
+/// The header's fields, checked against each other and the importers' cap.
+struct Header {
+    track_type: ScalarType,
+    width: usize,
+    flags: u8,
+    num_tracks: usize,
+    num_stripped: usize,
+    num_samples: usize,
+    sample_rate: f32,
+    wrap: bool,
+}
+
+/// Magic, version, checksum, flags, type and counts.
+fn header(buf: &[u8]) -> Result<Header, FormatError> {
+    if buf.len() < HEADER_SIZE {
+        return Err(FormatError::Truncated {
+            needed: HEADER_SIZE,
+            len: buf.len(),
+        });
+    }
+    if buf[..4] != MAGIC {
+        return Err(FormatError::BadMagic);
+    }
+    let version = u16::from_le_bytes([buf[4], buf[5]]);
+    if version != VERSION {
+        return corrupt(format!(
+            "unsupported .cfs version {version} (this reader knows {VERSION})"
+        ));
+    }
+    let stored = u32::from_le_bytes(buf[CRC_OFFSET..CRC_OFFSET + 4].try_into().unwrap());
+    let computed = checksum(buf);
+    if stored != computed {
+        return Err(FormatError::ChecksumMismatch { stored, computed });
+    }
+    let flags = buf[6];
+    if flags & !KNOWN_FLAGS != 0 {
+        return corrupt(format!("unknown header flags {flags:#04x}"));
+    }
+    let Some(track_type) = ScalarType::from_code(buf[7]) else {
+        return corrupt(format!("unknown track type code {}", buf[7]));
+    };
+    let width = track_type.width();
+    let num_tracks = u16::from_le_bytes([buf[8], buf[9]]) as usize;
+    let num_stripped = u16::from_le_bytes([buf[10], buf[11]]) as usize;
+    let num_samples = u32::from_le_bytes(buf[12..16].try_into().unwrap()) as usize;
+    let sample_rate = f32::from_le_bytes(buf[16..20].try_into().unwrap());
+    if !(sample_rate.is_finite() && sample_rate > 0.0) {
+        return corrupt(format!(
+            "sample rate {sample_rate} is not a positive number"
+        ));
+    }
+    let wrap = flags & FLAG_WRAP != 0;
+    if wrap && num_samples == 0 {
+        return corrupt("a wrapping list with no stored sample");
+    }
+    if num_tracks > 0 && num_samples == 0 {
+        return corrupt("tracks with no samples");
+    }
+    if !(num_samples as f32 / sample_rate).is_finite() {
+        return corrupt("infinite duration");
+    }
+    // Zero and constant components take no stream bytes, so the buffer's size alone does not
+    // bound what decoding every sample allocates: the importers' cap does.
+    let values = (num_tracks * width).saturating_mul(num_samples + 1);
+    if values > MAX_TOTAL_SAMPLES {
+        return corrupt(format!(
+            "{num_tracks} tracks x {} samples x {width} components is more than the {MAX_TOTAL_SAMPLES} values supported",
+            num_samples + wrap as usize
+        ));
+    }
+    // Each track needs at least one code byte per component: bounds the tables below by the
+    // buffer's size before anything is allocated.
+    if num_tracks * width > buf.len() {
+        return Err(FormatError::Truncated {
+            needed: num_tracks * width,
+            len: buf.len(),
+        });
+    }
+    Ok(Header {
+        track_type,
+        width,
+        flags,
+        num_tracks,
+        num_stripped,
+        num_samples,
+        sample_rate,
+        wrap,
+    })
+}
+
+/// The track table: per track its precision (or the shared one), per component its code and
+/// what follows it. Bit positions are relative to the stream; returns the stream's bit count.
+fn track_table(cur: &mut Cursor, h: &Header) -> Result<(Vec<f32>, Vec<Comp>, usize), FormatError> {
+    let shared = if h.flags & FLAG_SHARED_PRECISION != 0 {
+        Some(cur.f32("the shared precision")?)
+    } else {
+        None
+    };
+    let mut precisions = Vec::with_capacity(h.num_tracks);
+    let mut comps = Vec::with_capacity(h.num_tracks * h.width);
+    let mut stream_bits: usize = 0;
+    for t in 0..h.num_tracks {
+        let p = match shared {
+            Some(p) => p,
+            None => cur.f32("a track precision")?,
         };
-        let width = track_type.width();
-        let num_tracks = u16::from_le_bytes([buf[8], buf[9]]) as usize;
-        let num_stripped = u16::from_le_bytes([buf[10], buf[11]]) as usize;
-        let num_samples = u32::from_le_bytes(buf[12..16].try_into().unwrap()) as usize;
-        let sample_rate = f32::from_le_bytes(buf[16..20].try_into().unwrap());
-        if !(sample_rate.is_finite() && sample_rate > 0.0) {
+        if p < 0.0 {
+            return corrupt(format!("track {t}: negative precision {p}"));
+        }
+        precisions.push(p);
+        for c in 0..h.width {
+            comps.push(component(cur, h.num_samples, (t, c), &mut stream_bits)?);
+        }
+    }
+    Ok((precisions, comps, stream_bits))
+}
+
+/// Component `c` of track `t`: its code and constant or range; a stored one takes its place in
+/// the stream at `stream_bits`, which moves past its `num_samples` samples.
+fn component(
+    cur: &mut Cursor,
+    num_samples: usize,
+    (t, c): (usize, usize),
+    stream_bits: &mut usize,
+) -> Result<Comp, FormatError> {
+    let len = cur.buf.len();
+    let bits_per_component = |bits: u32| -> Result<usize, FormatError> {
+        (bits as usize)
+            .checked_mul(num_samples)
+            .ok_or(FormatError::Truncated {
+                needed: usize::MAX,
+                len,
+            })
+    };
+    let code = cur.u8()?;
+    Ok(match code {
+        CODE_ZERO => Comp::Zero,
+        CODE_CONSTANT => Comp::Constant(cur.f32("a constant")?),
+        CODE_RAW => {
+            let bitpos = *stream_bits;
+            *stream_bits = stream_bits.saturating_add(bits_per_component(32)?);
+            Comp::Raw { bitpos }
+        }
+        q if q > CODE_QUANTIZED_BASE
+            && ((q - CODE_QUANTIZED_BASE) as u32) <= MAX_QUANTIZED_BITS =>
+        {
+            let bits = (q - CODE_QUANTIZED_BASE) as u32;
+            let min = cur.f32("a range minimum")?;
+            let ext = cur.f32("a range extent")?;
+            if ext < 0.0 || (min as f64 + ext as f64).abs() > f32::MAX as f64 {
+                return corrupt(format!(
+                    "track {t} component {c}: bad range min {min} extent {ext}"
+                ));
+            }
+            let bitpos = *stream_bits;
+            *stream_bits = stream_bits.saturating_add(bits_per_component(bits)?);
+            Comp::Quantized {
+                min,
+                ext,
+                bits,
+                bitpos,
+            }
+        }
+        other => {
             return corrupt(format!(
-                "sample rate {sample_rate} is not a positive number"
+                "track {t} component {c}: unknown component code {other}"
             ));
         }
-        let wrap = flags & FLAG_WRAP != 0;
-        if wrap && num_samples == 0 {
-            return corrupt("a wrapping list with no stored sample");
+    })
+}
+
+/// Rebases the components' bit positions from the stream (at byte `stream_at`) onto the whole
+/// buffer; raw samples must be finite.
+fn rebase_and_check_raw(
+    comps: &mut [Comp],
+    stream: &[u8],
+    stream_at: usize,
+    num_samples: usize,
+) -> Result<(), FormatError> {
+    for comp in comps {
+        match comp {
+            Comp::Quantized { bitpos, .. } => *bitpos += stream_at * 8,
+            Comp::Raw { bitpos } => {
+                for s in 0..num_samples {
+                    let v = f32::from_bits(read_bits(stream, *bitpos + 32 * s, 32));
+                    if !v.is_finite() {
+                        return corrupt(format!("raw sample {s} is not finite"));
+                    }
+                }
+                *bitpos += stream_at * 8;
+            }
+            _ => {}
         }
-        if num_tracks > 0 && num_samples == 0 {
-            return corrupt("tracks with no samples");
-        }
-        if !(num_samples as f32 / sample_rate).is_finite() {
-            return corrupt("infinite duration");
-        }
-        // Zero and constant components take no stream bytes, so the buffer's size alone does not
-        // bound what decoding every sample allocates: the importers' cap does.
-        let values = (num_tracks * width).saturating_mul(num_samples + 1);
-        if values > MAX_TOTAL_SAMPLES {
-            return corrupt(format!(
-                "{num_tracks} tracks x {} samples x {width} components is more than the {MAX_TOTAL_SAMPLES} values supported",
-                num_samples + wrap as usize
-            ));
-        }
-        // Each track needs at least one code byte per component: bounds the tables below by the
-        // buffer's size before anything is allocated.
-        if num_tracks * width > buf.len() {
-            return Err(FormatError::Truncated {
-                needed: num_tracks * width,
-                len: buf.len(),
-            });
-        }
+    }
+    Ok(())
+}
+
+impl<'a> ScalarReader<'a> {
+    /// Validates `buf` completely (see `docs/FORMAT.md` for every rule): the header, the track
+    /// table, the stream's extent, the names, then the raw samples.
+    pub fn new(buf: &'a [u8]) -> Result<Self, FormatError> {
+        let h = header(buf)?;
         let mut cur = Cursor {
             buf,
             pos: HEADER_SIZE,
         };
-        let shared = if flags & FLAG_SHARED_PRECISION != 0 {
-            Some(cur.f32("the shared precision")?)
-        } else {
-            None
-        };
-        let mut precisions = Vec::with_capacity(num_tracks);
-        let mut comps = Vec::with_capacity(num_tracks * width);
-        let mut stream_bits: usize = 0;
-        let bits_per_component = |bits: u32| -> Result<usize, FormatError> {
-            (bits as usize)
-                .checked_mul(num_samples)
-                .ok_or(FormatError::Truncated {
-                    needed: usize::MAX,
-                    len: buf.len(),
-                })
-        };
-        for t in 0..num_tracks {
-            let p = match shared {
-                Some(p) => p,
-                None => cur.f32("a track precision")?,
-            };
-            if p < 0.0 {
-                return corrupt(format!("track {t}: negative precision {p}"));
-            }
-            precisions.push(p);
-            for c in 0..width {
-                let code = cur.u8()?;
-                let comp = match code {
-                    CODE_ZERO => Comp::Zero,
-                    CODE_CONSTANT => Comp::Constant(cur.f32("a constant")?),
-                    CODE_RAW => {
-                        let bitpos = stream_bits;
-                        stream_bits = stream_bits.saturating_add(bits_per_component(32)?);
-                        Comp::Raw { bitpos }
-                    }
-                    c if c > CODE_QUANTIZED_BASE
-                        && ((c - CODE_QUANTIZED_BASE) as u32) <= MAX_QUANTIZED_BITS =>
-                    {
-                        let bits = (c - CODE_QUANTIZED_BASE) as u32;
-                        let min = cur.f32("a range minimum")?;
-                        let ext = cur.f32("a range extent")?;
-                        if ext < 0.0 || (min as f64 + ext as f64).abs() > f32::MAX as f64 {
-                            return corrupt(format!(
-                                "track {t} component {c}: bad range min {min} extent {ext}"
-                            ));
-                        }
-                        let bitpos = stream_bits;
-                        stream_bits = stream_bits.saturating_add(bits_per_component(bits)?);
-                        Comp::Quantized {
-                            min,
-                            ext,
-                            bits,
-                            bitpos,
-                        }
-                    }
-                    other => {
-                        return corrupt(format!(
-                            "track {t} component {c}: unknown component code {other}"
-                        ));
-                    }
-                };
-                comps.push(comp);
-            }
-        }
+        let (precisions, mut comps, stream_bits) = track_table(&mut cur, &h)?;
         let stream_bytes = stream_bits.div_ceil(8);
         let stream_at = cur.pos;
         cur.take(stream_bytes)?;
         let stream = &buf[stream_at..stream_at + stream_bytes];
         let name = cur.str()?;
-        let mut track_names = Vec::with_capacity(num_tracks);
-        for _ in 0..num_tracks {
+        let mut track_names = Vec::with_capacity(h.num_tracks);
+        for _ in 0..h.num_tracks {
             track_names.push(cur.str()?);
         }
         if cur.pos != buf.len() {
@@ -385,30 +457,15 @@ impl<'a> ScalarReader<'a> {
                 buf.len() - cur.pos
             ));
         }
-        // Rebase bit positions on the whole buffer; raw samples must be finite.
-        for comp in &mut comps {
-            match comp {
-                Comp::Quantized { bitpos, .. } => *bitpos += stream_at * 8,
-                Comp::Raw { bitpos } => {
-                    for s in 0..num_samples {
-                        let v = f32::from_bits(read_bits(stream, *bitpos + 32 * s, 32));
-                        if !v.is_finite() {
-                            return corrupt(format!("raw sample {s} is not finite"));
-                        }
-                    }
-                    *bitpos += stream_at * 8;
-                }
-                _ => {}
-            }
-        }
+        rebase_and_check_raw(&mut comps, stream, stream_at, h.num_samples)?;
         Ok(Self {
             buf,
-            track_type,
-            num_tracks,
-            num_stripped,
-            num_samples,
-            wrap,
-            sample_rate,
+            track_type: h.track_type,
+            num_tracks: h.num_tracks,
+            num_stripped: h.num_stripped,
+            num_samples: h.num_samples,
+            wrap: h.wrap,
+            sample_rate: h.sample_rate,
             precisions,
             comps,
             name,

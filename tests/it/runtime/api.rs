@@ -13,7 +13,7 @@ use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::anim::scalar::compress_scalar_list;
 use clipforge::anim::{CompressionSettings, RawClip, compress};
 use clipforge::runtime::scalar::ScalarReader;
-use clipforge::runtime::{ClipReader, Defaults, Looping, Pose, SampleError};
+use clipforge::runtime::{ClipReader, Defaults, Looping, Pose, PoseMut, SampleError};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -170,6 +170,65 @@ fn a_bone_list_equals_the_full_pose_for_its_bones_and_leaves_the_others() {
             r.sample_bones(&[0], 0.0, Looping::Clamp, Defaults::Write, &mut small),
             Err(SampleError::OutputSize { .. })
         ));
+    }
+}
+
+/// `sample_pose_into` writes caller-owned arrays exactly as `sample_pose_with` writes a `Pose`
+/// (both default modes, onto garbage so that a sub-track it wrongly skips or writes shows), and
+/// refuses arrays of the wrong length before writing anything.
+#[test]
+fn sampling_into_caller_arrays_equals_sampling_into_a_pose() {
+    for (name, bytes) in buffers() {
+        let r = ClipReader::new(&bytes).unwrap();
+        let n = r.num_bones();
+        for t in times(&r) {
+            for (looping, defaults) in [
+                (Looping::Clamp, Defaults::Write),
+                (Looping::Wrap, Defaults::Skip),
+                (Looping::Clamp, Defaults::Skip),
+            ] {
+                let mut want = garbage(n);
+                r.sample_pose_with(t, looping, defaults, &mut want);
+                let mut got = garbage(n);
+                let out = PoseMut {
+                    rotations: &mut got.rotations,
+                    translations: &mut got.translations,
+                    scales: &mut got.scales,
+                };
+                assert_eq!(r.sample_pose_into(t, looping, defaults, out), Ok(()));
+                let bits = |p: &Pose| {
+                    let mut v: Vec<u32> = Vec::new();
+                    for b in 0..n {
+                        v.extend(p.rotations[b].to_array().map(f32::to_bits));
+                        v.extend(p.translations[b].to_array().map(f32::to_bits));
+                        v.extend(p.scales[b].to_array().map(f32::to_bits));
+                    }
+                    v
+                };
+                assert_eq!(bits(&got), bits(&want), "{name} at {t} {defaults:?}");
+            }
+        }
+        // One array too short: refused, and the others untouched.
+        if n == 0 {
+            continue;
+        }
+        let mut p = garbage(n);
+        let mut short = vec![glam::Vec3A::splat(-777.0); n - 1];
+        let out = PoseMut {
+            rotations: &mut p.rotations,
+            translations: &mut short,
+            scales: &mut p.scales,
+        };
+        assert_eq!(
+            r.sample_pose_into(0.0, Looping::Clamp, Defaults::Write, out),
+            Err(SampleError::OutputSize {
+                expected: n,
+                got: n - 1
+            }),
+            "{name}"
+        );
+        assert_eq!(p, garbage(n), "{name}: nothing written");
+        assert!(short.iter().all(|v| *v == glam::Vec3A::splat(-777.0)));
     }
 }
 

@@ -31,43 +31,66 @@ fn pad4(out: &mut Vec<u8>) {
     }
 }
 
-/// Returns the buffer and the size of its runtime part.
+/// Returns the buffer and the size of its runtime part: the sections in file order, then the
+/// header (which counts and seals them).
 pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
-    let nb = p.num_bones;
-    let multi = p.num_segments > 1;
     let mut out = vec![0u8; HEADER_SIZE];
-    for b in 0..nb {
+    let referenced = write_tables(&mut out, p);
+    let seg_headers = out.len();
+    out.resize(out.len() + 12 * p.num_segments, 0);
+    for (s, choice) in choices.iter().enumerate() {
+        write_segment(&mut out, p, s, choice, seg_headers);
+    }
+    out.extend_from_slice(&[0u8; TAIL_PADDING]);
+    let runtime_size = out.len();
+    let precisions = write_metadata(&mut out, clip, p);
+    let flags = FLAG_METADATA
+        | if p.wrap { FLAG_WRAP } else { 0 }
+        | if referenced {
+            FLAG_ROTATION_REFERENCES | FLAG_COMPACT_REFERENCES
+        } else {
+            0
+        }
+        | if precisions { FLAG_BONE_PRECISIONS } else { 0 };
+    write_header(&mut out, clip, p, flags, runtime_size);
+    (out, runtime_size)
+}
+
+/// Sections 1–5b: bone descriptors, constants, the 16-bit constant box and constants, clip
+/// ranges, reference rotations. True when some track has a reference.
+fn write_tables(out: &mut Vec<u8>, p: &Prepared) -> bool {
+    for b in 0..p.num_bones {
         out.push(pack_descriptor(p.kinds[b], p.dropped[b]));
     }
-    pad4(&mut out);
+    pad4(out);
     for c in &p.constants {
         for &v in c {
-            put_f32(&mut out, v);
+            put_f32(out, v);
         }
     }
     if let Some((min, ext)) = p.qbox {
         for &v in min.iter().chain(&ext) {
-            put_f32(&mut out, v);
+            put_f32(out, v);
         }
     }
     for q in &p.qconstants {
         for &v in q {
-            put_u16(&mut out, v);
+            put_u16(out, v);
         }
     }
-    pad4(&mut out);
+    pad4(out);
     for t in &p.tracks {
         if t.kind == 0 {
             for &v in &t.rot_range_q {
-                put_u16(&mut out, v);
+                put_u16(out, v);
             }
         } else {
             for &v in t.clip_min.iter().chain(&t.clip_ext) {
-                put_f32(&mut out, v);
+                put_f32(out, v);
             }
         }
     }
-    pad4(&mut out);
+    pad4(out);
     let referenced = p.tracks.iter().any(|t| t.reference.is_some());
     if referenced {
         let mut bits = vec![0u8; p.tracks.len().div_ceil(8)];
@@ -80,99 +103,112 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
         for (_, stored) in p.tracks.iter().filter_map(|t| t.reference) {
             out.extend(stored.map(|v| v as u8));
         }
-        pad4(&mut out);
+        pad4(out);
     }
-    let seg_headers = out.len();
-    out.resize(out.len() + 12 * p.num_segments, 0);
-    for (s, choice) in choices.iter().enumerate() {
-        let (start, len) = p.segment_span(s);
-        let widths_off = out.len();
-        for w in &choice.widths {
-            debug_assert!(w.iter().all(|&x| x <= MAX_BITS || x == RAW_BITS));
-            put_u16(&mut out, pack_widths(*w));
+    referenced
+}
+
+/// Segment `s`: its widths, ranges and dropped components, its bit stream, and its entry in the
+/// segment table at `seg_headers`.
+fn write_segment(
+    out: &mut Vec<u8>,
+    p: &Prepared,
+    s: usize,
+    choice: &SegmentChoice,
+    seg_headers: usize,
+) {
+    let (start, len) = p.segment_span(s);
+    let widths_off = out.len();
+    for w in &choice.widths {
+        debug_assert!(w.iter().all(|&x| x <= MAX_BITS || x == RAW_BITS));
+        put_u16(out, pack_widths(*w));
+    }
+    if p.num_segments > 1 {
+        for r in &choice.ranges {
+            out.extend_from_slice(r);
         }
-        if multi {
-            for r in &choice.ranges {
-                out.extend_from_slice(r);
+    }
+    for t in p.tracks.iter().filter(|t| t.per_segment_dropped) {
+        out.push(t.dropped[s]);
+    }
+    pad4(out);
+    let data_off = out.len();
+    let none = |t: &super::prepare::Track| {
+        t.kind == 0 && t.per_segment_dropped && t.dropped[s] == DROPPED_NONE
+    };
+    let bits: u32 = choice
+        .widths
+        .iter()
+        .map(|w| w[0] + w[1] + w[2])
+        .sum::<u32>()
+        + p.tracks.iter().filter(|t| none(t)).count() as u32 * DROPPED_NONE_BITS as u32;
+    let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
+        .map(|k| super::search::dequants(p, k, &choice.ranges[k], choice.widths[k]))
+        .collect();
+    let mut w = BitWriter::default();
+    for i in start..start + len {
+        for (k, t) in p.tracks.iter().enumerate() {
+            for c in 0..3 {
+                let width = choice.widths[k][c];
+                let q = if width == RAW_BITS {
+                    t.values[i][c].to_bits()
+                } else {
+                    dqs[k][c].quantize(t.values[i][c], width)
+                };
+                w.write(q, width);
+            }
+            if none(t) {
+                w.write(t.w[i].to_bits(), DROPPED_NONE_BITS as u32);
             }
         }
-        for t in p.tracks.iter().filter(|t| t.per_segment_dropped) {
-            out.push(t.dropped[s]);
-        }
-        pad4(&mut out);
-        let data_off = out.len();
-        let none = |t: &super::prepare::Track| {
-            t.kind == 0 && t.per_segment_dropped && t.dropped[s] == DROPPED_NONE
-        };
-        let bits: u32 = choice
-            .widths
-            .iter()
-            .map(|w| w[0] + w[1] + w[2])
-            .sum::<u32>()
-            + p.tracks.iter().filter(|t| none(t)).count() as u32 * DROPPED_NONE_BITS as u32;
-        let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
-            .map(|k| super::search::dequants(p, k, &choice.ranges[k], choice.widths[k]))
-            .collect();
-        let mut w = BitWriter::default();
-        for i in start..start + len {
-            for (k, t) in p.tracks.iter().enumerate() {
-                for c in 0..3 {
-                    let width = choice.widths[k][c];
-                    let q = if width == RAW_BITS {
-                        t.values[i][c].to_bits()
-                    } else {
-                        dqs[k][c].quantize(t.values[i][c], width)
-                    };
-                    w.write(q, width);
-                }
-                if none(t) {
-                    w.write(t.w[i].to_bits(), DROPPED_NONE_BITS as u32);
-                }
-            }
-        }
-        out.extend_from_slice(&w.finish());
-        pad4(&mut out);
-        let h = seg_headers + 12 * s;
-        out[h..h + 4].copy_from_slice(&(widths_off as u32).to_le_bytes());
-        out[h + 4..h + 8].copy_from_slice(&(data_off as u32).to_le_bytes());
-        out[h + 8..h + 12].copy_from_slice(&bits.to_le_bytes());
     }
-    out.extend_from_slice(&[0u8; TAIL_PADDING]);
-    let runtime_size = out.len();
-    // Metadata: what a tool needs to rebuild a clip file (names, hierarchy, bind pose).
-    put_u32(&mut out, p.num_samples as u32);
-    put_str(&mut out, &clip.name);
+    out.extend_from_slice(&w.finish());
+    pad4(out);
+    let h = seg_headers + 12 * s;
+    out[h..h + 4].copy_from_slice(&(widths_off as u32).to_le_bytes());
+    out[h + 4..h + 8].copy_from_slice(&(data_off as u32).to_le_bytes());
+    out[h + 8..h + 12].copy_from_slice(&bits.to_le_bytes());
+}
+
+/// The metadata: what a tool needs to rebuild a clip file (names, hierarchy, bind pose), and
+/// the clip file's own per-bone thresholds when it has any (then true: flags bit 5).
+fn write_metadata(out: &mut Vec<u8>, clip: &RawClip, p: &Prepared) -> bool {
+    put_u32(out, p.num_samples as u32);
+    put_str(out, &clip.name);
     let sk = &clip.skeleton;
-    for b in 0..nb {
-        put_str(&mut out, &sk.names[b]);
+    for b in 0..p.num_bones {
+        put_str(out, &sk.names[b]);
         put_u16(
-            &mut out,
+            out,
             if sk.parents[b] == NO_PARENT {
                 NO_PARENT_U16
             } else {
                 sk.parents[b] as u16
             },
         );
-        put_f32(&mut out, p.shells[b]);
+        put_f32(out, p.shells[b]);
         for v in sk.bind_rotations[b].to_array() {
-            put_f32(&mut out, v);
+            put_f32(out, v);
         }
         for v in sk.bind_translations[b]
             .to_array()
             .into_iter()
             .chain(sk.bind_scales[b].to_array())
         {
-            put_f32(&mut out, v);
+            put_f32(out, v);
         }
     }
-    // The clip file's own per-bone thresholds, when it has any.
     let precisions = sk.precisions.iter().any(Option::is_some);
     if precisions {
         for p in &sk.precisions {
-            put_f32(&mut out, p.unwrap_or(0.0));
+            put_f32(out, p.unwrap_or(0.0));
         }
     }
-    // Header.
+    precisions
+}
+
+/// The header, written last: it holds the sizes, counts and the checksum of the rest.
+fn write_header(out: &mut [u8], clip: &RawClip, p: &Prepared, flags: u16, runtime_size: usize) {
     let total = out.len();
     out[0..4].copy_from_slice(&MAGIC);
     // Every buffer is written in the current layout (16-bit rotation clip ranges).
@@ -184,19 +220,11 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
         Some(crate::additive::AdditiveFormat::Additive0) => 2,
         Some(crate::additive::AdditiveFormat::Additive1) => 3,
     };
-    let flags = FLAG_METADATA
-        | if p.wrap { FLAG_WRAP } else { 0 }
-        | if referenced {
-            FLAG_ROTATION_REFERENCES | FLAG_COMPACT_REFERENCES
-        } else {
-            0
-        }
-        | if precisions { FLAG_BONE_PRECISIONS } else { 0 }
-        | (additive << crate::runtime::format::FLAG_ADDITIVE_SHIFT);
+    let flags = flags | (additive << crate::runtime::format::FLAG_ADDITIVE_SHIFT);
     out[6..8].copy_from_slice(&flags.to_le_bytes());
     out[12..16].copy_from_slice(&(total as u32).to_le_bytes());
     out[16..20].copy_from_slice(&(runtime_size as u32).to_le_bytes());
-    out[20..22].copy_from_slice(&(nb as u16).to_le_bytes());
+    out[20..22].copy_from_slice(&(p.num_bones as u16).to_le_bytes());
     out[22..24].copy_from_slice(&(p.segment_size as u16).to_le_bytes());
     out[24..28].copy_from_slice(&(p.num_stored as u32).to_le_bytes());
     out[28..32].copy_from_slice(&clip.sample_rate.to_le_bytes());
@@ -204,9 +232,8 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     out[36..40].copy_from_slice(&(p.constants.len() as u32).to_le_bytes());
     out[40..44].copy_from_slice(&(p.tracks.len() as u32).to_le_bytes());
     out[44..48].copy_from_slice(&(p.qconstants.len() as u32).to_le_bytes());
-    let crc = checksum(&out);
+    let crc = checksum(out);
     out[8..12].copy_from_slice(&crc.to_le_bytes());
-    (out, runtime_size)
 }
 
 /// Number of (component, segment) pairs at each bit width (index 32: raw float32).

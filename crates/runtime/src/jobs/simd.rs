@@ -177,159 +177,231 @@ pub(crate) mod scalar {
     }
 }
 
-/// x86-64 kernels, written once for SSE2 (multiply then add) and once for AVX2 + FMA.
-#[cfg(target_arch = "x86_64")]
-macro_rules! x86_kernels {
-    ($name:ident, $feature:literal, $madd:ident) => {
+/// A 4-lane float32 vector of one SIMD path and the few operations the kernels need: the
+/// kernels ([`kernels`]) are written once over it, and each path only says how to load, store,
+/// broadcast and multiply-add.
+pub(crate) trait Lanes: Copy {
+    /// Four floats at `p`.
+    ///
+    /// # Safety
+    /// `p` addresses 4 readable floats.
+    unsafe fn load(p: *const f32) -> Self;
+    /// Three floats at `p`, lane 3 zero (the last element of a `[[f32; 3]]`).
+    ///
+    /// # Safety
+    /// `p` addresses 3 readable floats.
+    unsafe fn load_last3(p: *const f32) -> Self;
+    /// # Safety
+    /// `p` addresses 4 writable floats.
+    unsafe fn store(p: *mut f32, v: Self);
+    /// Lanes 0..3 only.
+    ///
+    /// # Safety
+    /// `p` addresses 3 writable floats.
+    unsafe fn store_last3(p: *mut f32, v: Self);
+    fn splat(x: f32) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    /// `a * b + c` (fused where the path has it).
+    fn madd(a: Self, b: Self, c: Self) -> Self;
+    /// Lane `L` (0..3) of `v` in every lane.
+    fn lane<const L: i32>(v: Self) -> Self;
+}
+
+/// The kernels of every SIMD path, over its [`Lanes`]; each path's module wraps them in a
+/// function compiled for its target feature (where `#[inline(always)]` puts them).
+pub(crate) mod kernels {
+    use super::Lanes;
+    use glam::Mat4;
+
+    /// The first three lanes of `src[i]` (the fourth is junk unless `i` is the last).
+    ///
+    /// # Safety
+    /// `i < src.len()`.
+    #[inline(always)]
+    unsafe fn load3<V: Lanes>(src: &[[f32; 3]], i: usize) -> V {
+        let p = src.as_ptr() as *const f32;
+        // SAFETY: i < len; reading 16 bytes stays inside unless i is the last element.
+        unsafe {
+            if i + 1 < src.len() {
+                V::load(p.add(3 * i))
+            } else {
+                V::load_last3(p.add(3 * i))
+            }
+        }
+    }
+
+    /// Writes lanes 0..3 to `dst[i]` (16 bytes when the next element is written later anyway).
+    ///
+    /// # Safety
+    /// `i < dst.len()`.
+    #[inline(always)]
+    unsafe fn store3<V: Lanes>(dst: &mut [[f32; 3]], i: usize, v: V) {
+        let n = dst.len();
+        let p = dst.as_mut_ptr() as *mut f32;
+        // SAFETY: i < len; the 4th lane lands on dst[i + 1].x, rewritten by the caller's next
+        // iteration, and only when dst[i + 1] exists.
+        unsafe {
+            if i + 1 < n {
+                V::store(p.add(3 * i), v);
+            } else {
+                V::store_last3(p.add(3 * i), v);
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn cols<V: Lanes>(m: &Mat4) -> [V; 4] {
+        let p = m.as_ref().as_ptr();
+        // SAFETY: 16 floats.
+        unsafe {
+            [
+                V::load(p),
+                V::load(p.add(4)),
+                V::load(p.add(8)),
+                V::load(p.add(12)),
+            ]
+        }
+    }
+
+    /// `c0·x + c1·y + c2·z + c3`, x, y, z broadcast from lanes of the inputs.
+    #[inline(always)]
+    fn point<V: Lanes>([c0, c1, c2, c3]: [V; 4], x: V, y: V, z: V) -> V {
+        V::madd(c0, x, V::madd(c1, y, V::madd(c2, z, c3)))
+    }
+
+    /// `c0·x + c1·y + c2·z` for `p`'s lanes 0..3 (a direction: no translation).
+    #[inline(always)]
+    fn direction<V: Lanes>([c0, c1, c2, _]: [V; 4], p: V) -> V {
+        V::madd(
+            c0,
+            V::lane::<0>(p),
+            V::madd(c1, V::lane::<1>(p), V::mul(c2, V::lane::<2>(p))),
+        )
+    }
+
+    /// Seed 002: four points per iteration from three 16-byte loads
+    /// (x0 y0 z0 x1 | y1 z1 x2 y2 | z2 x3 y3 z3), each component broadcast and multiplied by
+    /// its matrix column, the four columns kept in registers.
+    ///
+    /// # Safety
+    /// The CPU has the path's feature; `dst.len() == src.len()`.
+    #[inline(always)]
+    pub unsafe fn points<V: Lanes>(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 4]]) {
+        let c = unsafe { cols::<V>(m) };
+        let n = src.len();
+        let sp = src.as_ptr() as *const f32;
+        let dp = dst.as_mut_ptr() as *mut f32;
+        let mut i = 0;
+        while i + 4 <= n {
+            // SAFETY: points i..i+4 are 12 floats of src and 16 of dst.
+            unsafe {
+                let a = V::load(sp.add(3 * i));
+                let b = V::load(sp.add(3 * i + 4));
+                let e = V::load(sp.add(3 * i + 8));
+                let d0 = point(c, V::lane::<0>(a), V::lane::<1>(a), V::lane::<2>(a));
+                let d1 = point(c, V::lane::<3>(a), V::lane::<0>(b), V::lane::<1>(b));
+                let d2 = point(c, V::lane::<2>(b), V::lane::<3>(b), V::lane::<0>(e));
+                let d3 = point(c, V::lane::<1>(e), V::lane::<2>(e), V::lane::<3>(e));
+                V::store(dp.add(4 * i), d0);
+                V::store(dp.add(4 * i + 4), d1);
+                V::store(dp.add(4 * i + 8), d2);
+                V::store(dp.add(4 * i + 12), d3);
+            }
+            i += 4;
+        }
+        while i < n {
+            // SAFETY: i < n.
+            unsafe {
+                let p = load3::<V>(src, i);
+                let d = point(c, V::lane::<0>(p), V::lane::<1>(p), V::lane::<2>(p));
+                V::store(dp.add(4 * i), d);
+            }
+            i += 1;
+        }
+    }
+
+    /// Directions (w = 0) by the matrix: normals.
+    ///
+    /// # Safety
+    /// The CPU has the path's feature; `dst.len() == src.len()`.
+    #[inline(always)]
+    pub unsafe fn vectors<V: Lanes>(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 3]]) {
+        let c = unsafe { cols::<V>(m) };
+        for i in 0..src.len() {
+            // SAFETY: i < len of both.
+            unsafe { store3(dst, i, direction(c, load3::<V>(src, i))) };
+        }
+    }
+
+    /// Linear-blend skinning, one vertex at a time: the `K` palette matrices blended by weight
+    /// (four columns), then the position and normal by the blended matrix.
+    ///
+    /// # Safety
+    /// The CPU has the path's feature; the slices have the lengths `SkinJob::validate` checks
+    /// and every joint index is below `palette.len()`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn skin<V: Lanes, const K: usize>(
+        palette: &[Mat4],
+        joints: &[u16],
+        weights: &[f32],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        out_positions: &mut [[f32; 3]],
+        out_normals: &mut [[f32; 3]],
+    ) {
+        let pal = palette.as_ptr() as *const f32;
+        let has_normals = !normals.is_empty();
+        for v in 0..positions.len() {
+            // SAFETY: v·K + k < joints.len() = weights.len(); joint < palette.len().
+            unsafe {
+                let j = joints.as_ptr().add(v * K);
+                let w = weights.as_ptr().add(v * K);
+                let m = pal.add(16 * *j as usize);
+                let wk = V::splat(*w);
+                let mut c = [0, 4, 8, 12].map(|o| V::mul(V::load(m.add(o)), wk));
+                for k in 1..K {
+                    let m = pal.add(16 * *j.add(k) as usize);
+                    let wk = V::splat(*w.add(k));
+                    for (col, o) in c.iter_mut().zip([0, 4, 8, 12]) {
+                        *col = V::madd(V::load(m.add(o)), wk, *col);
+                    }
+                }
+                let p = load3::<V>(positions, v);
+                let r = point(c, V::lane::<0>(p), V::lane::<1>(p), V::lane::<2>(p));
+                store3(out_positions, v, r);
+                if has_normals {
+                    store3(out_normals, v, direction(c, load3::<V>(normals, v)));
+                }
+            }
+        }
+    }
+}
+
+/// A path's module: [`kernels`] compiled for its target feature over its [`Lanes`].
+macro_rules! path_kernels {
+    ($name:ident, $feature:literal, $lanes:ty) => {
         pub(crate) mod $name {
-            use core::arch::x86_64::*;
             use glam::Mat4;
 
-            /// `a * b + c`.
-            #[inline(always)]
-            fn madd(a: __m128, b: __m128, c: __m128) -> __m128 {
-                super::$madd(a, b, c)
-            }
-
-            /// The first three lanes of `src[i]` (the fourth is junk unless `i` is the last).
-            #[inline(always)]
-            unsafe fn load3(src: &[[f32; 3]], i: usize) -> __m128 {
-                let p = src.as_ptr() as *const f32;
-                // SAFETY: i < len; reading 16 bytes stays inside unless i is the last element.
-                unsafe {
-                    if i + 1 < src.len() {
-                        _mm_loadu_ps(p.add(3 * i))
-                    } else {
-                        _mm_set_ps(0.0, *p.add(3 * i + 2), *p.add(3 * i + 1), *p.add(3 * i))
-                    }
-                }
-            }
-
-            /// Writes lanes 0..3 to `dst[i]` (16 bytes when the next element is written later anyway).
-            #[inline(always)]
-            unsafe fn store3(dst: &mut [[f32; 3]], i: usize, v: __m128) {
-                let n = dst.len();
-                let p = dst.as_mut_ptr() as *mut f32;
-                // SAFETY: i < len; the 4th lane lands on dst[i + 1].x, rewritten by the caller's
-                // next iteration, and only when dst[i + 1] exists.
-                unsafe {
-                    if i + 1 < n {
-                        _mm_storeu_ps(p.add(3 * i), v);
-                    } else {
-                        _mm_store_ss(p.add(3 * i), v);
-                        _mm_store_ss(p.add(3 * i + 1), _mm_shuffle_ps::<0x55>(v, v));
-                        _mm_store_ss(p.add(3 * i + 2), _mm_shuffle_ps::<0xAA>(v, v));
-                    }
-                }
-            }
-
-            #[inline(always)]
-            unsafe fn cols(m: &Mat4) -> [__m128; 4] {
-                let p = m.as_ref().as_ptr();
-                // SAFETY: 16 floats.
-                unsafe {
-                    [
-                        _mm_loadu_ps(p),
-                        _mm_loadu_ps(p.add(4)),
-                        _mm_loadu_ps(p.add(8)),
-                        _mm_loadu_ps(p.add(12)),
-                    ]
-                }
-            }
-
-            /// Seed 002: four points per iteration from three 16-byte loads
-            /// (x0 y0 z0 x1 | y1 z1 x2 y2 | z2 x3 y3 z3), each component broadcast and
-            /// multiplied by its matrix column, the four columns kept in registers.
-            ///
             /// # Safety
             /// The CPU has the feature; `dst.len() == src.len()`.
             #[target_feature(enable = $feature)]
             pub unsafe fn points(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 4]]) {
-                let [c0, c1, c2, c3] = unsafe { cols(m) };
-                let n = src.len();
-                let sp = src.as_ptr() as *const f32;
-                let dp = dst.as_mut_ptr() as *mut f32;
-                let xf = |x, y, z| madd(c0, x, madd(c1, y, madd(c2, z, c3)));
-                let mut i = 0;
-                while i + 4 <= n {
-                    // SAFETY: points i..i+4 are 12 floats of src and 16 of dst.
-                    unsafe {
-                        let a = _mm_loadu_ps(sp.add(3 * i));
-                        let b = _mm_loadu_ps(sp.add(3 * i + 4));
-                        let c = _mm_loadu_ps(sp.add(3 * i + 8));
-                        let d0 = xf(
-                            _mm_shuffle_ps::<0x00>(a, a),
-                            _mm_shuffle_ps::<0x55>(a, a),
-                            _mm_shuffle_ps::<0xAA>(a, a),
-                        );
-                        let d1 = xf(
-                            _mm_shuffle_ps::<0xFF>(a, a),
-                            _mm_shuffle_ps::<0x00>(b, b),
-                            _mm_shuffle_ps::<0x55>(b, b),
-                        );
-                        let d2 = xf(
-                            _mm_shuffle_ps::<0xAA>(b, b),
-                            _mm_shuffle_ps::<0xFF>(b, b),
-                            _mm_shuffle_ps::<0x00>(c, c),
-                        );
-                        let d3 = xf(
-                            _mm_shuffle_ps::<0x55>(c, c),
-                            _mm_shuffle_ps::<0xAA>(c, c),
-                            _mm_shuffle_ps::<0xFF>(c, c),
-                        );
-                        _mm_storeu_ps(dp.add(4 * i), d0);
-                        _mm_storeu_ps(dp.add(4 * i + 4), d1);
-                        _mm_storeu_ps(dp.add(4 * i + 8), d2);
-                        _mm_storeu_ps(dp.add(4 * i + 12), d3);
-                    }
-                    i += 4;
-                }
-                while i < n {
-                    // SAFETY: i < n.
-                    unsafe {
-                        let p = load3(src, i);
-                        let d = xf(
-                            _mm_shuffle_ps::<0x00>(p, p),
-                            _mm_shuffle_ps::<0x55>(p, p),
-                            _mm_shuffle_ps::<0xAA>(p, p),
-                        );
-                        _mm_storeu_ps(dp.add(4 * i), d);
-                    }
-                    i += 1;
-                }
+                // SAFETY: the caller's promise.
+                unsafe { super::kernels::points::<$lanes>(m, src, dst) }
             }
 
-            /// Directions (w = 0) by the matrix: normals.
-            ///
             /// # Safety
             /// The CPU has the feature; `dst.len() == src.len()`.
             #[target_feature(enable = $feature)]
             pub unsafe fn vectors(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 3]]) {
-                let [c0, c1, c2, _] = unsafe { cols(m) };
-                for i in 0..src.len() {
-                    // SAFETY: i < len of both.
-                    unsafe {
-                        let p = load3(src, i);
-                        let d = madd(
-                            c0,
-                            _mm_shuffle_ps::<0x00>(p, p),
-                            madd(
-                                c1,
-                                _mm_shuffle_ps::<0x55>(p, p),
-                                _mm_mul_ps(c2, _mm_shuffle_ps::<0xAA>(p, p)),
-                            ),
-                        );
-                        store3(dst, i, d);
-                    }
-                }
+                // SAFETY: the caller's promise.
+                unsafe { super::kernels::vectors::<$lanes>(m, src, dst) }
             }
 
-            /// Linear-blend skinning, one vertex at a time: the `K` palette matrices blended by
-            /// weight (four columns), then the position and normal by the blended matrix.
-            ///
             /// # Safety
-            /// The CPU has the feature; the slices have the lengths `SkinJob::validate` checks
-            /// and every joint index is below `palette.len()`.
+            /// The CPU has the feature; lengths and joint indices as `SkinJob::validate` checks.
             #[target_feature(enable = $feature)]
             #[allow(clippy::too_many_arguments)]
             pub unsafe fn skin<const K: usize>(
@@ -341,85 +413,162 @@ macro_rules! x86_kernels {
                 out_positions: &mut [[f32; 3]],
                 out_normals: &mut [[f32; 3]],
             ) {
-                let pal = palette.as_ptr() as *const f32;
-                let has_normals = !normals.is_empty();
-                for v in 0..positions.len() {
-                    // SAFETY: v·K + k < joints.len() = weights.len(); joint < palette.len().
-                    unsafe {
-                        let j = joints.as_ptr().add(v * K);
-                        let w = weights.as_ptr().add(v * K);
-                        let m = pal.add(16 * *j as usize);
-                        let wk = _mm_set1_ps(*w);
-                        let mut c0 = _mm_mul_ps(_mm_loadu_ps(m), wk);
-                        let mut c1 = _mm_mul_ps(_mm_loadu_ps(m.add(4)), wk);
-                        let mut c2 = _mm_mul_ps(_mm_loadu_ps(m.add(8)), wk);
-                        let mut c3 = _mm_mul_ps(_mm_loadu_ps(m.add(12)), wk);
-                        for k in 1..K {
-                            let m = pal.add(16 * *j.add(k) as usize);
-                            let wk = _mm_set1_ps(*w.add(k));
-                            c0 = madd(_mm_loadu_ps(m), wk, c0);
-                            c1 = madd(_mm_loadu_ps(m.add(4)), wk, c1);
-                            c2 = madd(_mm_loadu_ps(m.add(8)), wk, c2);
-                            c3 = madd(_mm_loadu_ps(m.add(12)), wk, c3);
-                        }
-                        let p = load3(positions, v);
-                        let r = madd(
-                            c0,
-                            _mm_shuffle_ps::<0x00>(p, p),
-                            madd(
-                                c1,
-                                _mm_shuffle_ps::<0x55>(p, p),
-                                madd(c2, _mm_shuffle_ps::<0xAA>(p, p), c3),
-                            ),
-                        );
-                        store3(out_positions, v, r);
-                        if has_normals {
-                            let p = load3(normals, v);
-                            let r = madd(
-                                c0,
-                                _mm_shuffle_ps::<0x00>(p, p),
-                                madd(
-                                    c1,
-                                    _mm_shuffle_ps::<0x55>(p, p),
-                                    _mm_mul_ps(c2, _mm_shuffle_ps::<0xAA>(p, p)),
-                                ),
-                            );
-                            store3(out_normals, v, r);
-                        }
-                    }
+                // SAFETY: the caller's promise.
+                unsafe {
+                    super::kernels::skin::<$lanes, K>(
+                        palette,
+                        joints,
+                        weights,
+                        positions,
+                        normals,
+                        out_positions,
+                        out_normals,
+                    )
                 }
             }
         }
     };
 }
 
+/// x86-64's `__m128` with a separate multiply and add (SSE2) or fused (`FMA = true`: only
+/// inlined into the `avx2,fma` kernels, which run after the CPU check).
 #[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn madd_sse2(
-    a: core::arch::x86_64::__m128,
-    b: core::arch::x86_64::__m128,
-    c: core::arch::x86_64::__m128,
-) -> core::arch::x86_64::__m128 {
-    use core::arch::x86_64::*;
-    // SAFETY: SSE2 is x86-64's baseline.
-    unsafe { _mm_add_ps(_mm_mul_ps(a, b), c) }
+#[derive(Clone, Copy)]
+pub(crate) struct X86<const FMA: bool>(core::arch::x86_64::__m128);
+
+#[cfg(target_arch = "x86_64")]
+impl<const FMA: bool> Lanes for X86<FMA> {
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        // SAFETY: the caller's promise.
+        Self(unsafe { core::arch::x86_64::_mm_loadu_ps(p) })
+    }
+    #[inline(always)]
+    unsafe fn load_last3(p: *const f32) -> Self {
+        // SAFETY: the caller's promise.
+        Self(unsafe { core::arch::x86_64::_mm_set_ps(0.0, *p.add(2), *p.add(1), *p) })
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: Self) {
+        // SAFETY: the caller's promise.
+        unsafe { core::arch::x86_64::_mm_storeu_ps(p, v.0) }
+    }
+    #[inline(always)]
+    unsafe fn store_last3(p: *mut f32, v: Self) {
+        use core::arch::x86_64::*;
+        // SAFETY: the caller's promise.
+        unsafe {
+            _mm_store_ss(p, v.0);
+            _mm_store_ss(p.add(1), _mm_shuffle_ps::<0x55>(v.0, v.0));
+            _mm_store_ss(p.add(2), _mm_shuffle_ps::<0xAA>(v.0, v.0));
+        }
+    }
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        // SAFETY: SSE2 is x86-64's baseline.
+        Self(unsafe { core::arch::x86_64::_mm_set1_ps(x) })
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        // SAFETY: SSE2 is x86-64's baseline.
+        Self(unsafe { core::arch::x86_64::_mm_mul_ps(a.0, b.0) })
+    }
+    #[inline(always)]
+    fn madd(a: Self, b: Self, c: Self) -> Self {
+        use core::arch::x86_64::*;
+        if FMA {
+            // SAFETY: only inlined into the `avx2,fma` kernels, run after the CPU check.
+            Self(unsafe { _mm_fmadd_ps(a.0, b.0, c.0) })
+        } else {
+            // SAFETY: SSE2 is x86-64's baseline.
+            Self(unsafe { _mm_add_ps(_mm_mul_ps(a.0, b.0), c.0) })
+        }
+    }
+    #[inline(always)]
+    fn lane<const L: i32>(v: Self) -> Self {
+        use core::arch::x86_64::*;
+        let v = v.0;
+        // SAFETY: SSE2 is x86-64's baseline.
+        Self(unsafe {
+            match L {
+                0 => _mm_shuffle_ps::<0x00>(v, v),
+                1 => _mm_shuffle_ps::<0x55>(v, v),
+                2 => _mm_shuffle_ps::<0xAA>(v, v),
+                _ => _mm_shuffle_ps::<0xFF>(v, v),
+            }
+        })
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn madd_fma(
-    a: core::arch::x86_64::__m128,
-    b: core::arch::x86_64::__m128,
-    c: core::arch::x86_64::__m128,
-) -> core::arch::x86_64::__m128 {
-    // SAFETY: only inlined into the `avx2,fma` kernels, run after the CPU check.
-    unsafe { core::arch::x86_64::_mm_fmadd_ps(a, b, c) }
+path_kernels!(sse2, "sse2", super::X86<false>);
+#[cfg(target_arch = "x86_64")]
+path_kernels!(avx2fma, "avx2,fma", super::X86<true>);
+
+/// aarch64's `float32x4_t`, fused multiply-add.
+#[cfg(target_arch = "aarch64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Neon(core::arch::aarch64::float32x4_t);
+
+#[cfg(target_arch = "aarch64")]
+impl Lanes for Neon {
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        // SAFETY: the caller's promise.
+        Self(unsafe { core::arch::aarch64::vld1q_f32(p) })
+    }
+    #[inline(always)]
+    unsafe fn load_last3(p: *const f32) -> Self {
+        use core::arch::aarch64::*;
+        // SAFETY: the caller's promise (lane 3 repeats z: only lanes 0..3 are read).
+        Self(unsafe { vcombine_f32(vld1_f32(p), vld1_dup_f32(p.add(2))) })
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: Self) {
+        // SAFETY: the caller's promise.
+        unsafe { core::arch::aarch64::vst1q_f32(p, v.0) }
+    }
+    #[inline(always)]
+    unsafe fn store_last3(p: *mut f32, v: Self) {
+        use core::arch::aarch64::*;
+        // SAFETY: the caller's promise.
+        unsafe {
+            vst1_f32(p, vget_low_f32(v.0));
+            vst1q_lane_f32::<2>(p.add(2), v.0);
+        }
+    }
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        // SAFETY: NEON is aarch64's baseline.
+        Self(unsafe { core::arch::aarch64::vdupq_n_f32(x) })
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        // SAFETY: NEON is aarch64's baseline.
+        Self(unsafe { core::arch::aarch64::vmulq_f32(a.0, b.0) })
+    }
+    #[inline(always)]
+    fn madd(a: Self, b: Self, c: Self) -> Self {
+        // SAFETY: NEON is aarch64's baseline.
+        Self(unsafe { core::arch::aarch64::vfmaq_f32(c.0, a.0, b.0) })
+    }
+    #[inline(always)]
+    fn lane<const L: i32>(v: Self) -> Self {
+        use core::arch::aarch64::*;
+        // SAFETY: NEON is aarch64's baseline.
+        Self(unsafe {
+            match L {
+                0 => vdupq_laneq_f32::<0>(v.0),
+                1 => vdupq_laneq_f32::<1>(v.0),
+                2 => vdupq_laneq_f32::<2>(v.0),
+                _ => vdupq_laneq_f32::<3>(v.0),
+            }
+        })
+    }
 }
 
-#[cfg(target_arch = "x86_64")]
-x86_kernels!(sse2, "sse2", madd_sse2);
-#[cfg(target_arch = "x86_64")]
-x86_kernels!(avx2fma, "avx2,fma", madd_fma);
+#[cfg(target_arch = "aarch64")]
+path_kernels!(neon, "neon", super::Neon);
 
 /// AVX2 + FMA skinning, two vertices per iteration: vertex `v` in the low 128-bit lane, `v + 1`
 /// in the high one, so each fused multiply-add blends a matrix column of both.
@@ -555,145 +704,6 @@ pub(crate) mod avx2x2 {
                     &mut out_positions[v..],
                     out_normals,
                 )
-            }
-        }
-    }
-}
-
-/// aarch64 NEON kernels (fused multiply-add, one vertex or point per iteration).
-#[cfg(target_arch = "aarch64")]
-pub(crate) mod neon {
-    use core::arch::aarch64::*;
-    use glam::Mat4;
-
-    #[inline(always)]
-    unsafe fn load3(src: &[[f32; 3]], i: usize) -> float32x4_t {
-        let p = src.as_ptr() as *const f32;
-        // SAFETY: i < len; 16 bytes stay inside unless i is the last element.
-        unsafe {
-            if i + 1 < src.len() {
-                vld1q_f32(p.add(3 * i))
-            } else {
-                let lo = vld1_f32(p.add(3 * i));
-                vcombine_f32(lo, vld1_dup_f32(p.add(3 * i + 2)))
-            }
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn store3(dst: &mut [[f32; 3]], i: usize, v: float32x4_t) {
-        let n = dst.len();
-        let p = dst.as_mut_ptr() as *mut f32;
-        // SAFETY: as the x86 store3: the 4th lane lands on dst[i + 1].x, rewritten later.
-        unsafe {
-            if i + 1 < n {
-                vst1q_f32(p.add(3 * i), v);
-            } else {
-                vst1_f32(p.add(3 * i), vget_low_f32(v));
-                vst1q_lane_f32::<2>(p.add(3 * i + 2), v);
-            }
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn cols(m: &Mat4) -> [float32x4_t; 4] {
-        let p = m.as_ref().as_ptr();
-        // SAFETY: 16 floats.
-        unsafe {
-            [
-                vld1q_f32(p),
-                vld1q_f32(p.add(4)),
-                vld1q_f32(p.add(8)),
-                vld1q_f32(p.add(12)),
-            ]
-        }
-    }
-
-    /// # Safety
-    /// `dst.len() == src.len()`.
-    pub unsafe fn points(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 4]]) {
-        let [c0, c1, c2, c3] = unsafe { cols(m) };
-        let dp = dst.as_mut_ptr() as *mut f32;
-        for i in 0..src.len() {
-            // SAFETY: i < len of both.
-            unsafe {
-                let p = load3(src, i);
-                let d = vfmaq_laneq_f32::<2>(
-                    vfmaq_laneq_f32::<1>(vfmaq_laneq_f32::<0>(c3, c0, p), c1, p),
-                    c2,
-                    p,
-                );
-                vst1q_f32(dp.add(4 * i), d);
-            }
-        }
-    }
-
-    /// # Safety
-    /// `dst.len() == src.len()`.
-    pub unsafe fn vectors(m: &Mat4, src: &[[f32; 3]], dst: &mut [[f32; 3]]) {
-        let [c0, c1, c2, _] = unsafe { cols(m) };
-        for i in 0..src.len() {
-            // SAFETY: i < len of both.
-            unsafe {
-                let p = load3(src, i);
-                let d = vfmaq_laneq_f32::<2>(
-                    vfmaq_laneq_f32::<1>(vmulq_laneq_f32::<0>(c0, p), c1, p),
-                    c2,
-                    p,
-                );
-                store3(dst, i, d);
-            }
-        }
-    }
-
-    /// # Safety
-    /// As the x86 kernels: lengths and joint indices checked by `SkinJob::validate`.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn skin<const K: usize>(
-        palette: &[Mat4],
-        joints: &[u16],
-        weights: &[f32],
-        positions: &[[f32; 3]],
-        normals: &[[f32; 3]],
-        out_positions: &mut [[f32; 3]],
-        out_normals: &mut [[f32; 3]],
-    ) {
-        let pal = palette.as_ptr() as *const f32;
-        let has_normals = !normals.is_empty();
-        for v in 0..positions.len() {
-            // SAFETY: v·K + k < joints.len() = weights.len(); joint < palette.len().
-            unsafe {
-                let j = joints.as_ptr().add(v * K);
-                let w = weights.as_ptr().add(v * K);
-                let m = pal.add(16 * *j as usize);
-                let mut c0 = vmulq_n_f32(vld1q_f32(m), *w);
-                let mut c1 = vmulq_n_f32(vld1q_f32(m.add(4)), *w);
-                let mut c2 = vmulq_n_f32(vld1q_f32(m.add(8)), *w);
-                let mut c3 = vmulq_n_f32(vld1q_f32(m.add(12)), *w);
-                for k in 1..K {
-                    let m = pal.add(16 * *j.add(k) as usize);
-                    let wk = *w.add(k);
-                    c0 = vfmaq_n_f32(c0, vld1q_f32(m), wk);
-                    c1 = vfmaq_n_f32(c1, vld1q_f32(m.add(4)), wk);
-                    c2 = vfmaq_n_f32(c2, vld1q_f32(m.add(8)), wk);
-                    c3 = vfmaq_n_f32(c3, vld1q_f32(m.add(12)), wk);
-                }
-                let p = load3(positions, v);
-                let r = vfmaq_laneq_f32::<2>(
-                    vfmaq_laneq_f32::<1>(vfmaq_laneq_f32::<0>(c3, c0, p), c1, p),
-                    c2,
-                    p,
-                );
-                store3(out_positions, v, r);
-                if has_normals {
-                    let p = load3(normals, v);
-                    let r = vfmaq_laneq_f32::<2>(
-                        vfmaq_laneq_f32::<1>(vmulq_laneq_f32::<0>(c0, p), c1, p),
-                        c2,
-                        p,
-                    );
-                    store3(out_normals, v, r);
-                }
             }
         }
     }

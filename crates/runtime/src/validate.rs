@@ -1,0 +1,852 @@
+//! Validation of a `.cfa` buffer, one function per section of `docs/FORMAT.md` (header, bone
+//! descriptors, fixed values, clip ranges, reference rotations, segment table and each segment,
+//! metadata, the decoder's tables): each checks its section against hostile input (every count
+//! bounded, every offset inside the buffer before it is read) and hands its results to the next.
+//! [`ClipReader::new`](crate::ClipReader::new) runs them in file order, so a buffer with several
+//! faults reports the same first one as ever.
+
+use crate::format::*;
+use crate::limits::{MAX_COMPONENT_MAGNITUDE, MAX_TOTAL_SAMPLES};
+use crate::quant::{self, num_segments, rebuild_rotation};
+use crate::skeleton::{BoneDesc, Skeleton};
+use crate::{
+    FormatError, Metadata, NO_FILL, NO_REFERENCE, NO_SLOT, Track, f32_at, metadata, u16_at, u32_at,
+};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use glam::{Quat, Vec3, Vec3A};
+
+pub(crate) fn corrupt<T>(msg: impl Into<String>) -> Result<T, FormatError> {
+    Err(FormatError::Corrupt(msg.into()))
+}
+
+/// A stored range `[min, min + ext]` is finite, not reversed, and within ±`limit`
+/// (float32 rounding of `min + ext` allowed for).
+fn range_within(min: f32, ext: f32, limit: f32) -> bool {
+    let slack = limit * 1e-6;
+    min.is_finite()
+        && ext.is_finite()
+        && ext >= 0.0
+        && min >= -limit - slack
+        && min as f64 + ext as f64 <= (limit + slack) as f64
+}
+
+/// Reads little-endian values with bounds checks, for validation and metadata.
+pub(crate) struct Cursor<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) pos: usize,
+    pub(crate) end: usize,
+}
+
+impl Cursor<'_> {
+    fn take(&mut self, n: usize) -> Result<usize, FormatError> {
+        let at = self.pos;
+        let end = at.checked_add(n).ok_or(FormatError::Truncated {
+            needed: usize::MAX,
+            len: self.end,
+        })?;
+        if end > self.end {
+            return Err(FormatError::Truncated {
+                needed: end,
+                len: self.end,
+            });
+        }
+        self.pos = end;
+        Ok(at)
+    }
+    fn u16(&mut self) -> Result<u16, FormatError> {
+        Ok(u16_at(self.buf, self.take(2)?))
+    }
+    fn u32(&mut self) -> Result<u32, FormatError> {
+        Ok(u32_at(self.buf, self.take(4)?))
+    }
+    fn f32(&mut self) -> Result<f32, FormatError> {
+        let v = f32_at(self.buf, self.take(4)?);
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            corrupt(format!("non-finite float at byte {}", self.pos - 4))
+        }
+    }
+    fn str(&mut self) -> Result<String, FormatError> {
+        let n = self.u16()? as usize;
+        let at = self.take(n)?;
+        String::from_utf8(self.buf[at..at + n].to_vec()).or_else(|_| corrupt("a name is not UTF-8"))
+    }
+}
+
+/// The fixed-size header's fields, checked against each other and the buffer.
+pub(crate) struct Header {
+    pub(crate) version: u16,
+    pub(crate) flags: u16,
+    pub(crate) runtime_size: usize,
+    pub(crate) num_bones: usize,
+    pub(crate) num_samples: usize,
+    pub(crate) sample_rate: f32,
+    pub(crate) num_segs: usize,
+    pub(crate) num_constant: usize,
+    pub(crate) num_animated: usize,
+    pub(crate) num_qconstant: usize,
+    pub(crate) wrap: bool,
+    pub(crate) additive: u8,
+}
+
+/// Magic, version, size, checksum, flags and counts.
+pub(crate) fn header(buf: &[u8]) -> Result<Header, FormatError> {
+    let len = buf.len();
+    if len < HEADER_SIZE {
+        if len >= 4 && buf[..4] != MAGIC {
+            return Err(FormatError::BadMagic);
+        }
+        return Err(FormatError::Truncated {
+            needed: HEADER_SIZE,
+            len,
+        });
+    }
+    if buf[..4] != MAGIC {
+        return Err(FormatError::BadMagic);
+    }
+    let version = u16_at(buf, 4);
+    if !(MIN_VERSION..=VERSION).contains(&version) {
+        return Err(FormatError::UnsupportedVersion(version));
+    }
+    let total_size = u32_at(buf, 12) as usize;
+    if total_size != len {
+        return if total_size > len {
+            Err(FormatError::Truncated {
+                needed: total_size,
+                len,
+            })
+        } else {
+            corrupt(format!("header says {total_size} bytes, buffer has {len}"))
+        };
+    }
+    let stored = u32_at(buf, 8);
+    let computed = checksum(buf);
+    if stored != computed {
+        return Err(FormatError::ChecksumMismatch { stored, computed });
+    }
+    // The checksum catches accidents; everything below also guards against hostile buffers.
+    let flags = u16_at(buf, 6);
+    if flags & !KNOWN_FLAGS != 0 {
+        return corrupt(format!("unknown flags {flags:#x}"));
+    }
+    if flags & FLAG_METADATA == 0 {
+        return corrupt("metadata section missing (names, hierarchy, bind pose)");
+    }
+    if flags & FLAG_COMPACT_REFERENCES != 0 && flags & FLAG_ROTATION_REFERENCES == 0 {
+        return corrupt("flags: compact reference rotations (bit 6) without references (bit 4)");
+    }
+    let runtime_size = u32_at(buf, 16) as usize;
+    if runtime_size > len || runtime_size < HEADER_SIZE + TAIL_PADDING {
+        return corrupt(format!(
+            "runtime size {runtime_size} outside the buffer ({len} bytes)"
+        ));
+    }
+    let h = Header {
+        version,
+        flags,
+        runtime_size,
+        num_bones: u16_at(buf, 20) as usize,
+        num_samples: u32_at(buf, 24) as usize,
+        sample_rate: f32_at(buf, 28),
+        num_segs: u32_at(buf, 32) as usize,
+        num_constant: u32_at(buf, 36) as usize,
+        num_animated: u32_at(buf, 40) as usize,
+        num_qconstant: u32_at(buf, 44) as usize,
+        wrap: flags & FLAG_WRAP != 0,
+        additive: ((flags & FLAG_ADDITIVE_MASK) >> FLAG_ADDITIVE_SHIFT) as u8,
+    };
+    header_counts(&h, u16_at(buf, 22) as usize)?;
+    Ok(h)
+}
+
+/// The header's rate, segment size and counts agree with each other and the importers' limits.
+fn header_counts(h: &Header, segment_size: usize) -> Result<(), FormatError> {
+    let (num_bones, num_samples, sample_rate) = (h.num_bones, h.num_samples, h.sample_rate);
+    if !(sample_rate.is_finite() && sample_rate > 0.0) {
+        return corrupt(format!("sample rate {sample_rate} is not positive"));
+    }
+    if segment_size != SEGMENT_SIZE {
+        return corrupt(format!(
+            "segment size {segment_size}: the format's is {SEGMENT_SIZE}"
+        ));
+    }
+    if num_bones.saturating_mul(num_samples) > MAX_TOTAL_SAMPLES {
+        return corrupt(format!(
+            "{num_bones} bones x {num_samples} samples is more than the {} an importer accepts",
+            MAX_TOTAL_SAMPLES
+        ));
+    }
+    if num_samples > 0 && !(num_samples as f32 / sample_rate).is_finite() {
+        return corrupt(format!(
+            "sample rate {sample_rate} gives {num_samples} samples an infinite duration"
+        ));
+    }
+    if h.num_segs != num_segments(num_samples, segment_size) {
+        return corrupt(format!(
+            "{} segments do not match {num_samples} samples",
+            h.num_segs
+        ));
+    }
+    if num_bones > 0 && num_samples == 0 {
+        return corrupt("a clip with bones has no samples");
+    }
+    Ok(())
+}
+
+/// What the bone descriptors say about the streams that follow.
+pub(crate) struct Descriptors {
+    pub(crate) desc_off: usize,
+    /// Animated rotations whose dropped component is stored per segment.
+    num_seg_dropped: usize,
+    /// Animated sub-track index of each per-segment dropped slot.
+    slot_track: Vec<usize>,
+    /// Kind (0 rotation, 1 translation, 2 scale) of each animated sub-track, in stream order.
+    animated_kinds: Vec<u8>,
+    /// Some translation is a 16-bit constant (the constant box is stored).
+    has_qtrans: bool,
+}
+
+/// Section 1: a descriptor byte per bone; its kinds must add up to the header's counts.
+pub(crate) fn descriptors(
+    buf: &[u8],
+    c: &mut Cursor,
+    h: &Header,
+) -> Result<Descriptors, FormatError> {
+    let desc_off = c.take(h.num_bones)?;
+    c.pos = align4(c.pos);
+    let mut counted_constant = 0usize;
+    let mut counted_q = 0usize;
+    let mut counted_qtrans = 0usize;
+    let mut num_seg_dropped = 0usize;
+    let mut slot_track = Vec::new();
+    let mut animated_kinds = Vec::new();
+    for b in 0..h.num_bones {
+        let (kinds, dropped) = unpack_descriptor(buf[desc_off + b]);
+        if kinds[0] == KIND_ANIMATED && dropped == DROPPED_PER_SEGMENT {
+            num_seg_dropped += 1;
+            slot_track.push(animated_kinds.len());
+        }
+        for (i, k) in kinds.into_iter().enumerate() {
+            match k {
+                KIND_DEFAULT => {}
+                KIND_CONSTANT => counted_constant += 1,
+                KIND_ANIMATED => animated_kinds.push(i as u8),
+                KIND_CONSTANT_Q if i < 2 => {
+                    counted_q += 1;
+                    counted_qtrans += i;
+                }
+                _ => return corrupt(format!("bone {b}: invalid sub-track kind {k}")),
+            }
+        }
+    }
+    if counted_constant != h.num_constant
+        || animated_kinds.len() != h.num_animated
+        || counted_q != h.num_qconstant
+    {
+        return corrupt("sub-track counts do not match the bone descriptors");
+    }
+    if h.num_animated > 0 && h.num_samples == 0 {
+        return corrupt("animated sub-tracks without samples");
+    }
+    Ok(Descriptors {
+        desc_off,
+        num_seg_dropped,
+        slot_track,
+        animated_kinds,
+        has_qtrans: counted_qtrans > 0,
+    })
+}
+
+/// Where the constants are (sections 2–4).
+pub(crate) struct FixedTables {
+    const_off: usize,
+    qbox_off: usize,
+    qconst_off: usize,
+}
+
+/// Sections 2–4: float32 constants (finite), the 16-bit translation box (a valid range) when
+/// some translation uses it, the 16-bit constants.
+pub(crate) fn fixed_tables(
+    buf: &[u8],
+    c: &mut Cursor,
+    h: &Header,
+    d: &Descriptors,
+) -> Result<FixedTables, FormatError> {
+    let num_constant = h.num_constant;
+    let const_off = c.take(
+        num_constant
+            .checked_mul(12)
+            .ok_or(FormatError::Corrupt("too many constants".into()))?,
+    )?;
+    for i in 0..num_constant * 3 {
+        if !f32_at(buf, const_off + 4 * i).is_finite() {
+            return corrupt(format!("constant value {} is not finite", i / 3));
+        }
+    }
+    // Box of the 16-bit constant translations (only when there are some), then the 16-bit constants.
+    let qbox_off = c.take(if d.has_qtrans { 24 } else { 0 })?;
+    for i in 0..(if d.has_qtrans { 3 } else { 0 }) {
+        let (min, ext) = (
+            f32_at(buf, qbox_off + 4 * i),
+            f32_at(buf, qbox_off + 12 + 4 * i),
+        );
+        if !range_within(min, ext, MAX_COMPONENT_MAGNITUDE) {
+            return corrupt("constant translation box is invalid");
+        }
+    }
+    let qconst_off = c.take(h.num_qconstant * 6)?;
+    c.pos = align4(c.pos);
+    Ok(FixedTables {
+        const_off,
+        qbox_off,
+        qconst_off,
+    })
+}
+
+/// Section 5: clip ranges, float32 min x,y,z and extent x,y,z, or for a rotation from version 3
+/// on, 16-bit fixed point (min_q + ext_q ≤ 65535 keeps it inside [-1, 1]).
+pub(crate) fn clip_ranges(
+    buf: &[u8],
+    c: &mut Cursor,
+    version: u16,
+    d: &Descriptors,
+) -> Result<Vec<[f32; 6]>, FormatError> {
+    let compact = version >= COMPACT_ROT_RANGE_VERSION;
+    let mut clip_ranges: Vec<[f32; 6]> = Vec::with_capacity(d.animated_kinds.len());
+    for (a, &kind) in d.animated_kinds.iter().enumerate() {
+        if compact && kind == 0 {
+            let o = c.take(12)?;
+            let mut r = [0.0f32; 6];
+            for k in 0..3 {
+                let (mq, eq) = (u16_at(buf, o + 2 * k), u16_at(buf, o + 6 + 2 * k));
+                if mq as u32 + eq as u32 > u16::MAX as u32 {
+                    return corrupt(format!(
+                        "clip range of animated sub-track {a} runs past the rotation range"
+                    ));
+                }
+                (r[k], r[3 + k]) = rot_range_decode(mq, eq);
+            }
+            clip_ranges.push(r);
+        } else {
+            let o = c.take(24)?;
+            let r: [f32; 6] = core::array::from_fn(|i| f32_at(buf, o + 4 * i));
+            if r.iter()
+                .enumerate()
+                .any(|(i, v)| !v.is_finite() || (i >= 3 && *v < 0.0))
+            {
+                return corrupt(format!("clip range of animated sub-track {a} is invalid"));
+            }
+            clip_ranges.push(r);
+        }
+    }
+    if compact {
+        c.pos = align4(c.pos);
+    }
+    Ok(clip_ranges)
+}
+
+/// Section 5b (flags bit 4): a bit per animated sub-track (set only on rotations), then each set
+/// track's reference: 3 bytes right after the bits (bit 6), or 4 bytes from the next multiple of
+/// 4 (bit 4 alone, the first layout). Per animated sub-track, its reference or `None`.
+pub(crate) fn references(
+    buf: &[u8],
+    c: &mut Cursor,
+    flags: u16,
+    d: &Descriptors,
+) -> Result<Vec<Option<Quat>>, FormatError> {
+    let mut references = Vec::new();
+    if flags & FLAG_ROTATION_REFERENCES == 0 {
+        return Ok(references);
+    }
+    let num_animated = d.animated_kinds.len();
+    let compact_refs = flags & FLAG_COMPACT_REFERENCES != 0;
+    let bits_off = c.take(num_animated.div_ceil(8))?;
+    if !compact_refs {
+        c.pos = align4(c.pos);
+    }
+    references = vec![None; num_animated];
+    for (a, &kind) in d.animated_kinds.iter().enumerate() {
+        if buf[bits_off + a / 8] >> (a % 8) & 1 == 0 {
+            continue;
+        }
+        if kind != 0 {
+            return corrupt(format!(
+                "animated sub-track {a} has a reference rotation but is not a rotation"
+            ));
+        }
+        let decoded = if compact_refs {
+            let o = c.take(3)?;
+            reference_decode3(core::array::from_fn(|k| buf[o + k] as i8))
+        } else {
+            let o = c.take(4)?;
+            reference_decode(core::array::from_fn(|k| buf[o + k] as i8))
+        };
+        references[a] = Some(decoded.ok_or_else(|| {
+            FormatError::Corrupt(format!(
+                "reference rotation of animated sub-track {a} is not a unit quaternion"
+            ))
+        })?);
+    }
+    c.pos = align4(c.pos);
+    // Unused bits of the last byte are zero.
+    if !num_animated.is_multiple_of(8)
+        && buf[bits_off + num_animated / 8] >> (num_animated % 8) != 0
+    {
+        return corrupt("reference rotation bits set past the last animated sub-track");
+    }
+    Ok(references)
+}
+
+/// The segment table and what the decoder precomputes from it.
+pub(crate) struct Segments {
+    pub(crate) seg_header_off: usize,
+    /// Per segment, per animated sub-track: its bit offset inside one sample of the segment.
+    pub(crate) seg_offsets: Vec<u32>,
+}
+
+/// Section 6 and every segment it points to ([`segment`]).
+pub(crate) fn segments(
+    buf: &[u8],
+    c: &mut Cursor,
+    h: &Header,
+    d: &Descriptors,
+) -> Result<Segments, FormatError> {
+    let seg_header_off = c.take(h.num_segs * 12)?;
+    // Bounded by the buffer: every segment stores at least 2 bytes per animated sub-track.
+    let mut seg_offsets: Vec<u32> = Vec::with_capacity(h.num_segs * h.num_animated);
+    let mut none_mark = vec![false; h.num_animated];
+    for s in 0..h.num_segs {
+        segment(
+            buf,
+            s,
+            seg_header_off,
+            h,
+            d,
+            &mut none_mark,
+            &mut seg_offsets,
+        )?;
+    }
+    Ok(Segments {
+        seg_header_off,
+        seg_offsets,
+    })
+}
+
+/// Segment `s`: its offsets inside the runtime data, widths, segment ranges, dropped components
+/// and bit count, its bit stream inside the runtime data, its raw floats finite. Appends the
+/// segment's per-track bit offsets to `seg_offsets`; `none_mark` is all false on entry and exit.
+fn segment(
+    buf: &[u8],
+    s: usize,
+    seg_header_off: usize,
+    h: &Header,
+    d: &Descriptors,
+    none_mark: &mut [bool],
+    seg_offsets: &mut Vec<u32>,
+) -> Result<(), FormatError> {
+    let (num_segs, num_animated, version) = (h.num_segs, h.num_animated, h.version);
+    let hd = seg_header_off + 12 * s;
+    let (widths_off, data_off, bits) = (
+        u32_at(buf, hd) as usize,
+        u32_at(buf, hd + 4) as usize,
+        u32_at(buf, hd + 8) as usize,
+    );
+    let per_seg = if num_segs > 1 { 8 } else { 2 };
+    let meta_end = widths_off.checked_add(num_animated * per_seg + d.num_seg_dropped);
+    // Every offset inside the runtime data before anything is read through it.
+    if widths_off < seg_header_off + 12 * num_segs
+        || meta_end.is_none_or(|e| e > data_off)
+        || data_off > h.runtime_size
+    {
+        return corrupt(format!(
+            "segment {s}: metadata offset {widths_off} out of place"
+        ));
+    }
+    let mut sum = 0usize;
+    for a in 0..num_animated {
+        let w = unpack_widths(u16_at(buf, widths_off + 2 * a));
+        if u16_at(buf, widths_off + 2 * a) >> 15 != 0
+            || w.iter()
+                .any(|&x| x > quant::MAX_BITS && x != quant::RAW_BITS)
+        {
+            return corrupt(format!("segment {s}: bit width above {}", quant::MAX_BITS));
+        }
+        if version < 2 && w.contains(&quant::RAW_BITS) {
+            return corrupt(format!(
+                "segment {s}: raw float32 width in a version {version} buffer"
+            ));
+        }
+        sum += (w[0] + w[1] + w[2]) as usize;
+        if num_segs > 1 {
+            let r = widths_off + 2 * num_animated + 6 * a;
+            for k in 0..3 {
+                if buf[r + k] as u16 + buf[r + 3 + k] as u16 > 255 {
+                    return corrupt(format!("segment {s}: range outside the clip range"));
+                }
+            }
+        }
+    }
+    let dropped_off = widths_off + num_animated * per_seg;
+    let slots = &buf[dropped_off..dropped_off + d.num_seg_dropped];
+    let max_dropped = if version >= 2 { DROPPED_NONE } else { 3 };
+    if slots.iter().any(|&d| d > max_dropped) {
+        return corrupt(format!(
+            "segment {s}: dropped rotation component above {max_dropped}"
+        ));
+    }
+    sum += DROPPED_NONE_BITS * slots.iter().filter(|&&d| d == DROPPED_NONE).count();
+    if sum != bits {
+        return corrupt(format!(
+            "segment {s}: {bits} bits per sample, widths add up to {sum}"
+        ));
+    }
+    let (_, seg_len) = quant::segment_span(s, num_segs, h.num_samples, SEGMENT_SIZE);
+    let data_bytes = (bits * seg_len).div_ceil(8);
+    if data_off
+        .checked_add(data_bytes + TAIL_PADDING)
+        .is_none_or(|e| e > h.runtime_size)
+    {
+        return corrupt(format!(
+            "segment {s}: bit stream runs past the runtime data"
+        ));
+    }
+    let none_tracks: Vec<usize> = (0..d.num_seg_dropped)
+        .filter(|&k| slots[k] == DROPPED_NONE)
+        .map(|k| d.slot_track[k])
+        .collect();
+    for &a in &none_tracks {
+        none_mark[a] = true;
+    }
+    let mut off = 0u32;
+    for a in 0..num_animated {
+        seg_offsets.push(off);
+        let w = unpack_widths(u16_at(buf, widths_off + 2 * a));
+        off += w[0]
+            + w[1]
+            + w[2]
+            + if none_mark[a] {
+                DROPPED_NONE_BITS as u32
+            } else {
+                0
+            };
+    }
+    for &a in &none_tracks {
+        none_mark[a] = false;
+    }
+    let layout = RawLayout {
+        widths_off,
+        data_off,
+        num_animated,
+        bits,
+        none_tracks: &none_tracks,
+    };
+    check_raw_values(buf, s, &layout, seg_len)
+}
+
+/// Where a segment's widths and bit stream are, for the check of its raw float32 values.
+struct RawLayout<'a> {
+    widths_off: usize,
+    data_off: usize,
+    num_animated: usize,
+    bits: usize,
+    /// Animated rotations whose segment drops no component (a raw w follows x, y, z).
+    none_tracks: &'a [usize],
+}
+
+/// Raw float32 components (the compressor's last resort, and the w of rotations whose
+/// segment drops nothing) must be finite, like every other stored float.
+fn check_raw_values(
+    buf: &[u8],
+    seg: usize,
+    l: &RawLayout,
+    seg_len: usize,
+) -> Result<(), FormatError> {
+    let widths = (0..l.num_animated).map(|a| unpack_widths(u16_at(buf, l.widths_off + 2 * a)));
+    if l.none_tracks.is_empty() && !widths.clone().any(|w| w.contains(&quant::RAW_BITS)) {
+        return Ok(());
+    }
+    for i in 0..seg_len {
+        let mut pos = l.data_off * 8 + i * l.bits;
+        for (a, w) in widths.clone().enumerate() {
+            let mut raw = w.map(|x| x == quant::RAW_BITS).to_vec();
+            let mut step: Vec<usize> = w.iter().map(|&x| x as usize).collect();
+            if l.none_tracks.contains(&a) {
+                raw.push(true);
+                step.push(DROPPED_NONE_BITS);
+            }
+            for (r, x) in raw.into_iter().zip(step) {
+                if r && !read_raw_f32(buf, pos).is_finite() {
+                    return corrupt(format!(
+                        "segment {seg}: raw float32 value at sample {i} is not finite"
+                    ));
+                }
+                pos += x;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The metadata (names, hierarchy, bind pose, precisions) from the end of the runtime data to
+/// the settings record or the end of the buffer.
+pub(crate) fn read_metadata(buf: &[u8], h: &Header) -> Result<Metadata, FormatError> {
+    let (start, num_bones, flags) = (h.runtime_size, h.num_bones, h.flags);
+    let precisions = flags & FLAG_BONE_PRECISIONS != 0;
+    // The optional settings record fills the end of the buffer: the names end before it.
+    let (end, settings) = metadata::split(buf, start, flags)?;
+    let mut c = Cursor {
+        buf,
+        pos: start,
+        end,
+    };
+    let original_num_samples = c.u32()? as usize;
+    if original_num_samples != h.num_samples + h.wrap as usize {
+        return corrupt("metadata sample count does not match the stored samples");
+    }
+    let clip_name = c.str()?;
+    let mut bones = Vec::with_capacity(num_bones);
+    for b in 0..num_bones {
+        bones.push(bone_desc(&mut c, b)?);
+    }
+    if precisions {
+        for (b, d) in bones.iter_mut().enumerate() {
+            let p = c.f32()?;
+            if !(p.is_finite() && p >= 0.0) {
+                return corrupt(format!("bone {b}: precision {p} is not a positive number"));
+            }
+            d.precision = (p > 0.0).then_some(p);
+        }
+    }
+    if c.pos != end {
+        return corrupt(format!(
+            "{} unexpected bytes after the metadata",
+            end - c.pos
+        ));
+    }
+    let skeleton =
+        Skeleton::from_ordered(bones).map_err(|e| FormatError::Corrupt(e.to_string()))?;
+    Ok(Metadata {
+        clip_name,
+        original_num_samples,
+        skeleton,
+        settings,
+    })
+}
+
+/// Bone `b`'s name, parent (before it), shell distance and bind pose.
+fn bone_desc(c: &mut Cursor, b: usize) -> Result<BoneDesc, FormatError> {
+    let name = c.str()?;
+    let parent = c.u16()?;
+    let parent = if parent == NO_PARENT_U16 {
+        None
+    } else if (parent as usize) < b {
+        Some(parent as usize)
+    } else {
+        return corrupt(format!("bone {b}: parent {parent} does not come before it"));
+    };
+    let mut d = BoneDesc::new(name, parent);
+    d.shell_distance = c.f32()?;
+    if d.shell_distance < 0.0 {
+        return corrupt(format!(
+            "bone {b}: negative shell distance {}",
+            d.shell_distance
+        ));
+    }
+    let q = Quat::from_xyzw(c.f32()?, c.f32()?, c.f32()?, c.f32()?);
+    if (q.length() - 1.0).abs() > BIND_ROTATION_TOLERANCE {
+        return corrupt(format!(
+            "bone {b}: bind rotation is not normalized (length {})",
+            q.length()
+        ));
+    }
+    d.bind_rotation = q.normalize();
+    d.bind_translation = Vec3::new(c.f32()?, c.f32()?, c.f32()?);
+    d.bind_scale = Vec3::new(c.f32()?, c.f32()?, c.f32()?);
+    Ok(d)
+}
+
+/// The decoder's tables, built from the validated sections.
+pub(crate) struct Tables {
+    pub(crate) tracks: Vec<Track>,
+    pub(crate) fixed_rotations: Vec<Quat>,
+    pub(crate) fixed_translations: Vec<Vec3A>,
+    pub(crate) fixed_scales: Vec<Vec3A>,
+    pub(crate) fill: [u32; 3],
+    pub(crate) refs: Vec<Quat>,
+    pub(crate) bone_animated: Vec<(u32, u8)>,
+    pub(crate) constants: Vec<(u32, u8)>,
+}
+
+/// What every default and constant sub-track decodes to (the bind pose where default, each
+/// constant within its kind's limits), the animated tracks with their ranges and references
+/// (every range's decoded values within an importer's limits), per bone its animated tracks.
+pub(crate) fn tables(
+    buf: &[u8],
+    h: &Header,
+    d: &Descriptors,
+    f: &FixedTables,
+    clip_ranges: &[[f32; 6]],
+    references: &[Option<Quat>],
+    sk: &Skeleton,
+) -> Result<Tables, FormatError> {
+    let mut t = Tables {
+        fixed_rotations: sk.bind_rotations.clone(),
+        fixed_translations: sk.bind_translations.iter().map(|&v| v.into()).collect(),
+        fixed_scales: sk.bind_scales.iter().map(|&v| v.into()).collect(),
+        tracks: Vec::with_capacity(h.num_animated),
+        refs: Vec::new(),
+        constants: Vec::new(),
+        bone_animated: Vec::with_capacity(h.num_bones),
+        fill: [NO_FILL; 3],
+    };
+    let (mut ci, mut qi, mut slot) = (0usize, 0usize, 0u16);
+    let f3 = |o: usize| [f32_at(buf, o), f32_at(buf, o + 4), f32_at(buf, o + 8)];
+    let q3 = |o: usize| [u16_at(buf, o), u16_at(buf, o + 2), u16_at(buf, o + 4)];
+    for b in 0..h.num_bones {
+        let (kinds, dropped) = unpack_descriptor(buf[d.desc_off + b]);
+        t.bone_animated.push((
+            t.tracks.len() as u32,
+            kinds.iter().filter(|&&k| k == KIND_ANIMATED).count() as u8,
+        ));
+        for (kind, &k) in kinds.iter().enumerate() {
+            match k {
+                KIND_CONSTANT => {
+                    t.constants.push((b as u32, kind as u8));
+                    let v = f3(f.const_off + 12 * ci);
+                    ci += 1;
+                    let limit = if kind == 0 {
+                        MAX_KEPT_COMPONENT
+                    } else {
+                        MAX_COMPONENT_MAGNITUDE
+                    };
+                    if v.iter().any(|c| c.abs() > limit) {
+                        return corrupt(format!(
+                            "bone {b}: constant {} beyond {limit}",
+                            ["rotation component", "translation", "scale"][kind]
+                        ));
+                    }
+                    match kind {
+                        0 => t.fixed_rotations[b] = rebuild_rotation(v, dropped),
+                        1 => t.fixed_translations[b] = Vec3A::from_array(v),
+                        _ => t.fixed_scales[b] = Vec3A::from_array(v),
+                    }
+                }
+                KIND_CONSTANT_Q => {
+                    t.constants.push((b as u32, kind as u8));
+                    let q = q3(f.qconst_off + 6 * qi);
+                    qi += 1;
+                    if kind == 0 {
+                        let k = q.map(|v| q16_decode(v, -QROT_RANGE, 2.0 * QROT_RANGE));
+                        t.fixed_rotations[b] = rebuild_rotation(k, dropped);
+                    } else {
+                        t.fixed_translations[b] = Vec3A::from_array(core::array::from_fn(|c| {
+                            q16_decode(
+                                q[c],
+                                f32_at(buf, f.qbox_off + 4 * c),
+                                f32_at(buf, f.qbox_off + 12 + 4 * c),
+                            )
+                        }));
+                    }
+                }
+                KIND_ANIMATED => {
+                    let per_segment = kind == 0 && dropped == DROPPED_PER_SEGMENT;
+                    let a = t.tracks.len();
+                    let reference = match references.get(a) {
+                        Some(Some(r)) => {
+                            t.refs.push(*r);
+                            (t.refs.len() - 1) as u16
+                        }
+                        _ => NO_REFERENCE,
+                    };
+                    t.tracks.push(Track {
+                        range: clip_ranges[a],
+                        bone: b as u16,
+                        reference,
+                        kind: kind as u8,
+                        dropped,
+                        slot: if per_segment { slot } else { NO_SLOT },
+                    });
+                    slot += per_segment as u16;
+                }
+                _ => {}
+            }
+        }
+    }
+    track_ranges_within_limits(&t.tracks)?;
+    t.fill = uniform_fills(
+        &buf[d.desc_off..d.desc_off + h.num_bones],
+        &t.fixed_rotations,
+        &t.fixed_translations,
+        &t.fixed_scales,
+    );
+    Ok(t)
+}
+
+/// Decoded values lie in [min, min + extent]: keep that inside what an importer accepts.
+fn track_ranges_within_limits(tracks: &[Track]) -> Result<(), FormatError> {
+    for (a, t) in tracks.iter().enumerate() {
+        let r = &t.range;
+        let limit = if t.kind == 0 {
+            MAX_KEPT_COMPONENT
+        } else {
+            MAX_COMPONENT_MAGNITUDE
+        };
+        if (0..3).any(|c| !range_within(r[c], r[c + 3], limit)) {
+            return corrupt(format!(
+                "clip range of animated sub-track {a} (bone {}) reaches beyond {limit}",
+                t.bone
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// [`ClipReader::fill`](crate::ClipReader) for rotations, translations and scales, from the
+/// bones' descriptors ([`uniform_fill`]).
+fn uniform_fills(
+    descriptors: &[u8],
+    rotations: &[Quat],
+    translations: &[Vec3A],
+    scales: &[Vec3A],
+) -> [u32; 3] {
+    let num_bones = descriptors.len();
+    let fixed =
+        |kind: usize| move |b: usize| unpack_descriptor(descriptors[b]).0[kind] != KIND_ANIMATED;
+    [
+        uniform_fill(num_bones, fixed(0), |b| {
+            rotations[b].to_array().map(f32::to_bits)
+        }),
+        uniform_fill(num_bones, fixed(1), |b| {
+            translations[b].to_array().map(f32::to_bits)
+        }),
+        uniform_fill(num_bones, fixed(2), |b| {
+            scales[b].to_array().map(f32::to_bits)
+        }),
+    ]
+}
+
+/// For one kind: `bits(b)` is bone `b`'s fixed value, `fixed(b)` whether the sub-track is
+/// default or constant (a kind with none fills with anything: every value is decoded). A bone
+/// whose fixed value every fixed sub-track shares bit for bit, or [`NO_FILL`].
+fn uniform_fill<V: PartialEq>(
+    num_bones: usize,
+    fixed: impl Fn(usize) -> bool,
+    bits: impl Fn(usize) -> V,
+) -> u32 {
+    let mut bones = (0..num_bones).filter(|&b| fixed(b));
+    match bones.next() {
+        None => 0,
+        Some(first) => {
+            let v = bits(first);
+            if bones.all(|b| bits(b) == v) {
+                first as u32
+            } else {
+                NO_FILL
+            }
+        }
+    }
+}
