@@ -28,7 +28,6 @@ KNOWN = {
     "crates/anim/src/formats/fbx.rs:read_inner": 356,
     "crates/anim/src/formats/gltf.rs:load_inner": 354,
     "crates/runtime-capi/tests/api.rs:misuse_is_refused_with_its_status_and_leaves_outputs_untouched": 175,
-    "src/gui/headers_tab/project.rs:project_ui": 175,
 }
 
 
