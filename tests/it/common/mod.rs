@@ -27,6 +27,9 @@ pub fn run_ok(cmd: &mut Command) -> std::process::Output {
 /// A generated skinned glTF (mesh view and vertex error tests).
 pub mod skinned;
 
+/// Float64 skinning and the vertex-error check shared by the glTF and FBX mesh tests.
+pub mod mesh_f64;
+
 /// The real-data folder (`../shared/data`) when the suite is switched on with
 /// `CLIPFORGE_DATA=/path/to/shared/data`. Unset: `None` (the test prints that it skipped).
 /// Set but missing: panics, so CI never passes silently without its data.

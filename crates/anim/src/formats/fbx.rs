@@ -172,6 +172,9 @@ pub fn ufbx_load_options<'a>(bytes_len: usize) -> ufbx::LoadOpts<'a> {
     }
 }
 
+mod skin_mesh;
+pub use skin_mesh::{load_fbx_meshes, load_fbx_meshes_file};
+
 const TRANSFORM_PROPS: [&str; 3] = ["Lcl Translation", "Lcl Rotation", "Lcl Scaling"];
 
 /// A warning about the file (FBX warnings have no line).
@@ -213,16 +216,8 @@ fn read_inner(
         bone_world: vec![Qvv::IDENTITY; rig.members.len()],
     };
     for (si, stack) in scene.anim_stacks.iter().enumerate() {
-        let name = if stack.element.name.is_empty() {
-            format!("stack{si}")
-        } else {
-            stack.element.name.to_string()
-        };
-        if !rig
-            .members
-            .iter()
-            .any(|m| rig.stack_animated[si].contains(m))
-        {
+        let name = stack_name(stack, si);
+        if !rig.animates(si) {
             warnings.push(fwarn(
                 path,
                 format!("animation stack '{name}' animates none of the skeleton's nodes; skipped"),
@@ -414,17 +409,11 @@ impl Rig {
             .iter()
             .map(|&i| Qvv::from_affine(&affine_of(&nodes[i].node_to_world)))
             .collect();
-        let mut used_names = HashSet::new();
         let descs: Vec<BoneDesc> = self
-            .members
-            .iter()
+            .bone_names(nodes)
+            .into_iter()
             .enumerate()
-            .map(|(b, &i)| {
-                let mut name = node_name(&nodes[i], i);
-                if !used_names.insert(name.clone()) {
-                    name = format!("{name}#{i}");
-                    used_names.insert(name.clone());
-                }
+            .map(|(b, name)| {
                 let mut d = BoneDesc::new(name, self.parents[b]);
                 let l = local_qvv(self.parents[b].map(|p| &static_world[p]), &static_world[b]);
                 let (r, t, s) = l.to_f32();
@@ -435,6 +424,47 @@ impl Rig {
             })
             .collect();
         skeleton_unordered(descs).map_err(|e| ferr(path, format!("invalid node hierarchy: {e}")))
+    }
+}
+
+impl Rig {
+    /// Each bone's name (in `members` order): the node's name (`node{id}` when it has none),
+    /// `name#id` when an earlier bone has it.
+    pub(crate) fn bone_names(&self, nodes: &[ufbx::Ref<ufbx::Node>]) -> Vec<String> {
+        let mut used_names = HashSet::new();
+        self.members
+            .iter()
+            .map(|&i| {
+                let mut name = node_name(&nodes[i], i);
+                if !used_names.insert(name.clone()) {
+                    name = format!("{name}#{i}");
+                    used_names.insert(name.clone());
+                }
+                name
+            })
+            .collect()
+    }
+
+    /// Whether stack `si` becomes a clip: it animates a bone (else it is skipped).
+    pub(crate) fn animates(&self, si: usize) -> bool {
+        self.members
+            .iter()
+            .any(|m| self.stack_animated[si].contains(m))
+    }
+
+    /// The bone (index into `members`) node `i` stands for, if any.
+    pub(crate) fn bone_of(&self, nodes: &[ufbx::Ref<ufbx::Node>], i: usize) -> Option<usize> {
+        let o = owner(nodes, &self.up, i)?;
+        self.members.binary_search(&o).ok()
+    }
+}
+
+/// A stack's clip name: its own, or `stack{index}`.
+pub(crate) fn stack_name(stack: &ufbx::AnimStack, si: usize) -> String {
+    if stack.element.name.is_empty() {
+        format!("stack{si}")
+    } else {
+        stack.element.name.to_string()
     }
 }
 
