@@ -144,6 +144,53 @@ fn gerr(path: &Path, msg: impl Into<String>) -> ImportError {
     ImportError::new(path, None, msg)
 }
 
+/// The gltf crate's parse; its error gains what the GLB header says of the file's size, since
+/// the crate's own message gives no place ("Io error: failed to fill whole buffer" for a cut).
+fn parse(bytes: &[u8], path: &Path) -> Result<gltf::Gltf, ImportError> {
+    gltf::Gltf::from_slice(bytes).map_err(|e| {
+        let place = glb_size_note(bytes).map_or(String::new(), |n| format!(" ({n})"));
+        gerr(path, format!("invalid glTF: {e}{place}"))
+    })
+}
+
+/// For GLB bytes (the `glTF` magic): the file's size against the length its header declares,
+/// and which chunk the end of the file cuts.
+fn glb_size_note(bytes: &[u8]) -> Option<String> {
+    if !bytes.starts_with(b"glTF") {
+        return None;
+    }
+    let n = bytes.len();
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let Some(declared) = word(8) else {
+        return Some(format!(
+            "the file is {n} bytes, shorter than the 12-byte GLB header"
+        ));
+    };
+    let mut note = format!("the file is {n} bytes, its GLB header declares {declared}");
+    // Chunks: 8-byte header (length, type) then data, from byte 12.
+    let mut at = 12usize;
+    while let Some(len) = word(at) {
+        let end = at.saturating_add(8).saturating_add(len);
+        if end > n {
+            let kind = match bytes.get(at + 4..at + 8) {
+                Some(b"JSON") => "JSON",
+                Some(b"BIN\0") => "BIN",
+                _ => "a",
+            };
+            note.push_str(&format!(
+                "; {kind} chunk of {len} bytes at byte {at} ends at byte {end}, past the end"
+            ));
+            break;
+        }
+        at = end;
+    }
+    Some(note)
+}
+
 /// One channel, read and checked: times, and values (4 per key for rotations, 3 otherwise; ×3
 /// keys' worth for CUBICSPLINE: in-tangent, value, out-tangent).
 struct Track {
@@ -164,8 +211,7 @@ fn load_inner(
     if bytes.is_empty() {
         return Err(gerr(path, "empty file"));
     }
-    let gltf =
-        gltf::Gltf::from_slice(bytes).map_err(|e| gerr(path, format!("invalid glTF: {e}")))?;
+    let gltf = parse(bytes, path)?;
     let doc = gltf.document;
     check_document(&doc, path)?;
     let buffers = buffers::load(&doc, gltf.blob, path, base)?;
@@ -1127,6 +1173,35 @@ mod tests {
         assert_eq!((clips[0].sample_rate, clips[0].num_samples), (30.0, 31));
         assert_eq!(clips[0].translations[3], Vec3::new(100.0, 0.0, 0.0));
         assert_eq!(clips[0].translations[2], Vec3::ZERO);
+    }
+
+    #[test]
+    fn a_cut_glb_error_says_the_declared_length_and_the_cut_chunk() {
+        let mut glb = b"glTF".to_vec();
+        for w in [2u32, 100, 60] {
+            glb.extend_from_slice(&w.to_le_bytes());
+        }
+        glb.extend_from_slice(b"JSON{\"asset\":");
+        let e = load_gltf_slice(&glb, Path::new("cut.glb"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the file is 30 bytes, its GLB header declares 100")
+                && e.contains("JSON chunk of 60 bytes at byte 12 ends at byte 80, past the end"),
+            "{e}"
+        );
+        let e = load_gltf_slice(b"glTF\x02\0", Path::new("cut.glb"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the file is 6 bytes, shorter than the 12-byte GLB header"),
+            "{e}"
+        );
+        // Not GLB: no note.
+        let e = load_gltf_slice(b"{\"asset\":", Path::new("a.gltf"))
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("GLB header"), "{e}");
     }
 
     #[test]
