@@ -35,6 +35,8 @@
 //!   inside ufbx, "over the memory budget"), the node hierarchy depth is bounded, geometry is
 //!   not loaded, and the sample count is checked against the budget and
 //!   [`super::check_size`] before anything is sampled.
+//! - Skinned meshes: [`load_fbx_meshes`] (`fbx/skin_mesh.rs`) reads the file again with geometry
+//!   and binds each skin deformer to this skeleton by bone name.
 //! - Errors name the file: ufbx's parse errors (broken or truncated files, unsupported versions),
 //!   files without an animation stack, stacks that animate nothing. ufbx's warnings (e.g. strings
 //!   that are not valid UTF-8) are returned as import warnings. Stacks that animate none of the
