@@ -256,8 +256,8 @@ fn parse(text: &str, path: &Path, warnings: &mut Vec<ImportWarning>) -> Result<B
     })
 }
 
-fn parse_hierarchy<'t>(
-    tokens: &[(usize, &'t str)],
+fn parse_hierarchy(
+    tokens: &[(usize, &str)],
     path: &Path,
     motion_line: usize,
 ) -> Result<Vec<Joint>, ImportError> {
