@@ -1186,7 +1186,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("the file is 30 bytes, its GLB header declares 100")
+            e.contains("the file is 29 bytes, its GLB header declares 100")
                 && e.contains("JSON chunk of 60 bytes at byte 12 ends at byte 80, past the end"),
             "{e}"
         );
