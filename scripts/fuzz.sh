@@ -20,7 +20,7 @@ FUZZ="$ROOT/fuzz"
 export FUZZ_TARGET_DIR="${FUZZ_TARGET_DIR:-$FUZZ/target}"
 DATA="${CLIPFORGE_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}"
 NICE="nice -n ${FUZZ_NICE:-10}"
-TARGETS=(acl_sjson bvh gltf cfa cfs headers_lex headers_if headers_pp capi jobs)
+TARGETS=(acl_sjson bvh gltf fbx cfa cfs headers_lex headers_if headers_pp capi jobs)
 
 # Per-target limits: a slow input (-timeout, seconds) or a big RSS is a failure; the allocator in
 # fuzz/src/lib.rs refuses any allocation state above CLIPFORGE_FUZZ_MEM_MB (default 1 GiB).
@@ -68,6 +68,7 @@ corpus() {
     find "$DATA/acl-regression" -name '*.sjson' -size -64k -exec cp -n {} "$FUZZ/corpus/acl_sjson/" \;
     find "$DATA/bvh" -name '*.bvh' -size -64k -exec cp -n {} "$FUZZ/corpus/bvh/" \;
     find "$DATA/gltf" \( -name '*.gltf' -o -name '*.glb' \) -size -64k -exec cp -n {} "$FUZZ/corpus/gltf/" \;
+    find "$DATA/fbx" -name '*.fbx' -size -64k -exec cp -n {} "$FUZZ/corpus/fbx/" \;
   else
     echo "fuzz.sh: no real data at $DATA; the corpus is the committed seeds only" >&2
   fi

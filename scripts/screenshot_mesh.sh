@@ -3,7 +3,7 @@
 # driven with xdotool: a fresh HOME, the input folder typed, "Compress all", the first row
 # opened (the clip detail opens on its mesh), optionally "side by side" clicked.
 #
-# Usage: scripts/screenshot_mesh.sh CLIPFORGE_BINARY MODEL(.gltf/.glb) OUT.png [WxH [X,Y]]
+# Usage: scripts/screenshot_mesh.sh CLIPFORGE_BINARY MODEL(.gltf/.glb/.fbx) OUT.png [WxH [X,Y]]
 #   WxH: screen and window size (default 1280x800); X,Y: a click after the detail opened (e.g.
 #   on "side by side", found on a first screenshot).
 # e.g.   scripts/screenshot_mesh.sh target/release/clipforge \

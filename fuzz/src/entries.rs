@@ -30,6 +30,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("acl_sjson", acl_sjson),
     ("bvh", bvh),
     ("gltf", gltf),
+    ("fbx", fbx),
     ("cfa", cfa),
     ("cfs", cfs),
     ("headers_lex", headers_lex),
@@ -100,11 +101,33 @@ pub fn gltf(data: &[u8]) {
     let Ok(meshes) = clipforge::anim::formats::gltf::load_gltf_meshes(data, &path, None) else {
         return;
     };
-    if !strict() {
-        return;
+    if strict() {
+        check_meshes(
+            &meshes,
+            &formats::load_clips_from_bytes(data, &path).unwrap_or_default(),
+        );
     }
-    let clips = formats::load_clips_from_bytes(data, &path).unwrap_or_default();
-    for m in &meshes {
+}
+
+/// FBX importer (ufbx), then the skinned-mesh loader on the same bytes; a mesh it accepts is
+/// checked as glTF's are and skinned with its clip's first sample.
+pub fn fbx(data: &[u8]) {
+    import(data, "fuzz.fbx");
+    let path = Path::new(FAKE_DIR).join("fuzz.fbx");
+    let Ok(meshes) = clipforge::anim::formats::fbx::load_fbx_meshes(data, &path) else {
+        return;
+    };
+    if strict() {
+        check_meshes(
+            &meshes,
+            &formats::load_clips_from_bytes(data, &path).unwrap_or_default(),
+        );
+    }
+}
+
+/// Checks each mesh and skins it with the first sample of its clip.
+fn check_meshes(meshes: &[clipforge::anim::mesh::ClipMesh], clips: &[clipforge::anim::RawClip]) {
+    for m in meshes {
         check_mesh(&m.mesh);
         if let Some(c) = clips.iter().find(|c| c.name == m.clip)
             && let Ok(mut s) = clipforge::anim::mesh::Skinner::new(m.mesh.clone(), c)

@@ -5,7 +5,7 @@
 //! The app's view skins through the runtime's jobs exactly as a game runs them ([`Skinner`]:
 //! local → object with `LocalToObjectJob`, the palette with `SkinningPaletteJob`, vertices with
 //! `SkinJob`); the report's figure is measured in float64 ([`mesh_error`]). The importers
-//! ([`crate::formats::gltf::load_gltf_meshes`]) build
+//! ([`crate::formats::gltf::load_gltf_meshes`], [`crate::formats::fbx::load_fbx_meshes`]) build
 //! [`SkinnedMesh`]es in the clip's units; [`load_clip_meshes`] picks the importer by extension.
 
 use crate::clip::RawClip;
@@ -286,11 +286,12 @@ pub fn vertex_distance(a: &[f32; 3], b: &[f32; 3]) -> f64 {
     (d(0) * d(0) + d(1) * d(1) + d(2) * d(2)).sqrt()
 }
 
-/// The skinned meshes of a clip file, each with the clip it goes with: glTF/GLB skins; other
-/// formats carry no mesh here (an empty list).
+/// The skinned meshes of a clip file, each with the clip it goes with: glTF/GLB skins and FBX
+/// skin deformers; other formats carry no mesh here (an empty list).
 pub fn load_clip_meshes(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
     match ClipFormat::from_path(path) {
         Some(ClipFormat::Gltf) => crate::formats::gltf::load_gltf_meshes_file(path),
+        Some(ClipFormat::Fbx) => crate::formats::fbx::load_fbx_meshes_file(path),
         _ => Ok(Vec::new()),
     }
 }

@@ -16,9 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 
-/// Whether a batch input may hold skinned meshes (glTF/GLB).
+/// Whether a batch input may hold skinned meshes (glTF/GLB, FBX).
 pub(crate) fn has_meshes(file: &ClipFile) -> bool {
-    file.format == ClipFormat::Gltf
+    matches!(file.format, ClipFormat::Gltf | ClipFormat::Fbx)
 }
 
 /// Fills `row.max_vertex_error_cm` when `file` has a skinned mesh for clip `raw` (`lossy`: the

@@ -5,16 +5,13 @@
 //! carries it for clips with a mesh only, and broken mesh data gives a clear error, never a
 //! panic.
 
-// Poses are parallel arrays indexed by bone.
-#![allow(clippy::needless_range_loop)]
-
 use crate::common;
+use crate::common::mesh_f64::check_file;
 
+use clipforge::anim::ClipReader;
 use clipforge::anim::formats::load_clips;
-use clipforge::anim::mesh::{INFLUENCES, SkinnedMesh, load_clip_meshes, mesh_error, mesh_for_clip};
-use clipforge::anim::{ClipReader, CompressionSettings, NO_PARENT, RawClip, compress};
+use clipforge::anim::mesh::{load_clip_meshes, mesh_error, mesh_for_clip};
 use clipforge::pipeline::clip_detail::resample;
-use glam::{DMat4, DQuat, DVec3, DVec4};
 use std::path::{Path, PathBuf};
 
 /// The skinned glTF files of the real data.
@@ -31,124 +28,6 @@ fn skinned_files(data: &Path) -> Vec<PathBuf> {
     .iter()
     .map(|f| g.join(f))
     .collect()
-}
-
-/// Object-space transforms of sample `s` in float64: rotation, translation, scale composed as
-/// ACL's qvv (what the runtime's local → object job computes in float32).
-fn object_f64(clip: &RawClip, s: usize) -> Vec<DMat4> {
-    let nb = clip.num_bones();
-    let mut r = vec![DQuat::IDENTITY; nb];
-    let mut t = vec![DVec3::ZERO; nb];
-    let mut sc = vec![DVec3::ONE; nb];
-    for b in 0..nb {
-        let i = clip.index(b, s);
-        let q = clip.rotations[i].as_dquat().normalize();
-        let lt = clip.translations[i].as_dvec3();
-        let ls = clip.scales[i].as_dvec3();
-        let p = clip.skeleton.parents[b];
-        if p == NO_PARENT {
-            (r[b], t[b], sc[b]) = (q, lt, ls);
-        } else {
-            let p = p as usize;
-            r[b] = (r[p] * q).normalize();
-            t[b] = r[p] * (lt * sc[p]) + t[p];
-            sc[b] = ls * sc[p];
-        }
-    }
-    (0..nb)
-        .map(|b| DMat4::from_scale_rotation_translation(sc[b], r[b], t[b]))
-        .collect()
-}
-
-/// Every vertex of `mesh` skinned by sample `s` of `clip`, in float64 (weights as stored).
-fn skin_f64(mesh: &SkinnedMesh, clip: &RawClip, s: usize) -> Vec<DVec3> {
-    let object = object_f64(clip, s);
-    let palette: Vec<DMat4> = mesh
-        .joint_names
-        .iter()
-        .zip(&mesh.inverse_bind)
-        .map(|(n, ib)| {
-            let b = clip.skeleton.names.iter().position(|x| x == n).unwrap();
-            object[b] * ib.as_dmat4()
-        })
-        .collect();
-    (0..mesh.num_vertices())
-        .map(|v| {
-            let p = DVec4::from((DVec3::from(mesh.positions[v].map(f64::from)), 1.0));
-            let mut acc = DVec3::ZERO;
-            for k in 0..INFLUENCES {
-                let j = mesh.joints[v * INFLUENCES + k] as usize;
-                let w = mesh.weights[v * INFLUENCES + k] as f64;
-                acc += w * (palette[j] * p).truncate();
-            }
-            acc
-        })
-        .collect()
-}
-
-/// Compresses every clip of `file` that has a mesh (every third of a file with many) and
-/// checks its largest vertex error against float64; how many clips were checked.
-fn check_file(file: &Path) -> usize {
-    let clips = load_clips(file).unwrap();
-    let meshes = load_clip_meshes(file).unwrap();
-    assert!(!meshes.is_empty(), "{}: no skinned mesh", file.display());
-    let mut measured = 0;
-    // The robot's 14 clips take long in float64: a third of them.
-    for raw in clips.iter().step_by(if clips.len() > 6 { 3 } else { 1 }) {
-        let Some(mesh) = mesh_for_clip(&meshes, &raw.name) else {
-            continue;
-        };
-        let c = compress(raw, &CompressionSettings::default()).unwrap();
-        let reader = ClipReader::new(&c.bytes).unwrap();
-        let lossy = resample(raw, &reader).unwrap();
-        let stats = mesh_error(raw, &lossy, &mesh).unwrap();
-
-        let (mut max, mut at) = (0.0f64, (0, 0));
-        for s in 0..raw.num_samples {
-            let a = skin_f64(&mesh, raw, s);
-            let b = skin_f64(&mesh, &lossy, s);
-            for (v, (p, q)) in a.iter().zip(&b).enumerate() {
-                let d = p.distance(*q);
-                if d > max {
-                    (max, at) = (d, (v, s));
-                }
-            }
-        }
-        // Both in float64: equal up to the order of the operations.
-        let tol = 1e-9 + 1e-9 * max;
-        println!(
-            "{} '{}': {} vertices × {} samples: max vertex error {:.6} cm (float64 {:.6} cm at vertex {} sample {}; ours at vertex {} sample {})",
-            file.file_name().unwrap().to_string_lossy(),
-            raw.name,
-            mesh.num_vertices(),
-            raw.num_samples,
-            stats.max,
-            max,
-            at.0,
-            at.1,
-            stats.worst_vertex,
-            stats.worst_sample
-        );
-        assert!(
-            (stats.max - max).abs() <= tol,
-            "{} '{}': {} vs float64 {}",
-            file.display(),
-            raw.name,
-            stats.max,
-            max
-        );
-        assert!(stats.max > 0.0, "a lossy clip moves some vertex");
-        // The worst vertex named is one whose float64 error is the maximum (up to rounding).
-        let a = skin_f64(&mesh, raw, stats.worst_sample);
-        let b = skin_f64(&mesh, &lossy, stats.worst_sample);
-        let d = a[stats.worst_vertex].distance(b[stats.worst_vertex]);
-        assert!(
-            (d - max).abs() <= tol,
-            "worst vertex's own error {d} vs {max}"
-        );
-        measured += 1;
-    }
-    measured
 }
 
 #[test]

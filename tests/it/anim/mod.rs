@@ -11,6 +11,7 @@ mod codec_real;
 mod codec_robustness;
 mod codec_sweep;
 mod fbx_limits;
+mod fbx_mesh;
 mod fbx_real;
 mod formats_generated;
 mod formats_real;

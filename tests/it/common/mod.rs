@@ -33,6 +33,9 @@ pub mod skinned;
 /// Temporary input/output folders and generated clips for the batch tests.
 pub mod batch_dirs;
 
+/// Float64 skinning and the vertex-error check shared by the glTF and FBX mesh tests.
+pub mod mesh_f64;
+
 /// The real-data folder (`../shared/data`) when the suite is switched on with
 /// `CLIPFORGE_DATA=/path/to/shared/data`. Unset: `None` (the test prints that it skipped).
 /// Set but missing: panics, so CI never passes silently without its data.

@@ -256,30 +256,21 @@ fn parse(text: &str, path: &Path, warnings: &mut Vec<ImportWarning>) -> Result<B
     })
 }
 
-fn parse_hierarchy<'t>(
-    tokens: &[(usize, &'t str)],
+fn parse_hierarchy(
+    tokens: &[(usize, &str)],
     path: &Path,
     motion_line: usize,
 ) -> Result<Vec<Joint>, ImportError> {
-    let mut pos = 0usize;
-    macro_rules! take {
-        ($what:expr) => {
-            match tokens.get(pos) {
-                Some(&t) => {
-                    pos += 1;
-                    t
-                }
-                None => {
-                    return err(
-                        path,
-                        motion_line,
-                        format!("hierarchy ends early: expected {} before MOTION", $what),
-                    )
-                }
-            }
-        };
-    }
-    let (l, first) = take!("HIERARCHY");
+    let mut p = HierarchyParser {
+        tokens,
+        pos: 0,
+        path,
+        motion_line,
+        joints: Vec::new(),
+        channel_count: 0,
+        names: std::collections::HashSet::new(),
+    };
+    let (l, first) = p.take("HIERARCHY")?;
     if !first.eq_ignore_ascii_case("HIERARCHY") {
         return err(
             path,
@@ -287,61 +278,18 @@ fn parse_hierarchy<'t>(
             format!("file does not start with HIERARCHY (found '{first}')"),
         );
     }
-    let mut joints: Vec<Joint> = Vec::new();
-    let mut channel_count = 0usize;
     // Stack of open blocks: Some(joint) for a ROOT/JOINT body, None for an End Site.
     let mut stack: Vec<Option<usize>> = Vec::new();
-    // Names seen so far: a set, so that a file with tens of thousands of joints stays linear.
-    let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    let mut open_joint = |name: (usize, &'t str),
-                          parent: Option<usize>,
-                          joints: &mut Vec<Joint>|
-     -> Result<usize, ImportError> {
-        if !names.insert(name.1) {
-            return err(
-                path,
-                name.0,
-                format!("duplicate joint name '{}'", cut_token(name.1, 80)),
-            );
-        }
-        joints.push(Joint {
-            name: name.1.to_string(),
-            parent,
-            offset: [0.0; 3],
-            channels: Vec::new(),
-            first_channel: 0,
-            has_channels_line: false,
-        });
-        Ok(joints.len() - 1)
-    };
     loop {
         if stack.is_empty() {
-            if pos == tokens.len() {
+            if p.pos == tokens.len() {
                 break;
             }
-            let (l, tok) = take!("ROOT");
-            if !tok.eq_ignore_ascii_case("ROOT") {
-                return err(
-                    path,
-                    l,
-                    format!("expected ROOT, found '{}'", cut_token(tok, 80)),
-                );
-            }
-            let name = take!("root name");
-            let j = open_joint(name, None, &mut joints)?;
-            let (l, brace) = take!("'{'");
-            if brace != "{" {
-                return err(
-                    path,
-                    l,
-                    format!("expected '{{' after ROOT {}, found '{brace}'", name.1),
-                );
-            }
-            stack.push(Some(j));
+            stack.push(Some(p.root()?));
             continue;
         }
         let current = *stack.last().unwrap_or(&None);
-        let (l, tok) = take!("'}'");
+        let (l, tok) = p.take("'}'")?;
         let key = tok.to_ascii_uppercase();
         match (key.as_str(), current) {
             ("}", _) => {
@@ -350,91 +298,22 @@ fn parse_hierarchy<'t>(
             ("OFFSET", _) => {
                 let mut o = [0.0; 3];
                 for c in &mut o {
-                    let (ln, t) = take!("OFFSET value");
+                    let (ln, t) = p.take("OFFSET value")?;
                     *c = number(path, ln, t, "OFFSET")?;
                 }
                 if let Some(j) = current {
-                    joints[j].offset = o;
+                    p.joints[j].offset = o;
                 }
             }
-            ("CHANNELS", Some(j)) => {
-                let (ln, count) = take!("channel count");
-                if joints[j].has_channels_line {
-                    return err(
-                        path,
-                        ln,
-                        format!("second CHANNELS line for {}", joints[j].name),
-                    );
-                }
-                joints[j].has_channels_line = true;
-                let count: usize = count.parse().ok().filter(|&c| c <= 64).ok_or_else(|| {
-                    ImportError::new(
-                        path,
-                        Some(ln),
-                        format!("bad channel count '{count}' for {}", joints[j].name),
-                    )
-                })?;
-                joints[j].first_channel = channel_count;
-                joints[j].channels.clear();
-                for _ in 0..count {
-                    let (ln, name) = take!("channel name");
-                    let ch = match name.to_ascii_lowercase().as_str() {
-                        "xposition" => Channel::Pos(0),
-                        "yposition" => Channel::Pos(1),
-                        "zposition" => Channel::Pos(2),
-                        "xrotation" => Channel::Rot(0),
-                        "yrotation" => Channel::Rot(1),
-                        "zrotation" => Channel::Rot(2),
-                        _ => {
-                            return err(
-                                path,
-                                ln,
-                                format!("unsupported channel '{name}' on {}", joints[j].name),
-                            );
-                        }
-                    };
-                    if joints[j].channels.contains(&ch) {
-                        return err(
-                            path,
-                            ln,
-                            format!("duplicate channel '{name}' on {}", joints[j].name),
-                        );
-                    }
-                    joints[j].channels.push(ch);
-                }
-                channel_count += count;
-            }
-            ("JOINT", Some(j)) => {
-                let name = take!("joint name");
-                let child = open_joint(name, Some(j), &mut joints)?;
-                let (l2, brace) = take!("'{'");
-                if brace != "{" {
-                    return err(
-                        path,
-                        l2,
-                        format!("expected '{{' after JOINT {}, found '{brace}'", name.1),
-                    );
-                }
-                stack.push(Some(child));
-            }
+            ("CHANNELS", Some(j)) => p.channels(j)?,
+            ("JOINT", Some(j)) => stack.push(Some(p.joint(j)?)),
             ("END", Some(_)) => {
-                let (l2, site) = take!("Site");
-                if !site.eq_ignore_ascii_case("Site") {
-                    return err(path, l2, format!("expected 'End Site', found 'End {site}'"));
-                }
-                let (l3, brace) = take!("'{'");
-                if brace != "{" {
-                    return err(
-                        path,
-                        l3,
-                        format!("expected '{{' after End Site, found '{brace}'"),
-                    );
-                }
+                p.end_site()?;
                 stack.push(None);
             }
             _ => {
                 let inside = current.map_or("End Site".to_string(), |j| {
-                    format!("joint {}", joints[j].name)
+                    format!("joint {}", p.joints[j].name)
                 });
                 return err(
                     path,
@@ -444,10 +323,174 @@ fn parse_hierarchy<'t>(
             }
         }
     }
-    if joints.is_empty() {
+    if p.joints.is_empty() {
         return err(path, motion_line, "hierarchy has no ROOT");
     }
-    Ok(joints)
+    Ok(p.joints)
+}
+
+/// The HIERARCHY section's reader: the tokens, where it is in them, and what it has built.
+struct HierarchyParser<'t, 'a> {
+    tokens: &'a [(usize, &'t str)],
+    pos: usize,
+    path: &'a Path,
+    motion_line: usize,
+    joints: Vec<Joint>,
+    /// Channels declared so far (the next joint's first channel in a frame).
+    channel_count: usize,
+    /// Names seen so far: a set, so that a file with tens of thousands of joints stays linear.
+    names: std::collections::HashSet<&'t str>,
+}
+
+impl<'t> HierarchyParser<'t, '_> {
+    /// The next token (line, text); at the end, an error naming `what` was expected.
+    fn take(&mut self, what: &str) -> Result<(usize, &'t str), ImportError> {
+        match self.tokens.get(self.pos) {
+            Some(&t) => {
+                self.pos += 1;
+                Ok(t)
+            }
+            None => err(
+                self.path,
+                self.motion_line,
+                format!("hierarchy ends early: expected {what} before MOTION"),
+            ),
+        }
+    }
+
+    fn open_joint(
+        &mut self,
+        name: (usize, &'t str),
+        parent: Option<usize>,
+    ) -> Result<usize, ImportError> {
+        if !self.names.insert(name.1) {
+            return err(
+                self.path,
+                name.0,
+                format!("duplicate joint name '{}'", cut_token(name.1, 80)),
+            );
+        }
+        self.joints.push(Joint {
+            name: name.1.to_string(),
+            parent,
+            offset: [0.0; 3],
+            channels: Vec::new(),
+            first_channel: 0,
+            has_channels_line: false,
+        });
+        Ok(self.joints.len() - 1)
+    }
+
+    /// `ROOT name {` (the keyword not read yet): the new joint.
+    fn root(&mut self) -> Result<usize, ImportError> {
+        let (l, tok) = self.take("ROOT")?;
+        if !tok.eq_ignore_ascii_case("ROOT") {
+            return err(
+                self.path,
+                l,
+                format!("expected ROOT, found '{}'", cut_token(tok, 80)),
+            );
+        }
+        let name = self.take("root name")?;
+        let j = self.open_joint(name, None)?;
+        let (l, brace) = self.take("'{'")?;
+        if brace != "{" {
+            return err(
+                self.path,
+                l,
+                format!("expected '{{' after ROOT {}, found '{brace}'", name.1),
+            );
+        }
+        Ok(j)
+    }
+
+    /// `name {` after JOINT inside joint `parent`: the new joint.
+    fn joint(&mut self, parent: usize) -> Result<usize, ImportError> {
+        let name = self.take("joint name")?;
+        let child = self.open_joint(name, Some(parent))?;
+        let (l2, brace) = self.take("'{'")?;
+        if brace != "{" {
+            return err(
+                self.path,
+                l2,
+                format!("expected '{{' after JOINT {}, found '{brace}'", name.1),
+            );
+        }
+        Ok(child)
+    }
+
+    /// `Site {` after End.
+    fn end_site(&mut self) -> Result<(), ImportError> {
+        let (l2, site) = self.take("Site")?;
+        if !site.eq_ignore_ascii_case("Site") {
+            return err(
+                self.path,
+                l2,
+                format!("expected 'End Site', found 'End {site}'"),
+            );
+        }
+        let (l3, brace) = self.take("'{'")?;
+        if brace != "{" {
+            return err(
+                self.path,
+                l3,
+                format!("expected '{{' after End Site, found '{brace}'"),
+            );
+        }
+        Ok(())
+    }
+
+    /// `count name…` after CHANNELS in joint `j`.
+    fn channels(&mut self, j: usize) -> Result<(), ImportError> {
+        let path = self.path;
+        let (ln, count) = self.take("channel count")?;
+        if self.joints[j].has_channels_line {
+            return err(
+                path,
+                ln,
+                format!("second CHANNELS line for {}", self.joints[j].name),
+            );
+        }
+        self.joints[j].has_channels_line = true;
+        let count: usize = count.parse().ok().filter(|&c| c <= 64).ok_or_else(|| {
+            ImportError::new(
+                path,
+                Some(ln),
+                format!("bad channel count '{count}' for {}", self.joints[j].name),
+            )
+        })?;
+        self.joints[j].first_channel = self.channel_count;
+        self.joints[j].channels.clear();
+        for _ in 0..count {
+            let (ln, name) = self.take("channel name")?;
+            let ch = match name.to_ascii_lowercase().as_str() {
+                "xposition" => Channel::Pos(0),
+                "yposition" => Channel::Pos(1),
+                "zposition" => Channel::Pos(2),
+                "xrotation" => Channel::Rot(0),
+                "yrotation" => Channel::Rot(1),
+                "zrotation" => Channel::Rot(2),
+                _ => {
+                    return err(
+                        path,
+                        ln,
+                        format!("unsupported channel '{name}' on {}", self.joints[j].name),
+                    );
+                }
+            };
+            let joint = &mut self.joints[j];
+            if joint.channels.contains(&ch) {
+                return err(
+                    path,
+                    ln,
+                    format!("duplicate channel '{name}' on {}", joint.name),
+                );
+            }
+            joint.channels.push(ch);
+        }
+        self.channel_count += count;
+        Ok(())
+    }
 }
 
 /// Quaternion (x, y, z, w) Hamilton product in f64.

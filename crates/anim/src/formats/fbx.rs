@@ -35,6 +35,8 @@
 //!   inside ufbx, "over the memory budget"), the node hierarchy depth is bounded, geometry is
 //!   not loaded, and the sample count is checked against the budget and
 //!   [`super::check_size`] before anything is sampled.
+//! - Skinned meshes: [`load_fbx_meshes`] (`fbx/skin_mesh.rs`) reads the file again with geometry
+//!   and binds each skin deformer to this skeleton by bone name.
 //! - Errors name the file: ufbx's parse errors (broken or truncated files, unsupported versions),
 //!   files without an animation stack, stacks that animate nothing. ufbx's warnings (e.g. strings
 //!   that are not valid UTF-8) are returned as import warnings. Stacks that animate none of the
@@ -46,7 +48,7 @@ use super::{
 };
 use crate::clip::RawClip;
 use crate::limits;
-use crate::skeleton::BoneDesc;
+use crate::skeleton::{BoneDesc, Skeleton};
 use glam::{DAffine3, DMat3, DQuat, DVec3, Quat, Vec3};
 use std::collections::HashSet;
 use std::path::Path;
@@ -172,17 +174,85 @@ pub fn ufbx_load_options<'a>(bytes_len: usize) -> ufbx::LoadOpts<'a> {
     }
 }
 
+mod skin_mesh;
+pub use skin_mesh::{load_fbx_meshes, load_fbx_meshes_file};
+
 const TRANSFORM_PROPS: [&str; 3] = ["Lcl Translation", "Lcl Rotation", "Lcl Scaling"];
+
+/// A warning about the file (FBX warnings have no line).
+fn fwarn(path: &Path, message: String) -> ImportWarning {
+    ImportWarning {
+        path: path.to_path_buf(),
+        line: None,
+        message,
+    }
+}
 
 fn read_inner(
     bytes: &[u8],
     path: &Path,
     options: &FbxOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+    let scene = load_scene(bytes, path)?;
+    let mut warnings = scene_warnings(&scene, path);
+    if scene.anim_stacks.is_empty() {
+        return Err(ferr(
+            path,
+            "no animation in this file (it has no animation stack / take)",
+        ));
+    }
+    let rig = Rig::choose(&scene, path, &mut warnings)?;
+    let (skeleton, order) = rig.skeleton(&scene.nodes, path)?;
+    let rate = sample_rate(&scene, options, path, &mut warnings)?;
+
+    let mut clips = Vec::new();
+    let mut sampler = StackSampler {
+        path,
+        input_len: bytes.len(),
+        nodes: &scene.nodes,
+        rig: &rig,
+        skeleton: &skeleton,
+        order: &order,
+        rate,
+        world: vec![DAffine3::IDENTITY; scene.nodes.len()],
+        bone_world: vec![Qvv::IDENTITY; rig.members.len()],
+    };
+    for (si, stack) in scene.anim_stacks.iter().enumerate() {
+        let name = stack_name(stack, si);
+        if !rig.animates(si) {
+            warnings.push(fwarn(
+                path,
+                format!("animation stack '{name}' animates none of the skeleton's nodes; skipped"),
+            ));
+            continue;
+        }
+        clips.push(sampler.sample(stack, name)?);
+    }
+    if clips.is_empty() {
+        return Err(ferr(
+            path,
+            "no animation in this file: no animation stack animates a bone or node",
+        ));
+    }
+    Ok((clips, warnings))
+}
+
+/// Parses the bytes with ufbx ([`ufbx_load_options`]); a memory-limit failure becomes a typed
+/// over-budget error.
+pub(crate) fn load_scene(bytes: &[u8], path: &Path) -> Result<ufbx::SceneRoot, ImportError> {
+    load_scene_with(bytes, path, ufbx_load_options(bytes.len()))
+}
+
+/// [`load_scene`] with the given options (the mesh loader's keep the geometry).
+pub(crate) fn load_scene_with(
+    bytes: &[u8],
+    path: &Path,
+    opts: ufbx::LoadOpts,
+) -> Result<ufbx::SceneRoot, ImportError> {
     if bytes.is_empty() {
         return Err(ferr(path, "empty file"));
     }
-    let scene = ufbx::load_memory(bytes, ufbx_load_options(bytes.len())).map_err(|e| {
+    ufbx::load_memory(bytes, opts).map_err(|e| {
         if matches!(
             e.type_,
             ufbx::ErrorType::MemoryLimit | ufbx::ErrorType::AllocationLimit
@@ -203,17 +273,13 @@ fn read_inner(
         } else {
             ferr(path, format!("cannot read FBX: {}", describe_error(&e)))
         }
-    })?;
-    let mut warnings = Vec::new();
-    let warn = |w: &mut Vec<ImportWarning>, message: String| {
-        w.push(ImportWarning {
-            path: path.to_path_buf(),
-            line: None,
-            message,
-        });
-    };
-    // ufbx lists a warning once per place (8-11 identical "Bad UTF-8 string" on MotionBuilder
-    // files): one line per distinct text, with the total count, in first-seen order.
+    })
+}
+
+/// ufbx's warnings as import warnings: ufbx lists a warning once per place (8-11 identical
+/// "Bad UTF-8 string" on MotionBuilder files), so one line per distinct text, with the total
+/// count, in first-seen order.
+fn scene_warnings(scene: &ufbx::Scene, path: &Path) -> Vec<ImportWarning> {
     let mut distinct: Vec<(String, usize)> = Vec::new();
     for w in scene.metadata.warnings.iter() {
         let text = w.description.to_string();
@@ -223,52 +289,226 @@ fn read_inner(
             None => distinct.push((text, n)),
         }
     }
-    for (text, n) in distinct {
-        let times = if n > 1 {
-            format!(" ({n} times)")
-        } else {
-            String::new()
-        };
-        warn(&mut warnings, format!("ufbx: {text}{times}"));
-    }
-    if scene.anim_stacks.is_empty() {
-        return Err(ferr(
-            path,
-            "no animation in this file (it has no animation stack / take)",
-        ));
+    distinct
+        .into_iter()
+        .map(|(text, n)| {
+            let times = if n > 1 {
+                format!(" ({n} times)")
+            } else {
+                String::new()
+            };
+            fwarn(path, format!("ufbx: {text}{times}"))
+        })
+        .collect()
+}
+
+/// The nodes a file's clips are made of (module doc, "Skeleton"). Nodes are indexed by
+/// `typed_id` (their position in `scene.nodes`).
+pub(crate) struct Rig {
+    /// Each node's parent in ufbx's hierarchy (scene root and scale helpers included).
+    up: Vec<Option<usize>>,
+    /// Nodes whose world transforms are composed: joints, their ancestors, bones' scale helpers.
+    needed: Vec<bool>,
+    /// The bones: needed nodes that can be bones, ascending node ids.
+    pub(crate) members: Vec<usize>,
+    /// The node whose world transform is each bone's (its scale helper when it has one).
+    world_node: Vec<usize>,
+    /// The needed nodes, parents first (ufbx's depth), then by id for determinism.
+    eval_order: Vec<usize>,
+    /// Each bone's parent bone (an index into `members`): its nearest ancestor that is a bone.
+    pub(crate) parents: Vec<Option<usize>>,
+    /// The nodes (owners) each animation stack animates.
+    stack_animated: Vec<HashSet<usize>>,
+}
+
+fn id_of(n: &ufbx::Node) -> usize {
+    n.element.typed_id as usize
+}
+
+/// The node standing for node `i`, if it can be a bone: scene root and scale helpers are never
+/// bones, and a helper stands for its parent node (ufbx moves the node's scale, bone attribute
+/// and scale animation to it, so the node's own world transform is the helper's).
+fn owner(nodes: &[ufbx::Ref<ufbx::Node>], up: &[Option<usize>], i: usize) -> Option<usize> {
+    let o = if nodes[i].is_scale_helper { up[i]? } else { i };
+    (!nodes[o].is_root && !nodes[o].is_scale_helper).then_some(o)
+}
+
+impl Rig {
+    pub(crate) fn choose(
+        scene: &ufbx::Scene,
+        path: &Path,
+        warnings: &mut Vec<ImportWarning>,
+    ) -> Result<Self, ImportError> {
+        let nodes = &scene.nodes;
+        let n_nodes = nodes.len();
+        let up: Vec<Option<usize>> = nodes
+            .iter()
+            .map(|n| n.parent.as_ref().map(|p| id_of(p)).filter(|&p| p < n_nodes))
+            .collect();
+        let stack_animated: Vec<HashSet<usize>> = scene
+            .anim_stacks
+            .iter()
+            .map(|s| animated_in(s, nodes, &up))
+            .collect();
+        let joints = find_joints(scene, &up, &stack_animated, path, warnings)?;
+        // `needed`: joints and all their ufbx ancestors (world transforms are composed over
+        // them). The walk is bounded by the node count (ufbx also bounds the depth,
+        // `MAX_NODE_DEPTH`).
+        let mut needed = vec![false; n_nodes];
+        for i in 0..n_nodes {
+            if !joints[i] {
+                continue;
+            }
+            let mut cur = Some(i);
+            let mut guard = 0;
+            while let Some(c) = cur {
+                guard += 1;
+                if needed[c] || guard > n_nodes {
+                    break;
+                }
+                needed[c] = true;
+                cur = up[c];
+            }
+        }
+        let members: Vec<usize> = (0..n_nodes)
+            .filter(|&i| needed[i] && owner(nodes, &up, i) == Some(i))
+            .collect();
+        let world_node: Vec<usize> = members
+            .iter()
+            .map(|&i| {
+                let helper = nodes[i].scale_helper.as_ref().map(|h| id_of(h));
+                helper
+                    .filter(|&h| h < n_nodes && up[h] == Some(i))
+                    .unwrap_or(i)
+            })
+            .collect();
+        for &w in &world_node {
+            needed[w] = true;
+        }
+        let mut eval_order: Vec<usize> = (0..n_nodes).filter(|&i| needed[i]).collect();
+        eval_order.sort_by_key(|&i| (nodes[i].node_depth, i));
+        let parents = bone_parents(&members, &up);
+        Ok(Self {
+            up,
+            needed,
+            members,
+            world_node,
+            eval_order,
+            parents,
+            stack_animated,
+        })
     }
 
+    /// The skeleton, its bind pose the static scene's world transforms made local (see
+    /// [`local_qvv`]), and the member index of each skeleton bone.
+    pub(crate) fn skeleton(
+        &self,
+        nodes: &[ufbx::Ref<ufbx::Node>],
+        path: &Path,
+    ) -> Result<(Skeleton, Vec<usize>), ImportError> {
+        let static_world: Vec<Qvv> = self
+            .world_node
+            .iter()
+            .map(|&i| Qvv::from_affine(&affine_of(&nodes[i].node_to_world)))
+            .collect();
+        let descs: Vec<BoneDesc> = self
+            .bone_names(nodes)
+            .into_iter()
+            .enumerate()
+            .map(|(b, name)| {
+                let mut d = BoneDesc::new(name, self.parents[b]);
+                let l = local_qvv(self.parents[b].map(|p| &static_world[p]), &static_world[b]);
+                let (r, t, s) = l.to_f32();
+                d.bind_rotation = r;
+                d.bind_translation = t;
+                d.bind_scale = s;
+                d
+            })
+            .collect();
+        skeleton_unordered(descs).map_err(|e| ferr(path, format!("invalid node hierarchy: {e}")))
+    }
+}
+
+impl Rig {
+    /// Each bone's name (in `members` order): the node's name (`node{id}` when it has none),
+    /// `name#id` when an earlier bone has it.
+    pub(crate) fn bone_names(&self, nodes: &[ufbx::Ref<ufbx::Node>]) -> Vec<String> {
+        let mut used_names = HashSet::new();
+        self.members
+            .iter()
+            .map(|&i| {
+                let mut name = node_name(&nodes[i], i);
+                if !used_names.insert(name.clone()) {
+                    name = format!("{name}#{i}");
+                    used_names.insert(name.clone());
+                }
+                name
+            })
+            .collect()
+    }
+
+    /// Whether stack `si` becomes a clip: it animates a bone (else it is skipped).
+    pub(crate) fn animates(&self, si: usize) -> bool {
+        self.members
+            .iter()
+            .any(|m| self.stack_animated[si].contains(m))
+    }
+
+    /// The bone (index into `members`) node `i` stands for, if any.
+    pub(crate) fn bone_of(&self, nodes: &[ufbx::Ref<ufbx::Node>], i: usize) -> Option<usize> {
+        let o = owner(nodes, &self.up, i)?;
+        self.members.binary_search(&o).ok()
+    }
+}
+
+/// A stack's clip name: its own, or `stack{index}`.
+pub(crate) fn stack_name(stack: &ufbx::AnimStack, si: usize) -> String {
+    if stack.element.name.is_empty() {
+        format!("stack{si}")
+    } else {
+        stack.element.name.to_string()
+    }
+}
+
+/// The nodes (owners) a stack animates: transform properties only.
+fn animated_in(
+    stack: &ufbx::AnimStack,
+    nodes: &[ufbx::Ref<ufbx::Node>],
+    up: &[Option<usize>],
+) -> HashSet<usize> {
+    let mut set = HashSet::new();
+    for layer in stack.layers.iter() {
+        for ap in layer.anim_props.iter() {
+            if ap.element.type_ == ufbx::ElementType::Node
+                && TRANSFORM_PROPS.contains(&&*ap.prop_name)
+            {
+                let i = ap.element.typed_id as usize;
+                if i < nodes.len()
+                    && let Some(o) = owner(nodes, up, i)
+                {
+                    set.insert(o);
+                }
+            }
+        }
+    }
+    set
+}
+
+/// Joints: bones, and nodes a skin cluster binds (a joint may be typed Null); without any,
+/// the animated nodes (with a warning).
+fn find_joints(
+    scene: &ufbx::Scene,
+    up: &[Option<usize>],
+    stack_animated: &[HashSet<usize>],
+    path: &Path,
+    warnings: &mut Vec<ImportWarning>,
+) -> Result<Vec<bool>, ImportError> {
     let nodes = &scene.nodes;
     let n_nodes = nodes.len();
-    // Nodes are indexed by `typed_id` (their position in `scene.nodes`). `up` is the parent in
-    // ufbx's hierarchy (scene root and scale helpers included).
-    let id_of = |n: &ufbx::Node| n.element.typed_id as usize;
-    let up: Vec<Option<usize>> = nodes
-        .iter()
-        .map(|n| n.parent.as_ref().map(|p| id_of(p)).filter(|&p| p < n_nodes))
-        .collect();
-    // Scene root and scale helpers are never bones. A helper stands for its parent node: ufbx
-    // moves the node's scale, bone attribute and scale animation to it, so the node's own world
-    // transform is the helper's.
-    let owner = |i: usize| -> Option<usize> {
-        let o = if nodes[i].is_scale_helper { up[i]? } else { i };
-        (!nodes[o].is_root && !nodes[o].is_scale_helper).then_some(o)
-    };
-    let helper_of: Vec<Option<usize>> = nodes
-        .iter()
-        .map(|n| {
-            n.scale_helper
-                .as_ref()
-                .map(|h| id_of(h))
-                .filter(|&h| h < n_nodes)
-        })
-        .collect();
-
-    // Joints: bones, and nodes a skin cluster binds (a joint may be typed Null).
     let mut joints = vec![false; n_nodes];
     for i in 0..n_nodes {
         if nodes[i].bone.is_some()
-            && let Some(o) = owner(i)
+            && let Some(o) = owner(nodes, up, i)
         {
             joints[o] = true;
         }
@@ -277,44 +517,23 @@ fn read_inner(
         if let Some(b) = &c.bone_node {
             let i = id_of(b);
             if i < n_nodes
-                && let Some(o) = owner(i)
+                && let Some(o) = owner(nodes, up, i)
             {
                 joints[o] = true;
             }
         }
     }
-    // Animated nodes per stack (transform properties only).
-    let animated_in = |stack: &ufbx::AnimStack| -> HashSet<usize> {
-        let mut set = HashSet::new();
-        for layer in stack.layers.iter() {
-            for ap in layer.anim_props.iter() {
-                if ap.element.type_ == ufbx::ElementType::Node
-                    && TRANSFORM_PROPS.contains(&&*ap.prop_name)
-                {
-                    let i = ap.element.typed_id as usize;
-                    if i < n_nodes
-                        && let Some(o) = owner(i)
-                    {
-                        set.insert(o);
-                    }
-                }
-            }
-        }
-        set
-    };
-    let stack_animated: Vec<HashSet<usize>> =
-        scene.anim_stacks.iter().map(|s| animated_in(s)).collect();
     if !joints.iter().any(|&j| j) {
-        for set in &stack_animated {
+        for set in stack_animated {
             for &i in set {
                 joints[i] = true;
             }
         }
         if joints.iter().any(|&j| j) {
-            warn(
-                &mut warnings,
+            warnings.push(fwarn(
+                path,
                 "no bones in this file: its animated nodes (and their parents) are imported as the skeleton".into(),
-            );
+            ));
         } else {
             return Err(ferr(
                 path,
@@ -322,41 +541,13 @@ fn read_inner(
             ));
         }
     }
-    // `needed`: joints and all their ufbx ancestors (world transforms are composed over them);
-    // members (bones): the needed nodes that can be bones. The walk is bounded by the node count
-    // (ufbx also bounds the depth, `MAX_NODE_DEPTH`).
-    let mut needed = vec![false; n_nodes];
-    for i in 0..n_nodes {
-        if !joints[i] {
-            continue;
-        }
-        let mut cur = Some(i);
-        let mut guard = 0;
-        while let Some(c) = cur {
-            guard += 1;
-            if needed[c] || guard > n_nodes {
-                break;
-            }
-            needed[c] = true;
-            cur = up[c];
-        }
-    }
-    let members: Vec<usize> = (0..n_nodes)
-        .filter(|&i| needed[i] && owner(i) == Some(i))
-        .collect();
-    // A bone's world transform is its scale helper's when it has one.
-    let world_node: Vec<usize> = members
-        .iter()
-        .map(|&i| helper_of[i].filter(|&h| up[h] == Some(i)).unwrap_or(i))
-        .collect();
-    for &w in &world_node {
-        needed[w] = true;
-    }
-    // Composition order: parents first (ufbx's depth), then id for determinism.
-    let mut eval_order: Vec<usize> = (0..n_nodes).filter(|&i| needed[i]).collect();
-    eval_order.sort_by_key(|&i| (nodes[i].node_depth, i));
+    Ok(joints)
+}
+
+/// Each bone's parent: its nearest ancestor that is a bone (walks bounded by the node count).
+fn bone_parents(members: &[usize], up: &[Option<usize>]) -> Vec<Option<usize>> {
+    let n_nodes = up.len();
     let local = |node: usize| members.binary_search(&node).ok();
-    // A bone's parent: its nearest ancestor that is a bone.
     let bone_parent = |i: usize| -> Option<usize> {
         let mut cur = up[i];
         let mut guard = 0;
@@ -372,75 +563,49 @@ fn read_inner(
         }
         None
     };
-    let parents: Vec<Option<usize>> = members.iter().map(|&i| bone_parent(i)).collect();
+    members.iter().map(|&i| bone_parent(i)).collect()
+}
 
-    // Bind pose: the static scene's world transforms, made local (see `local_qvv`).
-    let static_world: Vec<Qvv> = world_node
-        .iter()
-        .map(|&i| Qvv::from_affine(&affine_of(&nodes[i].node_to_world)))
-        .collect();
-    let mut used_names = HashSet::new();
-    let descs: Vec<BoneDesc> = members
-        .iter()
-        .enumerate()
-        .map(|(b, &i)| {
-            let mut name = node_name(&nodes[i], i);
-            if !used_names.insert(name.clone()) {
-                name = format!("{name}#{i}");
-                used_names.insert(name.clone());
-            }
-            let mut d = BoneDesc::new(name, parents[b]);
-            let l = local_qvv(parents[b].map(|p| &static_world[p]), &static_world[b]);
-            let (r, t, s) = l.to_f32();
-            d.bind_rotation = r;
-            d.bind_translation = t;
-            d.bind_scale = s;
-            d
-        })
-        .collect();
-    let (skeleton, order) = skeleton_unordered(descs)
-        .map_err(|e| ferr(path, format!("invalid node hierarchy: {e}")))?;
-    let nb = skeleton.num_bones();
-
-    let (rate, rate_note) = match options.sample_rate {
-        Some(r) => (
-            super::check_sample_rate(r).map_err(|e| ferr(path, e))?,
-            None,
-        ),
-        None => {
-            let fps = scene.settings.frames_per_second;
-            if fps.is_finite() && (1.0..=1000.0).contains(&fps) {
-                (fps, None)
-            } else {
-                (
-                    FALLBACK_RATE,
-                    Some(format!(
-                        "frame rate {fps} is missing or out of range; sampled at {FALLBACK_RATE} Hz"
-                    )),
-                )
-            }
-        }
-    };
-    if let Some(note) = rate_note {
-        warn(&mut warnings, note);
+/// The sampling rate: the one asked for (checked), else the file's frame rate, else
+/// [`FALLBACK_RATE`] with a warning.
+fn sample_rate(
+    scene: &ufbx::Scene,
+    options: &FbxOptions,
+    path: &Path,
+    warnings: &mut Vec<ImportWarning>,
+) -> Result<f64, ImportError> {
+    if let Some(r) = options.sample_rate {
+        return super::check_sample_rate(r).map_err(|e| ferr(path, e));
     }
+    let fps = scene.settings.frames_per_second;
+    if fps.is_finite() && (1.0..=1000.0).contains(&fps) {
+        return Ok(fps);
+    }
+    warnings.push(fwarn(
+        path,
+        format!("frame rate {fps} is missing or out of range; sampled at {FALLBACK_RATE} Hz"),
+    ));
+    Ok(FALLBACK_RATE)
+}
 
-    let mut clips = Vec::new();
-    let mut world = vec![DAffine3::IDENTITY; n_nodes];
-    let mut bone_world = vec![Qvv::IDENTITY; members.len()];
-    for (si, stack) in scene.anim_stacks.iter().enumerate() {
-        let name = if stack.element.name.is_empty() {
-            format!("stack{si}")
-        } else {
-            stack.element.name.to_string()
-        };
-        if !members.iter().any(|m| stack_animated[si].contains(m)) {
-            warn(
-                &mut warnings,
-                format!("animation stack '{name}' animates none of the skeleton's nodes; skipped"),
-            );
-            continue;
-        }
+/// Samples animation stacks over a rig, reusing its world-transform buffers stack to stack.
+struct StackSampler<'a> {
+    path: &'a Path,
+    input_len: usize,
+    nodes: &'a [ufbx::Ref<ufbx::Node>],
+    rig: &'a Rig,
+    skeleton: &'a Skeleton,
+    order: &'a [usize],
+    rate: f64,
+    world: Vec<DAffine3>,
+    bone_world: Vec<Qvv>,
+}
+
+impl StackSampler<'_> {
+    /// One stack as a clip: its size checked against the budget before anything is sampled.
+    fn sample(&mut self, stack: &ufbx::AnimStack, name: String) -> Result<RawClip, ImportError> {
+        let (path, rate) = (self.path, self.rate);
+        let nb = self.skeleton.num_bones();
         let (begin, end) = (stack.time_begin, stack.time_end);
         if !(begin.is_finite() && end.is_finite() && end >= begin) {
             return Err(ferr(
@@ -454,7 +619,7 @@ fn read_inner(
             e.message = format!("animation stack '{name}': {}", e.message);
             e
         };
-        check_size(path, None, nb, num_samples, bytes.len()).map_err(in_stack)?;
+        check_size(path, None, nb, num_samples, self.input_len).map_err(in_stack)?;
         let need = (nb as u64)
             .saturating_mul(num_samples as u64)
             .saturating_mul(BYTES_PER_SAMPLE);
@@ -473,31 +638,21 @@ fn read_inner(
         let mut translations = vec![Vec3::ZERO; total];
         let mut scales = vec![Vec3::ONE; total];
         // Skeleton bone index of each member.
+        let members = &self.rig.members;
         let mut slot = vec![0usize; members.len()];
-        for (b, &m) in order.iter().enumerate() {
+        for (b, &m) in self.order.iter().enumerate() {
             slot[m] = b;
         }
-        let anim = &stack.anim;
         for k in 0..num_samples {
             let time = if k + 1 == num_samples && num_samples > 1 {
                 end
             } else {
                 begin + k as f64 / rate
             };
-            // World transforms: ufbx's local transforms composed as matrices. In helper-node
-            // mode this is exactly ufbx's node_to_world (checked in tests/it/anim/fbx_real.rs).
-            for &i in &eval_order {
-                let l = affine_of_transform(&ufbx::evaluate_transform(anim, &nodes[i], time));
-                world[i] = match up[i] {
-                    Some(p) if needed[p] => world[p] * l,
-                    _ => l,
-                };
-            }
-            for (b, &i) in world_node.iter().enumerate() {
-                bone_world[b] = Qvv::from_affine(&world[i]);
-            }
+            self.evaluate(&stack.anim, time);
             for b in 0..members.len() {
-                let l = local_qvv(parents[b].map(|p| &bone_world[p]), &bone_world[b]);
+                let parent = self.rig.parents[b].map(|p| &self.bone_world[p]);
+                let l = local_qvv(parent, &self.bone_world[b]);
                 let (mut r, t, s) = l.to_f32();
                 let at = slot[b] * num_samples + k;
                 if k > 0 && rotations[at - 1].dot(r) < 0.0 {
@@ -508,10 +663,10 @@ fn read_inner(
                 scales[at] = s;
             }
         }
-        let clip = build_clip(
+        build_clip(
             path,
             name.clone(),
-            skeleton.clone(),
+            self.skeleton.clone(),
             rate as f32,
             num_samples,
             rotations,
@@ -519,16 +674,25 @@ fn read_inner(
             scales,
             &|_, _, _| None,
         )
-        .map_err(in_stack)?;
-        clips.push(clip);
+        .map_err(in_stack)
     }
-    if clips.is_empty() {
-        return Err(ferr(
-            path,
-            "no animation in this file: no animation stack animates a bone or node",
-        ));
+
+    /// Each bone's world transform at `time` (into `bone_world`): ufbx's local transforms
+    /// composed as matrices. In helper-node mode this is exactly ufbx's node_to_world (checked
+    /// in tests/it/anim/fbx_real.rs).
+    fn evaluate(&mut self, anim: &ufbx::Anim, time: f64) {
+        let rig = self.rig;
+        for &i in &rig.eval_order {
+            let l = affine_of_transform(&ufbx::evaluate_transform(anim, &self.nodes[i], time));
+            self.world[i] = match rig.up[i] {
+                Some(p) if rig.needed[p] => self.world[p] * l,
+                _ => l,
+            };
+        }
+        for (b, &i) in rig.world_node.iter().enumerate() {
+            self.bone_world[b] = Qvv::from_affine(&self.world[i]);
+        }
     }
-    Ok((clips, warnings))
 }
 
 /// A transform as ACL composes them (rotation, translation, componentwise scale), in f64.

@@ -38,7 +38,7 @@ use super::{
 };
 use crate::clip::RawClip;
 use crate::limits;
-use crate::skeleton::BoneDesc;
+use crate::skeleton::{BoneDesc, Skeleton};
 use glam::Vec3;
 use gltf::animation::util::ReadOutputs;
 use gltf::animation::{Interpolation, Property};
@@ -144,6 +144,53 @@ fn gerr(path: &Path, msg: impl Into<String>) -> ImportError {
     ImportError::new(path, None, msg)
 }
 
+/// The gltf crate's parse; its error gains what the GLB header says of the file's size, since
+/// the crate's own message gives no place ("Io error: failed to fill whole buffer" for a cut).
+fn parse(bytes: &[u8], path: &Path) -> Result<gltf::Gltf, ImportError> {
+    gltf::Gltf::from_slice(bytes).map_err(|e| {
+        let place = glb_size_note(bytes).map_or(String::new(), |n| format!(" ({n})"));
+        gerr(path, format!("invalid glTF: {e}{place}"))
+    })
+}
+
+/// For GLB bytes (the `glTF` magic): the file's size against the length its header declares,
+/// and which chunk the end of the file cuts.
+fn glb_size_note(bytes: &[u8]) -> Option<String> {
+    if !bytes.starts_with(b"glTF") {
+        return None;
+    }
+    let n = bytes.len();
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let Some(declared) = word(8) else {
+        return Some(format!(
+            "the file is {n} bytes, shorter than the 12-byte GLB header"
+        ));
+    };
+    let mut note = format!("the file is {n} bytes, its GLB header declares {declared}");
+    // Chunks: 8-byte header (length, type) then data, from byte 12.
+    let mut at = 12usize;
+    while let Some(len) = word(at) {
+        let end = at.saturating_add(8).saturating_add(len);
+        if end > n {
+            let kind = match bytes.get(at + 4..at + 8) {
+                Some(b"JSON") => "JSON",
+                Some(b"BIN\0") => "BIN",
+                _ => "a",
+            };
+            note.push_str(&format!(
+                "; {kind} chunk of {len} bytes at byte {at} ends at byte {end}, past the end"
+            ));
+            break;
+        }
+        at = end;
+    }
+    Some(note)
+}
+
 /// One channel, read and checked: times, and values (4 per key for rotations, 3 otherwise; ×3
 /// keys' worth for CUBICSPLINE: in-tangent, value, out-tangent).
 struct Track {
@@ -164,8 +211,7 @@ fn load_inner(
     if bytes.is_empty() {
         return Err(gerr(path, "empty file"));
     }
-    let gltf =
-        gltf::Gltf::from_slice(bytes).map_err(|e| gerr(path, format!("invalid glTF: {e}")))?;
+    let gltf = parse(bytes, path)?;
     let doc = gltf.document;
     check_document(&doc, path)?;
     let buffers = buffers::load(&doc, gltf.blob, path, base)?;
@@ -173,159 +219,192 @@ fn load_inner(
     let input_len = bytes
         .len()
         .saturating_add(buffers.iter().map(Vec::len).sum::<usize>());
+    let ctx = Ctx::new(path, &doc, &buffers, input_len);
     // What the animations imported so far need (all their clips stay in memory together).
     let mut spent: u64 = 0;
     let mut warnings = Vec::new();
-    let warn = |w: &mut Vec<ImportWarning>, msg: String| {
-        w.push(ImportWarning {
-            path: path.to_path_buf(),
-            line: None,
-            message: msg,
-        });
-    };
-
-    let nodes: Vec<gltf::Node> = doc.nodes().collect();
-    let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
-    for n in &nodes {
-        for c in n.children() {
-            parent_of[c.index()] = Some(n.index());
-        }
-    }
-    let node_name = |i: usize| {
-        nodes[i]
-            .name()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("node{i}"))
-    };
-
     let mut clips = Vec::new();
     for anim in doc.animations() {
         let clip_name = clip_name(&anim);
         let mut tracks = Vec::new();
         for ch in anim.channels() {
-            let target = ch.target();
-            let node = target.node().index();
-            let property = target.property();
-            if property == Property::MorphTargetWeights {
-                warn(
-                    &mut warnings,
-                    format!(
-                        "animation '{clip_name}': morph-target weight channel on node '{}' ignored",
-                        node_name(node)
-                    ),
-                );
-                continue;
+            if let Some(t) = ctx.read_channel(&ch, &clip_name, &mut spent, &mut warnings)? {
+                tracks.push(t);
             }
-            let sampler = ch.sampler();
-            let interpolation = sampler.interpolation();
-            let what = format!(
-                "animation '{clip_name}', channel {} ({:?} of node '{}')",
-                ch.index(),
-                property,
-                node_name(node)
-            );
-            // Keyframes are read into f64 vectors: their size counts against the budget before
-            // they are read (a sparse accessor can declare any count without data behind it).
-            let (input, output) = (sampler.input(), sampler.output());
-            for (acc, role) in [(&input, "keyframe times"), (&output, "keyframe values")] {
-                check_accessor(acc, &buffers)
-                    .map_err(|m| gerr(path, format!("{what}: {role}: {m}")))?;
-            }
-            check_channel_types(&input, &output, property)
-                .map_err(|m| gerr(path, format!("{what}: {m}")))?;
-            let key_bytes = (input.count() as u64)
-                .saturating_add((output.count() as u64).saturating_mul(4))
-                .saturating_mul(8);
-            spent = spent.saturating_add(key_bytes);
-            check_budget(
-                path,
-                None,
-                &format!("{what}: {} keyframes", input.count()),
-                spent,
-                input_len,
-            )?;
-            let reader = ch.reader(|b| buffers.get(b.index()).map(|d| &d[..]));
-            let times: Vec<f64> = reader
-                .read_inputs()
-                .ok_or_else(|| gerr(path, format!("{what}: keyframe times cannot be read")))?
-                .map(f64::from)
-                .collect();
-            let values: Vec<f64> = match reader.read_outputs() {
-                Some(ReadOutputs::Translations(it)) => {
-                    it.flat_map(|v| v.map(|c| c as f64 * GLTF_TO_CM)).collect()
-                }
-                Some(ReadOutputs::Scales(it)) => it.flat_map(|v| v.map(f64::from)).collect(),
-                Some(ReadOutputs::Rotations(r)) => {
-                    r.into_f32().flat_map(|v| v.map(f64::from)).collect()
-                }
-                _ => {
-                    return Err(gerr(
-                        path,
-                        format!("{what}: keyframe values cannot be read"),
-                    ));
-                }
-            };
-            if times.is_empty() {
-                return Err(gerr(path, format!("{what}: no keyframes")));
-            }
-            if let Some(k) = (0..times.len())
-                .find(|&k| !times[k].is_finite() || (k > 0 && times[k] < times[k - 1]))
-            {
-                return Err(gerr(
-                    path,
-                    format!(
-                        "{what}: keyframe time {} at key {k} is not finite or goes backwards",
-                        times[k]
-                    ),
-                ));
-            }
-            let width = if property == Property::Rotation { 4 } else { 3 };
-            let per_key = if interpolation == Interpolation::CubicSpline {
-                3 * width
-            } else {
-                width
-            };
-            if values.len() != times.len() * per_key {
-                return Err(gerr(
-                    path,
-                    format!(
-                        "{what}: {} output values for {} keyframes, expected {} ({interpolation:?})",
-                        values.len(),
-                        times.len(),
-                        times.len() * per_key
-                    ),
-                ));
-            }
-            if let Some(v) = values.iter().find(|v| !v.is_finite()) {
-                return Err(gerr(path, format!("{what}: non-finite keyframe value {v}")));
-            }
-            tracks.push(Track {
-                node,
-                property,
-                interpolation,
-                times,
-                values,
-            });
         }
         if tracks.is_empty() {
-            warn(
-                &mut warnings,
-                format!(
-                    "animation '{clip_name}' has no translation/rotation/scale channel; skipped"
-                ),
-            );
+            warnings.push(ctx.warning(format!(
+                "animation '{clip_name}' has no translation/rotation/scale channel; skipped"
+            )));
             continue;
         }
+        let (skeleton, order, members) = ctx.skeleton(&tracks, &clip_name, &mut warnings)?;
+        let clip = ctx.sample_clip(
+            &tracks,
+            clip_name,
+            skeleton,
+            (&order, &members),
+            sample_rate,
+            (&mut spent, clips.len()),
+        )?;
+        clips.push(clip);
+    }
+    if clips.is_empty() {
+        return Err(gerr(
+            path,
+            "no importable animation in this file (a glTF file needs at least one animation with translation, rotation or scale channels)",
+        ));
+    }
+    Ok((clips, warnings))
+}
 
-        // Skeleton nodes.
+/// A loaded document, its buffers and node tree, as the animation importer reads them.
+struct Ctx<'a> {
+    path: &'a Path,
+    doc: &'a gltf::Document,
+    buffers: &'a [Vec<u8>],
+    /// The file's and its buffers' bytes (the memory budget grows with them).
+    input_len: usize,
+    nodes: Vec<gltf::Node<'a>>,
+    parent_of: Vec<Option<usize>>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(
+        path: &'a Path,
+        doc: &'a gltf::Document,
+        buffers: &'a [Vec<u8>],
+        input_len: usize,
+    ) -> Self {
+        let nodes: Vec<gltf::Node> = doc.nodes().collect();
+        let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
+        for n in &nodes {
+            for c in n.children() {
+                parent_of[c.index()] = Some(n.index());
+            }
+        }
+        Self {
+            path,
+            doc,
+            buffers,
+            input_len,
+            nodes,
+            parent_of,
+        }
+    }
+
+    fn node_name(&self, i: usize) -> String {
+        self.nodes[i]
+            .name()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("node{i}"))
+    }
+
+    fn warning(&self, message: String) -> ImportWarning {
+        ImportWarning {
+            path: self.path.to_path_buf(),
+            line: None,
+            message,
+        }
+    }
+
+    /// One channel read and checked (`None`: a morph-target weight channel, warned about).
+    /// Its keyframes count against the budget (`spent`) before they are read.
+    fn read_channel(
+        &self,
+        ch: &gltf::animation::Channel,
+        clip_name: &str,
+        spent: &mut u64,
+        warnings: &mut Vec<ImportWarning>,
+    ) -> Result<Option<Track>, ImportError> {
+        let path = self.path;
+        let target = ch.target();
+        let node = target.node().index();
+        let property = target.property();
+        if property == Property::MorphTargetWeights {
+            warnings.push(self.warning(format!(
+                "animation '{clip_name}': morph-target weight channel on node '{}' ignored",
+                self.node_name(node)
+            )));
+            return Ok(None);
+        }
+        let sampler = ch.sampler();
+        let interpolation = sampler.interpolation();
+        let what = format!(
+            "animation '{clip_name}', channel {} ({:?} of node '{}')",
+            ch.index(),
+            property,
+            self.node_name(node)
+        );
+        // Keyframes are read into f64 vectors: their size counts against the budget before
+        // they are read (a sparse accessor can declare any count without data behind it).
+        let (input, output) = (sampler.input(), sampler.output());
+        for (acc, role) in [(&input, "keyframe times"), (&output, "keyframe values")] {
+            check_accessor(acc, self.buffers)
+                .map_err(|m| gerr(path, format!("{what}: {role}: {m}")))?;
+        }
+        check_channel_types(&input, &output, property)
+            .map_err(|m| gerr(path, format!("{what}: {m}")))?;
+        let key_bytes = (input.count() as u64)
+            .saturating_add((output.count() as u64).saturating_mul(4))
+            .saturating_mul(8);
+        *spent = spent.saturating_add(key_bytes);
+        check_budget(
+            path,
+            None,
+            &format!("{what}: {} keyframes", input.count()),
+            *spent,
+            self.input_len,
+        )?;
+        let reader = ch.reader(|b| self.buffers.get(b.index()).map(|d| &d[..]));
+        let times: Vec<f64> = reader
+            .read_inputs()
+            .ok_or_else(|| gerr(path, format!("{what}: keyframe times cannot be read")))?
+            .map(f64::from)
+            .collect();
+        let values: Vec<f64> = match reader.read_outputs() {
+            Some(ReadOutputs::Translations(it)) => {
+                it.flat_map(|v| v.map(|c| c as f64 * GLTF_TO_CM)).collect()
+            }
+            Some(ReadOutputs::Scales(it)) => it.flat_map(|v| v.map(f64::from)).collect(),
+            Some(ReadOutputs::Rotations(r)) => {
+                r.into_f32().flat_map(|v| v.map(f64::from)).collect()
+            }
+            _ => {
+                return Err(gerr(
+                    path,
+                    format!("{what}: keyframe values cannot be read"),
+                ));
+            }
+        };
+        check_keys(&times, &values, property, interpolation)
+            .map_err(|m| gerr(path, format!("{what}: {m}")))?;
+        Ok(Some(Track {
+            node,
+            property,
+            interpolation,
+            times,
+            values,
+        }))
+    }
+
+    /// The animation's skeleton (module doc, "Skeleton"), the member index of each skeleton
+    /// bone, and the members (node indices, ascending).
+    fn skeleton(
+        &self,
+        tracks: &[Track],
+        clip_name: &str,
+        warnings: &mut Vec<ImportWarning>,
+    ) -> Result<(Skeleton, Vec<usize>, Vec<usize>), ImportError> {
+        let (nodes, parent_of) = (&self.nodes, &self.parent_of);
         let animated: BTreeSet<usize> = tracks.iter().map(|t| t.node).collect();
-        let skin = animated_skin(&doc, &animated);
+        let skin = animated_skin(self.doc, &animated);
         let mut set: BTreeSet<usize> = BTreeSet::new();
         match &skin {
             Some(s) => {
                 set.extend(s.joints().map(|j| j.index()));
                 // Close gaps: nodes between a joint and an ancestor joint join the skeleton.
-                set.extend(nodes_between(&set, &parent_of));
+                set.extend(nodes_between(&set, parent_of));
             }
             None => {
                 for &n in &animated {
@@ -341,20 +420,17 @@ fn load_inner(
                 }
             }
         }
-        for t in &tracks {
+        for t in tracks {
             if !set.contains(&t.node) {
-                warn(
-                    &mut warnings,
-                    format!(
-                        "animation '{clip_name}': channel on node '{}' ignored (not part of the animated skin)",
-                        node_name(t.node)
-                    ),
-                );
+                warnings.push(self.warning(format!(
+                    "animation '{clip_name}': channel on node '{}' ignored (not part of the animated skin)",
+                    self.node_name(t.node)
+                )));
             }
         }
         let members: Vec<usize> = set.iter().copied().collect();
         let local = |node: usize| members.binary_search(&node).ok();
-        let names = member_names(&members, node_name);
+        let names = member_names(&members, |i| self.node_name(i));
         let descs: Vec<BoneDesc> = members
             .iter()
             .zip(names)
@@ -373,12 +449,25 @@ fn load_inner(
             .collect();
         let (skeleton, order) = skeleton_unordered(descs).map_err(|e| {
             gerr(
-                path,
+                self.path,
                 format!("animation '{clip_name}': invalid node hierarchy: {e}"),
             )
         })?;
+        Ok((skeleton, order, members))
+    }
 
-        // Time grid.
+    /// The animation sampled on its time grid (module doc, "Sampling"), its size checked first:
+    /// alone, and with the `before` clips already imported (`spent`, updated).
+    fn sample_clip(
+        &self,
+        tracks: &[Track],
+        clip_name: String,
+        skeleton: Skeleton,
+        (order, members): (&[usize], &[usize]),
+        sample_rate: Option<f64>,
+        (spent, before): (&mut u64, usize),
+    ) -> Result<RawClip, ImportError> {
+        let path = self.path;
         let start = tracks
             .iter()
             .map(|t| t.times[0])
@@ -387,7 +476,7 @@ fn load_inner(
             .iter()
             .map(|t| *t.times.last().unwrap_or(&0.0))
             .fold(f64::NEG_INFINITY, f64::max);
-        let rate = sample_rate.unwrap_or_else(|| detect_rate(&tracks, start, end));
+        let rate = sample_rate.unwrap_or_else(|| detect_rate(tracks, start, end));
         // `as usize` saturates for absurd (but finite) key times; check_size then refuses.
         let num_samples = (((end - start) * rate).round() as usize).saturating_add(1);
 
@@ -396,24 +485,24 @@ fn load_inner(
             e.message = format!("animation '{clip_name}': {}", e.message);
             e
         };
-        check_size(path, None, nb, num_samples, input_len).map_err(tag)?;
+        check_size(path, None, nb, num_samples, self.input_len).map_err(tag)?;
         // All the file's clips are held together: their sum must fit the input's budget too.
-        spent = spent.saturating_add(limits::clip_memory_estimate(nb, num_samples));
-        if !clips.is_empty() {
+        *spent = spent.saturating_add(limits::clip_memory_estimate(nb, num_samples));
+        if before > 0 {
             check_budget(
                 path,
                 None,
                 &format!(
-                    "{nb} bones x {num_samples} samples with the {} animation(s) before it",
-                    clips.len()
+                    "{nb} bones x {num_samples} samples with the {before} animation(s) before it"
                 ),
-                spent,
-                input_len,
+                *spent,
+                self.input_len,
             )
             .map_err(tag)?;
         }
-        // First channel of each (node, property), as the search over all tracks found it, without
-        // searching every track for every bone (quadratic with thousands of animated nodes).
+        // First channel of each (node, property), as the search over all tracks found it,
+        // without searching every track for every bone (quadratic with thousands of animated
+        // nodes).
         let mut first_track: std::collections::HashMap<(usize, u8), usize> =
             std::collections::HashMap::with_capacity(tracks.len());
         for (i, t) in tracks.iter().enumerate() {
@@ -424,9 +513,9 @@ fn load_inner(
         let mut rotations = Vec::with_capacity(nb * num_samples);
         let mut translations = Vec::with_capacity(nb * num_samples);
         let mut scales = Vec::with_capacity(nb * num_samples);
-        for &node in &order {
+        for &node in order {
             let node = members[node];
-            let (t0, r0, s0) = nodes[node].transform().decomposed();
+            let (t0, r0, s0) = self.nodes[node].transform().decomposed();
             let find = |p: Property| {
                 first_track
                     .get(&(node, property_key(p)))
@@ -466,7 +555,7 @@ fn load_inner(
                 });
             }
         }
-        let clip = build_clip(
+        build_clip(
             path,
             clip_name.clone(),
             skeleton,
@@ -477,19 +566,47 @@ fn load_inner(
             scales,
             &|_, _, _| None,
         )
-        .map_err(|mut e| {
-            e.message = format!("animation '{clip_name}': {}", e.message);
-            e
-        })?;
-        clips.push(clip);
+        .map_err(tag)
     }
-    if clips.is_empty() {
-        return Err(gerr(
-            path,
-            "no importable animation in this file (a glTF file needs at least one animation with translation, rotation or scale channels)",
+}
+
+/// A channel's keys: at least one, times finite and not going backwards, as many finite values
+/// as the interpolation needs.
+fn check_keys(
+    times: &[f64],
+    values: &[f64],
+    property: Property,
+    interpolation: Interpolation,
+) -> Result<(), String> {
+    if times.is_empty() {
+        return Err("no keyframes".into());
+    }
+    if let Some(k) =
+        (0..times.len()).find(|&k| !times[k].is_finite() || (k > 0 && times[k] < times[k - 1]))
+    {
+        return Err(format!(
+            "keyframe time {} at key {k} is not finite or goes backwards",
+            times[k]
         ));
     }
-    Ok((clips, warnings))
+    let width = if property == Property::Rotation { 4 } else { 3 };
+    let per_key = if interpolation == Interpolation::CubicSpline {
+        3 * width
+    } else {
+        width
+    };
+    if values.len() != times.len() * per_key {
+        return Err(format!(
+            "{} output values for {} keyframes, expected {} ({interpolation:?})",
+            values.len(),
+            times.len(),
+            times.len() * per_key
+        ));
+    }
+    if let Some(v) = values.iter().find(|v| !v.is_finite()) {
+        return Err(format!("non-finite keyframe value {v}"));
+    }
+    Ok(())
 }
 
 /// A clip's name: the animation's, or `anim{index}` when it has none.
@@ -1056,6 +1173,35 @@ mod tests {
         assert_eq!((clips[0].sample_rate, clips[0].num_samples), (30.0, 31));
         assert_eq!(clips[0].translations[3], Vec3::new(100.0, 0.0, 0.0));
         assert_eq!(clips[0].translations[2], Vec3::ZERO);
+    }
+
+    #[test]
+    fn a_cut_glb_error_says_the_declared_length_and_the_cut_chunk() {
+        let mut glb = b"glTF".to_vec();
+        for w in [2u32, 100, 60] {
+            glb.extend_from_slice(&w.to_le_bytes());
+        }
+        glb.extend_from_slice(b"JSON{\"asset\":");
+        let e = load_gltf_slice(&glb, Path::new("cut.glb"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the file is 29 bytes, its GLB header declares 100")
+                && e.contains("JSON chunk of 60 bytes at byte 12 ends at byte 80, past the end"),
+            "{e}"
+        );
+        let e = load_gltf_slice(b"glTF\x02\0", Path::new("cut.glb"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the file is 6 bytes, shorter than the 12-byte GLB header"),
+            "{e}"
+        );
+        // Not GLB: no note.
+        let e = load_gltf_slice(b"{\"asset\":", Path::new("a.gltf"))
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("GLB header"), "{e}");
     }
 
     #[test]

@@ -64,8 +64,7 @@ fn load_inner(
     if bytes.is_empty() {
         return Err(gerr(path, "empty file"));
     }
-    let gltf =
-        gltf::Gltf::from_slice(bytes).map_err(|e| gerr(path, format!("invalid glTF: {e}")))?;
+    let gltf = super::parse(bytes, path)?;
     let doc = gltf.document;
     check_document(&doc, path)?;
     let buffers = buffers::load(&doc, gltf.blob, path, base)?;

@@ -1,0 +1,3 @@
+//! Fuzz target `fbx`: see `clipforge_fuzz::entries::fbx`.
+#![no_main]
+clipforge_fuzz::target!(fbx);
