@@ -303,7 +303,10 @@ impl Inspected<'_> {
             r.layout.animated_subtracks,
             clipforge_pipeline::report::count(r.layout.segments as usize, "segment", "segments")
         );
-        out!("bit rates:   {}", bit_rates_line(&r.layout.bit_rate_histogram));
+        out!(
+            "bit rates:   {}",
+            bit_rates_line(&r.layout.bit_rate_histogram)
+        );
         out!("settings:    {}", settings_line(reader.settings()));
         if let Some((raw, s)) = &self.measured {
             out!(
