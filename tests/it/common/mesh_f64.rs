@@ -130,3 +130,50 @@ pub fn check_file(file: &Path) -> usize {
     }
     measured
 }
+
+/// One batch over two real files, `skinned` (clips with a mesh) and `skinless` (clips without),
+/// copied into a fresh folder: every row compressed; each row of `skinned` reports the largest
+/// vertex error `mesh_error` gives for its clip against the written `.cfa`, every other row none.
+/// Returns the report and the errors of the rows with a mesh.
+pub fn batch_vertex_errors(
+    skinned: &Path,
+    skinless: &Path,
+) -> (clipforge::pipeline::report::BatchReport, Vec<f64>) {
+    use clipforge::pipeline::{BatchOptions, CancelToken, Progress, run_batch, scan};
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let name = skinned.file_name().unwrap().to_str().unwrap();
+    let file = dir.path().join(name);
+    std::fs::copy(skinned, &file).unwrap();
+    std::fs::copy(skinless, dir.path().join(skinless.file_name().unwrap())).unwrap();
+    let options = BatchOptions {
+        settings: Default::default(),
+        output_root: out.path().to_path_buf(),
+        jobs: 1,
+        use_skip_cache: false,
+    };
+    let report = run_batch(
+        &scan(dir.path()),
+        &options,
+        &Progress::default(),
+        &CancelToken::default(),
+    );
+    let clips = load_clips(&file).unwrap();
+    let meshes = load_clip_meshes(&file).unwrap();
+    let mut errors = Vec::new();
+    for row in &report.clips {
+        assert!(row.error.is_none(), "{:?}", row.error);
+        if row.input.ends_with(name) {
+            let raw = clips.iter().find(|c| c.name == row.clip).unwrap();
+            let mesh = mesh_for_clip(&meshes, &raw.name).unwrap();
+            let bytes = std::fs::read(row.output.as_ref().unwrap()).unwrap();
+            let lossy = resample(raw, &ClipReader::new(&bytes).unwrap()).unwrap();
+            let expected = mesh_error(raw, &lossy, &mesh).unwrap().max;
+            assert_eq!(row.max_vertex_error_cm, Some(expected), "{}", row.clip);
+            errors.push(expected);
+        } else {
+            assert_eq!(row.max_vertex_error_cm, None, "{}", row.clip);
+        }
+    }
+    (report, errors)
+}
