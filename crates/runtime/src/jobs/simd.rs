@@ -65,6 +65,13 @@ impl SimdPath {
     }
 }
 
+/// AVX usable (implied by [`avx2_fma`]; what [`super::LocalToObjectJob`]'s VEX-encoded copy
+/// needs).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx() -> bool {
+    cfg!(target_feature = "avx") || avx2_fma()
+}
+
 /// AVX2 and FMA usable: the CPU has them and the OS saves the YMM registers.
 #[cfg(target_arch = "x86_64")]
 fn avx2_fma() -> bool {
