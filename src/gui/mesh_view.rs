@@ -12,11 +12,15 @@ use super::skeleton_view::{ViewerState, time_controls};
 use crate::pipeline::clip_detail::ClipDetail as DetailData;
 use crate::pipeline::mesh::{MeshDetail, MeshFrame, MeshPlayer};
 use eframe::egui;
-use glam::Vec3;
+use glam::{Quat, Vec3};
 use std::sync::Arc;
 
 const RAW_MESH_COLOR: egui::Color32 = egui::Color32::from_rgb(150, 170, 200);
 const WORST_COLOR: egui::Color32 = egui::Color32::from_rgb(235, 60, 60);
+/// The view's least height (px): in a shorter panel the detail scrolls.
+const MIN_VIEW_HEIGHT: f32 = 150.0;
+/// The share of the view's width the legend and the worst vertex may take (they wrap in it).
+const OVERLAY_SHARE: f32 = 0.5;
 /// The colour scale runs from 0 to this many thresholds (the threshold sits at its middle).
 const SCALE_THRESHOLDS: f32 = 2.0;
 
@@ -47,6 +51,11 @@ pub struct MeshView {
     pub view_rect: egui::Rect,
     /// Vertices drawn in the last frame (both meshes).
     pub vertices_drawn: usize,
+    /// Where the drawn vertices fell on screen in the last frame (checks of the framing).
+    pub drawn_bounds: egui::Rect,
+    /// Width and height the legend and the worst vertex took over the view's top left corner in
+    /// the last frame.
+    overlay_size: egui::Vec2,
 }
 
 impl Default for MeshView {
@@ -64,6 +73,8 @@ impl Default for MeshView {
             order: None,
             view_rect: egui::Rect::NOTHING,
             vertices_drawn: 0,
+            drawn_bounds: egui::Rect::NOTHING,
+            overlay_size: egui::Vec2::ZERO,
         }
     }
 }
@@ -162,7 +173,7 @@ impl MeshView {
         });
         match player.poll() {
             Some(Ok(f)) => self.frame = Some(f),
-            Some(Err(e)) => self.error = Some(e),
+            Some(Err(e)) => self.error = Some(e.to_string()),
             None => {}
         }
         let sample = v.sample.round() as usize;
@@ -184,10 +195,41 @@ impl MeshView {
                 detail.mesh.num_vertices()
             ));
         });
-        legend(ui, threshold, detail.error_cm.is_some());
+        for w in &detail.mesh.warnings {
+            ui.add(
+                egui::Label::new(egui::RichText::new(w).color(ui.visuals().warn_fg_color)).wrap(),
+            );
+        }
+        // The view takes the column's remaining height (one line is kept for the sample under
+        // it; never below MIN_VIEW_HEIGHT: a shorter panel scrolls), the legend and the worst
+        // vertex sit over its top left corner, and the mesh fits the rest: at 1280×800 the
+        // legend's and the worst vertex's own rows used to leave the mesh ~90 px.
+        let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+        let size = egui::vec2(
+            ui.available_width(),
+            (ui.available_height() - line).max(MIN_VIEW_HEIGHT),
+        );
+        let (resp, painter) = ui.allocate_painter(size, egui::Sense::click_and_drag());
+        let resp = resp.on_hover_text("drag: orbit · scroll: zoom · double-click: reset");
+        self.draw(ui, resp, painter, &detail, threshold, sample);
+        // The overlay keeps to the left part of the view, so that a standing body can use the
+        // view's whole height beside it (the mesh takes the better of beside and below).
+        let overlay = egui::Rect::from_min_size(
+            self.view_rect.min + egui::vec2(6.0, 6.0),
+            egui::vec2(
+                OVERLAY_SHARE * self.view_rect.width(),
+                self.view_rect.height() - 12.0,
+            ),
+        );
+        let mut top = ui.new_child(
+            egui::UiBuilder::new()
+                .max_rect(overlay)
+                .layout(egui::Layout::top_down(egui::Align::Min)),
+        );
+        legend(&mut top, threshold, detail.error_cm.is_some());
         match MeshView::worst_text(&detail, d.sample_rate) {
             Some(t) => {
-                ui.horizontal_wrapped(|ui| {
+                top.horizontal_wrapped(|ui| {
                     ui.label(egui::RichText::new(t).color(WORST_COLOR));
                     if let Some(s) = &detail.error_cm
                         && ui
@@ -201,10 +243,11 @@ impl MeshView {
                 });
             }
             None => {
-                ui.weak("Compress this clip to see its vertex error.");
+                top.weak("Compress this clip to see its vertex error.");
             }
         }
-        self.draw(ui, &detail, threshold, sample);
+        // Next frame's mesh keeps clear of what the overlay took.
+        self.overlay_size = top.min_rect().max - self.view_rect.min + egui::vec2(4.0, 4.0);
         let now = detail
             .error_cm
             .as_ref()
@@ -215,19 +258,17 @@ impl MeshView {
             d.num_samples.max(1) - 1,
             d.time_label(sample)
         ));
-        ui.label(
-            egui::RichText::new("drag: orbit · scroll: zoom · double-click: reset")
-                .small()
-                .color(ui.visuals().weak_text_color()),
-        );
     }
 
-    fn draw(&mut self, ui: &mut egui::Ui, detail: &MeshDetail, threshold: f32, sample: usize) {
-        let size = egui::vec2(
-            ui.available_width(),
-            (ui.available_height() - 40.0).max(120.0),
-        );
-        let (resp, painter) = ui.allocate_painter(size, egui::Sense::click_and_drag());
+    fn draw(
+        &mut self,
+        ui: &mut egui::Ui,
+        resp: egui::Response,
+        painter: egui::Painter,
+        detail: &MeshDetail,
+        threshold: f32,
+        sample: usize,
+    ) {
         let rect = resp.rect;
         self.view_rect = rect;
         painter.rect_filled(rect, 4.0, ui.visuals().extreme_bg_color);
@@ -246,23 +287,49 @@ impl MeshView {
             (self.yaw, self.pitch, self.zoom) = (0.6, 0.25, 1.0);
         }
         self.vertices_drawn = 0;
+        self.drawn_bounds = egui::Rect::NOTHING;
         let Some(frame) = self.frame.clone() else {
             ui.put(rect, egui::Spinner::new());
             return;
         };
         let painter = painter.with_clip_rect(rect);
         let side = self.mode == MeshMode::SideBySide;
-        let views: Vec<egui::Rect> = if side {
-            let (l, r) = rect.split_left_right_at_fraction(0.5);
-            vec![l, r]
-        } else {
-            vec![rect]
+        // The file's scene rotation (a glTF Z-up node above the skeleton) turns the clip's
+        // object space upright for drawing; distances, hence the colours, do not change.
+        let scene = detail.mesh.scene_rotation;
+        let split = |room: egui::Rect| -> Vec<egui::Rect> {
+            if side {
+                let (l, r) = room.split_left_right_at_fraction(0.5);
+                vec![l, r]
+            } else {
+                vec![room]
+            }
         };
+        // The mesh's room: beside the overlay (legend, worst vertex) or below it, whichever
+        // fits the mesh larger (a standing body beside, a lying one below).
+        let ov = self.overlay_size.min(egui::vec2(
+            rect.width() * OVERLAY_SHARE + 10.0,
+            rect.height() / 2.0,
+        ));
+        let beside = egui::Rect::from_min_max(rect.min + egui::vec2(ov.x, 0.0), rect.max);
+        let below = egui::Rect::from_min_max(rect.min + egui::vec2(0.0, ov.y), rect.max);
+        let fit = |room: egui::Rect| fit_scale(detail, scene, self.yaw, self.pitch, split(room)[0]);
+        let views = split(if fit(beside) > fit(below) {
+            beside
+        } else {
+            below
+        });
         let key = (frame.sample, self.yaw.to_bits(), self.pitch.to_bits());
         if self.order.as_ref().is_none_or(|(k, _)| *k != key) {
             self.order = Some((
                 key,
-                back_to_front(&frame.raw, &detail.mesh.triangles, self.yaw, self.pitch),
+                back_to_front(
+                    &frame.raw,
+                    &detail.mesh.triangles,
+                    scene,
+                    self.yaw,
+                    self.pitch,
+                ),
             ));
         }
         let order = self
@@ -281,8 +348,9 @@ impl MeshView {
         };
         let light = Vec3::new(0.3, 0.6, 0.75).normalize();
         let cam = Camera {
+            scene,
             center: frame.center,
-            scale: 0.46 * views[0].width().min(views[0].height()) / detail.radius * self.zoom,
+            scale: fit_scale(detail, scene, self.yaw, self.pitch, views[0]) * self.zoom,
             yaw: self.yaw,
             pitch: self.pitch,
         };
@@ -306,7 +374,7 @@ impl MeshView {
             for (i, p) in pos.iter().enumerate() {
                 let n = frame.normals.get(i).map_or(Vec3::Z, |n| Vec3::from(*n));
                 // Lambert with the light fixed to the camera, two-sided.
-                let nv = project(n, self.yaw, self.pitch);
+                let nv = project(scene * n, self.yaw, self.pitch);
                 let shade = 0.35 + 0.65 * nv.dot(light).abs();
                 let base = colors.map_or(RAW_MESH_COLOR, |c| c[i]);
                 let c = egui::Color32::from_rgba_unmultiplied(
@@ -315,7 +383,9 @@ impl MeshView {
                     (base.b() as f32 * shade) as u8,
                     alpha,
                 );
-                mesh.colored_vertex(cam.to_screen(Vec3::from(*p), view), c);
+                let at = cam.to_screen(Vec3::from(*p), view);
+                self.drawn_bounds.extend_with(at);
+                mesh.colored_vertex(at, c);
             }
             mesh.indices.extend_from_slice(order);
             self.vertices_drawn += pos.len();
@@ -341,17 +411,24 @@ impl MeshView {
         {
             let at = cam.to_screen(Vec3::from(*p), *views.last().unwrap_or(&rect));
             painter.circle_stroke(at, 7.0, egui::Stroke::new(2.0, WORST_COLOR));
-            painter.text(
-                at + egui::vec2(9.0, -9.0),
-                egui::Align2::LEFT_BOTTOM,
-                format!(
-                    "worst: #{} {}",
-                    s.worst_vertex,
-                    detail.worst_bone.as_deref().unwrap_or("")
-                ),
-                egui::FontId::proportional(12.0),
-                WORST_COLOR,
+            let text = format!(
+                "worst: #{} {}",
+                s.worst_vertex,
+                detail.worst_bone.as_deref().unwrap_or("")
             );
+            let galley =
+                painter.layout_no_wrap(text, egui::FontId::proportional(12.0), WORST_COLOR);
+            // Right of the ring, or left of it where the label would leave the view.
+            let x = if at.x + 9.0 + galley.size().x <= rect.right() {
+                at.x + 9.0
+            } else {
+                at.x - 9.0 - galley.size().x
+            };
+            let y = (at.y - 9.0 - galley.size().y).max(rect.top());
+            // On a dark plate: the label may lie over the (red) mesh.
+            let plate = egui::Rect::from_min_size(egui::pos2(x, y), galley.size()).expand(2.0);
+            painter.rect_filled(plate, 2.0, egui::Color32::from_black_alpha(170));
+            painter.galley(egui::pos2(x, y), galley, WORST_COLOR);
         }
         hover_vertex(
             resp,
@@ -362,6 +439,26 @@ impl MeshView {
             sample,
         );
     }
+}
+
+/// Screen pixels per clip unit that fit the mesh's box (its largest extent over the clip,
+/// turned by the scene rotation and the orbit) into `view`, with a margin.
+fn fit_scale(detail: &MeshDetail, scene: Quat, yaw: f32, pitch: f32, view: egui::Rect) -> f32 {
+    let h = detail.half_extents;
+    let mut ext = egui::Vec2::ZERO;
+    for k in 0..8 {
+        let sign = |bit: usize| if k >> bit & 1 == 0 { -1.0 } else { 1.0 };
+        let q = project(
+            scene * (h * Vec3::new(sign(0), sign(1), sign(2))),
+            yaw,
+            pitch,
+        );
+        ext = ext.max(egui::vec2(q.x.abs(), q.y.abs()));
+    }
+    // A flat or empty box: fit by its radius instead of dividing by zero.
+    let r = detail.radius.max(1e-6);
+    let ext = ext.max(egui::Vec2::splat(r * 0.05));
+    0.92 * (view.width() / (2.0 * ext.x)).min(view.height() / (2.0 * ext.y))
 }
 
 /// The vertex under the pointer (on the decompressed mesh) and its error at this sample.
@@ -396,6 +493,7 @@ fn hover_vertex(
 type Layer<'a> = (egui::Rect, &'a [[f32; 3]], Option<&'a [egui::Color32]>, u8);
 
 struct Camera {
+    scene: Quat,
     center: Vec3,
     scale: f32,
     yaw: f32,
@@ -404,7 +502,7 @@ struct Camera {
 
 impl Camera {
     fn to_screen(&self, p: Vec3, view: egui::Rect) -> egui::Pos2 {
-        let q = project(p - self.center, self.yaw, self.pitch);
+        let q = project(self.scene * (p - self.center), self.yaw, self.pitch);
         egui::pos2(
             view.center().x + q.x * self.scale,
             view.center().y - q.y * self.scale,
@@ -413,10 +511,16 @@ impl Camera {
 }
 
 /// Triangle indices sorted far to near (painter's algorithm) for the given orbit.
-fn back_to_front(pos: &[[f32; 3]], tris: &[[u32; 3]], yaw: f32, pitch: f32) -> Vec<u32> {
+fn back_to_front(
+    pos: &[[f32; 3]],
+    tris: &[[u32; 3]],
+    scene: Quat,
+    yaw: f32,
+    pitch: f32,
+) -> Vec<u32> {
     let depth: Vec<f32> = pos
         .iter()
-        .map(|p| project(Vec3::from(*p), yaw, pitch).z)
+        .map(|p| project(scene * Vec3::from(*p), yaw, pitch).z)
         .collect();
     let mut keyed: Vec<(f32, u32)> = tris
         .iter()
@@ -431,7 +535,7 @@ fn back_to_front(pos: &[[f32; 3]], tris: &[[u32; 3]], yaw: f32, pitch: f32) -> V
 fn legend(ui: &mut egui::Ui, threshold: f32, measured: bool) {
     ui.horizontal_wrapped(|ui| {
         ui.label("vertex error (cm):");
-        let (rect, _) = ui.allocate_exact_size(egui::vec2(160.0, 14.0), egui::Sense::hover());
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(100.0, 14.0), egui::Sense::hover());
         let painter = ui.painter_at(rect.expand2(egui::vec2(0.0, 6.0)));
         let mut m = egui::Mesh::default();
         let steps = 16;

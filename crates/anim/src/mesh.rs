@@ -15,7 +15,7 @@ use crate::runtime::jobs::{
     JobError, LocalToObjectJob, PaletteOut, PoseRef, SkinJob, SkinningPaletteJob,
 };
 use crate::skeleton::Skeleton;
-use glam::{DMat4, DVec3, Mat4};
+use glam::{DMat4, DVec3, Mat4, Quat};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -41,6 +41,14 @@ pub struct SkinnedMesh {
     /// Per palette entry: the clip bone it follows (by name) and its inverse bind matrix.
     pub joint_names: Vec<String>,
     pub inverse_bind: Vec<Mat4>,
+    /// How the file's scene turns the clip's object space: the rotation of the nodes above the
+    /// skeleton's roots (a glTF exporter's Z-up → Y-up node; identity for FBX, whose importer
+    /// folds the scene root into the bones). For drawing only: the clip, and the vertex error
+    /// measured on it, stay in object space.
+    pub scene_rotation: Quat,
+    /// What the reader could not honour and the user should know (e.g. a dual-quaternion skin
+    /// skinned linearly); the batch adds them to the clip's warnings, the app shows them.
+    pub warnings: Vec<String>,
 }
 
 /// A mesh of a file, and the clip (by name) it is skinned with.

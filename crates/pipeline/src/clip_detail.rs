@@ -110,8 +110,8 @@ pub(crate) fn load_clip_detail(
     };
     let mut detail = measure_detail(key.clone(), &raw, lossy.as_ref(), report, note);
     // Meshes come from glTF (imported in cm, whatever `units` says): 1 cm per clip unit.
-    detail.mesh =
-        crate::mesh::detail_for(&key.path, &raw, lossy.as_ref(), 1.0).map(|m| m.map(Arc::new));
+    detail.mesh = crate::mesh::detail_for(&key.path, &raw, lossy.as_ref(), 1.0)
+        .map(|m| m.map(Arc::new).map_err(|e| e.to_string()));
     Ok(detail)
 }
 

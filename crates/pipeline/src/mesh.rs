@@ -6,9 +6,10 @@
 use crate::ClipFile;
 use crate::report::ClipReport;
 use clipforge_anim::formats::ClipFormat;
+use clipforge_anim::formats::ImportError;
 use clipforge_anim::mesh::{
-    MeshErrorStats, SkinnedMesh, Skinner, load_clip_meshes, mesh_error, mesh_for_clip,
-    vertex_distance,
+    ClipMesh, MeshError, MeshErrorStats, SkinnedMesh, Skinner, load_clip_meshes, mesh_error,
+    mesh_for_clip, vertex_distance,
 };
 use clipforge_anim::{Pose, RawClip};
 use glam::Vec3;
@@ -16,25 +17,60 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 
+/// Why the clip detail shows no mesh, or the mesh worker no frame (the texts the app prints).
+#[derive(Debug, thiserror::Error)]
+pub enum MeshViewError {
+    /// The file's meshes cannot be read.
+    #[error("mesh not shown: {0}")]
+    Read(#[from] ImportError),
+    /// The mesh cannot be skinned with this clip.
+    #[error(transparent)]
+    Skin(#[from] MeshError),
+    /// The worker thread ended (it only ends when dropped, or on a panic).
+    #[error("the mesh worker stopped")]
+    WorkerStopped,
+}
+
 /// Whether a batch input may hold skinned meshes (glTF/GLB, FBX).
 pub(crate) fn has_meshes(file: &ClipFile) -> bool {
     matches!(file.format, ClipFormat::Gltf | ClipFormat::Fbx)
 }
 
-/// Fills `row.max_vertex_error_cm` when `file` has a skinned mesh for clip `raw` (`lossy`: the
-/// decompressed clip at the raw sample times; `k`: cm per clip unit). A mesh that cannot be
-/// read or skinned leaves it empty with a warning (the batch puts the file's importer warnings
-/// before it); the clip's row is otherwise unchanged. The
-/// file is read again per clip (its meshes are not kept across the file's clips).
+/// A batch input's skinned meshes, read on first use and then kept for the file's other clips
+/// (one parse per file, not one per clip: an FBX scene is parsed whole each time).
+pub(crate) struct FileMeshes<'a> {
+    file: &'a ClipFile,
+    loaded: std::cell::OnceCell<Result<Vec<ClipMesh>, String>>,
+}
+
+impl<'a> FileMeshes<'a> {
+    pub(crate) fn new(file: &'a ClipFile) -> Self {
+        Self {
+            file,
+            loaded: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> &Result<Vec<ClipMesh>, String> {
+        self.loaded
+            .get_or_init(|| load_clip_meshes(&self.file.path).map_err(|e| e.to_string()))
+    }
+}
+
+/// Fills `row.max_vertex_error_cm` when `meshes`' file has a skinned mesh for clip `raw`
+/// (`lossy`: the decompressed clip at the raw sample times; `k`: cm per clip unit). A mesh that
+/// cannot be read or skinned leaves it empty with a warning (the batch puts the file's importer
+/// warnings before it); the clip's row is otherwise unchanged. What the mesh's reader noted
+/// (e.g. an FBX dual-quaternion skin skinned linearly) is added to the row's warnings.
 pub(crate) fn measure_row(
     row: &mut ClipReport,
-    file: &ClipFile,
+    meshes: &FileMeshes,
     raw: &RawClip,
     lossy: Option<RawClip>,
     k: f64,
 ) {
-    let mesh = match load_clip_meshes(&file.path) {
-        Ok(m) => mesh_for_clip(&m, &raw.name),
+    let mesh = match meshes.get() {
+        Ok(m) => mesh_for_clip(m, &raw.name),
         Err(e) => {
             row.warnings.push(format!("mesh not measured: {e}"));
             return;
@@ -49,6 +85,8 @@ pub(crate) fn measure_row(
         );
         return;
     };
+    row.warnings
+        .extend(mesh.warnings.iter().map(|w| format!("mesh: {w}")));
     match mesh_error(raw, &lossy, &mesh) {
         Ok(s) => row.max_vertex_error_cm = Some(s.max * k),
         Err(e) => row.warnings.push(format!("mesh not measured: {e}")),
@@ -67,9 +105,12 @@ pub struct MeshDetail {
     /// Name of the bone that moves the worst vertex most.
     pub worst_bone: Option<String>,
     /// Centre of the raw mesh at the first sample, and the largest radius of the raw mesh at
-    /// any sample (the body's size: the view's framing).
+    /// any sample (the body's size).
     pub center: Vec3,
     pub radius: f32,
+    /// The largest half size of the raw mesh's box along each axis (clip units) at any sample:
+    /// what the view fits to its rectangle.
+    pub half_extents: Vec3,
 }
 
 impl MeshDetail {
@@ -80,10 +121,10 @@ impl MeshDetail {
         raw: Arc<RawClip>,
         lossy: Option<Arc<RawClip>>,
         k: f64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, MeshError> {
         let error_cm = match &lossy {
             Some(l) => {
-                let mut s = mesh_error(&raw, l, &mesh).map_err(|e| e.to_string())?;
+                let mut s = mesh_error(&raw, l, &mesh)?;
                 s.max *= k;
                 s.per_sample_max.iter_mut().for_each(|e| *e *= k);
                 Some(s)
@@ -93,19 +134,18 @@ impl MeshDetail {
         // Framing: the body's size (the largest box half-diagonal of the raw mesh over every
         // 8th sample and the last); the view centres each frame on its own box, so a walk
         // stays large.
-        let mut skinner = Skinner::new(mesh.clone(), &raw).map_err(|e| e.to_string())?;
+        let mut skinner = Skinner::new(mesh.clone(), &raw)?;
         let mut pose = Pose::new(raw.num_bones());
-        let (mut center, mut radius) = (Vec3::ZERO, 1e-3f32);
+        let (mut center, mut radius, mut half_extents) = (Vec3::ZERO, 1e-3f32, Vec3::ZERO);
         let ns = raw.num_samples;
         for s in (0..ns).step_by(8).chain(ns.checked_sub(1)) {
-            skinner
-                .skin_sample(&raw, s, &mut pose)
-                .map_err(|e| e.to_string())?;
-            let (c, r) = mesh_box(&skinner.positions);
+            skinner.skin_sample(&raw, s, &mut pose)?;
+            let (c, half) = mesh_bounds(&skinner.positions);
             if s == 0 {
                 center = c;
             }
-            radius = radius.max(r);
+            radius = radius.max(half.length());
+            half_extents = half_extents.max(half);
         }
         let worst_bone = error_cm
             .as_ref()
@@ -119,6 +159,7 @@ impl MeshDetail {
             worst_bone,
             center,
             radius,
+            half_extents,
         })
     }
 }
@@ -130,19 +171,22 @@ pub fn detail_for(
     raw: &RawClip,
     lossy: Option<&RawClip>,
     k: f64,
-) -> Option<Result<MeshDetail, String>> {
+) -> Option<Result<MeshDetail, MeshViewError>> {
     let meshes = match load_clip_meshes(path) {
         Ok(m) => m,
-        Err(e) => return Some(Err(format!("mesh not shown: {e}"))),
+        Err(e) => return Some(Err(e.into())),
     };
     let mesh = mesh_for_clip(&meshes, &raw.name)
         .or_else(|| (meshes.len() == 1).then(|| meshes[0].mesh.clone()))?;
-    Some(MeshDetail::measure(
-        mesh,
-        Arc::new(raw.clone()),
-        lossy.map(|l| Arc::new(l.clone())),
-        k,
-    ))
+    Some(
+        MeshDetail::measure(
+            mesh,
+            Arc::new(raw.clone()),
+            lossy.map(|l| Arc::new(l.clone())),
+            k,
+        )
+        .map_err(MeshViewError::from),
+    )
 }
 
 /// One sample of the mesh, skinned by the raw and the decompressed pose (clip units), with
@@ -162,7 +206,7 @@ pub struct MeshFrame {
 /// it ends the thread.
 pub struct MeshPlayer {
     requests: Sender<usize>,
-    frames: Receiver<Result<Arc<MeshFrame>, String>>,
+    frames: Receiver<Result<Arc<MeshFrame>, MeshError>>,
     /// The sample last asked for (not asked again while it is being skinned).
     pub requested: Option<usize>,
 }
@@ -213,14 +257,14 @@ impl MeshPlayer {
     }
 
     /// The newest finished frame, if one arrived since the last call.
-    pub fn poll(&self) -> Option<Result<Arc<MeshFrame>, String>> {
+    pub fn poll(&self) -> Option<Result<Arc<MeshFrame>, MeshViewError>> {
         let mut last = None;
         loop {
             match self.frames.try_recv() {
-                Ok(f) => last = Some(f),
+                Ok(f) => last = Some(f.map_err(MeshViewError::from)),
                 Err(TryRecvError::Empty) => return last,
                 Err(TryRecvError::Disconnected) => {
-                    return last.or_else(|| Some(Err("the mesh worker stopped".into())));
+                    return last.or(Some(Err(MeshViewError::WorkerStopped)));
                 }
             }
         }
@@ -234,24 +278,20 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(d: &MeshDetail) -> Result<Self, String> {
+    fn new(d: &MeshDetail) -> Result<Self, MeshError> {
         Ok(Self {
-            raw: Skinner::new(d.mesh.clone(), &d.raw).map_err(|e| e.to_string())?,
-            lossy: Skinner::new(d.mesh.clone(), &d.raw).map_err(|e| e.to_string())?,
+            raw: Skinner::new(d.mesh.clone(), &d.raw)?,
+            lossy: Skinner::new(d.mesh.clone(), &d.raw)?,
             pose: Pose::new(d.raw.num_bones()),
         })
     }
 
-    fn frame(&mut self, d: &MeshDetail, sample: usize, k: f64) -> Result<MeshFrame, String> {
+    fn frame(&mut self, d: &MeshDetail, sample: usize, k: f64) -> Result<MeshFrame, MeshError> {
         let sample = sample.min(d.raw.num_samples.saturating_sub(1));
-        self.raw
-            .skin_sample(&d.raw, sample, &mut self.pose)
-            .map_err(|e| e.to_string())?;
+        self.raw.skin_sample(&d.raw, sample, &mut self.pose)?;
         let lossy = match &d.lossy {
             Some(l) => {
-                self.lossy
-                    .skin_sample(l, sample, &mut self.pose)
-                    .map_err(|e| e.to_string())?;
+                self.lossy.skin_sample(l, sample, &mut self.pose)?;
                 Some(self.lossy.positions.clone())
             }
             None => None,
@@ -283,6 +323,12 @@ impl Worker {
 
 /// Centre and half-diagonal of the box around the finite points (origin and 0 without any).
 pub fn mesh_box(points: &[[f32; 3]]) -> (Vec3, f32) {
+    let (c, half) = mesh_bounds(points);
+    (c, half.length())
+}
+
+/// Centre and half size of the box around the finite points (origin and zero without any).
+pub fn mesh_bounds(points: &[[f32; 3]]) -> (Vec3, Vec3) {
     let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
     for p in points
         .iter()
@@ -293,9 +339,9 @@ pub fn mesh_box(points: &[[f32; 3]]) -> (Vec3, f32) {
         hi = hi.max(p);
     }
     if lo.x <= hi.x {
-        ((lo + hi) / 2.0, (hi - lo).length() / 2.0)
+        ((lo + hi) / 2.0, (hi - lo) / 2.0)
     } else {
-        (Vec3::ZERO, 0.0)
+        (Vec3::ZERO, Vec3::ZERO)
     }
 }
 

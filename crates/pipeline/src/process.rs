@@ -219,6 +219,7 @@ fn compress_clips(
     let mut rows = Vec::with_capacity(count);
     let mut outputs = Vec::with_capacity(count);
     let mut written = Vec::with_capacity(count);
+    let meshes = mesh::FileMeshes::new(job.file);
     for (index, clip) in clips.into_iter().enumerate() {
         let name = if clip.name.is_empty() {
             stem.to_string()
@@ -229,7 +230,7 @@ fn compress_clips(
         let mut row = if job.cancel.is_cancelled() {
             cancelled_row(job.file, &name)
         } else {
-            compress_one(job, clip, &name, &rel_out)
+            compress_one(job, clip, &name, &rel_out, &meshes)
         };
         row.warnings.splice(0..0, warnings.iter().cloned());
         row.warnings.extend(job.resolved.warnings.iter().cloned());
@@ -306,7 +307,13 @@ fn record_in_cache(
 
 /// Compresses and writes one clip; the row says what happened. The error figures are the
 /// compressor's own float64 check of the very bytes written (decoded, measured against `clip`).
-fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> ClipReport {
+fn compress_one(
+    job: &FileJob,
+    clip: RawClip,
+    name: &str,
+    rel_out: &Path,
+    meshes: &mesh::FileMeshes,
+) -> ClipReport {
     let file = job.file;
     let settings = &job.resolved.compression;
     // The compressor works in the clip's units; the report is in cm.
@@ -383,7 +390,7 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
         let lossy = clipforge_anim::ClipReader::new(&bytes)
             .ok()
             .and_then(|r| clip_detail::resample(&clip, &r));
-        mesh::measure_row(&mut row, file, &clip, lossy, k);
+        mesh::measure_row(&mut row, meshes, &clip, lossy, k);
     }
     row
 }

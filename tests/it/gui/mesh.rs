@@ -14,11 +14,28 @@ use egui_kittest::{Harness, kittest::Queryable};
 use std::path::Path;
 
 fn open(input: &Path, out: &Path, row: &str) -> Harness<'static, AppState> {
-    let mut h = harness(AppState::new(Persisted {
+    open_in(input, out, row, None)
+}
+
+/// [`open`] in a window of `size` (None: the shared harness's).
+fn open_in(
+    input: &Path,
+    out: &Path,
+    row: &str,
+    size: Option<egui::Vec2>,
+) -> Harness<'static, AppState> {
+    let state = AppState::new(Persisted {
         input_dir: String::new(),
         output_dir: out.display().to_string(),
         ..Default::default()
-    }));
+    });
+    let mut h = match size {
+        None => harness(state),
+        Some(size) => Harness::builder()
+            .with_size(size)
+            .with_max_steps(200)
+            .build_ui_state(|ui, s: &mut AppState| s.ui(ui), state),
+    };
     h.run();
     let field = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Input folder:");
     field.focus();
@@ -150,4 +167,67 @@ fn the_fox_opens_with_its_mesh() {
     .unwrap();
     let mut h = open(input.path(), out.path(), "Fox · Walk");
     check_mesh_view(&mut h, 1728);
+}
+
+/// At 1280×800 (the detail panel at its least) the view keeps a usable height and the mesh
+/// fills it: its drawn box spans most of the view's height or width (at ~90 px high the mesh
+/// was a thumbnail), and stays inside it.
+fn check_framing(h: &Harness<'_, AppState>) -> egui::Rect {
+    let m = &h.state().detail.mesh;
+    let (view, drawn) = (m.view_rect, m.drawn_bounds);
+    // The view's least height (the mesh view's MIN_VIEW_HEIGHT): ~90 px before.
+    assert!(view.height() >= 149.0, "view {view:?}");
+    assert!(
+        drawn.height() >= 0.6 * view.height() || drawn.width() >= 0.6 * view.width(),
+        "mesh drawn in {drawn:?}, view {view:?}"
+    );
+    assert!(
+        view.expand(1.0).contains_rect(drawn),
+        "{drawn:?} outside {view:?}"
+    );
+    drawn
+}
+
+#[test]
+fn the_mesh_fills_the_view_at_1280_by_800() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    common::skinned::write_skinned_gltf(input.path(), "tube", 120, 8, 61);
+    let h = open_in(
+        input.path(),
+        out.path(),
+        "tube · bend",
+        Some(egui::vec2(1280.0, 800.0)),
+    );
+    check_framing(&h);
+}
+
+/// CesiumMan's skeleton hangs under a Z-up → Y-up node (not part of the clip): the view turns
+/// the mesh by it, so the man stands (his drawn box taller than wide) instead of lying on his
+/// side.
+#[test]
+fn cesium_man_stands_in_the_mesh_view() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        data.join("gltf/khronos-via-ozz/cesium_man.gltf"),
+        input.path().join("cesium_man.gltf"),
+    )
+    .unwrap();
+    let h = open_in(
+        input.path(),
+        out.path(),
+        "cesium_man · anim0",
+        Some(egui::vec2(1280.0, 800.0)),
+    );
+    let drawn = check_framing(&h);
+    assert!(
+        drawn.height() > 1.5 * drawn.width(),
+        "CesiumMan drawn {} wide, {} high",
+        drawn.width(),
+        drawn.height()
+    );
 }

@@ -14,9 +14,9 @@
 //!   skinning normalises by the total too). Vertices no cluster weighs are left out with the
 //!   triangles using them: they do not move with the skeleton. Faces are triangulated by ufbx;
 //!   normals are not read (the app derives them from the triangles). Linear blend only: a
-//!   dual-quaternion skin is skinned linearly.
-//! - Only each mesh's first skin deformer is read (ufbx skins a vertex by one deformer too);
-//!   blend shapes are not applied.
+//!   dual-quaternion skin is skinned linearly, with a warning ([`SkinnedMesh::warnings`]).
+//! - Only each mesh's first skin deformer is read (ufbx skins a vertex by one deformer too),
+//!   with a warning when a mesh has more; blend shapes are not applied.
 //! - Hostile input: ufbx parses with the importer's bounded allocators; each mesh's size counts
 //!   against the input's memory budget before its vertices are read; every index (face corner,
 //!   cluster, weight range) is checked; errors name the file, the mesh and the cluster.
@@ -149,6 +149,22 @@ impl MeshReader<'_> {
                 self.input_len,
             )?;
             if self.read_mesh(mesh, skin, &mut m, &what)? {
+                // What this reader does not do, said rather than shown silently wrong.
+                if mesh.skin_deformers.len() > 1 {
+                    m.warnings.push(format!(
+                        "{what} has {} skin deformers: only the first is used",
+                        mesh.skin_deformers.len()
+                    ));
+                }
+                if matches!(
+                    skin.skinning_method,
+                    ufbx::SkinningMethod::DualQuaternion | ufbx::SkinningMethod::BlendedDqLinear
+                ) {
+                    m.warnings.push(format!(
+                        "{what}: its skin is dual-quaternion, skinned linearly here (near \
+                         twisting joints the mesh and its vertex error differ from the DCC's)"
+                    ));
+                }
                 names.push(label);
             }
         }
@@ -303,4 +319,34 @@ fn mat4_of(m: &ufbx::Matrix) -> glam::Mat4 {
         DVec4::new(m.m03, m.m13, m.m23, 1.0),
     )
     .as_mat4()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 3ds Max skin set to blended dual-quaternion ("Blend") is skinned linearly here, and
+    /// the mesh says so; a linear skin carries no warning.
+    #[test]
+    fn a_dual_quaternion_skin_is_skinned_linearly_with_a_warning() {
+        let Some(data) = std::env::var_os("CLIPFORGE_DATA") else {
+            eprintln!("CLIPFORGE_DATA not set: skipped");
+            return;
+        };
+        let ufbx = Path::new(&data).join("fbx/ufbx");
+        let dq = load_fbx_meshes_file(&ufbx.join("max_transformed_skin_7500_binary.fbx")).unwrap();
+        let w = &dq[0].mesh.warnings;
+        assert!(
+            w.iter()
+                .any(|w| w.contains("dual-quaternion, skinned linearly")),
+            "{w:?}"
+        );
+        let linear =
+            load_fbx_meshes_file(&ufbx.join("maya_kenney_character_7700_binary.fbx")).unwrap();
+        assert!(
+            linear[0].mesh.warnings.is_empty(),
+            "{:?}",
+            linear[0].mesh.warnings
+        );
+    }
 }

@@ -20,7 +20,7 @@ use super::{
 };
 use crate::formats::{ImportError, catch_quietly, check_budget, read_input};
 use crate::mesh::{ClipMesh, INFLUENCES, SkinnedMesh, check_mesh, mesh_bytes};
-use glam::Mat4;
+use glam::{DMat4, Mat4, Quat};
 use gltf::accessor::{DataType, Dimensions};
 use gltf::animation::Property;
 use std::collections::{BTreeSet, HashMap};
@@ -112,9 +112,15 @@ fn load_inner(
                     .joints()
                     .map(|j| names[members.binary_search(&j.index()).unwrap_or(0)].clone())
                     .collect();
+                let scene_rotation = scene_rotation(&nodes, &parent_of, &members);
                 let m = ctx
                     .skin_mesh(&doc, &skin, joint_names, &mut spent)?
-                    .map(Arc::new);
+                    .map(|m| {
+                        Arc::new(SkinnedMesh {
+                            scene_rotation,
+                            ..m
+                        })
+                    });
                 by_skin.insert(skin.index(), m.clone());
                 m
             }
@@ -127,6 +133,35 @@ fn load_inner(
         }
     }
     Ok(out)
+}
+
+/// The rotation of the nodes above the skeleton (the first root's non-joint ancestors, e.g. an
+/// exporter's Z-up → Y-up node): where the file's scene turns the clip's object space, for
+/// drawing ([`SkinnedMesh::scene_rotation`]). Identity when a matrix there has no rotation to
+/// take (singular or not finite).
+fn scene_rotation(nodes: &[gltf::Node], parent_of: &[Option<usize>], members: &[usize]) -> Quat {
+    let Some(root) = members
+        .iter()
+        .find(|&&m| parent_of[m].is_none_or(|p| members.binary_search(&p).is_err()))
+    else {
+        return Quat::IDENTITY;
+    };
+    let mut world = DMat4::IDENTITY;
+    // Ancestors, nearest first; a node graph with a cycle (refused by check_document) would
+    // otherwise never end, so the walk is bounded by the node count.
+    let mut at = parent_of[*root];
+    for _ in 0..nodes.len() {
+        let Some(n) = at else { break };
+        world = Mat4::from_cols_array_2d(&nodes[n].transform().matrix()).as_dmat4() * world;
+        at = parent_of[n];
+    }
+    let (_, r, _) = world.to_scale_rotation_translation();
+    let r = r.as_quat();
+    if r.is_finite() && (r.length() - 1.0).abs() < 1e-3 {
+        r.normalize()
+    } else {
+        Quat::IDENTITY
+    }
 }
 
 /// Why a primitive was refused: its data (a message the caller places), or the memory budget.
@@ -365,5 +400,32 @@ impl Ctx<'_> {
             return Err(perr("attributes shorter than their count".into()));
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CesiumMan's skeleton hangs under a node turning Z-up into glTF's Y-up (not part of the
+    /// clip, as in ozz's importer): the mesh carries that rotation for drawing.
+    #[test]
+    fn cesium_man_carries_its_z_up_node_as_the_scene_rotation() {
+        let Some(data) = std::env::var_os("CLIPFORGE_DATA") else {
+            eprintln!("CLIPFORGE_DATA not set: skipped");
+            return;
+        };
+        let path = Path::new(&data).join("gltf/khronos-via-ozz/cesium_man.gltf");
+        let meshes = load_gltf_meshes_file(&path).unwrap();
+        let r = meshes[0].mesh.scene_rotation;
+        // The file's matrix maps +Z to +Y (and +Y to −Z).
+        assert!((r * glam::Vec3::Z - glam::Vec3::Y).length() < 1e-6, "{r:?}");
+        assert!((r * glam::Vec3::Y + glam::Vec3::Z).length() < 1e-6, "{r:?}");
+        // A skeleton directly under the scene: no rotation.
+        let path = Path::new(&data).join("gltf/khronos-via-ozz/rigged_simple.gltf");
+        for m in load_gltf_meshes_file(&path).unwrap() {
+            let r = m.mesh.scene_rotation;
+            assert!(r.is_finite() && (r.length() - 1.0).abs() < 1e-6, "{r:?}");
+        }
     }
 }
