@@ -260,18 +260,8 @@ impl MeshView {
         ));
     }
 
-    fn draw(
-        &mut self,
-        ui: &mut egui::Ui,
-        resp: egui::Response,
-        painter: egui::Painter,
-        detail: &MeshDetail,
-        threshold: f32,
-        sample: usize,
-    ) {
-        let rect = resp.rect;
-        self.view_rect = rect;
-        painter.rect_filled(rect, 4.0, ui.visuals().extreme_bg_color);
+    /// Drag orbits, scroll zooms, a double click resets the camera.
+    fn orbit(&mut self, ui: &egui::Ui, resp: &egui::Response) {
         if resp.dragged() {
             let delta = resp.drag_delta();
             self.yaw += delta.x * 0.01;
@@ -286,6 +276,48 @@ impl MeshView {
         if resp.double_clicked() {
             (self.yaw, self.pitch, self.zoom) = (0.6, 0.25, 1.0);
         }
+    }
+
+    /// Where the mesh (or the two, side by side) is drawn in `rect`: beside the overlay
+    /// (legend, worst vertex) or below it, whichever fits the mesh larger (a standing body
+    /// beside, a lying one below).
+    fn views(&self, rect: egui::Rect, detail: &MeshDetail) -> Vec<egui::Rect> {
+        let split = |room: egui::Rect| -> Vec<egui::Rect> {
+            if self.mode == MeshMode::SideBySide {
+                let (l, r) = room.split_left_right_at_fraction(0.5);
+                vec![l, r]
+            } else {
+                vec![room]
+            }
+        };
+        let ov = self.overlay_size.min(egui::vec2(
+            rect.width() * OVERLAY_SHARE + 10.0,
+            rect.height() / 2.0,
+        ));
+        let beside = egui::Rect::from_min_max(rect.min + egui::vec2(ov.x, 0.0), rect.max);
+        let below = egui::Rect::from_min_max(rect.min + egui::vec2(0.0, ov.y), rect.max);
+        let scene = detail.mesh.scene_rotation;
+        let fit = |room: egui::Rect| fit_scale(detail, scene, self.yaw, self.pitch, split(room)[0]);
+        split(if fit(beside) > fit(below) {
+            beside
+        } else {
+            below
+        })
+    }
+
+    fn draw(
+        &mut self,
+        ui: &mut egui::Ui,
+        resp: egui::Response,
+        painter: egui::Painter,
+        detail: &MeshDetail,
+        threshold: f32,
+        sample: usize,
+    ) {
+        let rect = resp.rect;
+        self.view_rect = rect;
+        painter.rect_filled(rect, 4.0, ui.visuals().extreme_bg_color);
+        self.orbit(ui, &resp);
         self.vertices_drawn = 0;
         self.drawn_bounds = egui::Rect::NOTHING;
         let Some(frame) = self.frame.clone() else {
@@ -297,28 +329,7 @@ impl MeshView {
         // The file's scene rotation (a glTF Z-up node above the skeleton) turns the clip's
         // object space upright for drawing; distances, hence the colours, do not change.
         let scene = detail.mesh.scene_rotation;
-        let split = |room: egui::Rect| -> Vec<egui::Rect> {
-            if side {
-                let (l, r) = room.split_left_right_at_fraction(0.5);
-                vec![l, r]
-            } else {
-                vec![room]
-            }
-        };
-        // The mesh's room: beside the overlay (legend, worst vertex) or below it, whichever
-        // fits the mesh larger (a standing body beside, a lying one below).
-        let ov = self.overlay_size.min(egui::vec2(
-            rect.width() * OVERLAY_SHARE + 10.0,
-            rect.height() / 2.0,
-        ));
-        let beside = egui::Rect::from_min_max(rect.min + egui::vec2(ov.x, 0.0), rect.max);
-        let below = egui::Rect::from_min_max(rect.min + egui::vec2(0.0, ov.y), rect.max);
-        let fit = |room: egui::Rect| fit_scale(detail, scene, self.yaw, self.pitch, split(room)[0]);
-        let views = split(if fit(beside) > fit(below) {
-            beside
-        } else {
-            below
-        });
+        let views = self.views(rect, detail);
         let key = (frame.sample, self.yaw.to_bits(), self.pitch.to_bits());
         if self.order.as_ref().is_none_or(|(k, _)| *k != key) {
             self.order = Some((
@@ -410,25 +421,13 @@ impl MeshView {
             && let Some(p) = lossy.get(s.worst_vertex)
         {
             let at = cam.to_screen(Vec3::from(*p), *views.last().unwrap_or(&rect));
-            painter.circle_stroke(at, 7.0, egui::Stroke::new(2.0, WORST_COLOR));
-            let text = format!(
-                "worst: #{} {}",
-                s.worst_vertex,
-                detail.worst_bone.as_deref().unwrap_or("")
+            let bone = detail.worst_bone.as_deref().unwrap_or("");
+            ring_worst(
+                &painter,
+                at,
+                rect,
+                &format!("worst: #{} {bone}", s.worst_vertex),
             );
-            let galley =
-                painter.layout_no_wrap(text, egui::FontId::proportional(12.0), WORST_COLOR);
-            // Right of the ring, or left of it where the label would leave the view.
-            let x = if at.x + 9.0 + galley.size().x <= rect.right() {
-                at.x + 9.0
-            } else {
-                at.x - 9.0 - galley.size().x
-            };
-            let y = (at.y - 9.0 - galley.size().y).max(rect.top());
-            // On a dark plate: the label may lie over the (red) mesh.
-            let plate = egui::Rect::from_min_size(egui::pos2(x, y), galley.size()).expand(2.0);
-            painter.rect_filled(plate, 2.0, egui::Color32::from_black_alpha(170));
-            painter.galley(egui::pos2(x, y), galley, WORST_COLOR);
         }
         hover_vertex(
             resp,
@@ -439,6 +438,27 @@ impl MeshView {
             sample,
         );
     }
+}
+
+/// The worst vertex's ring at `at`, its label beside it inside `rect`.
+fn ring_worst(painter: &egui::Painter, at: egui::Pos2, rect: egui::Rect, text: &str) {
+    painter.circle_stroke(at, 7.0, egui::Stroke::new(2.0, WORST_COLOR));
+    let galley = painter.layout_no_wrap(
+        text.to_string(),
+        egui::FontId::proportional(12.0),
+        WORST_COLOR,
+    );
+    // Right of the ring, or left of it where the label would leave the view.
+    let x = if at.x + 9.0 + galley.size().x <= rect.right() {
+        at.x + 9.0
+    } else {
+        at.x - 9.0 - galley.size().x
+    };
+    let y = (at.y - 9.0 - galley.size().y).max(rect.top());
+    // On a dark plate: the label may lie over the (red) mesh.
+    let plate = egui::Rect::from_min_size(egui::pos2(x, y), galley.size()).expand(2.0);
+    painter.rect_filled(plate, 2.0, egui::Color32::from_black_alpha(170));
+    painter.galley(egui::pos2(x, y), galley, WORST_COLOR);
 }
 
 /// Screen pixels per clip unit that fit the mesh's box (its largest extent over the clip,
