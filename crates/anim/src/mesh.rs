@@ -79,6 +79,37 @@ pub enum MeshError {
     Job { mesh: String, error: JobError },
 }
 
+/// Why a mesh an importer built is refused ([`check_mesh`]); the importer names the file and
+/// the mesh around it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MeshDataError {
+    #[error("{matrices} inverse bind matrices for {joints} joints")]
+    InverseBindCount { matrices: usize, joints: usize },
+    #[error("{0} joints: a mesh is skinned by at most 65536")]
+    TooManyJoints(usize),
+    #[error("joints or weights do not match the vertex count")]
+    InfluenceCount,
+    #[error("{normals} normals for {vertices} vertices")]
+    NormalCount { normals: usize, vertices: usize },
+    /// A position or normal (vertex index) with a NaN or infinite coordinate.
+    #[error("vertex {0} is not finite")]
+    NotFinite(usize),
+    #[error("an inverse bind matrix is not finite")]
+    InverseBindNotFinite,
+    #[error("triangle {triangle} indexes past the {vertices} vertices")]
+    TriangleIndex { triangle: usize, vertices: usize },
+    #[error("vertex {vertex}: joint {joint} outside the {joints} joints")]
+    JointIndex {
+        vertex: usize,
+        joint: u16,
+        joints: usize,
+    },
+    #[error("vertex {0}: a weight is negative or not finite")]
+    BadWeight(usize),
+    #[error("vertex {0} has no skin weight")]
+    NoWeight(usize),
+}
+
 impl SkinnedMesh {
     pub fn num_vertices(&self) -> usize {
         self.positions.len()
@@ -314,23 +345,26 @@ pub fn mesh_for_clip(meshes: &[ClipMesh], name: &str) -> Option<Arc<SkinnedMesh>
 
 /// Checks a mesh an importer built (indices, palette size, weights, finite values) and
 /// normalises its weights; the message says what is wrong (the caller adds file and mesh).
-pub(crate) fn check_mesh(m: &mut SkinnedMesh) -> Result<(), String> {
+pub(crate) fn check_mesh(m: &mut SkinnedMesh) -> Result<(), MeshDataError> {
     let nv = m.positions.len();
     let nj = m.joint_names.len();
     if m.inverse_bind.len() != nj {
-        return Err(format!(
-            "{} inverse bind matrices for {nj} joints",
-            m.inverse_bind.len()
-        ));
+        return Err(MeshDataError::InverseBindCount {
+            matrices: m.inverse_bind.len(),
+            joints: nj,
+        });
     }
     if nj > u16::MAX as usize + 1 {
-        return Err(format!("{nj} joints: a mesh is skinned by at most 65536"));
+        return Err(MeshDataError::TooManyJoints(nj));
     }
     if m.joints.len() != nv * INFLUENCES || m.weights.len() != nv * INFLUENCES {
-        return Err("joints or weights do not match the vertex count".into());
+        return Err(MeshDataError::InfluenceCount);
     }
     if !m.normals.is_empty() && m.normals.len() != nv {
-        return Err(format!("{} normals for {nv} vertices", m.normals.len()));
+        return Err(MeshDataError::NormalCount {
+            normals: m.normals.len(),
+            vertices: nv,
+        });
     }
     if let Some(v) = m
         .positions
@@ -338,30 +372,37 @@ pub(crate) fn check_mesh(m: &mut SkinnedMesh) -> Result<(), String> {
         .chain(&m.normals)
         .position(|p| !p.iter().all(|c| c.is_finite()))
     {
-        return Err(format!("vertex {} is not finite", v % nv.max(1)));
+        return Err(MeshDataError::NotFinite(v % nv.max(1)));
     }
     if m.inverse_bind.iter().any(|ib| !ib.is_finite()) {
-        return Err("an inverse bind matrix is not finite".into());
+        return Err(MeshDataError::InverseBindNotFinite);
     }
     if let Some(t) = m
         .triangles
         .iter()
         .position(|t| t.iter().any(|&i| i as usize >= nv))
     {
-        return Err(format!("triangle {t} indexes past the {nv} vertices"));
+        return Err(MeshDataError::TriangleIndex {
+            triangle: t,
+            vertices: nv,
+        });
     }
     for v in 0..nv {
         let r = v * INFLUENCES..(v + 1) * INFLUENCES;
         if let Some(&j) = m.joints[r.clone()].iter().find(|&&j| j as usize >= nj) {
-            return Err(format!("vertex {v}: joint {j} outside the {nj} joints"));
+            return Err(MeshDataError::JointIndex {
+                vertex: v,
+                joint: j,
+                joints: nj,
+            });
         }
         let w = &mut m.weights[r];
         if w.iter().any(|x| !x.is_finite() || *x < 0.0) {
-            return Err(format!("vertex {v}: a weight is negative or not finite"));
+            return Err(MeshDataError::BadWeight(v));
         }
         let sum: f32 = w.iter().sum();
         if sum <= 1e-6 {
-            return Err(format!("vertex {v} has no skin weight"));
+            return Err(MeshDataError::NoWeight(v));
         }
         w.iter_mut().for_each(|x| *x /= sum);
     }
