@@ -54,6 +54,11 @@ pub enum RowStatus {
     OverThreshold,
     Skipped,
     Failed(String),
+    /// Refused: its threshold is below float32 precision for this clip; the floor (cm) it
+    /// reaches at best. A setting to raise, not a broken file.
+    BelowPrecision {
+        floor_cm: f64,
+    },
     /// Made with other settings than the current ones.
     Stale,
     Unreadable(String),
@@ -68,6 +73,10 @@ impl RowStatus {
             RowStatus::OverThreshold => "over threshold".into(),
             RowStatus::Skipped => "up to date (skipped)".into(),
             RowStatus::Failed(m) => format!("failed: {m}"),
+            RowStatus::BelowPrecision { floor_cm } => format!(
+                "below float32 precision (floor {} cm)",
+                crate::pipeline::report::three_digits(*floor_cm)
+            ),
             RowStatus::Stale => "stale (settings changed)".into(),
             RowStatus::Unreadable(m) => format!("unreadable: {m}"),
         }
@@ -75,7 +84,7 @@ impl RowStatus {
     pub fn rank(&self) -> u8 {
         match self {
             RowStatus::Failed(_) | RowStatus::Unreadable(_) => 0,
-            RowStatus::OverThreshold => 1,
+            RowStatus::OverThreshold | RowStatus::BelowPrecision { .. } => 1,
             RowStatus::Stale => 2,
             RowStatus::Queued => 3,
             RowStatus::NotCompressed => 4,
@@ -192,6 +201,8 @@ pub struct Summary {
     pub clips: usize,
     pub compressed: usize,
     pub failed: usize,
+    /// Refused as below float32 precision (not in `failed`).
+    pub below_precision: usize,
     pub skipped: usize,
     pub stale: usize,
     pub over_threshold: usize,
@@ -700,7 +711,16 @@ fn status_of(
             None => RowStatus::NotCompressed,
         },
         Some(r) => {
-            if let Some(e) = &r.report.error {
+            if let Some(p) = &r.report.below_precision {
+                // Raising the threshold lifts the refusal: it then no longer stands.
+                if is_stale(r, settings, effective) {
+                    RowStatus::Stale
+                } else {
+                    RowStatus::BelowPrecision {
+                        floor_cm: p.floor_cm,
+                    }
+                }
+            } else if let Some(e) = &r.report.error {
                 RowStatus::Failed(short_error(e, path))
             } else if is_stale(r, settings, effective) {
                 RowStatus::Stale
@@ -746,6 +766,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
     for r in rows {
         match &r.status {
             RowStatus::Failed(_) => s.failed += 1,
+            RowStatus::BelowPrecision { .. } => s.below_precision += 1,
             RowStatus::Stale => s.stale += 1,
             RowStatus::OverThreshold => s.over_threshold += 1,
             _ => {}

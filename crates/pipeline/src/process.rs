@@ -342,6 +342,7 @@ fn compress_one(job: &FileJob, clip: RawClip, name: &str, rel_out: &Path) -> Cli
                         threshold_cm: (p.threshold_cm as f64 * k) as f32,
                         floor_cm: p.floor_cm * k,
                         bone: p.bone,
+                        min_threshold_cm: (p.min_threshold_cm as f64 * k) as f32,
                     };
                     row.below_precision = Some(p.clone());
                     CompressError::BelowPrecision(p)

@@ -497,36 +497,45 @@ pub fn worst_error_summary<'a>(rows: impl IntoIterator<Item = &'a ClipReport>) -
     }
 }
 
-/// The line that says how many clips were refused as below float32 precision and the floor
-/// they reach, e.g. "1 clip below float32 precision (floor 0.00107 cm): raise the threshold
-/// above it"; `None` when none was. The CLI's summary and the app's say it alike.
+/// The line that says how many clips were refused as below float32 precision, the floor they
+/// reach and what to raise the threshold to, e.g. "1 clip below float32 precision (floor
+/// 0.00107 cm): raise the threshold to at least 0.00111 cm"; `None` when none was. The CLI's
+/// summary and the app's say it alike.
 pub fn below_precision_summary<'a>(
     rows: impl IntoIterator<Item = &'a ClipReport>,
 ) -> Option<String> {
-    let floors: Vec<f64> = rows
+    let floors: Vec<&PrecisionFloor> = rows
         .into_iter()
         .filter(|r| r.status() == ClipStatus::BelowPrecision)
-        .filter_map(|r| r.below_precision.as_ref().map(|p| p.floor_cm))
+        .filter_map(|r| r.below_precision.as_ref())
         .collect();
-    let lo = floors.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = floors.iter().copied().fold(0.0, f64::max);
-    match floors.len() {
-        0 => None,
-        1 => Some(format!(
-            "1 clip below float32 precision (floor {} cm): raise the threshold above it",
-            three_digits(hi)
-        )),
-        n if three_digits(lo) == three_digits(hi) => Some(format!(
-            "{n} clips below float32 precision (floor {} cm): raise the threshold above it",
-            three_digits(hi)
-        )),
-        n => Some(format!(
-            "{n} clips below float32 precision (floors {}–{} cm): raise each threshold above \
-             its clip's floor",
-            three_digits(lo),
-            three_digits(hi)
-        )),
-    }
+    let lo = floors
+        .iter()
+        .map(|p| p.floor_cm)
+        .fold(f64::INFINITY, f64::min);
+    let hi = floors.iter().map(|p| p.floor_cm).fold(0.0, f64::max);
+    // Enough for every one of them; rounded up, never to a figure that is still refused.
+    let raise = floors
+        .iter()
+        .map(|p| p.min_threshold_cm as f64)
+        .fold(0.0, f64::max);
+    let floor = if three_digits(lo) == three_digits(hi) {
+        format!("floor {} cm", three_digits(hi))
+    } else {
+        format!("floors {}–{} cm", three_digits(lo), three_digits(hi))
+    };
+    (!floors.is_empty()).then(|| {
+        format!(
+            "{} below float32 precision ({floor}): raise the threshold to at least {} cm",
+            count(floors.len(), "clip", "clips"),
+            three_digits_up(raise)
+        )
+    })
+}
+
+/// Decimals that show a small positive figure to three significant digits.
+fn three_digit_decimals(x: f64) -> usize {
+    (2 - x.log10().floor() as i32).max(0) as usize
 }
 
 /// A small positive figure to three significant digits, in plain notation ("0.00107").
@@ -534,8 +543,18 @@ pub fn three_digits(x: f64) -> String {
     if !(x.is_finite() && x > 0.0) {
         return format!("{x}");
     }
-    let decimals = (2 - x.log10().floor() as i32).max(0) as usize;
+    let decimals = three_digit_decimals(x);
     format!("{x:.decimals$}")
+}
+
+/// [`three_digits`] rounded up (a figure to reach, never one just under it).
+fn three_digits_up(x: f64) -> String {
+    if !(x.is_finite() && x > 0.0) {
+        return format!("{x}");
+    }
+    let decimals = three_digit_decimals(x);
+    let scale = 10f64.powi(decimals as i32);
+    format!("{:.decimals$}", (x * scale).ceil() / scale)
 }
 
 /// The lines that say which clips of a run did not use the run's own settings (the command
@@ -669,6 +688,7 @@ mod tests {
                 threshold_cm: 0.001,
                 floor_cm: f,
                 bone: "hand".into(),
+                min_threshold_cm: (f + 3e-5) as f32,
             }),
             ..Default::default()
         };
@@ -681,24 +701,27 @@ mod tests {
             compressed_bytes: 100,
             ..Default::default()
         };
-        assert_eq!(floor(0.00107).status(), ClipStatus::BelowPrecision);
+        assert_eq!(floor(0.0010702).status(), ClipStatus::BelowPrecision);
         assert_eq!(bad.status(), ClipStatus::Failed);
         assert_eq!(ok.status(), ClipStatus::Compressed);
-        let rows = [floor(0.00107), bad, ok];
+        let rows = [floor(0.0010702), bad, ok];
         let t = compute_totals(&rows, 1.0);
         assert_eq!((t.clips, t.failed, t.below_precision), (3, 1, 1));
         // Its bytes are not in the sums (nothing was written).
         assert_eq!((t.raw_bytes, t.compressed_bytes), (1000, 100));
         assert_eq!(
             below_precision_summary(&rows).as_deref(),
-            Some("1 clip below float32 precision (floor 0.00107 cm): raise the threshold above it")
+            Some(
+                "1 clip below float32 precision (floor 0.00107 cm): raise the threshold to at \
+                 least 0.00111 cm"
+            )
         );
-        let two = [floor(0.00107), floor(0.0213)];
+        let two = [floor(0.0010702), floor(0.0213)];
         assert_eq!(
             below_precision_summary(&two).as_deref(),
             Some(
-                "2 clips below float32 precision (floors 0.00107–0.0213 cm): raise each threshold \
-                 above its clip's floor"
+                "2 clips below float32 precision (floors 0.00107–0.0213 cm): raise the threshold \
+                 to at least 0.0214 cm"
             )
         );
         assert_eq!(below_precision_summary(&rows[1..]), None);
@@ -709,7 +732,7 @@ mod tests {
         };
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert_eq!(json["clips"][0]["status"], "below_precision");
-        assert_eq!(json["clips"][0]["below_precision"]["floor_cm"], 0.00107);
+        assert_eq!(json["clips"][0]["below_precision"]["floor_cm"], 0.0010702);
         assert_eq!(json["clips"][0]["below_precision"]["bone"], "hand");
         assert_eq!(json["clips"][1]["status"], "failed");
         assert_eq!(json["clips"][2]["status"], "compressed");

@@ -327,6 +327,9 @@ pub struct PrecisionFloor {
     pub floor_cm: f64,
     /// The bone furthest over its own threshold.
     pub bone: String,
+    /// The smallest threshold for that bone whose aim (a margin under it, for the input's
+    /// float32 rounding) reaches `floor_cm`: what to raise the threshold to, at least.
+    pub min_threshold_cm: f32,
 }
 
 impl std::fmt::Display for PrecisionFloor {
@@ -615,15 +618,18 @@ pub fn compress(
             r(a).total_cmp(&r(b))
         })
         .unwrap_or(e.worst_bone);
+    let floor = e.per_bone_max.get(worst).copied().unwrap_or(e.max);
     Err(CompressError::BelowPrecision(PrecisionFloor {
         threshold_cm: limits.thresholds.get(worst).copied().unwrap_or(t),
-        floor_cm: e.per_bone_max.get(worst).copied().unwrap_or(e.max),
+        floor_cm: floor,
         bone: clip
             .skeleton
             .names
             .get(worst)
             .map_or("?", |s| s.as_str())
             .to_string(),
+        // `aim(t) >= floor`, by either branch of its max.
+        min_threshold_cm: (floor as f32 + INPUT_ROUNDING_MARGIN).min(2.0 * floor as f32),
     }))
 }
 
