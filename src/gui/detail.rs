@@ -36,7 +36,7 @@ pub struct DetailView {
     loaded_for: Option<Option<Arc<ClipReport>>>,
     job: Option<ClipDetailJob>,
     /// A scalar track list's detail, when the selected clip is one.
-    pub scalar: Option<Arc<Result<ScalarDetail, String>>>,
+    pub scalar: Option<Arc<Result<ScalarDetail, crate::pipeline::scalar::ScalarError>>>,
     pub error: Option<String>,
     pub viewer: ViewerState,
     /// The skinned mesh of the clip (when its file has one), shown in place of the skeleton.
