@@ -650,7 +650,7 @@ fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
     let v = ui.visuals();
     let color = match s {
         RowStatus::Failed(_) | RowStatus::Unreadable(_) => v.error_fg_color,
-        RowStatus::OverThreshold | RowStatus::Stale | RowStatus::BelowPrecision { .. } => {
+        RowStatus::OverThreshold | RowStatus::Stale | RowStatus::BelowPrecision(_) => {
             v.warn_fg_color
         }
         RowStatus::Ok | RowStatus::Skipped => egui::Color32::from_rgb(90, 170, 90),
@@ -658,12 +658,15 @@ fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
     };
     let text = s.text();
     // A truncated label shows its whole text on hover by itself (a hover text of our own
-    // showed it twice).
-    ui.add(
+    // showed it twice); a status with more to say than its text says it on hover.
+    let cell = ui.add(
         egui::Label::new(egui::RichText::new(&text).color(color))
             .selectable(false)
             .truncate(),
     );
+    if let Some(h) = s.hover() {
+        cell.on_hover_text(h);
+    }
 }
 
 /// A Recent menu; true when a folder was picked (it is in `target`).

@@ -54,11 +54,9 @@ pub enum RowStatus {
     OverThreshold,
     Skipped,
     Failed(String),
-    /// Refused: its threshold is below float32 precision for this clip; the floor (cm) it
-    /// reaches at best. A setting to raise, not a broken file.
-    BelowPrecision {
-        floor_cm: f64,
-    },
+    /// Refused: its threshold is below float32 precision for this clip (the floor it reaches at
+    /// best, in cm). A setting to raise, not a broken file.
+    BelowPrecision(crate::anim::compress::PrecisionFloor),
     /// Made with other settings than the current ones.
     Stale,
     Unreadable(String),
@@ -73,18 +71,35 @@ impl RowStatus {
             RowStatus::OverThreshold => "over threshold".into(),
             RowStatus::Skipped => "up to date (skipped)".into(),
             RowStatus::Failed(m) => format!("failed: {m}"),
-            RowStatus::BelowPrecision { floor_cm } => format!(
-                "below float32 precision (floor {} cm)",
-                crate::pipeline::report::three_digits(*floor_cm)
+            // Short: the Status column shows ~22 characters at 1280 px; the hover says it all.
+            RowStatus::BelowPrecision(p) => format!(
+                "refused: floor {} cm",
+                crate::pipeline::report::three_digits(p.floor_cm)
             ),
             RowStatus::Stale => "stale (settings changed)".into(),
             RowStatus::Unreadable(m) => format!("unreadable: {m}"),
         }
     }
+    /// What the Status cell's hover says beyond its text, when it has more to say.
+    pub fn hover(&self) -> Option<String> {
+        match self {
+            RowStatus::BelowPrecision(p) => Some(format!(
+                "Refused, not compressed: {} cm is below float32 precision for this clip. With \
+                 every value stored as raw float32 it still reaches {} cm (bone '{}'). Raise the \
+                 threshold to at least {} cm.",
+                p.threshold_cm,
+                crate::pipeline::report::three_digits(p.floor_cm),
+                p.bone,
+                crate::pipeline::report::three_digits_up(p.min_threshold_cm as f64)
+            )),
+            _ => None,
+        }
+    }
+
     pub fn rank(&self) -> u8 {
         match self {
             RowStatus::Failed(_) | RowStatus::Unreadable(_) => 0,
-            RowStatus::OverThreshold | RowStatus::BelowPrecision { .. } => 1,
+            RowStatus::OverThreshold | RowStatus::BelowPrecision(_) => 1,
             RowStatus::Stale => 2,
             RowStatus::Queued => 3,
             RowStatus::NotCompressed => 4,
@@ -716,9 +731,7 @@ fn status_of(
                 if is_stale(r, settings, effective) {
                     RowStatus::Stale
                 } else {
-                    RowStatus::BelowPrecision {
-                        floor_cm: p.floor_cm,
-                    }
+                    RowStatus::BelowPrecision(p.clone())
                 }
             } else if let Some(e) = &r.report.error {
                 RowStatus::Failed(short_error(e, path))
@@ -766,7 +779,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
     for r in rows {
         match &r.status {
             RowStatus::Failed(_) => s.failed += 1,
-            RowStatus::BelowPrecision { .. } => s.below_precision += 1,
+            RowStatus::BelowPrecision(_) => s.below_precision += 1,
             RowStatus::Stale => s.stale += 1,
             RowStatus::OverThreshold => s.over_threshold += 1,
             _ => {}

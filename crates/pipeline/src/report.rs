@@ -548,7 +548,7 @@ pub fn three_digits(x: f64) -> String {
 }
 
 /// [`three_digits`] rounded up (a figure to reach, never one just under it).
-fn three_digits_up(x: f64) -> String {
+pub fn three_digits_up(x: f64) -> String {
     if !(x.is_finite() && x > 0.0) {
         return format!("{x}");
     }

@@ -33,10 +33,15 @@ fn the_fox_run_row_is_below_float32_precision_with_its_floor() {
     wait_idle(&mut h);
 
     let status = |clip: &str| status_of(&h, clip);
-    let RowStatus::BelowPrecision { floor_cm } = status("Run") else {
+    let RowStatus::BelowPrecision(p) = status("Run") else {
         panic!("Run: {:?}", status("Run"));
     };
-    assert!(floor_cm > 0.001 && floor_cm < 0.002, "floor {floor_cm}");
+    assert!(
+        p.floor_cm > 0.001 && p.floor_cm < 0.002,
+        "floor {}",
+        p.floor_cm
+    );
+    assert_eq!((p.threshold_cm, p.bone.as_str()), (0.001, "b_RightHand_08"));
     for clip in ["Survey", "Walk"] {
         assert!(
             matches!(status(clip), RowStatus::Ok | RowStatus::OverThreshold),
@@ -56,7 +61,14 @@ fn the_fox_run_row_is_below_float32_precision_with_its_floor() {
         .totals;
     assert_eq!((t.failed, t.below_precision), (0, 1));
     // On screen: the row's status with its floor, the footer's count, no "failed".
-    h.get_by_label("below float32 precision (floor 0.00107 cm)");
+    h.get_by_label("refused: floor 0.00107 cm");
+    let hover = status("Run").hover().unwrap();
+    assert!(
+        hover.contains("0.001 cm is below float32 precision")
+            && hover.contains("reaches 0.00107 cm (bone 'b_RightHand_08')")
+            && hover.contains("at least 0.00111 cm"),
+        "{hover}"
+    );
     h.get_by_label("1 below float32 precision");
     assert!(h.query_by_label("1 failed").is_none());
     assert_eq!(h.query_all_by_label_contains("failed:").count(), 0);
