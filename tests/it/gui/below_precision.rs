@@ -73,6 +73,12 @@ fn the_fox_run_row_is_below_float32_precision_with_its_floor() {
     assert!(h.query_by_label("1 failed").is_none());
     assert_eq!(h.query_all_by_label_contains("failed:").count(), 0);
 
+    // Its detail says it as a refusal too, not as a failure.
+    h.get_by_label("Fox · Run").click();
+    wait_idle(&mut h);
+    h.get_by_label_contains("Refused: ");
+    assert!(h.query_by_label_contains("Failed: ").is_none());
+
     // A looser threshold lifts the refusal: the row no longer claims it.
     h.state_mut().persisted.settings.error_threshold_cm = 0.01;
     h.run();
