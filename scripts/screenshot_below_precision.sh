@@ -2,7 +2,8 @@
 # screenshot_below_precision.sh - docs/screenshots/below-precision.png: the app under Xvfb
 # (shared/tools/screenshot.sh) driven with xdotool: a fresh HOME, a folder holding the Fox with a
 # clipforge.toml asking 0.001 cm (below float32 precision for its Run clip), "Compress all"; the
-# Clips table then shows Run's own status with its floor and the footer's count.
+# Clips table then shows Run's own status with its floor (hovered: the whole explanation) and the
+# footer's count.
 #
 # Usage: scripts/screenshot_below_precision.sh CLIPFORGE_BINARY FOX.glb OUT.png
 # e.g.   scripts/screenshot_below_precision.sh target/release/clipforge \
@@ -24,7 +25,7 @@ if [ "${1:-}" = "--drive" ]; then
   sleep 1
   xdotool mousemove 53 91 click 1          # Compress all
   sleep 8
-  xdotool mousemove 5 795
+  xdotool mousemove 1190 177               # the Run row's Status: its hover
   wait "$app"
   exit 0
 fi

@@ -656,15 +656,16 @@ fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
         RowStatus::Ok | RowStatus::Skipped => egui::Color32::from_rgb(90, 170, 90),
         _ => v.text_color(),
     };
-    let text = s.text();
+    let (text, hover) = (s.text(), s.hover());
     // A truncated label shows its whole text on hover by itself (a hover text of our own
-    // showed it twice); a status with more to say than its text says it on hover.
+    // showed it twice); a status with more to say than its text says it on hover instead.
     let cell = ui.add(
         egui::Label::new(egui::RichText::new(&text).color(color))
             .selectable(false)
-            .truncate(),
+            .truncate()
+            .show_tooltip_when_elided(hover.is_none()),
     );
-    if let Some(h) = s.hover() {
+    if let Some(h) = hover {
         cell.on_hover_text(h);
     }
 }

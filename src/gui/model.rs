@@ -71,11 +71,9 @@ impl RowStatus {
             RowStatus::OverThreshold => "over threshold".into(),
             RowStatus::Skipped => "up to date (skipped)".into(),
             RowStatus::Failed(m) => format!("failed: {m}"),
-            // Short: the Status column shows ~22 characters at 1280 px; the hover says it all.
-            RowStatus::BelowPrecision(p) => format!(
-                "refused: floor {} cm",
-                crate::pipeline::report::three_digits(p.floor_cm)
-            ),
+            // Short: the Status column shows ~20 characters at 1280 px (a floor figure cut in
+            // half misled); the hover gives the floor and what to raise the threshold to.
+            RowStatus::BelowPrecision(_) => "below float32 floor".into(),
             RowStatus::Stale => "stale (settings changed)".into(),
             RowStatus::Unreadable(m) => format!("unreadable: {m}"),
         }

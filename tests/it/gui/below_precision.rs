@@ -61,7 +61,7 @@ fn the_fox_run_row_is_below_float32_precision_with_its_floor() {
         .totals;
     assert_eq!((t.failed, t.below_precision), (0, 1));
     // On screen: the row's status with its floor, the footer's count, no "failed".
-    h.get_by_label("refused: floor 0.00107 cm");
+    h.get_by_label("below float32 floor");
     let hover = status("Run").hover().unwrap();
     assert!(
         hover.contains("0.001 cm is below float32 precision")
