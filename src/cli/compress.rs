@@ -6,7 +6,7 @@ use clipforge_anim::formats::{self, ClipFormat};
 use clipforge_anim::limits::CheckMemoryBudget;
 use clipforge_anim::{ClipReader, CompressionSettings, RawClip};
 use clipforge_pipeline::folder_settings::{Overrides, SettingsResolver};
-use clipforge_pipeline::report::{BatchReport, ClipReport};
+use clipforge_pipeline::report::{BatchReport, ClipReport, ClipStatus};
 use clipforge_pipeline::watch::{WatchEventKind, WatchOptions, start_watch};
 use clipforge_pipeline::{
     BatchOptions, CancelToken, ClipFile, Progress, ScanOptions, clip_stem, read_input,
@@ -318,7 +318,13 @@ pub fn collect_files(paths: &[PathBuf], output: &Path, scan: &ScanOptions) -> Co
     }
 }
 
-/// `clipforge compress PATH... -o OUTDIR`: exit code 1 when any clip failed.
+/// Exit code of a run where no clip failed but some were refused as below float32 precision:
+/// not 0 (an output asked for is missing, a build must not go on as if it were there), not 1
+/// (nothing is broken: the fix is a setting). `docs/CLI.md` says it.
+pub const EXIT_BELOW_PRECISION: u8 = 3;
+
+/// `clipforge compress PATH... -o OUTDIR`: exit code 1 when any clip failed, else
+/// [`EXIT_BELOW_PRECISION`] when a clip was refused as below float32 precision.
 pub fn run_compress(args: &CompressArgs) -> ExitCode {
     args.settings.memory.apply();
     let overrides = match args.settings.overrides() {
@@ -399,6 +405,8 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
         ExitCode::from(clipforge_pipeline::interrupt::EXIT_INTERRUPTED)
     } else if report.totals.failed > 0 {
         ExitCode::FAILURE
+    } else if report.totals.below_precision > 0 {
+        ExitCode::from(EXIT_BELOW_PRECISION)
     } else {
         ExitCode::SUCCESS
     };
@@ -456,7 +464,10 @@ fn without_excluded(
 fn print_row(r: &ClipReport, progress: &Progress, started: Instant, tty: bool, quiet: bool) {
     let at = crate::cli::progress::batch_prefix(progress, started);
     let line = if let Some(e) = &r.error {
-        format!("{at} FAILED {}", e)
+        match r.status() {
+            ClipStatus::BelowPrecision => format!("{at} REFUSED {e}"),
+            _ => format!("{at} FAILED {e}"),
+        }
     } else if quiet {
         if tty {
             let _ = write!(std::io::stderr(), "\r{at}\x1b[K");
@@ -514,13 +525,18 @@ fn write_reports(args: &CompressArgs, report: &BatchReport) -> bool {
 /// `files`: the input files the batch went through (the progress lines' unit).
 fn print_summary(report: &BatchReport, missing: usize, files: usize) {
     let t = &report.totals;
-    let done = t.clips - t.failed - t.skipped - t.cancelled;
+    let done = t.clips - t.failed - t.skipped - t.cancelled - t.below_precision;
     let missing = missing.min(t.failed);
     say!(
-        "{}: {done} compressed, {} up to date, {} failed{}{} ({})",
+        "{}: {done} compressed, {} up to date, {} failed{}{}{} ({})",
         clipforge_pipeline::report::count(t.clips - missing, "clip", "clips"),
         t.skipped,
         t.failed - missing,
+        if t.below_precision > 0 {
+            format!(", {} below float32 precision", t.below_precision)
+        } else {
+            String::new()
+        },
         if t.cancelled > 0 {
             format!(", {} cancelled", t.cancelled)
         } else {
@@ -563,9 +579,24 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
         for c in report
             .clips
             .iter()
-            .filter(|c| c.error.is_some() && !c.cancelled)
+            .filter(|c| c.status() == ClipStatus::Failed)
         {
             say!("  {}", c.error.as_deref().unwrap_or_default());
+        }
+    }
+    if let Some(line) = clipforge_pipeline::report::below_precision_summary(&report.clips) {
+        say!("{line}:");
+        for c in &report.clips {
+            if let Some(p) = &c.below_precision {
+                say!(
+                    "  {} (clip '{}'): floor {} cm at bone '{}', threshold {} cm",
+                    c.input,
+                    c.clip,
+                    clipforge_pipeline::report::three_digits(p.floor_cm),
+                    p.bone,
+                    p.threshold_cm
+                );
+            }
         }
     }
 }
@@ -1019,6 +1050,7 @@ fn print_watch_event(name: &str, ev: &clipforge_pipeline::watch::WatchEvent) {
         }
         WatchEventKind::Skipped => out!("{pre}up to date {} -> {outs}", ev.path.display()),
         WatchEventKind::Failed(m) => out!("{pre}FAILED     {m}"),
+        WatchEventKind::BelowPrecision(m) => out!("{pre}REFUSED    {m}"),
         WatchEventKind::Removed => {
             out!("{pre}removed    {} (deleted: {outs})", ev.path.display())
         }

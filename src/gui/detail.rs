@@ -36,7 +36,7 @@ pub struct DetailView {
     loaded_for: Option<Option<Arc<ClipReport>>>,
     job: Option<ClipDetailJob>,
     /// A scalar track list's detail, when the selected clip is one.
-    pub scalar: Option<Arc<Result<ScalarDetail, String>>>,
+    pub scalar: Option<Arc<Result<ScalarDetail, crate::pipeline::scalar::ScalarError>>>,
     pub error: Option<String>,
     pub viewer: ViewerState,
     /// The skinned mesh of the clip (when its file has one), shown in place of the skeleton.
@@ -361,7 +361,10 @@ impl DetailView {
         }
         if let Some(r) = row.as_ref().and_then(|r| r.report()) {
             ui.horizontal_wrapped(|ui| {
-                if let Some(e) = &r.error {
+                if let (Some(e), true) = (&r.error, r.below_precision.is_some()) {
+                    // A setting to raise, not a broken file: said as the row's status says it.
+                    ui.colored_label(ui.visuals().warn_fg_color, format!("Refused: {e}"));
+                } else if let Some(e) = &r.error {
                     ui.colored_label(ui.visuals().error_fg_color, format!("Failed: {e}"));
                 } else {
                     ui.label(format!(

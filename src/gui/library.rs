@@ -245,11 +245,16 @@ impl ClipsView {
             } else if let Some(last) = &cx.jobs.last_batch {
                 let t = &last.report.totals;
                 ui.label(format!(
-                    "Last batch: {} from {} ({} skipped, {} failed) in {:.2} s · {}{}",
+                    "Last batch: {} from {} ({} skipped, {} failed{}) in {:.2} s · {}{}",
                     fmt_counted(t.clips as u64, "clip"),
                     fmt_counted(last.counts.total, "file"),
                     t.skipped,
                     t.failed,
+                    if t.below_precision > 0 {
+                        format!(", {} below float32 precision", t.below_precision)
+                    } else {
+                        String::new()
+                    },
                     t.wall_ms / 1000.0,
                     fmt_rate(t.throughput_kb_s * 1024.0),
                     if last.cancelled { " (cancelled)" } else { "" }
@@ -380,6 +385,17 @@ impl ClipsView {
                 ui.colored_label(
                     ui.visuals().warn_fg_color,
                     format!("{} over threshold", s.over_threshold),
+                );
+            }
+            if s.below_precision > 0 {
+                ui.separator();
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("{} below float32 precision", s.below_precision),
+                )
+                .on_hover_text(
+                    "Refused: the threshold is below what float32 can hold for these clips (each \
+                     row's status gives its floor); raise the threshold above it",
                 );
             }
         });
@@ -634,18 +650,24 @@ fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
     let v = ui.visuals();
     let color = match s {
         RowStatus::Failed(_) | RowStatus::Unreadable(_) => v.error_fg_color,
-        RowStatus::OverThreshold | RowStatus::Stale => v.warn_fg_color,
+        RowStatus::OverThreshold | RowStatus::Stale | RowStatus::BelowPrecision(_) => {
+            v.warn_fg_color
+        }
         RowStatus::Ok | RowStatus::Skipped => egui::Color32::from_rgb(90, 170, 90),
         _ => v.text_color(),
     };
-    let text = s.text();
+    let (text, hover) = (s.text(), s.hover());
     // A truncated label shows its whole text on hover by itself (a hover text of our own
-    // showed it twice).
-    ui.add(
+    // showed it twice); a status with more to say than its text says it on hover instead.
+    let cell = ui.add(
         egui::Label::new(egui::RichText::new(&text).color(color))
             .selectable(false)
-            .truncate(),
+            .truncate()
+            .show_tooltip_when_elided(hover.is_none()),
     );
+    if let Some(h) = hover {
+        cell.on_hover_text(h);
+    }
 }
 
 /// A Recent menu; true when a folder was picked (it is in `target`).

@@ -54,6 +54,9 @@ pub enum RowStatus {
     OverThreshold,
     Skipped,
     Failed(String),
+    /// Refused: its threshold is below float32 precision for this clip (the floor it reaches at
+    /// best, in cm). A setting to raise, not a broken file.
+    BelowPrecision(crate::anim::compress::PrecisionFloor),
     /// Made with other settings than the current ones.
     Stale,
     Unreadable(String),
@@ -68,14 +71,33 @@ impl RowStatus {
             RowStatus::OverThreshold => "over threshold".into(),
             RowStatus::Skipped => "up to date (skipped)".into(),
             RowStatus::Failed(m) => format!("failed: {m}"),
+            // Short: the Status column shows ~20 characters at 1280 px (a floor figure cut in
+            // half misled); the hover gives the floor and what to raise the threshold to.
+            RowStatus::BelowPrecision(_) => "below float32 floor".into(),
             RowStatus::Stale => "stale (settings changed)".into(),
             RowStatus::Unreadable(m) => format!("unreadable: {m}"),
         }
     }
+    /// What the Status cell's hover says beyond its text, when it has more to say.
+    pub fn hover(&self) -> Option<String> {
+        match self {
+            RowStatus::BelowPrecision(p) => Some(format!(
+                "Refused, not compressed: {} cm is below float32 precision for this clip. With \
+                 every value stored as raw float32 it still reaches {} cm (bone '{}'). Raise the \
+                 threshold to at least {} cm.",
+                p.threshold_cm,
+                crate::pipeline::report::three_digits(p.floor_cm),
+                p.bone,
+                crate::pipeline::report::three_digits_up(p.min_threshold_cm as f64)
+            )),
+            _ => None,
+        }
+    }
+
     pub fn rank(&self) -> u8 {
         match self {
             RowStatus::Failed(_) | RowStatus::Unreadable(_) => 0,
-            RowStatus::OverThreshold => 1,
+            RowStatus::OverThreshold | RowStatus::BelowPrecision(_) => 1,
             RowStatus::Stale => 2,
             RowStatus::Queued => 3,
             RowStatus::NotCompressed => 4,
@@ -192,6 +214,8 @@ pub struct Summary {
     pub clips: usize,
     pub compressed: usize,
     pub failed: usize,
+    /// Refused as below float32 precision (not in `failed`).
+    pub below_precision: usize,
     pub skipped: usize,
     pub stale: usize,
     pub over_threshold: usize,
@@ -700,7 +724,14 @@ fn status_of(
             None => RowStatus::NotCompressed,
         },
         Some(r) => {
-            if let Some(e) = &r.report.error {
+            if let Some(p) = &r.report.below_precision {
+                // Raising the threshold lifts the refusal: it then no longer stands.
+                if is_stale(r, settings, effective) {
+                    RowStatus::Stale
+                } else {
+                    RowStatus::BelowPrecision(p.clone())
+                }
+            } else if let Some(e) = &r.report.error {
                 RowStatus::Failed(short_error(e, path))
             } else if is_stale(r, settings, effective) {
                 RowStatus::Stale
@@ -746,6 +777,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
     for r in rows {
         match &r.status {
             RowStatus::Failed(_) => s.failed += 1,
+            RowStatus::BelowPrecision(_) => s.below_precision += 1,
             RowStatus::Stale => s.stale += 1,
             RowStatus::OverThreshold => s.over_threshold += 1,
             _ => {}

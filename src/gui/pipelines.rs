@@ -249,6 +249,8 @@ pub struct PipelineCounts {
     pub compressed: u64,
     pub skipped: u64,
     pub failed: u64,
+    /// Files with a clip refused as below float32 precision (not in `failed`).
+    pub below_precision: u64,
     pub removed: u64,
 }
 
@@ -287,6 +289,8 @@ pub enum LogKind {
     Compressed,
     Skipped,
     Failed,
+    /// A clip refused as below float32 precision (a setting to raise).
+    BelowPrecision,
     Removed,
 }
 
@@ -599,6 +603,11 @@ impl PipelinesState {
                         let full = e.path.display().to_string();
                         (LogKind::Failed, failure_line(&name, &full, m))
                     }
+                    WatchEventKind::BelowPrecision(m) => {
+                        p.counts.below_precision += 1;
+                        let full = e.path.display().to_string();
+                        (LogKind::BelowPrecision, failure_line(&name, &full, m))
+                    }
                     WatchEventKind::Removed => {
                         p.counts.removed += 1;
                         (
@@ -835,8 +844,15 @@ fn pipelines_table(ui: &mut egui::Ui, w: &mut PipelinesState) {
                     r.col(|ui| {
                         let c = p.counts;
                         ui.label(format!(
-                            "{} compressed · {} skipped · {} failed",
-                            c.compressed, c.skipped, c.failed
+                            "{} compressed · {} skipped · {} failed{}",
+                            c.compressed,
+                            c.skipped,
+                            c.failed,
+                            if c.below_precision > 0 {
+                                format!(" · {} below float32 precision", c.below_precision)
+                            } else {
+                                String::new()
+                            }
                         ))
                         .on_hover_text(format!("{} removed", c.removed));
                     });
@@ -1044,6 +1060,7 @@ fn log_ui(ui: &mut egui::Ui, w: &mut PipelinesState) {
         return;
     }
     let h = egui::TextStyle::Body.resolve(ui.style()).size + 4.0;
+    let warn = ui.visuals().warn_fg_color;
     egui_extras::TableBuilder::new(ui)
         .id_salt("cf_watch_log")
         .striped(true)
@@ -1067,6 +1084,7 @@ fn log_ui(ui: &mut egui::Ui, w: &mut PipelinesState) {
                     LogKind::Skipped => ("skipped", gray()),
                     LogKind::Removed => ("removed", gray()),
                     LogKind::Failed => ("failed", egui::Color32::from_rgb(240, 100, 100)),
+                    LogKind::BelowPrecision => ("refused", warn),
                 };
                 r.col(|ui| {
                     ui.label(clock(e.time));

@@ -7,6 +7,7 @@
 
 use crate::pipeline::clip_detail::ScalarDetail;
 use crate::pipeline::report::ClipReport;
+use crate::pipeline::scalar::ScalarError;
 use eframe::egui;
 use egui_plot::{Bar, BarChart, HLine, Legend, Line, Plot, PlotPoints};
 
@@ -19,7 +20,7 @@ pub fn is_scalar_row(report: Option<&ClipReport>, has_scalar_detail: bool) -> bo
 /// The scalar list's detail: summary line, per-track error against precision, error over time,
 /// bit-rate histogram.
 /// `data`: what the detail job measured (`None` while it runs).
-pub fn scalar_detail_ui(ui: &mut egui::Ui, data: Option<&Result<ScalarDetail, String>>) {
+pub fn scalar_detail_ui(ui: &mut egui::Ui, data: Option<&Result<ScalarDetail, ScalarError>>) {
     let data = match data {
         None => {
             ui.horizontal(|ui| {
@@ -30,7 +31,7 @@ pub fn scalar_detail_ui(ui: &mut egui::Ui, data: Option<&Result<ScalarDetail, St
         }
         Some(Ok(d)) => d,
         Some(Err(e)) => {
-            ui.colored_label(ui.visuals().error_fg_color, e);
+            ui.colored_label(ui.visuals().error_fg_color, e.to_string());
             return;
         }
     };

@@ -5,11 +5,10 @@
 
 use crate::CancelToken;
 use crate::report::ClipReport;
-use clipforge_anim::formats::acl::{AclFile, read_acl_file};
+use crate::scalar::{ScalarError, read_scalar_list, scalar_reader};
 use clipforge_anim::limits::max_memory_bytes;
 use clipforge_anim::metric::{object_space_f64, vertex_error};
-use clipforge_anim::runtime::scalar::ScalarReader;
-use clipforge_anim::scalar::{RawScalarList, measure_scalar_error};
+use clipforge_anim::scalar::measure_scalar_error;
 use clipforge_anim::{BoneOverride, ClipReader, Looping, Pose, RawClip, formats};
 use glam::{Quat, Vec3};
 use std::path::{Path, PathBuf};
@@ -346,7 +345,7 @@ pub struct DetailOutcome {
     pub key: ClipKey,
     pub result: Result<ClipDetail, DetailError>,
     /// A scalar track list's own detail (its tracks against their precisions).
-    pub scalar: Option<Result<ScalarDetail, String>>,
+    pub scalar: Option<Result<ScalarDetail, ScalarError>>,
     /// The `clipforge.toml` of the clip's folder, where the bone table is saved.
     pub settings_file: PathBuf,
     pub saved_bones: Vec<BoneOverride>,
@@ -474,21 +473,12 @@ pub struct ScalarDetail {
     pub summary: String,
 }
 
-fn load_raw(path: &Path) -> Result<RawScalarList, String> {
-    let bytes = crate::read_input(path).map_err(|e| e.message)?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
-    match read_acl_file(text, path).map_err(|e| e.to_string())? {
-        AclFile::Scalars(l) => Ok(l),
-        AclFile::Clip(_) => Err(format!("{}: a transform clip", path.display())),
-    }
-}
-
 /// Reads a scalar track list and (when compressed) its `.cfs`, and measures each track.
 pub fn load_scalar_detail(
     path: &Path,
     report: Option<&ClipReport>,
-) -> Result<ScalarDetail, String> {
-    let raw = load_raw(path)?;
+) -> Result<ScalarDetail, ScalarError> {
+    let raw = read_scalar_list(path)?;
     let order = raw.output_order();
     let w = raw.width();
     let mut data = ScalarDetail {
@@ -512,9 +502,14 @@ pub fn load_scalar_detail(
     let Some(out) = report.and_then(|r| r.output.as_ref()) else {
         return Ok(data);
     };
-    let bytes = crate::read_input(Path::new(out)).map_err(|e| e.message)?;
-    let reader = ScalarReader::new(&bytes).map_err(|e| format!("{out}: {e}"))?;
-    let stats = measure_scalar_error(&raw, &reader).map_err(|e| format!("{out}: {e}"))?;
+    let out = Path::new(out);
+    let bytes = crate::read_input(out).map_err(ScalarError::Read)?;
+    let reader = scalar_reader(out, &bytes)?;
+    let stats = measure_scalar_error(&raw, &reader).map_err(|problem| ScalarError::Measure {
+        cfs: out.to_path_buf(),
+        raw: None,
+        problem,
+    })?;
     let mut v = [0f32; 4];
     data.relative_over_time = order
         .iter()

@@ -821,21 +821,46 @@ impl SettingsResolver {
     }
 }
 
+/// What a per-bone override on the command line must look like.
+const BONE_OVERRIDE_USAGE: &str = "expected GLOB=CM, GLOB=CM,shell=CM or GLOB=shell=CM";
+
+/// Why a command line's per-bone override (`--bone`) was refused; each names what was given.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BoneOverrideError {
+    #[error("'{given}': {}", BONE_OVERRIDE_USAGE)]
+    NoEquals { given: String },
+    #[error("'{given}': the bone name pattern is empty ({})", BONE_OVERRIDE_USAGE)]
+    EmptyPattern { given: String },
+    /// `what`: "threshold" or "shell distance".
+    #[error("'{given}': {what} '{value}' is not a positive number of cm")]
+    NotPositiveCm {
+        given: String,
+        what: &'static str,
+        value: String,
+    },
+    #[error("'{given}': shell= given twice")]
+    ShellTwice { given: String },
+    #[error("'{given}': unexpected '{part}' ({})", BONE_OVERRIDE_USAGE)]
+    Unexpected { given: String, part: String },
+}
+
 /// Parses a command line's per-bone override: `GLOB=CM`, `GLOB=CM,shell=CM` or
 /// `GLOB=shell=CM` (cm; the glob is everything before the first `=`).
-pub fn parse_bone_override(s: &str) -> Result<BoneOverride, String> {
-    let usage = "expected GLOB=CM, GLOB=CM,shell=CM or GLOB=shell=CM";
-    let (pattern, rest) = s.split_once('=').ok_or_else(|| format!("'{s}': {usage}"))?;
+pub fn parse_bone_override(s: &str) -> Result<BoneOverride, BoneOverrideError> {
+    let given = || s.to_string();
+    let (pattern, rest) = s
+        .split_once('=')
+        .ok_or_else(|| BoneOverrideError::NoEquals { given: given() })?;
     if pattern.is_empty() {
-        return Err(format!("'{s}': the bone name pattern is empty ({usage})"));
+        return Err(BoneOverrideError::EmptyPattern { given: given() });
     }
-    let cm = |v: &str, what: &str| -> Result<f32, String> {
-        match v.trim().parse::<f32>() {
-            Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-            _ => Err(format!(
-                "'{s}': {what} '{v}' is not a positive number of cm"
-            )),
-        }
+    let cm = |v: &str, what: &'static str| match v.trim().parse::<f32>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(BoneOverrideError::NotPositiveCm {
+            given: given(),
+            what,
+            value: v.to_string(),
+        }),
     };
     let mut out = BoneOverride {
         pattern: pattern.to_string(),
@@ -845,13 +870,16 @@ pub fn parse_bone_override(s: &str) -> Result<BoneOverride, String> {
     for (i, part) in rest.split(',').enumerate() {
         if let Some(d) = part.trim().strip_prefix("shell=") {
             if out.shell_distance.is_some() {
-                return Err(format!("'{s}': shell= given twice"));
+                return Err(BoneOverrideError::ShellTwice { given: given() });
             }
             out.shell_distance = Some(cm(d, "shell distance")?);
         } else if i == 0 {
             out.error_threshold = Some(cm(part, "threshold")?);
         } else {
-            return Err(format!("'{s}': unexpected '{part}' ({usage})"));
+            return Err(BoneOverrideError::Unexpected {
+                given: given(),
+                part: part.to_string(),
+            });
         }
     }
     Ok(out)
@@ -1152,6 +1180,39 @@ pub fn root_of(path: &Path, relative: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bone_override_refusals_say_what_was_given() {
+        let e = |s: &str| parse_bone_override(s).unwrap_err().to_string();
+        let usage = "expected GLOB=CM, GLOB=CM,shell=CM or GLOB=shell=CM";
+        assert_eq!(e("hand"), format!("'hand': {usage}"));
+        assert_eq!(
+            e("=0.1"),
+            format!("'=0.1': the bone name pattern is empty ({usage})")
+        );
+        assert_eq!(
+            e("hand=-1"),
+            "'hand=-1': threshold '-1' is not a positive number of cm"
+        );
+        assert_eq!(
+            e("hand=shell=x"),
+            "'hand=shell=x': shell distance 'x' is not a positive number of cm"
+        );
+        assert_eq!(
+            e("hand=shell=1,shell=2"),
+            "'hand=shell=1,shell=2': shell= given twice"
+        );
+        assert_eq!(
+            e("hand=0.1,foo"),
+            format!("'hand=0.1,foo': unexpected 'foo' ({usage})")
+        );
+        assert_eq!(
+            parse_bone_override("hand").unwrap_err(),
+            BoneOverrideError::NoEquals {
+                given: "hand".into()
+            }
+        );
+    }
 
     fn parse(text: &str) -> Result<FolderSettings, SettingsError> {
         FolderSettings::parse(Path::new("/x/clipforge.toml"), text)

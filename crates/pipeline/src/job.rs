@@ -6,7 +6,7 @@
 use crate::cache::SkipCache;
 use crate::folder_settings;
 use crate::input::ClipFile;
-use crate::report::ClipReport;
+use crate::report::{ClipReport, ClipStatus};
 use crate::{CancelToken, ClipCounters, Progress};
 use clipforge_anim::CompressionSettings;
 use std::path::PathBuf;
@@ -20,10 +20,15 @@ pub(crate) trait RecordRow {
 
 impl RecordRow for ClipCounters {
     fn record(&self, row: &ClipReport) {
-        if row.skipped {
-            self.skipped_clips.fetch_add(1, Ordering::Relaxed);
-        } else if row.error.is_some() && !row.cancelled {
-            self.failed_clips.fetch_add(1, Ordering::Relaxed);
+        match row.status() {
+            ClipStatus::Skipped => {
+                self.skipped_clips.fetch_add(1, Ordering::Relaxed);
+            }
+            ClipStatus::Failed => {
+                self.failed_clips.fetch_add(1, Ordering::Relaxed);
+            }
+            // A refusal below float32 precision is not a failure (the summaries count it).
+            ClipStatus::Compressed | ClipStatus::Cancelled | ClipStatus::BelowPrecision => {}
         }
         if row.error.is_none() {
             self.raw_bytes_done

@@ -9,6 +9,7 @@ use crate::naming::{clip_output_path, clip_stem};
 use crate::report::{ClipReport, limit_field};
 use crate::{clip_detail, mesh, scalar};
 use clipforge_anim::RawClip;
+use clipforge_anim::compress::{CompressError, PrecisionFloor};
 use clipforge_anim::formats::{self, ClipFormat};
 use clipforge_base::fsio::write_atomic;
 use std::path::{Path, PathBuf};
@@ -340,6 +341,21 @@ fn compress_one(
     let compressed = match compressed {
         Ok(c) => c,
         Err(e) => {
+            let e = match e {
+                // In cm, like every figure of the report (the compressor works in the clip's
+                // units), so the message and the row's floor say the same.
+                CompressError::BelowPrecision(p) => {
+                    let p = PrecisionFloor {
+                        threshold_cm: (p.threshold_cm as f64 * k) as f32,
+                        floor_cm: p.floor_cm * k,
+                        bone: p.bone,
+                        min_threshold_cm: (p.min_threshold_cm as f64 * k) as f32,
+                    };
+                    row.below_precision = Some(p.clone());
+                    CompressError::BelowPrecision(p)
+                }
+                e => e,
+            };
             let message = format!("{} (clip '{name}'): {e}", file.path.display());
             row.limit = limit_field(e.limit());
             return fail(row, message);

@@ -1,5 +1,6 @@
 //! Report types: one object per clip plus totals. The JSON keys are stable (scripts read them).
 
+use clipforge_anim::compress::PrecisionFloor;
 use clipforge_anim::{ClipLayout, CompressionSettings};
 use serde::{Deserialize, Serialize};
 
@@ -70,6 +71,41 @@ pub struct ClipReport {
     /// such a row leaves every `*_cm` field at 0 (its errors are not centimetres).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scalar: Option<ScalarErrors>,
+    /// A clip refused because its threshold is below float32 precision (status
+    /// `below_precision`, no output; `error` says it in words): the threshold, the floor the clip
+    /// reaches with every value stored as raw float32, and the bone, in cm. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below_precision: Option<PrecisionFloor>,
+}
+
+/// What became of one row, as the summaries count it and the JSON/CSV `status` says it. Derived
+/// from the row's fields ([`ClipReport::status`]), never stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClipStatus {
+    Compressed,
+    /// Up to date (the skip cache).
+    Skipped,
+    /// A broken, unreadable or refused-for-a-limit input, or an output that could not be written.
+    Failed,
+    /// Not done: the batch was cancelled.
+    Cancelled,
+    /// Refused: the threshold asked for is below float32 precision for this clip (a setting to
+    /// raise, not a broken file).
+    BelowPrecision,
+}
+
+impl ClipStatus {
+    /// The JSON/CSV word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Compressed => "compressed",
+            Self::Skipped => "skipped",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::BelowPrecision => "below_precision",
+        }
+    }
 }
 
 /// A report's `limit` field of a refusal.
@@ -124,6 +160,21 @@ impl ScalarErrors {
 }
 
 impl ClipReport {
+    /// What became of the row (cancellation wins over the error it carries).
+    pub fn status(&self) -> ClipStatus {
+        if self.cancelled {
+            ClipStatus::Cancelled
+        } else if self.below_precision.is_some() {
+            ClipStatus::BelowPrecision
+        } else if self.error.is_some() {
+            ClipStatus::Failed
+        } else if self.skipped {
+            ClipStatus::Skipped
+        } else {
+            ClipStatus::Compressed
+        }
+    }
+
     /// The row's error as a person reads it: centimetres for a clip, a fraction of each track's
     /// precision for a scalar track list (whose units are its own).
     pub fn error_summary(&self) -> String {
@@ -158,12 +209,15 @@ impl ClipReport {
 pub struct Totals {
     /// Report rows (one per clip; a failed file counts one).
     pub clips: usize,
-    /// Rows with an error, cancelled ones excluded.
+    /// Rows with an error, cancelled and below-precision ones excluded.
     pub failed: usize,
     pub skipped: usize,
     /// Rows not done because the batch was cancelled.
     #[serde(default)]
     pub cancelled: usize,
+    /// Clips refused because their threshold is below float32 precision (not in `failed`).
+    #[serde(default)]
+    pub below_precision: usize,
     /// Sums over the successful rows (skipped ones included, with their cached figures).
     pub raw_bytes: u64,
     pub compressed_bytes: u64,
@@ -219,10 +273,11 @@ pub fn compute_totals(clips: &[ClipReport], wall_ms: f64) -> Totals {
     let mut times = Vec::new();
     let mut fresh_raw = 0u64;
     for c in clips {
-        if c.cancelled {
-            t.cancelled += 1;
-        } else if c.error.is_some() {
-            t.failed += 1;
+        match c.status() {
+            ClipStatus::Cancelled => t.cancelled += 1,
+            ClipStatus::BelowPrecision => t.below_precision += 1,
+            ClipStatus::Failed => t.failed += 1,
+            ClipStatus::Skipped | ClipStatus::Compressed => {}
         }
         if c.skipped {
             t.skipped += 1;
@@ -262,16 +317,46 @@ pub fn compute_totals(clips: &[ClipReport], wall_ms: f64) -> Totals {
     t
 }
 
+/// A row as the JSON report writes it: its `status` first, derived when written (so a row never
+/// stores a status its fields contradict), then the row's own keys.
+#[derive(Serialize)]
+struct RowOut<'a> {
+    status: ClipStatus,
+    #[serde(flatten)]
+    row: &'a ClipReport,
+}
+
+/// [`BatchReport`] as the JSON report writes it.
+#[derive(Serialize)]
+struct ReportOut<'a> {
+    settings: &'a CompressionSettings,
+    clips: Vec<RowOut<'a>>,
+    totals: &'a Totals,
+}
+
 impl BatchReport {
     /// Recomputes the totals from the rows (keeping the wall time).
     pub fn recompute_totals(&mut self) {
         self.totals = compute_totals(&self.clips, self.totals.wall_ms);
     }
 
-    /// The report as JSON: `{"settings": {...}, "clips": [...], "totals": {...}}`, keys stable.
-    /// Non-finite numbers are written as `null`.
+    /// The report as JSON: `{"settings": {...}, "clips": [...], "totals": {...}}`, keys stable;
+    /// each clip's `status` ([`ClipStatus`]) comes first. Non-finite numbers are written as `null`.
+    /// Reads back as a [`BatchReport`] (the `status` keys are ignored: rows derive theirs).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+        let out = ReportOut {
+            settings: &self.settings,
+            clips: self
+                .clips
+                .iter()
+                .map(|row| RowOut {
+                    status: row.status(),
+                    row,
+                })
+                .collect(),
+            totals: &self.totals,
+        };
+        serde_json::to_string_pretty(&out).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
     /// The report as CSV: a header line, then one line per clip ([`CSV_COLUMNS`]).
@@ -323,6 +408,10 @@ impl BatchReport {
                 }),
                 c.max_vertex_error_cm
                     .map_or(String::new(), |e| format!("{e:.6}")),
+                c.status().as_str().to_string(),
+                c.below_precision
+                    .as_ref()
+                    .map_or(String::new(), |p| format!("{:.6}", p.floor_cm)),
             ];
             // Writing to memory cannot fail, and every record has the header's length.
             let _ = out.write_record(&fields);
@@ -343,7 +432,8 @@ impl BatchReport {
 
 /// Columns of the CSV report, in order (`bit_rate_histogram` is `;`-separated counts, index = bits;
 /// the `scalar_*` columns are empty on clip rows, and a scalar track list's row has 0 in the
-/// `*_cm` ones; `max_vertex_error_cm` is empty for a clip without a skinned mesh).
+/// `*_cm` ones; `max_vertex_error_cm` is empty for a clip without a skinned mesh; `status` is
+/// [`ClipStatus::as_str`]; `precision_floor_cm` is empty unless the status is `below_precision`).
 pub const CSV_COLUMNS: &[&str] = &[
     "input",
     "output",
@@ -377,6 +467,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "scalar_max_error",
     "scalar_worst_error_over_precision",
     "max_vertex_error_cm",
+    "status",
+    "precision_floor_cm",
 ];
 
 /// The worst error of several rows (one input's clips, a pipeline's run) as a person reads it:
@@ -403,6 +495,66 @@ pub fn worst_error_summary<'a>(rows: impl IntoIterator<Item = &'a ClipReport>) -
             format!("max error {cm:.4} cm (scalar tracks: {r:.2}× a track's precision)")
         }
     }
+}
+
+/// The line that says how many clips were refused as below float32 precision, the floor they
+/// reach and what to raise the threshold to, e.g. "1 clip below float32 precision (floor
+/// 0.00107 cm): raise the threshold to at least 0.00111 cm"; `None` when none was. The CLI's
+/// summary and the app's say it alike.
+pub fn below_precision_summary<'a>(
+    rows: impl IntoIterator<Item = &'a ClipReport>,
+) -> Option<String> {
+    let floors: Vec<&PrecisionFloor> = rows
+        .into_iter()
+        .filter(|r| r.status() == ClipStatus::BelowPrecision)
+        .filter_map(|r| r.below_precision.as_ref())
+        .collect();
+    let lo = floors
+        .iter()
+        .map(|p| p.floor_cm)
+        .fold(f64::INFINITY, f64::min);
+    let hi = floors.iter().map(|p| p.floor_cm).fold(0.0, f64::max);
+    // Enough for every one of them; rounded up, never to a figure that is still refused.
+    let raise = floors
+        .iter()
+        .map(|p| p.min_threshold_cm as f64)
+        .fold(0.0, f64::max);
+    let floor = if three_digits(lo) == three_digits(hi) {
+        format!("floor {} cm", three_digits(hi))
+    } else {
+        format!("floors {}–{} cm", three_digits(lo), three_digits(hi))
+    };
+    (!floors.is_empty()).then(|| {
+        format!(
+            "{} below float32 precision ({floor}): raise the threshold to at least {} cm",
+            count(floors.len(), "clip", "clips"),
+            three_digits_up(raise)
+        )
+    })
+}
+
+/// Decimals that show a small positive figure to three significant digits.
+fn three_digit_decimals(x: f64) -> usize {
+    (2 - x.log10().floor() as i32).max(0) as usize
+}
+
+/// A small positive figure to three significant digits, in plain notation ("0.00107").
+pub fn three_digits(x: f64) -> String {
+    if !(x.is_finite() && x > 0.0) {
+        return format!("{x}");
+    }
+    let decimals = three_digit_decimals(x);
+    format!("{x:.decimals$}")
+}
+
+/// [`three_digits`] rounded up (a figure to reach, never one just under it).
+pub fn three_digits_up(x: f64) -> String {
+    if !(x.is_finite() && x > 0.0) {
+        return format!("{x}");
+    }
+    let decimals = three_digit_decimals(x);
+    let scale = 10f64.powi(decimals as i32);
+    format!("{:.decimals$}", (x * scale).ceil() / scale)
 }
 
 /// The lines that say which clips of a run did not use the run's own settings (the command
@@ -526,6 +678,77 @@ mod tests {
         assert_eq!(t.ratio, 5.0);
         assert_eq!(t.compress_ms, 2.0);
         assert!((t.throughput_kb_s - 1000.0 / 1024.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn below_precision_is_its_own_status_counted_apart() {
+        let floor = |f: f64| ClipReport {
+            error: Some("threshold too low: …".into()),
+            below_precision: Some(PrecisionFloor {
+                threshold_cm: 0.001,
+                floor_cm: f,
+                bone: "hand".into(),
+                min_threshold_cm: (f + 3e-5) as f32,
+            }),
+            ..Default::default()
+        };
+        let bad = ClipReport {
+            error: Some("x".into()),
+            ..Default::default()
+        };
+        let ok = ClipReport {
+            raw_bytes: 1000,
+            compressed_bytes: 100,
+            ..Default::default()
+        };
+        assert_eq!(floor(0.0010702).status(), ClipStatus::BelowPrecision);
+        assert_eq!(bad.status(), ClipStatus::Failed);
+        assert_eq!(ok.status(), ClipStatus::Compressed);
+        let rows = [floor(0.0010702), bad, ok];
+        let t = compute_totals(&rows, 1.0);
+        assert_eq!((t.clips, t.failed, t.below_precision), (3, 1, 1));
+        // Its bytes are not in the sums (nothing was written).
+        assert_eq!((t.raw_bytes, t.compressed_bytes), (1000, 100));
+        assert_eq!(
+            below_precision_summary(&rows).as_deref(),
+            Some(
+                "1 clip below float32 precision (floor 0.00107 cm): raise the threshold to at \
+                 least 0.00111 cm"
+            )
+        );
+        let two = [floor(0.0010702), floor(0.0213)];
+        assert_eq!(
+            below_precision_summary(&two).as_deref(),
+            Some(
+                "2 clips below float32 precision (floors 0.00107–0.0213 cm): raise the threshold \
+                 to at least 0.0214 cm"
+            )
+        );
+        assert_eq!(below_precision_summary(&rows[1..]), None);
+        // The JSON and CSV say the status and the floor.
+        let report = BatchReport {
+            clips: rows.to_vec(),
+            ..Default::default()
+        };
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["clips"][0]["status"], "below_precision");
+        assert_eq!(json["clips"][0]["below_precision"]["floor_cm"], 0.0010702);
+        assert_eq!(json["clips"][0]["below_precision"]["bone"], "hand");
+        assert_eq!(json["clips"][1]["status"], "failed");
+        assert_eq!(json["clips"][2]["status"], "compressed");
+        assert!(json["clips"][1].get("below_precision").is_none());
+        let back: BatchReport = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(back.clips, report.clips);
+        let csv = report.to_csv();
+        let mut lines = csv.lines();
+        assert!(
+            lines
+                .next()
+                .unwrap()
+                .ends_with(",status,precision_floor_cm")
+        );
+        assert!(lines.next().unwrap().ends_with(",below_precision,0.001070"));
+        assert!(lines.next().unwrap().ends_with(",failed,"));
     }
 
     #[test]

@@ -4,16 +4,87 @@
 
 use super::cache::{self, CacheEntry};
 use super::report::{ClipReport, ScalarErrors, limit_field};
-use crate::input::read_input;
+use crate::input::{ReadError, read_input};
 use crate::job::{FileJob, FileOutcome, RecordRow, input_root_of, row_for};
 use crate::naming::clip_stem;
 use clipforge_anim::formats::acl::{AclFile, read_acl_file, write_acl_scalar_list};
 use clipforge_anim::limits::CheckMemoryBudget;
 use clipforge_anim::runtime::scalar::ScalarReader;
-use clipforge_anim::scalar::{compress_scalar_list, measure_scalar_error, to_raw_scalar_list};
+use clipforge_anim::scalar::{
+    RawScalarList, compress_scalar_list, measure_scalar_error, to_raw_scalar_list,
+};
 use clipforge_base::fsio::write_atomic;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// Why a scalar track list or its `.cfs` could not be read, measured or written (`decompress`,
+/// `inspect`, the app's detail). Each names the file; [`ScalarError::limit`] says when a memory
+/// budget refused it.
+#[derive(Debug, thiserror::Error)]
+pub enum ScalarError {
+    /// Reading a file: missing, not a regular file, over the memory budget.
+    #[error("{}", .0.message)]
+    Read(ReadError),
+    #[error("{}: not UTF-8 text", .0.display())]
+    NotUtf8(PathBuf),
+    #[error(transparent)]
+    Import(#[from] clipforge_anim::formats::ImportError),
+    /// An ACL file holding a transform clip where a scalar track list was expected.
+    #[error("{}: a transform clip, not a scalar track list", .0.display())]
+    NotScalarList(PathBuf),
+    /// The `.cfs` does not read (truncated, corrupt, another format).
+    #[error("{}: {source}", .path.display())]
+    Cfs {
+        path: PathBuf,
+        source: clipforge_anim::runtime::FormatError,
+    },
+    /// Decoding the `.cfs` whole would need more memory than the budget.
+    #[error("{}: {source}", .path.display())]
+    OverBudget {
+        path: PathBuf,
+        source: clipforge_anim::limits::OverBudget,
+    },
+    /// The `.cfs` and the list it is measured against do not match (`raw`: the list, when the
+    /// caller named one).
+    #[error("{}{}: {problem}", .cfs.display(), .raw.as_ref().map_or(String::new(), |r| format!(" against {}", r.display())))]
+    Measure {
+        cfs: PathBuf,
+        raw: Option<PathBuf>,
+        problem: String,
+    },
+    #[error(transparent)]
+    Write(#[from] clipforge_base::fsio::OutputError),
+}
+
+impl ScalarError {
+    /// The resource limit that refused the file, if one did.
+    pub fn limit(&self) -> Option<clipforge_anim::limits::Limit> {
+        match self {
+            Self::Read(e) => e.limit,
+            Self::OverBudget { .. } => Some(clipforge_anim::limits::Limit::Memory),
+            _ => None,
+        }
+    }
+}
+
+/// Reads the ACL scalar track list at `path` (within the memory budget).
+pub fn read_scalar_list(path: &Path) -> Result<RawScalarList, ScalarError> {
+    let content = read_input(path).map_err(ScalarError::Read)?;
+    let text =
+        std::str::from_utf8(&content).map_err(|_| ScalarError::NotUtf8(path.to_path_buf()))?;
+    match read_acl_file(text, path)? {
+        AclFile::Scalars(l) => Ok(l),
+        AclFile::Clip(_) => Err(ScalarError::NotScalarList(path.to_path_buf())),
+    }
+}
+
+/// Reads a `.cfs` buffer; the error names `path`.
+pub fn scalar_reader<'a>(path: &Path, bytes: &'a [u8]) -> Result<ScalarReader<'a>, ScalarError> {
+    ScalarReader::new(bytes).map_err(|source| ScalarError::Cfs {
+        path: path.to_path_buf(),
+        source,
+    })
+}
 
 /// Extension of a compressed scalar list.
 pub(crate) const SCALAR_OUTPUT_EXTENSION: &str = "cfs";
@@ -153,18 +224,17 @@ pub(crate) fn process_scalar_list(
 
 /// `clipforge decompress FILE.cfs -o OUT.acl.sjson`: the output tracks, in output order, as an
 /// ACL scalar track list. Returns the line to print.
-pub fn decompress_scalar(
-    file: &std::path::Path,
-    bytes: &[u8],
-    out: &std::path::Path,
-) -> Result<String, String> {
-    let reader = ScalarReader::new(bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+pub fn decompress_scalar(file: &Path, bytes: &[u8], out: &Path) -> Result<String, ScalarError> {
+    let reader = scalar_reader(file, bytes)?;
     reader
         .check_memory_budget()
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+        .map_err(|source| ScalarError::OverBudget {
+            path: file.to_path_buf(),
+            source,
+        })?;
     let list = to_raw_scalar_list(&reader);
     let text = write_acl_scalar_list(&list);
-    clipforge_base::fsio::write_output(out, text.as_bytes(), &[file]).map_err(|e| e.to_string())?;
+    clipforge_base::fsio::write_output(out, text.as_bytes(), &[file])?;
     Ok(format!(
         "{} -> {} ({} {} tracks, {} samples)",
         file.display(),
@@ -178,31 +248,23 @@ pub fn decompress_scalar(
 /// `clipforge inspect FILE.cfs [--raw LIST.acl.sjson] [--json]`: the list's shape, each track's
 /// precision and bits per component, and with `raw` the error of every track against it.
 pub fn inspect_scalar(
-    file: &std::path::Path,
+    file: &Path,
     bytes: &[u8],
-    raw: Option<&std::path::Path>,
+    raw: Option<&Path>,
     json: bool,
-) -> Result<String, String> {
-    let reader = ScalarReader::new(bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+) -> Result<String, ScalarError> {
+    let reader = scalar_reader(file, bytes)?;
     let w = reader.track_type().width();
     let measured = match raw {
         None => None,
         Some(path) => {
-            let content = read_input(path).map_err(|e| e.message)?;
-            let text = std::str::from_utf8(&content)
-                .map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
-            let list = match read_acl_file(text, path).map_err(|e| e.to_string())? {
-                AclFile::Scalars(l) => l,
-                AclFile::Clip(_) => {
-                    return Err(format!(
-                        "{}: a transform clip, not a scalar track list",
-                        path.display()
-                    ));
-                }
-            };
+            let list = read_scalar_list(path)?;
             Some(
-                measure_scalar_error(&list, &reader)
-                    .map_err(|e| format!("{} against {}: {e}", file.display(), path.display()))?,
+                measure_scalar_error(&list, &reader).map_err(|problem| ScalarError::Measure {
+                    cfs: file.to_path_buf(),
+                    raw: Some(path.to_path_buf()),
+                    problem,
+                })?,
             )
         }
     };

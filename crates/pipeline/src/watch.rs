@@ -12,7 +12,7 @@
 //! See `docs/PIPELINE.md`.
 
 use super::cache::{SkipCache, cache_key};
-use super::report::ClipReport;
+use super::report::{ClipReport, ClipStatus};
 use crate::input::{ClipFile, read_input};
 use crate::job::{BatchOptions, FileJob, FileOutcome, row_for};
 use crate::naming::{clip_output_path, clip_stem, output_base, output_base_on_disk};
@@ -38,6 +38,11 @@ pub enum WatchEventKind {
     Skipped,
     /// Could not be compressed (after the retries, for an import error): the message.
     Failed(String),
+    /// A clip of the file was refused because its threshold is below float32 precision (the
+    /// message names the floor; the row's `below_precision` holds it): a setting to raise, not a
+    /// broken file, so never retried and never counted as a failure. The file's other clips
+    /// were compressed (`outputs`).
+    BelowPrecision(String),
     /// The input was deleted or renamed away; its outputs (in `outputs`) were deleted.
     Removed,
     /// The watcher itself reported a problem (the watch goes on).
@@ -846,8 +851,15 @@ impl Worker {
             let out = &self.opts.batch.output_root;
             let outputs: Vec<PathBuf> = o.outputs.iter().map(|p| out.join(p)).collect();
             let mut rows = o.rows;
-            let kind = if let Some(e) = rows.iter().find_map(|r| r.error.clone()) {
+            let message_of = |status| {
+                rows.iter()
+                    .find(|r| r.status() == status)
+                    .map(|r| r.error.clone().unwrap_or_default())
+            };
+            let kind = if let Some(e) = message_of(ClipStatus::Failed) {
                 WatchEventKind::Failed(e)
+            } else if let Some(e) = message_of(ClipStatus::BelowPrecision) {
+                WatchEventKind::BelowPrecision(e)
             } else if rows.iter().all(|r| r.skipped) && !unreported {
                 WatchEventKind::Skipped
             } else {

@@ -1,5 +1,6 @@
 //! What the CLI says (wording, the lab subcommand).
 
+mod below_precision;
 mod cfa_settings;
 mod lab;
 mod progress;

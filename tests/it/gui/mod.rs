@@ -2,6 +2,7 @@
 #![cfg(feature = "gui")]
 
 mod app;
+mod below_precision;
 mod headers;
 mod lab;
 mod looks;

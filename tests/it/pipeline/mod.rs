@@ -2,6 +2,7 @@
 
 mod ab;
 mod batch;
+mod below_precision;
 mod folder_settings;
 mod hostile;
 mod nothing_lost;

@@ -310,9 +310,38 @@ pub enum CompressError {
     #[error(transparent)]
     LimitExceeded(crate::limits::OverBudget),
     /// The threshold is below float32 rounding of the clip's values (far below 0.0005 cm on
-    /// every real clip measured).
+    /// every real clip measured): a refusal the caller reports apart from a broken file.
     #[error("threshold too low: {0}")]
-    BelowPrecision(String),
+    BelowPrecision(PrecisionFloor),
+}
+
+/// Why a clip was refused as below float32 precision: with every animated value stored as raw
+/// float32, the runtime's own float32 arithmetic still misses the threshold on `bone`. In the
+/// clip's units, like [`CompressionSettings::error_threshold_cm`] (cm for every importer but
+/// BVH/ACL with other units; callers convert).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PrecisionFloor {
+    /// The threshold that bone was held to.
+    pub threshold_cm: f32,
+    /// The error that bone still reaches at best: no threshold below it can be met.
+    pub floor_cm: f64,
+    /// The bone furthest over its own threshold.
+    pub bone: String,
+    /// The smallest threshold for that bone whose aim (a margin under it, for the input's
+    /// float32 rounding) reaches `floor_cm`: what to raise the threshold to, at least.
+    pub min_threshold_cm: f32,
+}
+
+impl std::fmt::Display for PrecisionFloor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} cm is below float32 precision for this clip: with every animated value stored as \
+             raw float32 the runtime's own float32 arithmetic still reaches {:.6} cm (bone '{}'); \
+             use a larger threshold",
+            self.threshold_cm, self.floor_cm, self.bone
+        )
+    }
 }
 
 impl CompressError {
@@ -589,14 +618,19 @@ pub fn compress(
             r(a).total_cmp(&r(b))
         })
         .unwrap_or(e.worst_bone);
-    Err(CompressError::BelowPrecision(format!(
-        "{} cm is below float32 precision for this clip: with every animated value stored as \
-         raw float32 the runtime's own float32 arithmetic still reaches {:.6} cm (bone '{}'); \
-         use a larger threshold",
-        limits.thresholds.get(worst).copied().unwrap_or(t),
-        e.per_bone_max.get(worst).copied().unwrap_or(e.max),
-        clip.skeleton.names.get(worst).map_or("?", |s| s.as_str()),
-    )))
+    let floor = e.per_bone_max.get(worst).copied().unwrap_or(e.max);
+    Err(CompressError::BelowPrecision(PrecisionFloor {
+        threshold_cm: limits.thresholds.get(worst).copied().unwrap_or(t),
+        floor_cm: floor,
+        bone: clip
+            .skeleton
+            .names
+            .get(worst)
+            .map_or("?", |s| s.as_str())
+            .to_string(),
+        // `aim(t) >= floor`, by either branch of its max.
+        min_threshold_cm: (floor as f32 + INPUT_ROUNDING_MARGIN).min(2.0 * floor as f32),
+    }))
 }
 
 /// Every segment stored as raw float32 and every rotation with its four components, whatever
