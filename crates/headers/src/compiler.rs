@@ -14,6 +14,17 @@ pub enum Lang {
     Cxx,
 }
 
+impl Lang {
+    /// A translation unit's language by its extension, as the scan compiles it: `.c` and `.m`
+    /// are C, everything else C++.
+    pub fn of_path(p: &std::path::Path) -> Lang {
+        match p.extension().and_then(|x| x.to_str()) {
+            Some("c") | Some("m") => Lang::C,
+            _ => Lang::Cxx,
+        }
+    }
+}
+
 /// What the compiler predefines for one language + standard.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CompilerEnv {
