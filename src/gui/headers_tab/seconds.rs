@@ -7,8 +7,8 @@
 
 use super::super::headers_job;
 use super::{HeadersSettings, HeadersState, fmt_count};
-use crate::headers::Mode;
 use crate::headers::report::{PchAdvice, PchCheck};
+use crate::headers::{Mode, pch};
 use eframe::egui;
 
 impl HeadersState {
@@ -111,6 +111,47 @@ impl HeadersState {
                 Err(e) => self.message = Some((format!("Verify PCH: {e}"), true)),
             }
         }
+    }
+
+    /// After a rescan (called with the scan it replaced): the last Measure's seconds go on the
+    /// new report when the tree's files are unchanged (none re-read, the same files and TUs);
+    /// otherwise they are dropped and the message says so (before, a rescan dropped them
+    /// silently).
+    pub(super) fn carry_measure(&mut self, old: Option<&headers_job::ScanOutcome>) {
+        let Some((g, t)) = self.timing.take() else {
+            return;
+        };
+        // Measured on the scan just replaced (an older one was dropped already).
+        if g + 1 != self.generation {
+            return;
+        }
+        let old = old.and_then(|o| o.preprocessed.as_ref());
+        let history = self.outcome.as_ref().and_then(|o| o.history.clone());
+        let Some(new) = self.outcome.as_mut().and_then(|o| o.preprocessed.as_mut()) else {
+            return;
+        };
+        let unchanged =
+            new.stats.files_read == 0 && old.is_some_and(|old| old.graph.same_files(&new.graph));
+        if !unchanged {
+            self.message = Some((
+                "The tree changed since Measure: its seconds are no longer shown (press Measure \
+                 again)"
+                    .into(),
+                true,
+            ));
+            return;
+        }
+        t.apply(new);
+        let h = history.as_ref().map(|h| (&h.0, h.1));
+        let mut advice = pch::advise(new, &t, 0, pch::PchSize::Auto, h);
+        // A verification stays with the same advice.
+        if let Some(a) = old.and_then(|o| o.pch.as_ref())
+            && a.headers == advice.headers
+        {
+            advice.check = a.check.clone();
+        }
+        new.pch = Some(advice);
+        self.timing = Some((self.generation, t));
     }
 
     /// True while clang runs for Measure or Verify.
@@ -217,7 +258,16 @@ impl HeadersState {
             ))
             .id_salt("hh_pch")
             .show(ui, |ui| {
-                verify = pch_ui(ui, a, s, self.compiling() || self.job.is_some());
+                // In a scroll area of at most a quarter of the window: the advice (tens of
+                // headers) and its verification would otherwise push the table off an 800 px
+                // window.
+                let cap = (ui.ctx().content_rect().height() * PCH_MAX_SHARE).max(120.0);
+                egui::ScrollArea::vertical()
+                    .id_salt("hh_pch_scroll")
+                    .max_height(cap)
+                    .show(ui, |ui| {
+                        verify = pch_ui(ui, a, s, self.compiling() || self.job.is_some());
+                    });
             });
             if verify {
                 self.start_verify(s);
@@ -225,6 +275,9 @@ impl HeadersState {
         }
     }
 }
+
+/// The largest share of the window the open PCH section takes (it scrolls beyond).
+const PCH_MAX_SHARE: f32 = 0.25;
 
 /// The advice, the Verify button (true when clicked) and the verification's figures.
 fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool) -> bool {
