@@ -258,16 +258,7 @@ impl HeadersState {
             ))
             .id_salt("hh_pch")
             .show(ui, |ui| {
-                // In a scroll area of at most a quarter of the window: the advice (tens of
-                // headers) and its verification would otherwise push the table off an 800 px
-                // window.
-                let cap = (ui.ctx().content_rect().height() * PCH_MAX_SHARE).max(120.0);
-                egui::ScrollArea::vertical()
-                    .id_salt("hh_pch_scroll")
-                    .max_height(cap)
-                    .show(ui, |ui| {
-                        verify = pch_ui(ui, a, s, self.compiling() || self.job.is_some());
-                    });
+                verify = pch_ui(ui, a, s, self.compiling() || self.job.is_some());
             });
             if verify {
                 self.start_verify(s);
@@ -276,8 +267,10 @@ impl HeadersState {
     }
 }
 
-/// The largest share of the window the open PCH section takes (it scrolls beyond).
-const PCH_MAX_SHARE: f32 = 0.25;
+/// The largest share of the window the advised headers' list takes (it scrolls beyond): the
+/// top panel clips what does not fit, so at 800 px a list of tens of headers hid the Verify
+/// and Copy buttons below it, and took the table's room.
+const PCH_LIST_SHARE: f32 = 0.15;
 
 /// The advice, the Verify button (true when clicked) and the verification's figures.
 fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool) -> bool {
@@ -286,23 +279,6 @@ fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool)
          net (the same number of headers by Total Parsed: {:.3} s)",
         a.saved_s, a.load_s, a.build_s, a.net_s, a.naive_net_s
     ));
-    egui::Grid::new("hh_pch_grid")
-        .num_columns(4)
-        .spacing([14.0, 2.0])
-        .striped(true)
-        .show(ui, |ui| {
-            for h in ["Header", "Gain (s)", "ms per TU", "TUs"] {
-                ui.label(egui::RichText::new(h).strong());
-            }
-            ui.end_row();
-            for h in &a.headers {
-                ui.label(&h.path);
-                ui.label(format!("{:.3}", h.gain_s));
-                ui.label(format!("{:.3}", h.cost_ms));
-                ui.label(fmt_count(h.tus as u64));
-                ui.end_row();
-            }
-        });
     let mut clicked = false;
     ui.horizontal(|ui| {
         let l = ui.label("Verify:");
@@ -331,6 +307,30 @@ fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool)
             ui.ctx().copy_text(a.pch_h.clone());
         }
     });
+    // The list scrolls within its share of the window; the buttons above stay in view.
+    let cap = (ui.ctx().content_rect().height() * PCH_LIST_SHARE).max(90.0);
+    egui::ScrollArea::vertical()
+        .id_salt("hh_pch_scroll")
+        .max_height(cap)
+        .show(ui, |ui| {
+            egui::Grid::new("hh_pch_grid")
+                .num_columns(4)
+                .spacing([14.0, 2.0])
+                .striped(true)
+                .show(ui, |ui| {
+                    for h in ["Header", "Gain (s)", "ms per TU", "TUs"] {
+                        ui.label(egui::RichText::new(h).strong());
+                    }
+                    ui.end_row();
+                    for h in &a.headers {
+                        ui.label(&h.path);
+                        ui.label(format!("{:.3}", h.gain_s));
+                        ui.label(format!("{:.3}", h.cost_ms));
+                        ui.label(fmt_count(h.tus as u64));
+                        ui.end_row();
+                    }
+                });
+        });
     if let Some(c) = &a.check {
         check_ui(ui, c);
     }

@@ -1200,10 +1200,11 @@ fn a_rescan_keeps_the_measure_while_the_files_are_unchanged() {
     );
 }
 
-/// The open PCH section scrolls within a quarter of the window: at 1280 × 800 with 40 advised
-/// headers (as a real tree's advice can have; its figures are not what is tested) the file
-/// table still shows all its rows. Before, the section grew with the advice and pushed the
-/// table out of the window.
+/// The open PCH section's list of headers scrolls within its share of the window: at 1280 × 800
+/// with 40 advised headers (as a real tree's advice can have; its figures are not what is
+/// tested) the Verify / Copy pch.h buttons are in the window and the file table starts in its
+/// upper part with all its rows shown. Before, the list grew with the advice, the top panel
+/// clipped it, and the buttons sat at y = 1,144, out of reach.
 #[test]
 fn the_open_pch_section_leaves_the_table_its_rows_at_800_px() {
     use clipforge::headers::report::{PchAdvice, PchHeader};
@@ -1269,8 +1270,25 @@ fn the_open_pch_section_leaves_the_table_its_rows_at_800_px() {
         s.headers.table_paths(&s.persisted.headers)
     };
     assert_eq!(paths.len(), 5, "{paths:?}");
-    for p in &paths {
-        let row = h.query_all_by_label(p).next().map(|n| n.rect());
+    // The table starts in the upper part of the window, and each of its rows is inside it.
+    let heading = h
+        .query_all_by_label("File")
+        .map(|n| n.rect())
+        .min_by(|a, b| a.min.y.total_cmp(&b.min.y));
+    let rows: Vec<_> = paths
+        .iter()
+        .map(|p| h.query_all_by_label(p).next().map(|n| n.rect()))
+        .collect();
+    let copy = h.query_all_by_label("Copy pch.h").next().map(|n| n.rect());
+    assert!(
+        copy.is_some_and(|r| r.max.y <= 800.0),
+        "Copy pch.h is at {copy:?}"
+    );
+    assert!(
+        heading.is_some_and(|r| r.min.y <= 800.0 * 0.6),
+        "the table's heading is at {heading:?}"
+    );
+    for (p, row) in paths.iter().zip(&rows) {
         assert!(
             row.is_some_and(|r| r.max.y <= 800.0),
             "table row {p} not shown: {row:?}"
