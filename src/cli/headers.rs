@@ -935,14 +935,18 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
                 }
             }
             if let Some(v) = &args.remove_include {
-                let w = r.what_if(&WhatIf::RemoveInclude {
-                    from: v[0].clone(),
-                    to: v[1].clone(),
-                })?;
+                let w = r
+                    .what_if(&WhatIf::RemoveInclude {
+                        from: v[0].clone(),
+                        to: v[1].clone(),
+                    })
+                    .map_err(|e| e.to_string())?;
                 print_what_if(&format!("{} did not include {}", v[0], v[1]), &w);
             }
             if let Some(h) = &args.empty {
-                let w = r.what_if(&WhatIf::EmptyFile(h.clone()))?;
+                let w = r
+                    .what_if(&WhatIf::EmptyFile(h.clone()))
+                    .map_err(|e| e.to_string())?;
                 print_what_if(&format!("{h} were empty"), &w);
             }
             Ok::<(), String>(())

@@ -587,7 +587,7 @@ pub fn start_measure(
         if c.cancel.is_cancelled() {
             return Err("Measure cancelled: the seconds are not shown".into());
         }
-        let traces = traces?;
+        let traces = traces.map_err(|e| e.to_string())?;
         let t = timing::Timing::from_traces(&report, &traces);
         t.apply(&mut report);
         report.notes.extend(notes);

@@ -14,6 +14,17 @@ pub enum Lang {
     Cxx,
 }
 
+impl Lang {
+    /// A translation unit's language by its extension, as the scan compiles it: `.c` and `.m`
+    /// are C, everything else C++.
+    pub fn of_path(p: &std::path::Path) -> Lang {
+        match p.extension().and_then(|x| x.to_str()) {
+            Some("c") | Some("m") => Lang::C,
+            _ => Lang::Cxx,
+        }
+    }
+}
+
 /// What the compiler predefines for one language + standard.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CompilerEnv {
@@ -90,8 +101,22 @@ pub fn detect_known(known: impl Fn(&str) -> bool) -> Option<String> {
         .map(String::from)
 }
 
+/// Why asking the compiler failed: it could not be run (not installed, not executable), or it
+/// ran and refused the query (an unknown `-std`, not a C/C++ compiler).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CompilerError {
+    #[error("cannot run compiler `{compiler}`: {reason}")]
+    Run { compiler: String, reason: String },
+    #[error("`{compiler} -x {lang} -dM -E` failed: {first_line}")]
+    Failed {
+        compiler: String,
+        lang: &'static str,
+        first_line: String,
+    },
+}
+
 /// Queries `compiler` for `lang` (the driver is told the language with `-x`).
-pub fn query(compiler: &str, lang: Lang, std: Option<&str>) -> Result<CompilerEnv, String> {
+pub fn query(compiler: &str, lang: Lang, std: Option<&str>) -> Result<CompilerEnv, CompilerError> {
     let x = if lang == Lang::Cxx { "c++" } else { "c" };
     let mut base = vec!["-x".to_string(), x.to_string()];
     if let Some(s) = std {
@@ -101,7 +126,11 @@ pub fn query(compiler: &str, lang: Lang, std: Option<&str>) -> Result<CompilerEn
             format!("-std={s}")
         });
     }
-    let spawn = |extra: &[&str]| -> Result<std::process::Child, String> {
+    let run_err = |e: std::io::Error| CompilerError::Run {
+        compiler: compiler.to_string(),
+        reason: e.to_string(),
+    };
+    let spawn = |extra: &[&str]| -> Result<std::process::Child, CompilerError> {
         Command::new(compiler)
             .args(&base)
             .args(extra)
@@ -110,25 +139,24 @@ pub fn query(compiler: &str, lang: Lang, std: Option<&str>) -> Result<CompilerEn
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot run compiler `{compiler}`: {e}"))
+            .map_err(run_err)
     };
-    let wait = |c: std::process::Child| {
-        c.wait_with_output()
-            .map_err(|e| format!("cannot run compiler `{compiler}`: {e}"))
-    };
+    let wait = |c: std::process::Child| c.wait_with_output().map_err(run_err);
     // Both queries run at once: the compiler's start-up is most of a cold scan's fixed cost.
     let dm = spawn(&["-dM", "-E"])?;
     let v = spawn(&["-E", "-v"]);
     let dm = wait(dm)?;
     let v = wait(v?)?;
     if !dm.status.success() {
-        return Err(format!(
-            "`{compiler} -x {x} -dM -E` failed: {}",
-            String::from_utf8_lossy(&dm.stderr)
+        return Err(CompilerError::Failed {
+            compiler: compiler.to_string(),
+            lang: x,
+            first_line: String::from_utf8_lossy(&dm.stderr)
                 .lines()
                 .next()
                 .unwrap_or("")
-        ));
+                .to_string(),
+        });
     }
     let err = String::from_utf8_lossy(&v.stderr);
     let (quote_dirs, system_dirs) = parse_search_list(&err);

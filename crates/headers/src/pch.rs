@@ -662,7 +662,7 @@ impl PchBuild<'_> {
                 .arg("-o")
                 .arg(&out);
             let err = self.dir.join(format!("{name}.err"));
-            let ran = timing::run_cpu(&mut cmd, compiler, &err)?;
+            let ran = timing::run_cpu(&mut cmd, compiler, &err).map_err(|e| e.to_string())?;
             if ran.ok {
                 return Ok((out, ran.cpu_s, hs));
             }
@@ -708,7 +708,8 @@ fn three_ways(
             cmd.arg("-include-pch").arg(p);
         }
         cmd.arg(absolutize(&spec.file));
-        let ran = timing::run_cpu(&mut cmd, compiler, &dir.join(format!("{k}-{w}.err")))?;
+        let ran = timing::run_cpu(&mut cmd, compiler, &dir.join(format!("{k}-{w}.err")))
+            .map_err(|e| e.to_string())?;
         if !ran.ok {
             let how = [
                 "without a PCH",

@@ -76,6 +76,35 @@ pub struct Graph {
     pub edge_tab: Vec<(u32, u32, u32)>,
 }
 
+impl Graph {
+    /// True when `other` has the same files (path, lines) and translation units (file,
+    /// configuration, closure) in the same order: what a measurement ([`crate::timing::Timing`],
+    /// indexed by node and TU) depends on.
+    pub fn same_files(&self, other: &Graph) -> bool {
+        self.nodes.len() == other.nodes.len()
+            && self.tus.len() == other.tus.len()
+            && self
+                .nodes
+                .iter()
+                .zip(&other.nodes)
+                .all(|(a, b)| a.abs == b.abs && a.lines == b.lines && a.is_tu == b.is_tu)
+            && self
+                .tus
+                .iter()
+                .zip(&other.tus)
+                .all(|(a, b)| a.node == b.node && a.config == b.config && a.closure == b.closure)
+    }
+}
+
+/// Why a what-if cannot be evaluated (the files are named as the user gave them).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum WhatIfError {
+    #[error("no file matching `{0}`")]
+    NoFile(String),
+    #[error("`{from}` does not include `{to}`")]
+    NotIncluded { from: String, to: String },
+}
+
 /// One row of the per-file table (every counted file, not a top N).
 #[derive(Clone, Debug, Serialize)]
 pub struct FileEntry {
@@ -1030,28 +1059,28 @@ impl Report {
     }
 
     /// Evaluates a hypothetical change without rescanning.
-    pub fn what_if(&self, w: &WhatIf) -> Result<WhatIfResult, String> {
+    pub fn what_if(&self, w: &WhatIf) -> Result<WhatIfResult, WhatIfError> {
         let g = &self.graph;
         let (cut_from, cut_to, empty) = match w {
             WhatIf::RemoveInclude { from, to } => {
                 let a = self
                     .find(from)
-                    .ok_or_else(|| format!("no file matching `{from}`"))?;
+                    .ok_or_else(|| WhatIfError::NoFile(from.clone()))?;
                 let b = self
                     .find(to)
-                    .ok_or_else(|| format!("no file matching `{to}`"))?;
+                    .ok_or_else(|| WhatIfError::NoFile(to.clone()))?;
                 if !g.out[a as usize].iter().any(|e| e.0 == b) {
-                    return Err(format!("`{from}` does not include `{to}`"));
+                    return Err(WhatIfError::NotIncluded {
+                        from: from.clone(),
+                        to: to.clone(),
+                    });
                 }
                 (Some(a), Some(b), None)
             }
             WhatIf::EmptyFile(f) => (
                 None,
                 None,
-                Some(
-                    self.find(f)
-                        .ok_or_else(|| format!("no file matching `{f}`"))?,
-                ),
+                Some(self.find(f).ok_or_else(|| WhatIfError::NoFile(f.clone()))?),
             ),
         };
         let lines = |v: u32| -> u64 {

@@ -20,7 +20,7 @@ use super::fmt_count;
 use super::headers_job::{
     HeadersJob, HeadersProject, JobPoll, ScanOutcome, Shown, default_selection,
 };
-use crate::headers::report::Detail;
+use crate::headers::report::{Detail, WhatIfError};
 use crate::headers::{ChainStep, Mode, Report, ScanOptions, Scanner, WhatIfResult};
 use crate::watcher::Watcher;
 use eframe::egui;
@@ -148,7 +148,7 @@ pub struct HeadersState {
     pub from_tu: String,
     pub why: Option<Result<Vec<ChainStep>, String>>,
     why_key: Option<(u64, Mode, String, String)>,
-    pub what_if: Option<(String, Result<WhatIfResult, String>)>,
+    pub what_if: Option<(String, Result<WhatIfResult, WhatIfError>)>,
     detail: Option<((u64, Mode, String), Detail)>,
     dialog: Option<mpsc::Receiver<(Pick, Option<PathBuf>)>>,
     watcher: Option<Watcher>,
@@ -319,12 +319,14 @@ impl HeadersState {
                     }
                     // Freeing the previous reports (two modes, hundreds of thousands of small
                     // allocations on a large tree) takes tens of ms: not on the UI thread.
-                    if let Some(old) = self.outcome.replace(o) {
+                    let old = self.outcome.replace(o);
+                    self.generation += 1;
+                    self.carry_measure(old.as_ref());
+                    if let Some(old) = old {
                         let _ = std::thread::Builder::new()
                             .name("clipforge-headers-free".into())
                             .spawn(move || drop(old));
                     }
-                    self.generation += 1;
                     self.view_key = None;
                     self.why_key = None;
                     self.what_if = None;

@@ -7,8 +7,8 @@
 
 use super::super::headers_job;
 use super::{HeadersSettings, HeadersState, fmt_count};
-use crate::headers::Mode;
 use crate::headers::report::{PchAdvice, PchCheck};
+use crate::headers::{Mode, pch};
 use eframe::egui;
 
 impl HeadersState {
@@ -111,6 +111,47 @@ impl HeadersState {
                 Err(e) => self.message = Some((format!("Verify PCH: {e}"), true)),
             }
         }
+    }
+
+    /// After a rescan (called with the scan it replaced): the last Measure's seconds go on the
+    /// new report when the tree's files are unchanged (none re-read, the same files and TUs);
+    /// otherwise they are dropped and the message says so (before, a rescan dropped them
+    /// silently).
+    pub(super) fn carry_measure(&mut self, old: Option<&headers_job::ScanOutcome>) {
+        let Some((g, t)) = self.timing.take() else {
+            return;
+        };
+        // Measured on the scan just replaced (an older one was dropped already).
+        if g + 1 != self.generation {
+            return;
+        }
+        let old = old.and_then(|o| o.preprocessed.as_ref());
+        let history = self.outcome.as_ref().and_then(|o| o.history.clone());
+        let Some(new) = self.outcome.as_mut().and_then(|o| o.preprocessed.as_mut()) else {
+            return;
+        };
+        let unchanged =
+            new.stats.files_read == 0 && old.is_some_and(|old| old.graph.same_files(&new.graph));
+        if !unchanged {
+            self.message = Some((
+                "The tree changed since Measure: its seconds are no longer shown (press Measure \
+                 again)"
+                    .into(),
+                true,
+            ));
+            return;
+        }
+        t.apply(new);
+        let h = history.as_ref().map(|h| (&h.0, h.1));
+        let mut advice = pch::advise(new, &t, 0, pch::PchSize::Auto, h);
+        // A verification stays with the same advice.
+        if let Some(a) = old.and_then(|o| o.pch.as_ref())
+            && a.headers == advice.headers
+        {
+            advice.check = a.check.clone();
+        }
+        new.pch = Some(advice);
+        self.timing = Some((self.generation, t));
     }
 
     /// True while clang runs for Measure or Verify.
@@ -226,6 +267,11 @@ impl HeadersState {
     }
 }
 
+/// The largest share of the window the advised headers' list takes (it scrolls beyond): the
+/// top panel clips what does not fit, so at 800 px a list of tens of headers hid the Verify
+/// and Copy buttons below it, and took the table's room.
+const PCH_LIST_SHARE: f32 = 0.15;
+
 /// The advice, the Verify button (true when clicked) and the verification's figures.
 fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool) -> bool {
     ui.label(format!(
@@ -233,23 +279,6 @@ fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool)
          net (the same number of headers by Total Parsed: {:.3} s)",
         a.saved_s, a.load_s, a.build_s, a.net_s, a.naive_net_s
     ));
-    egui::Grid::new("hh_pch_grid")
-        .num_columns(4)
-        .spacing([14.0, 2.0])
-        .striped(true)
-        .show(ui, |ui| {
-            for h in ["Header", "Gain (s)", "ms per TU", "TUs"] {
-                ui.label(egui::RichText::new(h).strong());
-            }
-            ui.end_row();
-            for h in &a.headers {
-                ui.label(&h.path);
-                ui.label(format!("{:.3}", h.gain_s));
-                ui.label(format!("{:.3}", h.cost_ms));
-                ui.label(fmt_count(h.tus as u64));
-                ui.end_row();
-            }
-        });
     let mut clicked = false;
     ui.horizontal(|ui| {
         let l = ui.label("Verify:");
@@ -278,6 +307,30 @@ fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool)
             ui.ctx().copy_text(a.pch_h.clone());
         }
     });
+    // The list scrolls within its share of the window; the buttons above stay in view.
+    let cap = (ui.ctx().content_rect().height() * PCH_LIST_SHARE).max(90.0);
+    egui::ScrollArea::vertical()
+        .id_salt("hh_pch_scroll")
+        .max_height(cap)
+        .show(ui, |ui| {
+            egui::Grid::new("hh_pch_grid")
+                .num_columns(4)
+                .spacing([14.0, 2.0])
+                .striped(true)
+                .show(ui, |ui| {
+                    for h in ["Header", "Gain (s)", "ms per TU", "TUs"] {
+                        ui.label(egui::RichText::new(h).strong());
+                    }
+                    ui.end_row();
+                    for h in &a.headers {
+                        ui.label(&h.path);
+                        ui.label(format!("{:.3}", h.gain_s));
+                        ui.label(format!("{:.3}", h.cost_ms));
+                        ui.label(fmt_count(h.tus as u64));
+                        ui.end_row();
+                    }
+                });
+        });
     if let Some(c) = &a.check {
         check_ui(ui, c);
     }

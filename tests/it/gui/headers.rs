@@ -1126,3 +1126,172 @@ fn a_history_period_adds_the_rebuilds_column() {
     assert_eq!(common.churn.as_ref().map(|c| c.churn_tu_rebuilds), Some(6));
     assert_eq!(paths[0], "common.h");
 }
+
+/// A rescan keeps the last Measure's seconds while the tree's files are unchanged (before, any
+/// rescan dropped them without a word); after a file changes they are dropped and the message
+/// says so. Skipped without clang.
+#[test]
+fn a_rescan_keeps_the_measure_while_the_files_are_unchanged() {
+    let ok = std::process::Command::new("clang++")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: no clang++ on PATH (apt-get install clang)");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir(r.join("inc")).unwrap();
+    std::fs::write(r.join("inc/tmpl.h"), TEMPLATES).unwrap();
+    for i in 0..3 {
+        std::fs::write(
+            r.join(format!("t{i}.cpp")),
+            format!("#include \"tmpl.h\"\nint t{i}() {{ return 0; }}\n"),
+        )
+        .unwrap();
+    }
+    let mut st = state(&out.path().join("rep"));
+    st.persisted.headers.project.roots = vec![r.display().to_string()];
+    st.persisted.headers.project.include_dirs = vec!["inc".into()];
+    st.persisted.headers.measure_tus = 2;
+    let mut h = harness(st);
+    h.run();
+    wait_scan(&mut h);
+    h.get_by_label("Measure 2 TUs").click();
+    h.step();
+    wait_compile(&mut h);
+    assert_eq!(h.state().headers.message, None);
+    let predicted = |h: &Harness<'_, AppState>| {
+        let s = h.state();
+        s.headers
+            .report(&s.persisted.headers)
+            .and_then(|r| r.predicted_frontend_s)
+    };
+    let before = predicted(&h).expect("measured");
+    h.get_by_label_contains("2 measured");
+
+    // Rescan, nothing changed: the seconds stay (the same figures, the column, the advice).
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    assert_eq!(h.state().headers.message, None);
+    assert_eq!(predicted(&h), Some(before));
+    assert!(
+        h.query_by_label("Seconds").is_some(),
+        "the Seconds column went"
+    );
+    h.get_by_label_contains("2 measured");
+    h.get_by_label_contains("Precompiled header: ");
+
+    // A header changes: the seconds are stale, dropped, and the message says why.
+    std::fs::write(r.join("inc/tmpl.h"), format!("{TEMPLATES}int more;\n")).unwrap();
+    h.get_by_label("Scan").click();
+    h.run();
+    wait_scan(&mut h);
+    assert_eq!(predicted(&h), None);
+    assert!(h.query_by_label("Seconds").is_none());
+    let m = h.state().headers.message.clone().map(|m| m.0);
+    assert!(
+        m.as_deref()
+            .is_some_and(|m| m.contains("The tree changed since Measure")),
+        "{m:?}"
+    );
+}
+
+/// The open PCH section's list of headers scrolls within its share of the window: at 1280 × 800
+/// with 40 advised headers (as a real tree's advice can have; its figures are not what is
+/// tested) the Verify / Copy pch.h buttons are in the window and the file table starts in its
+/// upper part with all its rows shown. Before, the list grew with the advice, the top panel
+/// clipped it, and the buttons sat at y = 1,144, out of reach.
+#[test]
+fn the_open_pch_section_leaves_the_table_its_rows_at_800_px() {
+    use clipforge::headers::report::{PchAdvice, PchHeader};
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_max_steps(200)
+        .with_step_dt(1.0 / 60.0)
+        .build_ui_state(
+            |ui, s: &mut AppState| s.ui(ui),
+            state(&out.path().join("rep")),
+        );
+    scan_root(&mut h, root.path());
+    let headers: Vec<PchHeader> = (0..40)
+        .map(|i| PchHeader {
+            path: format!("inc/pch_{i:02}.h"),
+            abs: root.path().join(format!("inc/pch_{i:02}.h")),
+            tus: 2,
+            cost_ms: 1.0,
+            files_added: 1,
+            gain_s: 0.001,
+        })
+        .collect();
+    {
+        let s = h.state_mut();
+        // No detail view below the table: the table has the rest of the window.
+        s.headers.selected = None;
+        let r = s.headers.outcome.as_mut().unwrap();
+        r.preprocessed.as_mut().unwrap().pch = Some(PchAdvice {
+            config: None,
+            headers,
+            files: 40,
+            content_ms: 40.0,
+            saved_s: 0.08,
+            load_s: 0.01,
+            build_s: 0.04,
+            net_s: 0.03,
+            churn_days: None,
+            churn_commits: None,
+            churn_s: None,
+            period_net_s: None,
+            naive: Vec::new(),
+            naive_net_s: 0.0,
+            pch_h: String::new(),
+            build_flags: Vec::new(),
+            use_flags_clang: Vec::new(),
+            use_flags_gcc: Vec::new(),
+            check: None,
+        });
+    }
+    h.run();
+    h.get_by_label_contains("Precompiled header: 40 headers")
+        .click();
+    h.run();
+    assert!(
+        h.query_all_by_label("inc/pch_00.h").next().is_some(),
+        "the section did not open"
+    );
+    let paths = {
+        let s = h.state_mut();
+        s.headers.table_paths(&s.persisted.headers)
+    };
+    assert_eq!(paths.len(), 5, "{paths:?}");
+    // The table starts in the upper part of the window, and each of its rows is inside it.
+    let heading = h
+        .query_all_by_label("File")
+        .map(|n| n.rect())
+        .min_by(|a, b| a.min.y.total_cmp(&b.min.y));
+    let rows: Vec<_> = paths
+        .iter()
+        .map(|p| h.query_all_by_label(p).next().map(|n| n.rect()))
+        .collect();
+    let copy = h.query_all_by_label("Copy pch.h").next().map(|n| n.rect());
+    assert!(
+        copy.is_some_and(|r| r.max.y <= 800.0),
+        "Copy pch.h is at {copy:?}"
+    );
+    assert!(
+        heading.is_some_and(|r| r.min.y <= 800.0 * 0.6),
+        "the table's heading is at {heading:?}"
+    );
+    for (p, row) in paths.iter().zip(&rows) {
+        assert!(
+            row.is_some_and(|r| r.max.y <= 800.0),
+            "table row {p} not shown: {row:?}"
+        );
+    }
+}

@@ -337,3 +337,106 @@ fn header_costs_follow_the_size_of_the_tu_they_are_predicted_for() {
         "other.cpp predicted {p} ms, not 15: {v}"
     );
 }
+
+/// A TU's own time (outside its headers) is modelled per language and from its headers' time,
+/// not as a constant plus its lines: the C++ TUs here spend ~100 ms of their own instantiating
+/// a template the header declares (as clang's end-of-TU instantiations do in real trees), a C
+/// file and a TU whose body is `#ifdef`'d out spend a few ms. Every TU measured once (real
+/// clang); the first two traces (the TUs `--measure 2` picks: a C++ and a C one) predict the
+/// others. Before, own time = a + b × own lines over the sample put tens of ms on each small TU
+/// (off.cpp: 37 ms predicted, 0.1 ms measured).
+#[test]
+fn a_c_file_and_a_compiled_out_tu_are_predicted_near_their_cost() {
+    if clang_missing() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    let w = |rel: &str, text: &str| common::headers_scan::write(r, rel, text);
+    // TEMPLATES without its static_assert: each TU instantiates P itself.
+    w(
+        "inc/tmpl.h",
+        TEMPLATES
+            .lines()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .as_str(),
+    );
+    for i in 0..3 {
+        w(
+            &format!("t{i}.cpp"),
+            "#include \"tmpl.h\"\nstatic_assert(P<60, 60>::v > 0, \"\");\n",
+        );
+    }
+    w(
+        "off.cpp",
+        "#ifdef NEVER_DEFINED\n#include \"tmpl.h\"\nstatic_assert(P<60, 60>::v > 0, \"\");\n#endif\nint off;\n",
+    );
+    let decls: String = (0..200).map(|i| format!("extern int c_v{i};\n")).collect();
+    w("inc/c.h", &format!("#pragma once\n{decls}"));
+    for i in 0..2 {
+        w(
+            &format!("c{i}.c"),
+            &format!("#include \"c.h\"\nint c{i}(void) {{ return 0; }}\n"),
+        );
+    }
+    let all = tempfile::tempdir().unwrap();
+    let m = headers(
+        r,
+        &[
+            "--measure",
+            "6",
+            "--jobs",
+            "2",
+            "--keep-traces",
+            all.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(m["measured_tus"], 6, "{m}");
+    let ms = |v: &Value, name: &str, key: &str| {
+        v["tus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["path"].as_str().unwrap() == name)
+            .unwrap_or_else(|| panic!("no {name} in {v}"))[key]
+            .as_f64()
+    };
+    // The premise: a C++ TU's own instantiations dwarf the small TUs.
+    let t_ms = ms(&m, "t1.cpp", "measured_ms").unwrap();
+    assert!(t_ms > 40.0, "t1.cpp measured {t_ms} ms");
+    let sample = tempfile::tempdir().unwrap();
+    for f in std::fs::read_dir(all.path()).unwrap() {
+        let f = f.unwrap().path();
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("0-") || name.starts_with("1-") {
+            std::fs::copy(&f, sample.path().join(&name)).unwrap();
+        }
+    }
+    let p = headers(r, &["--time-trace", sample.path().to_str().unwrap()]);
+    assert_eq!(p["measured_tus"], 2, "{p}");
+    for sampled in ["t0.cpp", "c0.c"] {
+        assert!(
+            ms(&p, sampled, "measured_ms").is_some(),
+            "{sampled} not sampled: {p}"
+        );
+    }
+    for small in ["off.cpp", "c1.c"] {
+        let (pred, real) = (
+            ms(&p, small, "predicted_ms").unwrap(),
+            ms(&m, small, "measured_ms").unwrap(),
+        );
+        assert!(
+            (pred - real).abs() <= 0.5 * real + 5.0 && pred < t_ms / 4.0,
+            "{small}: predicted {pred} ms, measured {real} ms (t1.cpp {t_ms} ms)"
+        );
+    }
+    // The C++ TU not sampled is still predicted near its measure.
+    let pred = ms(&p, "t2.cpp", "predicted_ms").unwrap();
+    let real = ms(&m, "t2.cpp", "measured_ms").unwrap();
+    assert!(
+        (pred - real).abs() <= 0.5 * real,
+        "t2.cpp: predicted {pred}, measured {real}"
+    );
+}

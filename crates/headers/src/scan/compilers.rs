@@ -3,13 +3,15 @@
 //! TUs are known; the note saying where they came from.
 
 use super::{ScanError, Scanner, TuSpec};
-use crate::compiler::{self, CompilerEnv, Lang};
+use crate::compiler::{self, CompilerEnv, CompilerError, Lang};
 use crate::util::FxMap;
 use crate::{CompilerChoice, Progress, Project};
 
 /// The compiler's answers asked for before the walk: (compiler name, answers per key).
-pub(super) type EarlyAnswers =
-    std::thread::JoinHandle<(Option<String>, Vec<(String, Result<CompilerEnv, String>)>)>;
+pub(super) type EarlyAnswers = std::thread::JoinHandle<(
+    Option<String>,
+    Vec<(String, Result<CompilerEnv, CompilerError>)>,
+)>;
 
 impl Scanner {
     /// Phase 0: the compiler's answers asked for on a thread while the roots are walked, when
@@ -66,7 +68,7 @@ pub(super) fn settle_compilers(
     progress: &Progress,
 ) -> Result<(), ScanError> {
     // Answers asked for early; a failed query is an error only if its key is needed.
-    let mut failed: FxMap<String, String> = FxMap::default();
+    let mut failed: FxMap<String, CompilerError> = FxMap::default();
     let compiler_name = match early_answers {
         Some(h) => {
             let (name, answers) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -97,13 +99,12 @@ pub(super) fn settle_compilers(
                 Some(c) => {
                     let ck = compiler_key(c, k.0, &k.1);
                     if let Some(e) = failed.remove(&ck) {
-                        return Err(ScanError::Input(e));
+                        return Err(ScanError::Compiler(e));
                     }
                     match compilers.get(&ck) {
                         Some(e) => e.clone(),
                         None => {
-                            let e = compiler::query(c, k.0, k.1.as_deref())
-                                .map_err(ScanError::Input)?;
+                            let e = compiler::query(c, k.0, k.1.as_deref())?;
                             compilers.insert(ck, e.clone());
                             e
                         }
@@ -156,7 +157,10 @@ fn ask_compiler(
     choice: &CompilerChoice,
     known: &[String],
     keys: &[(Lang, Option<String>)],
-) -> (Option<String>, Vec<(String, Result<CompilerEnv, String>)>) {
+) -> (
+    Option<String>,
+    Vec<(String, Result<CompilerEnv, CompilerError>)>,
+) {
     let Some(name) = detect_compiler(choice, known.iter()) else {
         return (None, Vec::new());
     };

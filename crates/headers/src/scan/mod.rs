@@ -55,6 +55,9 @@ pub struct ScanResult {
 pub enum ScanError {
     #[error("{0}")]
     Input(String),
+    /// The compiler asked for predefined macros and system dirs could not be run or refused.
+    #[error(transparent)]
+    Compiler(#[from] crate::compiler::CompilerError),
     #[error("scan cancelled")]
     Cancelled,
 }

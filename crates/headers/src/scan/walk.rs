@@ -188,27 +188,20 @@ fn specs_from_compdb(
         flags.include_dirs.extend(g_inc.iter().cloned());
         flags.macros.splice(0..0, project.defines.iter().cloned());
         if flags.std.is_none() {
-            flags.std = if lang_of(&e.file) == Lang::Cxx {
+            flags.std = if Lang::of_path(&e.file) == Lang::Cxx {
                 project.std.clone()
             } else {
                 project.cstd.clone()
             };
         }
         v.push(TuSpec {
-            lang: lang_of(&e.file),
+            lang: Lang::of_path(&e.file),
             file: e.file,
             flags: Arc::new(flags),
             config,
         });
     }
     Ok(v)
-}
-
-fn lang_of(p: &Path) -> Lang {
-    match p.extension().and_then(|x| x.to_str()) {
-        Some("c") | Some("m") => Lang::C,
-        _ => Lang::Cxx,
-    }
 }
 
 /// What the walk phase found: the TUs to evaluate and what the reports say about the walk.
@@ -309,7 +302,7 @@ impl Scanner {
             let (cxx_flags, c_flags) = (flags_for(Lang::Cxx), flags_for(Lang::C));
             tus.into_iter()
                 .map(|f| {
-                    let lang = lang_of(&f);
+                    let lang = Lang::of_path(&f);
                     TuSpec {
                         flags: if lang == Lang::Cxx {
                             cxx_flags.clone()
