@@ -25,6 +25,7 @@ pub mod limits;
 pub mod metadata;
 pub mod pose;
 pub mod quant;
+pub mod relayout;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod rot4;
 pub mod scalar;
@@ -126,7 +127,13 @@ pub struct ClipReader<'a> {
     num_bones: usize,
     num_samples: usize,
     num_segments: usize,
-    seg_header_off: usize,
+    /// Per segment: where its widths and bits are, its bits per sample.
+    segs: Vec<SegEntry>,
+    /// Version 4 and later: segment ranges in groups of four tracks
+    /// ([`format::grouped_range_offset`]), decoded four tracks at a time.
+    grouped: bool,
+    /// Where section 6 (segments) starts: what [`relayout`] keeps before it.
+    segments_off: usize,
     num_animated: usize,
     sample_rate: f32,
     wrap: bool,
@@ -145,6 +152,17 @@ pub struct ClipReader<'a> {
     desc_off: usize,
     runtime_size: usize,
     meta: Metadata,
+}
+
+/// Where a segment's parts are (validated).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SegEntry {
+    /// Byte offset of the widths (ranges and dropped components follow them).
+    pub(crate) widths_off: u32,
+    /// Byte offset of the bit stream.
+    pub(crate) data_off: u32,
+    /// Bits per sample.
+    pub(crate) bits: u32,
 }
 
 /// One animated sub-track as the decoder sees it.
@@ -327,7 +345,9 @@ impl<'a> ClipReader<'a> {
             wrap: h.wrap,
             additive: h.additive,
             desc_off: d.desc_off,
-            seg_header_off: segs.seg_header_off,
+            segs: segs.segs,
+            grouped: h.version >= GROUPED_SEGMENTS_VERSION,
+            segments_off: segs.table_off,
             num_animated: h.num_animated,
             runtime_size: h.runtime_size,
             fixed_rotations: t.fixed_rotations,
@@ -406,7 +426,7 @@ impl<'a> ClipReader<'a> {
 
     /// Bit widths of every animated sub-track component in every segment.
     pub fn segment_widths(&self, seg: usize) -> impl Iterator<Item = [u32; 3]> + '_ {
-        let off = u32_at(self.buf, self.seg_header_off + 12 * seg) as usize;
+        let off = self.segs[seg].widths_off as usize;
         (0..self.num_animated).map(move |a| unpack_widths(u16_at(self.buf, off + 2 * a)))
     }
 
@@ -421,10 +441,10 @@ impl<'a> ClipReader<'a> {
     /// position of sample `in_seg` in it.
     #[inline(always)]
     fn view(&self, seg: usize, in_seg: usize) -> SegView {
-        let h = self.seg_header_off + 12 * seg;
-        let widths_off = u32_at(self.buf, h) as usize;
-        let data_off = u32_at(self.buf, h + 4) as usize;
-        let bits = u32_at(self.buf, h + 8) as usize;
+        let e = self.segs[seg];
+        let widths_off = e.widths_off as usize;
+        let data_off = e.data_off as usize;
+        let bits = e.bits as usize;
         let multi = self.num_segments > 1;
         SegView {
             widths_off,
@@ -448,8 +468,14 @@ impl<'a> ClipReader<'a> {
         // The segment range in 255ths (0 and 255/255 = 1 for a single segment), from the table
         // of the divisions Dequant::new makes.
         let (smin, sext) = if v.ranges_off != usize::MAX {
-            let o = v.ranges_off + 6 * a;
-            let b = &self.buf[o..o + 6];
+            let b: [u8; 6] = if self.grouped {
+                core::array::from_fn(|row| {
+                    self.buf[v.ranges_off + grouped_range_offset(self.num_animated, a, row)]
+                })
+            } else {
+                let o = v.ranges_off + 6 * a;
+                self.buf[o..o + 6].try_into().unwrap()
+            };
             let f = |q: u8| quant::SEGMENT_FRACTIONS[q as usize];
             (
                 Vec4::new(f(b[0]), f(b[1]), f(b[2]), 0.0),
