@@ -5,9 +5,9 @@ use crate::fmath;
 use alloc::vec::Vec;
 
 pub const MAGIC: [u8; 4] = *b"CFA1";
-/// The version the writer stamps: 3 stores the clip range of an animated rotation in 16-bit
-/// fixed point ([`rot_range_decode`]) instead of float32.
-pub const VERSION: u16 = 3;
+/// The version the writer stamps: 4 lays each segment out as one block, its ranges in groups
+/// of four tracks ([`GROUPED_SEGMENTS_VERSION`]); the values are version 3's.
+pub const VERSION: u16 = GROUPED_SEGMENTS_VERSION;
 /// The newest version the reader accepts.
 pub const MAX_VERSION: u16 = GROUPED_SEGMENTS_VERSION;
 /// The oldest version the reader accepts: version 2 only added the raw float32 width code
