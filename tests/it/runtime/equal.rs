@@ -64,7 +64,11 @@ fn splitmix(s: &mut u64) -> u64 {
 /// Compares the two decoders on one buffer the compressor wrote (version 4): the old one on
 /// its version-3 layout, the new one on both layouts. Returns the number of poses compared.
 fn compare(label: &str, bytes: &[u8]) -> usize {
-    assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 4, "{label}: the writer stamps 4");
+    assert_eq!(
+        u16::from_le_bytes([bytes[4], bytes[5]]),
+        4,
+        "{label}: the writer stamps 4"
+    );
     let v3 = relayout(bytes, 3).unwrap_or_else(|e| panic!("{label}: to version 3: {e}"));
     assert_eq!(
         relayout(&v3, 4).unwrap(),

@@ -141,7 +141,9 @@ fn hostile_bytes_in_the_segment_blocks_never_panic() {
 fn random_corruptions_of_version_4_never_panic() {
     let mut s = 0x4C0FFEEu64;
     let mut next = || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (s >> 33) as usize
     };
     let bufs = buffers();
