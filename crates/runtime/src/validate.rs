@@ -530,11 +530,19 @@ fn segment(
     let per_seg = if num_segs > 1 { 8 } else { 2 };
     let meta_end = widths_off.checked_add(num_animated * per_seg + d.num_seg_dropped);
     // Every offset inside the runtime data before anything is read through it; version 4's
-    // four-track loads (8 bytes of widths, 4 bytes of a range row) stay inside it too.
+    // four-track loads stay inside it too: 8 bytes of widths from each group's first track, 4
+    // bytes from each range row (the last row of the last group starts `lanes` bytes before
+    // the ranges end).
+    let last_lanes = (num_animated + GROUP - 1) % GROUP + 1;
+    let group_loads_end = if num_segs > 1 {
+        widths_off + 8 * num_animated + 4 - last_lanes
+    } else {
+        widths_off + 8 * num_animated.div_ceil(GROUP)
+    };
     if widths_off < first
         || meta_end.is_none_or(|e| e > data_off)
         || data_off > h.runtime_size
-        || (grouped && num_animated > 0 && widths_off + per_seg * num_animated + 6 > h.runtime_size)
+        || (grouped && num_animated > 0 && group_loads_end > h.runtime_size)
     {
         return corrupt(format!(
             "segment {s}: metadata offset {widths_off} out of place"
