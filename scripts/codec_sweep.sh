@@ -3,7 +3,7 @@
 # transform clips, BVH, glTF) at every threshold, through the release CLI, one JSON report per
 # (set, threshold); prints failures, the worst max_error_cm (at and between samples), the worst
 # max_error_at_samples_cm, bytes and wall time per threshold. Then the test sweep
-# (tests/it/anim/codec_sweep.rs). Run niced; figures in docs/BENCHMARKS.md.
+# (crates/anim/tests/it/codec_sweep.rs). Run niced; figures in docs/BENCHMARKS.md.
 #
 #   scripts/codec_sweep.sh [OUT_DIR]     (CLIPFORGE_DATA defaults to ../shared/data)
 set -euo pipefail
@@ -38,4 +38,4 @@ for c in failed + over:
 PY
   done
 done
-time nice -n 10 cargo test --release --no-default-features --test it anim::codec_sweep:: -- --nocapture
+time nice -n 10 cargo test --release -p clipforge-anim --test it codec_sweep:: -- --nocapture

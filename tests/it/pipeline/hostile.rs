@@ -393,6 +393,11 @@ fn signal(child: &Child, sig: i32) {
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
 }
 
+/// Clips in the batches a signal interrupts: at `-j 1` a clip of 900 samples takes well over a
+/// tenth of a second, so after the first "compressed" line most of the batch is still to do when
+/// the signal arrives (the tests assert that some clips were cancelled).
+const LONG_BATCH: u64 = 16;
+
 fn long_batch(input: &Path, n: u64) {
     for i in 0..n {
         write_clip(
@@ -409,7 +414,7 @@ fn sigint_mid_batch_cancels_cleanly() {
     let input = dir.path().join("in");
     let out = dir.path().join("out");
     let json = dir.path().join("report.json");
-    long_batch(&input, 60);
+    long_batch(&input, LONG_BATCH);
     let (mut child, rx) = spawn_compress(&input, &out, &json);
     let mut lines = wait_for_line(&rx, "compressed", Duration::from_secs(120));
     signal(&child, libc::SIGINT);
@@ -425,7 +430,7 @@ fn sigint_mid_batch_cancels_cleanly() {
     assert!(temp_files(&out).is_empty(), "{:?}", temp_files(&out));
 
     let report = read_report(&json);
-    assert_eq!(report.clips.len(), 60);
+    assert_eq!(report.clips.len(), LONG_BATCH as usize);
     assert!(
         report.totals.cancelled > 0,
         "the batch ended before the signal"
@@ -457,7 +462,7 @@ fn sigint_mid_batch_cancels_cleanly() {
     assert_eq!(o.status.code(), Some(0));
     let r2 = read_report(&again);
     assert_eq!(r2.totals.skipped, done.len());
-    assert_eq!(cfa_files(&out).len(), 60);
+    assert_eq!(cfa_files(&out).len(), LONG_BATCH as usize);
 }
 
 #[test]
@@ -466,7 +471,7 @@ fn sigterm_cancels_and_a_second_signal_exits_at_once() {
     let input = dir.path().join("in");
     let out = dir.path().join("out");
     let json = dir.path().join("report.json");
-    long_batch(&input, 60);
+    long_batch(&input, LONG_BATCH);
 
     // SIGTERM cancels like Ctrl-C.
     let (mut child, rx) = spawn_compress(&input, &out, &json);
@@ -496,7 +501,7 @@ fn sigterm_cancels_and_a_second_signal_exits_at_once() {
     let o = run(clipforge().arg("compress").arg(&input).arg("-o").arg(&out));
     assert_eq!(o.status.code(), Some(0));
     assert!(temp_files(&out).is_empty());
-    assert_eq!(cfa_files(&out).len(), 60);
+    assert_eq!(cfa_files(&out).len(), LONG_BATCH as usize);
 }
 
 #[test]

@@ -7,11 +7,11 @@
 
 use crate::common;
 
-use clipforge::anim::clip::RawClip;
-use clipforge::anim::compress::{
+use clipforge_anim::clip::RawClip;
+use clipforge_anim::compress::{
     BETWEEN_ALPHAS, BoneOverride, CompressionSettings, compress, glob_match,
 };
-use clipforge::anim::formats::load_clips;
+use clipforge_anim::formats::load_clips;
 use std::path::{Path, PathBuf};
 
 /// Finger bones of the rigs in the data (ACL's CMU clips and cmu-acrnn: `lIndex1`…; cmu-bvh11

@@ -5,8 +5,8 @@
 
 use crate::common;
 
-use clipforge::anim::formats::{load_clips, write_acl_clip};
-use clipforge::anim::{ClipReader, CompressionSettings, compress, metric};
+use clipforge_anim::formats::{load_clips, write_acl_clip};
+use clipforge_anim::{ClipReader, CompressionSettings, compress, metric};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -74,7 +74,7 @@ fn round_trip(path: &Path, threshold: f32) -> Option<(String, usize, f64)> {
         "{}",
         path.display()
     );
-    let decoded = clipforge::anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
+    let decoded = clipforge_anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("lossy.acl.sjson");
     std::fs::write(&out, write_acl_clip(&decoded)).unwrap();

@@ -4,8 +4,8 @@
 
 use crate::common;
 
-use clipforge::anim::formats::load_clips_with_warnings;
-use clipforge::anim::limits::set_max_memory_bytes;
+use clipforge_anim::formats::load_clips_with_warnings;
+use clipforge_anim::limits::set_max_memory_bytes;
 
 #[test]
 fn memory_budget_bounds_fbx_import() {

@@ -2,11 +2,11 @@
 //! ranges and raw values, random corruption with a valid checksum) and the ACL scalar reader
 //! (bad outputs, widths, counts, values), each refused with a clear error and never a panic.
 
-use clipforge::anim::Looping;
-use clipforge::anim::formats::acl::{AclFile, read_acl_file};
-use clipforge::anim::runtime::FormatError;
-use clipforge::anim::runtime::scalar::{CRC_OFFSET, HEADER_SIZE, ScalarReader, checksum};
-use clipforge::anim::scalar::{RawScalarList, compress_scalar_list};
+use clipforge_anim::Looping;
+use clipforge_anim::formats::acl::{AclFile, read_acl_file};
+use clipforge_anim::runtime::FormatError;
+use clipforge_anim::runtime::scalar::{CRC_OFFSET, HEADER_SIZE, ScalarReader, checksum};
+use clipforge_anim::scalar::{RawScalarList, compress_scalar_list};
 use std::path::Path;
 
 /// An ACL scalar list: `tracks` rows of float3f over `n` samples; track 0 constant, track 1

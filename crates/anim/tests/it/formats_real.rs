@@ -10,8 +10,8 @@
 
 use crate::common;
 
-use clipforge::anim::RawClip;
-use clipforge::anim::formats::{
+use clipforge_anim::RawClip;
+use clipforge_anim::formats::{
     AclWriteOptions, ClipFormat, load_clips, load_clips_with_warnings, write_acl_clip_with,
 };
 use std::collections::BTreeMap;
@@ -142,8 +142,8 @@ fn acl_regression_files_load_or_are_refused_clearly() {
             assert!(e.line.is_some());
             let text = std::fs::read_to_string(&path).unwrap();
             assert!(matches!(
-                clipforge::anim::formats::acl::read_acl_file(&text, &path),
-                Ok(clipforge::anim::formats::acl::AclFile::Scalars(_))
+                clipforge_anim::formats::acl::read_acl_file(&text, &path),
+                Ok(clipforge_anim::formats::acl::AclFile::Scalars(_))
             ));
             refused += 1;
         } else if name == "09_02_with_inf_error.acl.sjson" {
@@ -339,7 +339,7 @@ fn bvh_cross_check_with_reference_converter() {
             String::from_utf8_lossy(&out.stderr)
         );
         let clip = &load_clips(&src).unwrap()[0];
-        std::fs::write(&ours, clipforge::anim::formats::write_acl_clip(clip)).unwrap();
+        std::fs::write(&ours, clipforge_anim::formats::write_acl_clip(clip)).unwrap();
         for (a, b) in [(&reference, &ours), (&ours, &reference)] {
             let out = Command::new("python3")
                 .arg(tools.join("clip_eval.py"))

@@ -1,7 +1,9 @@
 //! Codec tests on generated clips (no external data): error bound, round trip, sampling.
 
-use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::anim::{ClipReader, CompressionSettings, Looping, Pose, compress, metric};
+use crate::common;
+
+use clipforge_anim::generate::{GenerateOptions, generate};
+use clipforge_anim::{ClipReader, CompressionSettings, Looping, Pose, compress, metric};
 
 #[test]
 fn generated_clips_meet_the_threshold() {
@@ -21,7 +23,7 @@ fn generated_clips_meet_the_threshold() {
         let settings = CompressionSettings::default();
         let c = compress(&clip, &settings).unwrap();
         let reader = ClipReader::new(&c.bytes).unwrap();
-        let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+        let decoded = clipforge_anim::decompress::to_raw_clip(&reader);
         let stats = metric::measure(&clip, &decoded).unwrap();
         eprintln!(
             "seed {seed} ns {ns}: {} B (raw {}), max err {:.5}",
@@ -74,7 +76,7 @@ fn sample_pose_matches_stored_samples_and_interpolates() {
 /// takes versions 1 to 3, and they decode within the threshold of their source clips.
 #[test]
 fn version_1_buffers_still_read() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = common::repo_root();
     for (cfa, src) in [
         (
             "walk_slow.cfa",
@@ -88,16 +90,16 @@ fn version_1_buffers_still_read() {
         let bytes = std::fs::read(root.join("tests/fixtures/cfa-v1").join(cfa)).unwrap();
         assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 1, "{cfa}");
         let reader = ClipReader::new(&bytes).unwrap();
-        let clip = clipforge::anim::formats::load_clips(&root.join(src))
+        let clip = clipforge_anim::formats::load_clips(&root.join(src))
             .unwrap()
             .remove(0);
-        let e = metric::measure(&clip, &clipforge::anim::decompress::to_raw_clip(&reader)).unwrap();
+        let e = metric::measure(&clip, &clipforge_anim::decompress::to_raw_clip(&reader)).unwrap();
         assert!(e.max <= 0.01, "{cfa}: {}", e.max);
         // The same clip written today is version 3 and no larger.
         let c = compress(&clip, &CompressionSettings::default()).unwrap();
         assert_eq!(
             u16::from_le_bytes([c.bytes[4], c.bytes[5]]),
-            clipforge::anim::runtime::format::VERSION
+            clipforge_anim::runtime::format::VERSION
         );
         assert!(c.runtime_bytes <= reader.runtime_size(), "{cfa}");
     }

@@ -13,10 +13,10 @@
 
 use crate::common;
 
-use clipforge::anim::RawClip;
-use clipforge::anim::compress::{CompressError, compress_all_raw, decoded_between};
-use clipforge::anim::formats::write_acl_clip;
-use clipforge::anim::{ClipReader, CompressionSettings, compress, metric};
+use clipforge_anim::RawClip;
+use clipforge_anim::compress::{CompressError, compress_all_raw, decoded_between};
+use clipforge_anim::formats::write_acl_clip;
+use clipforge_anim::{ClipReader, CompressionSettings, compress, metric};
 use rayon::prelude::*;
 
 const THRESHOLDS: [f32; 9] = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0];
@@ -66,7 +66,7 @@ fn run(label: &str, clip: &RawClip, t: f32) -> Result<Run, String> {
     };
     let reader =
         ClipReader::new(&c.bytes).map_err(|e| format!("{label} at {t}: does not read: {e}"))?;
-    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+    let decoded = clipforge_anim::decompress::to_raw_clip(&reader);
     let mid = decoded_between(&reader, 0.5);
     let between = [metric::Between {
         alpha: 0.5,

@@ -9,13 +9,11 @@
 
 use crate::common;
 
-use clipforge::anim::formats::{
-    ImportOptions, fbx, load_clips, load_clips_from_bytes_with_warnings, load_clips_with_options,
-    load_clips_with_warnings, write_acl_clip,
+use clipforge_anim::formats::{
+    fbx, load_clips, load_clips_from_bytes_with_warnings, load_clips_with_warnings, write_acl_clip,
 };
-use clipforge::anim::pose::{Pose, local_to_object};
-use clipforge::anim::{ClipReader, CompressionSettings, NO_PARENT, RawClip, compress};
-use glam::{DAffine3, DQuat, DVec3, Vec3};
+use clipforge_anim::{ClipReader, CompressionSettings, NO_PARENT, RawClip, compress};
+use glam::{DAffine3, DQuat, DVec3};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -76,15 +74,6 @@ fn index(data: &Path) -> Vec<Row> {
     }
     assert_eq!(rows.len(), 28, "INDEX.tsv lists 28 files");
     rows
-}
-
-/// Object-space positions of every bone at one sample (ACL's composition, f32 like the runtime).
-fn object_positions(clip: &RawClip, sample: usize) -> Vec<Vec3> {
-    let mut local = Pose::new(clip.num_bones());
-    clip.sample_pose(sample, &mut local);
-    let mut object = Pose::new(clip.num_bones());
-    local_to_object(&clip.skeleton.parents, &local, &mut object).unwrap();
-    object.translations.iter().map(|&t| t.into()).collect()
 }
 
 #[test]
@@ -179,7 +168,7 @@ fn joint_positions_equal_ufbx_world_transforms() {
                         (&*n.element.name, DVec3::new(m.m03, m.m13, m.m23))
                     })
                     .collect();
-                let ours = object_positions(clip, k);
+                let ours = common::object_positions(clip, k);
                 for (b, name) in clip.skeleton.names.iter().enumerate() {
                     let Some(w) = world.get(name.as_str()) else {
                         continue; // renamed duplicate (`name#id`)
@@ -236,7 +225,7 @@ fn every_fbx_clip_compresses_within_threshold_by_clip_eval() {
                 }
             };
             let decoded =
-                clipforge::anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
+                clipforge_anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
             let raw = dir.path().join(format!("raw{i}.acl.sjson"));
             let lossy = dir.path().join(format!("lossy{i}.acl.sjson"));
             std::fs::write(&raw, write_acl_clip(clip)).unwrap();
@@ -404,7 +393,7 @@ fn gltf_world_positions(gltf_path: &Path) -> Vec<(RawClip, Vec<Vec<DVec3>>)> {
             .collect();
         let frames = (0..clip.num_samples)
             .map(|k| {
-                object_positions(&clip, k)
+                common::object_positions(&clip, k)
                     .iter()
                     .zip(&root_space)
                     .map(|(p, m)| m.transform_point3(p.as_dvec3()))
@@ -496,7 +485,7 @@ fn agrees_with_assimp_on_joint_positions() {
             let mut at = String::new();
             let mut per_frame = Vec::new();
             for &(k, kg) in &common {
-                let ours_k = object_positions(clip, k);
+                let ours_k = common::object_positions(clip, k);
                 per_frame.push(
                     pairs
                         .iter()
@@ -598,123 +587,3 @@ const ASSIMP_MISREADS: &[(&str, &str)] = &[
         "pre-rotation applied twice on animated joints",
     ),
 ];
-
-/// A BVH file of the real data (stores its samples).
-const BVH_FILE: &str = "bvh/cmu-acrnn/standard.bvh";
-
-/// `--sample-rate` ([`ImportOptions::sample_rate`]): FBX and glTF are sampled at the rate asked
-/// for over the same span, and a sample at a time both rates share has the same pose; ACL and BVH
-/// store samples and are never resampled. Through the CLI: `convert --sample-rate 60`, and an
-/// unsupported rate refused before anything is read.
-#[test]
-fn sample_rate_resamples_fbx_and_gltf_only() {
-    let Some(data) = real_data_or_skip!() else {
-        return;
-    };
-    let at = |hz: f64| ImportOptions {
-        sample_rate: Some(hz),
-    };
-    let close = |a: &[Vec3], b: &[Vec3], what: &str| {
-        for (i, (p, q)) in a.iter().zip(b).enumerate() {
-            assert!(p.distance(*q) <= 1e-3, "{what}: bone {i}: {p} vs {q}");
-        }
-    };
-    // skinning.fbx: one 0.8333 s take at 30 Hz (26 frames).
-    let fbx_path = data.join("fbx/magnum-plugins/skinning.fbx");
-    let own = &load_clips(&fbx_path).unwrap()[0];
-    assert_eq!((own.num_samples, own.sample_rate), (26, 30.0));
-    let (clips, _) = load_clips_with_options(&fbx_path, &at(60.0)).unwrap();
-    let hi = &clips[0];
-    assert_eq!((hi.num_samples, hi.sample_rate), (51, 60.0));
-    for k in [0, 7, 25] {
-        close(
-            &object_positions(own, k),
-            &object_positions(hi, 2 * k),
-            &format!("fbx 30 Hz sample {k}"),
-        );
-    }
-    let (clips, _) = load_clips_with_options(&fbx_path, &at(10.0)).unwrap();
-    assert_eq!(clips[0].num_samples, 9);
-
-    // glTF: the keyframe grid's rate is replaced the same way.
-    let gltf_path = data.join("gltf/khronos-via-ozz/rigged_simple.gltf");
-    let own = load_clips(&gltf_path).unwrap();
-    let (hi, _) = load_clips_with_options(&gltf_path, &at(120.0)).unwrap();
-    assert_eq!(own.len(), hi.len());
-    for (a, b) in own.iter().zip(&hi) {
-        let span = (a.num_samples - 1) as f64 / a.sample_rate as f64;
-        assert_eq!(b.sample_rate, 120.0);
-        assert_eq!(b.num_samples, (span * 120.0).round() as usize + 1);
-        close(&object_positions(a, 0), &object_positions(b, 0), "gltf t=0");
-        close(
-            &object_positions(a, a.num_samples - 1),
-            &object_positions(b, b.num_samples - 1),
-            "gltf end",
-        );
-    }
-
-    // ACL and BVH: the option changes nothing.
-    for f in ["acl-regression/09_02.acl.sjson", BVH_FILE] {
-        let p = data.join(f);
-        let own = load_clips(&p).unwrap();
-        let (with, _) = load_clips_with_options(&p, &at(60.0)).unwrap();
-        assert_eq!(own, with, "{f}");
-    }
-
-    // The CLI.
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("s.acl.sjson");
-    common::run_ok(
-        common::clipforge()
-            .args(["convert", "--sample-rate", "60"])
-            .arg(&fbx_path)
-            .arg("-o")
-            .arg(&out),
-    );
-    let back = &load_clips(&out).unwrap()[0];
-    assert_eq!((back.num_samples, back.sample_rate), (51, 60.0));
-    // compress at 60 Hz; `inspect --raw` needs the same rate to compare, and says so.
-    let input = tmp.path().join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(&fbx_path, input.join("skinning.fbx")).unwrap();
-    let out_dir = tmp.path().join("out");
-    common::run_ok(
-        common::clipforge()
-            .args(["compress", "-q", "--sample-rate", "60"])
-            .arg(&input)
-            .arg("-o")
-            .arg(&out_dir),
-    );
-    let cfa = out_dir.join("skinning.cfa");
-    let inspect = |extra: &[&str]| {
-        common::clipforge()
-            .arg("inspect")
-            .arg(&cfa)
-            .arg("--raw")
-            .arg(&fbx_path)
-            .args(extra)
-            .output()
-            .unwrap()
-    };
-    let o = inspect(&[]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && err.contains("--sample-rate 60"),
-        "{err}"
-    );
-    let o = inspect(&["--sample-rate", "60"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("error:"));
-    for bad in ["0", "1001", "nan", "fast"] {
-        let o = common::clipforge()
-            .args(["convert", "--sample-rate", bad])
-            .arg(&fbx_path)
-            .arg("-o")
-            .arg(tmp.path().join("bad.acl.sjson"))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
-        assert!(err.contains("--sample-rate"), "{bad}: {err}");
-    }
-}

@@ -5,13 +5,13 @@
 
 use crate::common;
 
-use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::anim::lab::keys::{KeySet, ROTATION, SCALE, Storage, TRANSLATION, TrackKeys};
-use clipforge::anim::lab::probe::Counter;
-use clipforge::anim::lab::sorted::Sorted;
-use clipforge::anim::lab::unsorted::Unsorted;
-use clipforge::anim::lab::{self, LabOptions};
-use clipforge::anim::pose::Pose;
+use clipforge_anim::generate::{GenerateOptions, generate};
+use clipforge_anim::lab::keys::{KeySet, ROTATION, SCALE, Storage, TRANSLATION, TrackKeys};
+use clipforge_anim::lab::probe::Counter;
+use clipforge_anim::lab::sorted::Sorted;
+use clipforge_anim::lab::unsorted::Unsorted;
+use clipforge_anim::lab::{self, LabOptions};
+use clipforge_anim::pose::Pose;
 
 /// One bone, `n` samples: default rotation and scale, a translation with the given key times in
 /// 16-bit storage (x = 10 · key index cm).
@@ -103,7 +103,7 @@ fn sorted_stream_counters_match_a_hand_count() {
     assert!((pose.translations[0].x - 5.0).abs() < 1e-3);
 }
 
-fn walk(samples: usize, seed: u64) -> clipforge::anim::RawClip {
+fn walk(samples: usize, seed: u64) -> clipforge_anim::RawClip {
     generate(&GenerateOptions {
         name: format!("walk{seed}"),
         num_samples: samples,
@@ -135,7 +135,7 @@ fn both_key_layouts_decode_identically_for_every_access_pattern() {
         "same keys, same reconstruction at every sample"
     );
     // Random, backward and forward access through one context agree with the unsorted decoder.
-    let ks = clipforge::anim::lab::keys::reduce_clip(
+    let ks = clipforge_anim::lab::keys::reduce_clip(
         &clip,
         &clip.skeleton.shell_distances,
         0.0099,
@@ -148,12 +148,12 @@ fn both_key_layouts_decode_identically_for_every_access_pattern() {
     let (mut a, mut b) = (Pose::new(clip.num_bones()), Pose::new(clip.num_bones()));
     for times in lab::pattern_times(clip.num_samples, clip.sample_rate) {
         for x in times {
-            u.decode(x, &mut a, &mut clipforge::anim::lab::probe::NoProbe);
+            u.decode(x, &mut a, &mut clipforge_anim::lab::probe::NoProbe);
             s.decode(
                 x,
                 &mut ctx,
                 &mut b,
-                &mut clipforge::anim::lab::probe::NoProbe,
+                &mut clipforge_anim::lab::probe::NoProbe,
             );
             assert_eq!(a, b, "at {x} samples");
         }
@@ -181,7 +181,7 @@ fn every_lab_codec_meets_the_threshold_on_generated_clips() {
         }
         // The exported reconstructions, measured again at the samples.
         for l in &lossy {
-            let e = clipforge::anim::metric::measure(&clip, &l.clip).unwrap();
+            let e = clipforge_anim::metric::measure(&clip, &l.clip).unwrap();
             assert!(e.max <= threshold as f64, "{}: {}", l.codec, e.max);
         }
         // The key reduction removed keys on a smooth procedural motion.
@@ -217,13 +217,11 @@ fn lab_exports_meet_the_threshold_by_clip_eval_on_real_clips() {
         let raw = data
             .join("acl-regression")
             .join(format!("{name}.acl.sjson"));
-        let clip = clipforge::anim::formats::load_clips(&raw)
-            .unwrap()
-            .remove(0);
+        let clip = clipforge_anim::formats::load_clips(&raw).unwrap().remove(0);
         let (_, lossy) = lab::run_clip(&clip, name, &opts).unwrap();
         for l in &lossy {
             let out = dir.path().join(format!("{name}.{}.acl.sjson", l.codec));
-            std::fs::write(&out, clipforge::anim::formats::write_acl_clip(&l.clip)).unwrap();
+            std::fs::write(&out, clipforge_anim::formats::write_acl_clip(&l.clip)).unwrap();
             let e = common::clip_eval(&tools, &raw, &out, &["--between", "3"]);
             assert!(
                 e <= 0.01,
@@ -236,8 +234,8 @@ fn lab_exports_meet_the_threshold_by_clip_eval_on_real_clips() {
 
 #[test]
 fn uniform_counters_match_a_hand_count() {
-    use clipforge::anim::lab::uniform::Layout;
-    use clipforge::anim::{BoneDesc, CompressionSettings, RawClip, Skeleton};
+    use clipforge_anim::lab::uniform::Layout;
+    use clipforge_anim::{BoneDesc, CompressionSettings, RawClip, Skeleton};
     // One bone, 8 samples, only its translation moving: one animated sub-track, one segment.
     let sk = Skeleton::from_ordered(vec![BoneDesc::new("root", None)]).unwrap();
     let n = 8;
@@ -253,9 +251,9 @@ fn uniform_counters_match_a_hand_count() {
         vec![glam::Vec3::ONE; n],
     )
     .unwrap();
-    let c = clipforge::anim::compress(&clip, &CompressionSettings::default()).unwrap();
+    let c = clipforge_anim::compress(&clip, &CompressionSettings::default()).unwrap();
     let buf = &c.bytes;
-    let reader = clipforge::anim::ClipReader::new(buf).unwrap();
+    let reader = clipforge_anim::ClipReader::new(buf).unwrap();
     assert_eq!(
         (reader.num_animated_subtracks(), reader.num_segments()),
         (1, 1)

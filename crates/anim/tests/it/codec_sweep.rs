@@ -9,10 +9,10 @@
 
 use crate::common;
 
-use clipforge::anim::clip::RawClip;
-use clipforge::anim::compress::{CompressError, compress_all_raw, decoded_between};
-use clipforge::anim::formats::load_clips;
-use clipforge::anim::{ClipReader, CompressionSettings, compress, metric};
+use clipforge_anim::clip::RawClip;
+use clipforge_anim::compress::{CompressError, compress_all_raw, decoded_between};
+use clipforge_anim::formats::load_clips;
+use clipforge_anim::{ClipReader, CompressionSettings, compress, metric};
 use rayon::prelude::*;
 
 const THRESHOLDS: [f32; 6] = [0.001, 0.003, 0.01, 0.03, 0.1, 1.0];
@@ -42,7 +42,7 @@ fn check(label: &str, clip: &RawClip, threshold: f32) -> Option<String> {
         Ok(r) => r,
         Err(e) => return Some(format!("{label} at {threshold}: does not read back: {e}")),
     };
-    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+    let decoded = clipforge_anim::decompress::to_raw_clip(&reader);
     let mid = decoded_between(&reader, 0.5);
     let between = [metric::Between {
         alpha: 0.5,
@@ -117,7 +117,7 @@ fn raw_float32_last_resort_meets_the_lowest_threshold() {
             let reader = ClipReader::new(&c.bytes).unwrap();
             assert_eq!(
                 u16::from_le_bytes([c.bytes[4], c.bytes[5]]),
-                clipforge::anim::runtime::format::VERSION
+                clipforge_anim::runtime::format::VERSION
             );
             assert!((0..reader.num_segments()).all(|s| {
                 reader
@@ -125,7 +125,7 @@ fn raw_float32_last_resort_meets_the_lowest_threshold() {
                     .all(|w| w.iter().all(|&x| x == 0 || x == 32))
             }));
             let e =
-                metric::measure(clip, &clipforge::anim::decompress::to_raw_clip(&reader)).unwrap();
+                metric::measure(clip, &clipforge_anim::decompress::to_raw_clip(&reader)).unwrap();
             eprintln!(
                 "{pick}:{} raw float32: max {:.2e} cm at samples, {:.2e} with midpoints, {} B",
                 clip.name, e.max, c.stats.verified_max_error, c.runtime_bytes
@@ -143,8 +143,8 @@ fn raw_float32_last_resort_meets_the_lowest_threshold() {
 /// non-finite raw value is refused by validation, never returned as a pose.
 #[test]
 fn raw_float32_buffers_are_exact_and_validated() {
-    use clipforge::anim::generate::{GenerateOptions, generate};
-    use clipforge::anim::runtime::format::checksum;
+    use clipforge_anim::generate::{GenerateOptions, generate};
+    use clipforge_anim::runtime::format::checksum;
     let clip = generate(&GenerateOptions {
         seed: 7,
         num_samples: 40,

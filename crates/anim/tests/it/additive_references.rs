@@ -5,12 +5,12 @@
 
 use crate::common;
 
-use clipforge::anim::additive::{AdditiveFormat, first_frame, make_additive, measure_combined};
-use clipforge::anim::formats::load_clips;
-use clipforge::anim::runtime::format::{
+use clipforge_anim::additive::{AdditiveFormat, first_frame, make_additive, measure_combined};
+use clipforge_anim::formats::load_clips;
+use clipforge_anim::runtime::format::{
     FLAG_COMPACT_REFERENCES, FLAG_ROTATION_REFERENCES, checksum,
 };
-use clipforge::anim::{ClipReader, CompressionSettings, compress};
+use clipforge_anim::{ClipReader, CompressionSettings, compress};
 
 fn u16_at(b: &[u8], o: usize) -> usize {
     u16::from_le_bytes([b[o], b[o + 1]]) as usize
@@ -75,7 +75,7 @@ fn reference_rotations_decode_and_bent_ones_are_refused() {
     );
     // Decoded through the reader, the combined pose is what the compressor measured.
     let reader = ClipReader::new(&c.bytes).unwrap();
-    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+    let decoded = clipforge_anim::decompress::to_raw_clip(&reader);
     let e = measure_combined(
         &add,
         add.additive.as_ref().unwrap(),
@@ -132,14 +132,13 @@ fn reference_rotations_decode_and_bent_ones_are_refused() {
 /// and decodes; a reference bent to zero length in it is refused.
 #[test]
 fn four_byte_references_still_read_and_bent_ones_are_refused() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/seeds/cfa/additive-references.cfa");
+    let path = common::repo_root().join("fuzz/seeds/cfa/additive-references.cfa");
     let bytes = std::fs::read(&path).unwrap();
     let flags = u16_at(&bytes, 6) as u16;
     assert_ne!(flags & FLAG_ROTATION_REFERENCES, 0);
     assert_eq!(flags & FLAG_COMPACT_REFERENCES, 0);
     let reader = ClipReader::new(&bytes).unwrap();
-    let decoded = clipforge::anim::decompress::to_raw_clip(&reader);
+    let decoded = clipforge_anim::decompress::to_raw_clip(&reader);
     assert!(
         decoded
             .rotations

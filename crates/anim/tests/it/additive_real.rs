@@ -9,9 +9,9 @@
 
 use crate::common;
 
-use clipforge::anim::additive::{AdditiveFormat, first_frame, make_additive};
-use clipforge::anim::formats::{load_clips, write_acl_clip};
-use clipforge::anim::{ClipReader, CompressionSettings, RawClip, compress};
+use clipforge_anim::additive::{AdditiveFormat, first_frame, make_additive};
+use clipforge_anim::formats::{load_clips, write_acl_clip};
+use clipforge_anim::{ClipReader, CompressionSettings, RawClip, compress};
 use std::path::{Path, PathBuf};
 
 const THRESHOLD: f32 = 0.01;
@@ -32,7 +32,7 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
 }
 
 fn same_rig(a: &RawClip, b: &RawClip) -> bool {
-    clipforge::anim::additive::same_rig(&a.skeleton, &b.skeleton)
+    clipforge_anim::additive::same_rig(&a.skeleton, &b.skeleton)
 }
 
 /// Compresses `additive`, checks the compressor's combined-pose check, round-trips the raw
@@ -56,7 +56,7 @@ fn check(additive: &RawClip, label: &str, dir: &Path, tools: Option<&Path>) -> (
     let back = load_clips(&raw_path).unwrap().remove(0);
     assert_eq!(&back, additive, "{label}: ACL round trip");
     // The decompressed additive, written with the same base.
-    let mut decoded = clipforge::anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
+    let mut decoded = clipforge_anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
     decoded.additive = additive.additive.clone();
     let lossy_path = dir.join("lossy.acl.sjson");
     std::fs::write(&lossy_path, write_acl_clip(&decoded)).unwrap();

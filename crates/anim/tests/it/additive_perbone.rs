@@ -7,10 +7,10 @@
 
 use crate::common;
 
-use clipforge::anim::additive::{AdditiveFormat, combined_clip, first_frame, make_additive};
-use clipforge::anim::compress::glob_match;
-use clipforge::anim::formats::{load_clips, write_acl_clip};
-use clipforge::anim::{BoneOverride, ClipReader, CompressionSettings, compress};
+use clipforge_anim::additive::{AdditiveFormat, combined_clip, first_frame, make_additive};
+use clipforge_anim::compress::glob_match;
+use clipforge_anim::formats::{load_clips, write_acl_clip};
+use clipforge_anim::{BoneOverride, ClipReader, CompressionSettings, compress};
 
 /// Real clips with finger bones: (path under the data folder, the finger bone's glob).
 const FINGER_CLIPS: &[(&str, &str)] = &[
@@ -77,7 +77,7 @@ fn an_additive_finger_at_a_tenth_of_the_threshold_meets_its_own() {
             // The combined poses as plain clips: the evaluator measures them bone by bone.
             let base = add.additive.as_ref().unwrap();
             let decoded =
-                clipforge::anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
+                clipforge_anim::decompress::to_raw_clip(&ClipReader::new(&c.bytes).unwrap());
             let raw = dir.path().join(format!("raw{i}.acl.sjson"));
             let lossy = dir.path().join(format!("lossy{i}.acl.sjson"));
             std::fs::write(&raw, write_acl_clip(&combined_clip(&add, base).unwrap())).unwrap();

@@ -1,10 +1,10 @@
 //! Writer → reader round trips on procedural clips: needs no external data (fresh clone).
 
-use clipforge::anim::RawClip;
-use clipforge::anim::formats::{
+use clipforge_anim::RawClip;
+use clipforge_anim::formats::{
     AclWriteOptions, load_clips, load_clips_from_bytes, write_acl_clip, write_acl_clip_with,
 };
-use clipforge::anim::generate::{GenerateOptions, generate};
+use clipforge_anim::generate::{GenerateOptions, generate};
 use std::path::Path;
 
 fn same_bits(a: &RawClip, b: &RawClip) -> bool {

@@ -2,9 +2,9 @@
 //! hostile buffer with a valid checksum, into poses) without panicking or reading out of bounds.
 //! Property tests: the compressor meets any threshold on random clips.
 
-use clipforge::anim::generate::{GenerateOptions, generate};
-use clipforge::anim::runtime::format::checksum;
-use clipforge::anim::{ClipReader, CompressionSettings, Looping, Pose, compress, metric};
+use clipforge_anim::generate::{GenerateOptions, generate};
+use clipforge_anim::runtime::format::checksum;
+use clipforge_anim::{ClipReader, CompressionSettings, Looping, Pose, compress, metric};
 use proptest::prelude::*;
 
 fn sample_buffer() -> Vec<u8> {
@@ -30,7 +30,7 @@ fn exercise(r: &ClipReader) {
         }
     }
     r.sample_pose(f32::NAN, Looping::Clamp, &mut pose);
-    let _ = clipforge::anim::decompress::to_raw_clip(r);
+    let _ = clipforge_anim::decompress::to_raw_clip(r);
 }
 
 #[test]
@@ -118,7 +118,7 @@ proptest! {
         let settings = CompressionSettings { error_threshold: threshold, shell_distance: Some(shell), ..Default::default() };
         let c = compress(&clip, &settings).unwrap();
         let r = ClipReader::new(&c.bytes).unwrap();
-        let decoded = clipforge::anim::decompress::to_raw_clip(&r);
+        let decoded = clipforge_anim::decompress::to_raw_clip(&r);
         let shells = vec![shell; clip.num_bones()];
         let e = metric::measure_with_shells(&clip, &decoded, &shells).unwrap();
         prop_assert!(e.max <= threshold as f64, "max error {} above {}", e.max, threshold);
