@@ -165,7 +165,7 @@ fn version_4_refusals_name_the_problem() {
     let start = segments_start(&b);
     let expect = |mut h: Vec<u8>, what: &str| {
         reseal(&mut h);
-        let e = ClipReader::new(&h).err().expect("refused").to_string();
+        let e = ClipReader::new(&h).expect_err("refused").to_string();
         assert!(
             e.starts_with("corrupt buffer: ") && e.contains(what),
             "{e} (wanted {what})"
