@@ -6,12 +6,14 @@
 # `clipforge compress` (default settings) from the very .acl.sjson files ACL compresses.
 #
 # usage: scripts/bench_runtime_vs_acl.sh [--rounds N] [--set regression|bvh|all] [--quick]
-#                                        [--before BENCH_BIN] [OUT_DIR]
+#                                        [--before BENCH_BIN [--before-cli CLI]] [OUT_DIR]
 #   --rounds N   alternating rounds (default 2); each clip's figure is its median over the rounds
 #   --set S      regression (25 ACL regression clips), bvh (42 BVH clips) or all (default)
 #   --quick      fewer timed blocks and passes (31 instead of 101): for iterating, not for figures
 #   --before B   also run B, a runtime_vs_acl binary built from an older commit, in every round
 #                (ACL, ours, B, ...): a before/after comparison in the same run, beside ACL
+#   --before-cli C  with --before: B reads .cfa files that the CLI C (of B's commit) writes
+#                (for a B that predates the current .cfa version); default: ours
 #   OUT_DIR      where the per-round TSVs and the summary go (default: a temporary folder)
 # environment: CLIPFORGE_SHARED (default <repo>/../shared), CARGO_TARGET_DIR, CXX (as bench_acl.sh)
 # Prints, per set and pattern: the median over clips of ACL's and our ns per call, and the median,
@@ -25,6 +27,7 @@ rounds=2
 set_name=all
 quick=0
 before=""
+before_cli=""
 out=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -32,12 +35,14 @@ while [[ $# -gt 0 ]]; do
         --set) [[ $# -ge 2 ]] || die "--set needs a value"; set_name="$2"; shift 2 ;;
         --quick) quick=1; shift ;;
         --before) [[ $# -ge 2 ]] || die "--before needs a value"; before="$2"; shift 2 ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --before-cli) [[ $# -ge 2 ]] || die "--before-cli needs a value"; before_cli="$2"; shift 2 ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [[ -z "$out" ]] || die "only one OUT_DIR"; out="$1"; shift ;;
     esac
 done
 [[ -z "$before" || -x "$before" ]] || die "--before: not an executable: $before"
+[[ -z "$before_cli" || ( -n "$before" && -x "$before_cli" ) ]] || die "--before-cli: needs --before and an executable: $before_cli"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer, got '$rounds'"
 case "$set_name" in regression) sets=(regression) ;; bvh) sets=(bvh) ;; all) sets=(regression bvh) ;;
     *) die "--set must be regression, bvh or all, got '$set_name'" ;; esac
@@ -96,12 +101,21 @@ for s in "${sets[@]}"; do
         c="$out/cfa_$s/$(basename "$f" .acl.sjson).cfa"
         [[ -f "$c" ]] && cfa+=("$c")
     done
+    before_cfa=("${cfa[@]}")
+    if [[ -n "$before_cli" ]]; then
+        rm -rf "$out/cfa_${s}_before"
+        nice -n 10 "$before_cli" compress --quiet --no-skip "${sjson[@]}" -o "$out/cfa_${s}_before" >"$out/compress_${s}_before.log" 2>&1 || true
+        before_cfa=()
+        for c in "${cfa[@]}"; do
+            before_cfa+=("$out/cfa_${s}_before/$(basename "$c")")
+        done
+    fi
     echo "bench_runtime_vs_acl.sh: set $s: ${#sjson[@]} clips, ${#cfa[@]} compressed; $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     for ((r = 1; r <= rounds; r++)); do
         "$acl_bin" --rounds 1 "${blocks_args[@]}" "${sjson[@]}" >"$out/acl_${s}_$r.tsv" 2>>"$out/acl_${s}.log" || true
         "$bench_bin" "${blocks_args[@]}" "${cfa[@]}" >"$out/ours_${s}_$r.tsv" 2>>"$out/ours_${s}.log" || die "runtime bench failed (see $out/ours_${s}.log)"
         if [[ -n "$before" ]]; then
-            "$before" "${blocks_args[@]}" "${cfa[@]}" >"$out/before_${s}_$r.tsv" 2>>"$out/before_${s}.log" || die "--before bench failed (see $out/before_${s}.log)"
+            "$before" "${blocks_args[@]}" "${before_cfa[@]}" >"$out/before_${s}_$r.tsv" 2>>"$out/before_${s}.log" || die "--before bench failed (see $out/before_${s}.log)"
         fi
         echo "bench_runtime_vs_acl.sh: set $s: round $r done, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     done
@@ -137,5 +151,8 @@ for s in sets:
     sa = sum(int(acl[c][0]["acl_bytes"]) for c in clips)
     so = sum(int(ours[c][0]["acl_bytes"]) for c in clips)
     print(f"{s}\tbytes\t{len(clips)}\t{sa}\t{so}\t{so / sa:.3f}\t\t")
+    if before:
+        sb = sum(int(runs[before][c][0]["acl_bytes"]) for c in clips)
+        print(f"{s}\tbytes\t{len(clips)}\t{sa}\t{sb}\t{sb / sa:.3f}\t\t\t{before}")
 PY
 echo "bench_runtime_vs_acl.sh: tables in $out" >&2

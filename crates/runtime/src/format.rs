@@ -5,15 +5,61 @@ use crate::fmath;
 use alloc::vec::Vec;
 
 pub const MAGIC: [u8; 4] = *b"CFA1";
-/// The version the writer stamps: 3 stores the clip range of an animated rotation in 16-bit
-/// fixed point ([`rot_range_decode`]) instead of float32.
-pub const VERSION: u16 = 3;
+/// The version the writer stamps: 4 lays each segment out as one block, its ranges in groups
+/// of four tracks ([`GROUPED_SEGMENTS_VERSION`]); the values are version 3's.
+pub const VERSION: u16 = GROUPED_SEGMENTS_VERSION;
+/// The newest version the reader accepts.
+pub const MAX_VERSION: u16 = GROUPED_SEGMENTS_VERSION;
 /// The oldest version the reader accepts: version 2 only added the raw float32 width code
 /// ([`RAW_WIDTH_CODE`]), so a version-1 buffer is a version-2 buffer without it; versions 1
 /// and 2 store every clip range in float32.
 pub const MIN_VERSION: u16 = 1;
 /// The first version with 16-bit rotation clip ranges.
 pub const COMPACT_ROT_RANGE_VERSION: u16 = 3;
+/// The first version whose segments are blocks (bits per sample, widths, segment ranges in
+/// groups of four tracks, dropped components, then the bit stream; no segment table), laid out
+/// for decoding four tracks at a time ([`segment_block_layout`]). Same values as version 3.
+pub const GROUPED_SEGMENTS_VERSION: u16 = 4;
+/// Tracks per group in a version-4 segment: their widths load as one 64-bit word and their
+/// segment ranges as one 32-bit word per row.
+pub const GROUP: usize = 4;
+/// Version 4: bit 15 of a track's widths says its segment drops no rotation component (a raw
+/// float32 w follows its x, y, z in the stream), so the widths alone give the track's bits.
+pub const WIDTHS_RAW_W_FLAG: u16 = 1 << 15;
+
+/// Where the parts of a version-4 segment block lie, relative to the block's start (a multiple
+/// of 4): `(widths, ranges, dropped, data, end)` for `num_animated` tracks, `slots` per-segment
+/// dropped components, `seg_len` samples of `bits` bits each, ranges stored when `multi`.
+#[inline]
+pub fn segment_block_layout(
+    num_animated: usize,
+    multi: bool,
+    slots: usize,
+    seg_len: usize,
+    bits: usize,
+) -> (usize, usize, usize, usize, usize) {
+    let widths = 4;
+    let ranges = widths + 2 * num_animated;
+    let dropped = ranges + if multi { 6 * num_animated } else { 0 };
+    let data = align4(dropped + slots);
+    (
+        widths,
+        ranges,
+        dropped,
+        data,
+        data + align4((bits * seg_len).div_ceil(8)),
+    )
+}
+
+/// Version 4: byte offset, from the start of a segment's ranges, of row `row` (min x, y, z,
+/// extent x, y, z) of animated sub-track `a`: the rows of a group of [`GROUP`] tracks are
+/// stored one after the other, one byte per track of the group (fewer in a last, partial group).
+#[inline(always)]
+pub fn grouped_range_offset(num_animated: usize, a: usize, row: usize) -> usize {
+    let g = a / GROUP;
+    let lanes = (num_animated - GROUP * g).min(GROUP);
+    6 * GROUP * g + row * lanes + a % GROUP
+}
 
 /// Steps of a 16-bit rotation clip range over [-1, 1] (kept quaternion components).
 const ROT_RANGE_STEPS: f32 = 65535.0;

@@ -20,11 +20,14 @@ extern crate std;
 
 pub(crate) mod fmath;
 pub mod format;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod group4;
 pub mod jobs;
 pub mod limits;
 pub mod metadata;
 pub mod pose;
 pub mod quant;
+pub mod relayout;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod rot4;
 pub mod scalar;
@@ -126,7 +129,17 @@ pub struct ClipReader<'a> {
     num_bones: usize,
     num_samples: usize,
     num_segments: usize,
-    seg_header_off: usize,
+    /// Per segment: where its widths and bits are, its bits per sample.
+    segs: Vec<SegEntry>,
+    /// Version 4 and later: segment ranges in groups of four tracks
+    /// ([`format::grouped_range_offset`]), decoded four tracks at a time.
+    grouped: bool,
+    /// Version 4 on x86-64: [`Self::tracks`] again by groups of four ([`group4`]), what the
+    /// full pose reads of them (the track table is not read).
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    groups: Vec<Group4>,
+    /// Where section 6 (segments) starts: what [`relayout`] keeps before it.
+    segments_off: usize,
     num_animated: usize,
     sample_rate: f32,
     wrap: bool,
@@ -145,6 +158,17 @@ pub struct ClipReader<'a> {
     desc_off: usize,
     runtime_size: usize,
     meta: Metadata,
+}
+
+/// Where a segment's parts are (validated).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SegEntry {
+    /// Byte offset of the widths (ranges and dropped components follow them).
+    pub(crate) widths_off: u32,
+    /// Byte offset of the bit stream.
+    pub(crate) data_off: u32,
+    /// Bits per sample.
+    pub(crate) bits: u32,
 }
 
 /// One animated sub-track as the decoder sees it.
@@ -166,6 +190,42 @@ struct Track {
 }
 
 const NO_REFERENCE: u16 = u16::MAX;
+
+/// Up to four consecutive animated sub-tracks, lane by lane: what the version-4 full pose
+/// needs of each ([`Track`]'s fields; lanes past the last track are never read), in two cache
+/// lines.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[derive(Clone, Copy, Debug)]
+struct Group4 {
+    clip: group4::GroupRanges,
+    bone: [u16; 4],
+    reference: [u16; 4],
+    slot: [u16; 4],
+    kind: [u8; 4],
+    dropped: [u8; 4],
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+const _: () = assert!(core::mem::size_of::<Group4>() == 128);
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+impl Group4 {
+    fn new(tracks: &[Track]) -> Self {
+        let lane = |j: usize| tracks.get(j);
+        Self {
+            clip: core::array::from_fn(|row| {
+                Vec4::from_array(core::array::from_fn(|j| {
+                    lane(j).map_or(0.0, |t| t.range[row])
+                }))
+            }),
+            bone: core::array::from_fn(|j| lane(j).map_or(0, |t| t.bone)),
+            reference: core::array::from_fn(|j| lane(j).map_or(NO_REFERENCE, |t| t.reference)),
+            slot: core::array::from_fn(|j| lane(j).map_or(NO_SLOT, |t| t.slot)),
+            kind: core::array::from_fn(|j| lane(j).map_or(1, |t| t.kind)),
+            dropped: core::array::from_fn(|j| lane(j).map_or(0, |t| t.dropped)),
+        }
+    }
+}
 const _: () = assert!(core::mem::size_of::<Track>() == 32);
 
 /// A rotation as [`ClipReader::decode_run`] hands it on, per sample: the kept components (lane
@@ -186,10 +246,11 @@ fn fill_or_copy<T: Copy>(dst: &mut [T], src: &[T], fill: u32) {
 
 /// Where [`ClipReader::decode_run`] hands each decoded animated sub-track.
 trait Sink {
-    /// A translation or scale (x, y, z), blended.
-    fn vector(&mut self, t: &Track, v: Vec4);
-    /// Animated sub-track `a`, a rotation, raw ([`ClipReader::finish_rotation`] finishes it).
-    fn rotation(&mut self, r: &ClipReader, a: usize, t: &Track, raw: RawRotation);
+    /// Bone `bone`'s translation (`kind` 1) or scale (x, y, z), blended.
+    fn vector(&mut self, kind: u8, bone: u16, v: Vec4);
+    /// Bone `bone`'s rotation, raw, with its reference ([`ClipReader::finish_rotation`]
+    /// finishes it).
+    fn rotation(&mut self, r: &ClipReader, bone: u16, reference: u16, raw: RawRotation);
 }
 
 /// One bone's sub-tracks, into (rotation, translation, scale).
@@ -201,15 +262,15 @@ struct BoneSink<'o> {
 
 impl Sink for BoneSink<'_> {
     #[inline(always)]
-    fn vector(&mut self, t: &Track, v: Vec4) {
-        match t.kind {
+    fn vector(&mut self, kind: u8, _: u16, v: Vec4) {
+        match kind {
             1 => self.out.1 = Vec3A::from_vec4(v),
             _ => self.out.2 = Vec3A::from_vec4(v),
         }
     }
     #[inline(always)]
-    fn rotation(&mut self, r: &ClipReader, _: usize, t: &Track, raw: RawRotation) {
-        self.out.0 = Quat::from_vec4(r.finish_rotation(t, raw, self.exact, self.alpha));
+    fn rotation(&mut self, r: &ClipReader, _: u16, reference: u16, raw: RawRotation) {
+        self.out.0 = Quat::from_vec4(r.finish_rotation(reference, raw, self.exact, self.alpha));
     }
 }
 
@@ -234,8 +295,9 @@ impl PoseSink<'_> {
         for g in 0..n.div_ceil(4) {
             let q = self.batch.finish4(g, self.exact, self.alpha);
             for (j, q) in q.into_iter().enumerate().take(n - 4 * g) {
-                let t = &r.tracks[self.batch.track[4 * g + j] as usize];
-                self.rotations[t.bone as usize] = Quat::from_vec4(r.referenced(t, q));
+                let dest = self.batch.track[4 * g + j];
+                self.rotations[(dest & 0xFFFF) as usize] =
+                    Quat::from_vec4(r.referenced((dest >> 16) as u16, q));
             }
         }
         self.batch.len = 0;
@@ -244,28 +306,28 @@ impl PoseSink<'_> {
 
 impl Sink for PoseSink<'_> {
     #[inline(always)]
-    fn vector(&mut self, t: &Track, v: Vec4) {
-        match t.kind {
-            1 => self.translations[t.bone as usize] = Vec3A::from_vec4(v),
-            _ => self.scales[t.bone as usize] = Vec3A::from_vec4(v),
+    fn vector(&mut self, kind: u8, bone: u16, v: Vec4) {
+        match kind {
+            1 => self.translations[bone as usize] = Vec3A::from_vec4(v),
+            _ => self.scales[bone as usize] = Vec3A::from_vec4(v),
         }
     }
     #[inline(always)]
-    fn rotation(&mut self, r: &ClipReader, a: usize, t: &Track, raw: RawRotation) {
+    fn rotation(&mut self, r: &ClipReader, bone: u16, reference: u16, raw: RawRotation) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         {
-            // Four at a time: square roots and divisions are most of finishing a rotation.
-            let _ = t;
-            self.batch.push(a, raw.0, raw.1);
+            // Four at a time: square roots and divisions are most of finishing a rotation. The
+            // chunk keeps where each goes (bone, reference), so flushing reads no track table.
+            self.batch
+                .push(bone as u32 | (reference as u32) << 16, raw.0, raw.1);
             if self.batch.len == rot4::CHUNK {
                 self.flush(r);
             }
         }
         #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         {
-            let _ = a;
-            self.rotations[t.bone as usize] =
-                Quat::from_vec4(r.finish_rotation(t, raw, self.exact, self.alpha));
+            self.rotations[bone as usize] =
+                Quat::from_vec4(r.finish_rotation(reference, raw, self.exact, self.alpha));
         }
     }
 }
@@ -317,8 +379,17 @@ impl<'a> ClipReader<'a> {
             &references,
             &meta.skeleton,
         )?;
+        let grouped = h.version >= GROUPED_SEGMENTS_VERSION;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        let groups = if grouped {
+            t.tracks.chunks(GROUP).map(Group4::new).collect()
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             buf,
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            groups,
             fill: t.fill,
             num_bones: h.num_bones,
             num_samples: h.num_samples,
@@ -327,7 +398,9 @@ impl<'a> ClipReader<'a> {
             wrap: h.wrap,
             additive: h.additive,
             desc_off: d.desc_off,
-            seg_header_off: segs.seg_header_off,
+            segs: segs.segs,
+            grouped,
+            segments_off: segs.table_off,
             num_animated: h.num_animated,
             runtime_size: h.runtime_size,
             fixed_rotations: t.fixed_rotations,
@@ -406,7 +479,7 @@ impl<'a> ClipReader<'a> {
 
     /// Bit widths of every animated sub-track component in every segment.
     pub fn segment_widths(&self, seg: usize) -> impl Iterator<Item = [u32; 3]> + '_ {
-        let off = u32_at(self.buf, self.seg_header_off + 12 * seg) as usize;
+        let off = self.segs[seg].widths_off as usize;
         (0..self.num_animated).map(move |a| unpack_widths(u16_at(self.buf, off + 2 * a)))
     }
 
@@ -421,10 +494,10 @@ impl<'a> ClipReader<'a> {
     /// position of sample `in_seg` in it.
     #[inline(always)]
     fn view(&self, seg: usize, in_seg: usize) -> SegView {
-        let h = self.seg_header_off + 12 * seg;
-        let widths_off = u32_at(self.buf, h) as usize;
-        let data_off = u32_at(self.buf, h + 4) as usize;
-        let bits = u32_at(self.buf, h + 8) as usize;
+        let e = self.segs[seg];
+        let widths_off = e.widths_off as usize;
+        let data_off = e.data_off as usize;
+        let bits = e.bits as usize;
         let multi = self.num_segments > 1;
         SegView {
             widths_off,
@@ -448,8 +521,14 @@ impl<'a> ClipReader<'a> {
         // The segment range in 255ths (0 and 255/255 = 1 for a single segment), from the table
         // of the divisions Dequant::new makes.
         let (smin, sext) = if v.ranges_off != usize::MAX {
-            let o = v.ranges_off + 6 * a;
-            let b = &self.buf[o..o + 6];
+            let b: [u8; 6] = if self.grouped {
+                core::array::from_fn(|row| {
+                    self.buf[v.ranges_off + grouped_range_offset(self.num_animated, a, row)]
+                })
+            } else {
+                let o = v.ranges_off + 6 * a;
+                self.buf[o..o + 6].try_into().unwrap()
+            };
             let f = |q: u8| quant::SEGMENT_FRACTIONS[q as usize];
             (
                 Vec4::new(f(b[0]), f(b[1]), f(b[2]), 0.0),
@@ -537,7 +616,13 @@ impl<'a> ClipReader<'a> {
     /// The normalized rotation of track `t` from its raw values at both samples (the first alone
     /// when `exact`), blended at `alpha` on the shorter arc, in the clip's space.
     #[inline(always)]
-    fn finish_rotation(&self, t: &Track, (r0, r1): RawRotation, exact: bool, alpha: f32) -> Vec4 {
+    fn finish_rotation(
+        &self,
+        reference: u16,
+        (r0, r1): RawRotation,
+        exact: bool,
+        alpha: f32,
+    ) -> Vec4 {
         let unpack = |(k, d): (Vec4, u8)| {
             if d == DROPPED_NONE {
                 k
@@ -547,23 +632,23 @@ impl<'a> ClipReader<'a> {
         };
         let q0 = unpack(r0);
         if exact {
-            return self.referenced(t, q0.normalize());
+            return self.referenced(reference, q0.normalize());
         }
         let q1 = unpack(r1);
         let q1 = if q0.dot(q1) < 0.0 { -q1 } else { q1 };
         // Left-multiplying by a unit quaternion is an isometry of 4-space: blending the stored
         // values and then applying the reference equals blending referenced ones.
-        self.referenced(t, q0.lerp(q1, alpha).normalize())
+        self.referenced(reference, q0.lerp(q1, alpha).normalize())
     }
 
     /// A decoded (normalized) rotation of track `t` in the clip's space: its reference applied
     /// when it has one.
     #[inline(always)]
-    fn referenced(&self, t: &Track, q: Vec4) -> Vec4 {
-        if t.reference == NO_REFERENCE {
+    fn referenced(&self, reference: u16, q: Vec4) -> Vec4 {
+        if reference == NO_REFERENCE {
             q
         } else {
-            Vec4::from(self.refs[t.reference as usize] * Quat::from_vec4(q))
+            Vec4::from(self.refs[reference as usize] * Quat::from_vec4(q))
         }
     }
 
@@ -591,9 +676,9 @@ impl<'a> ClipReader<'a> {
             if exact {
                 if t.kind == 0 {
                     let r0 = self.raw_rotation(t, x0, &mut v0);
-                    sink.rotation(self, a, t, (r0, r0));
+                    sink.rotation(self, t.bone, t.reference, (r0, r0));
                 } else {
-                    sink.vector(t, x0);
+                    sink.vector(t.kind, t.bone, x0);
                 }
                 continue;
             }
@@ -608,11 +693,115 @@ impl<'a> ClipReader<'a> {
             if t.kind == 0 {
                 let r0 = self.raw_rotation(t, x0, &mut v0);
                 let r1 = self.raw_rotation(t, x1, &mut v1);
-                sink.rotation(self, a, t, (r0, r1));
+                sink.rotation(self, t.bone, t.reference, (r0, r1));
             } else {
-                sink.vector(t, x0.lerp(x1, alpha));
+                sink.vector(t.kind, t.bone, x0.lerp(x1, alpha));
             }
         }
+    }
+
+    /// [`Self::decode_run`] over every animated sub-track of a version-4 buffer, four tracks at
+    /// a time ([`group4`]); a group holding a raw component or a raw w goes through
+    /// [`Self::decode_run`].
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[inline(always)]
+    fn decode_groups(
+        &self,
+        (v0, v1): (SegView, SegView),
+        same_segment: bool,
+        exact: bool,
+        alpha: f32,
+        sink: &mut impl Sink,
+    ) {
+        let n = self.num_animated;
+        let (mut p0, mut p1) = (v0.bitpos, v1.bitpos);
+        let multi = v0.ranges_off != usize::MAX;
+        let widths = |v: &SegView, g: usize, lanes: usize| {
+            let o = v.widths_off + 8 * g;
+            let w = u64::from_le_bytes(self.buf[o..o + 8].try_into().unwrap());
+            if lanes == GROUP {
+                w
+            } else {
+                w & ((1u64 << (16 * lanes)) - 1)
+            }
+        };
+        for g in 0..n.div_ceil(GROUP) {
+            let first = GROUP * g;
+            let lanes = (n - first).min(GROUP);
+            let w0 = widths(&v0, g, lanes);
+            let w1 = if same_segment {
+                w0
+            } else {
+                widths(&v1, g, lanes)
+            };
+            if !group4::plain(w0) || !group4::plain(w1) {
+                let (mut a, mut b) = (v0, v1);
+                (a.bitpos, b.bitpos) = (p0, p1);
+                self.decode_run(
+                    first..first + lanes,
+                    (a, b),
+                    same_segment,
+                    exact,
+                    alpha,
+                    sink,
+                );
+                p0 += self.group_bits(&v0, first, lanes);
+                p1 += self.group_bits(&v1, first, lanes);
+                continue;
+            }
+            let grp = &self.groups[g];
+            let clip = &grp.clip;
+            let at = |v: &SegView| multi.then(|| (v.ranges_off + 6 * GROUP * g, lanes));
+            let d0 = group4::dequant(self.buf, w0, at(&v0), clip);
+            let x0 = group4::values(self.buf, p0, w0, &d0);
+            p0 += group4::plain_bits(w0);
+            let x1 = if exact {
+                x0
+            } else if same_segment {
+                group4::values(self.buf, p1, w1, &d0)
+            } else {
+                let d1 = group4::dequant(self.buf, w1, at(&v1), clip);
+                group4::values(self.buf, p1, w1, &d1)
+            };
+            p1 += group4::plain_bits(w1);
+            for j in 0..lanes {
+                let (bone, kind) = (grp.bone[j], grp.kind[j]);
+                if kind == 0 {
+                    let dropped = |v: &SegView| {
+                        if grp.slot[j] == NO_SLOT {
+                            grp.dropped[j]
+                        } else {
+                            self.buf[v.dropped_off + grp.slot[j] as usize]
+                        }
+                    };
+                    let r0 = (x0[j], dropped(&v0));
+                    let r1 = if exact { r0 } else { (x1[j], dropped(&v1)) };
+                    sink.rotation(self, bone, grp.reference[j], (r0, r1));
+                } else if exact {
+                    sink.vector(kind, bone, x0[j]);
+                } else {
+                    sink.vector(kind, bone, x0[j].lerp(x1[j], alpha));
+                }
+            }
+        }
+    }
+
+    /// Bits per sample of animated sub-tracks `first .. first + lanes` in the segment at `v`.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[inline(never)]
+    fn group_bits(&self, v: &SegView, first: usize, lanes: usize) -> usize {
+        (first..first + lanes)
+            .map(|a| {
+                let x = u16_at(self.buf, v.widths_off + 2 * a);
+                let w = unpack_widths(x);
+                (w[0] + w[1] + w[2]) as usize
+                    + if x & WIDTHS_RAW_W_FLAG != 0 {
+                        DROPPED_NONE_BITS
+                    } else {
+                        0
+                    }
+            })
+            .sum()
     }
 
     /// (sample before, sample after, blend) for time `t`.
@@ -757,6 +946,14 @@ impl<'a> ClipReader<'a> {
             let (s0, k0) = self.segment_of(i0);
             let (s1, k1) = self.segment_of(i1);
             let v = (self.view(s0, k0), self.view(s1, k1));
+            // Version 4 reads its groups instead of the track table (x86-64).
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            if self.grouped {
+                prefetch(&self.groups);
+            } else {
+                prefetch(&self.tracks);
+            }
+            #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
             prefetch(&self.tracks);
             if defaults == Defaults::Write {
                 if self.fill[0] == NO_FILL {
@@ -817,6 +1014,20 @@ impl<'a> ClipReader<'a> {
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
             batch: rot4::Chunk::new(),
         };
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if self.grouped {
+            self.decode_groups(views, s0 == s1, i0 == i1, alpha, &mut sink);
+        } else {
+            self.decode_run(
+                0..self.tracks.len(),
+                views,
+                s0 == s1,
+                i0 == i1,
+                alpha,
+                &mut sink,
+            );
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         self.decode_run(
             0..self.tracks.len(),
             views,

@@ -23,7 +23,7 @@ pub(crate) struct Chunk {
     k1: [Vec4; CHUNK],
     d0: [u8; CHUNK],
     d1: [u8; CHUNK],
-    /// Animated sub-track index of each rotation.
+    /// Where each rotation goes: its bone (low 16 bits) and reference (high 16 bits).
     pub track: [u32; CHUNK],
     pub len: usize,
 }
@@ -47,13 +47,13 @@ impl Chunk {
 
     /// Adds a rotation (the chunk must not be full).
     #[inline(always)]
-    pub fn push(&mut self, track: usize, (k0, d0): (Vec4, u8), (k1, d1): (Vec4, u8)) {
+    pub fn push(&mut self, track: u32, (k0, d0): (Vec4, u8), (k1, d1): (Vec4, u8)) {
         let j = self.len % CHUNK;
         self.k0[j] = k0;
         self.k1[j] = k1;
         self.d0[j] = d0;
         self.d1[j] = d1;
-        self.track[j] = track as u32;
+        self.track[j] = track;
         self.len = j + 1;
     }
 

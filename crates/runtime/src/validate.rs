@@ -10,7 +10,8 @@ use crate::limits::{MAX_COMPONENT_MAGNITUDE, MAX_TOTAL_SAMPLES};
 use crate::quant::{self, num_segments, rebuild_rotation};
 use crate::skeleton::{BoneDesc, Skeleton};
 use crate::{
-    FormatError, Metadata, NO_FILL, NO_REFERENCE, NO_SLOT, Track, f32_at, metadata, u16_at, u32_at,
+    FormatError, Metadata, NO_FILL, NO_REFERENCE, NO_SLOT, SegEntry, Track, f32_at, metadata,
+    u16_at, u32_at,
 };
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -109,7 +110,7 @@ pub(crate) fn header(buf: &[u8]) -> Result<Header, FormatError> {
         return Err(FormatError::BadMagic);
     }
     let version = u16_at(buf, 4);
-    if !(MIN_VERSION..=VERSION).contains(&version) {
+    if !(MIN_VERSION..=MAX_VERSION).contains(&version) {
         return Err(FormatError::UnsupportedVersion(version));
     }
     let total_size = u32_at(buf, 12) as usize;
@@ -401,94 +402,151 @@ pub(crate) fn references(
     Ok(references)
 }
 
-/// The segment table and what the decoder precomputes from it.
+/// Where each segment's parts are and what the decoder precomputes from them.
 pub(crate) struct Segments {
-    pub(crate) seg_header_off: usize,
+    /// Where section 6 starts (the segment table, or version 4's first block).
+    pub(crate) table_off: usize,
+    /// Per segment: where its widths and bit stream start and its bits per sample (version 3:
+    /// the segment table's entry; version 4: found by walking the blocks).
+    pub(crate) segs: Vec<SegEntry>,
     /// Per segment, per animated sub-track: its bit offset inside one sample of the segment.
     pub(crate) seg_offsets: Vec<u32>,
 }
 
-/// Section 6 and every segment it points to ([`segment`]).
+/// Section 6: the segment table and every segment it points to (versions 1–3), or the segment
+/// blocks one after the other (version 4, [`segment_block_layout`]), each checked by
+/// [`segment`].
 pub(crate) fn segments(
     buf: &[u8],
     c: &mut Cursor,
     h: &Header,
     d: &Descriptors,
 ) -> Result<Segments, FormatError> {
-    let seg_header_off = c.take(h.num_segs * 12)?;
+    let grouped = h.version >= GROUPED_SEGMENTS_VERSION;
+    // Bounded by the buffer before allocating: a table entry is 12 bytes, a block at least 4.
+    let table_off = c.take(h.num_segs * if grouped { 4 } else { 12 })?;
+    c.pos = table_off;
+    let mut segs = Vec::with_capacity(h.num_segs);
     // Bounded by the buffer: every segment stores at least 2 bytes per animated sub-track.
     let mut seg_offsets: Vec<u32> = Vec::with_capacity(h.num_segs * h.num_animated);
     let mut none_mark = vec![false; h.num_animated];
+    let first = if grouped {
+        table_off
+    } else {
+        table_off + 12 * h.num_segs
+    };
     for s in 0..h.num_segs {
-        segment(
-            buf,
-            s,
-            seg_header_off,
-            h,
-            d,
-            &mut none_mark,
-            &mut seg_offsets,
-        )?;
+        let e = if grouped {
+            let e = block(buf, c, s, h, d)?;
+            c.pos = e.1;
+            e.0
+        } else {
+            let hd = table_off + 12 * s;
+            SegEntry {
+                widths_off: u32_at(buf, hd),
+                data_off: u32_at(buf, hd + 4),
+                bits: u32_at(buf, hd + 8),
+            }
+        };
+        segment(buf, s, e, first, h, d, &mut none_mark, &mut seg_offsets)?;
+        segs.push(e);
+    }
+    if grouped {
+        if c.pos + TAIL_PADDING != h.runtime_size {
+            return corrupt(format!(
+                "the segments end at byte {}, the runtime data at {}",
+                c.pos, h.runtime_size
+            ));
+        }
+    } else {
+        c.pos = table_off + 12 * h.num_segs;
     }
     Ok(Segments {
-        seg_header_off,
+        table_off,
+        segs,
         seg_offsets,
     })
 }
 
-/// Segment `s`: its offsets inside the runtime data, widths, segment ranges, dropped components
-/// and bit count, its bit stream inside the runtime data, its raw floats finite. Appends the
-/// segment's per-track bit offsets to `seg_offsets`; `none_mark` is all false on entry and exit.
+/// Version 4: segment `s`'s block at `c.pos`: its bits per sample and where its parts are, and
+/// where the next block starts (all inside the runtime data, before its 4 tail bytes).
+fn block(
+    buf: &[u8],
+    c: &Cursor,
+    s: usize,
+    h: &Header,
+    d: &Descriptors,
+) -> Result<(SegEntry, usize), FormatError> {
+    let at = c.pos;
+    let limit = h.runtime_size - TAIL_PADDING;
+    if at + 4 > limit {
+        return corrupt(format!(
+            "segment {s}: block at byte {at} runs past the runtime data"
+        ));
+    }
+    let bits = u32_at(buf, at);
+    let (_, seg_len) = quant::segment_span(s, h.num_segs, h.num_samples, SEGMENT_SIZE);
+    // Bits per sample are at most 128 per sub-track (three raw components and a raw w).
+    if bits as usize > 128 * h.num_animated {
+        return corrupt(format!("segment {s}: {bits} bits per sample"));
+    }
+    let (w, _, _, data, end) = segment_block_layout(
+        h.num_animated,
+        h.num_segs > 1,
+        d.num_seg_dropped,
+        seg_len,
+        bits as usize,
+    );
+    if at.checked_add(end).is_none_or(|e| e > limit) {
+        return corrupt(format!("segment {s}: block runs past the runtime data"));
+    }
+    let e = SegEntry {
+        widths_off: (at + w) as u32,
+        data_off: (at + data) as u32,
+        bits,
+    };
+    Ok((e, at + end))
+}
+
+/// Segment `s` at `e`: its offsets inside the runtime data (its metadata after `first`, the
+/// first byte a segment may use), widths, segment ranges, dropped components and bit count, its
+/// bit stream inside the runtime data, its raw floats finite. Appends the segment's per-track
+/// bit offsets to `seg_offsets`; `none_mark` is all false on entry and exit.
+#[allow(clippy::too_many_arguments)]
 fn segment(
     buf: &[u8],
     s: usize,
-    seg_header_off: usize,
+    e: SegEntry,
+    first: usize,
     h: &Header,
     d: &Descriptors,
     none_mark: &mut [bool],
     seg_offsets: &mut Vec<u32>,
 ) -> Result<(), FormatError> {
     let (num_segs, num_animated, version) = (h.num_segs, h.num_animated, h.version);
-    let hd = seg_header_off + 12 * s;
-    let (widths_off, data_off, bits) = (
-        u32_at(buf, hd) as usize,
-        u32_at(buf, hd + 4) as usize,
-        u32_at(buf, hd + 8) as usize,
-    );
+    let grouped = version >= GROUPED_SEGMENTS_VERSION;
+    let (widths_off, data_off, bits) =
+        (e.widths_off as usize, e.data_off as usize, e.bits as usize);
     let per_seg = if num_segs > 1 { 8 } else { 2 };
     let meta_end = widths_off.checked_add(num_animated * per_seg + d.num_seg_dropped);
-    // Every offset inside the runtime data before anything is read through it.
-    if widths_off < seg_header_off + 12 * num_segs
+    // Every offset inside the runtime data before anything is read through it; version 4's
+    // four-track loads stay inside it too: 8 bytes of widths from each group's first track, 4
+    // bytes from each range row (the last row of the last group starts `lanes` bytes before
+    // the ranges end).
+    let last_lanes = (num_animated + GROUP - 1) % GROUP + 1;
+    let group_loads_end = if num_segs > 1 {
+        widths_off + 8 * num_animated + 4 - last_lanes
+    } else {
+        widths_off + 8 * num_animated.div_ceil(GROUP)
+    };
+    if widths_off < first
         || meta_end.is_none_or(|e| e > data_off)
         || data_off > h.runtime_size
+        || (grouped && num_animated > 0 && group_loads_end > h.runtime_size)
     {
         return corrupt(format!(
             "segment {s}: metadata offset {widths_off} out of place"
         ));
-    }
-    let mut sum = 0usize;
-    for a in 0..num_animated {
-        let w = unpack_widths(u16_at(buf, widths_off + 2 * a));
-        if u16_at(buf, widths_off + 2 * a) >> 15 != 0
-            || w.iter()
-                .any(|&x| x > quant::MAX_BITS && x != quant::RAW_BITS)
-        {
-            return corrupt(format!("segment {s}: bit width above {}", quant::MAX_BITS));
-        }
-        if version < 2 && w.contains(&quant::RAW_BITS) {
-            return corrupt(format!(
-                "segment {s}: raw float32 width in a version {version} buffer"
-            ));
-        }
-        sum += (w[0] + w[1] + w[2]) as usize;
-        if num_segs > 1 {
-            let r = widths_off + 2 * num_animated + 6 * a;
-            for k in 0..3 {
-                if buf[r + k] as u16 + buf[r + 3 + k] as u16 > 255 {
-                    return corrupt(format!("segment {s}: range outside the clip range"));
-                }
-            }
-        }
     }
     let dropped_off = widths_off + num_animated * per_seg;
     let slots = &buf[dropped_off..dropped_off + d.num_seg_dropped];
@@ -498,7 +556,29 @@ fn segment(
             "segment {s}: dropped rotation component above {max_dropped}"
         ));
     }
-    sum += DROPPED_NONE_BITS * slots.iter().filter(|&&d| d == DROPPED_NONE).count();
+    let none_tracks: Vec<usize> = (0..d.num_seg_dropped)
+        .filter(|&k| slots[k] == DROPPED_NONE)
+        .map(|k| d.slot_track[k])
+        .collect();
+    for &a in &none_tracks {
+        none_mark[a] = true;
+    }
+    let checked = segment_widths_and_ranges(buf, s, widths_off, h, none_mark);
+    let mut sum = 0usize;
+    let mut off = 0u32;
+    if checked.is_ok() {
+        for a in 0..num_animated {
+            seg_offsets.push(off);
+            let w = unpack_widths(u16_at(buf, widths_off + 2 * a));
+            let t = w[0] + w[1] + w[2] + DROPPED_NONE_BITS as u32 * none_mark[a] as u32;
+            off += t;
+            sum += t as usize;
+        }
+    }
+    for &a in &none_tracks {
+        none_mark[a] = false;
+    }
+    checked?;
     if sum != bits {
         return corrupt(format!(
             "segment {s}: {bits} bits per sample, widths add up to {sum}"
@@ -514,29 +594,6 @@ fn segment(
             "segment {s}: bit stream runs past the runtime data"
         ));
     }
-    let none_tracks: Vec<usize> = (0..d.num_seg_dropped)
-        .filter(|&k| slots[k] == DROPPED_NONE)
-        .map(|k| d.slot_track[k])
-        .collect();
-    for &a in &none_tracks {
-        none_mark[a] = true;
-    }
-    let mut off = 0u32;
-    for a in 0..num_animated {
-        seg_offsets.push(off);
-        let w = unpack_widths(u16_at(buf, widths_off + 2 * a));
-        off += w[0]
-            + w[1]
-            + w[2]
-            + if none_mark[a] {
-                DROPPED_NONE_BITS as u32
-            } else {
-                0
-            };
-    }
-    for &a in &none_tracks {
-        none_mark[a] = false;
-    }
     let layout = RawLayout {
         widths_off,
         data_off,
@@ -545,6 +602,57 @@ fn segment(
         none_tracks: &none_tracks,
     };
     check_raw_values(buf, s, &layout, seg_len)
+}
+
+/// Segment `s`'s widths (≤ 24 or raw, raw only from version 2 on; bit 15 clear before version
+/// 4, from version 4 set exactly on the tracks `none_mark` marks) and segment ranges (start +
+/// extent ≤ 255).
+fn segment_widths_and_ranges(
+    buf: &[u8],
+    s: usize,
+    widths_off: usize,
+    h: &Header,
+    none_mark: &[bool],
+) -> Result<(), FormatError> {
+    let (num_animated, version) = (h.num_animated, h.version);
+    let grouped = version >= GROUPED_SEGMENTS_VERSION;
+    let ranges_off = widths_off + 2 * num_animated;
+    for a in 0..num_animated {
+        let v = u16_at(buf, widths_off + 2 * a);
+        let w = unpack_widths(v);
+        if w.iter()
+            .any(|&x| x > quant::MAX_BITS && x != quant::RAW_BITS)
+        {
+            return corrupt(format!("segment {s}: bit width above {}", quant::MAX_BITS));
+        }
+        let flag = v & WIDTHS_RAW_W_FLAG != 0;
+        if flag != (grouped && none_mark[a]) {
+            return corrupt(format!(
+                "segment {s}: widths of animated sub-track {a}: bit 15 does not match its dropped component"
+            ));
+        }
+        if version < 2 && w.contains(&quant::RAW_BITS) {
+            return corrupt(format!(
+                "segment {s}: raw float32 width in a version {version} buffer"
+            ));
+        }
+        if h.num_segs > 1 {
+            let at = |row: usize| {
+                ranges_off
+                    + if grouped {
+                        grouped_range_offset(num_animated, a, row)
+                    } else {
+                        6 * a + row
+                    }
+            };
+            for k in 0..3 {
+                if buf[at(k)] as u16 + buf[at(3 + k)] as u16 > 255 {
+                    return corrupt(format!("segment {s}: range outside the clip range"));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Where a segment's widths and bit stream are, for the check of its raw float32 values.

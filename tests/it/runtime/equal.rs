@@ -7,6 +7,12 @@
 //! expectations, so the check covers any time and any clip the compressor writes, and survives
 //! a compressor change.
 //!
+//! Version 4 (`docs/FORMAT.md`, "Versions") changes only where a segment's parts lie: each
+//! buffer the compressor writes (version 4) is laid out again as version 3
+//! (`runtime::relayout`), the old decoder reads that, and the new decoder must give the same bits
+//! on both layouts (its four-track path on version 4, its per-track path on version 3); the two
+//! layouts convert into each other byte for byte, and version 4 is never larger.
+//!
 //! Bit for bit, on any target: the new decoder does the same IEEE operations per component
 //! (lanes of glam vectors, no fused multiply-add) and calls the same glam functions for the
 //! horizontal ones (dot, normalize, quaternion product).
@@ -17,6 +23,7 @@ mod old_decoder;
 use clipforge::anim::additive::{AdditiveFormat, first_frame, make_additive};
 use clipforge::anim::formats::load_clips;
 use clipforge::anim::{CompressionSettings, RawClip, compress};
+use clipforge::runtime::relayout::relayout;
 use clipforge::runtime::{ClipReader, Looping, Pose};
 use old_decoder::OldReader;
 use rayon::prelude::*;
@@ -54,9 +61,29 @@ fn splitmix(s: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Compares the two decoders on one buffer; returns the number of poses compared.
+/// Compares the two decoders on one buffer the compressor wrote (version 4): the old one on
+/// its version-3 layout, the new one on both layouts. Returns the number of poses compared.
 fn compare(label: &str, bytes: &[u8]) -> usize {
-    let old = OldReader::new(bytes).unwrap_or_else(|e| panic!("{label}: old reader: {e}"));
+    assert_eq!(
+        u16::from_le_bytes([bytes[4], bytes[5]]),
+        4,
+        "{label}: the writer stamps 4"
+    );
+    let v3 = relayout(bytes, 3).unwrap_or_else(|e| panic!("{label}: to version 3: {e}"));
+    assert_eq!(
+        relayout(&v3, 4).unwrap(),
+        bytes,
+        "{label}: version 3 -> 4 is not the writer's buffer"
+    );
+    assert!(v3.len() >= bytes.len(), "{label}: version 4 is larger");
+    let mut n = compare_on(label, &v3, bytes);
+    n += compare_on(&format!("{label} (v3)"), &v3, &v3);
+    n
+}
+
+/// The old decoder on `old_bytes` against the new on `bytes` (the same clip).
+fn compare_on(label: &str, old_bytes: &[u8], bytes: &[u8]) -> usize {
+    let old = OldReader::new(old_bytes).unwrap_or_else(|e| panic!("{label}: old reader: {e}"));
     let new = ClipReader::new(bytes).unwrap_or_else(|e| panic!("{label}: new reader: {e}"));
     let (mut a, mut b) = (Pose::default(), Pose::default());
     let mut n = 0;

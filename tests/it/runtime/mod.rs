@@ -2,4 +2,5 @@
 
 mod api;
 mod equal;
+mod hostile_v4;
 mod jobs;

@@ -1,10 +1,13 @@
-//! Writes the `.cfa` buffer (layout in `docs/FORMAT.md`).
+//! Writes the `.cfa` buffer (layout in `docs/FORMAT.md`): the sections in version 3's layout,
+//! then laid out as the current version by the runtime's [`relayout`] (version 4 changes only
+//! where the segments' parts lie, so one writer of the values and one of each layout).
 
 use super::prepare::Prepared;
 use super::search::SegmentChoice;
 use crate::clip::RawClip;
 use crate::runtime::format::*;
 use crate::runtime::quant::{Dequant, MAX_BITS, RAW_BITS};
+use crate::runtime::relayout::relayout;
 use crate::skeleton::NO_PARENT;
 
 fn put_u16(out: &mut Vec<u8>, v: u16) {
@@ -31,9 +34,23 @@ fn pad4(out: &mut Vec<u8>) {
     }
 }
 
-/// Returns the buffer and the size of its runtime part: the sections in file order, then the
-/// header (which counts and seals them).
+/// Returns the buffer ([`VERSION`]) and the size of its runtime part.
 pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
+    let (v3, runtime_size) = encode_v3(clip, p, choices);
+    // Relayout validates the buffer first: should that fail (a writer bug), the version-3
+    // buffer goes on to the caller's read-back, which reports the error.
+    match relayout(&v3, VERSION) {
+        Ok(out) => {
+            let runtime_size = u32::from_le_bytes(out[16..20].try_into().unwrap()) as usize;
+            (out, runtime_size)
+        }
+        Err(_) => (v3, runtime_size),
+    }
+}
+
+/// [`encode`] in version 3's layout: the sections in file order, then the header (which counts
+/// and seals them).
+fn encode_v3(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
     let mut out = vec![0u8; HEADER_SIZE];
     let referenced = write_tables(&mut out, p);
     let seg_headers = out.len();
@@ -211,8 +228,8 @@ fn write_metadata(out: &mut Vec<u8>, clip: &RawClip, p: &Prepared) -> bool {
 fn write_header(out: &mut [u8], clip: &RawClip, p: &Prepared, flags: u16, runtime_size: usize) {
     let total = out.len();
     out[0..4].copy_from_slice(&MAGIC);
-    // Every buffer is written in the current layout (16-bit rotation clip ranges).
-    let version = VERSION;
+    // Version 3's layout; [`encode`] lays it out as the current version.
+    let version = COMPACT_ROT_RANGE_VERSION;
     out[4..6].copy_from_slice(&version.to_le_bytes());
     let additive: u16 = match p.clip.additive.as_ref().map(|a| a.format) {
         None => 0,

@@ -41,6 +41,11 @@ pub struct Layout {
     num_animated: usize,
     wrap: bool,
     seg_header_off: usize,
+    /// Version 4: segment blocks instead of a segment table ([`Self::blocks`]).
+    grouped: bool,
+    /// Version 4, per segment: its block's offset, widths offset, bit stream offset and bits
+    /// per sample (`format::segment_block_layout`).
+    blocks: Vec<(usize, usize, usize, usize)>,
     /// Per animated sub-track: is it a rotation whose dropped component is chosen per segment
     /// (its slot in the segment's list)?
     per_segment_slot: Vec<Option<usize>>,
@@ -85,6 +90,24 @@ impl Layout {
             + if box_present { 24 } else { 0 }
             + format::align4(6 * num_q16)
             + clip_ranges_bytes(u16_at(buf, 4), animated_rotations, num_animated);
+        let grouped = u16_at(buf, 4) >= format::GROUPED_SEGMENTS_VERSION;
+        let mut blocks = Vec::new();
+        if grouped {
+            let mut at = seg_header_off;
+            for seg in 0..num_segments {
+                let bits = u32_at(buf, at) as usize;
+                let (_, len) = crate::runtime::quant::segment_span(
+                    seg,
+                    num_segments,
+                    num_stored,
+                    format::SEGMENT_SIZE,
+                );
+                let (w, _, _, d, end) =
+                    format::segment_block_layout(num_animated, num_segments > 1, slots, len, bits);
+                blocks.push((at, at + w, at + d, bits));
+                at += end;
+            }
+        }
         Self {
             num_bones,
             num_stored,
@@ -92,6 +115,8 @@ impl Layout {
             num_animated,
             wrap,
             seg_header_off,
+            grouped,
+            blocks,
             per_segment_slot,
         }
     }
@@ -133,11 +158,17 @@ impl Layout {
         let a = self.num_animated;
         for &s in samples {
             let seg = (s / format::SEGMENT_SIZE).min(self.num_segments.saturating_sub(1));
-            let h = self.seg_header_off + 12 * seg;
-            probe.read(Region::Clip, h, 12);
-            let widths_off = u32_at(buf, h) as usize;
-            let data_off = u32_at(buf, h + 4) as usize;
-            let bits = u32_at(buf, h + 8) as usize;
+            // Version 4: no table; the block's first 4 bytes hold its bits per sample.
+            let (widths_off, data_off, bits) = if self.grouped {
+                let (h, w, d, b) = self.blocks[seg];
+                probe.read(Region::Clip, h, 4);
+                (w, d, b)
+            } else {
+                let h = self.seg_header_off + 12 * seg;
+                probe.read(Region::Clip, h, 12);
+                let e = |o: usize| u32_at(buf, h + o) as usize;
+                (e(0), e(4), e(8))
+            };
             let multi = self.num_segments > 1;
             probe.read(Region::Clip, widths_off, 2 * a);
             if multi {

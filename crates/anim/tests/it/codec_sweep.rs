@@ -168,16 +168,17 @@ fn raw_float32_buffers_are_exact_and_validated() {
         b
     };
     // Older stamps read the older layout (float32 rotation clip ranges, no raw widths in
-    // version 1): the buffer is refused, never misread; an unknown version is named.
-    for old in [1u16, 2] {
+    // version 1; a segment table in version 3): the buffer is refused, never misread; an
+    // unknown version is named.
+    for old in [1u16, 2, 3] {
         let mut b = c.bytes.clone();
         b[4..6].copy_from_slice(&old.to_le_bytes());
         assert!(ClipReader::new(&reseal(b)).is_err(), "version {old} stamp");
     }
-    let mut v4 = c.bytes.clone();
-    v4[4..6].copy_from_slice(&4u16.to_le_bytes());
-    let err = ClipReader::new(&reseal(v4)).unwrap_err().to_string();
-    assert!(err.contains("unsupported .cfa version 4"), "{err}");
+    let mut v5 = c.bytes.clone();
+    v5[4..6].copy_from_slice(&5u16.to_le_bytes());
+    let err = ClipReader::new(&reseal(v5)).unwrap_err().to_string();
+    assert!(err.contains("unsupported .cfa version 5"), "{err}");
     // Some aligned word of the runtime data is a raw component: a NaN there must be caught.
     let caught = (48..c.runtime_bytes - 4).step_by(4).any(|o| {
         let mut b = c.bytes.clone();

@@ -258,18 +258,18 @@ fn uniform_counters_match_a_hand_count() {
         (reader.num_animated_subtracks(), reader.num_segments()),
         (1, 1)
     );
-    // docs/FORMAT.md: header 48, one descriptor padded to 4 (48..52), no constants, one clip
-    // range (52..76), one segment header (76..88), the segment's widths at 88 (2 bytes, padded
-    // to 4), its bit stream at 92.
+    // docs/FORMAT.md (version 4): header 48, one descriptor padded to 4 (48..52), no constants,
+    // one clip range (52..76), one segment block at 76: its bits per sample (76..80), the widths
+    // at 80 (2 bytes, padded to 4), the bit stream at 84.
     let u32_at = |o: usize| u32::from_le_bytes(buf[o..o + 4].try_into().unwrap()) as usize;
-    assert_eq!((u32_at(76), u32_at(80)), (88, 92));
     let bits: usize = reader.segment_widths(0).next().unwrap().iter().sum::<u32>() as usize;
-    assert_eq!(u32_at(84), bits);
-    // Sampling at 2.5 reads the segment header (12), the widths (2) and samples 2 and 3's bits,
-    // bytes (92·8 + 2·bits) / 8 up to ⌈(92·8 + 4·bits) / 8⌉; the reader's own state is 48 B for
-    // the bone and 36 B for the animated sub-track (84 B: 2 lines).
-    let stream = (92 * 8 + 4 * bits).div_ceil(8) - (92 * 8 + 2 * bits) / 8;
-    let lines_stream = if 92 + (4 * bits).div_ceil(8) <= 128 {
+    assert_eq!(u32_at(76), bits);
+    assert_eq!(u16::from_le_bytes([buf[4], buf[5]]), 4);
+    // Sampling at 2.5 reads the block's bits per sample (4), the widths (2) and samples 2 and
+    // 3's bits, bytes (84·8 + 2·bits) / 8 up to ⌈(84·8 + 4·bits) / 8⌉; the reader's own state is
+    // 48 B for the bone and 36 B for the animated sub-track (84 B: 2 lines).
+    let stream = (84 * 8 + 4 * bits).div_ceil(8) - (84 * 8 + 2 * bits) / 8;
+    let lines_stream = if 84 + (4 * bits).div_ceil(8) <= 128 {
         0
     } else {
         1
@@ -278,7 +278,7 @@ fn uniform_counters_match_a_hand_count() {
     Layout::new(buf).touch_pose(buf, 2.5, &mut counter);
     assert_eq!(
         counter.end_pose(),
-        ((12 + 2 + stream + 84) as u64, (1 + lines_stream + 2) as u64)
+        ((4 + 2 + stream + 84) as u64, (1 + lines_stream + 2) as u64)
     );
 }
 
