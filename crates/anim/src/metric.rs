@@ -192,41 +192,6 @@ fn axis_images(q: DQuat, a: DVec3) -> [DVec3; 3] {
     ]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn axis_images_equal_glams_products() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
-        for i in 0..50_000 {
-            let q = DQuat::from_xyzw(next(), next(), next(), next()).normalize();
-            // Shells times scales: large, tiny, negative and zero components.
-            let mut a = DVec3::new(next(), next(), next()) * [300.0, 1e-4, 1.0][i % 3];
-            if i % 7 == 0 {
-                a.y = 0.0;
-            }
-            let got = axis_images(q, a);
-            let want = [q * (DVec3::X * a), q * (DVec3::Y * a), q * (DVec3::Z * a)];
-            for c in 0..3 {
-                // Equal as numbers (a zero may differ in sign: it is only ever added to).
-                assert!(
-                    got[c].to_array() == want[c].to_array(),
-                    "{q:?} {a:?} axis {c}: {:?} vs {:?}",
-                    got[c],
-                    want[c]
-                );
-            }
-        }
-    }
-}
-
 /// Measures `lossy` against `raw` (same skeleton and sample count) on every sample, with the
 /// raw clip's shell distances.
 pub fn measure(raw: &RawClip, lossy: &RawClip) -> Result<ErrorStats, MeasureError> {
@@ -408,4 +373,39 @@ pub(crate) fn measure_weighted(
         }
     }
     Ok((stats, weighted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_images_equal_glams_products() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        for i in 0..50_000 {
+            let q = DQuat::from_xyzw(next(), next(), next(), next()).normalize();
+            // Shells times scales: large, tiny, negative and zero components.
+            let mut a = DVec3::new(next(), next(), next()) * [300.0, 1e-4, 1.0][i % 3];
+            if i % 7 == 0 {
+                a.y = 0.0;
+            }
+            let got = axis_images(q, a);
+            let want = [q * (DVec3::X * a), q * (DVec3::Y * a), q * (DVec3::Z * a)];
+            for c in 0..3 {
+                // Equal as numbers (a zero may differ in sign: it is only ever added to).
+                assert!(
+                    got[c].to_array() == want[c].to_array(),
+                    "{q:?} {a:?} axis {c}: {:?} vs {:?}",
+                    got[c],
+                    want[c]
+                );
+            }
+        }
+    }
 }
