@@ -4,10 +4,12 @@
 //! jobs' time slices). Loading and parsing are outside the timed call; the float64 check is
 //! inside (it is part of `compress()`).
 //!
-//!     compress_cpu [--rounds N] [--threshold-cm CM] CLIP...
+//!     compress_cpu [--rounds N] [--threshold-cm CM] [--hash] CLIP...
 //!
 //! Prints `clip\tbytes\tcpu_ms` (median over N rounds, default 1) per clip: the clip's file name
-//! without `.acl.sjson` / `.bvh`; for a file with several clips, the first.
+//! without `.acl.sjson` / `.bvh`; for a file with several clips, the first. `--hash` adds a
+//! column with a 64-bit FNV-1a hash of the whole `.cfa` (to check that a change to the
+//! compressor leaves its outputs byte-identical).
 
 use clipforge_anim::{CompressionSettings, compress, formats::load_clips};
 use std::process::ExitCode;
@@ -38,6 +40,7 @@ fn thread_cpu_ms() -> f64 {
 fn main() -> ExitCode {
     let mut rounds = 1usize;
     let mut threshold = 0.01f32;
+    let mut hash = false;
     let mut files = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
                 Some(t) if t > 0.0 => threshold = t,
                 _ => return usage("--threshold-cm needs a positive number"),
             },
+            "--hash" => hash = true,
             "-h" | "--help" => return usage(""),
             _ => files.push(a),
         }
@@ -61,7 +65,7 @@ fn main() -> ExitCode {
         error_threshold: threshold,
         ..Default::default()
     };
-    println!("clip\tbytes\tcpu_ms");
+    println!("clip\tbytes\tcpu_ms{}", if hash { "\tfnv1a" } else { "" });
     let mut status = ExitCode::SUCCESS;
     for f in &files {
         let name = std::path::Path::new(f)
@@ -86,12 +90,18 @@ fn main() -> ExitCode {
         };
         let mut times = Vec::with_capacity(rounds);
         let mut bytes = 0;
+        let mut digest = 0xcbf2_9ce4_8422_2325u64;
         for _ in 0..rounds {
             let t0 = thread_cpu_ms();
             let r = compress(&clip, &settings);
             let t1 = thread_cpu_ms();
             match r {
-                Ok(c) => bytes = c.runtime_bytes,
+                Ok(c) => {
+                    bytes = c.runtime_bytes;
+                    digest = c.bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+                    });
+                }
                 Err(e) => {
                     eprintln!("compress_cpu: {f}: {e}");
                     status = ExitCode::from(3);
@@ -102,7 +112,12 @@ fn main() -> ExitCode {
         }
         if times.len() == rounds {
             times.sort_by(f64::total_cmp);
-            println!("{name}\t{bytes}\t{:.3}", times[rounds / 2]);
+            let median = times[rounds / 2];
+            if hash {
+                println!("{name}\t{bytes}\t{median:.3}\t{digest:016x}");
+            } else {
+                println!("{name}\t{bytes}\t{median:.3}");
+            }
         }
     }
     status
@@ -112,7 +127,7 @@ fn usage(problem: &str) -> ExitCode {
     if !problem.is_empty() {
         eprintln!("compress_cpu: {problem}");
     }
-    eprintln!("usage: compress_cpu [--rounds N] [--threshold-cm CM] CLIP...");
+    eprintln!("usage: compress_cpu [--rounds N] [--threshold-cm CM] [--hash] CLIP...");
     if problem.is_empty() {
         ExitCode::SUCCESS
     } else {
