@@ -13,6 +13,8 @@ import sys
 def breakdown(buf):
     magic, version, flags = buf[:4], *struct.unpack_from("<HH", buf, 4)
     assert magic == b"CFA1", magic
+    # Version 4 lays each segment out as one block (docs/FORMAT.md); this walk knows 1-3 only.
+    assert version <= 3, f"format version {version}: this script reads versions 1-3"
     runtime = struct.unpack_from("<I", buf, 16)[0]
     nb, seg_size, ns = struct.unpack_from("<HHI", buf, 20)
     nseg, nconst, nanim, nq = struct.unpack_from("<IIII", buf, 32)
