@@ -75,3 +75,13 @@ pub fn row_key(h: &Harness<'_, AppState>, label: &str) -> RowKey {
         .key
         .clone()
 }
+
+/// A fresh input folder holding a copy of the real file `data/rel` (under its own name) and an
+/// empty output folder.
+pub fn folders_with_real_file(data: &Path, rel: &str) -> (tempfile::TempDir, tempfile::TempDir) {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let src = data.join(rel);
+    std::fs::copy(&src, input.path().join(src.file_name().unwrap())).unwrap();
+    (input, out)
+}

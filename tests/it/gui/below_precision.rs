@@ -17,13 +17,8 @@ fn the_fox_run_row_is_below_float32_precision_with_its_floor() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        data.join("gltf/fox-via-bevy/Fox.glb"),
-        input.path().join("Fox.glb"),
-    )
-    .unwrap();
+    let (input, out) =
+        common::app_folder::folders_with_real_file(&data, "gltf/fox-via-bevy/Fox.glb");
     let mut state = state_on(Path::new(""), out.path());
     state.persisted.settings.error_threshold_cm = 0.001;
     let mut h = harness(state);

@@ -158,13 +158,8 @@ fn the_fox_opens_with_its_mesh() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        data.join("gltf/fox-via-bevy/Fox.glb"),
-        input.path().join("Fox.glb"),
-    )
-    .unwrap();
+    let (input, out) =
+        common::app_folder::folders_with_real_file(&data, "gltf/fox-via-bevy/Fox.glb");
     let mut h = open(input.path(), out.path(), "Fox · Walk");
     check_mesh_view(&mut h, 1728);
 }
@@ -210,13 +205,8 @@ fn cesium_man_stands_in_the_mesh_view() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        data.join("gltf/khronos-via-ozz/cesium_man.gltf"),
-        input.path().join("cesium_man.gltf"),
-    )
-    .unwrap();
+    let (input, out) =
+        common::app_folder::folders_with_real_file(&data, "gltf/khronos-via-ozz/cesium_man.gltf");
     let h = open_in(
         input.path(),
         out.path(),
