@@ -118,8 +118,10 @@ impl BoneTable {
         };
         let text = |v: Option<f32>| v.map_or(String::new(), |x| x.to_string());
         for (n, t, d) in &mut self.rows {
-            // The last saved entry for the bone wins, as in the compressor.
-            let o = saved.iter().rev().find(|o| &o.pattern == n);
+            // The last saved entry for the bone wins, as in the compressor. Rows are exact
+            // bone names, saved as globs matching that name alone.
+            let exact = crate::anim::bone_glob::glob_escape(n);
+            let o = saved.iter().rev().find(|o| o.pattern == exact);
             *t = text(o.and_then(|o| o.error_threshold));
             *d = text(o.and_then(|o| o.shell_distance));
         }
@@ -176,7 +178,7 @@ impl BoneTable {
             let shell_distance = value(name, "shell distance", d)?;
             if error_threshold.is_some() || shell_distance.is_some() {
                 out.push(crate::anim::BoneOverride {
-                    pattern: name.clone(),
+                    pattern: crate::anim::bone_glob::glob_escape(name),
                     error_threshold,
                     shell_distance,
                 });

@@ -10,6 +10,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod additive;
+pub mod bone_glob;
 pub mod clip;
 pub mod compress;
 pub mod decompress;

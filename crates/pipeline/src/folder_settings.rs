@@ -7,6 +7,7 @@
 //! cache key). Documented in `docs/PIPELINE.md` ("Folder settings").
 
 use clipforge_anim::CompressionSettings;
+use clipforge_anim::bone_glob::{BoneGlob, glob_escape};
 use clipforge_anim::formats::{ClipFormat, ImportOptions};
 use regex::Regex;
 use std::collections::HashMap;
@@ -294,6 +295,22 @@ struct RawBone {
     shell_distance: Option<Spanned<f64>>,
 }
 
+/// A `match` key's glob: not empty, and one that compiles (else the file, line and reason).
+fn check_glob(path: &Path, text: &str, pattern: &Spanned<String>) -> Result<(), SettingsError> {
+    if pattern.get_ref().is_empty() {
+        return Err(value_error(
+            path,
+            text,
+            pattern.span(),
+            "match",
+            "must not be empty",
+        ));
+    }
+    BoneGlob::new(pattern.get_ref())
+        .map(|_| ())
+        .map_err(|e| value_error(path, text, pattern.span(), "match", &e.to_string()))
+}
+
 /// `[[bone]]` (or `[[clip.bone]]`) tables, in file order: a later table wins over an earlier
 /// one for the bones both match.
 fn parse_bones(
@@ -303,15 +320,7 @@ fn parse_bones(
 ) -> Result<Vec<BoneOverride>, SettingsError> {
     let mut bones = Vec::new();
     for b in raw {
-        if b.pattern.get_ref().is_empty() {
-            return Err(value_error(
-                path,
-                text,
-                b.pattern.span(),
-                "match",
-                "must not be empty",
-            ));
-        }
+        check_glob(path, text, &b.pattern)?;
         bones.push(BoneOverride {
             pattern: b.pattern.get_ref().clone(),
             error_threshold: positive(path, text, &b.error_threshold, "error_threshold")?,
@@ -343,15 +352,7 @@ impl FolderSettings {
         let bones = parse_bones(path, text, &raw.bone)?;
         let mut clips = Vec::new();
         for c in &raw.clip {
-            if c.pattern.get_ref().is_empty() {
-                return Err(value_error(
-                    path,
-                    text,
-                    c.pattern.span(),
-                    "match",
-                    "must not be empty",
-                ));
-            }
+            check_glob(path, text, &c.pattern)?;
             clips.push(ClipOverride {
                 pattern: c.pattern.get_ref().clone(),
                 error_threshold: positive(path, text, &c.error_threshold, "error_threshold")?,
@@ -842,6 +843,11 @@ pub enum BoneOverrideError {
     ShellTwice { given: String },
     #[error("'{given}': unexpected '{part}' ({})", BONE_OVERRIDE_USAGE)]
     Unexpected { given: String, part: String },
+    #[error("'{given}': {glob}")]
+    BadGlob {
+        given: String,
+        glob: clipforge_anim::bone_glob::BadGlob,
+    },
 }
 
 /// Parses a command line's per-bone override: `GLOB=CM`, `GLOB=CM,shell=CM` or
@@ -853,6 +859,12 @@ pub fn parse_bone_override(s: &str) -> Result<BoneOverride, BoneOverrideError> {
         .ok_or_else(|| BoneOverrideError::NoEquals { given: given() })?;
     if pattern.is_empty() {
         return Err(BoneOverrideError::EmptyPattern { given: given() });
+    }
+    if let Err(glob) = BoneGlob::new(pattern) {
+        return Err(BoneOverrideError::BadGlob {
+            given: given(),
+            glob,
+        });
     }
     let cm = |v: &str, what: &'static str| match v.trim().parse::<f32>() {
         Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
@@ -989,18 +1001,6 @@ pub(crate) fn app_clips(path: &Path, text: &str) -> Vec<ClipOverride> {
     app_clips_span(text)
         .and_then(|(s, e)| FolderSettings::parse(path, &text[s..e]).ok())
         .map_or(Vec::new(), |f| f.clips)
-}
-
-/// `pattern` matching exactly the file name or relative path `name` (glob characters escaped).
-pub(crate) fn glob_escape(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `text` (a `clipforge.toml`, possibly empty) with `clip` among the app's `[[clip]]` tables
@@ -1216,6 +1216,48 @@ mod tests {
 
     fn parse(text: &str) -> Result<FolderSettings, SettingsError> {
         FolderSettings::parse(Path::new("/x/clipforge.toml"), text)
+    }
+
+    #[test]
+    fn a_glob_that_does_not_compile_is_refused_where_it_was_given() {
+        let e = parse_bone_override("Hand[L=0.1").unwrap_err();
+        assert!(matches!(e, BoneOverrideError::BadGlob { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("'Hand[L=0.1': 'Hand[L' is not a valid glob: "),
+            "{e}"
+        );
+        // A bone table, a clip table and a clip's bone table: each names the file and line.
+        for text in [
+            "[[bone]]\nmatch = \"{Left,Right\"\nerror_threshold = 0.002\n",
+            "error_threshold = 0.05\n[[clip]]\nmatch = \"a[\"\nerror_threshold = 0.002\n",
+            "[[clip]]\nmatch = \"a.bvh\"\n[[clip.bone]]\nmatch = \"x\\\\\"\nerror_threshold = 0.1\n",
+        ] {
+            let e = parse(text).unwrap_err();
+            let SettingsError::Invalid {
+                path,
+                line,
+                message,
+            } = &e
+            else {
+                panic!("{e:?}");
+            };
+            assert_eq!(path, "/x/clipforge.toml");
+            let want = text
+                .lines()
+                .position(|l| l.starts_with("match") && !l.contains("a.bvh"));
+            assert_eq!(Some(*line), want.map(|i| i + 1), "{text}");
+            assert!(
+                message.starts_with("`match`: '") && message.contains("is not a valid glob"),
+                "{message}"
+            );
+        }
+        // The alternatives a compiled glob gives.
+        let f = parse("[[bone]]\nmatch = \"{Left,Right}Hand\"\nerror_threshold = 0.002\n").unwrap();
+        assert!(clipforge_anim::compress::glob_match(
+            &f.bones[0].pattern,
+            "LeftHand"
+        ));
     }
 
     #[test]

@@ -264,3 +264,83 @@ fn a_bone_table_is_saved_for_this_clip_or_this_folder_and_its_rows_turn_stale() 
         );
     }
 }
+
+/// A bone whose name holds glob characters (`l_finger[1]`, beside a bone named `l_finger1`
+/// that the unescaped name would match as a class): the table saves a glob matching that bone
+/// alone, the compressor holds only it to the value, and the reopened table shows it.
+#[test]
+fn a_bone_named_with_glob_characters_is_saved_for_that_bone_alone() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut clip = generate(&GenerateOptions {
+        name: "clip_00".into(),
+        num_samples: 50,
+        seed: 3,
+        ..Default::default()
+    });
+    let names = &mut clip.skeleton.names;
+    let finger = names.iter().position(|n| n == "l_finger").unwrap();
+    let other = (0..names.len()).find(|&b| b != finger).unwrap();
+    names[finger] = "l_finger[1]".into();
+    names[other] = "l_finger1".into();
+    std::fs::write(
+        input.path().join("clip_00.acl.sjson"),
+        write_acl_clip(&clip),
+    )
+    .unwrap();
+    std::fs::write(input.path().join(FILE_NAME), "error_threshold = 0.02\n").unwrap();
+    let mut h = harness(state_with_output(out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    h.get_by_label("clip_00").click();
+    wait_idle(&mut h);
+
+    h.get_by_label("Per-bone thresholds").click();
+    h.run();
+    h.get_by_label("this folder").click();
+    h.run();
+    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger[1]");
+    f.focus();
+    f.type_text("0.001");
+    h.run();
+    h.get_by_label("Save to clipforge.toml").click();
+    h.run();
+    let file = input.path().join(FILE_NAME);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let settings = FolderSettings::parse(&file, &text).unwrap();
+    assert_eq!(settings.bones.len(), 1, "{text}");
+    assert_eq!(settings.bones[0].pattern, "l_finger\\[1\\]");
+
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let s = h.state();
+    let key = s.detail.selected.clone().expect("still selected");
+    let report = s
+        .library
+        .row(&key)
+        .and_then(|r| r.report())
+        .expect("compressed again");
+    assert!(report.error.is_none(), "{:?}", report.error);
+    assert_eq!(report.per_bone_threshold_cm[finger], 0.001);
+    assert_eq!(report.per_bone_threshold_cm[other], 0.02);
+
+    h.get_by_label("Close").click();
+    h.run();
+    h.get_by_label("clip_00").click();
+    wait_idle(&mut h);
+    let t = h.state().detail.bones.as_ref().expect("table loaded");
+    assert_eq!(
+        t.rows.iter().find(|r| r.0 == "l_finger[1]").unwrap().1,
+        "0.001"
+    );
+    assert!(
+        t.rows
+            .iter()
+            .find(|r| r.0 == "l_finger1")
+            .unwrap()
+            .1
+            .is_empty()
+    );
+}

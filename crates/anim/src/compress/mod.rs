@@ -50,8 +50,9 @@ impl Default for CompressionSettings {
     }
 }
 
-/// A threshold and/or a shell distance for the bones whose names match a glob ([`glob_match`]:
-/// `*`, `?`, `[...]`, `\` escapes; case-sensitive). In clip units.
+/// A threshold and/or a shell distance for the bones whose names match a glob
+/// ([`BoneGlob`](crate::bone_glob::BoneGlob): `*`, `?`, `[...]`, `{a,b}`, `\` escapes;
+/// case-sensitive). In clip units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BoneOverride {
     /// Glob over bone names (`*Finger*`).
@@ -74,135 +75,7 @@ impl BoneLimits {
     }
 }
 
-/// One element of a bone-name glob.
-#[derive(Debug, PartialEq)]
-enum GlobToken {
-    /// `*`: any run of characters, possibly empty.
-    Star,
-    /// `?`: exactly one character.
-    Any,
-    /// `[...]`: one character in (or with `!`/`^` first, not in) the listed characters and
-    /// `a-z` ranges.
-    Class {
-        negate: bool,
-        items: Vec<(char, char)>,
-    },
-    /// Itself (`\x` is `x` itself, for `x` any character: `\*`, `\?`, `\[`, `\\`).
-    Lit(char),
-}
-
-fn glob_tokens(pattern: &str) -> Vec<GlobToken> {
-    let p: Vec<char> = pattern.chars().collect();
-    let mut out = Vec::with_capacity(p.len());
-    let mut i = 0;
-    while i < p.len() {
-        match p[i] {
-            '*' => out.push(GlobToken::Star),
-            '?' => out.push(GlobToken::Any),
-            // A backslash at the end stands for itself.
-            '\\' if i + 1 < p.len() => {
-                i += 1;
-                out.push(GlobToken::Lit(p[i]));
-            }
-            '[' => {
-                // `]` right after `[` (or `[!`) is a member; an unclosed `[` is itself.
-                let mut j = i + 1;
-                let negate = j < p.len() && (p[j] == '!' || p[j] == '^');
-                if negate {
-                    j += 1;
-                }
-                let first = j;
-                let mut items = Vec::new();
-                while j < p.len() && (p[j] != ']' || j == first) {
-                    let mut c = p[j];
-                    if c == '\\' && j + 1 < p.len() {
-                        j += 1;
-                        c = p[j];
-                    }
-                    if j + 2 < p.len() && p[j + 1] == '-' && p[j + 2] != ']' {
-                        items.push((c, p[j + 2]));
-                        j += 3;
-                    } else {
-                        items.push((c, c));
-                        j += 1;
-                    }
-                }
-                if j < p.len() {
-                    out.push(GlobToken::Class { negate, items });
-                    i = j;
-                } else {
-                    out.push(GlobToken::Lit('['));
-                }
-            }
-            c => out.push(GlobToken::Lit(c)),
-        }
-        i += 1;
-    }
-    out
-}
-
-impl GlobToken {
-    fn matches(&self, c: char) -> bool {
-        match self {
-            GlobToken::Star | GlobToken::Any => true,
-            GlobToken::Class { negate, items } => {
-                items.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *negate
-            }
-            GlobToken::Lit(l) => *l == c,
-        }
-    }
-}
-
-/// Whether `name` matches `pattern`: `*` any run of characters, possibly empty; `?` exactly
-/// one; `[abc]`, `[a-z]` one of those (`[!...]` or `[^...]`: none of them); `\` before any
-/// character makes it itself (`\*`, `\?`, `\[`, `\\`); everything else itself;
-/// case-sensitive. Linear backtracking on the last `*`: O(len²) at worst.
-pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let p = glob_tokens(pattern);
-    let n: Vec<char> = name.chars().collect();
-    let (mut i, mut j) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while j < n.len() {
-        if i < p.len() && p[i] != GlobToken::Star && p[i].matches(n[j]) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == GlobToken::Star {
-            star = Some((i, j));
-            i += 1;
-        } else if let Some((si, sj)) = star {
-            i = si + 1;
-            j = sj + 1;
-            star = Some((si, sj + 1));
-        } else {
-            return false;
-        }
-    }
-    p[i..].iter().all(|t| *t == GlobToken::Star)
-}
-
-#[cfg(test)]
-mod glob_tests {
-    use super::glob_match;
-
-    #[test]
-    fn globs_match_stars_classes_and_escapes() {
-        assert!(glob_match("*Finger*", "LeftFinger1"));
-        assert!(!glob_match("*Finger*", "LeftHand"));
-        assert!(glob_match("?Hand", "lHand") && !glob_match("?Hand", "Hand"));
-        assert!(glob_match("Finger[12]", "Finger2") && !glob_match("Finger[12]", "Finger3"));
-        assert!(glob_match("Finger[0-9]", "Finger7") && !glob_match("Finger[0-9]", "FingerA"));
-        assert!(glob_match("Finger[!0-9]", "FingerA") && !glob_match("Finger[^0-9]", "Finger7"));
-        // Escapes: the special characters themselves.
-        assert!(glob_match("a\\*b", "a*b") && !glob_match("a\\*b", "axb"));
-        assert!(glob_match("a\\?", "a?") && !glob_match("a\\?", "ab"));
-        assert!(glob_match("\\[x]", "[x]") && !glob_match("\\[x]", "x"));
-        assert!(glob_match("a\\\\b", "a\\b"));
-        assert!(glob_match("[\\]]", "]") && glob_match("[]x]", "]"));
-        // An unclosed class and a trailing backslash are themselves.
-        assert!(glob_match("a[b", "a[b") && glob_match("a\\", "a\\"));
-        assert!(glob_match("*", "") && glob_match("**", "x") && !glob_match("", "x"));
-    }
-}
+pub use crate::bone_glob::glob_match;
 
 impl CompressionSettings {
     /// Each bone's threshold and shell distance, the most specific source winning: the
@@ -236,8 +109,13 @@ impl CompressionSettings {
             })
             .collect();
         for o in &self.bones {
+            // A pattern that does not compile matches nothing: every place a user gives one
+            // refuses it first (`BoneGlob::new`), so only a hand-built override gets here.
+            let Ok(glob) = crate::bone_glob::BoneGlob::new(&o.pattern) else {
+                continue;
+            };
             for b in 0..nb {
-                if glob_match(&o.pattern, &skeleton.names[b]) {
+                if glob.is_match(&skeleton.names[b]) {
                     if let Some(t) = o.error_threshold {
                         thresholds[b] = t;
                     }
