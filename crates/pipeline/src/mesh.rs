@@ -40,7 +40,7 @@ pub(crate) fn has_meshes(file: &ClipFile) -> bool {
 /// (one parse per file, not one per clip: an FBX scene is parsed whole each time).
 pub(crate) struct FileMeshes<'a> {
     file: &'a ClipFile,
-    loaded: std::cell::OnceCell<Result<Vec<ClipMesh>, String>>,
+    loaded: std::cell::OnceCell<Result<Vec<ClipMesh>, ImportError>>,
 }
 
 impl<'a> FileMeshes<'a> {
@@ -51,9 +51,9 @@ impl<'a> FileMeshes<'a> {
         }
     }
 
-    fn get(&self) -> &Result<Vec<ClipMesh>, String> {
+    fn get(&self) -> &Result<Vec<ClipMesh>, ImportError> {
         self.loaded
-            .get_or_init(|| load_clip_meshes(&self.file.path).map_err(|e| e.to_string()))
+            .get_or_init(|| load_clip_meshes(&self.file.path))
     }
 }
 
