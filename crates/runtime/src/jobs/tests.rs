@@ -726,6 +726,83 @@ fn palette_matches_float64() {
     }
 }
 
+/// The x86-64 palette paths (SSE2 and, where the CPU has it, AVX) give glam's matrices bit for
+/// bit: random rotations (some with zero or negative-zero components), mirrored and
+/// non-uniform scales, with and without a joint list, 4×4 and 3×4 out.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn palette_paths_agree_bit_for_bit_with_glam() {
+    let mut rng = Rng(77);
+    let n = 97;
+    let mut object = Soa::random(&mut rng, n, &MIRRORED);
+    for b in 0..n {
+        if b % 3 == 0 {
+            object.s[b] = rng.v3(3.0);
+        }
+    }
+    object.r[0] = Quat::IDENTITY;
+    object.r[1] = Quat::from_xyzw(-0.0, 0.0, -0.0, 1.0);
+    object.r[2] = Quat::from_xyzw(0.0, 1.0, 0.0, 0.0);
+    let inv: Vec<Mat4> = (0..n)
+        .map(|i| {
+            if i % 5 == 0 {
+                Mat4::IDENTITY
+            } else {
+                Mat4::from_scale_rotation_translation(
+                    rng.v3(2.0).into(),
+                    rng.quat(),
+                    rng.v3(5.0).into(),
+                )
+            }
+        })
+        .collect();
+    let joints: Vec<u16> = (0..n).map(|i| (i * 31 % n) as u16).collect();
+    let bits = |m: &[Mat4]| -> Vec<u32> {
+        m.iter()
+            .flat_map(|m| m.to_cols_array())
+            .map(f32::to_bits)
+            .collect()
+    };
+    for use_joints in [false, true] {
+        macro_rules! job {
+            ($out:expr) => {
+                SkinningPaletteJob {
+                    object: object.pose(),
+                    inverse_bind: &inv,
+                    joints: use_joints.then_some(&joints[..]),
+                    out: $out,
+                }
+            };
+        }
+        let (mut want, mut sse2, mut auto) = (
+            vec![Mat4::ZERO; n],
+            vec![Mat4::ZERO; n],
+            vec![Mat4::ZERO; n],
+        );
+        job!(PaletteOut::Mat4(&mut want)).run_glam();
+        job!(PaletteOut::Mat4(&mut sse2)).run_sse2().unwrap();
+        job!(PaletteOut::Mat4(&mut auto)).run().unwrap();
+        assert_eq!(bits(&sse2), bits(&want), "SSE2 path vs glam");
+        assert_eq!(
+            bits(&auto),
+            bits(&want),
+            "{:?} path vs glam",
+            SimdPath::best()
+        );
+        let (mut want_rows, mut rows) = (vec![[Vec4::ZERO; 3]; n], vec![[Vec4::ZERO; 3]; n]);
+        job!(PaletteOut::Rows3x4(&mut want_rows)).run_glam();
+        job!(PaletteOut::Rows3x4(&mut rows)).run().unwrap();
+        let rbits = |r: &[[Vec4; 3]]| -> Vec<u32> {
+            r.iter()
+                .flatten()
+                .flat_map(|v| v.to_array())
+                .map(f32::to_bits)
+                .collect()
+        };
+        assert_eq!(rbits(&rows), rbits(&want_rows), "3x4 rows vs glam");
+    }
+}
+
 #[test]
 fn palette_rejects() {
     let object = Soa::new(4);
