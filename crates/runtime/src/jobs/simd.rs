@@ -203,7 +203,8 @@ pub(crate) mod scalar {
 
 /// A 4-lane float32 vector of one SIMD path and the few operations the kernels need: the
 /// kernels ([`kernels`]) are written once over it, and each path only says how to load, store,
-/// broadcast and multiply-add.
+/// broadcast and multiply-add. Only targets with a SIMD path have one (x86-64, aarch64).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) trait Lanes: Copy {
     /// Four floats at `p`.
     ///
@@ -233,6 +234,7 @@ pub(crate) trait Lanes: Copy {
 
 /// The kernels of every SIMD path, over its [`Lanes`]; each path's module wraps them in a
 /// function compiled for its target feature (where `#[inline(always)]` puts them).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) mod kernels {
     use super::Lanes;
     use glam::Mat4;
@@ -404,6 +406,7 @@ pub(crate) mod kernels {
 
 /// A path's module: [`kernels`] compiled for its target feature over its [`Lanes`]; with
 /// `skin`, the skinning kernel too (AVX2 skins with its own, [`avx2cols`]).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 macro_rules! path_kernels {
     ($name:ident, $feature:literal, $lanes:ty $(, $skin:ident)?) => {
         pub(crate) mod $name {
