@@ -705,11 +705,12 @@ pub(crate) mod avx2cols {
                 store(out_positions, v, r);
                 if has_normals {
                     let n = load_both(normals, v);
-                    // [z | 0]: no translation for a direction.
-                    let z0 =
-                        _mm256_blend_ps::<0xF0>(_mm256_permutevar_ps(n, zz), _mm256_setzero_ps());
-                    let r = _mm256_fmadd_ps(a, _mm256_permutevar_ps(n, xy), _mm256_mul_ps(b, z0));
+                    // A direction: c0·x + c1·y from the halves, then c2·z from the low half of
+                    // `b` alone (the translation column never meets it, even as 0 × ∞).
+                    let r = _mm256_mul_ps(a, _mm256_permutevar_ps(n, xy));
                     let r = _mm_add_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps::<1>(r));
+                    let nz = _mm256_castps256_ps128(_mm256_permutevar_ps(n, zz));
+                    let r = _mm_fmadd_ps(_mm256_castps256_ps128(b), nz, r);
                     store(out_normals, v, r);
                 }
             }

@@ -1070,6 +1070,48 @@ fn skin_paths_match_float64() {
     }
 }
 
+/// Normals go through the blended matrix's 3×3 only: an infinite translation leaves them
+/// finite and equal on every path (a path that multiplied the translation column by 0 would
+/// turn them into NaN).
+#[test]
+fn skin_normals_never_meet_the_translation() {
+    let palette = vec![
+        Mat4::from_cols(
+            Vec4::new(0.0, 1.0, 0.0, 0.0),
+            Vec4::new(-1.0, 0.0, 0.0, 0.0),
+            Vec4::new(0.0, 0.0, 1.0, 0.0),
+            Vec4::new(f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, 1.0),
+        );
+        2
+    ];
+    let v = 5;
+    let normals: Vec<[f32; 3]> = (0..v).map(|i| [1.0, i as f32, 0.5]).collect();
+    let positions = vec![[0.0f32; 3]; v];
+    let (joints, weights) = ([0u16, 1].repeat(v), [0.25f32, 0.75].repeat(v));
+    for path in [SimdPath::Scalar]
+        .into_iter()
+        .chain(PATHS)
+        .filter(|p| p.available())
+    {
+        let (mut op, mut on) = (vec![[0.0f32; 3]; v], vec![[0.0f32; 3]; v]);
+        SkinJob {
+            palette: &palette,
+            influences: 2,
+            joints: &joints,
+            weights: &weights,
+            positions: &positions,
+            normals: &normals,
+            out_positions: &mut op,
+            out_normals: &mut on,
+        }
+        .run_with(path)
+        .unwrap();
+        for (i, n) in on.iter().enumerate() {
+            assert_eq!(*n, [-(i as f32), 1.0, 0.5], "{path:?} normal {i}");
+        }
+    }
+}
+
 #[test]
 fn skin_rejects() {
     let mut rng = Rng(8);
