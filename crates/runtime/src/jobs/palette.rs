@@ -69,8 +69,7 @@ impl SkinningPaletteJob<'_> {
     /// has AVX the same operations VEX-encoded, the inverse-bind product two columns per 256-bit
     /// operation: the same bits, the tests check it), with glam's operations in glam's order, so
     /// the matrices are bit for bit what `Mat4::from_scale_rotation_translation(s, r, t) *
-    /// inverse_bind` gives; elsewhere glam. (~0.75 of the glam loop's time on seed 001's crowd:
-    /// docs/BENCHMARKS.md.)
+    /// inverse_bind` gives; elsewhere glam (docs/BENCHMARKS.md has the two measured).
     pub fn run(&mut self) -> Result<(), JobError> {
         self.validate()?;
         #[cfg(target_arch = "x86_64")]

@@ -604,8 +604,8 @@ path_kernels!(neon, "neon", super::Neon, skin);
 /// `[c0 | c1]` and `[c2 | c3]` (two loads per influence), then the point as
 /// `[c0·x | c1·y] + [c2·z | c3·1]` and the sum of the two halves. What bounds it is latency,
 /// not throughput: joint index → matrix load → weighted sum → point → store per vertex, so the
-/// index reads and the sum are arranged to keep that chain short (measured: the Fox, 1,728
-/// vertices, 4.07 → 3.52 ns a vertex against two vertices per iteration, one per 128-bit lane).
+/// index reads and the sum are arranged to keep that chain short (docs/RUNTIME.md, "SIMD
+/// paths", has the measurements).
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2cols {
     use core::arch::x86_64::*;
