@@ -10,7 +10,7 @@
 
 use super::skeleton_view::{ViewerState, time_controls};
 use crate::pipeline::clip_detail::ClipDetail as DetailData;
-use crate::pipeline::mesh::{MeshDetail, MeshFrame, MeshPlayer};
+use crate::pipeline::mesh::{MeshDetail, MeshFrame, MeshPlayer, MeshViewError};
 use eframe::egui;
 use glam::{Quat, Vec3};
 use std::sync::Arc;
@@ -119,10 +119,10 @@ fn project(p: Vec3, yaw: f32, pitch: f32) -> Vec3 {
 
 impl MeshView {
     /// Shows `detail` (the selected clip's mesh), or nothing; a new detail restarts the worker.
-    pub fn set_detail(&mut self, detail: Option<Result<Arc<MeshDetail>, String>>) {
+    pub fn set_detail(&mut self, detail: Option<Result<Arc<MeshDetail>, Arc<MeshViewError>>>) {
         let (detail, error) = match detail {
             Some(Ok(d)) => (Some(d), None),
-            Some(Err(e)) => (None, Some(e)),
+            Some(Err(e)) => (None, Some(e.to_string())),
             None => (None, None),
         };
         let same = match (&self.detail, &detail) {

@@ -4,7 +4,7 @@
 
 use crate::pipeline::clip_detail::ClipDetail as DetailData;
 use eframe::egui;
-use glam::Vec3;
+use glam::{Quat, Vec3};
 
 const RAW_COLOR: egui::Color32 = egui::Color32::from_rgb(90, 160, 255);
 const LOSSY_COLOR: egui::Color32 = egui::Color32::from_rgb(255, 145, 40);
@@ -39,6 +39,8 @@ pub struct ViewerState {
     pub joints_outside_view: usize,
     /// Where the viewer was drawn in the last frame.
     pub view_rect: egui::Rect,
+    /// Screen box of the raw joints drawn in the last frame (for checks of how the pose lies).
+    pub drawn_bounds: egui::Rect,
     pub show_raw: bool,
     pub show_lossy: bool,
     /// Keep the character centred instead of framing the whole clip; `None`: automatic (on for
@@ -62,6 +64,7 @@ impl Default for ViewerState {
             px_per_unit: 0.0,
             joints_outside_view: 0,
             view_rect: egui::Rect::NOTHING,
+            drawn_bounds: egui::Rect::NOTHING,
             show_raw: true,
             show_lossy: true,
             follow: None,
@@ -237,9 +240,11 @@ fn orbit_and_zoom(ui: &egui::Ui, resp: &egui::Response, v: &mut ViewerState) {
     }
 }
 
-/// Clip space to the screen: the orbit's projection, centred and scaled into the view.
+/// Clip space to the screen: the file's scene rotation (as the mesh view turns the mesh),
+/// then the orbit's projection, centred and scaled into the view.
 struct Screen {
     center: Vec3,
+    scene: Quat,
     yaw: f32,
     pitch: f32,
     scale: f32,
@@ -247,12 +252,28 @@ struct Screen {
 }
 
 impl Screen {
+    /// A point of the clip.
     fn at(&self, p: Vec3) -> egui::Pos2 {
-        let (x, y) = project(p - self.center, self.yaw, self.pitch);
+        self.at_turned(self.scene * (p - self.center))
+    }
+
+    /// A point already turned by the scene rotation, relative to the centre (the grid, which
+    /// lies on the turned scene's floor).
+    fn at_turned(&self, p: Vec3) -> egui::Pos2 {
+        let (x, y) = project(p, self.yaw, self.pitch);
         egui::pos2(
             self.origin.x + x * self.scale,
             self.origin.y - y * self.scale,
         )
+    }
+}
+
+/// The rotation the file puts above the clip's skeleton (a glTF Z-up node: CesiumMan), taken
+/// from its mesh; identity without one.
+fn scene_rotation(d: &DetailData) -> Quat {
+    match &d.mesh {
+        Some(Ok(m)) => m.mesh.scene_rotation,
+        _ => Quat::IDENTITY,
     }
 }
 
@@ -289,6 +310,7 @@ fn draw_poses(
     v.px_per_unit = scale;
     let screen = Screen {
         center,
+        scene: scene_rotation(d),
         yaw: v.yaw,
         pitch: v.pitch,
         scale,
@@ -300,7 +322,23 @@ fn draw_poses(
         .chain(d.lossy_pos.iter().flat_map(|l| &l[si * nb..(si + 1) * nb]))
         .filter(|p| !rect.contains(screen.at(**p)))
         .count();
-    draw_grid(ui, &painter, &screen, d.bounds_min.y, radius);
+    v.drawn_bounds =
+        egui::Rect::from_points(&raw.iter().map(|p| screen.at(*p)).collect::<Vec<_>>());
+    // The floor: the lowest corner of the clip's box, turned (exact for the quarter turns of
+    // an axis change, a bound otherwise).
+    let floor = (0..8)
+        .map(|c| {
+            let pick = |bit: usize, lo: f32, hi: f32| if c >> bit & 1 == 0 { lo } else { hi };
+            let (lo, hi) = (d.bounds_min, d.bounds_max);
+            let corner = Vec3::new(
+                pick(0, lo.x, hi.x),
+                pick(1, lo.y, hi.y),
+                pick(2, lo.z, hi.z),
+            );
+            (screen.scene * (corner - center)).y
+        })
+        .fold(f32::INFINITY, f32::min);
+    draw_grid(ui, &painter, &screen, floor, radius);
 
     let draw = |pose: &[Vec3], color: egui::Color32, width: f32, dot: f32| {
         for b in 0..nb {
@@ -330,9 +368,10 @@ fn draw_poses(
     hover_bone(ui, resp, &painter, &screen, v, d, raw_pts, lossy_pts);
 }
 
-/// The ground grid under the clip (at `floor`, the y of its lowest joint over all samples).
+/// The ground grid under the clip (at `floor`, the turned scene's lowest y over all samples,
+/// relative to the view's centre).
 fn draw_grid(ui: &egui::Ui, painter: &egui::Painter, screen: &Screen, floor: f32, radius: f32) {
-    let center = screen.center;
+    let center = Vec3::ZERO;
     let grid_col = ui.visuals().weak_text_color().gamma_multiply(0.35);
     let step = radius / 4.0;
     for k in -4..=4 {
@@ -340,13 +379,13 @@ fn draw_grid(ui: &egui::Ui, painter: &egui::Painter, screen: &Screen, floor: f32
         let a = Vec3::new(center.x + o, floor, center.z - 4.0 * step);
         let b = Vec3::new(center.x + o, floor, center.z + 4.0 * step);
         painter.line_segment(
-            [screen.at(a), screen.at(b)],
+            [screen.at_turned(a), screen.at_turned(b)],
             egui::Stroke::new(1.0, grid_col),
         );
         let a = Vec3::new(center.x - 4.0 * step, floor, center.z + o);
         let b = Vec3::new(center.x + 4.0 * step, floor, center.z + o);
         painter.line_segment(
-            [screen.at(a), screen.at(b)],
+            [screen.at_turned(a), screen.at_turned(b)],
             egui::Stroke::new(1.0, grid_col),
         );
     }

@@ -57,8 +57,8 @@ pub struct ClipDetail {
     /// Why the compressed clip could not be read (the raw one is still shown).
     pub note: Option<String>,
     /// The clip's skinned mesh, measured (`None`: the file has none for it; `Err`: why it
-    /// cannot be shown).
-    pub mesh: Option<Result<Arc<crate::mesh::MeshDetail>, String>>,
+    /// cannot be shown; shared, as the app keeps the detail and the mesh view the error).
+    pub mesh: Option<Result<Arc<crate::mesh::MeshDetail>, Arc<crate::mesh::MeshViewError>>>,
 }
 
 /// Why a clip's detail could not be loaded.
@@ -110,7 +110,7 @@ pub(crate) fn load_clip_detail(
     let mut detail = measure_detail(key.clone(), &raw, lossy.as_ref(), report, note);
     // Meshes come from glTF (imported in cm, whatever `units` says): 1 cm per clip unit.
     detail.mesh = crate::mesh::detail_for(&key.path, &raw, lossy.as_ref(), 1.0)
-        .map(|m| m.map(Arc::new).map_err(|e| e.to_string()));
+        .map(|m| m.map(Arc::new).map_err(Arc::new));
     Ok(detail)
 }
 

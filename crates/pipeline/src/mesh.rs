@@ -2,6 +2,7 @@
 //! clip detail's mesh data ([`MeshDetail`], measured on the detail job's thread), and the app's
 //! mesh playback worker ([`MeshPlayer`]: one thread that skins the requested sample by the raw
 //! and the decompressed pose with the runtime's `SkinJob`, so the app's UI thread never skins).
+//! The clip detail's meshes come through a small cache of parsed files ([`cached_clip_meshes`]).
 
 use crate::ClipFile;
 use crate::report::ClipReport;
@@ -13,9 +14,11 @@ use clipforge_anim::mesh::{
 };
 use clipforge_anim::{Pose, RawClip};
 use glam::Vec3;
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 /// Why the clip detail shows no mesh, or the mesh worker no frame (the texts the app prints).
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +43,7 @@ pub(crate) fn has_meshes(file: &ClipFile) -> bool {
 /// (one parse per file, not one per clip: an FBX scene is parsed whole each time).
 pub(crate) struct FileMeshes<'a> {
     file: &'a ClipFile,
-    loaded: std::cell::OnceCell<Result<Vec<ClipMesh>, String>>,
+    loaded: std::cell::OnceCell<Result<Vec<ClipMesh>, ImportError>>,
 }
 
 impl<'a> FileMeshes<'a> {
@@ -51,9 +54,9 @@ impl<'a> FileMeshes<'a> {
         }
     }
 
-    fn get(&self) -> &Result<Vec<ClipMesh>, String> {
+    fn get(&self) -> &Result<Vec<ClipMesh>, ImportError> {
         self.loaded
-            .get_or_init(|| load_clip_meshes(&self.file.path).map_err(|e| e.to_string()))
+            .get_or_init(|| load_clip_meshes(&self.file.path))
     }
 }
 
@@ -164,6 +167,58 @@ impl MeshDetail {
     }
 }
 
+/// How many files' parsed meshes [`cached_clip_meshes`] keeps: the file of the clip on show and
+/// a few it was switched from (an FBX scene is parsed whole, seconds for a large one).
+const MESH_CACHE_FILES: usize = 4;
+
+/// One file's parsed meshes and the file's state when it was parsed.
+struct CachedMeshes {
+    path: PathBuf,
+    modified: SystemTime,
+    len: u64,
+    meshes: Arc<Vec<ClipMesh>>,
+}
+
+/// The last [`MESH_CACHE_FILES`] files parsed, newest first.
+static MESH_CACHE: Mutex<VecDeque<CachedMeshes>> = Mutex::new(VecDeque::new());
+
+/// The skinned meshes of `path`, parsed once while the file keeps its modification time and
+/// size: the clip detail asks again for every clip of the file it opens, and for the same clip
+/// after each compression. A file that cannot be read is not kept (its error comes back each
+/// time, as the file may be mended); nor one whose time the file system does not give. The
+/// stamp is the named file's: a glTF's external `.bin` rewritten alone is not noticed.
+pub fn cached_clip_meshes(path: &Path) -> Result<Arc<Vec<ClipMesh>>, ImportError> {
+    let stamp = std::fs::metadata(path)
+        .ok()
+        .and_then(|m| Some((m.modified().ok()?, m.len())));
+    // A panic elsewhere while holding the lock leaves a list that is still whole.
+    let lock = || MESH_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((modified, len)) = stamp {
+        let mut cache = lock();
+        let hit = cache
+            .iter()
+            .position(|e| e.path == path && e.modified == modified && e.len == len);
+        if let Some(e) = hit.and_then(|i| cache.remove(i)) {
+            let meshes = e.meshes.clone();
+            cache.push_front(e);
+            return Ok(meshes);
+        }
+    }
+    let meshes = Arc::new(load_clip_meshes(path)?);
+    if let Some((modified, len)) = stamp {
+        let mut cache = lock();
+        cache.retain(|e| e.path != path);
+        cache.push_front(CachedMeshes {
+            path: path.to_path_buf(),
+            modified,
+            len,
+            meshes: meshes.clone(),
+        });
+        cache.truncate(MESH_CACHE_FILES);
+    }
+    Ok(meshes)
+}
+
 /// The meshes of `key`'s file, and the one for `clip`, measured: `None` when the file has no
 /// skinned mesh for it, `Some(Err)` when it has one that cannot be read or skinned.
 pub fn detail_for(
@@ -172,7 +227,7 @@ pub fn detail_for(
     lossy: Option<&RawClip>,
     k: f64,
 ) -> Option<Result<MeshDetail, MeshViewError>> {
-    let meshes = match load_clip_meshes(path) {
+    let meshes = match cached_clip_meshes(path) {
         Ok(m) => m,
         Err(e) => return Some(Err(e.into())),
     };

@@ -221,3 +221,61 @@ fn cesium_man_stands_in_the_mesh_view() {
         drawn.height()
     );
 }
+
+/// The skeleton view turns CesiumMan's skeleton by the same scene rotation as the mesh view
+/// (it lay on its side while the mesh stood): his drawn joints are taller than wide.
+#[test]
+fn cesium_man_stands_in_the_skeleton_view() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let (input, out) =
+        common::app_folder::folders_with_real_file(&data, "gltf/khronos-via-ozz/cesium_man.gltf");
+    let mut h = open_in(
+        input.path(),
+        out.path(),
+        "cesium_man · anim0",
+        Some(egui::vec2(1280.0, 800.0)),
+    );
+    h.get_by_label("Skeleton").click();
+    h.run();
+    let v = &h.state().detail.viewer;
+    let drawn = v.drawn_bounds;
+    assert!(
+        drawn.height() > 1.5 * drawn.width(),
+        "CesiumMan's skeleton drawn {} wide, {} high",
+        drawn.width(),
+        drawn.height()
+    );
+    assert_eq!(
+        v.joints_outside_view, 0,
+        "framed: {drawn:?} in {:?}",
+        v.view_rect
+    );
+}
+
+/// Opening a clip's detail parses its file's meshes once while the file is unchanged (the app
+/// asks again for each clip of the file and after each compression), and again once it changed.
+#[test]
+fn a_files_meshes_are_parsed_once_until_it_changes() {
+    use clipforge_pipeline::mesh::detail_for;
+    let dir = tempfile::tempdir().unwrap();
+    common::skinned::write_skinned_gltf(dir.path(), "tube", 10, 4, 9);
+    let path = dir.path().join("tube.gltf");
+    let detail = || {
+        let clips = clipforge_anim::formats::load_clips(&path).unwrap();
+        let d = detail_for(&path, &clips[0], None, 1.0).expect("a mesh");
+        d.expect("read and measured").mesh
+    };
+    let (a, b) = (detail(), detail());
+    assert!(std::sync::Arc::ptr_eq(&a, &b), "parsed twice");
+    // Rewritten with another mesh (other size): parsed again, and the new mesh is the one shown.
+    common::skinned::write_skinned_gltf(dir.path(), "tube", 12, 4, 9);
+    let c = detail();
+    assert!(
+        !std::sync::Arc::ptr_eq(&a, &c),
+        "a changed file was not parsed again"
+    );
+    assert_eq!(c.num_vertices(), 12 * common::skinned::RING);
+    assert_eq!(a.num_vertices(), 10 * common::skinned::RING);
+}

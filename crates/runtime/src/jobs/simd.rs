@@ -72,6 +72,23 @@ pub(crate) fn avx() -> bool {
     cfg!(target_feature = "avx") || avx2_fma()
 }
 
+/// The largest of `v` (0 when empty): what `SkinJob::validate` checks every joint index with,
+/// once per call. SSE2 has no unsigned 16-bit maximum (the compiler builds it from a saturating
+/// subtract and an add, eight lanes at a time); AVX2's takes sixteen in one instruction, a
+/// few percent of a small mesh's skinning.
+pub(crate) fn max_u16(v: &[u16]) -> u16 {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_fma() {
+        #[target_feature(enable = "avx2")]
+        fn max_avx2(v: &[u16]) -> u16 {
+            v.iter().fold(0, |m, &j| m.max(j))
+        }
+        // SAFETY: the CPU has AVX2.
+        return unsafe { max_avx2(v) };
+    }
+    v.iter().fold(0, |m, &j| m.max(j))
+}
+
 /// AVX2 and FMA usable: the CPU has them and the OS saves the YMM registers.
 #[cfg(target_arch = "x86_64")]
 fn avx2_fma() -> bool {
@@ -186,7 +203,8 @@ pub(crate) mod scalar {
 
 /// A 4-lane float32 vector of one SIMD path and the few operations the kernels need: the
 /// kernels ([`kernels`]) are written once over it, and each path only says how to load, store,
-/// broadcast and multiply-add.
+/// broadcast and multiply-add. Only targets with a SIMD path have one (x86-64, aarch64).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) trait Lanes: Copy {
     /// Four floats at `p`.
     ///
@@ -216,6 +234,7 @@ pub(crate) trait Lanes: Copy {
 
 /// The kernels of every SIMD path, over its [`Lanes`]; each path's module wraps them in a
 /// function compiled for its target feature (where `#[inline(always)]` puts them).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) mod kernels {
     use super::Lanes;
     use glam::Mat4;
@@ -385,9 +404,11 @@ pub(crate) mod kernels {
     }
 }
 
-/// A path's module: [`kernels`] compiled for its target feature over its [`Lanes`].
+/// A path's module: [`kernels`] compiled for its target feature over its [`Lanes`]; with
+/// `skin`, the skinning kernel too (AVX2 skins with its own, [`avx2cols`]).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 macro_rules! path_kernels {
-    ($name:ident, $feature:literal, $lanes:ty) => {
+    ($name:ident, $feature:literal, $lanes:ty $(, $skin:ident)?) => {
         pub(crate) mod $name {
             use glam::Mat4;
 
@@ -407,11 +428,12 @@ macro_rules! path_kernels {
                 unsafe { super::kernels::vectors::<$lanes>(m, src, dst) }
             }
 
+            $(
             /// # Safety
             /// The CPU has the feature; lengths and joint indices as `SkinJob::validate` checks.
             #[target_feature(enable = $feature)]
             #[allow(clippy::too_many_arguments)]
-            pub unsafe fn skin<const K: usize>(
+            pub unsafe fn $skin<const K: usize>(
                 palette: &[Mat4],
                 joints: &[u16],
                 weights: &[f32],
@@ -433,6 +455,7 @@ macro_rules! path_kernels {
                     )
                 }
             }
+            )?
         }
     };
 }
@@ -508,7 +531,7 @@ impl<const FMA: bool> Lanes for X86<FMA> {
 }
 
 #[cfg(target_arch = "x86_64")]
-path_kernels!(sse2, "sse2", super::X86<false>);
+path_kernels!(sse2, "sse2", super::X86<false>, skin);
 #[cfg(target_arch = "x86_64")]
 path_kernels!(avx2fma, "avx2,fma", super::X86<true>);
 
@@ -575,53 +598,47 @@ impl Lanes for Neon {
 }
 
 #[cfg(target_arch = "aarch64")]
-path_kernels!(neon, "neon", super::Neon);
+path_kernels!(neon, "neon", super::Neon, skin);
 
-/// AVX2 + FMA skinning, two vertices per iteration: vertex `v` in the low 128-bit lane, `v + 1`
-/// in the high one, so each fused multiply-add blends a matrix column of both.
+/// AVX2 + FMA skinning, one vertex per iteration with a matrix in two 256-bit registers:
+/// `[c0 | c1]` and `[c2 | c3]` (two loads per influence), then the point as
+/// `[c0·x | c1·y] + [c2·z | c3·1]` and the sum of the two halves. What bounds it is latency,
+/// not throughput: joint index → matrix load → weighted sum → point → store per vertex, so the
+/// index reads and the sum are arranged to keep that chain short (docs/RUNTIME.md, "SIMD
+/// paths", has the measurements).
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod avx2x2 {
+pub(crate) mod avx2cols {
     use core::arch::x86_64::*;
     use glam::Mat4;
 
-    /// `[lo | hi]` from two pointers to 4 floats.
+    /// `src[v]`'s x y z in lanes 0..3 of both halves (lane 3 junk unless `v` is the last).
     #[inline(always)]
-    unsafe fn pair(lo: *const f32, hi: *const f32) -> __m256 {
-        // SAFETY: the caller's pointers address 4 floats each.
-        unsafe { _mm256_loadu2_m128(hi, lo) }
-    }
-
-    /// Vertices `v` (low lane) and `v + 1` (high lane) of `src`, x y z in lanes 0..3 of each.
-    #[inline(always)]
-    unsafe fn load_pair(src: &[[f32; 3]], v: usize) -> __m256 {
+    unsafe fn load_both(src: &[[f32; 3]], v: usize) -> __m256 {
         let p = src.as_ptr() as *const f32;
-        // SAFETY: v + 1 < len, so src[v] can be read as 16 bytes; src[v + 1] too unless it is last.
+        // SAFETY: v < len; 16 bytes stay inside unless v is the last element.
         unsafe {
-            let lo = _mm_loadu_ps(p.add(3 * v));
-            let hi = if v + 2 < src.len() {
-                _mm_loadu_ps(p.add(3 * v + 3))
+            if v + 1 < src.len() {
+                let q = _mm_loadu_ps(p.add(3 * v));
+                _mm256_set_m128(q, q)
             } else {
-                _mm_set_ps(0.0, *p.add(3 * v + 5), *p.add(3 * v + 4), *p.add(3 * v + 3))
-            };
-            _mm256_set_m128(hi, lo)
+                let q = _mm_set_ps(0.0, *p.add(3 * v + 2), *p.add(3 * v + 1), *p.add(3 * v));
+                _mm256_set_m128(q, q)
+            }
         }
     }
 
     #[inline(always)]
-    unsafe fn store_pair(dst: &mut [[f32; 3]], v: usize, r: __m256) {
-        let n = dst.len();
+    unsafe fn store(dst: &mut [[f32; 3]], v: usize, r: __m128) {
         let p = dst.as_mut_ptr() as *mut f32;
-        // SAFETY: v + 1 < n; a 16-byte store's 4th lane lands on the next vertex's x, which is
-        // written after it (the high lane's store comes second).
+        // SAFETY: v < len; a 16-byte store's 4th lane lands on the next vertex's x, which is
+        // written after it.
         unsafe {
-            _mm_storeu_ps(p.add(3 * v), _mm256_castps256_ps128(r));
-            let hi = _mm256_extractf128_ps::<1>(r);
-            if v + 2 < n {
-                _mm_storeu_ps(p.add(3 * v + 3), hi);
+            if v + 1 < dst.len() {
+                _mm_storeu_ps(p.add(3 * v), r);
             } else {
-                _mm_store_ss(p.add(3 * v + 3), hi);
-                _mm_store_ss(p.add(3 * v + 4), _mm_shuffle_ps::<0x55>(hi, hi));
-                _mm_store_ss(p.add(3 * v + 5), _mm_shuffle_ps::<0xAA>(hi, hi));
+                _mm_store_ss(p.add(3 * v), r);
+                _mm_store_ss(p.add(3 * v + 1), _mm_shuffle_ps::<0x55>(r, r));
+                _mm_store_ss(p.add(3 * v + 2), _mm_shuffle_ps::<0xAA>(r, r));
             }
         }
     }
@@ -640,77 +657,62 @@ pub(crate) mod avx2x2 {
         out_normals: &mut [[f32; 3]],
     ) {
         let pal = palette.as_ptr() as *const f32;
-        let n = positions.len();
         let has_normals = !normals.is_empty();
-        let mut v = 0;
-        while v + 2 <= n {
-            // SAFETY: (v + 1)·K + k < joints.len() = weights.len(); joints < palette.len().
-            unsafe {
+        // SAFETY: v·K + k < joints.len() = weights.len(); every joint < palette.len().
+        unsafe {
+            let xy = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+            let zz = _mm256_set1_epi32(2);
+            let one_hi = _mm256_setr_ps(0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0);
+            for v in 0..positions.len() {
                 let j = joints.as_ptr().add(v * K);
                 let w = weights.as_ptr().add(v * K);
-                let (ma, mb) = (pal.add(16 * *j as usize), pal.add(16 * *j.add(K) as usize));
-                let wk = _mm256_set_m128(_mm_broadcast_ss(&*w.add(K)), _mm_broadcast_ss(&*w));
-                let mut c0 = _mm256_mul_ps(pair(ma, mb), wk);
-                let mut c1 = _mm256_mul_ps(pair(ma.add(4), mb.add(4)), wk);
-                let mut c2 = _mm256_mul_ps(pair(ma.add(8), mb.add(8)), wk);
-                let mut c3 = _mm256_mul_ps(pair(ma.add(12), mb.add(12)), wk);
-                for k in 1..K {
-                    let ma = pal.add(16 * *j.add(k) as usize);
-                    let mb = pal.add(16 * *j.add(K + k) as usize);
-                    let wk = _mm256_set_m128(
-                        _mm_broadcast_ss(&*w.add(K + k)),
-                        _mm_broadcast_ss(&*w.add(k)),
-                    );
-                    c0 = _mm256_fmadd_ps(pair(ma, mb), wk, c0);
-                    c1 = _mm256_fmadd_ps(pair(ma.add(4), mb.add(4)), wk, c1);
-                    c2 = _mm256_fmadd_ps(pair(ma.add(8), mb.add(8)), wk, c2);
-                    c3 = _mm256_fmadd_ps(pair(ma.add(12), mb.add(12)), wk, c3);
+                // Influences 0 and 2 start two independent sums (1 and 3 are added to them),
+                // joined at the end: half the dependent chain of one running sum.
+                let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+                let (mut a2, mut b2) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+                // The four indices as one integer, taken apart with shifts: read as four u16
+                // the compiler gathers them into a vector register and extracts each again,
+                // which puts two more steps on the way to every matrix load.
+                let packed = if K == 4 {
+                    (j as *const u64).read_unaligned()
+                } else {
+                    0
+                };
+                for k in 0..K {
+                    let jk = if K == 4 {
+                        (packed >> (16 * k)) as u16
+                    } else {
+                        *j.add(k)
+                    };
+                    let m = pal.add(16 * jk as usize);
+                    let wk = _mm256_broadcast_ss(&*w.add(k));
+                    let (lo, hi) = (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)));
+                    match k {
+                        0 => (a, b) = (_mm256_mul_ps(lo, wk), _mm256_mul_ps(hi, wk)),
+                        2 => (a2, b2) = (_mm256_mul_ps(lo, wk), _mm256_mul_ps(hi, wk)),
+                        1 => (a, b) = (_mm256_fmadd_ps(lo, wk, a), _mm256_fmadd_ps(hi, wk, b)),
+                        _ => (a2, b2) = (_mm256_fmadd_ps(lo, wk, a2), _mm256_fmadd_ps(hi, wk, b2)),
+                    }
                 }
-                let p = load_pair(positions, v);
-                let r = _mm256_fmadd_ps(
-                    c0,
-                    _mm256_permute_ps::<0x00>(p),
-                    _mm256_fmadd_ps(
-                        c1,
-                        _mm256_permute_ps::<0x55>(p),
-                        _mm256_fmadd_ps(c2, _mm256_permute_ps::<0xAA>(p), c3),
-                    ),
-                );
-                store_pair(out_positions, v, r);
+                if K > 2 {
+                    (a, b) = (_mm256_add_ps(a, a2), _mm256_add_ps(b, b2));
+                }
+                let p = load_both(positions, v);
+                // [z | 1]: the high half's z replaced by 1 (the translation column's factor).
+                let z1 = _mm256_blend_ps::<0xF0>(_mm256_permutevar_ps(p, zz), one_hi);
+                let r = _mm256_fmadd_ps(a, _mm256_permutevar_ps(p, xy), _mm256_mul_ps(b, z1));
+                let r = _mm_add_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps::<1>(r));
+                store(out_positions, v, r);
                 if has_normals {
-                    let p = load_pair(normals, v);
-                    let r = _mm256_fmadd_ps(
-                        c0,
-                        _mm256_permute_ps::<0x00>(p),
-                        _mm256_fmadd_ps(
-                            c1,
-                            _mm256_permute_ps::<0x55>(p),
-                            _mm256_mul_ps(c2, _mm256_permute_ps::<0xAA>(p)),
-                        ),
-                    );
-                    store_pair(out_normals, v, r);
+                    let n = load_both(normals, v);
+                    // A direction: c0·x + c1·y from the halves, then c2·z from the low half of
+                    // `b` alone (the translation column never meets it, even as 0 × ∞).
+                    let r = _mm256_mul_ps(a, _mm256_permutevar_ps(n, xy));
+                    let r = _mm_add_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps::<1>(r));
+                    let nz = _mm256_castps256_ps128(_mm256_permutevar_ps(n, zz));
+                    let r = _mm_fmadd_ps(_mm256_castps256_ps128(b), nz, r);
+                    store(out_normals, v, r);
                 }
-            }
-            v += 2;
-        }
-        if v < n {
-            let normals = if has_normals { &normals[v..] } else { &[] };
-            let out_normals = if has_normals {
-                &mut out_normals[v..]
-            } else {
-                &mut []
-            };
-            // SAFETY: the same checks hold for the tail slices.
-            unsafe {
-                super::avx2fma::skin::<K>(
-                    palette,
-                    &joints[v * K..],
-                    &weights[v * K..],
-                    &positions[v..],
-                    normals,
-                    &mut out_positions[v..],
-                    out_normals,
-                )
             }
         }
     }

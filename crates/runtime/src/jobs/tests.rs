@@ -726,6 +726,83 @@ fn palette_matches_float64() {
     }
 }
 
+/// The x86-64 palette paths (SSE2 and, where the CPU has it, AVX) give glam's matrices bit for
+/// bit: random rotations (some with zero or negative-zero components), mirrored and
+/// non-uniform scales, with and without a joint list, 4×4 and 3×4 out.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn palette_paths_agree_bit_for_bit_with_glam() {
+    let mut rng = Rng(77);
+    let n = 97;
+    let mut object = Soa::random(&mut rng, n, &MIRRORED);
+    for b in 0..n {
+        if b % 3 == 0 {
+            object.s[b] = rng.v3(3.0);
+        }
+    }
+    object.r[0] = Quat::IDENTITY;
+    object.r[1] = Quat::from_xyzw(-0.0, 0.0, -0.0, 1.0);
+    object.r[2] = Quat::from_xyzw(0.0, 1.0, 0.0, 0.0);
+    let inv: Vec<Mat4> = (0..n)
+        .map(|i| {
+            if i % 5 == 0 {
+                Mat4::IDENTITY
+            } else {
+                Mat4::from_scale_rotation_translation(
+                    rng.v3(2.0).into(),
+                    rng.quat(),
+                    rng.v3(5.0).into(),
+                )
+            }
+        })
+        .collect();
+    let joints: Vec<u16> = (0..n).map(|i| (i * 31 % n) as u16).collect();
+    let bits = |m: &[Mat4]| -> Vec<u32> {
+        m.iter()
+            .flat_map(|m| m.to_cols_array())
+            .map(f32::to_bits)
+            .collect()
+    };
+    for use_joints in [false, true] {
+        macro_rules! job {
+            ($out:expr) => {
+                SkinningPaletteJob {
+                    object: object.pose(),
+                    inverse_bind: &inv,
+                    joints: use_joints.then_some(&joints[..]),
+                    out: $out,
+                }
+            };
+        }
+        let (mut want, mut sse2, mut auto) = (
+            vec![Mat4::ZERO; n],
+            vec![Mat4::ZERO; n],
+            vec![Mat4::ZERO; n],
+        );
+        job!(PaletteOut::Mat4(&mut want)).run_glam();
+        job!(PaletteOut::Mat4(&mut sse2)).run_sse2().unwrap();
+        job!(PaletteOut::Mat4(&mut auto)).run().unwrap();
+        assert_eq!(bits(&sse2), bits(&want), "SSE2 path vs glam");
+        assert_eq!(
+            bits(&auto),
+            bits(&want),
+            "{:?} path vs glam",
+            SimdPath::best()
+        );
+        let (mut want_rows, mut rows) = (vec![[Vec4::ZERO; 3]; n], vec![[Vec4::ZERO; 3]; n]);
+        job!(PaletteOut::Rows3x4(&mut want_rows)).run_glam();
+        job!(PaletteOut::Rows3x4(&mut rows)).run().unwrap();
+        let rbits = |r: &[[Vec4; 3]]| -> Vec<u32> {
+            r.iter()
+                .flatten()
+                .flat_map(|v| v.to_array())
+                .map(f32::to_bits)
+                .collect()
+        };
+        assert_eq!(rbits(&rows), rbits(&want_rows), "3x4 rows vs glam");
+    }
+}
+
 #[test]
 fn palette_rejects() {
     let object = Soa::new(4);
@@ -989,6 +1066,48 @@ fn skin_paths_match_float64() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Normals go through the blended matrix's 3×3 only: an infinite translation leaves them
+/// finite and equal on every path (a path that multiplied the translation column by 0 would
+/// turn them into NaN).
+#[test]
+fn skin_normals_never_meet_the_translation() {
+    let palette = vec![
+        Mat4::from_cols(
+            Vec4::new(0.0, 1.0, 0.0, 0.0),
+            Vec4::new(-1.0, 0.0, 0.0, 0.0),
+            Vec4::new(0.0, 0.0, 1.0, 0.0),
+            Vec4::new(f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, 1.0),
+        );
+        2
+    ];
+    let v = 5;
+    let normals: Vec<[f32; 3]> = (0..v).map(|i| [1.0, i as f32, 0.5]).collect();
+    let positions = vec![[0.0f32; 3]; v];
+    let (joints, weights) = ([0u16, 1].repeat(v), [0.25f32, 0.75].repeat(v));
+    for path in [SimdPath::Scalar]
+        .into_iter()
+        .chain(PATHS)
+        .filter(|p| p.available())
+    {
+        let (mut op, mut on) = (vec![[0.0f32; 3]; v], vec![[0.0f32; 3]; v]);
+        SkinJob {
+            palette: &palette,
+            influences: 2,
+            joints: &joints,
+            weights: &weights,
+            positions: &positions,
+            normals: &normals,
+            out_positions: &mut op,
+            out_normals: &mut on,
+        }
+        .run_with(path)
+        .unwrap();
+        for (i, n) in on.iter().enumerate() {
+            assert_eq!(*n, [-(i as f32), 1.0, 0.5], "{path:?} normal {i}");
         }
     }
 }

@@ -127,7 +127,7 @@ impl SkinJob<'_> {
         )?;
         let limit = self.palette.len();
         // The maximum first (a branch-free pass the compiler vectorises), the culprit only on error.
-        let max = self.joints.iter().fold(0u16, |m, &j| m.max(j));
+        let max = simd::max_u16(self.joints);
         if !self.joints.is_empty() && max as usize >= limit {
             let at = self
                 .joints
@@ -170,7 +170,7 @@ impl SkinJob<'_> {
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: resolve() checked the CPU; lengths and joints validated.
                     SimdPath::Avx2Fma => unsafe {
-                        simd::avx2x2::skin::<$k>(pal, j, w, p, n, op, on)
+                        simd::avx2cols::skin::<$k>(pal, j, w, p, n, op, on)
                     },
                     #[cfg(target_arch = "aarch64")]
                     // SAFETY: NEON is aarch64's baseline; lengths and joints validated.
