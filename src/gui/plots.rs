@@ -215,11 +215,11 @@ pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Libr
         }
         Some(r) => {
             ui.weak(format!(
-                "{} animated · {} constant · {} default sub-tracks · {} segments",
+                "{} animated · {} constant · {} default sub-tracks · {}",
                 r.layout.animated_subtracks,
                 r.layout.constant_subtracks,
                 r.layout.default_subtracks,
-                r.layout.segments
+                super::util::fmt_counted(r.layout.segments as u64, "segment")
             ));
             bit_rate_key(ui);
             bit_rate_plot(
