@@ -590,8 +590,11 @@ fn clip_row(row: &mut egui_extras::TableRow<'_, '_>, r: &Row, threshold: f64) {
     row.col(|ui| max_error_cell(ui, rep, threshold));
     row.col(|ui| threshold_cell(ui, r));
     row.col(|ui| {
+        // A refusal's search ran in full: its time is shown (and in the footer's percentiles).
+        let timed = rep.or(r.report().filter(|p| p.below_precision.is_some()));
         ui.label(
-            rep.filter(|p| !p.skipped)
+            timed
+                .filter(|p| !p.skipped)
                 .map_or(String::new(), |p| format!("{:.2}", p.compress_ms)),
         );
     });

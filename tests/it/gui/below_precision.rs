@@ -67,6 +67,13 @@ fn the_fox_run_row_is_below_float32_precision_with_its_floor() {
     );
     h.get_by_label("1 below float32 precision");
     assert!(h.query_by_label("1 failed").is_none());
+    // Its search ran: its time is in the Time column, as in the footer's percentiles.
+    let run_ms = run_row_ms(&h);
+    assert!(run_ms > 0.0);
+    assert!(
+        h.query_all_by_label(&format!("{run_ms:.2}")).count() >= 1,
+        "Run's time {run_ms:.2} ms is shown"
+    );
     assert_eq!(h.query_all_by_label_contains("failed:").count(), 0);
 
     // Compressed again unchanged: the skip cache remembers the refusal, so nothing is searched
@@ -158,4 +165,15 @@ fn the_watch_logs_problems_only_filter_keeps_refusals() {
     h.get_by_label("failed");
     assert!(h.query_by_label("compressed").is_none());
     assert!(h.query_by_label("skipped").is_none());
+}
+
+/// The Fox · Run row's compression time (its search, refused).
+fn run_row_ms(h: &egui_kittest::Harness<'_, clipforge::gui::AppState>) -> f64 {
+    h.state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.key.clip == "Run")
+        .and_then(|r| r.report())
+        .map_or(0.0, |r| r.compress_ms)
 }
