@@ -465,6 +465,10 @@ fn print_row(r: &ClipReport, progress: &Progress, started: Instant, tty: bool, q
     let at = crate::cli::progress::batch_prefix(progress, started);
     let line = if let Some(e) = &r.error {
         match r.status() {
+            // Remembered by the skip cache: the same file at the same settings, not tried again.
+            ClipStatus::BelowPrecision if r.skipped => {
+                format!("{at} REFUSED {e} (unchanged since the last run)")
+            }
             ClipStatus::BelowPrecision => format!("{at} REFUSED {e}"),
             _ => format!("{at} FAILED {e}"),
         }

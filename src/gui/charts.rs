@@ -15,7 +15,10 @@ const THRESHOLD_COLOR: egui::Color32 = egui::Color32::from_rgb(230, 70, 70);
 fn thresholds(lib: &Library) -> Vec<f64> {
     let mut t: Vec<f64> = lib
         .compressed_rows()
-        .filter_map(|r| r.good_report()?.settings.as_ref())
+        .filter_map(|r| r.good_report())
+        // A scalar track list is held to its tracks' precision, not to a threshold in cm.
+        .filter(|p| p.scalar.is_none())
+        .filter_map(|p| p.settings.as_ref())
         .map(|s| s.error_threshold_cm as f64)
         .filter(|t| t.is_finite())
         .collect();
@@ -41,6 +44,25 @@ pub fn names_id(plot_id: &str) -> egui::Id {
     egui::Id::unique(("cf_chart_names", plot_id))
 }
 
+/// The tab's heading: how many compressed clips the charts show (of how many, with the Clips
+/// tab's filter).
+fn heading(ui: &mut egui::Ui, shown: usize, all: usize, filter: &str) {
+    ui.horizontal(|ui| {
+        ui.heading("Charts");
+        if shown < all {
+            ui.label(format!(
+                "{shown} of {all} compressed clips (the Clips tab's filter: {})",
+                filter.trim()
+            ));
+            ui.weak("· click a point to open its clip");
+        } else {
+            ui.weak(format!(
+                "{shown} compressed clips · click a point to open its clip"
+            ));
+        }
+    });
+}
+
 /// Draws the charts of the rows the Clips table shows (its filter applies, so a click never
 /// opens a clip the table hides); returns the clip whose point was clicked in a scatter plot
 /// (the app opens it in the Clips tab).
@@ -53,23 +75,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library, filter: &str) -> Option<RowKe
         .collect();
     let all = lib.compressed_rows().count();
     let mut picked = None;
-    ui.horizontal(|ui| {
-        ui.heading("Charts");
-        if rows.len() < all {
-            ui.label(format!(
-                "{} of {} compressed clips (the Clips tab's filter: {})",
-                rows.len(),
-                all,
-                filter.trim()
-            ));
-            ui.weak("· click a point to open its clip");
-        } else {
-            ui.weak(format!(
-                "{} compressed clips · click a point to open its clip",
-                rows.len()
-            ));
-        }
-    });
+    heading(ui, rows.len(), all, filter);
     if rows.is_empty() {
         ui.add_space(20.0);
         ui.label(if all > 0 {
@@ -83,7 +89,15 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library, filter: &str) -> Option<RowKe
     let w = ((avail.x - 16.0) / 2.0).max(200.0);
     let h = ((avail.y - 60.0) / 2.0).max(120.0);
 
-    let ratio_err: Vec<[f64; 2]> = rows
+    // The error charts are in cm: a scalar track list's errors are in its tracks' own units
+    // (its `max_error_cm` is 0 by convention), so it is left out of them rather than drawn at
+    // 0 cm; the duration chart has every clip.
+    let in_cm: Vec<&super::model::Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.good_report().is_some_and(|p| p.scalar.is_none()))
+        .collect();
+    let ratio_err: Vec<[f64; 2]> = in_cm
         .iter()
         .filter_map(|r| r.good_report())
         .map(|p| [p.max_error_cm, p.ratio])
@@ -94,15 +108,19 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library, filter: &str) -> Option<RowKe
         .map(|(r, p)| [r.duration_s.unwrap_or(p.duration_s) as f64, p.ratio])
         .collect();
     let names: Vec<String> = rows.iter().map(|r| point_name(lib, r)).collect();
-    for id in ["cf_chart_ratio_err", "cf_chart_ratio_dur"] {
-        ui.data_mut(|d| d.insert_temp(names_id(id), names.clone()));
+    let names_cm: Vec<String> = in_cm.iter().map(|r| point_name(lib, r)).collect();
+    ui.data_mut(|d| d.insert_temp(names_id("cf_chart_ratio_err"), names_cm.clone()));
+    ui.data_mut(|d| d.insert_temp(names_id("cf_chart_ratio_dur"), names.clone()));
+    // Same order as each chart's points (`rows` holds only rows with a good report).
+    let keys: Vec<&RowKey> = rows.iter().map(|r| &r.key).collect();
+    let keys_cm: Vec<&RowKey> = in_cm.iter().map(|r| &r.key).collect();
+    let lists = rows.len() - in_cm.len();
+    if lists > 0 {
+        ui.weak(format!(
+            "{} not in the error charts: their errors are in their tracks' own units, not cm",
+            super::util::fmt_counted(lists as u64, "scalar track list")
+        ));
     }
-    // Same order as the points (compressed_rows yields only rows with a good report).
-    let keys: Vec<&RowKey> = rows
-        .iter()
-        .filter(|r| r.good_report().is_some())
-        .map(|r| &r.key)
-        .collect();
     let thresholds = thresholds(lib);
 
     egui::Grid::new("cf_charts")
@@ -114,7 +132,7 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library, filter: &str) -> Option<RowKe
                 [w, h],
                 ("cf_chart_ratio_err", "Compression ratio vs max error"),
                 ("max error (cm)", "err", "cm"),
-                (ratio_err, &names, POINT_COLOR),
+                (ratio_err, &names_cm, POINT_COLOR),
                 &thresholds,
             );
             let b = scatter(
@@ -125,11 +143,14 @@ pub fn charts_ui(ui: &mut egui::Ui, lib: &Library, filter: &str) -> Option<RowKe
                 (ratio_dur, &names, egui::Color32::from_rgb(120, 200, 120)),
                 &[],
             );
-            picked = a.or(b).and_then(|i| keys.get(i)).map(|k| (*k).clone());
+            picked = a
+                .and_then(|i| keys_cm.get(i))
+                .or(b.and_then(|i| keys.get(i)))
+                .map(|k| (*k).clone());
             ui.end_row();
             ui.vertical(|ui| {
                 ui.label(egui::RichText::new("Max error distribution").strong());
-                let errs: Vec<f64> = rows
+                let errs: Vec<f64> = in_cm
                     .iter()
                     .filter_map(|r| r.good_report())
                     .map(|p| p.max_error_cm)

@@ -448,7 +448,7 @@ impl DetailView {
             self.pose_column(ui, data.as_deref(), threshold)
         }));
         bottom = bottom.max(in_column(ui, column(2), |ui| {
-            bit_rate_plots(ui, row.as_ref().and_then(|r| r.good_report()), lib, plot_h);
+            bit_rate_plots(ui, row.as_ref().and_then(|r| r.report()), lib, plot_h);
         }));
         let stroke = ui.visuals().widgets.noninteractive.bg_stroke;
         for i in 0..2 {

@@ -211,11 +211,38 @@ fn inspect_file(path: &std::path::Path) -> Inspect {
                     samples: c.num_samples,
                     duration_s: c.duration(),
                     raw_bytes: c.raw_size_bytes() as u64,
+                    scalar_list: false,
                 })
                 .collect(),
         ),
-        Err(e) => Inspect::Failed(e.message.clone()),
+        // An ACL scalar track list is no transform clip, but a batch compresses it (`.cfs`):
+        // its row gives its tracks, samples and size, not "unreadable".
+        Err(e) => match scalar_list_meta(path) {
+            Some(meta) => Inspect::Clips(vec![meta]),
+            None => Inspect::Failed(e.message.clone()),
+        },
     }
+}
+
+/// The row facts of the ACL scalar track list at `path`, named as its report row is; `None`
+/// when it is not one. Tracks count as the Bones column (the report's `bones` for a list).
+fn scalar_list_meta(path: &Path) -> Option<ClipMeta> {
+    if formats::ClipFormat::from_path(path) != Some(formats::ClipFormat::AclSjson) {
+        return None;
+    }
+    let list = pipeline::scalar::read_scalar_list(path).ok()?;
+    Some(ClipMeta {
+        name: if list.name.is_empty() {
+            pipeline::clip_stem(path)
+        } else {
+            list.name.clone()
+        },
+        bones: list.output_order().len(),
+        samples: list.num_samples,
+        duration_s: list.duration(),
+        raw_bytes: list.raw_size_bytes() as u64,
+        scalar_list: true,
+    })
 }
 
 /// The Clips tab's background work, shared by the views (they only read it): the scan of the

@@ -256,7 +256,12 @@ impl ClipsView {
                         String::new()
                     },
                     t.wall_ms / 1000.0,
-                    fmt_rate(t.throughput_kb_s * 1024.0),
+                    // Every clip up to date: no rate to give (the footer says "—" too).
+                    if t.throughput_kb_s > 0.0 {
+                        fmt_rate(t.throughput_kb_s * 1024.0)
+                    } else {
+                        "nothing compressed".to_string()
+                    },
                     if last.cancelled { " (cancelled)" } else { "" }
                 ));
             }
@@ -355,22 +360,25 @@ impl ClipsView {
         ui.horizontal_wrapped(|ui| {
             let s = &cx.library.summary;
             ui.label(egui::RichText::new("Total").strong());
-            ui.label(format!(
-                "{} compressed of {} · raw {}, compressed {} · ratio {:.2}×",
-                fmt_count(s.compressed as u64),
-                fmt_count(s.clips as u64),
-                fmt_bytes(s.raw_bytes),
-                fmt_bytes(s.compressed_bytes),
-                s.ratio()
-            ));
+            // With nothing compressed there is no ratio nor worst error to give (not 0).
+            if s.compressed == 0 {
+                ui.label(format!("0 compressed of {}", fmt_count(s.clips as u64)));
+            } else {
+                ui.label(format!(
+                    "{} compressed of {} · raw {}, compressed {} · ratio {:.2}×",
+                    fmt_count(s.compressed as u64),
+                    fmt_count(s.clips as u64),
+                    fmt_bytes(s.raw_bytes),
+                    fmt_bytes(s.compressed_bytes),
+                    s.ratio()
+                ));
+            }
             ui.separator();
-            let worst = format!(
-                "worst max error {:.4} cm{}",
-                s.worst_error_cm,
-                s.worst_clip
-                    .as_ref()
-                    .map_or(String::new(), |c| format!(" ({c})"))
-            );
+            let worst = match &s.worst_clip {
+                // Only scalar track lists: their errors are not in cm.
+                None => "worst max error —".to_string(),
+                Some(c) => format!("worst max error {:.4} cm ({c})", s.worst_error_cm),
+            };
             if s.worst_over {
                 ui.colored_label(ui.visuals().error_fg_color, worst);
             } else {
@@ -421,7 +429,7 @@ impl ClipsView {
                  excluded)",
             );
             ui.separator();
-            if s.compressed > s.skipped {
+            if s.timed > 0 {
                 ui.label(format!(
                     "compression time per clip: p50 {:.2} · p85 {:.2} · p99 {:.2} ms",
                     s.p50_ms, s.p85_ms, s.p99_ms
@@ -582,8 +590,11 @@ fn clip_row(row: &mut egui_extras::TableRow<'_, '_>, r: &Row, threshold: f64) {
     row.col(|ui| max_error_cell(ui, rep, threshold));
     row.col(|ui| threshold_cell(ui, r));
     row.col(|ui| {
+        // A refusal's search ran in full: its time is shown (and in the footer's percentiles).
+        let timed = rep.or(r.report().filter(|p| p.below_precision.is_some()));
         ui.label(
-            rep.filter(|p| !p.skipped)
+            timed
+                .filter(|p| !p.skipped)
                 .map_or(String::new(), |p| format!("{:.2}", p.compress_ms)),
         );
     });
@@ -629,6 +640,11 @@ fn max_error_cell(ui: &mut egui::Ui, rep: Option<&ClipReport>, threshold: f64) {
 /// now), a `*` when a `[[clip]]` table or per-bone settings apply to the clip; its hover says
 /// every setting and where it came from.
 fn threshold_cell(ui: &mut egui::Ui, r: &super::model::Row) {
+    if r.scalar_list {
+        ui.add(egui::Label::new("per track").selectable(false).truncate())
+            .on_hover_text(super::model::SCALAR_LIST_SETTINGS);
+        return;
+    }
     let Some(s) = r.shown_settings() else {
         if let Some(Err(e)) = &r.effective {
             ui.colored_label(ui.visuals().error_fg_color, "unusable")

@@ -76,8 +76,8 @@ pub use library::ClipsView;
 pub use model::{RowKey, RowStatus};
 pub use persisted::{DEFAULT_EXPORT_NAME, Persisted, Tab};
 pub use pipelines::{
-    PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState, PipelinesView, SavedPipeline,
-    pipelines_toml,
+    LogEntry, LogKind, PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState,
+    PipelinesView, SavedPipeline, pipelines_toml,
 };
 pub use plots::plot_rect_id;
 pub use settings::{Preset, SettingsView};

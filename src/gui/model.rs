@@ -5,7 +5,7 @@
 use crate::anim::CompressionSettings;
 use crate::pipeline::ClipFile;
 use crate::pipeline::folder_settings::{ClipSettings, Overrides, SettingsResolver, root_of};
-use crate::pipeline::report::{ClipReport, percentile};
+use crate::pipeline::report::{ClipReport, SCALAR_LIST_FORMAT, percentile};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -24,6 +24,9 @@ pub struct ClipMeta {
     pub samples: usize,
     pub duration_s: f32,
     pub raw_bytes: u64,
+    /// An ACL scalar track list (`bones` counts its output tracks): held to each track's own
+    /// precision, never to a threshold in cm.
+    pub scalar_list: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -124,11 +127,18 @@ pub struct Row {
     pub raw_bytes: Option<u64>,
     pub result: Option<StoredResult>,
     pub status: RowStatus,
+    /// An ACL scalar track list (from its inspection or its report): the threshold and shell
+    /// settings do not apply to it.
+    pub scalar_list: bool,
     /// The settings a batch would compress it with now and where each comes from (the Clips
     /// tab's, its folder's `clipforge.toml`, a `[[clip]]` table, per-bone tables), or why its
     /// settings file cannot be used.
     pub effective: Option<Result<ClipSettings, String>>,
 }
+
+/// What holds a scalar track list, said where a clip's settings would be.
+pub const SCALAR_LIST_SETTINGS: &str = "A scalar track list: each track is held to its own \
+    precision (the file's `precision`), not to the threshold or shell distance in cm";
 
 /// Where the app's defaults come from and what sets explicit options in it, for
 /// [`ClipSettings::describe`].
@@ -138,10 +148,20 @@ impl Row {
     /// One line per setting in force for what the row shows, and where each came from; with
     /// what applies now when that differs (the row is stale).
     pub fn settings_text(&self) -> Option<String> {
+        if self.scalar_list {
+            return Some(SCALAR_LIST_SETTINGS.to_string());
+        }
         let (d, e) = APP_SOURCES;
-        let made = self.good_report().and_then(|r| r.settings.as_ref());
+        // A refusal below float32 precision was tried with its settings too: said as such, not
+        // as a clip still to compress.
+        let refused = self.report().is_some_and(|r| r.below_precision.is_some());
+        let made = self
+            .report()
+            .filter(|r| r.error.is_none() || refused)
+            .and_then(|r| r.settings.as_ref());
         let now = self.effective.as_ref();
         let mut out = match (made, now) {
+            (Some(m), _) if refused => format!("Refused with {}", m.describe(d, e)),
             (Some(m), _) => format!("Compressed with {}", m.describe(d, e)),
             (None, Some(Ok(n))) => format!("Will compress with {}", n.describe(d, e)),
             (None, Some(Err(err))) => return Some(format!("Settings file unusable: {err}")),
@@ -226,6 +246,9 @@ pub struct Summary {
     /// The worst clip is over the threshold it was compressed with (its own, which a folder's
     /// `clipforge.toml` may set, not necessarily the tab's).
     pub worst_over: bool,
+    /// Clips whose compression time the percentiles are over: compressed (not skipped) or
+    /// refused as below float32 precision by a search that ran (as the report's totals count).
+    pub timed: usize,
     pub p50_ms: f64,
     pub p85_ms: f64,
     pub p99_ms: f64,
@@ -595,6 +618,8 @@ impl Library {
                     .or(rep.filter(|r| r.raw_bytes > 0).map(|r| r.raw_bytes)),
                 result: res.cloned(),
                 status,
+                scalar_list: meta.is_some_and(|m| m.scalar_list)
+                    || rep.is_some_and(|r| r.format == SCALAR_LIST_FORMAT),
                 effective: effective.clone(),
             });
         };
@@ -782,6 +807,11 @@ pub fn summarize(rows: &[Row]) -> Summary {
             RowStatus::OverThreshold => s.over_threshold += 1,
             _ => {}
         }
+        if let (RowStatus::BelowPrecision(_), Some(rep)) = (&r.status, r.report())
+            && !rep.skipped
+        {
+            times.push(rep.compress_ms);
+        }
         let Some(rep) = r.good_report() else { continue };
         s.compressed += 1;
         if rep.skipped {
@@ -799,6 +829,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
             times.push(rep.compress_ms);
         }
     }
+    s.timed = times.len();
     s.p50_ms = percentile(&times, 50.0);
     s.p85_ms = percentile(&times, 85.0);
     s.p99_ms = percentile(&times, 99.0);

@@ -294,6 +294,14 @@ pub enum LogKind {
     Removed,
 }
 
+impl LogKind {
+    /// What the log's "problems only" filter keeps: failures and refusals, each something for
+    /// the user to act on (a file to fix, a threshold to raise).
+    pub fn is_problem(self) -> bool {
+        matches!(self, Self::Failed | Self::BelowPrecision)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct LogEntry {
     pub time: SystemTime,
@@ -373,7 +381,7 @@ pub enum FormFolder {
 pub struct PipelinesState {
     pub pipelines: Vec<PipelineRun>,
     pub log: VecDeque<LogEntry>,
-    pub filter_failed_only: bool,
+    pub filter_problems_only: bool,
     pub form: NewPipelineForm,
     /// The pipelines file the tab saves to / loads from.
     pub file_path: String,
@@ -1044,7 +1052,8 @@ fn file_row(ui: &mut egui::Ui, w: &mut PipelinesState) {
 fn log_ui(ui: &mut egui::Ui, w: &mut PipelinesState) {
     ui.horizontal(|ui| {
         ui.heading("Event log");
-        ui.checkbox(&mut w.filter_failed_only, "failures only");
+        ui.checkbox(&mut w.filter_problems_only, "problems only")
+            .on_hover_text("Failures and clips refused as below float32 precision");
         if ui.button("Clear").clicked() {
             w.log.clear();
         }
@@ -1053,7 +1062,7 @@ fn log_ui(ui: &mut egui::Ui, w: &mut PipelinesState) {
         .log
         .iter()
         .rev()
-        .filter(|e| !w.filter_failed_only || e.kind == LogKind::Failed)
+        .filter(|e| !w.filter_problems_only || e.kind.is_problem())
         .collect();
     if rows.is_empty() {
         ui.label("No events yet.");

@@ -67,7 +67,8 @@ pub fn bit_rate_plot(
             Some(match x {
                 -2 => format!("constant sub-tracks: {n}"),
                 -1 => format!("default sub-tracks: {n}"),
-                b => format!("{b} bits: {n} sub-tracks"),
+                // The histogram counts each animated sub-track's components once per segment.
+                b => format!("{b} bits: {n} components (counted per segment)"),
             })
         })
         .show(ui, |pui| {
@@ -96,9 +97,9 @@ pub fn bit_rate_key(ui: &mut egui::Ui) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 4.0;
         for (c, name) in [
-            (CONSTANT_COLOR, "constant"),
-            (DEFAULT_COLOR, "default"),
-            (LOSSY_COLOR, "animated (by bit width)"),
+            (CONSTANT_COLOR, "constant sub-tracks"),
+            (DEFAULT_COLOR, "default sub-tracks"),
+            (LOSSY_COLOR, ANIMATED_BARS),
         ] {
             let (r, _) = ui.allocate_exact_size(egui::vec2(9.0, 9.0), egui::Sense::hover());
             ui.painter().rect_filled(r, 1.0, c);
@@ -195,6 +196,7 @@ pub fn batch_histogram(lib: &Library) -> (Vec<u32>, u32, u32) {
     (hist, c, d)
 }
 
+/// `report`: the clip's row, whatever became of it (a failed or refused one is said as such).
 pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library, h: f32) {
     bit_rate_heading(ui, "Bit rates (this clip)");
     let w = ui.available_width();
@@ -202,13 +204,22 @@ pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Libr
     // headings, key and caption take ~100 px.
     let h = h.min(((ui.clip_rect().bottom() - ui.cursor().top() - 100.0) / 2.0).max(60.0));
     match report {
+        // A refused or failed clip has no output, but it was tried: "not compressed yet" would
+        // say a batch is still to come.
+        Some(r) if r.below_precision.is_some() => {
+            ui.weak("Refused (below float32 precision): no output, no bit rates.");
+        }
+        Some(r) if r.error.is_some() => {
+            // Not "Failed: …": the detail's first line already says that, once.
+            ui.weak("No output (the clip failed): no bit rates.");
+        }
         Some(r) => {
             ui.weak(format!(
-                "{} animated · {} constant · {} default sub-tracks · {} segments",
+                "{} animated · {} constant · {} default sub-tracks · {}",
                 r.layout.animated_subtracks,
                 r.layout.constant_subtracks,
                 r.layout.default_subtracks,
-                r.layout.segments
+                super::util::fmt_counted(r.layout.segments as u64, "segment")
             ));
             bit_rate_key(ui);
             bit_rate_plot(
@@ -231,12 +242,15 @@ pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Libr
     bit_rate_plot(ui, "cf_bits_batch", (&hist, c, d), [w, h]);
 }
 
-/// A bit-rate plot's heading, with what its bars count.
+/// What an animated bit-rate bar counts: components × segments (each component has its own bit
+/// width in each segment), so a clip's orange bars add up to more than its animated sub-tracks;
+/// the constant and default bars count sub-tracks. Said in the colour key (the headings said
+/// "bars: sub-tracks", and a longer text beside them wrapped over them at 1280 px).
+pub const ANIMATED_BARS: &str = "animated: components × segments, by bit width";
+
+/// A bit-rate plot's heading (what its bars count is in the colour key).
 fn bit_rate_heading(ui: &mut egui::Ui, title: &str) {
-    ui.horizontal_wrapped(|ui| {
-        ui.label(egui::RichText::new(title).strong());
-        ui.weak("bars: sub-tracks");
-    });
+    ui.label(egui::RichText::new(title).strong());
 }
 
 /// Where a plot was drawn and the visible part of its panel, by plot id (egui temporary data,

@@ -247,7 +247,7 @@ pub fn run_batch_configured(
     let wall_ms = start.elapsed().as_secs_f64() * 1000.0;
     let totals = report::compute_totals(&clips, wall_ms);
     BatchReport {
-        settings: options.settings.clone(),
+        settings: overrides.applied_to(&options.settings),
         clips,
         totals,
     }

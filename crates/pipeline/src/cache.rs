@@ -1,7 +1,10 @@
 //! The skip cache: `.clipforge-cache.json` in the output root, one entry per input file (keyed by
 //! its path relative to the scanned root, `/`-separated), holding the input content hash, the
 //! settings + codec key, the outputs made (with their sizes) and the report rows. A clip is
-//! skipped when all of it matches and every output is still there with its recorded size.
+//! skipped when all of it matches and every output is still there with its recorded size. A clip
+//! refused as below float32 precision is recorded too (its row, no output): the same bytes at the
+//! same settings are refused again, so the search is not run again, and the skipped row still
+//! says the refusal and its floor.
 //! Written atomically; a missing or unreadable cache is an empty one (everything recompresses).
 //! Several processes may write into one output folder at once (two `compress` runs, a watch and
 //! a run): a save takes an exclusive lock on `.clipforge-cache.lock` beside the cache, re-reads
@@ -73,8 +76,23 @@ impl CacheEntry {
         !self.input_hash.is_empty()
             && self.settings_key == settings_key
             && self.base == cache_key(base)
-            && self.outputs_intact(output_root)
+            && self.made_everything(output_root)
             && !self.mixes_units()
+    }
+
+    /// Every output is intact, and the rows without one are refusals: a file whose only clip
+    /// was refused as below float32 precision has no output and is still settled.
+    fn made_everything(&self, output_root: &Path) -> bool {
+        let refused = self
+            .reports
+            .iter()
+            .filter(|r| r.status() == crate::report::ClipStatus::BelowPrecision)
+            .count();
+        if self.outputs.is_empty() {
+            refused > 0 && refused == self.reports.len()
+        } else {
+            self.outputs_intact(output_root)
+        }
     }
 
     /// A scalar track list's row recorded before such rows had their own `scalar` errors (its

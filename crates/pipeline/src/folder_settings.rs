@@ -430,6 +430,18 @@ pub struct Overrides {
     pub ignore_clip_tables: bool,
 }
 
+impl Overrides {
+    /// `defaults` with these explicit options applied: what a clip gets where no folder file
+    /// says otherwise (the report's top-level `settings`; each row has its own).
+    pub fn applied_to(&self, defaults: &CompressionSettings) -> CompressionSettings {
+        CompressionSettings {
+            error_threshold: self.error_threshold.unwrap_or(defaults.error_threshold),
+            shell_distance: self.shell_distance.or(defaults.shell_distance),
+            bones: defaults.bones.iter().chain(&self.bones).cloned().collect(),
+        }
+    }
+}
+
 /// The settings one clip was compressed with, as its report row records them.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClipSettings {

@@ -6,7 +6,7 @@ use crate::cache::{self, CacheEntry};
 use crate::input::read_input;
 use crate::job::{FileJob, FileOutcome, RecordRow, cancelled_row, input_root_of, row_for};
 use crate::naming::{clip_output_path, clip_stem};
-use crate::report::{ClipReport, limit_field};
+use crate::report::{ClipReport, ClipStatus, limit_field};
 use crate::{clip_detail, mesh, scalar};
 use clipforge_anim::RawClip;
 use clipforge_anim::compress::{CompressError, PrecisionFloor};
@@ -265,8 +265,10 @@ fn remove_stale_outputs(
     }
 }
 
-/// The file's skip-cache entry: up to date when every clip succeeded; otherwise (failed, or
-/// cancelled part-way) the outputs that exist are still tracked for deletion, never as up to date.
+/// The file's skip-cache entry: up to date when every clip succeeded or was refused as below
+/// float32 precision (the same bytes at the same settings are refused again: recorded with the
+/// settings key, so raising the threshold recompresses); otherwise (failed, or cancelled
+/// part-way) the outputs that exist are still tracked for deletion, never as up to date.
 fn record_in_cache(
     job: &FileJob,
     key: String,
@@ -276,7 +278,13 @@ fn record_in_cache(
     had_previous: bool,
 ) {
     let input_root = input_root_of(job.file);
-    if rows.iter().all(|r| r.error.is_none()) {
+    let settled = |r: &ClipReport| {
+        matches!(
+            r.status(),
+            ClipStatus::Compressed | ClipStatus::BelowPrecision
+        )
+    };
+    if rows.iter().all(settled) {
         job.cache.insert(
             key,
             CacheEntry {

@@ -114,7 +114,7 @@ pub(crate) fn limit_field(limit: Option<clipforge_anim::limits::Limit>) -> Optio
 }
 
 /// The `format` of a scalar track list's row.
-pub(crate) const SCALAR_LIST_FORMAT: &str = "ACL scalar track list";
+pub const SCALAR_LIST_FORMAT: &str = "ACL scalar track list";
 
 /// A scalar track list's errors, in the tracks' own units, beside each track's precision.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -211,6 +211,7 @@ pub struct Totals {
     pub clips: usize,
     /// Rows with an error, cancelled and below-precision ones excluded.
     pub failed: usize,
+    /// Rows up to date (the skip cache); a remembered refusal counts in `below_precision`.
     pub skipped: usize,
     /// Rows not done because the batch was cancelled.
     #[serde(default)]
@@ -230,12 +231,13 @@ pub struct Totals {
     /// there are none).
     #[serde(default)]
     pub worst_scalar_error_over_precision: f64,
-    /// Sum of `compress_ms` over the clips compressed by this run (skipped ones excluded).
+    /// Sum of `compress_ms` over the clips compressed or refused as below float32 precision by
+    /// this run (skipped ones excluded).
     pub compress_ms: f64,
     pub wall_ms: f64,
     /// Raw kilobytes (1024 bytes) of the clips compressed by this run per second of wall time.
     pub throughput_kb_s: f64,
-    /// Percentiles of `compress_ms` over the clips compressed by this run (linear interpolation
+    /// Percentiles of `compress_ms` over the same clips as `compress_ms` (linear interpolation
     /// between closest ranks, numpy's default).
     pub compress_ms_p50: f64,
     pub compress_ms_p85: f64,
@@ -244,6 +246,9 @@ pub struct Totals {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BatchReport {
+    /// The run's settings where no folder file says otherwise: the defaults with the explicit
+    /// options (command line, pipeline, app) applied, in cm. Folder files and `[[clip]]` tables
+    /// may differ per clip: each row's `settings` says what that clip got.
     pub settings: CompressionSettings,
     pub clips: Vec<ClipReport>,
     pub totals: Totals,
@@ -273,14 +278,19 @@ pub fn compute_totals(clips: &[ClipReport], wall_ms: f64) -> Totals {
     let mut times = Vec::new();
     let mut fresh_raw = 0u64;
     for c in clips {
+        // One status per row: a refusal the skip cache remembered is counted as a refusal, not
+        // as up to date, so the counts add up to `clips`.
         match c.status() {
             ClipStatus::Cancelled => t.cancelled += 1,
             ClipStatus::BelowPrecision => t.below_precision += 1,
             ClipStatus::Failed => t.failed += 1,
-            ClipStatus::Skipped | ClipStatus::Compressed => {}
+            ClipStatus::Skipped => t.skipped += 1,
+            ClipStatus::Compressed => {}
         }
-        if c.skipped {
-            t.skipped += 1;
+        // A refusal's search ran in full before it refused: its time is compression time.
+        if c.status() == ClipStatus::BelowPrecision && !c.skipped {
+            t.compress_ms += c.compress_ms;
+            times.push(c.compress_ms);
         }
         if c.error.is_some() {
             continue;
@@ -725,6 +735,16 @@ mod tests {
             )
         );
         assert_eq!(below_precision_summary(&rows[1..]), None);
+        // Its search time counts, once: a refusal the skip cache remembered (skipped) is a
+        // refusal, not "up to date", and was not searched again.
+        let timed = |skipped| ClipReport {
+            compress_ms: 7.0,
+            skipped,
+            ..floor(0.0010702)
+        };
+        let t = compute_totals(&[timed(false), timed(true)], 1.0);
+        assert_eq!((t.clips, t.below_precision, t.skipped), (2, 2, 0));
+        assert_eq!((t.compress_ms, t.compress_ms_p50), (7.0, 7.0));
         // The JSON and CSV say the status and the floor.
         let report = BatchReport {
             clips: rows.to_vec(),

@@ -158,3 +158,104 @@ fn a_failure_beside_a_refusal_still_exits_1() {
         "{err}"
     );
 }
+
+/// The skip cache remembers a refusal with the settings it was refused under: a second run of
+/// the unchanged Fox at 0.001 cm compresses nothing (Survey and Walk up to date, Run not
+/// searched again) and still says the refusal with its floor, exit code 3; a raised threshold
+/// compresses all three. The first run's `compress_ms` total counts the refused clip's search.
+#[test]
+fn a_refusal_is_remembered_by_the_skip_cache_and_still_said() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::copy(
+        data.join("gltf/fox-via-bevy/Fox.glb"),
+        input.join("Fox.glb"),
+    )
+    .unwrap();
+    let run = |threshold: &str| {
+        let o = common::clipforge()
+            .arg("compress")
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.path().join("out"))
+            .args(["--jobs", "1", "--error-threshold", threshold, "--json"])
+            .arg(dir.path().join("r.json"))
+            .output()
+            .unwrap();
+        let json = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        (o, v)
+    };
+
+    let (first, v) = run("0.001");
+    assert_eq!(first.status.code(), Some(3));
+    // Every clip's search counts, the refused one's too.
+    let rows = v["clips"].as_array().unwrap();
+    let run_ms = rows[2]["compress_ms"].as_f64().unwrap();
+    assert!(run_ms > 0.0);
+    let sum: f64 = rows
+        .iter()
+        .map(|r| r["compress_ms"].as_f64().unwrap())
+        .sum();
+    let total = v["totals"]["compress_ms"].as_f64().unwrap();
+    assert!(
+        (total - sum).abs() < 1e-6 * sum.max(1.0),
+        "{total} vs {sum}"
+    );
+
+    let (second, v) = run("0.001");
+    let err = String::from_utf8_lossy(&second.stderr).into_owned();
+    assert_eq!(second.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(
+            "3 clips: 0 compressed, 2 up to date, 0 failed, 1 below float32 precision (1 file)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("REFUSED ") && err.contains("unchanged since the last run"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 clip below float32 precision (floor 0.00107 cm): raise the threshold to at least 0.0011"),
+        "{err}"
+    );
+    let run_row = &v["clips"][2];
+    assert_eq!(run_row["clip"], "Run");
+    assert_eq!(run_row["status"], "below_precision", "{run_row}");
+    assert_eq!(run_row["skipped"], true);
+    assert_eq!(run_row["below_precision"]["bone"], "b_RightHand_08");
+    for c in &v["clips"].as_array().unwrap()[..2] {
+        assert_eq!(c["status"], "skipped", "{c}");
+    }
+    let t = &v["totals"];
+    assert_eq!(
+        (
+            &t["clips"],
+            &t["skipped"],
+            &t["below_precision"],
+            &t["failed"]
+        ),
+        (&3.into(), &2.into(), &1.into(), &0.into())
+    );
+    // Nothing was compressed or searched again.
+    assert_eq!(t["compress_ms"].as_f64(), Some(0.0));
+    assert!(!dir.path().join("out/Fox.2_Run.cfa").exists());
+
+    // A raised threshold is other settings: everything is compressed again, Run included.
+    let (raised, v) = run("0.002");
+    assert_eq!(
+        raised.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&raised.stderr)
+    );
+    for c in v["clips"].as_array().unwrap() {
+        assert_eq!(c["status"], "compressed", "{c}");
+    }
+    assert!(dir.path().join("out/Fox.2_Run.cfa").is_file());
+}

@@ -4,4 +4,5 @@ mod below_precision;
 mod cfa_settings;
 mod lab;
 mod progress;
+mod report_settings;
 mod wording;

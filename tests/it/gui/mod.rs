@@ -10,4 +10,5 @@ mod mesh;
 mod perbone;
 mod pipelines;
 mod progress;
+mod truth;
 mod ux;

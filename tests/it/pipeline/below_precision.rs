@@ -103,15 +103,95 @@ fn a_batch_counts_a_clip_below_float32_precision_apart_from_failures() {
         .collect();
     outs.sort();
     assert_eq!(outs, ["Fox.0_Survey.cfa", "Fox.1_Walk.cfa"]);
-    // A second run with the skip cache still refuses Run (the refusal is not cached as up to
-    // date) and still does not count it as failed.
+    // A second run: the skip cache remembers the refusal with its settings, so the unchanged
+    // Fox is not compressed (nor searched) again, and its rows still say the refusal and floor;
+    // still not a failure.
     let again = run_batch(
         &scan(&input),
         &opts,
         &Progress::default(),
         &CancelToken::default(),
     );
-    assert_eq!((again.totals.failed, again.totals.below_precision), (1, 1));
+    let t = &again.totals;
+    assert_eq!(
+        (t.clips, t.failed, t.below_precision, t.skipped),
+        (4, 1, 1, 2)
+    );
+    let fox_again: Vec<ClipReport> = again
+        .clips
+        .iter()
+        .filter(|r| r.input.ends_with("Fox.glb"))
+        .cloned()
+        .collect();
+    assert!(fox_again.iter().all(|r| r.skipped), "{fox_again:?}");
+    assert_eq!(fox_again[2].below_precision, fox_rows[2].below_precision);
+    assert_eq!(t.compress_ms, 0.0);
+    // The first run's time counted the refused clip's search.
+    let first_ms: f64 = fox_rows.iter().map(|r| r.compress_ms).sum();
+    assert!(fox_rows[2].compress_ms > 0.0);
+    assert!((report.totals.compress_ms - first_ms).abs() < 1e-9 * first_ms);
+    // A raised threshold is other settings: Run is compressed now.
+    let raised = run_batch(
+        &scan(&input),
+        &BatchOptions {
+            settings: CompressionSettings {
+                error_threshold: 0.002,
+                ..Default::default()
+            },
+            ..opts
+        },
+        &Progress::default(),
+        &CancelToken::default(),
+    );
+    assert_eq!(
+        (raised.totals.below_precision, raised.totals.skipped),
+        (0, 0)
+    );
+    assert!(dir.path().join("out/Fox.2_Run.cfa").is_file());
+}
+
+/// A file whose only clip is refused writes no output, and the skip cache still remembers it:
+/// the second run does not search again and still says the refusal.
+#[test]
+fn a_file_whose_only_clip_is_refused_is_remembered_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/clips/locomotion/jog.acl.sjson"),
+        input.join("jog.acl.sjson"),
+    )
+    .unwrap();
+    // As the CLI and the app do: no output is written here, and the cache goes beside them.
+    std::fs::create_dir_all(dir.path().join("out")).unwrap();
+    let opts = BatchOptions {
+        // Far below float32 precision for any clip metres from its origin.
+        settings: CompressionSettings {
+            error_threshold: 1e-6,
+            ..Default::default()
+        },
+        output_root: dir.path().join("out"),
+        jobs: 1,
+        use_skip_cache: true,
+    };
+    let batch = || {
+        run_batch(
+            &scan(&input),
+            &opts,
+            &Progress::default(),
+            &CancelToken::default(),
+        )
+    };
+    let first = batch();
+    assert_eq!(first.clips.len(), 1);
+    assert_eq!(first.clips[0].status(), ClipStatus::BelowPrecision);
+    assert!(!first.clips[0].skipped);
+    let second = batch();
+    let row = &second.clips[0];
+    assert_eq!(row.status(), ClipStatus::BelowPrecision);
+    assert!(row.skipped);
+    assert_eq!(row.below_precision, first.clips[0].below_precision);
+    assert_eq!(second.totals.compress_ms, 0.0);
 }
 
 #[test]

@@ -1,0 +1,129 @@
+//! What the Clips tab says is so (issue 24's "some screens say things that are not so", found
+//! in the real window): an ACL scalar track list is listed with its tracks and samples before
+//! it is compressed (it is not "unreadable": a batch compresses it), and its Threshold cell says
+//! it is held to its tracks' own precision, not to the tab's threshold in cm; with nothing
+//! compressed yet the footer gives no ratio nor worst error (not "ratio 0.00×", "0.0000 cm")
+//! (`CLIPFORGE_DATA=/path/to/shared/data`).
+#![cfg(feature = "gui")]
+
+use crate::common;
+
+use crate::common::app_folder::{state_on, type_input_folder};
+use crate::common::gui::{harness, wait_idle};
+use clipforge::gui::RowStatus;
+use egui_kittest::kittest::Queryable;
+use std::path::Path;
+
+#[test]
+fn a_scalar_track_list_is_listed_before_compressing_and_held_to_its_tracks_precision() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let (input, out) = common::app_folder::folders_with_real_file(
+        &data,
+        "acl-regression/track_list_float3f.acl.sjson",
+    );
+    let mut h = harness(state_on(Path::new(""), out.path()));
+    h.run();
+    type_input_folder(&mut h, input.path());
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    let row =
+        |h: &egui_kittest::Harness<'_, clipforge::gui::AppState>| h.state().library.rows[0].clone();
+    let r = row(&h);
+    assert!(
+        !matches!(r.status, RowStatus::Unreadable(_)),
+        "{:?}",
+        r.status
+    );
+    // The facts the compressed row gives (4 output tracks, 26 samples at 25 Hz, 1,248 B raw).
+    assert_eq!(
+        (r.bones, r.samples, r.raw_bytes, r.scalar_list),
+        (Some(4), Some(26), Some(1248), true)
+    );
+    assert_eq!(h.query_all_by_label_contains("unreadable").count(), 0);
+    h.get_by_label("per track");
+    // Nothing compressed yet: no ratio, no worst error in cm.
+    h.get_by_label("0 compressed of 1");
+    h.get_by_label("worst max error —");
+    assert!(h.query_by_label_contains("ratio 0.00").is_none());
+    assert!(h.query_by_label_contains("0.0000 cm").is_none());
+
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let r = row(&h);
+    assert_eq!(r.status, RowStatus::Ok, "{:?}", r.status);
+    assert_eq!((r.bones, r.samples), (Some(4), Some(26)));
+    // Still not a threshold in cm once compressed, and the settings it names are its own.
+    h.get_by_label("per track");
+    let text = r.settings_text().unwrap();
+    assert!(text.contains("its own precision"), "{text}");
+    assert!(!text.contains("threshold 0.01"), "{text}");
+    // Its errors are not centimetres: the footer's worst error in cm has no clip to name.
+    h.get_by_label("1 compressed of 1 · raw 1.2 KiB, compressed 529 B · ratio 2.36×");
+    h.get_by_label("worst max error —");
+}
+
+/// The threshold field shows the threshold in force: 0.00111 cm (what the app tells a user to
+/// raise the Fox's threshold to) read "0.0011" with four decimals at most.
+#[test]
+fn the_threshold_field_shows_every_decimal_of_the_threshold() {
+    let out = tempfile::tempdir().unwrap();
+    let mut state = state_on(Path::new(""), out.path());
+    state.persisted.settings.error_threshold_cm = 0.00111;
+    let mut h = harness(state);
+    h.run();
+    let texts = super::looks::drawn_texts(&h);
+    assert!(
+        texts.iter().any(|(t, _)| t == "0.00111"),
+        "{:?}",
+        texts.iter().map(|(t, _)| t).collect::<Vec<_>>()
+    );
+    // The default still reads as before.
+    h.state_mut().persisted.settings.error_threshold_cm = 0.01;
+    h.run();
+    assert!(
+        super::looks::drawn_texts(&h)
+            .iter()
+            .any(|(t, _)| t == "0.0100")
+    );
+}
+
+/// The Charts tab's error charts are in cm: a scalar track list (whose `max_error_cm` is 0 by
+/// convention, its errors being in its tracks' units) was drawn as a clip with no error at all.
+/// It is left out of them, said above them, and kept in the duration chart.
+#[test]
+fn the_error_charts_leave_out_scalar_track_lists() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let (input, out) = common::app_folder::folders_with_real_file(
+        &data,
+        "acl-regression/track_list_float3f.acl.sjson",
+    );
+    std::fs::copy(
+        data.join("acl-regression/103_01.acl.sjson"),
+        input.path().join("103_01.acl.sjson"),
+    )
+    .unwrap();
+    let mut h = common::app_folder::compressed(input.path(), out.path());
+    assert_eq!(h.state().library.compressed_rows().count(), 2);
+    h.state_mut().persisted.tab = clipforge::gui::Tab::Charts;
+    h.run();
+    use clipforge::gui::charts::{HistBin, bins_id, names_id};
+    let names = |id: &str| -> Vec<String> {
+        h.ctx
+            .data(|d| d.get_temp::<Vec<String>>(names_id(id)))
+            .unwrap_or_default()
+    };
+    let in_cm = names("cf_chart_ratio_err");
+    assert_eq!(in_cm.len(), 1, "{in_cm:?}");
+    assert!(in_cm[0].starts_with("103_01"), "{in_cm:?}");
+    assert_eq!(names("cf_chart_ratio_dur").len(), 2);
+    let bins: Vec<HistBin> = h
+        .ctx
+        .data(|d| d.get_temp(bins_id("cf_chart_err_hist")))
+        .unwrap();
+    assert_eq!(bins.iter().map(|b| b.count).sum::<u32>(), 1);
+    h.get_by_label_contains("1 scalar track list not in the error charts");
+}
