@@ -17,9 +17,18 @@
 #    measured times: total and median per-TU error.
 # Every clang run is under `nice -n $NICE` (the machine is shared).
 #
+# Another tree: put it in $WORK/tree, give SKIP_FETCH=1 and its flags as INCS (include dirs,
+# relative to the tree), DEFS (NAME=VALUE words; empty: none) and STD; TRUTH larger than the tree
+# takes every TU outside the sample. The ozz-animation 0.16 runtime and offline libraries
+# (/work/shared/anchors-src, without the FBX, glTF and tools sources, whose SDKs are not here):
+#   mkdir -p /tmp/ozz && cp -a /work/shared/anchors-src/ozz-animation /tmp/ozz/tree &&
+#   rm -rf /tmp/ozz/tree/src/animation/offline/{fbx,tools,gltf}
+#   WORK=/tmp/ozz SKIP_FETCH=1 INCS="include src" DEFS= TRUTH=1000 scripts/headers_predict_real.sh
+#
 # usage: scripts/headers_predict_real.sh [path/to/clipforge]
 # env:   WORK=/tmp/cf-predict-real PCT=10 TRUTH=300 JOBS=2 NICE=15 SKIP_FETCH=1 (reuse $WORK/tree)
 #        STEPS="sample plain truth predict" (a subset reruns only those steps)
+#        INCS DEFS STD (another tree's flags; gRPC's by default)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(realpath "${1:-${CARGO_TARGET_DIR:-$here/target}/release/clipforge}")
@@ -39,12 +48,12 @@ else
   find . -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.cxx' -o -name '*.m' -o -name '*.mm' \) \
     -not -path './src/core/*' -delete
 fi
-incs="src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
+incs=${INCS:-"src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
   third_party/cares/cares/include third_party/cares third_party/cares/cares third_party/cares/config_linux
   third_party/re2 third_party/boringssl-with-bazel/src/include third_party/upb src/core/ext/upb-gen
-  src/core/ext/upbdefs-gen third_party/utf8_range third_party/xxhash third_party/zlib"
-defs="_WIN32_WINNT=0x600 OPENSSL_NO_ASM=1"
-std=c++17
+  src/core/ext/upbdefs-gen third_party/utf8_range third_party/xxhash third_party/zlib"}
+defs=${DEFS-"_WIN32_WINNT=0x600 OPENSSL_NO_ASM=1"}
+std=${STD:-c++17}
 ours=() ; cc=()
 for d in $incs; do ours+=(-I "$d"); cc+=(-I "$tree/$d"); done
 for d in $defs; do ours+=(-D "$d"); cc+=("-D$d"); done
@@ -91,10 +100,10 @@ import json, os, random, sys
 tree, n = sys.argv[1], int(sys.argv[3])
 tus = sorted(os.path.relpath(os.path.join(d, f), tree) for d, _, fs in os.walk(tree) for f in fs
              if f.endswith((".c", ".cc")))
-truth = random.Random(28).sample(tus, n)
+truth = random.Random(28).sample(tus, min(n, len(tus)))
 rel = lambda p: os.path.relpath(p, tree) if os.path.isabs(p) else os.path.normpath(p)
 sampled = {rel(t["path"]) for t in json.load(open(sys.argv[2]))["tus"] if t["measured_ms"] is not None}
-print(f"truth: {n} of {len(tus)} TUs drawn, {len(set(truth) & sampled)} in the sample, "
+print(f"truth: {min(n, len(tus))} of {len(tus)} TUs drawn, {len(set(truth) & sampled)} in the sample, "
       f"{len(set(truth) - sampled)} to measure", file=sys.stderr)
 print("\n".join(sorted(set(truth) - sampled)))
 PY

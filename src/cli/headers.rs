@@ -179,11 +179,13 @@ impl HeadersArgs {
             .configs
             .iter()
             .map(|c| Configuration::parse(c))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
         let dirs = |flag: &str, v: &[PathBuf]| -> Result<Vec<PathBuf>, String> {
             v.iter()
                 .map(|d| Project::resolve_existing_dir(&self.roots, flag, d))
-                .collect()
+                .collect::<Result<_, _>>()
+                .map_err(|e| e.to_string())
         };
         Ok(Project {
             roots: self.roots.clone(),
@@ -861,7 +863,8 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
             }
             println!("-- watching for changes (Ctrl-C to stop)");
             true
-        });
+        })
+        .map_err(|e| e.to_string());
     }
     tune_allocator();
     let progress = Progress::default();
@@ -924,7 +927,9 @@ fn run_inner(args: &HeadersArgs) -> Result<(), String> {
                 write_out(p, &r.closures_json())?;
             }
             if let Some(h) = &args.why {
-                let chain = r.why_chain(h, args.from.as_deref())?;
+                let chain = r
+                    .why_chain(h, args.from.as_deref())
+                    .map_err(|e| e.to_string())?;
                 println!("\nWhy is {h} included ({}):", r.mode);
                 for (i, s) in chain.iter().enumerate() {
                     if s.line > 0 {

@@ -185,7 +185,8 @@ impl HeadersProject {
             Self::clean_list(v)
                 .iter()
                 .map(|d| Project::resolve_existing_dir(&roots, label, d))
-                .collect()
+                .collect::<Result<_, _>>()
+                .map_err(|e| e.to_string())
         };
         let include_dirs = dirs("Include dir", &self.include_dirs)?;
         let system_dirs = dirs("System dir", &self.system_dirs)?;
@@ -254,7 +255,7 @@ pub struct FirstDetail {
     pub path: String,
     pub detail: crate::headers::report::Detail,
     /// The why-chain from `from_tu` (empty: any TU), when it is cheap enough to be automatic.
-    pub why: Option<Result<Vec<crate::headers::report::ChainStep>, String>>,
+    pub why: Option<Result<Vec<crate::headers::report::ChainStep>, crate::headers::WhyError>>,
     pub from_tu: String,
 }
 
@@ -393,12 +394,7 @@ impl HeadersJob {
             // No thread: report it as a failed scan at the next poll (the scanner is lost, a
             // fresh one is made then).
             let (tx2, rx2) = mpsc::channel();
-            let _ = tx2.send((
-                Scanner::new(),
-                Err(ScanError::Input(format!(
-                    "cannot start the scan thread: {e}"
-                ))),
-            ));
+            let _ = tx2.send((Scanner::new(), Err(ScanError::NoThread(e.to_string()))));
             return HeadersJob {
                 progress,
                 started: Instant::now(),
@@ -624,6 +620,7 @@ pub fn start_verify_pch(
             &c.options(),
             &c.done,
         )
+        .map_err(|e| e.to_string())
     })
 }
 

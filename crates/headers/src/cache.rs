@@ -225,17 +225,51 @@ impl W {
     }
 }
 
+/// Why a cache file was not used or not written; the scan goes on without it (a note).
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not a cache file of this version", .0.display())]
+    Version(PathBuf),
+    #[error("{}: {corrupt}", path.display())]
+    Corrupt { path: PathBuf, corrupt: Corrupt },
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A cache save that failed: the scan's result stands, the CLI prints this as a note.
+#[derive(Debug, thiserror::Error)]
+#[error("cache not saved: {0}")]
+pub struct CacheNotSaved(pub CacheError);
+
+/// What is wrong inside a cache file's bytes (the file is then rebuilt).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Corrupt {
+    #[error("truncated cache file")]
+    Truncated,
+    /// The part whose encoding is impossible (a length past the end, an unknown tag, ...).
+    #[error("corrupt cache file ({0})")]
+    Part(&'static str),
+}
+
 struct R<'a> {
     b: &'a [u8],
     i: usize,
 }
 
-type Res<T> = Result<T, String>;
+type Res<T> = Result<T, Corrupt>;
 
 impl<'b> R<'b> {
     fn take(&mut self, n: usize) -> Res<&'b [u8]> {
         if self.i + n > self.b.len() {
-            return Err("truncated cache file".into());
+            return Err(Corrupt::Truncated);
         }
         let s = &self.b[self.i..self.i + n];
         self.i += n;
@@ -251,7 +285,7 @@ impl<'b> R<'b> {
     }
     /// The next section (a byte length, then that many bytes) as its own reader.
     fn section(&mut self) -> Res<R<'b>> {
-        let n = usize::try_from(self.u64()?).map_err(|_| "corrupt cache file (section)")?;
+        let n = usize::try_from(self.u64()?).map_err(|_| Corrupt::Part("section"))?;
         Ok(R {
             b: self.take(n)?,
             i: 0,
@@ -269,7 +303,7 @@ impl<'b> R<'b> {
         let mut shift = 0;
         loop {
             let Some(&b) = self.b.get(self.i) else {
-                return Err("truncated cache file".into());
+                return Err(Corrupt::Truncated);
             };
             self.i += 1;
             v |= ((b & 0x7f) as u32) << shift;
@@ -278,7 +312,7 @@ impl<'b> R<'b> {
             }
             shift += 7;
             if shift > 28 {
-                return Err("corrupt cache file (varint)".into());
+                return Err(Corrupt::Part("varint"));
             }
         }
     }
@@ -286,8 +320,8 @@ impl<'b> R<'b> {
     fn ids(&mut self, k: usize) -> Res<Vec<u32>> {
         let width = self.u8()? as usize;
         let b = match width {
-            2 | 4 => self.take(k.checked_mul(width).ok_or("corrupt cache file (ids)")?)?,
-            _ => return Err("corrupt cache file (ids)".into()),
+            2 | 4 => self.take(k.checked_mul(width).ok_or(Corrupt::Part("ids"))?)?,
+            _ => return Err(Corrupt::Part("ids")),
         };
         Ok(if width == 2 {
             b.chunks_exact(2)
@@ -303,7 +337,7 @@ impl<'b> R<'b> {
     fn vlen(&mut self) -> Res<usize> {
         let n = self.v()? as usize;
         if n > self.b.len() - self.i {
-            return Err("corrupt cache file (bad length)".into());
+            return Err(Corrupt::Part("bad length"));
         }
         Ok(n)
     }
@@ -321,7 +355,7 @@ impl<'b> R<'b> {
     fn len(&mut self) -> Res<usize> {
         let n = self.u32()? as usize;
         if n > self.b.len() {
-            return Err("corrupt cache file (bad length)".into());
+            return Err(Corrupt::Part("bad length"));
         }
         Ok(n)
     }
@@ -338,7 +372,7 @@ impl<'b> R<'b> {
                 3 => TK::Chr,
                 4 => TK::Punct,
                 5 => TK::Other,
-                _ => return Err("corrupt cache file (token)".into()),
+                _ => return Err(Corrupt::Part("token")),
             };
             v.push(Tok {
                 kind,
@@ -355,7 +389,8 @@ impl<'b> R<'b> {
         let n = self.u32()? as usize;
         let start = off + self.i;
         self.take(n)?;
-        let directives = Directives::lazy(buf.clone(), start, start + n, decode_directives);
+        let directives =
+            Directives::lazy(buf.clone(), start, start + n, |b| decode_directives(b).ok());
         let mut l = self.hh()?;
         l.lines = lines;
         l.directives = directives;
@@ -410,7 +445,7 @@ impl<'b> R<'b> {
                 13 => DKind::PopMacro(self.u32()?),
                 14 => DKind::Error(self.str()?),
                 15 => DKind::Bad(self.str()?),
-                _ => return Err("corrupt cache file (directive)".into()),
+                _ => return Err(Corrupt::Part("directive")),
             };
             directives.push(Directive { line, kind });
         }
@@ -451,7 +486,7 @@ impl<'b> R<'b> {
 }
 
 /// Decodes existence answers kept encoded by a cache load.
-pub fn decode_answers(b: &[u8]) -> Result<Vec<(PathBuf, bool)>, String> {
+pub fn decode_answers(b: &[u8]) -> Res<Vec<(PathBuf, bool)>> {
     let mut r = R { b, i: 0 };
     let n = r.len()?;
     let mut v = Vec::with_capacity(n);
@@ -463,12 +498,12 @@ pub fn decode_answers(b: &[u8]) -> Result<Vec<(PathBuf, bool)>, String> {
 }
 
 /// Decodes a file's directives kept encoded by a cache load.
-pub fn decode_directives(b: &[u8]) -> Result<Vec<Directive>, String> {
+pub fn decode_directives(b: &[u8]) -> Res<Vec<Directive>> {
     R { b, i: 0 }.directives()
 }
 
 /// Writes a scan's saved state (`prev`, whose symbols `interner` spells).
-pub fn save(path: &Path, prev: &Prev, interner: &Interner) -> Result<(), String> {
+pub fn save(path: &Path, prev: &Prev, interner: &Interner) -> Result<(), CacheError> {
     // The four sections are encoded on both cores; all but the last come with their byte
     // lengths, so a load decodes the four on separate threads too.
     let ((sw, fw), (tw, rw)) = rayon::join(
@@ -490,8 +525,12 @@ pub fn save(path: &Path, prev: &Prev, interner: &Interner) -> Result<(), String>
     // Temporary file then rename: never half a cache, and the CLI and the app saving the same
     // cache at once do not share a temporary name. No flush to disk: a damaged cache fails its
     // checksum and is rebuilt.
-    clipforge_base::fsio::replace_file_parts(path, &parts, false)
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    clipforge_base::fsio::replace_file_parts(path, &parts, false).map_err(|source| {
+        CacheError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// The string table: every symbol's spelling, in id order.
@@ -720,25 +759,32 @@ fn cache_bytes(path: &Path, map: bool) -> std::io::Result<CacheBytes> {
 
 /// Reads a saved state: the interner that spells its symbols and the state (`None` when there
 /// is no such file). `map`: map the file instead of reading it (see [`cache_bytes`]).
-pub fn load(path: &Path, map: bool) -> Result<Option<(Interner, Prev)>, String> {
+pub fn load(path: &Path, map: bool) -> Result<Option<(Interner, Prev)>, CacheError> {
     let whole: Arc<CacheBytes> = match cache_bytes(path, map) {
         Ok(b) => Arc::new(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+        Err(source) => {
+            return Err(CacheError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
     if whole.len() < 12 || &whole[..8] != MAGIC.as_slice() {
-        return Err(format!(
-            "{}: not a cache file of this version",
-            path.display()
-        ));
+        return Err(CacheError::Version(path.to_path_buf()));
     }
     let (b, crc) = whole.split_at(whole.len() - 4);
     if crc32fast::hash(b).to_le_bytes() != crc {
-        return Err(format!("{}: corrupt cache file (checksum)", path.display()));
+        return Err(CacheError::Corrupt {
+            path: path.to_path_buf(),
+            corrupt: Corrupt::Part("checksum"),
+        });
     }
     let mut r = R { b, i: 8 };
-    let (interner, prev) =
-        decode(&mut r, &whole).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (interner, prev) = decode(&mut r, &whole).map_err(|corrupt| CacheError::Corrupt {
+        path: path.to_path_buf(),
+        corrupt,
+    })?;
     Ok(Some((interner, prev)))
 }
 
@@ -790,7 +836,7 @@ fn check_hh_ids(prev: &Prev) -> Res<()> {
             || h.graph.missing.iter().any(|m| m.0 >= n)
             || h.graph.errors.iter().any(|m| m.0 >= n))
     {
-        return Err("corrupt cache file (all-branches graph)".into());
+        return Err(Corrupt::Part("all-branches graph"));
     }
     Ok(())
 }
@@ -801,7 +847,7 @@ fn decode_strings(r: &mut R) -> Res<Interner> {
     for _ in 0..n {
         v.push(r.take_len()?.into());
     }
-    Interner::from_strings(v).ok_or_else(|| "corrupt cache file (string table)".into())
+    Interner::from_strings(v).ok_or(Corrupt::Part("string table"))
 }
 
 fn decode_files(r: &mut R, buf: &Arc<CacheBytes>, off: usize) -> Res<Prev> {
@@ -853,7 +899,7 @@ fn decode_tus(r: &mut R) -> Res<(EdgeTab, TuTable)> {
         let k = r.vlen()?;
         let edges = r.ids(k)?;
         if edges.iter().any(|&i| i as usize >= edge_tab.len()) {
-            return Err("corrupt cache file (edge)".into());
+            return Err(Corrupt::Part("edge"));
         }
         t.edges = edges.into();
         let k = r.len()?;
@@ -893,7 +939,7 @@ fn decode_rest(r: &mut R, prev: &mut Prev, buf: &Arc<CacheBytes>) -> Res<()> {
         r.take_len()?;
         r.u8()?;
     }
-    prev.exists = Answers::lazy(buf.clone(), start, r.i, decode_answers);
+    prev.exists = Answers::lazy(buf.clone(), start, r.i, |b| decode_answers(b).ok());
     prev.compilers = r.compilers()?;
     prev.walk = r.walk()?;
     prev.hh = r.hh_cached()?;

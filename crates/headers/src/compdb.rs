@@ -43,43 +43,79 @@ pub struct CompDbEntry {
 /// Largest `compile_commands.json` read (Chromium's is about 200 MB).
 pub const MAX_COMPDB_BYTES: u64 = 2 << 30;
 
+/// A compilation database that cannot be used; the message names the file and the entry.
+/// (Error texts of I/O and JSON are kept as text: the scan's errors compare equal in tests.)
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CompDbError {
+    #[error("{}: cannot read: {reason}", path.display())]
+    Read { path: PathBuf, reason: String },
+    #[error("{}: not UTF-8 text (byte {at})", path.display())]
+    NotUtf8 { path: PathBuf, at: usize },
+    #[error("{}: invalid JSON at line {line}, column {column}: {reason}", path.display())]
+    Json {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        reason: String,
+    },
+    #[error("{}: expected a JSON array of compile commands", .0.display())]
+    NotAnArray(PathBuf),
+    #[error("{}: entry {index}: {problem}", path.display())]
+    Entry {
+        path: PathBuf,
+        index: usize,
+        problem: EntryProblem,
+    },
+}
+
+/// What one entry of a compilation database lacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EntryProblem {
+    #[error("missing \"directory\"")]
+    NoDirectory,
+    #[error("missing \"file\"")]
+    NoFile,
+    #[error("needs \"arguments\" or \"command\"")]
+    NoCommand,
+}
+
 /// Reads and parses a compilation database. Errors name the file and the entry.
-pub fn load(path: &Path) -> Result<Vec<CompDbEntry>, String> {
+pub fn load(path: &Path) -> Result<Vec<CompDbEntry>, CompDbError> {
     // A regular file only (a FIFO would block), of a size a compilation database can have.
-    let bytes = clipforge_base::fsio::read_regular(path, MAX_COMPDB_BYTES)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "{}: not UTF-8 text (byte {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
+    let bytes = clipforge_base::fsio::read_regular(path, MAX_COMPDB_BYTES).map_err(|e| {
+        CompDbError::Read {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }
     })?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}: invalid JSON at line {}, column {}: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        )
+    let text = String::from_utf8(bytes).map_err(|e| CompDbError::NotUtf8 {
+        path: path.to_path_buf(),
+        at: e.utf8_error().valid_up_to(),
     })?;
-    let arr = v.as_array().ok_or_else(|| {
-        format!(
-            "{}: expected a JSON array of compile commands",
-            path.display()
-        )
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| CompDbError::Json {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        reason: e.to_string(),
     })?;
+    let arr = v
+        .as_array()
+        .ok_or_else(|| CompDbError::NotAnArray(path.to_path_buf()))?;
     let mut out = Vec::new();
     for (i, e) in arr.iter().enumerate() {
-        let err = |m: &str| format!("{}: entry {i}: {m}", path.display());
+        let err = |problem| CompDbError::Entry {
+            path: path.to_path_buf(),
+            index: i,
+            problem,
+        };
         let dir = e
             .get("directory")
             .and_then(|d| d.as_str())
-            .ok_or_else(|| err("missing \"directory\""))?;
+            .ok_or_else(|| err(EntryProblem::NoDirectory))?;
         let file = e
             .get("file")
             .and_then(|d| d.as_str())
-            .ok_or_else(|| err("missing \"file\""))?;
+            .ok_or_else(|| err(EntryProblem::NoFile))?;
         let args: Vec<String> = if let Some(a) = e.get("arguments").and_then(|a| a.as_array()) {
             a.iter()
                 .filter_map(|x| x.as_str().map(String::from))
@@ -87,7 +123,7 @@ pub fn load(path: &Path) -> Result<Vec<CompDbEntry>, String> {
         } else if let Some(c) = e.get("command").and_then(|c| c.as_str()) {
             shell_split(c)
         } else {
-            return Err(err("needs \"arguments\" or \"command\""));
+            return Err(err(EntryProblem::NoCommand));
         };
         let dir = Path::new(dir);
         let abs = |p: &str| normalize(&dir.join(p));

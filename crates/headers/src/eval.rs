@@ -936,7 +936,7 @@ impl Run<'_> {
                     Ok(HeaderName::Quoted(n)) => (self.h.store.interner.intern(&n), false),
                     Ok(HeaderName::Angle(n)) => (self.h.store.interner.intern(&n), true),
                     Err(e) => {
-                        self.err(fid, line, e);
+                        self.err(fid, line, e.to_string());
                         return;
                     }
                 }
@@ -981,7 +981,7 @@ impl Run<'_> {
         match pp::eval_if(&mut ctx, t) {
             Ok(v) => v,
             Err(e) => {
-                self.err(fid, line, e);
+                self.err(fid, line, e.to_string());
                 false
             }
         }

@@ -13,8 +13,9 @@ pub struct Lazy<T> {
     raw: Option<Encoded<T>>,
 }
 
-/// Decodes a value from its encoding (the cache's format, which this module does not know).
-pub type Decode<T> = fn(&[u8]) -> Result<T, String>;
+/// Decodes a value from its encoding (the cache's format, which this module does not know);
+/// `None`: the encoding is damaged (why is the cache's business: [`Lazy::get`] only falls back).
+pub type Decode<T> = fn(&[u8]) -> Option<T>;
 
 struct Encoded<T> {
     buf: Arc<CacheBytes>,
@@ -71,7 +72,7 @@ impl<T> Lazy<T> {
         self.value.get_or_init(|| {
             self.raw
                 .as_ref()
-                .and_then(|r| r.buf.get(r.start..r.end).and_then(|b| (r.decode)(b).ok()))
+                .and_then(|r| r.buf.get(r.start..r.end).and_then(|b| (r.decode)(b)))
                 .unwrap_or_default()
         })
     }

@@ -67,8 +67,9 @@ pub mod timing;
 pub mod util;
 pub mod watch;
 
-pub use compdb::MacroOpt;
-pub use report::{ChainStep, Detail, FileEntry, Report, WhatIf, WhatIfResult};
+pub use cache::{CacheError, CacheNotSaved, Corrupt};
+pub use compdb::{CompDbError, EntryProblem, MacroOpt};
+pub use report::{ChainStep, Detail, FileEntry, Report, WhatIf, WhatIfResult, WhyError};
 pub use scan::{ScanError, ScanResult, Scanner};
 
 use serde::Serialize;
@@ -166,34 +167,66 @@ impl Project {
         roots: &[PathBuf],
         flag: &str,
         given: &Path,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, ProjectError> {
         let resolved = Self::resolve_dir(roots, given);
         if resolved.is_dir() {
             return Ok(resolved);
         }
-        let mut how = String::new();
-        if given.is_relative() && !roots.is_empty() {
-            how = format!(
-                " (a relative include dir is taken from the first source root, {})",
-                roots[0].display()
-            );
-            if given.is_dir() {
-                how.push_str(&format!(
-                    "; it exists under the current directory: give it as {}",
-                    util::absolutize(given).display()
-                ));
-            }
-        }
-        let looked = if resolved != given {
-            format!(" (looked for {})", resolved.display())
-        } else {
-            String::new()
-        };
-        Err(format!(
-            "{flag} {}: folder not found{looked}{how}",
-            given.display()
-        ))
+        let from_root = (given.is_relative() && !roots.is_empty()).then(|| roots[0].clone());
+        Err(ProjectError::DirNotFound {
+            flag: flag.to_string(),
+            given: given.to_path_buf(),
+            looked: (resolved != given).then_some(resolved),
+            under_cwd: (from_root.is_some() && given.is_dir()).then(|| util::absolutize(given)),
+            from_root,
+        })
     }
+}
+
+/// A project description that cannot be scanned: the message names the flag (or field), what
+/// was given and what is wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ProjectError {
+    /// An include dir that is not a folder (`-I`, the app's "Include dir", ...).
+    #[error(
+        "{flag} {}: folder not found{}",
+        given.display(),
+        dir_hint(looked.as_deref(), from_root.as_deref(), under_cwd.as_deref())
+    )]
+    DirNotFound {
+        flag: String,
+        given: PathBuf,
+        /// The folder looked for, when the rule for relative dirs made it another path.
+        looked: Option<PathBuf>,
+        /// The first source root a relative dir was taken from.
+        from_root: Option<PathBuf>,
+        /// The folder `given` names from the current directory, when that one exists.
+        under_cwd: Option<PathBuf>,
+    },
+    #[error("--config {0:?}: expected NAME=path/to/compile_commands.json")]
+    BadConfig(String),
+}
+
+/// The tail of [`ProjectError::DirNotFound`]'s message: the folder looked for and the rule for
+/// relative dirs.
+fn dir_hint(looked: Option<&Path>, from_root: Option<&Path>, under_cwd: Option<&Path>) -> String {
+    let mut s = String::new();
+    if let Some(l) = looked {
+        s.push_str(&format!(" (looked for {})", l.display()));
+    }
+    if let Some(r) = from_root {
+        s.push_str(&format!(
+            " (a relative include dir is taken from the first source root, {})",
+            r.display()
+        ));
+        if let Some(c) = under_cwd {
+            s.push_str(&format!(
+                "; it exists under the current directory: give it as {}",
+                c.display()
+            ));
+        }
+    }
+    s
 }
 
 /// One build configuration of a [`Project`] (debug / release, Linux / Windows, ...).
@@ -207,15 +240,13 @@ pub struct Configuration {
 
 impl Configuration {
     /// `NAME=path/to/compile_commands.json`, as given to `--config`.
-    pub fn parse(s: &str) -> Result<Configuration, String> {
+    pub fn parse(s: &str) -> Result<Configuration, ProjectError> {
         match s.split_once('=') {
             Some((n, p)) if !n.trim().is_empty() && !p.is_empty() => Ok(Configuration {
                 name: n.trim().to_string(),
                 compile_commands: PathBuf::from(p),
             }),
-            _ => Err(format!(
-                "--config {s:?}: expected NAME=path/to/compile_commands.json"
-            )),
+            _ => Err(ProjectError::BadConfig(s.to_string())),
         }
     }
 }
@@ -282,6 +313,7 @@ pub fn scan_cached(
 ) -> Result<ScanResult, ScanError> {
     let (mut res, (), saved) = scan_cached_then(scanner, project, opts, progress, |_| ())?;
     if let Err(n) = saved {
+        let n = n.to_string();
         res.primary.notes.push(n.clone());
         if let Some(s) = &mut res.secondary {
             s.notes.push(n);
@@ -299,7 +331,7 @@ pub fn scan_cached_then<T: Send>(
     opts: &ScanOptions,
     progress: &Progress,
     then: impl FnOnce(&ScanResult) -> T + Send,
-) -> Result<(ScanResult, T, Result<(), String>), ScanError> {
+) -> Result<(ScanResult, T, Result<(), CacheNotSaved>), ScanError> {
     let cache_path = cache::cache_path(project);
     let mut cache_note = None;
     if opts.use_disk_cache
@@ -329,8 +361,7 @@ pub fn scan_cached_then<T: Send>(
         let save = save_to.as_ref().map(|p| {
             sc.spawn(move || {
                 progress.set_phase("saving cache");
-                let r = cache::save(p, &scanner.prev, &scanner.interner)
-                    .map_err(|e| format!("cache not saved: {e}"));
+                let r = cache::save(p, &scanner.prev, &scanner.interner).map_err(CacheNotSaved);
                 progress.set_phase("done");
                 r
             })

@@ -46,17 +46,64 @@ pub enum PchSize {
     Auto,
 }
 
+/// A `--pch` value that is neither a positive number nor `auto` (what was given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: give a number of headers (1 or more) or `auto`")]
+pub struct PchSizeError(pub String);
+
+/// Why `--verify-pch` could not give a result (one TU's failure is a note instead).
+#[derive(Debug, thiserror::Error)]
+pub enum PchError {
+    #[error("the advised precompiled header is empty: nothing to verify")]
+    EmptyAdvice,
+    /// The project's TUs could not be listed.
+    #[error(transparent)]
+    Scan(#[from] super::ScanError),
+    #[error("no translation unit of the configuration to compile")]
+    NoTu,
+    #[error("cannot make a temporary folder: {0}")]
+    TempDir(std::io::Error),
+    #[error("{}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The compiler could not be started or waited for.
+    #[error(transparent)]
+    Run(#[from] timing::TimingError),
+    #[error(
+        "{compiler} could not build the {name} precompiled header (exit {code}): {first_error}"
+    )]
+    Build {
+        compiler: String,
+        name: &'static str,
+        code: i32,
+        first_error: String,
+    },
+    /// One TU's compile failed (`how`: without a PCH, with the advised one, ...).
+    #[error("{compiler} failed {how} (exit {code}): {first_error}")]
+    Compile {
+        compiler: String,
+        how: &'static str,
+        code: i32,
+        first_error: String,
+    },
+    #[error("cancelled")]
+    Cancelled,
+    /// Every TU failed; the first note says why.
+    #[error("no translation unit compiled all three ways{}", .0.as_ref().map_or(String::new(), |e| format!(" ({e})")))]
+    NothingCompiled(Option<String>),
+}
+
 impl std::str::FromStr for PchSize {
-    type Err = String;
-    fn from_str(s: &str) -> Result<PchSize, String> {
+    type Err = PchSizeError;
+    fn from_str(s: &str) -> Result<PchSize, PchSizeError> {
         if s.eq_ignore_ascii_case("auto") {
             return Ok(PchSize::Auto);
         }
         match s.parse::<usize>() {
             Ok(n) if n > 0 => Ok(PchSize::Headers(n)),
-            _ => Err(format!(
-                "{s:?}: give a number of headers (1 or more) or `auto`"
-            )),
+            _ => Err(PchSizeError(s.to_string())),
         }
     }
 }
@@ -466,9 +513,9 @@ pub fn verify(
     m: usize,
     opts: &MeasureOptions,
     done: &AtomicUsize,
-) -> Result<PchCheck, String> {
+) -> Result<PchCheck, PchError> {
     if advice.headers.is_empty() {
-        return Err("the advised precompiled header is empty: nothing to verify".into());
+        return Err(PchError::EmptyAdvice);
     }
     let g = &r.graph;
     let config = advice
@@ -476,7 +523,7 @@ pub fn verify(
         .as_ref()
         .and_then(|n| r.configs.iter().position(|c| &c.name == n))
         .unwrap_or(0) as u32;
-    let specs = Scanner::tu_specs(project).map_err(|e| e.to_string())?;
+    let specs = Scanner::tu_specs(project)?;
     let spec_of: FxMap<(PathBuf, u32), &TuSpec> = specs
         .iter()
         .map(|s| ((absolutize(&s.file), s.config), s))
@@ -489,11 +536,11 @@ pub fn verify(
         })
         .collect();
     let Some(&(_, rep)) = tus.first() else {
-        return Err("no translation unit of the configuration to compile".into());
+        return Err(PchError::NoTu);
     };
     let picked = pick_tus(&tus, t, m);
 
-    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let dir = tempfile::tempdir().map_err(PchError::TempDir)?;
     let compiler = timing::driver_for(rep, opts.compiler.as_deref());
     let naive_abs: Vec<PathBuf> = advice
         .naive
@@ -514,7 +561,7 @@ pub fn verify(
         lang_header,
         dir: dir.path(),
     };
-    let mut build = |name: &str, hs: &[PathBuf]| b.build(name, hs, &mut notes);
+    let mut build = |name: &'static str, hs: &[PathBuf]| b.build(name, hs, &mut notes);
     let (adv_pch, adv_build, advised_abs) = build("advised", &advised_abs)?;
     let (naive_pch, naive_build, naive_abs) = build("naive", &naive_abs)?;
     let jobs = if opts.jobs == 0 {
@@ -523,7 +570,7 @@ pub fn verify(
         opts.jobs
     };
     let next = AtomicUsize::new(0);
-    type Row = (usize, Result<[f64; 3], String>);
+    type Row = (usize, Result<[f64; 3], PchError>);
     let rows: std::sync::Mutex<Vec<Row>> = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|sc| {
         for _ in 0..jobs.min(picked.len()) {
@@ -552,7 +599,7 @@ pub fn verify(
         }
     });
     if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-        return Err("cancelled".into());
+        return Err(PchError::Cancelled);
     }
     let mut rows = rows.into_inner().unwrap_or_else(|p| p.into_inner());
     rows.sort_by_key(|x| x.0);
@@ -581,10 +628,7 @@ pub fn verify(
         }
     }
     if n == 0 {
-        return Err(format!(
-            "no translation unit compiled all three ways{}",
-            notes.first().map_or(String::new(), |e| format!(" ({e})"))
-        ));
+        return Err(PchError::NothingCompiled(notes.first().cloned()));
     }
     let measured = |build_s: f64, with: f64, pred_ms: f64| {
         let saving = without - with;
@@ -646,15 +690,18 @@ impl PchBuild<'_> {
     /// note, and the rest built again.
     fn build(
         &self,
-        name: &str,
+        name: &'static str,
         hs: &[PathBuf],
         notes: &mut Vec<String>,
-    ) -> Result<(PathBuf, f64, Vec<PathBuf>), String> {
+    ) -> Result<(PathBuf, f64, Vec<PathBuf>), PchError> {
         let (g, compiler) = (&self.r.graph, self.compiler);
         let mut hs = hs.to_vec();
         loop {
             let h = self.dir.join(format!("{name}.h"));
-            std::fs::write(&h, pch_text(&hs)).map_err(|e| format!("{}: {e}", h.display()))?;
+            std::fs::write(&h, pch_text(&hs)).map_err(|source| PchError::Write {
+                path: h.clone(),
+                source,
+            })?;
             let out = self.dir.join(format!("{name}.h.pch"));
             let mut cmd = timing::compile_command(self.rep, compiler);
             cmd.args(["-w", "-x", self.lang_header])
@@ -662,7 +709,7 @@ impl PchBuild<'_> {
                 .arg("-o")
                 .arg(&out);
             let err = self.dir.join(format!("{name}.err"));
-            let ran = timing::run_cpu(&mut cmd, compiler, &err).map_err(|e| e.to_string())?;
+            let ran = timing::run_cpu(&mut cmd, compiler, &err)?;
             if ran.ok {
                 return Ok((out, ran.cpu_s, hs));
             }
@@ -676,10 +723,12 @@ impl PchBuild<'_> {
                 hs.retain(|x| !members(self.r, std::slice::from_ref(x))[node]);
             }
             if hs.len() == before || hs.is_empty() {
-                return Err(format!(
-                    "{compiler} could not build the {name} precompiled header (exit {}): {}",
-                    ran.code, ran.first_error
-                ));
+                return Err(PchError::Build {
+                    compiler: compiler.to_string(),
+                    name,
+                    code: ran.code,
+                    first_error: ran.first_error,
+                });
             }
             notes.push(format!(
                 "{name} PCH: left out what includes {} (its build failed: {})",
@@ -698,7 +747,7 @@ fn three_ways(
     pchs: [Option<&PathBuf>; 3],
     k: usize,
     dir: &Path,
-) -> Result<[f64; 3], String> {
+) -> Result<[f64; 3], PchError> {
     let mut out = [0.0; 3];
     for j in 0..3 {
         let w = (j + k) % 3;
@@ -708,18 +757,19 @@ fn three_ways(
             cmd.arg("-include-pch").arg(p);
         }
         cmd.arg(absolutize(&spec.file));
-        let ran = timing::run_cpu(&mut cmd, compiler, &dir.join(format!("{k}-{w}.err")))
-            .map_err(|e| e.to_string())?;
+        let ran = timing::run_cpu(&mut cmd, compiler, &dir.join(format!("{k}-{w}.err")))?;
         if !ran.ok {
             let how = [
                 "without a PCH",
                 "with the advised PCH",
                 "with the naive PCH",
             ][w];
-            return Err(format!(
-                "{compiler} failed {how} (exit {}): {}",
-                ran.code, ran.first_error
-            ));
+            return Err(PchError::Compile {
+                compiler: compiler.to_string(),
+                how,
+                code: ran.code,
+                first_error: ran.first_error,
+            });
         }
         out[w] = ran.cpu_s;
     }

@@ -105,6 +105,20 @@ pub enum WhatIfError {
     NotIncluded { from: String, to: String },
 }
 
+/// Why no include chain can be shown ([`Report::why_chain`]; files named as the user gave them).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum WhyError {
+    #[error("no file matching `{0}` in the report")]
+    NoFile(String),
+    #[error("`{0}` is not a translation unit")]
+    NotATu(String),
+    #[error("`{header}` is not reached from {}", from.as_deref().unwrap_or("any translation unit"))]
+    NotReached {
+        header: String,
+        from: Option<String>,
+    },
+}
+
 /// One row of the per-file table (every counted file, not a top N).
 #[derive(Clone, Debug, Serialize)]
 pub struct FileEntry {
@@ -988,21 +1002,21 @@ impl Report {
 
     /// Shortest include chain to `header` from the TU `from` (or from whichever TU has the
     /// shortest one): TU first, each step with the `#include` line that leads to the next.
-    pub fn why_chain(&self, header: &str, from: Option<&str>) -> Result<Vec<ChainStep>, String> {
+    pub fn why_chain(&self, header: &str, from: Option<&str>) -> Result<Vec<ChainStep>, WhyError> {
         let h = self
             .find(header)
-            .ok_or_else(|| format!("no file matching `{header}` in the report"))?;
+            .ok_or_else(|| WhyError::NoFile(header.to_string()))?;
         let cands: Vec<&TuReach> = match from {
             Some(f) => {
                 let t = self
                     .find(f)
-                    .ok_or_else(|| format!("no file matching `{f}` in the report"))?;
+                    .ok_or_else(|| WhyError::NoFile(f.to_string()))?;
                 let tr = self
                     .graph
                     .tus
                     .iter()
                     .find(|x| x.node == t)
-                    .ok_or_else(|| format!("`{f}` is not a translation unit"))?;
+                    .ok_or_else(|| WhyError::NotATu(f.to_string()))?;
                 vec![tr]
             }
             None => self
@@ -1050,11 +1064,9 @@ impl Report {
                 })
                 .collect()
         });
-        best.ok_or_else(|| {
-            format!(
-                "`{header}` is not reached from {}",
-                from.unwrap_or("any translation unit")
-            )
+        best.ok_or_else(|| WhyError::NotReached {
+            header: header.to_string(),
+            from: from.map(str::to_string),
         })
     }
 

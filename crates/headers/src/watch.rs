@@ -5,7 +5,7 @@
 use super::scan::{ScanError, ScanResult, Scanner};
 use super::{Progress, Project, ScanOptions};
 use clipforge_base::task::CancelToken;
-use clipforge_base::watcher::Watcher;
+use clipforge_base::watcher::{Watcher, WatcherError};
 use std::time::Duration;
 
 /// Scans once, then rescans after every change until `stop` is cancelled or `on_result` returns
@@ -16,7 +16,7 @@ pub fn watch(
     scanner: &mut Scanner,
     stop: &CancelToken,
     mut on_result: impl FnMut(Result<ScanResult, ScanError>) -> bool,
-) -> Result<(), String> {
+) -> Result<(), WatcherError> {
     let dirs: Vec<_> = project
         .roots
         .iter()
@@ -24,8 +24,7 @@ pub fn watch(
         .chain(project.quote_dirs.iter())
         .cloned()
         .collect();
-    let watcher =
-        Watcher::start(&dirs, Duration::from_millis(300), None).map_err(|e| e.to_string())?;
+    let watcher = Watcher::start(&dirs, Duration::from_millis(300), None)?;
     let mut o = opts.clone();
     loop {
         let progress = Progress::with_cancel(stop.clone());

@@ -39,7 +39,7 @@ pub fn cut_text(c: &Cut) -> String {
 /// What the Top cuts view shows under its list for the picked row.
 pub(super) struct CutDetail {
     tus: Vec<String>,
-    why: Option<Result<Vec<ChainStep>, String>>,
+    why: Option<Result<Vec<ChainStep>, crate::headers::WhyError>>,
 }
 
 impl HeadersState {
@@ -203,7 +203,7 @@ fn cut_detail_ui(ui: &mut egui::Ui, d: &CutDetail) {
                 }
             }
             Err(e) => {
-                ui.weak(e);
+                ui.weak(e.to_string());
             }
         }
     }

@@ -211,7 +211,7 @@ impl HeadersState {
                 }
             }
             Some(Err(e)) => {
-                ui.colored_label(ui.visuals().warn_fg_color, e);
+                ui.colored_label(ui.visuals().warn_fg_color, e.to_string());
             }
             None => {
                 ui.weak("Press Show chain");

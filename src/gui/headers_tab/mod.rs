@@ -146,7 +146,7 @@ pub struct HeadersState {
     pub history: Vec<String>,
     pub picked: Option<PickedEdge>,
     pub from_tu: String,
-    pub why: Option<Result<Vec<ChainStep>, String>>,
+    pub why: Option<Result<Vec<ChainStep>, crate::headers::WhyError>>,
     why_key: Option<(u64, Mode, String, String)>,
     pub what_if: Option<(String, Result<WhatIfResult, WhatIfError>)>,
     detail: Option<((u64, Mode, String), Detail)>,

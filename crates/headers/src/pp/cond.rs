@@ -6,9 +6,9 @@ use super::*;
 
 /// Evaluates an `#if`/`#elif` expression. `Err` carries GCC-like messages; GCC treats such a
 /// condition as false, and so do we.
-pub fn eval_if<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<bool, String> {
+pub fn eval_if<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<bool, PpError> {
     if toks.is_empty() {
-        return Err("#if with no expression".into());
+        return Err(PpError::NoExpression);
     }
     let (e, out) = Exp::expand_directive(c, true, toks)?;
     let mut ev = Eval {
@@ -25,9 +25,8 @@ pub fn eval_if<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<bool, String
     if ev.i < out.len() {
         let mut s = Vec::new();
         spell(&out[ev.i].t, ev.c.interner, &mut s);
-        return Err(format!(
-            "missing binary operator before token \"{}\"",
-            String::from_utf8_lossy(&s)
+        return Err(PpError::MissingOperator(
+            String::from_utf8_lossy(&s).into_owned(),
         ));
     }
     Ok(v.v != 0)
@@ -88,7 +87,7 @@ pub(super) struct Eval<'t, 'c, 'a, H: Host> {
     pub(super) t: &'t [ET],
     pub(super) i: usize,
     pub(super) c: &'c mut Ctx<'a, H>,
-    pub(super) err: Option<String>,
+    pub(super) err: Option<PpError>,
     /// Current nesting of sub-expressions (see [`MAX_EXPRESSION_DEPTH`]).
     pub(super) depth: u32,
 }
@@ -100,7 +99,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
             .filter(|e| e.t.kind == TK::Punct)
             .map(|e| e.t.sym)
     }
-    pub(super) fn fail(&mut self, m: String) -> V {
+    pub(super) fn fail(&mut self, m: PpError) -> V {
         if self.err.is_none() {
             self.err = Some(m);
         }
@@ -118,9 +117,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
     /// of the recursive descent goes through [`Eval::cond`] or [`Eval::unary`], which call this.
     pub(super) fn enter(&mut self) -> bool {
         if self.depth >= MAX_EXPRESSION_DEPTH {
-            self.fail(format!(
-                "#if expression nested too deeply (more than {MAX_EXPRESSION_DEPTH} levels)"
-            ));
+            self.fail(PpError::NestedTooDeeply);
             return false;
         }
         self.depth += 1;
@@ -141,7 +138,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
             let t = c.truth();
             let a = self.comma(skip || !t);
             if self.peek_punct() != Some(PCOLON) {
-                return self.fail("'?' without following ':'".into());
+                return self.fail(PpError::QuestionWithoutColon);
             }
             self.i += 1;
             let b = self.cond(skip || t);
@@ -179,7 +176,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
     pub(super) fn apply(&mut self, op: u32, a: V, b: V, skip: bool) -> V {
         let uns = a.uns || b.uns;
         let Some(p) = Punct::from_id(op) else {
-            return self.fail("invalid token in preprocessor expression".into());
+            return self.fail(PpError::InvalidToken);
         };
         let (x, y) = (a.v, b.v);
         let (sx, sy) = (a.v as i64, b.v as i64);
@@ -198,7 +195,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
                     if skip {
                         return V { v: 0, uns };
                     }
-                    return self.fail("division by zero in #if".into());
+                    return self.fail(PpError::DivisionByZero);
                 }
                 let v = if uns {
                     if p == Punct::Slash { x / y } else { x % y }
@@ -240,10 +237,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
             Punct::And => V { v: x & y, uns },
             Punct::Caret => V { v: x ^ y, uns },
             Punct::Or => V { v: x | y, uns },
-            _ => self.fail(format!(
-                "token \"{}\" is not valid in preprocessor expressions",
-                p.spelling()
-            )),
+            _ => self.fail(PpError::NotValid(p.spelling())),
         }
     }
     pub(super) fn unary(&mut self, skip: bool) -> V {
@@ -256,7 +250,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
     }
     pub(super) fn unary_inner(&mut self, skip: bool) -> V {
         let Some(e) = self.t.get(self.i).copied() else {
-            return self.fail("#if with no expression".into());
+            return self.fail(PpError::NoExpression);
         };
         self.i += 1;
         match e.t.kind {
@@ -264,7 +258,7 @@ impl<H: Host> Eval<'_, '_, '_, H> {
                 Some(Punct::LParen) => {
                     let v = self.comma(skip);
                     if self.peek_punct() != Some(P::RPAREN) {
-                        return self.fail("missing ')' in expression".into());
+                        return self.fail(PpError::MissingParen);
                     }
                     self.i += 1;
                     v
@@ -285,11 +279,8 @@ impl<H: Host> Eval<'_, '_, '_, H> {
                         uns: v.uns,
                     }
                 }
-                Some(p) => self.fail(format!(
-                    "token \"{}\" is not valid in preprocessor expressions",
-                    p.spelling()
-                )),
-                None => self.fail("invalid token in preprocessor expression".into()),
+                Some(p) => self.fail(PpError::NotValid(p.spelling())),
+                None => self.fail(PpError::InvalidToken),
             },
             TK::Num => {
                 let r = if e.t.sym == self.c.syms.zero {
@@ -316,10 +307,8 @@ impl<H: Host> Eval<'_, '_, '_, H> {
                     V::s(0)
                 }
             }
-            TK::Str => {
-                self.fail("token is not valid in preprocessor expressions (string literal)".into())
-            }
-            _ => self.fail("invalid token in preprocessor expression".into()),
+            TK::Str => self.fail(PpError::StringLiteral),
+            _ => self.fail(PpError::InvalidToken),
         }
     }
 }
@@ -345,7 +334,7 @@ pub(super) fn prec_of(op: u32) -> Option<u8> {
     })
 }
 
-pub(super) fn parse_number(s: &[u8]) -> Result<V, String> {
+pub(super) fn parse_number(s: &[u8]) -> Result<V, PpError> {
     let owned;
     let s: &[u8] = if s.contains(&b'\'') {
         owned = s
@@ -366,12 +355,7 @@ pub(super) fn parse_number(s: &[u8]) -> Result<V, String> {
         end -= 1;
     }
     let body = &s[..end];
-    let bad = || {
-        format!(
-            "invalid integer constant \"{}\" in #if",
-            String::from_utf8_lossy(s)
-        )
-    };
+    let bad = || PpError::BadInteger(String::from_utf8_lossy(s).into_owned());
     let (digits, radix) = if body.len() > 2 && (body.starts_with(b"0x") || body.starts_with(b"0X"))
     {
         (&body[2..], 16)
@@ -383,7 +367,7 @@ pub(super) fn parse_number(s: &[u8]) -> Result<V, String> {
         (body, 10)
     };
     if radix == 10 && body.iter().any(|&c| c == b'.' || c == b'e' || c == b'E') {
-        return Err("floating constant in preprocessor expression".into());
+        return Err(PpError::Floating);
     }
     let mut v: u64 = 0;
     let mut overflow = false;
@@ -395,7 +379,7 @@ pub(super) fn parse_number(s: &[u8]) -> Result<V, String> {
         }
     }
     if overflow {
-        return Err("integer constant is too large for its type".into());
+        return Err(PpError::TooLarge);
     }
     if v > i64::MAX as u64 {
         uns = true;

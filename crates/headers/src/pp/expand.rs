@@ -8,7 +8,7 @@ pub(super) struct Exp<'c, 'a, H: Host> {
     pub(super) c: &'c mut Ctx<'a, H>,
     pub(super) hs: Vec<Vec<Sym>>,
     pub(super) in_if: bool,
-    pub(super) err: Option<String>,
+    pub(super) err: Option<PpError>,
     /// Work units left (see [`EXPANSION_BUDGET_FLOOR`]).
     pub(super) budget: usize,
     /// The whole budget, for the error message.
@@ -39,7 +39,7 @@ impl<'c, 'a, H: Host> Exp<'c, 'a, H> {
         c: &'c mut Ctx<'a, H>,
         in_if: bool,
         toks: &[Tok],
-    ) -> Result<(Self, Vec<ET>), String> {
+    ) -> Result<(Self, Vec<ET>), PpError> {
         let mut e = Exp::new(c, in_if, toks.len());
         let input: Vec<ET> = toks
             .iter()
@@ -65,21 +65,19 @@ impl<'c, 'a, H: Host> Exp<'c, 'a, H> {
         }
         self.budget = 0;
         if self.err.is_none() {
-            self.err = Some(format!(
-                "macro expansion too large: more than {} units of work for this directive \
-                 (limit {} + {} per token of the directive; a macro bomb or a runaway macro chain)",
-                self.budget_total, EXPANSION_BUDGET_FLOOR, EXPANSION_UNITS_PER_TOKEN
-            ));
+            self.err = Some(PpError::ExpansionTooLarge {
+                budget: self.budget_total,
+            });
         }
         false
     }
 }
 
 /// Expands `#include MACRO...` to a header name.
-pub fn include_name<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<HeaderName, String> {
+pub fn include_name<H: Host>(c: &mut Ctx<'_, H>, toks: &[Tok]) -> Result<HeaderName, PpError> {
     let (e, out) = Exp::expand_directive(c, false, toks)?;
     header_name_from(&out.iter().map(|e| e.t).collect::<Vec<_>>(), e.c.interner)
-        .ok_or_else(|| "#include expects \"FILENAME\" or <FILENAME>".to_string())
+        .ok_or(PpError::IncludeExpects)
 }
 
 pub(super) fn header_name_from(t: &[Tok], interner: &Interner) -> Option<HeaderName> {
@@ -183,9 +181,7 @@ impl<H: Host> Exp<'_, '_, H> {
     pub(super) fn expand(&mut self, input: Vec<ET>) -> Vec<ET> {
         if self.depth >= MAX_EXPANSION_DEPTH {
             if self.err.is_none() {
-                self.err = Some(format!(
-                    "macro arguments nested too deeply (more than {MAX_EXPANSION_DEPTH} levels)"
-                ));
+                self.err = Some(PpError::ArgumentsTooDeep);
             }
             return Vec::new();
         }
@@ -237,10 +233,7 @@ impl<H: Host> Exp<'_, '_, H> {
                 else {
                     // Out of budget while collecting, or truly unterminated.
                     if self.err.is_none() {
-                        self.err = Some(format!(
-                            "unterminated argument list invoking macro \"{}\"",
-                            self.c.interner.string(name)
-                        ));
+                        self.err = Some(PpError::Unterminated(self.c.interner.string(name)));
                     }
                     break;
                 };
@@ -251,12 +244,11 @@ impl<H: Host> Exp<'_, '_, H> {
                     } else if m.variadic && args.len() + 1 == params.len() {
                         args.push(Vec::new());
                     } else {
-                        self.err = Some(format!(
-                            "macro \"{}\" passed {} arguments, but takes {}",
-                            self.c.interner.string(name),
-                            args.len(),
-                            params.len()
-                        ));
+                        self.err = Some(PpError::ArgumentCount {
+                            name: self.c.interner.string(name),
+                            given: args.len(),
+                            takes: params.len(),
+                        });
                         break;
                     }
                 }
@@ -336,10 +328,7 @@ impl<H: Host> Exp<'_, '_, H> {
         let mut depth = 0;
         loop {
             let Some(t) = stack.pop() else {
-                self.err = Some(format!(
-                    "missing ')' after \"{}\"",
-                    self.c.interner.string(name)
-                ));
+                self.err = Some(PpError::MissingParenAfter(self.c.interner.string(name)));
                 return Some(self.num_tok(0, ws));
             };
             if is_punct(&t.t, P::LPAREN) {
@@ -369,7 +358,7 @@ impl<H: Host> Exp<'_, '_, H> {
                 Some(HeaderName::Quoted(n)) => self.c.host.has_include(&n, false, next) as u64,
                 Some(HeaderName::Angle(n)) => self.c.host.has_include(&n, true, next) as u64,
                 None => {
-                    self.err = Some("operator \"__has_include\" requires a header-name".into());
+                    self.err = Some(PpError::HasIncludeNeedsHeader);
                     0
                 }
             }
@@ -403,18 +392,18 @@ impl<H: Host> Exp<'_, '_, H> {
             stack.pop();
         }
         let Some(id) = stack.pop() else {
-            self.err = Some("operator \"defined\" requires an identifier".into());
+            self.err = Some(PpError::DefinedNeedsIdentifier);
             return false;
         };
         if id.t.kind != TK::Ident {
-            self.err = Some("operator \"defined\" requires an identifier".into());
+            self.err = Some(PpError::DefinedNeedsIdentifier);
             return false;
         }
         if paren {
             match stack.pop() {
                 Some(x) if is_punct(&x.t, P::RPAREN) => {}
                 _ => {
-                    self.err = Some("missing ')' after \"defined\"".into());
+                    self.err = Some(PpError::MissingParenAfter("defined".into()));
                     return false;
                 }
             }

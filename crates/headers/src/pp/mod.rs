@@ -156,6 +156,70 @@ mod cond;
 mod expand;
 mod macro_table;
 
+/// Why an `#if` could not be evaluated or an `#include MACRO` named no header: GCC's message,
+/// which becomes the directive's error entry (GCC takes such a condition as false, so do we).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PpError {
+    #[error("#if with no expression")]
+    NoExpression,
+    #[error("missing binary operator before token \"{0}\"")]
+    MissingOperator(String),
+    #[error(
+        "#if expression nested too deeply (more than {} levels)",
+        MAX_EXPRESSION_DEPTH
+    )]
+    NestedTooDeeply,
+    #[error("'?' without following ':'")]
+    QuestionWithoutColon,
+    #[error("invalid token in preprocessor expression")]
+    InvalidToken,
+    #[error("division by zero in #if")]
+    DivisionByZero,
+    /// A punctuator that has no meaning in `#if` (its spelling).
+    #[error("token \"{0}\" is not valid in preprocessor expressions")]
+    NotValid(&'static str),
+    #[error("missing ')' in expression")]
+    MissingParen,
+    #[error("token is not valid in preprocessor expressions (string literal)")]
+    StringLiteral,
+    #[error("invalid integer constant \"{0}\" in #if")]
+    BadInteger(String),
+    #[error("floating constant in preprocessor expression")]
+    Floating,
+    #[error("integer constant is too large for its type")]
+    TooLarge,
+    /// The directive's expansion ran out of its budget (`budget`: the units it had).
+    #[error(
+        "macro expansion too large: more than {budget} units of work for this directive \
+         (limit {} + {} per token of the directive; a macro bomb or a runaway macro chain)",
+        EXPANSION_BUDGET_FLOOR,
+        EXPANSION_UNITS_PER_TOKEN
+    )]
+    ExpansionTooLarge { budget: usize },
+    #[error(
+        "macro arguments nested too deeply (more than {} levels)",
+        MAX_EXPANSION_DEPTH
+    )]
+    ArgumentsTooDeep,
+    #[error("unterminated argument list invoking macro \"{0}\"")]
+    Unterminated(String),
+    #[error("macro \"{name}\" passed {given} arguments, but takes {takes}")]
+    ArgumentCount {
+        name: String,
+        given: usize,
+        takes: usize,
+    },
+    /// `__has_include(…`, `defined (X` and the like without their `)` (the operator's name).
+    #[error("missing ')' after \"{0}\"")]
+    MissingParenAfter(String),
+    #[error("operator \"__has_include\" requires a header-name")]
+    HasIncludeNeedsHeader,
+    #[error("operator \"defined\" requires an identifier")]
+    DefinedNeedsIdentifier,
+    #[error("#include expects \"FILENAME\" or <FILENAME>")]
+    IncludeExpects,
+}
+
 pub use cond::eval_if;
 pub(crate) use cond::is_defined;
 #[allow(unused_imports)]
@@ -337,7 +401,7 @@ mod tests {
         }
     }
 
-    fn run(src: &str) -> Vec<Result<bool, String>> {
+    fn run(src: &str) -> Vec<Result<bool, PpError>> {
         let i = Interner::new();
         let syms = Syms::new(&i);
         let lx = lex::lex(src.as_bytes(), &i);
@@ -397,15 +461,24 @@ mod tests {
             ")".repeat(calls + 1),
         ));
         assert!(
-            r[0].as_ref().unwrap_err().contains("nested too deeply"),
+            r[0].as_ref()
+                .unwrap_err()
+                .to_string()
+                .contains("nested too deeply"),
             "{r:?}"
         );
         assert!(
-            r[1].as_ref().unwrap_err().contains("nested too deeply"),
+            r[1].as_ref()
+                .unwrap_err()
+                .to_string()
+                .contains("nested too deeply"),
             "{r:?}"
         );
         assert!(
-            r[2].as_ref().unwrap_err().contains("nested too deeply"),
+            r[2].as_ref()
+                .unwrap_err()
+                .to_string()
+                .contains("nested too deeply"),
             "{r:?}"
         );
     }
@@ -492,12 +565,13 @@ mod tests {
             "#if = 1\n#endif\n#if ;\n#endif\n",
         ));
         assert_eq!(r[..4], [Ok(true), Ok(true), Ok(true), Ok(true)]);
+        let text = |r: &Result<bool, PpError>| r.clone().map_err(|e| e.to_string());
         assert_eq!(
-            r[4],
+            text(&r[4]),
             Err("token \"=\" is not valid in preprocessor expressions".into())
         );
         assert_eq!(
-            r[5],
+            text(&r[5]),
             Err("token \";\" is not valid in preprocessor expressions".into())
         );
     }

@@ -53,8 +53,15 @@ pub struct ScanResult {
 /// Errors that stop a scan (bad input); problems inside the tree are report entries instead.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ScanError {
-    #[error("{0}")]
-    Input(String),
+    #[error("{}: source root does not exist", .0.display())]
+    NoRoot(PathBuf),
+    #[error("configuration name {0:?} given twice")]
+    ConfigTwice(String),
+    #[error(transparent)]
+    CompDb(#[from] crate::compdb::CompDbError),
+    /// The app could not start the thread a scan runs on.
+    #[error("cannot start the scan thread: {0}")]
+    NoThread(String),
     /// The compiler asked for predefined macros and system dirs could not be run or refused.
     #[error(transparent)]
     Compiler(#[from] crate::compiler::CompilerError),

@@ -165,7 +165,7 @@ fn specs_from_compdb(
     config: u32,
     skipped: &mut Vec<(PathBuf, &'static str)>,
 ) -> Result<Vec<TuSpec>, ScanError> {
-    let entries = compdb::load(&absolutize(cc)).map_err(ScanError::Input)?;
+    let entries = compdb::load(&absolutize(cc))?;
     let mut seen = FxSet::default();
     let mut v = Vec::new();
     for e in entries {
@@ -232,10 +232,7 @@ impl Scanner {
         let roots: Vec<PathBuf> = project.roots.iter().map(|r| absolutize(r)).collect();
         for r in &roots {
             if !r.exists() {
-                return Err(ScanError::Input(format!(
-                    "{}: source root does not exist",
-                    r.display()
-                )));
+                return Err(ScanError::NoRoot(r.clone()));
             }
         }
         let user_dirs =
@@ -252,10 +249,7 @@ impl Scanner {
             let mut v = Vec::new();
             for (i, c) in project.configs.iter().enumerate() {
                 if project.configs[..i].iter().any(|o| o.name == c.name) {
-                    return Err(ScanError::Input(format!(
-                        "configuration name {:?} given twice",
-                        c.name
-                    )));
+                    return Err(ScanError::ConfigTwice(c.name.clone()));
                 }
                 v.extend(specs_from_compdb(
                     &c.compile_commands,
