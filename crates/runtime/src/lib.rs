@@ -883,7 +883,11 @@ impl<'a> ClipReader<'a> {
 
     /// Samples every bone's local transform at time `t` seconds into `pose`. A pose of another
     /// size is resized first (the only allocation a sampling call can make: give it
-    /// `Pose::new(reader.num_bones())` once).
+    /// `Pose::new(reader.num_bones())` once). Resized rather than refused on purpose: this is the
+    /// call that cannot fail (a validated reader always yields a pose), and a `Pose` owns its
+    /// arrays, so growing them is safe; a caller that must never allocate samples into its own
+    /// arrays with [`Self::sample_pose_into`], which refuses a wrong size with
+    /// [`SampleError::OutputSize`] before writing anything.
     pub fn sample_pose(&self, t: f32, looping: Looping, pose: &mut Pose) {
         let (i0, i1, alpha) = self.locate(t, looping);
         self.decode_between(i0, i1, alpha, Defaults::Write, pose);
