@@ -751,7 +751,8 @@ impl<'a> ClipReader<'a> {
             } else {
                 widths(&v1, g, lanes)
             };
-            if !(v0.plain && v1.plain) && (!group4::plain(w0) || !group4::plain(w1)) {
+            let plain = (v0.plain && v1.plain) || (group4::plain(w0) && group4::plain(w1));
+            if !plain {
                 let (mut a, mut b) = (v0, v1);
                 (a.bitpos, b.bitpos) = (p0, p1);
                 self.decode_run(
