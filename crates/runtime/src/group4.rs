@@ -2,7 +2,7 @@
 //! (`format::segment_block_layout`): a group's widths are one 64-bit load, each row of its
 //! segment ranges one 32-bit load, and the masks, steps and segment fractions of its twelve
 //! components come out of a few vector operations instead of per-track table lookups. The bits
-//! themselves are still extracted one component at a time (SSE2 has no per-lane shift), then
+//! themselves are extracted with one 64-bit load per track (SSE2 has no per-lane shift), then
 //! masked, converted and dequantized four lanes at a time.
 //!
 //! Every lane computes what the per-track path (`ClipReader::dequant`, `values`) computes with
@@ -107,24 +107,41 @@ pub(crate) fn dequant(
     }
 }
 
-/// The decoded x, y, z (lane w: 0) of the four tracks of a plain group whose widths are `w`
-/// at bit position `pos` of `buf`, dequantized by `d`. Lanes past the group's tracks hold
-/// meaningless finite values. The caller guarantees (validation) that `buf` has 4 bytes from
-/// every component's byte.
+/// The decoded x, y, z of the four tracks of a plain group whose widths are `w` at bit
+/// position `pos` of `buf`, dequantized by `d`, by component (one vector of four lanes each; the
+/// fourth vector zero). Lanes past the group's tracks hold meaningless finite values. The
+/// caller guarantees (validation) that `buf` has 4 bytes from every component's byte.
 #[inline(always)]
-pub(crate) fn values(buf: &[u8], pos: usize, w: u64, d: &Dequant4) -> [Vec4; 4] {
+pub(crate) fn columns(buf: &[u8], pos: usize, w: u64, d: &Dequant4) -> [__m128; 4] {
     let f0 = w & FIELD;
     let f1 = (w >> 5) & FIELD;
     let t = f0 + f1 + ((w >> 10) & FIELD);
+    // Where each lane's track starts, relative to `pos`: the running sum of the totals.
     let start = (t << 16).wrapping_add(t << 32).wrapping_add(t << 48);
-    let word = |p: usize| {
-        let b = p >> 3;
-        (u32::from_le_bytes(buf[b..b + 4].try_into().unwrap()) >> (p & 7)) as i32
+    let last = pos + (start >> 48) as usize;
+    // One 64-bit load per track holds its three components when the track has at most 57 bits
+    // (a load starts at most 7 bits before the track) and 8 bytes follow its first byte: a
+    // quarter of the loads and index checks of a load per component.
+    let raw = if (t + FITS_57) & LANE_HIGH == 0 && (last >> 3) + 8 <= buf.len() {
+        let lane = |j: usize| {
+            let p = pos + ((start >> (16 * j)) & 0xFFFF) as usize;
+            let b = p >> 3;
+            let word = u64::from_le_bytes(buf[b..b + 8].try_into().unwrap()) >> (p & 7);
+            let (a, c) = (((f0 >> (16 * j)) & 0xFFFF), ((f1 >> (16 * j)) & 0xFFFF));
+            [word as i32, (word >> a) as i32, (word >> (a + c)) as i32]
+        };
+        let l = [lane(0), lane(1), lane(2), lane(3)];
+        core::array::from_fn(|c| [l[0][c], l[1][c], l[2][c], l[3][c]])
+    } else {
+        let word = |p: usize| {
+            let b = p >> 3;
+            (u32::from_le_bytes(buf[b..b + 4].try_into().unwrap()) >> (p & 7)) as i32
+        };
+        let comp = |off: u64| -> [i32; 4] {
+            core::array::from_fn(|j| word(pos + ((off >> (16 * j)) & 0xFFFF) as usize))
+        };
+        [comp(start), comp(start + f0), comp(start + f0 + f1)]
     };
-    let comp = |off: u64| -> [i32; 4] {
-        core::array::from_fn(|j| word(pos + ((off >> (16 * j)) & 0xFFFF) as usize))
-    };
-    let raw = [comp(start), comp(start + f0), comp(start + f0 + f1)];
     // SAFETY: SSE2 is part of the x86-64 baseline (this module is compiled only there).
     unsafe {
         let mut out = [_mm_setzero_ps(); 4];
@@ -133,9 +150,20 @@ pub(crate) fn values(buf: &[u8], pos: usize, w: u64, d: &Dequant4) -> [Vec4; 4] 
             let q = _mm_and_si128(_mm_set_epi32(r[3], r[2], r[1], r[0]), d.mask[c]);
             out[c] = _mm_add_ps(d.base[c], _mm_mul_ps(d.step[c], _mm_cvtepi32_ps(q)));
         }
-        transpose(out).map(Vec4::from)
+        out
     }
 }
+
+/// [`columns`] by track: the decoded x, y, z (lane w: 0) of each of the four tracks.
+#[inline(always)]
+pub(crate) fn values(buf: &[u8], pos: usize, w: u64, d: &Dequant4) -> [Vec4; 4] {
+    transpose(columns(buf, pos, w, d)).map(Vec4::from)
+}
+
+/// Added to four 16-bit totals of at most 72 bits: bit 7 of a lane is set when its total is
+/// above 57.
+const FITS_57: u64 = 0x0046_0046_0046_0046;
+const LANE_HIGH: u64 = 0x0080_0080_0080_0080;
 
 #[inline(always)]
 fn select(mask: __m128, a: __m128, b: __m128) -> __m128 {

@@ -169,6 +169,10 @@ pub(crate) struct SegEntry {
     pub(crate) data_off: u32,
     /// Bits per sample.
     pub(crate) bits: u32,
+    /// Version 4 on x86-64: every group of four tracks is plain ([`group4::plain`]), so the
+    /// full pose takes the four-lane path without testing each group's widths.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    pub(crate) plain: bool,
 }
 
 /// One animated sub-track as the decoder sees it.
@@ -348,6 +352,9 @@ pub enum Defaults {
 /// position of the sample.
 #[derive(Clone, Copy)]
 struct SegView {
+    /// [`SegEntry::plain`].
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    plain: bool,
     widths_off: usize,
     ranges_off: usize,
     dropped_off: usize,
@@ -380,6 +387,20 @@ impl<'a> ClipReader<'a> {
             &meta.skeleton,
         )?;
         let grouped = h.version >= GROUPED_SEGMENTS_VERSION;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        let segs = {
+            let mut segs = segs;
+            if grouped {
+                for e in &mut segs.segs {
+                    e.plain = (0..h.num_animated.div_ceil(GROUP)).all(|g| {
+                        let o = e.widths_off as usize + 8 * g;
+                        let lanes = (h.num_animated - GROUP * g).min(GROUP);
+                        group4::plain(group_widths(buf, o, lanes))
+                    });
+                }
+            }
+            segs
+        };
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         let groups = if grouped {
             t.tracks.chunks(GROUP).map(Group4::new).collect()
@@ -500,6 +521,8 @@ impl<'a> ClipReader<'a> {
         let bits = e.bits as usize;
         let multi = self.num_segments > 1;
         SegView {
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            plain: e.plain,
             widths_off,
             ranges_off: if multi {
                 widths_off + 2 * self.num_animated
@@ -711,19 +734,13 @@ impl<'a> ClipReader<'a> {
         same_segment: bool,
         exact: bool,
         alpha: f32,
-        sink: &mut impl Sink,
+        sink: &mut PoseSink,
     ) {
         let n = self.num_animated;
         let (mut p0, mut p1) = (v0.bitpos, v1.bitpos);
         let multi = v0.ranges_off != usize::MAX;
         let widths = |v: &SegView, g: usize, lanes: usize| {
-            let o = v.widths_off + 8 * g;
-            let w = u64::from_le_bytes(self.buf[o..o + 8].try_into().unwrap());
-            if lanes == GROUP {
-                w
-            } else {
-                w & ((1u64 << (16 * lanes)) - 1)
-            }
+            group_widths(self.buf, v.widths_off + 8 * g, lanes)
         };
         for g in 0..n.div_ceil(GROUP) {
             let first = GROUP * g;
@@ -734,7 +751,8 @@ impl<'a> ClipReader<'a> {
             } else {
                 widths(&v1, g, lanes)
             };
-            if !group4::plain(w0) || !group4::plain(w1) {
+            let plain = (v0.plain && v1.plain) || (group4::plain(w0) && group4::plain(w1));
+            if !plain {
                 let (mut a, mut b) = (v0, v1);
                 (a.bitpos, b.bitpos) = (p0, p1);
                 self.decode_run(
@@ -753,6 +771,39 @@ impl<'a> ClipReader<'a> {
             let clip = &grp.clip;
             let at = |v: &SegView| multi.then(|| (v.ranges_off + 6 * GROUP * g, lanes));
             let d0 = group4::dequant(self.buf, w0, at(&v0), clip);
+            if u32::from_le_bytes(grp.kind) == 0 {
+                // Four rotations (kind 0 in every lane, so a full group): finished straight
+                // from the decoded columns, four lanes at once, without the chunk's round trip
+                // (components to rows, rows back to components).
+                let dropped = |v: &SegView| {
+                    u32::from_le_bytes(core::array::from_fn(|j| {
+                        if grp.slot[j] == NO_SLOT {
+                            grp.dropped[j]
+                        } else {
+                            self.buf[v.dropped_off + grp.slot[j] as usize]
+                        }
+                    }))
+                };
+                let k0 = (group4::columns(self.buf, p0, w0, &d0), dropped(&v0));
+                p0 += group4::plain_bits(w0);
+                let q = if exact {
+                    rot4::finish_columns(k0, None, alpha)
+                } else {
+                    let c1 = if same_segment {
+                        group4::columns(self.buf, p1, w1, &d0)
+                    } else {
+                        let d1 = group4::dequant(self.buf, w1, at(&v1), clip);
+                        group4::columns(self.buf, p1, w1, &d1)
+                    };
+                    rot4::finish_columns(k0, Some((c1, dropped(&v1))), alpha)
+                };
+                p1 += group4::plain_bits(w1);
+                for (j, q) in q.into_iter().enumerate() {
+                    sink.rotations[grp.bone[j] as usize] =
+                        Quat::from_vec4(self.referenced(grp.reference[j], q));
+                }
+                continue;
+            }
             let x0 = group4::values(self.buf, p0, w0, &d0);
             p0 += group4::plain_bits(w0);
             let x1 = if exact {
@@ -833,7 +884,11 @@ impl<'a> ClipReader<'a> {
 
     /// Samples every bone's local transform at time `t` seconds into `pose`. A pose of another
     /// size is resized first (the only allocation a sampling call can make: give it
-    /// `Pose::new(reader.num_bones())` once).
+    /// `Pose::new(reader.num_bones())` once). Resized rather than refused on purpose: this is the
+    /// call that cannot fail (a validated reader always yields a pose), and a `Pose` owns its
+    /// arrays, so growing them is safe; a caller that must never allocate samples into its own
+    /// arrays with [`Self::sample_pose_into`], which refuses a wrong size with
+    /// [`SampleError::OutputSize`] before writing anything.
     pub fn sample_pose(&self, t: f32, looping: Looping, pose: &mut Pose) {
         let (i0, i1, alpha) = self.locate(t, looping);
         self.decode_between(i0, i1, alpha, Defaults::Write, pose);
@@ -1153,6 +1208,19 @@ impl<'a> ClipReader<'a> {
             (pose.rotations[b], pose.translations[b], pose.scales[b]) = out;
         }
         Ok(())
+    }
+}
+
+/// The widths of a group of `lanes` tracks at byte `o` (four little-endian u16, lanes past the
+/// group's tracks zero). Validation guarantees 8 bytes there.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn group_widths(buf: &[u8], o: usize, lanes: usize) -> u64 {
+    let w = u64::from_le_bytes(buf[o..o + 8].try_into().unwrap());
+    if lanes == GROUP {
+        w
+    } else {
+        w & ((1u64 << (16 * lanes)) - 1)
     }
 }
 

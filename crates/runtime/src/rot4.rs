@@ -64,13 +64,38 @@ impl Chunk {
         let lanes = |k: &[Vec4; CHUNK]| core::array::from_fn(|j| k[(4 * g + j) % CHUNK]);
         let dropped =
             |d: &[u8; CHUNK]| u32::from_le_bytes(core::array::from_fn(|j| d[(4 * g + j) % CHUNK]));
-        // SAFETY: SSE2 is part of the x86-64 baseline (this module is compiled only there).
-        unsafe {
-            let q0 = rebuild(transpose(lanes(&self.k0)), dropped(&self.d0));
-            let q = if exact {
-                q0
-            } else {
-                let q1 = rebuild(transpose(lanes(&self.k1)), dropped(&self.d1));
+        let k0 = (transpose(lanes(&self.k0)), dropped(&self.d0));
+        if exact {
+            finish_columns(k0, None, alpha)
+        } else {
+            finish_columns(
+                k0,
+                Some((transpose(lanes(&self.k1)), dropped(&self.d1))),
+                alpha,
+            )
+        }
+    }
+}
+
+/// Four rotations, normalized (one `Vec4` per rotation), from their kept components by
+/// component (x, y, z columns; w: the raw w of a lane that drops nothing) and dropped
+/// components (a byte per lane) at sample 0 `k0` and, unless the sample is exact, sample 1
+/// `k1`, blended on the shorter arc at `alpha`: what [`Chunk::finish4`] does with four of its
+/// rotations, and what a group of four rotation tracks ([`crate::group4::columns`]) is
+/// finished with directly, without going through a chunk.
+#[inline(always)]
+pub(crate) fn finish_columns(
+    k0: ([__m128; 4], u32),
+    k1: Option<([__m128; 4], u32)>,
+    alpha: f32,
+) -> [Vec4; 4] {
+    // SAFETY: SSE2 is part of the x86-64 baseline (this module is compiled only there).
+    unsafe {
+        let q0 = rebuild(k0.0, k0.1);
+        let q = match k1 {
+            None => q0,
+            Some(k1) => {
+                let q1 = rebuild(k1.0, k1.1);
                 // Shorter arc: negate q1 where q0 · q1 < 0 (glam's Neg flips the sign bit).
                 let dot = _mm_add_ps(
                     _mm_add_ps(_mm_mul_ps(q0[0], q1[0]), _mm_mul_ps(q0[2], q1[2])),
@@ -84,14 +109,14 @@ impl Chunk {
                         _mm_mul_ps(_mm_xor_ps(q1[c], flip), a1),
                     )
                 })
-            };
-            let len = _mm_sqrt_ps(_mm_add_ps(
-                _mm_add_ps(_mm_mul_ps(q[0], q[0]), _mm_mul_ps(q[2], q[2])),
-                _mm_add_ps(_mm_mul_ps(q[1], q[1]), _mm_mul_ps(q[3], q[3])),
-            ));
-            let n: [__m128; 4] = core::array::from_fn(|c| _mm_div_ps(q[c], len));
-            transpose(n.map(Vec4::from)).map(Vec4::from)
-        }
+            }
+        };
+        let len = _mm_sqrt_ps(_mm_add_ps(
+            _mm_add_ps(_mm_mul_ps(q[0], q[0]), _mm_mul_ps(q[2], q[2])),
+            _mm_add_ps(_mm_mul_ps(q[1], q[1]), _mm_mul_ps(q[3], q[3])),
+        ));
+        let n: [__m128; 4] = core::array::from_fn(|c| _mm_div_ps(q[c], len));
+        transpose(n.map(Vec4::from)).map(Vec4::from)
     }
 }
 

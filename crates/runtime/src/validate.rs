@@ -446,6 +446,8 @@ pub(crate) fn segments(
                 widths_off: u32_at(buf, hd),
                 data_off: u32_at(buf, hd + 4),
                 bits: u32_at(buf, hd + 8),
+                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                plain: false,
             }
         };
         segment(buf, s, e, first, h, d, &mut none_mark, &mut seg_offsets)?;
@@ -504,6 +506,8 @@ fn block(
         widths_off: (at + w) as u32,
         data_off: (at + data) as u32,
         bits,
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        plain: false,
     };
     Ok((e, at + end))
 }

@@ -1,13 +1,13 @@
-//! Writes the `.cfa` buffer (layout in `docs/FORMAT.md`): the sections in version 3's layout,
-//! then laid out as the current version by the runtime's [`relayout`] (version 4 changes only
-//! where the segments' parts lie, so one writer of the values and one of each layout).
+//! Writes the `.cfa` buffer (layout in `docs/FORMAT.md`) in the current version's layout
+//! ([`VERSION`], 4: one block per segment, its ranges in groups of four tracks): the sections in
+//! file order, then the header (which counts and seals them). Older layouts are the runtime's
+//! [`relayout`](crate::runtime::relayout::relayout)'s business (reading and converting files).
 
 use super::prepare::Prepared;
 use super::search::SegmentChoice;
 use crate::clip::RawClip;
 use crate::runtime::format::*;
 use crate::runtime::quant::{Dequant, MAX_BITS, RAW_BITS};
-use crate::runtime::relayout::relayout;
 use crate::skeleton::NO_PARENT;
 
 fn put_u16(out: &mut Vec<u8>, v: u16) {
@@ -36,27 +36,10 @@ fn pad4(out: &mut Vec<u8>) {
 
 /// Returns the buffer ([`VERSION`]) and the size of its runtime part.
 pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
-    let (v3, runtime_size) = encode_v3(clip, p, choices);
-    // Relayout validates the buffer first: should that fail (a writer bug), the version-3
-    // buffer goes on to the caller's read-back, which reports the error.
-    match relayout(&v3, VERSION) {
-        Ok(out) => {
-            let runtime_size = u32::from_le_bytes(out[16..20].try_into().unwrap()) as usize;
-            (out, runtime_size)
-        }
-        Err(_) => (v3, runtime_size),
-    }
-}
-
-/// [`encode`] in version 3's layout: the sections in file order, then the header (which counts
-/// and seals them).
-fn encode_v3(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
     let mut out = vec![0u8; HEADER_SIZE];
     let referenced = write_tables(&mut out, p);
-    let seg_headers = out.len();
-    out.resize(out.len() + 12 * p.num_segments, 0);
     for (s, choice) in choices.iter().enumerate() {
-        write_segment(&mut out, p, s, choice, seg_headers);
+        write_segment(&mut out, p, s, choice);
     }
     out.extend_from_slice(&[0u8; TAIL_PADDING]);
     let runtime_size = out.len();
@@ -125,31 +108,10 @@ fn write_tables(out: &mut Vec<u8>, p: &Prepared) -> bool {
     referenced
 }
 
-/// Segment `s`: its widths, ranges and dropped components, its bit stream, and its entry in the
-/// segment table at `seg_headers`.
-fn write_segment(
-    out: &mut Vec<u8>,
-    p: &Prepared,
-    s: usize,
-    choice: &SegmentChoice,
-    seg_headers: usize,
-) {
+/// Segment `s`'s block: its bits per sample, widths, ranges and dropped components, its bit
+/// stream.
+fn write_segment(out: &mut Vec<u8>, p: &Prepared, s: usize, choice: &SegmentChoice) {
     let (start, len) = p.segment_span(s);
-    let widths_off = out.len();
-    for w in &choice.widths {
-        debug_assert!(w.iter().all(|&x| x <= MAX_BITS || x == RAW_BITS));
-        put_u16(out, pack_widths(*w));
-    }
-    if p.num_segments > 1 {
-        for r in &choice.ranges {
-            out.extend_from_slice(r);
-        }
-    }
-    for t in p.tracks.iter().filter(|t| t.per_segment_dropped) {
-        out.push(t.dropped[s]);
-    }
-    pad4(out);
-    let data_off = out.len();
     let none = |t: &super::prepare::Track| {
         t.kind == 0 && t.per_segment_dropped && t.dropped[s] == DROPPED_NONE
     };
@@ -159,6 +121,28 @@ fn write_segment(
         .map(|w| w[0] + w[1] + w[2])
         .sum::<u32>()
         + p.tracks.iter().filter(|t| none(t)).count() as u32 * DROPPED_NONE_BITS as u32;
+    // The block (docs/FORMAT.md, "Segment blocks"): bits per sample, widths (with the raw-w
+    // flag of a rotation stored whole in this segment), ranges by groups of four tracks (row by
+    // row), the per-segment dropped components, then the bit stream.
+    put_u32(out, bits);
+    for (w, t) in choice.widths.iter().zip(&p.tracks) {
+        debug_assert!(w.iter().all(|&x| x <= MAX_BITS || x == RAW_BITS));
+        let flag = if none(t) { WIDTHS_RAW_W_FLAG } else { 0 };
+        put_u16(out, pack_widths(*w) | flag);
+    }
+    if p.num_segments > 1 {
+        let a = choice.ranges.len();
+        for g in 0..a.div_ceil(GROUP) {
+            let lanes = &choice.ranges[GROUP * g..(GROUP * g + GROUP).min(a)];
+            for row in 0..6 {
+                out.extend(lanes.iter().map(|r| r[row]));
+            }
+        }
+    }
+    for t in p.tracks.iter().filter(|t| t.per_segment_dropped) {
+        out.push(t.dropped[s]);
+    }
+    pad4(out);
     let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
         .map(|k| super::search::dequants(p, k, &choice.ranges[k], choice.widths[k]))
         .collect();
@@ -181,10 +165,6 @@ fn write_segment(
     }
     out.extend_from_slice(&w.finish());
     pad4(out);
-    let h = seg_headers + 12 * s;
-    out[h..h + 4].copy_from_slice(&(widths_off as u32).to_le_bytes());
-    out[h + 4..h + 8].copy_from_slice(&(data_off as u32).to_le_bytes());
-    out[h + 8..h + 12].copy_from_slice(&bits.to_le_bytes());
 }
 
 /// The metadata: what a tool needs to rebuild a clip file (names, hierarchy, bind pose), and
@@ -228,8 +208,7 @@ fn write_metadata(out: &mut Vec<u8>, clip: &RawClip, p: &Prepared) -> bool {
 fn write_header(out: &mut [u8], clip: &RawClip, p: &Prepared, flags: u16, runtime_size: usize) {
     let total = out.len();
     out[0..4].copy_from_slice(&MAGIC);
-    // Version 3's layout; [`encode`] lays it out as the current version.
-    let version = COMPACT_ROT_RANGE_VERSION;
+    let version = VERSION;
     out[4..6].copy_from_slice(&version.to_le_bytes());
     let additive: u16 = match p.clip.additive.as_ref().map(|a| a.format) {
         None => 0,
