@@ -152,20 +152,17 @@ pub fn make_additive(
     clip: &RawClip,
     base: &RawClip,
     format: AdditiveFormat,
-) -> Result<RawClip, String> {
-    // A String: its callers are the CLI edge and tests reading the message.
+) -> Result<RawClip, AdditiveError> {
     if !same_rig(&clip.skeleton, &base.skeleton) {
         return Err(AdditiveError::DifferentRig {
             base: base.name.clone(),
             clip: clip.name.clone(),
-        }
-        .to_string());
+        });
     }
     if base.num_samples == 0 && clip.num_samples > 0 {
         return Err(AdditiveError::BaseHasNoSamples {
             base: base.name.clone(),
-        }
-        .to_string());
+        });
     }
     let (nb, n) = (clip.num_bones(), clip.num_samples);
     let mut rotations = Vec::with_capacity(nb * n);
@@ -194,12 +191,9 @@ pub fn make_additive(
         translations,
         scales,
     )
-    .map_err(|source| {
-        AdditiveError::Invalid {
-            clip: clip.name.clone(),
-            source,
-        }
-        .to_string()
+    .map_err(|source| AdditiveError::Invalid {
+        clip: clip.name.clone(),
+        source,
     })?;
     let mut base = base.clone();
     base.additive = None;

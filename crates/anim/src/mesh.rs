@@ -108,6 +108,14 @@ pub enum MeshDataError {
     BadWeight(usize),
     #[error("vertex {0} has no skin weight")]
     NoWeight(usize),
+    /// A face the importer's triangulation (ufbx) says has more triangles than the mesh's
+    /// largest face.
+    #[error("face {0} has more triangles than the mesh says")]
+    FaceTriangles(usize),
+    #[error("face {face}: corner {corner} past the indices")]
+    CornerIndex { face: usize, corner: u32 },
+    #[error("face {face}: vertex {vertex} past the vertices")]
+    FaceVertex { face: usize, vertex: u32 },
 }
 
 impl SkinnedMesh {

@@ -575,7 +575,7 @@ fn sample_rate(
     warnings: &mut Vec<ImportWarning>,
 ) -> Result<f64, ImportError> {
     if let Some(r) = options.sample_rate {
-        return super::check_sample_rate(r).map_err(|e| ferr(path, e));
+        return super::check_sample_rate(r).map_err(|e| ferr(path, e.to_string()));
     }
     let fps = scene.settings.frames_per_second;
     if fps.is_finite() && (1.0..=1000.0).contains(&fps) {

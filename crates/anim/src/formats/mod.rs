@@ -293,16 +293,23 @@ impl ImportOptions {
     }
 }
 
+/// A `--sample-rate` (or folder `sample_rate`) outside [`SAMPLE_RATE_RANGE`], or not finite.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "sample rate {hz} Hz is not supported (expected {}-{} Hz)",
+    SAMPLE_RATE_RANGE.start(),
+    SAMPLE_RATE_RANGE.end()
+)]
+pub struct SampleRateError {
+    pub hz: f64,
+}
+
 /// Checks a `--sample-rate` value: finite and within [`SAMPLE_RATE_RANGE`].
-pub fn check_sample_rate(hz: f64) -> Result<f64, String> {
+pub fn check_sample_rate(hz: f64) -> Result<f64, SampleRateError> {
     if hz.is_finite() && SAMPLE_RATE_RANGE.contains(&hz) {
         Ok(hz)
     } else {
-        Err(format!(
-            "sample rate {hz} Hz is not supported (expected {}-{} Hz)",
-            SAMPLE_RATE_RANGE.start(),
-            SAMPLE_RATE_RANGE.end()
-        ))
+        Err(SampleRateError { hz })
     }
 }
 

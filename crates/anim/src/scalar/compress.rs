@@ -29,8 +29,12 @@ pub enum ScalarCompressError {
     BadPrecision(String),
     #[error("output_index values must be unique and contiguous from 0 (found {0:?})")]
     BadOutputs(Vec<u32>),
+    /// The buffer just written does not read (a bug: never returned as a bad `.cfs`).
     #[error("internal error: the compressed buffer does not read back: {0}")]
-    Internal(String),
+    ReadBack(crate::runtime::FormatError),
+    /// The buffer just written reads as another shape than its list (a bug, as above).
+    #[error("internal error: the compressed buffer does not read back: {0}")]
+    ReadBackShape(super::error::ScalarShapeMismatch),
 }
 
 /// A compressed list: the `.cfs` bytes and what the compressor measured on them.
@@ -157,7 +161,7 @@ pub fn compress_scalar_list(
     let crc = checksum(&out);
     out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_le_bytes());
 
-    let error = super::error::measure_bytes(list, &out).map_err(ScalarCompressError::Internal)?;
+    let error = super::error::measure_bytes(list, &out)?;
     Ok(CompressedScalars {
         bytes: out,
         error,

@@ -24,7 +24,7 @@
 use super::{Rig, ferr, load_scene_with, stack_name, ufbx_load_options};
 use crate::formats::{ImportError, check_budget};
 use crate::limits;
-use crate::mesh::{ClipMesh, INFLUENCES, SkinnedMesh, check_mesh, mesh_bytes};
+use crate::mesh::{ClipMesh, INFLUENCES, MeshDataError, SkinnedMesh, check_mesh, mesh_bytes};
 use glam::{DMat4, DVec4};
 use std::path::Path;
 use std::sync::Arc;
@@ -266,7 +266,8 @@ impl MeshReader<'_> {
         if m.positions.len() == first {
             return Ok(false);
         }
-        self.triangles(mesh, &kept, m).map_err(err)?;
+        self.triangles(mesh, &kept, m)
+            .map_err(|e| err(e.to_string()))?;
         Ok(true)
     }
 
@@ -276,7 +277,7 @@ impl MeshReader<'_> {
         mesh: &ufbx::Mesh,
         kept: &[Option<u32>],
         m: &mut SkinnedMesh,
-    ) -> Result<(), String> {
+    ) -> Result<(), MeshDataError> {
         let mut tri = vec![0u32; mesh.max_face_triangles.saturating_mul(3)];
         for (fi, face) in mesh.faces.iter().enumerate() {
             if face.num_indices < 3 {
@@ -284,7 +285,7 @@ impl MeshReader<'_> {
             }
             let n = face.num_indices as usize - 2;
             if n * 3 > tri.len() {
-                return Err(format!("face {fi} has more triangles than the mesh says"));
+                return Err(MeshDataError::FaceTriangles(fi));
             }
             let n = ufbx::triangulate_face(&mut tri[..n * 3], mesh, *face) as usize;
             for t in tri[..n.min(tri.len() / 3) * 3].chunks_exact(3) {
@@ -295,11 +296,16 @@ impl MeshReader<'_> {
                         .vertex_indices
                         .get(corner as usize)
                         .copied()
-                        .ok_or_else(|| format!("face {fi}: corner {corner} past the indices"))?;
+                        .ok_or(MeshDataError::CornerIndex { face: fi, corner })?;
                     match kept.get(v as usize) {
                         Some(Some(k)) => *o = *k,
                         Some(None) => all = false,
-                        None => return Err(format!("face {fi}: vertex {v} past the vertices")),
+                        None => {
+                            return Err(MeshDataError::FaceVertex {
+                                face: fi,
+                                vertex: v,
+                            });
+                        }
                     }
                 }
                 if all {

@@ -15,8 +15,8 @@
 //!   and a panic left in the gltf crate's readers becomes an import error.
 
 use super::{
-    GLTF_TO_CM, animated_skin, buffers, check_accessor, check_document, gerr, member_names,
-    nodes_between,
+    GLTF_TO_CM, GltfError, animated_skin, buffers, check_accessor, check_document, gerr,
+    member_names, nodes_between,
 };
 use crate::formats::{ImportError, catch_quietly, check_budget, read_input};
 use crate::mesh::{ClipMesh, INFLUENCES, SkinnedMesh, check_mesh, mesh_bytes};
@@ -164,9 +164,9 @@ fn scene_rotation(nodes: &[gltf::Node], parent_of: &[Option<usize>], members: &[
     }
 }
 
-/// Why a primitive was refused: its data (a message the caller places), or the memory budget.
+/// Why a primitive was refused: its data (the caller names the primitive), or the memory budget.
 enum PrimError {
-    Data(String),
+    Data(GltfError),
     Budget(ImportError),
 }
 
@@ -177,13 +177,18 @@ struct Ctx<'a> {
 }
 
 /// The element types an attribute may have (what the gltf crate's readers handle).
-fn check_type(acc: &gltf::Accessor, dims: Dimensions, types: &[DataType]) -> Result<(), String> {
+fn check_type(
+    acc: &gltf::Accessor,
+    dims: Dimensions,
+    types: &'static [DataType],
+) -> Result<(), GltfError> {
     if acc.dimensions() != dims || !types.contains(&acc.data_type()) {
-        return Err(format!(
-            "{:?} of {:?} where {dims:?} of {types:?} is expected",
-            acc.dimensions(),
-            acc.data_type()
-        ));
+        return Err(GltfError::ElementType {
+            dims: acc.dimensions(),
+            data_type: acc.data_type(),
+            expected_dims: dims,
+            expected_types: types,
+        });
     }
     Ok(())
 }
@@ -195,11 +200,11 @@ impl Ctx<'_> {
         &self,
         acc: &gltf::Accessor,
         dims: Dimensions,
-        types: &[DataType],
-    ) -> Result<(), String> {
+        types: &'static [DataType],
+    ) -> Result<(), GltfError> {
         check_accessor(acc, self.buffers)?;
         if acc.view().is_none() {
-            return Err("a mesh accessor without a buffer view is not read".into());
+            return Err(GltfError::MeshWithoutView);
         }
         check_type(acc, dims, types)
     }
@@ -257,7 +262,7 @@ impl Ctx<'_> {
             let mut used = false;
             for prim in mesh.primitives() {
                 let pwhat = format!("mesh '{mesh_name}', primitive {}", prim.index());
-                let perr = |e: String| err(format!("{pwhat}: {e}"));
+                let perr = |e: GltfError| err(format!("{pwhat}: {e}"));
                 used |= self
                     .read_primitive(&prim, &mut m, &mut all_normals, spent)
                     .map_err(|e| match e {
@@ -304,30 +309,34 @@ impl Ctx<'_> {
             return Ok(false);
         };
         let perr = PrimError::Data;
+        let of = |a| move |e| perr(GltfError::of(a)(e));
         self.check(&pos, Dimensions::Vec3, &[DataType::F32])
-            .map_err(|e| perr(format!("POSITION: {e}")))?;
+            .map_err(of("POSITION"))?;
         self.check(&joints, Dimensions::Vec4, &[DataType::U8, DataType::U16])
-            .map_err(|e| perr(format!("JOINTS_0: {e}")))?;
+            .map_err(of("JOINTS_0"))?;
         self.check(
             &weights,
             Dimensions::Vec4,
             &[DataType::F32, DataType::U8, DataType::U16],
         )
-        .map_err(|e| perr(format!("WEIGHTS_0: {e}")))?;
+        .map_err(of("WEIGHTS_0"))?;
         let nv = pos.count();
         if joints.count() != nv || weights.count() != nv {
-            return Err(perr(format!(
-                "{nv} positions, {} joints and {} weights",
-                joints.count(),
-                weights.count()
-            )));
+            return Err(perr(GltfError::InfluenceCount {
+                positions: nv,
+                joints: joints.count(),
+                weights: weights.count(),
+            }));
         }
         let normals = attr(gltf::Semantic::Normals);
         if let Some(n) = &normals {
             self.check(n, Dimensions::Vec3, &[DataType::F32])
-                .map_err(|e| perr(format!("NORMAL: {e}")))?;
+                .map_err(of("NORMAL"))?;
             if n.count() != nv {
-                return Err(perr(format!("{} normals for {nv} vertices", n.count())));
+                return Err(perr(GltfError::NormalCount {
+                    normals: n.count(),
+                    vertices: nv,
+                }));
             }
         }
         let indices = prim.indices();
@@ -337,7 +346,7 @@ impl Ctx<'_> {
                 Dimensions::Scalar,
                 &[DataType::U8, DataType::U16, DataType::U32],
             )
-            .map_err(|e| perr(format!("indices: {e}")))?;
+            .map_err(of("indices"))?;
         }
         let ni = indices.as_ref().map_or(nv, |i| i.count());
         // Counted before reading: a file may reuse one large accessor in many primitives.
@@ -352,10 +361,10 @@ impl Ctx<'_> {
         .map_err(PrimError::Budget)?;
         let first = m.positions.len();
         if first.saturating_add(nv) > u32::MAX as usize {
-            return Err(perr("more than 2^32 vertices".into()));
+            return Err(perr(GltfError::TooManyVertices));
         }
         let reader = prim.reader(|b| self.buffers.get(b.index()).map(|d| &d[..]));
-        let unreadable = |a: &str| PrimError::Data(format!("{a} cannot be read"));
+        let unreadable = |a| perr(GltfError::Unreadable(a));
         let k = GLTF_TO_CM as f32;
         m.positions.extend(
             reader
@@ -387,7 +396,10 @@ impl Ctx<'_> {
             None => (0..nv as u32).collect(),
         };
         if let Some(&bad) = idx.iter().find(|&&i| i as usize >= nv) {
-            return Err(perr(format!("index {bad} past the {nv} vertices")));
+            return Err(perr(GltfError::IndexPast {
+                index: bad,
+                vertices: nv,
+            }));
         }
         m.triangles.extend(
             idx.chunks_exact(3)
@@ -397,7 +409,7 @@ impl Ctx<'_> {
             || m.joints.len() != (first + nv) * INFLUENCES
             || m.weights.len() != (first + nv) * INFLUENCES
         {
-            return Err(perr("attributes shorter than their count".into()));
+            return Err(perr(GltfError::ShortAttributes));
         }
         Ok(true)
     }
