@@ -3,7 +3,6 @@
 //! (interpolated as the runtime does), ACL's scalar metric.
 
 use super::RawScalarList;
-use super::compress::ScalarCompressError;
 use crate::runtime::scalar::{ScalarReader, ScalarType};
 
 /// Points checked strictly inside each sample interval (as `clip_eval.py --between 4`).
@@ -124,13 +123,4 @@ pub fn measure_scalar_error(
         stats.per_track_precision.push(precision);
     }
     Ok(stats)
-}
-
-/// [`measure_scalar_error`] of a `.cfs` buffer the compressor just wrote (a failure is a bug).
-pub(crate) fn measure_bytes(
-    list: &RawScalarList,
-    bytes: &[u8],
-) -> Result<ScalarErrorStats, ScalarCompressError> {
-    let reader = ScalarReader::new(bytes).map_err(ScalarCompressError::ReadBack)?;
-    measure_scalar_error(list, &reader).map_err(ScalarCompressError::ReadBackShape)
 }
