@@ -70,10 +70,13 @@ pub fn load_fbx_file_with_warnings(
     path: &Path,
     options: &FbxOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    let max_len = limits::max_memory_bytes() / 2;
-    let bytes = clipforge_base::fsio::read_regular(path, max_len)
-        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
-    read_fbx(&bytes, path, options)
+    read_fbx(&read_fbx_file(path)?, path, options)
+}
+
+/// An FBX file's bytes (regular files only), at most half the memory budget: ufbx's scene
+/// takes memory of its own on top of them.
+pub(crate) fn read_fbx_file(path: &Path) -> Result<Vec<u8>, ImportError> {
+    super::read_input_up_to(path, limits::max_memory_bytes() / 2)
 }
 
 /// Imports every animation stack of FBX bytes; `path` names the data in errors.
@@ -84,14 +87,14 @@ pub fn read_fbx(
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     // ufbx itself never unwinds; the binding has a few `unwrap`s on text ufbx produces. A panic
     // there must surface as an import error, never reach the user.
-    match std::panic::catch_unwind(|| read_inner(bytes, path, options)) {
-        Ok(r) => r,
-        Err(_) => Err(ImportError::new(
+    // Caught quietly, as the glTF importer's: no panic text reaches the user either.
+    super::catch_quietly(|| read_inner(bytes, path, options)).unwrap_or_else(|| {
+        Err(ImportError::new(
             path,
             None,
             "malformed FBX: the FBX reader failed on this file's data",
-        )),
-    }
+        ))
+    })
 }
 
 fn ferr(path: &Path, msg: impl Into<String>) -> ImportError {

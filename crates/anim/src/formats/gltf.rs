@@ -182,66 +182,36 @@ pub enum UriError {
     NotUtf8,
 }
 
-/// Loads every animation of a glTF/GLB file; external buffers resolve next to the file.
-pub fn load_gltf_file(path: &Path) -> Result<Vec<RawClip>, ImportError> {
-    load_gltf_file_with_warnings(path).map(|(c, w)| {
-        for w in &w {
-            eprintln!("{w}");
-        }
-        c
-    })
-}
-
-/// [`load_gltf_file`], returning warnings instead of printing them.
-pub fn load_gltf_file_with_warnings(
-    path: &Path,
-) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    load_gltf_file_with_options(path, &ImportOptions::default())
-}
-
-/// [`load_gltf_file_with_warnings`] with import options (`sample_rate` replaces the keyframe
-/// grid's rate).
+/// Loads every animation of a glTF/GLB file (external buffers resolve next to it), returning
+/// the warnings; `options.sample_rate` replaces the keyframe grid's rate.
 pub fn load_gltf_file_with_options(
     path: &Path,
     options: &ImportOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     let bytes = read_input(path)?;
-    let base = path.parent().map(|p| {
-        if p.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            p
-        }
-    });
-    load(&bytes, path, base, options)
+    load(&bytes, path, folder_of(path), options)
 }
 
-/// Loads every animation of glTF/GLB bytes; external buffer files cannot be resolved.
-/// Warnings are printed to stderr (see [`load_gltf_slice_with_warnings`]).
-pub fn load_gltf_slice(bytes: &[u8], path: &Path) -> Result<Vec<RawClip>, ImportError> {
-    load_gltf_slice_with_warnings(bytes, path).map(|(c, w)| {
-        for w in &w {
-            eprintln!("{w}");
-        }
-        c
-    })
-}
-
-/// [`load_gltf_slice`], returning warnings instead of printing them.
-pub fn load_gltf_slice_with_warnings(
-    bytes: &[u8],
-    path: &Path,
-) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    load(bytes, path, None, &ImportOptions::default())
-}
-
-/// [`load_gltf_slice_with_warnings`] with import options.
+/// [`load_gltf_file_with_options`] on bytes in memory; external buffer files cannot be
+/// resolved.
 pub fn load_gltf_slice_with_options(
     bytes: &[u8],
     path: &Path,
     options: &ImportOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     load(bytes, path, None, options)
+}
+
+/// The folder a glTF file's relative buffer URIs resolve in: the file's own (`.` for a bare
+/// file name).
+fn folder_of(path: &Path) -> Option<&Path> {
+    path.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    })
 }
 
 fn load(
@@ -269,6 +239,54 @@ fn load(
 
 fn gerr(path: &Path, msg: impl Into<String>) -> ImportError {
     ImportError::new(path, None, msg)
+}
+
+/// A parsed and checked document with its buffers, as both loaders (clips, skinned meshes)
+/// start.
+struct Opened {
+    doc: gltf::Document,
+    buffers: Vec<Vec<u8>>,
+    /// The file's and its buffers' bytes: the memory budget grows with the input.
+    input_len: usize,
+}
+
+/// Parses `bytes`, checks what the gltf crate would panic on ([`check_document`]) and loads
+/// the buffers ([`buffers`]; `base`: the folder relative URIs resolve in).
+fn open(bytes: &[u8], path: &Path, base: Option<&Path>) -> Result<Opened, ImportError> {
+    if bytes.is_empty() {
+        return Err(gerr(path, "empty file"));
+    }
+    let gltf = parse(bytes, path)?;
+    let doc = gltf.document;
+    check_document(&doc, path)?;
+    let buffers = buffers::load(&doc, gltf.blob, path, base)?;
+    let input_len = bytes
+        .len()
+        .saturating_add(buffers.iter().map(Vec::len).sum::<usize>());
+    Ok(Opened {
+        doc,
+        buffers,
+        input_len,
+    })
+}
+
+/// Each node's parent (`None`: a scene root), from the node tree.
+fn parents(nodes: &[gltf::Node]) -> Vec<Option<usize>> {
+    let mut parent_of = vec![None; nodes.len()];
+    for n in nodes {
+        for c in n.children() {
+            parent_of[c.index()] = Some(n.index());
+        }
+    }
+    parent_of
+}
+
+/// A node's name, `node{index}` when it has none (before [`member_names`] makes them unique).
+fn node_name(nodes: &[gltf::Node], i: usize) -> String {
+    nodes[i]
+        .name()
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("node{i}"))
 }
 
 /// The gltf crate's parse; its error gains what the GLB header says of the file's size, since
@@ -335,17 +353,11 @@ fn load_inner(
     base: Option<&Path>,
     sample_rate: Option<f64>,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    if bytes.is_empty() {
-        return Err(gerr(path, "empty file"));
-    }
-    let gltf = parse(bytes, path)?;
-    let doc = gltf.document;
-    check_document(&doc, path)?;
-    let buffers = buffers::load(&doc, gltf.blob, path, base)?;
-    // The memory budget grows with the input: the file and the buffers it brought in.
-    let input_len = bytes
-        .len()
-        .saturating_add(buffers.iter().map(Vec::len).sum::<usize>());
+    let Opened {
+        doc,
+        buffers,
+        input_len,
+    } = open(bytes, path, base)?;
     let ctx = Ctx::new(path, &doc, &buffers, input_len);
     // What the animations imported so far need (all their clips stay in memory together).
     let mut spent: u64 = 0;
@@ -404,12 +416,7 @@ impl<'a> Ctx<'a> {
         input_len: usize,
     ) -> Self {
         let nodes: Vec<gltf::Node> = doc.nodes().collect();
-        let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
-        for n in &nodes {
-            for c in n.children() {
-                parent_of[c.index()] = Some(n.index());
-            }
-        }
+        let parent_of = parents(&nodes);
         Self {
             path,
             doc,
@@ -421,10 +428,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn node_name(&self, i: usize) -> String {
-        self.nodes[i]
-            .name()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("node{i}"))
+        node_name(&self.nodes, i)
     }
 
     fn warning(&self, message: String) -> ImportWarning {
@@ -1199,12 +1203,14 @@ mod tests {
     }
 
     fn load_text(text: &str) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-        load(
-            text.as_bytes(),
-            Path::new("tiny.gltf"),
-            None,
-            &ImportOptions::default(),
-        )
+        load_slice(text.as_bytes(), Path::new("tiny.gltf"))
+    }
+
+    fn load_slice(
+        bytes: &[u8],
+        path: &Path,
+    ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+        load(bytes, path, None, &ImportOptions::default())
     }
 
     #[test]
@@ -1305,7 +1311,7 @@ mod tests {
             glb.extend_from_slice(&w.to_le_bytes());
         }
         glb.extend_from_slice(b"JSON{\"asset\":");
-        let e = load_gltf_slice(&glb, Path::new("cut.glb"))
+        let e = load_slice(&glb, Path::new("cut.glb"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -1313,7 +1319,7 @@ mod tests {
                 && e.contains("JSON chunk of 60 bytes at byte 12 ends at byte 80, past the end"),
             "{e}"
         );
-        let e = load_gltf_slice(b"glTF\x02\0", Path::new("cut.glb"))
+        let e = load_slice(b"glTF\x02\0", Path::new("cut.glb"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -1321,7 +1327,7 @@ mod tests {
             "{e}"
         );
         // Not GLB: no note.
-        let e = load_gltf_slice(b"{\"asset\":", Path::new("a.gltf"))
+        let e = load_slice(b"{\"asset\":", Path::new("a.gltf"))
             .unwrap_err()
             .to_string();
         assert!(!e.contains("GLB header"), "{e}");

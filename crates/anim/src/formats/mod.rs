@@ -375,7 +375,12 @@ pub fn load_clips_from_bytes_with_options(
 /// Reads a clip file: a regular file only (FIFOs, devices and sockets are refused without
 /// blocking, see [`clipforge_base::fsio::open_regular`]) and no larger than the memory budget.
 pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
-    clipforge_base::fsio::read_regular(path, limits::max_memory_bytes())
+    read_input_up_to(path, limits::max_memory_bytes())
+}
+
+/// [`read_input`] with a bound of its own (`max_len` bytes).
+pub(crate) fn read_input_up_to(path: &Path, max_len: u64) -> Result<Vec<u8>, ImportError> {
+    clipforge_base::fsio::read_regular(path, max_len)
         .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))
 }
 

@@ -21,9 +21,8 @@
 //!   against the input's memory budget before its vertices are read; every index (face corner,
 //!   cluster, weight range) is checked; errors name the file, the mesh and the cluster.
 
-use super::{Rig, ferr, load_scene_with, stack_name, ufbx_load_options};
-use crate::formats::{ImportError, check_budget};
-use crate::limits;
+use super::{Rig, ferr, load_scene_with, read_fbx_file, stack_name, ufbx_load_options};
+use crate::formats::{ImportError, catch_quietly, check_budget};
 use crate::mesh::{ClipMesh, INFLUENCES, MeshDataError, SkinnedMesh, check_mesh, mesh_bytes};
 use glam::{DMat4, DVec4};
 use std::path::Path;
@@ -32,16 +31,13 @@ use std::sync::Arc;
 /// Reads an FBX file (regular files only, size bounded as for its clips) and returns its
 /// skinned mesh once per clip (none when no mesh is skinned by the clips' skeleton).
 pub fn load_fbx_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
-    let max_len = limits::max_memory_bytes() / 2;
-    let bytes = clipforge_base::fsio::read_regular(path, max_len)
-        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
-    load_fbx_meshes(&bytes, path)
+    load_fbx_meshes(&read_fbx_file(path)?, path)
 }
 
 /// [`load_fbx_meshes_file`] on bytes in memory; `path` names the data in errors.
 pub fn load_fbx_meshes(bytes: &[u8], path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
     // As for clips: a panic in the binding becomes an import error, never reaches the user.
-    std::panic::catch_unwind(|| load_inner(bytes, path)).unwrap_or_else(|_| {
+    catch_quietly(|| load_inner(bytes, path)).unwrap_or_else(|| {
         Err(ferr(
             path,
             "malformed FBX: the FBX reader failed on this file's mesh data",

@@ -15,8 +15,8 @@
 //!   and a panic left in the gltf crate's readers becomes an import error.
 
 use super::{
-    GLTF_TO_CM, GltfError, animated_skin, buffers, check_accessor, check_document, gerr,
-    member_names, nodes_between,
+    GLTF_TO_CM, GltfError, Opened, animated_skin, check_accessor, folder_of, gerr, member_names,
+    node_name, nodes_between, open, parents,
 };
 use crate::formats::{ImportError, catch_quietly, check_budget, read_input};
 use crate::mesh::{ClipMesh, INFLUENCES, SkinnedMesh, check_mesh, mesh_bytes};
@@ -31,14 +31,7 @@ use std::sync::Arc;
 /// skinned mesh (animations without a skinned mesh have none).
 pub fn load_gltf_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
     let bytes = read_input(path)?;
-    let base = path.parent().map(|p| {
-        if p.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            p
-        }
-    });
-    load_gltf_meshes(&bytes, path, base)
+    load_gltf_meshes(&bytes, path, folder_of(path))
 }
 
 /// [`load_gltf_meshes_file`] on bytes in memory; `base`: the folder external buffers resolve
@@ -61,29 +54,14 @@ fn load_inner(
     path: &Path,
     base: Option<&Path>,
 ) -> Result<Vec<ClipMesh>, ImportError> {
-    if bytes.is_empty() {
-        return Err(gerr(path, "empty file"));
-    }
-    let gltf = super::parse(bytes, path)?;
-    let doc = gltf.document;
-    check_document(&doc, path)?;
-    let buffers = buffers::load(&doc, gltf.blob, path, base)?;
-    let input_len = bytes
-        .len()
-        .saturating_add(buffers.iter().map(Vec::len).sum::<usize>());
+    let Opened {
+        doc,
+        buffers,
+        input_len,
+    } = open(bytes, path, base)?;
     let nodes: Vec<gltf::Node> = doc.nodes().collect();
-    let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
-    for n in &nodes {
-        for c in n.children() {
-            parent_of[c.index()] = Some(n.index());
-        }
-    }
-    let node_name = |i: usize| {
-        nodes[i]
-            .name()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("node{i}"))
-    };
+    let parent_of = parents(&nodes);
+    let name_of = |i: usize| node_name(&nodes, i);
     let ctx = Ctx {
         path,
         buffers: &buffers,
@@ -107,7 +85,7 @@ fn load_inner(
                 let mut joints: BTreeSet<usize> = skin.joints().map(|j| j.index()).collect();
                 joints.extend(nodes_between(&joints, &parent_of));
                 let members: Vec<usize> = joints.into_iter().collect();
-                let names = member_names(&members, node_name);
+                let names = member_names(&members, name_of);
                 let joint_names = skin
                     .joints()
                     .map(|j| names[members.binary_search(&j.index()).unwrap_or(0)].clone())
