@@ -86,15 +86,8 @@ pub fn read_fbx(
     options: &FbxOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     // ufbx itself never unwinds; the binding has a few `unwrap`s on text ufbx produces. A panic
-    // there must surface as an import error, never reach the user.
-    // Caught quietly, as the glTF importer's: no panic text reaches the user either.
-    super::catch_quietly(|| read_inner(bytes, path, options)).unwrap_or_else(|| {
-        Err(ImportError::new(
-            path,
-            None,
-            "malformed FBX: the FBX reader failed on this file's data",
-        ))
-    })
+    // there must surface as an import error, with no panic text reaching the user.
+    super::read_quietly(path, ("FBX", "data"), || read_inner(bytes, path, options))
 }
 
 fn ferr(path: &Path, msg: impl Into<String>) -> ImportError {

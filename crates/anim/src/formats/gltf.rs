@@ -33,8 +33,8 @@
 //!   target path or an integer rotation type they do not expect).
 
 use super::{
-    ImportError, ImportOptions, ImportWarning, build_clip, catch_quietly, check_budget, check_size,
-    quat_from_f64, read_input, skeleton_unordered,
+    ImportError, ImportOptions, ImportWarning, build_clip, check_budget, check_size, quat_from_f64,
+    read_input, read_quietly, skeleton_unordered,
 };
 use crate::clip::RawClip;
 use crate::limits;
@@ -228,12 +228,8 @@ fn load(
         .map(super::check_sample_rate)
         .transpose()
         .map_err(|e| gerr(path, e.to_string()))?;
-    catch_quietly(|| load_inner(bytes, path, base, rate)).unwrap_or_else(|| {
-        Err(ImportError::new(
-            path,
-            None,
-            "malformed glTF: the glTF reader failed on this file's data",
-        ))
+    read_quietly(path, ("glTF", "data"), || {
+        load_inner(bytes, path, base, rate)
     })
 }
 

@@ -621,6 +621,22 @@ pub(crate) fn catch_quietly<T>(f: impl FnOnce() -> T) -> Option<T> {
     result.ok()
 }
 
+/// `f`, a `reader` (`"glTF"`, `"FBX"`) at work on a file's `data` (`"data"`, `"mesh data"`),
+/// under [`catch_quietly`]: a panic left in the reader becomes an import error saying so.
+pub(crate) fn read_quietly<T>(
+    path: &Path,
+    (reader, data): (&str, &str),
+    f: impl FnOnce() -> Result<T, ImportError>,
+) -> Result<T, ImportError> {
+    catch_quietly(f).unwrap_or_else(|| {
+        Err(ImportError::new(
+            path,
+            None,
+            format!("malformed {reader}: the {reader} reader failed on this file's {data}"),
+        ))
+    })
+}
+
 /// Clip name from a file name: the name without its format extension(s).
 pub(crate) fn file_stem(path: &Path) -> String {
     let name = path

@@ -22,7 +22,7 @@
 //!   cluster, weight range) is checked; errors name the file, the mesh and the cluster.
 
 use super::{Rig, ferr, load_scene_with, read_fbx_file, stack_name, ufbx_load_options};
-use crate::formats::{ImportError, catch_quietly, check_budget};
+use crate::formats::{ImportError, check_budget, read_quietly};
 use crate::mesh::{ClipMesh, INFLUENCES, MeshDataError, SkinnedMesh, check_mesh, mesh_bytes};
 use glam::{DMat4, DVec4};
 use std::path::Path;
@@ -37,12 +37,7 @@ pub fn load_fbx_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
 /// [`load_fbx_meshes_file`] on bytes in memory; `path` names the data in errors.
 pub fn load_fbx_meshes(bytes: &[u8], path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
     // As for clips: a panic in the binding becomes an import error, never reaches the user.
-    catch_quietly(|| load_inner(bytes, path)).unwrap_or_else(|| {
-        Err(ferr(
-            path,
-            "malformed FBX: the FBX reader failed on this file's mesh data",
-        ))
-    })
+    read_quietly(path, ("FBX", "mesh data"), || load_inner(bytes, path))
 }
 
 fn load_inner(bytes: &[u8], path: &Path) -> Result<Vec<ClipMesh>, ImportError> {

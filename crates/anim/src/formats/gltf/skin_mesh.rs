@@ -18,7 +18,7 @@ use super::{
     GLTF_TO_CM, GltfError, Opened, animated_skin, check_accessor, folder_of, gerr, member_names,
     node_name, nodes_between, open, parents,
 };
-use crate::formats::{ImportError, catch_quietly, check_budget, read_input};
+use crate::formats::{ImportError, check_budget, read_input, read_quietly};
 use crate::mesh::{ClipMesh, INFLUENCES, SkinnedMesh, check_mesh, mesh_bytes};
 use glam::{DMat4, Mat4, Quat};
 use gltf::accessor::{DataType, Dimensions};
@@ -41,11 +41,8 @@ pub fn load_gltf_meshes(
     path: &Path,
     base: Option<&Path>,
 ) -> Result<Vec<ClipMesh>, ImportError> {
-    catch_quietly(|| load_inner(bytes, path, base)).unwrap_or_else(|| {
-        Err(gerr(
-            path,
-            "malformed glTF: the glTF reader failed on this file's mesh data",
-        ))
+    read_quietly(path, ("glTF", "mesh data"), || {
+        load_inner(bytes, path, base)
     })
 }
 
