@@ -124,7 +124,7 @@ impl SkinnedMesh {
     }
 
     /// The palette entry (joint) with the largest weight on vertex `v`.
-    pub fn main_joint(&self, v: usize) -> Option<usize> {
+    pub(crate) fn main_joint(&self, v: usize) -> Option<usize> {
         let w = self.weights.get(v * INFLUENCES..(v + 1) * INFLUENCES)?;
         let k = (0..INFLUENCES).max_by(|&a, &b| w[a].total_cmp(&w[b]))?;
         Some(self.joints[v * INFLUENCES + k] as usize)

@@ -54,19 +54,19 @@ use std::collections::HashSet;
 use std::path::Path;
 
 /// Rate used when the file's frame rate is missing or unusable.
-pub const FALLBACK_RATE: f64 = 30.0;
+pub(crate) const FALLBACK_RATE: f64 = 30.0;
 /// Deepest node hierarchy accepted (ufbx refuses deeper files with an error).
-pub const MAX_NODE_DEPTH: u32 = 1024;
+pub(crate) const MAX_NODE_DEPTH: u32 = 1024;
 /// Bytes of clip memory per bone and sample while importing: rotation, translation and scale
 /// (40 bytes), twice (the importer's vectors and the validated clip).
 const BYTES_PER_SAMPLE: u64 = 80;
 
 /// Import options (`sample_rate`: `None` samples at the file's frame rate).
-pub type FbxOptions = super::ImportOptions;
+pub(crate) type FbxOptions = super::ImportOptions;
 
 /// Reads an FBX file (regular files only, size bounded by the memory budget) and imports every
 /// animation stack.
-pub fn load_fbx_file_with_warnings(
+pub(crate) fn load_fbx_file_with_warnings(
     path: &Path,
     options: &FbxOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
@@ -80,7 +80,7 @@ pub(crate) fn read_fbx_file(path: &Path) -> Result<Vec<u8>, ImportError> {
 }
 
 /// Imports every animation stack of FBX bytes; `path` names the data in errors.
-pub fn read_fbx(
+pub(crate) fn read_fbx(
     bytes: &[u8],
     path: &Path,
     options: &FbxOptions,
@@ -171,7 +171,8 @@ pub fn ufbx_load_options<'a>(bytes_len: usize) -> ufbx::LoadOpts<'a> {
 }
 
 mod skin_mesh;
-pub use skin_mesh::{load_fbx_meshes, load_fbx_meshes_file};
+pub use skin_mesh::load_fbx_meshes;
+pub(crate) use skin_mesh::load_fbx_meshes_file;
 
 const TRANSFORM_PROPS: [&str; 3] = ["Lcl Translation", "Lcl Rotation", "Lcl Scaling"];
 

@@ -47,14 +47,15 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 mod skin_mesh;
-pub use skin_mesh::{load_gltf_meshes, load_gltf_meshes_file};
+pub use skin_mesh::load_gltf_meshes;
+pub(crate) use skin_mesh::load_gltf_meshes_file;
 
 /// Metres → centimetres.
-pub const GLTF_TO_CM: f64 = 100.0;
+pub(crate) const GLTF_TO_CM: f64 = 100.0;
 /// Resampling rate when keyframes are not uniformly spaced.
-pub const FALLBACK_RATE: f64 = 30.0;
+pub(crate) const FALLBACK_RATE: f64 = 30.0;
 /// Uniform key grids slower than this are upsampled by an integer factor to reach it.
-pub const MIN_GRID_RATE: f64 = 24.0;
+pub(crate) const MIN_GRID_RATE: f64 = 24.0;
 
 /// What is wrong with a glTF file's accessors, keyframes, mesh primitives or buffers: the
 /// specifics an [`ImportError`] names after the place it found them in (animation and channel,
@@ -184,7 +185,7 @@ pub enum UriError {
 
 /// Loads every animation of a glTF/GLB file (external buffers resolve next to it), returning
 /// the warnings; `options.sample_rate` replaces the keyframe grid's rate.
-pub fn load_gltf_file_with_options(
+pub(crate) fn load_gltf_file_with_options(
     path: &Path,
     options: &ImportOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
@@ -194,7 +195,7 @@ pub fn load_gltf_file_with_options(
 
 /// [`load_gltf_file_with_options`] on bytes in memory; external buffer files cannot be
 /// resolved.
-pub fn load_gltf_slice_with_options(
+pub(crate) fn load_gltf_slice_with_options(
     bytes: &[u8],
     path: &Path,
     options: &ImportOptions,

@@ -73,7 +73,7 @@ impl ImportError {
     }
 
     /// The same error, of kind `kind`.
-    pub fn with_kind(self, kind: ImportErrorKind) -> Self {
+    pub(crate) fn with_kind(self, kind: ImportErrorKind) -> Self {
         Self { kind, ..self }
     }
 
@@ -215,7 +215,7 @@ impl ClipFormat {
 }
 
 /// Every clip file extension, in table order (`.acl.sjson`, `.bvh`, `.gltf`, `.glb`, `.fbx`).
-pub fn clip_extensions() -> impl Iterator<Item = &'static str> {
+pub(crate) fn clip_extensions() -> impl Iterator<Item = &'static str> {
     ClipFormat::ALL
         .into_iter()
         .flat_map(|f| f.info().extensions.iter().copied())
@@ -273,7 +273,7 @@ impl fmt::Display for ImportWarning {
 }
 
 /// Lowest and highest sampling rate accepted for `--sample-rate` ([`ImportOptions::sample_rate`]).
-pub const SAMPLE_RATE_RANGE: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
+pub(crate) const SAMPLE_RATE_RANGE: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
 
 /// How files are imported.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -77,7 +77,7 @@ impl KeySet {
 }
 
 /// The default value of a sub-track kind, as the decoders return it.
-pub fn default_value(kind: u8) -> Vec4 {
+pub(crate) fn default_value(kind: u8) -> Vec4 {
     match kind {
         ROTATION => Vec4::new(0.0, 0.0, 0.0, 1.0),
         TRANSLATION => Vec4::ZERO,

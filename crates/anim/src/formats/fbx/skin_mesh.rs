@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 /// Reads an FBX file (regular files only, size bounded as for its clips) and returns its
 /// skinned mesh once per clip (none when no mesh is skinned by the clips' skeleton).
-pub fn load_fbx_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
+pub(crate) fn load_fbx_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
     load_fbx_meshes(&read_fbx_file(path)?, path)
 }
 

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 /// Reads a glTF/GLB file (external buffers resolve next to it) and returns each animation's
 /// skinned mesh (animations without a skinned mesh have none).
-pub fn load_gltf_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
+pub(crate) fn load_gltf_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
     let bytes = read_input(path)?;
     load_gltf_meshes(&bytes, path, folder_of(path))
 }
