@@ -20,7 +20,7 @@
 //!   error of kind [`ImportErrorKind::OverBudget`] ([`ImportError::limit`]).
 
 pub mod acl;
-pub mod bvh;
+pub(crate) mod bvh;
 pub mod fbx;
 pub mod gltf;
 pub mod sjson;
