@@ -563,7 +563,12 @@ const GRID: usize = 16;
 /// nearest base key instead); every 1/16 of the interval; and the midpoint of every piece
 /// between kinks, so a short piece is measured inside too. Sorted blends in [0, 1], duplicates
 /// removed.
-pub(crate) fn multi_base_blends(additive_samples: usize, rate: f32, base: &RawClip, s: usize) -> Vec<f64> {
+pub(crate) fn multi_base_blends(
+    additive_samples: usize,
+    rate: f32,
+    base: &RawClip,
+    s: usize,
+) -> Vec<f64> {
     let x0 = base_position(additive_samples, rate, base, s as f32) as f64;
     let x1 = base_position(additive_samples, rate, base, (s + 1) as f32) as f64;
     let mut cuts = vec![0.0];

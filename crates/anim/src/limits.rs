@@ -268,6 +268,15 @@ mod tests {
         assert_eq!(parse_memory_size("1.5GiB").unwrap(), 3 << 29);
         assert_eq!(parse_memory_size("1000").unwrap(), 1000);
         assert!(parse_memory_size("lots").is_err());
+        // The texts clap and the pipeline file print (typed since issue 29; the same words).
+        let text = |s: &str| parse_memory_size(s).unwrap_err().to_string();
+        assert_eq!(text("lots"), "'lots' is not a memory size (e.g. 512M, 2G)");
+        assert_eq!(text("5X"), "'x' is not a memory unit (use K, M, G or T)");
+        assert_eq!(text("0"), "'0' is not a usable memory size");
+        assert_eq!(
+            parse_memory_size("5X"),
+            Err(MemorySizeError::Unit("x".into()))
+        );
         assert!(parse_memory_size("5X").is_err());
         assert!(parse_memory_size("0").is_err());
     }

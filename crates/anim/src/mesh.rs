@@ -425,3 +425,24 @@ pub(crate) fn mesh_bytes(vertices: u64, triangles: u64) -> u64 {
         .saturating_mul(per_vertex)
         .saturating_add(triangles.saturating_mul(12))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn face_error_texts() {
+        assert_eq!(
+            MeshDataError::FaceTriangles(4).to_string(),
+            "face 4 has more triangles than the mesh says"
+        );
+        assert_eq!(
+            MeshDataError::CornerIndex { face: 1, corner: 9 }.to_string(),
+            "face 1: corner 9 past the indices"
+        );
+        assert_eq!(
+            MeshDataError::FaceVertex { face: 2, vertex: 7 }.to_string(),
+            "face 2: vertex 7 past the vertices"
+        );
+    }
+}

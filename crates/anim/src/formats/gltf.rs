@@ -1413,6 +1413,87 @@ mod tests {
         let _ = nodes_between(&joints, &cyc);
     }
 
+    /// The texts users read, as they were when these were `String` errors.
+    #[test]
+    fn error_texts() {
+        use GltfError as G;
+        let cases: [(GltfError, &str); 12] = [
+            (G::NoElements, "accessor has no elements"),
+            (
+                G::StrideBelowElement {
+                    stride: 4,
+                    size: 12,
+                },
+                "byte stride 4 is smaller than an element (12)",
+            ),
+            (
+                G::SparsePastView { sparse: 3, view: 1 },
+                "3 sparse elements do not fit in buffer view 1",
+            ),
+            (
+                G::TimesType {
+                    dims: Dimensions::Vec2,
+                    data_type: DataType::U8,
+                },
+                "keyframe times are Vec2 of U8, expected float scalars",
+            ),
+            (
+                G::ValuesType {
+                    dims: Dimensions::Vec3,
+                    data_type: DataType::U16,
+                    property: Property::Translation,
+                },
+                "keyframe values are Vec3 of U16, not allowed for Translation",
+            ),
+            (
+                G::KeyTime { time: 0.5, key: 2 },
+                "keyframe time 0.5 at key 2 is not finite or goes backwards",
+            ),
+            (
+                G::ValueCount {
+                    values: 5,
+                    keys: 2,
+                    expected: 6,
+                    interpolation: Interpolation::Linear,
+                },
+                "5 output values for 2 keyframes, expected 6 (Linear)",
+            ),
+            (G::KeyValue(f64::INFINITY), "non-finite keyframe value inf"),
+            (
+                G::of("JOINTS_0")(G::ElementType {
+                    dims: Dimensions::Vec3,
+                    data_type: DataType::F32,
+                    expected_dims: Dimensions::Vec4,
+                    expected_types: &[DataType::U8, DataType::U16],
+                }),
+                "JOINTS_0: Vec3 of F32 where Vec4 of [U8, U16] is expected",
+            ),
+            (
+                G::InfluenceCount {
+                    positions: 3,
+                    joints: 2,
+                    weights: 3,
+                },
+                "3 positions, 2 joints and 3 weights",
+            ),
+            (G::Uri(UriError::Percent), "invalid percent-encoding"),
+            (
+                G::IndexPast {
+                    index: 9,
+                    vertices: 4,
+                },
+                "index 9 past the 4 vertices",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
+        }
+        assert_eq!(decode_uri("a%2"), Err(UriError::Percent));
+        assert_eq!(decode_uri("a%00"), Err(UriError::Nul));
+        assert_eq!(decode_uri("a%FF"), Err(UriError::NotUtf8));
+        assert_eq!(decode_uri("a%20b.bin").as_deref(), Ok("a b.bin"));
+    }
+
     #[test]
     fn base64_decoding() {
         assert_eq!(buffers::decode_base64("").unwrap(), b"");

@@ -654,6 +654,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sample_rate_and_reader_panic_texts() {
+        assert_eq!(check_sample_rate(30.0), Ok(30.0));
+        assert_eq!(
+            check_sample_rate(0.5).unwrap_err().to_string(),
+            "sample rate 0.5 Hz is not supported (expected 1-1000 Hz)"
+        );
+        assert_eq!(
+            check_sample_rate(f64::NAN).unwrap_err().to_string(),
+            "sample rate NaN Hz is not supported (expected 1-1000 Hz)"
+        );
+        let path = Path::new("x.glb");
+        let e = read_quietly(
+            path,
+            ("glTF", "mesh data"),
+            || -> Result<(), ImportError> { panic!("hostile input") },
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.glb: malformed glTF: the glTF reader failed on this file's mesh data"
+        );
+        assert_eq!(read_quietly(path, ("FBX", "data"), || Ok(3)), Ok(3));
+    }
+
+    #[test]
     fn unknown_extension_is_a_clear_error() {
         let e = load_clips(Path::new("clip.obj")).unwrap_err();
         assert!(e.message.contains("unknown clip format"), "{e}");

@@ -363,3 +363,20 @@ pub fn per_sample_error(raw: &RawClip, lossy: &RawClip, shells: &[f32]) -> Vec<f
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lab_error_texts() {
+        assert_eq!(
+            LabError::TooManySamples(70000).to_string(),
+            "70000 samples: the lab's key layouts store 16-bit key times (at most 65535 samples)"
+        );
+        assert_eq!(
+            LabError::SortedTooLarge.to_string(),
+            "sorted stream: more than 65535 sub-tracks or samples"
+        );
+    }
+}

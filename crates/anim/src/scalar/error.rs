@@ -124,3 +124,24 @@ pub fn measure_scalar_error(
     }
     Ok(stats)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shape_mismatch_says_both_shapes() {
+        let e = ScalarShapeMismatch {
+            compressed_type: ScalarType::Float3,
+            compressed_tracks: 2,
+            compressed_samples: 10,
+            raw_type: ScalarType::Float4,
+            raw_tracks: 3,
+            raw_samples: 11,
+        };
+        assert_eq!(
+            e.to_string(),
+            "shape mismatch: float3f 2 tracks x 10 samples compressed, float4f 3 x 11 raw"
+        );
+    }
+}
