@@ -31,7 +31,7 @@ fn parse_sample_rate(s: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("'{s}' is not a number of Hz"))?;
-    formats::check_sample_rate(hz)
+    formats::check_sample_rate(hz).map_err(|e| e.to_string())
 }
 
 /// `--max-memory`, on every command that imports or decodes clips.

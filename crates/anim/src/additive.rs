@@ -152,20 +152,17 @@ pub fn make_additive(
     clip: &RawClip,
     base: &RawClip,
     format: AdditiveFormat,
-) -> Result<RawClip, String> {
-    // A String: its callers are the CLI edge and tests reading the message.
+) -> Result<RawClip, AdditiveError> {
     if !same_rig(&clip.skeleton, &base.skeleton) {
         return Err(AdditiveError::DifferentRig {
             base: base.name.clone(),
             clip: clip.name.clone(),
-        }
-        .to_string());
+        });
     }
     if base.num_samples == 0 && clip.num_samples > 0 {
         return Err(AdditiveError::BaseHasNoSamples {
             base: base.name.clone(),
-        }
-        .to_string());
+        });
     }
     let (nb, n) = (clip.num_bones(), clip.num_samples);
     let mut rotations = Vec::with_capacity(nb * n);
@@ -194,12 +191,9 @@ pub fn make_additive(
         translations,
         scales,
     )
-    .map_err(|source| {
-        AdditiveError::Invalid {
-            clip: clip.name.clone(),
-            source,
-        }
-        .to_string()
+    .map_err(|source| AdditiveError::Invalid {
+        clip: clip.name.clone(),
+        source,
     })?;
     let mut base = base.clone();
     base.additive = None;
@@ -569,7 +563,12 @@ const GRID: usize = 16;
 /// nearest base key instead); every 1/16 of the interval; and the midpoint of every piece
 /// between kinks, so a short piece is measured inside too. Sorted blends in [0, 1], duplicates
 /// removed.
-pub fn multi_base_blends(additive_samples: usize, rate: f32, base: &RawClip, s: usize) -> Vec<f64> {
+pub(crate) fn multi_base_blends(
+    additive_samples: usize,
+    rate: f32,
+    base: &RawClip,
+    s: usize,
+) -> Vec<f64> {
     let x0 = base_position(additive_samples, rate, base, s as f32) as f64;
     let x1 = base_position(additive_samples, rate, base, (s + 1) as f32) as f64;
     let mut cuts = vec![0.0];

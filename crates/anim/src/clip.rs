@@ -82,7 +82,7 @@ impl AdditiveFormat {
         }
     }
 
-    pub fn from_acl_name(name: &str) -> Option<Self> {
+    pub(crate) fn from_acl_name(name: &str) -> Option<Self> {
         match name {
             "relative" => Some(Self::Relative),
             "additive0" => Some(Self::Additive0),
@@ -92,7 +92,7 @@ impl AdditiveFormat {
     }
 
     /// The additive value that leaves the base unchanged, as (rotation, translation, scale).
-    pub fn identity(self) -> (Quat, Vec3, Vec3) {
+    pub(crate) fn identity(self) -> (Quat, Vec3, Vec3) {
         let s = if self == Self::Additive1 {
             Vec3::ZERO
         } else {

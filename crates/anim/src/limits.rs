@@ -98,12 +98,6 @@ pub fn budget_for_input(input_len: u64) -> u64 {
 /// on the error's variant instead ([`OverBudget`], [`Limit`]).
 pub const OVER_BUDGET: &str = "over the memory budget";
 
-/// True when an error message is a refusal for memory: for those who read the text (tests,
-/// scripts over a report's `error`). Code decides on the error's variant instead ([`Limit`]).
-pub fn is_over_budget(message: &str) -> bool {
-    message.contains(OVER_BUDGET)
-}
-
 /// The resource limit that refused an input: what a report's `limit` field names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
@@ -147,8 +141,22 @@ pub(crate) fn over_budget_message(what: &str, needed: u64, budget: u64) -> Strin
     .to_string()
 }
 
+/// Why a `--max-memory` / `max_memory` value is refused (the text names the value as typed).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MemorySizeError {
+    /// No number before the unit.
+    #[error("'{0}' is not a memory size (e.g. 512M, 2G)")]
+    NotASize(String),
+    /// The unit after the number.
+    #[error("'{0}' is not a memory unit (use K, M, G or T)")]
+    Unit(String),
+    /// Below one byte, or too large for a byte count.
+    #[error("'{0}' is not a usable memory size")]
+    Unusable(String),
+}
+
 /// Parses a memory size as users type it: `512M`, `2G`, `1.5GiB`, `1000000` (bytes).
-pub fn parse_memory_size(text: &str) -> Result<u64, String> {
+pub fn parse_memory_size(text: &str) -> Result<u64, MemorySizeError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -156,18 +164,18 @@ pub fn parse_memory_size(text: &str) -> Result<u64, String> {
     let (number, unit) = t.split_at(split);
     let value: f64 = number
         .parse()
-        .map_err(|_| format!("'{text}' is not a memory size (e.g. 512M, 2G)"))?;
+        .map_err(|_| MemorySizeError::NotASize(text.to_string()))?;
     let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kb" | "kib" => 1024.0,
         "m" | "mb" | "mib" => 1024.0 * 1024.0,
         "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
         "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        u => return Err(format!("'{u}' is not a memory unit (use K, M, G or T)")),
+        u => return Err(MemorySizeError::Unit(u.to_string())),
     };
     let bytes = value * scale;
     if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
-        return Err(format!("'{text}' is not a usable memory size"));
+        return Err(MemorySizeError::Unusable(text.to_string()));
     }
     Ok(bytes as u64)
 }
@@ -260,6 +268,15 @@ mod tests {
         assert_eq!(parse_memory_size("1.5GiB").unwrap(), 3 << 29);
         assert_eq!(parse_memory_size("1000").unwrap(), 1000);
         assert!(parse_memory_size("lots").is_err());
+        // The texts clap and the pipeline file print (typed since issue 29; the same words).
+        let text = |s: &str| parse_memory_size(s).unwrap_err().to_string();
+        assert_eq!(text("lots"), "'lots' is not a memory size (e.g. 512M, 2G)");
+        assert_eq!(text("5X"), "'x' is not a memory unit (use K, M, G or T)");
+        assert_eq!(text("0"), "'0' is not a usable memory size");
+        assert_eq!(
+            parse_memory_size("5X"),
+            Err(MemorySizeError::Unit("x".into()))
+        );
         assert!(parse_memory_size("5X").is_err());
         assert!(parse_memory_size("0").is_err());
     }
@@ -283,7 +300,7 @@ mod tests {
         assert!(budget_for_input(1 << 20) <= 256 << 20);
         let m = over_budget_message("x", 3 << 30, 1 << 30);
         assert!(
-            is_over_budget(&m) && m.contains("3.0 GiB") && m.contains("1.0 GiB"),
+            m.contains(OVER_BUDGET) && m.contains("3.0 GiB") && m.contains("1.0 GiB"),
             "{m}"
         );
     }

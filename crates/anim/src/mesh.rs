@@ -108,6 +108,14 @@ pub enum MeshDataError {
     BadWeight(usize),
     #[error("vertex {0} has no skin weight")]
     NoWeight(usize),
+    /// A face the importer's triangulation (ufbx) says has more triangles than the mesh's
+    /// largest face.
+    #[error("face {0} has more triangles than the mesh says")]
+    FaceTriangles(usize),
+    #[error("face {face}: corner {corner} past the indices")]
+    CornerIndex { face: usize, corner: u32 },
+    #[error("face {face}: vertex {vertex} past the vertices")]
+    FaceVertex { face: usize, vertex: u32 },
 }
 
 impl SkinnedMesh {
@@ -116,7 +124,7 @@ impl SkinnedMesh {
     }
 
     /// The palette entry (joint) with the largest weight on vertex `v`.
-    pub fn main_joint(&self, v: usize) -> Option<usize> {
+    pub(crate) fn main_joint(&self, v: usize) -> Option<usize> {
         let w = self.weights.get(v * INFLUENCES..(v + 1) * INFLUENCES)?;
         let k = (0..INFLUENCES).max_by(|&a, &b| w[a].total_cmp(&w[b]))?;
         Some(self.joints[v * INFLUENCES + k] as usize)
@@ -416,4 +424,25 @@ pub(crate) fn mesh_bytes(vertices: u64, triangles: u64) -> u64 {
     vertices
         .saturating_mul(per_vertex)
         .saturating_add(triangles.saturating_mul(12))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn face_error_texts() {
+        assert_eq!(
+            MeshDataError::FaceTriangles(4).to_string(),
+            "face 4 has more triangles than the mesh says"
+        );
+        assert_eq!(
+            MeshDataError::CornerIndex { face: 1, corner: 9 }.to_string(),
+            "face 1: corner 9 past the indices"
+        );
+        assert_eq!(
+            MeshDataError::FaceVertex { face: 2, vertex: 7 }.to_string(),
+            "face 2: vertex 7 past the vertices"
+        );
+    }
 }

@@ -212,7 +212,7 @@ pub(crate) fn sample_rate(
         None => Ok(None),
         Some(s) => clipforge_anim::formats::check_sample_rate(*s.get_ref())
             .map(Some)
-            .map_err(|e| value_error(path, text, s.span(), "sample_rate", &e)),
+            .map_err(|e| value_error(path, text, s.span(), "sample_rate", &e.to_string())),
     }
 }
 

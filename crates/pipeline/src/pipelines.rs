@@ -83,7 +83,7 @@ impl PipelinesFile {
             None => None,
             Some(m) => Some(
                 clipforge_anim::limits::parse_memory_size(m.get_ref())
-                    .map_err(|e| value_error(path, text, m.span(), "max_memory", &e))?,
+                    .map_err(|e| value_error(path, text, m.span(), "max_memory", &e.to_string()))?,
             ),
         };
         let base = path.parent().unwrap_or(Path::new("."));

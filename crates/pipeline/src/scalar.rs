@@ -50,7 +50,7 @@ pub enum ScalarError {
     Measure {
         cfs: PathBuf,
         raw: Option<PathBuf>,
-        problem: String,
+        problem: clipforge_anim::scalar::ScalarShapeMismatch,
     },
     #[error(transparent)]
     Write(#[from] clipforge_base::fsio::OutputError),

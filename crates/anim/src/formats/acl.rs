@@ -274,7 +274,7 @@ pub enum AclFile {
 
 /// Reads one clip from the text of an `.acl.sjson` file; `path` is for names and errors. A scalar
 /// track list is refused with a clear message (read it with [`read_acl_file`]).
-pub fn read_acl_clip(text: &str, path: &Path) -> Result<RawClip, ImportError> {
+pub(crate) fn read_acl_clip(text: &str, path: &Path) -> Result<RawClip, ImportError> {
     match read_acl_any(text, path, false)? {
         AclFile::Clip(c) => Ok(c),
         AclFile::Scalars(_) => Err(

@@ -32,7 +32,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 /// Shell distance given to every BVH bone (ACL's default).
-pub const BVH_SHELL_DISTANCE: f32 = 3.0;
+pub(crate) const BVH_SHELL_DISTANCE: f32 = 3.0;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Channel {
@@ -97,7 +97,10 @@ fn lines(text: &str) -> Vec<(usize, &str)> {
 }
 
 /// Reads a BVH file's bytes into one clip, plus warnings (extra frames).
-pub fn read_bvh(bytes: &[u8], path: &Path) -> Result<(RawClip, Vec<ImportWarning>), ImportError> {
+pub(crate) fn read_bvh(
+    bytes: &[u8],
+    path: &Path,
+) -> Result<(RawClip, Vec<ImportWarning>), ImportError> {
     let text = decode(bytes);
     let mut warnings = Vec::new();
     let bvh = parse(&text, path, &mut warnings)?;

@@ -54,44 +54,40 @@ use std::collections::HashSet;
 use std::path::Path;
 
 /// Rate used when the file's frame rate is missing or unusable.
-pub const FALLBACK_RATE: f64 = 30.0;
+pub(crate) const FALLBACK_RATE: f64 = 30.0;
 /// Deepest node hierarchy accepted (ufbx refuses deeper files with an error).
-pub const MAX_NODE_DEPTH: u32 = 1024;
+pub(crate) const MAX_NODE_DEPTH: u32 = 1024;
 /// Bytes of clip memory per bone and sample while importing: rotation, translation and scale
 /// (40 bytes), twice (the importer's vectors and the validated clip).
 const BYTES_PER_SAMPLE: u64 = 80;
 
 /// Import options (`sample_rate`: `None` samples at the file's frame rate).
-pub type FbxOptions = super::ImportOptions;
+pub(crate) type FbxOptions = super::ImportOptions;
 
 /// Reads an FBX file (regular files only, size bounded by the memory budget) and imports every
 /// animation stack.
-pub fn load_fbx_file_with_warnings(
+pub(crate) fn load_fbx_file_with_warnings(
     path: &Path,
     options: &FbxOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    let max_len = limits::max_memory_bytes() / 2;
-    let bytes = clipforge_base::fsio::read_regular(path, max_len)
-        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
-    read_fbx(&bytes, path, options)
+    read_fbx(&read_fbx_file(path)?, path, options)
+}
+
+/// An FBX file's bytes (regular files only), at most half the memory budget: ufbx's scene
+/// takes memory of its own on top of them.
+pub(crate) fn read_fbx_file(path: &Path) -> Result<Vec<u8>, ImportError> {
+    super::read_input_up_to(path, limits::max_memory_bytes() / 2)
 }
 
 /// Imports every animation stack of FBX bytes; `path` names the data in errors.
-pub fn read_fbx(
+pub(crate) fn read_fbx(
     bytes: &[u8],
     path: &Path,
     options: &FbxOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     // ufbx itself never unwinds; the binding has a few `unwrap`s on text ufbx produces. A panic
-    // there must surface as an import error, never reach the user.
-    match std::panic::catch_unwind(|| read_inner(bytes, path, options)) {
-        Ok(r) => r,
-        Err(_) => Err(ImportError::new(
-            path,
-            None,
-            "malformed FBX: the FBX reader failed on this file's data",
-        )),
-    }
+    // there must surface as an import error, with no panic text reaching the user.
+    super::read_quietly(path, ("FBX", "data"), || read_inner(bytes, path, options))
 }
 
 fn ferr(path: &Path, msg: impl Into<String>) -> ImportError {
@@ -175,7 +171,8 @@ pub fn ufbx_load_options<'a>(bytes_len: usize) -> ufbx::LoadOpts<'a> {
 }
 
 mod skin_mesh;
-pub use skin_mesh::{load_fbx_meshes, load_fbx_meshes_file};
+pub use skin_mesh::load_fbx_meshes;
+pub(crate) use skin_mesh::load_fbx_meshes_file;
 
 const TRANSFORM_PROPS: [&str; 3] = ["Lcl Translation", "Lcl Rotation", "Lcl Scaling"];
 
@@ -575,7 +572,7 @@ fn sample_rate(
     warnings: &mut Vec<ImportWarning>,
 ) -> Result<f64, ImportError> {
     if let Some(r) = options.sample_rate {
-        return super::check_sample_rate(r).map_err(|e| ferr(path, e));
+        return super::check_sample_rate(r).map_err(|e| ferr(path, e.to_string()));
     }
     let fps = scene.settings.frames_per_second;
     if fps.is_finite() && (1.0..=1000.0).contains(&fps) {

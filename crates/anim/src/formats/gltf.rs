@@ -33,88 +33,186 @@
 //!   target path or an integer rotation type they do not expect).
 
 use super::{
-    ImportError, ImportOptions, ImportWarning, build_clip, catch_quietly, check_budget, check_size,
-    quat_from_f64, read_input, skeleton_unordered,
+    ImportError, ImportOptions, ImportWarning, build_clip, check_budget, check_size, quat_from_f64,
+    read_input, read_quietly, skeleton_unordered,
 };
 use crate::clip::RawClip;
 use crate::limits;
 use crate::skeleton::{BoneDesc, Skeleton};
 use glam::Vec3;
+use gltf::accessor::{DataType, Dimensions};
 use gltf::animation::util::ReadOutputs;
 use gltf::animation::{Interpolation, Property};
 use std::collections::BTreeSet;
 use std::path::Path;
 
 mod skin_mesh;
-pub use skin_mesh::{load_gltf_meshes, load_gltf_meshes_file};
+pub use skin_mesh::load_gltf_meshes;
+pub(crate) use skin_mesh::load_gltf_meshes_file;
 
 /// Metres → centimetres.
-pub const GLTF_TO_CM: f64 = 100.0;
+pub(crate) const GLTF_TO_CM: f64 = 100.0;
 /// Resampling rate when keyframes are not uniformly spaced.
-pub const FALLBACK_RATE: f64 = 30.0;
+pub(crate) const FALLBACK_RATE: f64 = 30.0;
 /// Uniform key grids slower than this are upsampled by an integer factor to reach it.
-pub const MIN_GRID_RATE: f64 = 24.0;
+pub(crate) const MIN_GRID_RATE: f64 = 24.0;
 
-/// Loads every animation of a glTF/GLB file; external buffers resolve next to the file.
-pub fn load_gltf_file(path: &Path) -> Result<Vec<RawClip>, ImportError> {
-    load_gltf_file_with_warnings(path).map(|(c, w)| {
-        for w in &w {
-            eprintln!("{w}");
+/// What is wrong with a glTF file's accessors, keyframes, mesh primitives or buffers: the
+/// specifics an [`ImportError`] names after the place it found them in (animation and channel,
+/// skin and primitive, buffer and URI).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GltfError {
+    // Accessors ([`check_accessor`]).
+    #[error("accessor has no elements")]
+    NoElements,
+    #[error("byte stride {stride} is smaller than an element ({size})")]
+    StrideBelowElement { stride: usize, size: usize },
+    #[error("{count} elements do not fit in buffer view {view}")]
+    PastView { count: usize, view: usize },
+    #[error("accessor has neither a buffer view nor sparse data")]
+    NoData,
+    #[error("{sparse} sparse elements for an accessor of {count}")]
+    SparseCount { sparse: usize, count: usize },
+    #[error("{sparse} sparse elements do not fit in buffer view {view}")]
+    SparsePastView { sparse: usize, view: usize },
+    // Channels ([`check_channel_types`], [`check_keys`]).
+    #[error("keyframe times are {dims:?} of {data_type:?}, expected float scalars")]
+    TimesType {
+        dims: Dimensions,
+        data_type: DataType,
+    },
+    #[error("keyframe values are {dims:?} of {data_type:?}, not allowed for {property:?}")]
+    ValuesType {
+        dims: Dimensions,
+        data_type: DataType,
+        property: Property,
+    },
+    #[error("no keyframes")]
+    NoKeyframes,
+    #[error("keyframe time {time} at key {key} is not finite or goes backwards")]
+    KeyTime { time: f64, key: usize },
+    #[error("{values} output values for {keys} keyframes, expected {expected} ({interpolation:?})")]
+    ValueCount {
+        values: usize,
+        keys: usize,
+        expected: usize,
+        interpolation: Interpolation,
+    },
+    #[error("non-finite keyframe value {0}")]
+    KeyValue(f64),
+    // Mesh primitives ([`skin_mesh`]).
+    #[error("a mesh accessor without a buffer view is not read")]
+    MeshWithoutView,
+    #[error("{dims:?} of {data_type:?} where {expected_dims:?} of {expected_types:?} is expected")]
+    ElementType {
+        dims: Dimensions,
+        data_type: DataType,
+        expected_dims: Dimensions,
+        expected_types: &'static [DataType],
+    },
+    /// A problem of one attribute (`POSITION`, `JOINTS_0`, …) of a primitive.
+    #[error("{attribute}: {problem}")]
+    Attribute {
+        attribute: &'static str,
+        problem: Box<GltfError>,
+    },
+    #[error("{positions} positions, {joints} joints and {weights} weights")]
+    InfluenceCount {
+        positions: usize,
+        joints: usize,
+        weights: usize,
+    },
+    #[error("{normals} normals for {vertices} vertices")]
+    NormalCount { normals: usize, vertices: usize },
+    #[error("more than 2^32 vertices")]
+    TooManyVertices,
+    #[error("{0} cannot be read")]
+    Unreadable(&'static str),
+    #[error("index {index} past the {vertices} vertices")]
+    IndexPast { index: u32, vertices: usize },
+    #[error("attributes shorter than their count")]
+    ShortAttributes,
+    // Buffers ([`buffers`]).
+    #[error("only base64 data: URIs are supported")]
+    NotBase64,
+    #[error("only a relative path inside the glTF file's folder (or a data: URI) is accepted")]
+    NotRelative,
+    #[error("external buffers cannot be resolved for glTF data given in memory")]
+    NoFolder,
+    #[error(transparent)]
+    Uri(#[from] UriError),
+    #[error("the glTF file's folder cannot be resolved")]
+    FolderUnresolved,
+    #[error("the buffer file does not exist or cannot be opened")]
+    Missing,
+    #[error("the path leads outside the glTF file's folder")]
+    Outside,
+    #[error("absolute paths are not accepted")]
+    Absolute,
+    #[error("the path names no file")]
+    NoFile,
+    /// Not a regular file (a folder, a device, a FIFO).
+    #[error("cannot read: {0}")]
+    NotRegular(std::io::Error),
+    #[error("the buffer file cannot be opened")]
+    CannotOpen,
+    #[error("the buffer file cannot be read or is too large")]
+    CannotRead,
+    #[error("invalid base64 in a data: URI")]
+    Base64,
+}
+
+impl GltfError {
+    /// The problem, as one of a primitive's `attribute`.
+    fn of(attribute: &'static str) -> impl Fn(GltfError) -> GltfError {
+        move |problem| GltfError::Attribute {
+            attribute,
+            problem: Box::new(problem),
         }
-        c
-    })
+    }
 }
 
-/// [`load_gltf_file`], returning warnings instead of printing them.
-pub fn load_gltf_file_with_warnings(
-    path: &Path,
-) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    load_gltf_file_with_options(path, &ImportOptions::default())
+/// Why a relative glTF URI does not decode ([`decode_uri`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UriError {
+    #[error("invalid percent-encoding")]
+    Percent,
+    #[error("the path contains a NUL byte")]
+    Nul,
+    #[error("the decoded path is not UTF-8")]
+    NotUtf8,
 }
 
-/// [`load_gltf_file_with_warnings`] with import options (`sample_rate` replaces the keyframe
-/// grid's rate).
-pub fn load_gltf_file_with_options(
+/// Loads every animation of a glTF/GLB file (external buffers resolve next to it), returning
+/// the warnings; `options.sample_rate` replaces the keyframe grid's rate.
+pub(crate) fn load_gltf_file_with_options(
     path: &Path,
     options: &ImportOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     let bytes = read_input(path)?;
-    let base = path.parent().map(|p| {
-        if p.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            p
-        }
-    });
-    load(&bytes, path, base, options)
+    load(&bytes, path, folder_of(path), options)
 }
 
-/// Loads every animation of glTF/GLB bytes; external buffer files cannot be resolved.
-/// Warnings are printed to stderr (see [`load_gltf_slice_with_warnings`]).
-pub fn load_gltf_slice(bytes: &[u8], path: &Path) -> Result<Vec<RawClip>, ImportError> {
-    load_gltf_slice_with_warnings(bytes, path).map(|(c, w)| {
-        for w in &w {
-            eprintln!("{w}");
-        }
-        c
-    })
-}
-
-/// [`load_gltf_slice`], returning warnings instead of printing them.
-pub fn load_gltf_slice_with_warnings(
-    bytes: &[u8],
-    path: &Path,
-) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    load(bytes, path, None, &ImportOptions::default())
-}
-
-/// [`load_gltf_slice_with_warnings`] with import options.
-pub fn load_gltf_slice_with_options(
+/// [`load_gltf_file_with_options`] on bytes in memory; external buffer files cannot be
+/// resolved.
+pub(crate) fn load_gltf_slice_with_options(
     bytes: &[u8],
     path: &Path,
     options: &ImportOptions,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
     load(bytes, path, None, options)
+}
+
+/// The folder a glTF file's relative buffer URIs resolve in: the file's own (`.` for a bare
+/// file name).
+fn folder_of(path: &Path) -> Option<&Path> {
+    path.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    })
 }
 
 fn load(
@@ -130,18 +228,62 @@ fn load(
         .sample_rate
         .map(super::check_sample_rate)
         .transpose()
-        .map_err(|e| gerr(path, e))?;
-    catch_quietly(|| load_inner(bytes, path, base, rate)).unwrap_or_else(|| {
-        Err(ImportError::new(
-            path,
-            None,
-            "malformed glTF: the glTF reader failed on this file's data",
-        ))
+        .map_err(|e| gerr(path, e.to_string()))?;
+    read_quietly(path, ("glTF", "data"), || {
+        load_inner(bytes, path, base, rate)
     })
 }
 
 fn gerr(path: &Path, msg: impl Into<String>) -> ImportError {
     ImportError::new(path, None, msg)
+}
+
+/// A parsed and checked document with its buffers, as both loaders (clips, skinned meshes)
+/// start.
+struct Opened {
+    doc: gltf::Document,
+    buffers: Vec<Vec<u8>>,
+    /// The file's and its buffers' bytes: the memory budget grows with the input.
+    input_len: usize,
+}
+
+/// Parses `bytes`, checks what the gltf crate would panic on ([`check_document`]) and loads
+/// the buffers ([`buffers`]; `base`: the folder relative URIs resolve in).
+fn open(bytes: &[u8], path: &Path, base: Option<&Path>) -> Result<Opened, ImportError> {
+    if bytes.is_empty() {
+        return Err(gerr(path, "empty file"));
+    }
+    let gltf = parse(bytes, path)?;
+    let doc = gltf.document;
+    check_document(&doc, path)?;
+    let buffers = buffers::load(&doc, gltf.blob, path, base)?;
+    let input_len = bytes
+        .len()
+        .saturating_add(buffers.iter().map(Vec::len).sum::<usize>());
+    Ok(Opened {
+        doc,
+        buffers,
+        input_len,
+    })
+}
+
+/// Each node's parent (`None`: a scene root), from the node tree.
+fn parents(nodes: &[gltf::Node]) -> Vec<Option<usize>> {
+    let mut parent_of = vec![None; nodes.len()];
+    for n in nodes {
+        for c in n.children() {
+            parent_of[c.index()] = Some(n.index());
+        }
+    }
+    parent_of
+}
+
+/// A node's name, `node{index}` when it has none (before [`member_names`] makes them unique).
+fn node_name(nodes: &[gltf::Node], i: usize) -> String {
+    nodes[i]
+        .name()
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("node{i}"))
 }
 
 /// The gltf crate's parse; its error gains what the GLB header says of the file's size, since
@@ -208,17 +350,11 @@ fn load_inner(
     base: Option<&Path>,
     sample_rate: Option<f64>,
 ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-    if bytes.is_empty() {
-        return Err(gerr(path, "empty file"));
-    }
-    let gltf = parse(bytes, path)?;
-    let doc = gltf.document;
-    check_document(&doc, path)?;
-    let buffers = buffers::load(&doc, gltf.blob, path, base)?;
-    // The memory budget grows with the input: the file and the buffers it brought in.
-    let input_len = bytes
-        .len()
-        .saturating_add(buffers.iter().map(Vec::len).sum::<usize>());
+    let Opened {
+        doc,
+        buffers,
+        input_len,
+    } = open(bytes, path, base)?;
     let ctx = Ctx::new(path, &doc, &buffers, input_len);
     // What the animations imported so far need (all their clips stay in memory together).
     let mut spent: u64 = 0;
@@ -277,12 +413,7 @@ impl<'a> Ctx<'a> {
         input_len: usize,
     ) -> Self {
         let nodes: Vec<gltf::Node> = doc.nodes().collect();
-        let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
-        for n in &nodes {
-            for c in n.children() {
-                parent_of[c.index()] = Some(n.index());
-            }
-        }
+        let parent_of = parents(&nodes);
         Self {
             path,
             doc,
@@ -294,10 +425,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn node_name(&self, i: usize) -> String {
-        self.nodes[i]
-            .name()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("node{i}"))
+        node_name(&self.nodes, i)
     }
 
     fn warning(&self, message: String) -> ImportWarning {
@@ -577,17 +705,17 @@ fn check_keys(
     values: &[f64],
     property: Property,
     interpolation: Interpolation,
-) -> Result<(), String> {
+) -> Result<(), GltfError> {
     if times.is_empty() {
-        return Err("no keyframes".into());
+        return Err(GltfError::NoKeyframes);
     }
     if let Some(k) =
         (0..times.len()).find(|&k| !times[k].is_finite() || (k > 0 && times[k] < times[k - 1]))
     {
-        return Err(format!(
-            "keyframe time {} at key {k} is not finite or goes backwards",
-            times[k]
-        ));
+        return Err(GltfError::KeyTime {
+            time: times[k],
+            key: k,
+        });
     }
     let width = if property == Property::Rotation { 4 } else { 3 };
     let per_key = if interpolation == Interpolation::CubicSpline {
@@ -596,15 +724,15 @@ fn check_keys(
         width
     };
     if values.len() != times.len() * per_key {
-        return Err(format!(
-            "{} output values for {} keyframes, expected {} ({interpolation:?})",
-            values.len(),
-            times.len(),
-            times.len() * per_key
-        ));
+        return Err(GltfError::ValueCount {
+            values: values.len(),
+            keys: times.len(),
+            expected: times.len() * per_key,
+            interpolation,
+        });
     }
-    if let Some(v) = values.iter().find(|v| !v.is_finite()) {
-        return Err(format!("non-finite keyframe value {v}"));
+    if let Some(&v) = values.iter().find(|v| !v.is_finite()) {
+        return Err(GltfError::KeyValue(v));
     }
     Ok(())
 }
@@ -757,14 +885,12 @@ fn check_channel_types(
     input: &gltf::Accessor,
     output: &gltf::Accessor,
     property: Property,
-) -> Result<(), String> {
-    use gltf::accessor::{DataType, Dimensions};
+) -> Result<(), GltfError> {
     if input.dimensions() != Dimensions::Scalar || input.data_type() != DataType::F32 {
-        return Err(format!(
-            "keyframe times are {:?} of {:?}, expected float scalars",
-            input.dimensions(),
-            input.data_type()
-        ));
+        return Err(GltfError::TimesType {
+            dims: input.dimensions(),
+            data_type: input.data_type(),
+        });
     }
     let rotation = property == Property::Rotation;
     let dims = if rotation {
@@ -778,29 +904,27 @@ fn check_channel_types(
         DataType::U32 => false,
     };
     if output.dimensions() != dims || !type_ok {
-        return Err(format!(
-            "keyframe values are {:?} of {:?}, not allowed for {property:?}",
-            output.dimensions(),
-            output.data_type()
-        ));
+        return Err(GltfError::ValuesType {
+            dims: output.dimensions(),
+            data_type: output.data_type(),
+            property,
+        });
     }
     Ok(())
 }
 
 /// Refuses an accessor the gltf crate's readers would mis-handle: no elements, or a strided
 /// extent that overflows or runs past its buffer view (its arithmetic is unchecked).
-fn check_accessor(acc: &gltf::Accessor, buffers: &[Vec<u8>]) -> Result<(), String> {
+fn check_accessor(acc: &gltf::Accessor, buffers: &[Vec<u8>]) -> Result<(), GltfError> {
     let count = acc.count();
     if count == 0 {
-        return Err("accessor has no elements".into());
+        return Err(GltfError::NoElements);
     }
     let size = acc.size();
     if let Some(view) = acc.view() {
         let stride = view.stride().unwrap_or(size);
         if stride < size {
-            return Err(format!(
-                "byte stride {stride} is smaller than an element ({size})"
-            ));
+            return Err(GltfError::StrideBelowElement { stride, size });
         }
         let end = stride
             .checked_mul(count - 1)
@@ -811,19 +935,19 @@ fn check_accessor(acc: &gltf::Accessor, buffers: &[Vec<u8>]) -> Result<(), Strin
         match (end, view_end) {
             (Some(e), Some(v)) if e <= view.length() && v <= data => {}
             _ => {
-                return Err(format!(
-                    "{count} elements do not fit in buffer view {}",
-                    view.index()
-                ));
+                return Err(GltfError::PastView {
+                    count,
+                    view: view.index(),
+                });
             }
         }
     } else if acc.sparse().is_none() {
-        return Err("accessor has neither a buffer view nor sparse data".into());
+        return Err(GltfError::NoData);
     }
     if let Some(sparse) = acc.sparse() {
         let n = sparse.count();
         if n == 0 || n > count {
-            return Err(format!("{n} sparse elements for an accessor of {count}"));
+            return Err(GltfError::SparseCount { sparse: n, count });
         }
         let checks = [
             (
@@ -842,10 +966,10 @@ fn check_accessor(acc: &gltf::Accessor, buffers: &[Vec<u8>]) -> Result<(), Strin
             let data = buffers.get(view.buffer().index()).map_or(0, Vec::len);
             let view_end = view.offset().checked_add(view.length());
             if !matches!((end, view_end), (Some(e), Some(v)) if e <= view.length() && v <= data) {
-                return Err(format!(
-                    "{n} sparse elements do not fit in buffer view {}",
-                    view.index()
-                ));
+                return Err(GltfError::SparsePastView {
+                    sparse: n,
+                    view: view.index(),
+                });
             }
         }
     }
@@ -984,17 +1108,17 @@ fn slerp(a: [f64; 4], b: [f64; 4], u: f64) -> [f64; 4] {
 /// decoded with the `percent-encoding` crate. Refused when a `%` is not followed by two hex
 /// digits, or the result holds a NUL or is not UTF-8. The loader and the skip cache's list of
 /// external buffers (`pipeline::cache`) both read URIs through it.
-pub fn decode_uri(text: &str) -> Result<String, String> {
+pub fn decode_uri(text: &str) -> Result<String, UriError> {
     let b = text.as_bytes();
     let hex = |i: usize| b.get(i).is_some_and(u8::is_ascii_hexdigit);
     if (0..b.len()).any(|i| b[i] == b'%' && !(hex(i + 1) && hex(i + 2))) {
-        return Err("invalid percent-encoding".into());
+        return Err(UriError::Percent);
     }
     let out: Vec<u8> = percent_encoding::percent_decode_str(text).collect();
     if out.contains(&0) {
-        return Err("the path contains a NUL byte".into());
+        return Err(UriError::Nul);
     }
-    String::from_utf8(out).map_err(|_| "the decoded path is not UTF-8".into())
+    String::from_utf8(out).map_err(|_| UriError::NotUtf8)
 }
 
 #[cfg(test)]
@@ -1076,12 +1200,14 @@ mod tests {
     }
 
     fn load_text(text: &str) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
-        load(
-            text.as_bytes(),
-            Path::new("tiny.gltf"),
-            None,
-            &ImportOptions::default(),
-        )
+        load_slice(text.as_bytes(), Path::new("tiny.gltf"))
+    }
+
+    fn load_slice(
+        bytes: &[u8],
+        path: &Path,
+    ) -> Result<(Vec<RawClip>, Vec<ImportWarning>), ImportError> {
+        load(bytes, path, None, &ImportOptions::default())
     }
 
     #[test]
@@ -1182,7 +1308,7 @@ mod tests {
             glb.extend_from_slice(&w.to_le_bytes());
         }
         glb.extend_from_slice(b"JSON{\"asset\":");
-        let e = load_gltf_slice(&glb, Path::new("cut.glb"))
+        let e = load_slice(&glb, Path::new("cut.glb"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -1190,7 +1316,7 @@ mod tests {
                 && e.contains("JSON chunk of 60 bytes at byte 12 ends at byte 80, past the end"),
             "{e}"
         );
-        let e = load_gltf_slice(b"glTF\x02\0", Path::new("cut.glb"))
+        let e = load_slice(b"glTF\x02\0", Path::new("cut.glb"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -1198,7 +1324,7 @@ mod tests {
             "{e}"
         );
         // Not GLB: no note.
-        let e = load_gltf_slice(b"{\"asset\":", Path::new("a.gltf"))
+        let e = load_slice(b"{\"asset\":", Path::new("a.gltf"))
             .unwrap_err()
             .to_string();
         assert!(!e.contains("GLB header"), "{e}");
@@ -1287,6 +1413,87 @@ mod tests {
         let _ = nodes_between(&joints, &cyc);
     }
 
+    /// The texts users read, as they were when these were `String` errors.
+    #[test]
+    fn error_texts() {
+        use GltfError as G;
+        let cases: [(GltfError, &str); 12] = [
+            (G::NoElements, "accessor has no elements"),
+            (
+                G::StrideBelowElement {
+                    stride: 4,
+                    size: 12,
+                },
+                "byte stride 4 is smaller than an element (12)",
+            ),
+            (
+                G::SparsePastView { sparse: 3, view: 1 },
+                "3 sparse elements do not fit in buffer view 1",
+            ),
+            (
+                G::TimesType {
+                    dims: Dimensions::Vec2,
+                    data_type: DataType::U8,
+                },
+                "keyframe times are Vec2 of U8, expected float scalars",
+            ),
+            (
+                G::ValuesType {
+                    dims: Dimensions::Vec3,
+                    data_type: DataType::U16,
+                    property: Property::Translation,
+                },
+                "keyframe values are Vec3 of U16, not allowed for Translation",
+            ),
+            (
+                G::KeyTime { time: 0.5, key: 2 },
+                "keyframe time 0.5 at key 2 is not finite or goes backwards",
+            ),
+            (
+                G::ValueCount {
+                    values: 5,
+                    keys: 2,
+                    expected: 6,
+                    interpolation: Interpolation::Linear,
+                },
+                "5 output values for 2 keyframes, expected 6 (Linear)",
+            ),
+            (G::KeyValue(f64::INFINITY), "non-finite keyframe value inf"),
+            (
+                G::of("JOINTS_0")(G::ElementType {
+                    dims: Dimensions::Vec3,
+                    data_type: DataType::F32,
+                    expected_dims: Dimensions::Vec4,
+                    expected_types: &[DataType::U8, DataType::U16],
+                }),
+                "JOINTS_0: Vec3 of F32 where Vec4 of [U8, U16] is expected",
+            ),
+            (
+                G::InfluenceCount {
+                    positions: 3,
+                    joints: 2,
+                    weights: 3,
+                },
+                "3 positions, 2 joints and 3 weights",
+            ),
+            (G::Uri(UriError::Percent), "invalid percent-encoding"),
+            (
+                G::IndexPast {
+                    index: 9,
+                    vertices: 4,
+                },
+                "index 9 past the 4 vertices",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
+        }
+        assert_eq!(decode_uri("a%2"), Err(UriError::Percent));
+        assert_eq!(decode_uri("a%00"), Err(UriError::Nul));
+        assert_eq!(decode_uri("a%FF"), Err(UriError::NotUtf8));
+        assert_eq!(decode_uri("a%20b.bin").as_deref(), Ok("a b.bin"));
+    }
+
     #[test]
     fn base64_decoding() {
         assert_eq!(buffers::decode_base64("").unwrap(), b"");
@@ -1316,7 +1523,7 @@ mod tests {
 /// leading out of it) and are regular files. Images are never read. Errors name the buffer and
 /// the URI as the file wrote it, never what another file holds or how big it is.
 mod buffers {
-    use super::{ImportError, gerr};
+    use super::{GltfError, ImportError, gerr};
     use std::path::{Component, Path, PathBuf};
 
     pub fn load(
@@ -1370,38 +1577,33 @@ mod buffers {
         }
     }
 
-    fn read_uri(uri: &str, base: Option<&Path>) -> Result<Vec<u8>, String> {
+    fn read_uri(uri: &str, base: Option<&Path>) -> Result<Vec<u8>, GltfError> {
         if let Some(rest) = uri.strip_prefix("data:") {
             let Some((_, payload)) = rest.split_once(";base64,") else {
-                return Err("only base64 data: URIs are supported".into());
+                return Err(GltfError::NotBase64);
             };
             return decode_base64(payload);
         }
         if uri.contains(':') || uri.starts_with('/') || uri.starts_with('\\') {
-            return Err(
-                "only a relative path inside the glTF file's folder (or a data: URI) is accepted"
-                    .into(),
-            );
+            return Err(GltfError::NotRelative);
         }
         let Some(base) = base else {
-            return Err("external buffers cannot be resolved for glTF data given in memory".into());
+            return Err(GltfError::NoFolder);
         };
         let relative = super::decode_uri(uri)?;
         let relative = inside(&relative)?;
         let folder = base
             .canonicalize()
-            .map_err(|_| "the glTF file's folder cannot be resolved".to_string())?;
+            .map_err(|_| GltfError::FolderUnresolved)?;
         let target = folder.join(&relative);
         // A symbolic link inside the folder may lead out of it: compare the resolved paths.
-        let resolved = target
-            .canonicalize()
-            .map_err(|_| "the buffer file does not exist or cannot be opened".to_string())?;
+        let resolved = target.canonicalize().map_err(|_| GltfError::Missing)?;
         if !resolved.starts_with(&folder) {
-            return Err("the path leads outside the glTF file's folder".into());
+            return Err(GltfError::Outside);
         }
         let file = clipforge_base::fsio::open_regular(&resolved).map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidInput => format!("cannot read: {e}"),
-            _ => "the buffer file cannot be opened".to_string(),
+            std::io::ErrorKind::InvalidInput => GltfError::NotRegular(e),
+            _ => GltfError::CannotOpen,
         })?;
         // A folder swapped for a symbolic link between the check above and the open: what was
         // opened is checked too (Linux names it in /proc).
@@ -1410,11 +1612,10 @@ mod buffers {
             use std::os::fd::AsRawFd;
             let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
             if opened.is_ok_and(|p| !p.starts_with(&folder)) {
-                return Err("the path leads outside the glTF file's folder".into());
+                return Err(GltfError::Outside);
             }
         }
-        read_bounded(file, crate::limits::max_memory_bytes())
-            .ok_or_else(|| "the buffer file cannot be read or is too large".to_string())
+        read_bounded(file, crate::limits::max_memory_bytes()).ok_or(GltfError::CannotRead)
     }
 
     /// The whole of an opened regular file of at most `max_len` bytes.
@@ -1430,7 +1631,7 @@ mod buffers {
     }
 
     /// `relative` as a path that stays inside the folder (`a/../b.bin` is fine, `../b.bin` not).
-    fn inside(relative: &str) -> Result<PathBuf, String> {
+    fn inside(relative: &str) -> Result<PathBuf, GltfError> {
         let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
         for c in Path::new(relative).components() {
             match c {
@@ -1438,27 +1639,26 @@ mod buffers {
                 Component::CurDir => {}
                 Component::ParentDir => {
                     if parts.pop().is_none() {
-                        return Err("the path leads outside the glTF file's folder".into());
+                        return Err(GltfError::Outside);
                     }
                 }
                 Component::RootDir | Component::Prefix(_) => {
-                    return Err("absolute paths are not accepted".into());
+                    return Err(GltfError::Absolute);
                 }
             }
         }
         if parts.is_empty() {
-            return Err("the path names no file".into());
+            return Err(GltfError::NoFile);
         }
         Ok(parts.iter().collect())
     }
 
     /// Standard base64 with optional `=` padding. The output is 3/4 of the text at most, so it is
     /// bounded by the input's size.
-    pub(super) fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
-        let bad = || "invalid base64 in a data: URI".to_string();
+    pub(super) fn decode_base64(text: &str) -> Result<Vec<u8>, GltfError> {
         let body = text.trim_end_matches('=');
         if text.len() - body.len() > 2 {
-            return Err(bad());
+            return Err(GltfError::Base64);
         }
         let mut out = Vec::with_capacity(body.len() / 4 * 3 + 3);
         let mut acc = 0u32;
@@ -1470,7 +1670,7 @@ mod buffers {
                 b'0'..=b'9' => c - b'0' + 52,
                 b'+' => 62,
                 b'/' => 63,
-                _ => return Err(bad()),
+                _ => return Err(GltfError::Base64),
             };
             acc = (acc << 6) | v as u32;
             nbits += 6;
@@ -1481,7 +1681,7 @@ mod buffers {
             }
         }
         if body.len() % 4 == 1 {
-            return Err(bad());
+            return Err(GltfError::Base64);
         }
         Ok(out)
     }

@@ -20,7 +20,7 @@
 //!   error of kind [`ImportErrorKind::OverBudget`] ([`ImportError::limit`]).
 
 pub mod acl;
-pub mod bvh;
+pub(crate) mod bvh;
 pub mod fbx;
 pub mod gltf;
 pub mod sjson;
@@ -73,7 +73,7 @@ impl ImportError {
     }
 
     /// The same error, of kind `kind`.
-    pub fn with_kind(self, kind: ImportErrorKind) -> Self {
+    pub(crate) fn with_kind(self, kind: ImportErrorKind) -> Self {
         Self { kind, ..self }
     }
 
@@ -215,7 +215,7 @@ impl ClipFormat {
 }
 
 /// Every clip file extension, in table order (`.acl.sjson`, `.bvh`, `.gltf`, `.glb`, `.fbx`).
-pub fn clip_extensions() -> impl Iterator<Item = &'static str> {
+pub(crate) fn clip_extensions() -> impl Iterator<Item = &'static str> {
     ClipFormat::ALL
         .into_iter()
         .flat_map(|f| f.info().extensions.iter().copied())
@@ -273,7 +273,7 @@ impl fmt::Display for ImportWarning {
 }
 
 /// Lowest and highest sampling rate accepted for `--sample-rate` ([`ImportOptions::sample_rate`]).
-pub const SAMPLE_RATE_RANGE: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
+pub(crate) const SAMPLE_RATE_RANGE: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
 
 /// How files are imported.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -293,16 +293,23 @@ impl ImportOptions {
     }
 }
 
+/// A `--sample-rate` (or folder `sample_rate`) outside [`SAMPLE_RATE_RANGE`], or not finite.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "sample rate {hz} Hz is not supported (expected {}-{} Hz)",
+    SAMPLE_RATE_RANGE.start(),
+    SAMPLE_RATE_RANGE.end()
+)]
+pub struct SampleRateError {
+    pub hz: f64,
+}
+
 /// Checks a `--sample-rate` value: finite and within [`SAMPLE_RATE_RANGE`].
-pub fn check_sample_rate(hz: f64) -> Result<f64, String> {
+pub fn check_sample_rate(hz: f64) -> Result<f64, SampleRateError> {
     if hz.is_finite() && SAMPLE_RATE_RANGE.contains(&hz) {
         Ok(hz)
     } else {
-        Err(format!(
-            "sample rate {hz} Hz is not supported (expected {}-{} Hz)",
-            SAMPLE_RATE_RANGE.start(),
-            SAMPLE_RATE_RANGE.end()
-        ))
+        Err(SampleRateError { hz })
     }
 }
 
@@ -368,7 +375,12 @@ pub fn load_clips_from_bytes_with_options(
 /// Reads a clip file: a regular file only (FIFOs, devices and sockets are refused without
 /// blocking, see [`clipforge_base::fsio::open_regular`]) and no larger than the memory budget.
 pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
-    clipforge_base::fsio::read_regular(path, limits::max_memory_bytes())
+    read_input_up_to(path, limits::max_memory_bytes())
+}
+
+/// [`read_input`] with a bound of its own (`max_len` bytes).
+pub(crate) fn read_input_up_to(path: &Path, max_len: u64) -> Result<Vec<u8>, ImportError> {
+    clipforge_base::fsio::read_regular(path, max_len)
         .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))
 }
 
@@ -609,6 +621,22 @@ pub(crate) fn catch_quietly<T>(f: impl FnOnce() -> T) -> Option<T> {
     result.ok()
 }
 
+/// `f`, a `reader` (`"glTF"`, `"FBX"`) at work on a file's `data` (`"data"`, `"mesh data"`),
+/// under [`catch_quietly`]: a panic left in the reader becomes an import error saying so.
+pub(crate) fn read_quietly<T>(
+    path: &Path,
+    (reader, data): (&str, &str),
+    f: impl FnOnce() -> Result<T, ImportError>,
+) -> Result<T, ImportError> {
+    catch_quietly(f).unwrap_or_else(|| {
+        Err(ImportError::new(
+            path,
+            None,
+            format!("malformed {reader}: the {reader} reader failed on this file's {data}"),
+        ))
+    })
+}
+
 /// Clip name from a file name: the name without its format extension(s).
 pub(crate) fn file_stem(path: &Path) -> String {
     let name = path
@@ -624,6 +652,31 @@ pub(crate) fn file_stem(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sample_rate_and_reader_panic_texts() {
+        assert_eq!(check_sample_rate(30.0), Ok(30.0));
+        assert_eq!(
+            check_sample_rate(0.5).unwrap_err().to_string(),
+            "sample rate 0.5 Hz is not supported (expected 1-1000 Hz)"
+        );
+        assert_eq!(
+            check_sample_rate(f64::NAN).unwrap_err().to_string(),
+            "sample rate NaN Hz is not supported (expected 1-1000 Hz)"
+        );
+        let path = Path::new("x.glb");
+        let e = read_quietly(
+            path,
+            ("glTF", "mesh data"),
+            || -> Result<(), ImportError> { panic!("hostile input") },
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.glb: malformed glTF: the glTF reader failed on this file's mesh data"
+        );
+        assert_eq!(read_quietly(path, ("FBX", "data"), || Ok(3)), Ok(3));
+    }
 
     #[test]
     fn unknown_extension_is_a_clear_error() {

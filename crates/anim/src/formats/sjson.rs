@@ -99,7 +99,7 @@ impl<'a> Node<'a> {
         }
     }
 
-    pub fn as_bool(&self) -> Option<bool> {
+    pub(crate) fn as_bool(&self) -> Option<bool> {
         match self.value {
             Value::Bool(b) => Some(b),
             _ => None,
@@ -126,7 +126,7 @@ impl<'a> Node<'a> {
 
 /// Parses a number token: decimal (via f64's correctly rounded parser), `0x` hexadecimal integer,
 /// or `inf`/`nan` spellings Rust accepts.
-pub fn parse_number(text: &str) -> Option<f64> {
+pub(crate) fn parse_number(text: &str) -> Option<f64> {
     let (neg, body) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
@@ -498,7 +498,7 @@ fn describe(c: u8) -> String {
 // Writer
 
 /// Appends `s` as a double-quoted SJSON string with JSON escapes.
-pub fn write_string(out: &mut String, s: &str) {
+pub(crate) fn write_string(out: &mut String, s: &str) {
     out.push('"');
     for ch in s.chars() {
         match ch {
@@ -521,12 +521,12 @@ pub fn write_string(out: &mut String, s: &str) {
 /// Rust's shortest round-trip formatting of the f64 widening (always with a decimal point or an
 /// exponent, so it reads as a float). Non-finite values are written as `inf`/`-inf`/`nan`
 /// (which ACL cannot read; callers validate first).
-pub fn write_f32(out: &mut String, v: f32) {
+pub(crate) fn write_f32(out: &mut String, v: f32) {
     write_f64(out, v as f64);
 }
 
 /// Appends an f64 with Rust's shortest round-trip formatting.
-pub fn write_f64(out: &mut String, v: f64) {
+pub(crate) fn write_f64(out: &mut String, v: f64) {
     use fmt::Write;
     if !v.is_finite() {
         out.push_str(if v.is_nan() {
@@ -545,15 +545,9 @@ pub fn write_f64(out: &mut String, v: f64) {
 }
 
 /// Appends the IEEE bits of an f64 as 16 upper-case hex digits in quotes (ACL's binary-exact form).
-pub fn write_hex_f64(out: &mut String, v: f64) {
+pub(crate) fn write_hex_f64(out: &mut String, v: f64) {
     use fmt::Write;
     let _ = write!(out, "\"{:016X}\"", v.to_bits());
-}
-
-/// Appends the IEEE bits of an f32 as 8 upper-case hex digits in quotes (ACL track lists).
-pub fn write_hex_f32(out: &mut String, v: f32) {
-    use fmt::Write;
-    let _ = write!(out, "\"{:08X}\"", v.to_bits());
 }
 
 #[cfg(test)]
@@ -669,9 +663,6 @@ mod tests {
         s.clear();
         write_hex_f64(&mut s, 1.0);
         assert_eq!(s, "\"3FF0000000000000\"");
-        s.clear();
-        write_hex_f32(&mut s, 1.0);
-        assert_eq!(s, "\"3F800000\"");
         s.clear();
         write_string(&mut s, "a\"b\\c\nd");
         let text = format!("k = {s}");

@@ -77,7 +77,7 @@ impl KeySet {
 }
 
 /// The default value of a sub-track kind, as the decoders return it.
-pub fn default_value(kind: u8) -> Vec4 {
+pub(crate) fn default_value(kind: u8) -> Vec4 {
     match kind {
         ROTATION => Vec4::new(0.0, 0.0, 0.0, 1.0),
         TRANSLATION => Vec4::ZERO,
@@ -369,7 +369,7 @@ pub fn reduce_clip(
     shells: &[f32],
     target: f32,
     decode: &dyn Fn(&KeySet) -> (RawClip, RawClip),
-) -> Result<Reduced, String> {
+) -> Result<Reduced, metric::MeasureError> {
     let nb = clip.num_bones();
     let reach = reaches(clip, shells);
     // Start at the whole target per bone: the check below tightens the chains that add up.
@@ -394,8 +394,7 @@ pub fn reduce_clip(
             poses: &mid,
         }];
         let between: &[metric::Between] = if clip.num_samples > 1 { &between } else { &[] };
-        let stats =
-            metric::measure_with_between(clip, &at, between, shells).map_err(|e| e.to_string())?;
+        let stats = metric::measure_with_between(clip, &at, between, shells)?;
         let failing: Vec<usize> = (0..nb)
             .filter(|&b| stats.per_bone_max[b] > target as f64)
             .collect();

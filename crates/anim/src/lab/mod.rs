@@ -178,24 +178,41 @@ fn decode_ns(times: &[Vec<f32>; 4], timings: bool, mut decode: impl FnMut(f32)) 
     }
 }
 
+/// Why the lab cannot run on a clip.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LabError {
+    /// Longer than the key layouts' 16-bit key times reach.
+    #[error("{0} samples: the lab's key layouts store 16-bit key times (at most 65535 samples)")]
+    TooManySamples(usize),
+    /// The uniform codec (the compressor) refused the clip.
+    #[error(transparent)]
+    Compress(#[from] compress::CompressError),
+    /// The uniform codec's output does not read back (a bug).
+    #[error("uniform codec: {0}")]
+    Uniform(crate::runtime::FormatError),
+    /// The sorted stream's 16-bit counts cannot hold the key set.
+    #[error("sorted stream: more than 65535 sub-tracks or samples")]
+    SortedTooLarge,
+    /// A codec's reconstruction cannot be measured against the clip.
+    #[error(transparent)]
+    Measure(#[from] crate::metric::MeasureError),
+}
+
 /// Runs the three codecs on one clip.
 pub fn run_clip(
     clip: &RawClip,
     path: &str,
     opts: &LabOptions,
-) -> Result<(ClipLab, Vec<Lossy>), String> {
+) -> Result<(ClipLab, Vec<Lossy>), LabError> {
     let settings = CompressionSettings {
         error_threshold: opts.settings_threshold,
         shell_distance: opts.shell_distance,
         ..Default::default()
     };
     if clip.num_samples > u16::MAX as usize {
-        return Err(format!(
-            "{} samples: the lab's key layouts store 16-bit key times (at most 65535 samples)",
-            clip.num_samples
-        ));
+        return Err(LabError::TooManySamples(clip.num_samples));
     }
-    let compressed = compress::compress(clip, &settings).map_err(|e| e.to_string())?;
+    let compressed = compress::compress(clip, &settings)?;
     let nb = clip.num_bones();
     let shells: Vec<f32> = match opts.shell_distance {
         Some(d) => vec![d; nb],
@@ -209,7 +226,7 @@ pub fn run_clip(
     let mut lossy = Vec::new();
 
     // (a) uniform.
-    let reader = ClipReader::new(&compressed.bytes).map_err(|e| format!("uniform codec: {e}"))?;
+    let reader = ClipReader::new(&compressed.bytes).map_err(LabError::Uniform)?;
     let layout = uniform::Layout::new(&compressed.bytes);
     let mut counter = Counter::default();
     for &x in &times[0] {
@@ -265,8 +282,7 @@ pub fn run_clip(
     let u_clip = keys::clip_from_poses(clip, n, |s, p| u.decode(s as f32, p, &mut NoProbe));
 
     // (c) the same keys as a sorted stream.
-    let s = sorted::Sorted::encode(&reduced.keys)
-        .ok_or_else(|| "sorted stream: more than 65535 sub-tracks or samples".to_string())?;
+    let s = sorted::Sorted::encode(&reduced.keys).ok_or(LabError::SortedTooLarge)?;
     let mut ctx = s.new_context();
     let mut counter = Counter::default();
     for &x in &times[0] {
@@ -293,8 +309,7 @@ pub fn run_clip(
         poses: &s_mid,
     }];
     let between: &[crate::metric::Between] = if n > 1 { &between } else { &[] };
-    let s_error = crate::metric::measure_with_between(clip, &s_clip, between, &shells)
-        .map_err(|e| e.to_string())?;
+    let s_error = crate::metric::measure_with_between(clip, &s_clip, between, &shells)?;
     results.push(CodecResult {
         codec: SORTED_STREAM.into(),
         bytes: s.buf.len(),
@@ -347,4 +362,21 @@ pub fn per_sample_error(raw: &RawClip, lossy: &RawClip, shells: &[f32]) -> Vec<f
                 .fold(0.0, f64::max)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lab_error_texts() {
+        assert_eq!(
+            LabError::TooManySamples(70000).to_string(),
+            "70000 samples: the lab's key layouts store 16-bit key times (at most 65535 samples)"
+        );
+        assert_eq!(
+            LabError::SortedTooLarge.to_string(),
+            "sorted stream: more than 65535 sub-tracks or samples"
+        );
+    }
 }

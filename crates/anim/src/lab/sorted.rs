@@ -14,7 +14,7 @@
 
 use super::keys::{self, KeySet, Storage};
 use super::probe::{Probe, Region};
-use super::unsorted::{read_range, read_value, write_range, write_value};
+use super::unsorted::{read_range, read_value, u16_at, u32_at, write_range, write_value};
 use crate::pose::Pose;
 use glam::Vec4;
 
@@ -63,13 +63,6 @@ impl Context {
     pub fn size_bytes(&self) -> usize {
         CONTEXT_HEADER_BYTES + CONTEXT_TRACK_BYTES * self.slots.len()
     }
-}
-
-fn u16_at(b: &[u8], o: usize) -> u16 {
-    u16::from_le_bytes([b[o], b[o + 1]])
-}
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
 
 fn write_entry(out: &mut Vec<u8>, track: usize, keys: &KeySet, k: usize) {

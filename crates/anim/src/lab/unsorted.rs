@@ -30,10 +30,11 @@ fn align4(x: usize) -> usize {
     (x + 3) & !3
 }
 
-fn u16_at(b: &[u8], o: usize) -> u16 {
+/// Little-endian reads of the lab's buffers (this layout's and the sorted stream's).
+pub(crate) fn u16_at(b: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([b[o], b[o + 1]])
 }
-fn u32_at(b: &[u8], o: usize) -> u32 {
+pub(crate) fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
 fn f32_at(b: &[u8], o: usize) -> f32 {

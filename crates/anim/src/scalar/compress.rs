@@ -4,10 +4,12 @@
 //! (checked in float64 on the runtime's own decoding), raw float32 as the last resort. A list whose
 //! last sample equals its first, bit for bit, drops it and loops.
 
-use super::{DEFAULT_SCALAR_PRECISION, RawScalarList, error::ScalarErrorStats};
+use super::error::{ScalarErrorStats, ScalarShapeMismatch, measure_scalar_error};
+use super::{DEFAULT_SCALAR_PRECISION, RawScalarList};
 use crate::runtime::scalar::{
     CODE_CONSTANT, CODE_QUANTIZED_BASE, CODE_RAW, CODE_ZERO, CRC_OFFSET, FLAG_SHARED_PRECISION,
-    FLAG_WRAP, HEADER_SIZE, MAGIC, MAX_QUANTIZED_BITS, VERSION, checksum, dequantize, write_bits,
+    FLAG_WRAP, HEADER_SIZE, MAGIC, MAX_QUANTIZED_BITS, ScalarReader, VERSION, checksum, dequantize,
+    write_bits,
 };
 
 /// Why a list cannot be compressed.
@@ -29,8 +31,21 @@ pub enum ScalarCompressError {
     BadPrecision(String),
     #[error("output_index values must be unique and contiguous from 0 (found {0:?})")]
     BadOutputs(Vec<u32>),
+    /// The buffer just written does not read (a bug: never returned as a bad `.cfs`).
     #[error("internal error: the compressed buffer does not read back: {0}")]
-    Internal(String),
+    ReadBack(crate::runtime::FormatError),
+    /// The buffer just written reads as another shape than its list (a bug, as above).
+    #[error("internal error: the compressed buffer does not read back: {0}")]
+    ReadBackShape(ScalarShapeMismatch),
+}
+
+/// [`measure_scalar_error`] of a `.cfs` buffer just written (a failure is a bug).
+fn measure_bytes(
+    list: &RawScalarList,
+    bytes: &[u8],
+) -> Result<ScalarErrorStats, ScalarCompressError> {
+    let reader = ScalarReader::new(bytes).map_err(ScalarCompressError::ReadBack)?;
+    measure_scalar_error(list, &reader).map_err(ScalarCompressError::ReadBackShape)
 }
 
 /// A compressed list: the `.cfs` bytes and what the compressor measured on them.
@@ -157,7 +172,7 @@ pub fn compress_scalar_list(
     let crc = checksum(&out);
     out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_le_bytes());
 
-    let error = super::error::measure_bytes(list, &out).map_err(ScalarCompressError::Internal)?;
+    let error = measure_bytes(list, &out)?;
     Ok(CompressedScalars {
         bytes: out,
         error,

@@ -3,7 +3,7 @@
 //! (interpolated as the runtime does), ACL's scalar metric.
 
 use super::RawScalarList;
-use crate::runtime::scalar::ScalarReader;
+use crate::runtime::scalar::{ScalarReader, ScalarType};
 
 /// Points checked strictly inside each sample interval (as `clip_eval.py --between 4`).
 pub(crate) const BETWEEN_POINTS: usize = 4;
@@ -27,13 +27,30 @@ pub struct ScalarErrorStats {
     pub all_within_precision: bool,
 }
 
+/// A compressed list measured against a raw list of another shape: track type, output track
+/// count or sample count differ.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "shape mismatch: {} {compressed_tracks} tracks x {compressed_samples} samples compressed, {} {raw_tracks} x {raw_samples} raw",
+    .compressed_type.acl_name(),
+    .raw_type.acl_name()
+)]
+pub struct ScalarShapeMismatch {
+    pub compressed_type: ScalarType,
+    pub compressed_tracks: usize,
+    pub compressed_samples: usize,
+    pub raw_type: ScalarType,
+    pub raw_tracks: usize,
+    pub raw_samples: usize,
+}
+
 /// Measures `reader` against `list` (its source): output track `k` of the reader is compared
 /// with the list's track of output index `k`. A reader whose shape does not match `list`
 /// (other type, track or sample count) gives `Err`.
 pub fn measure_scalar_error(
     list: &RawScalarList,
     reader: &ScalarReader<'_>,
-) -> Result<ScalarErrorStats, String> {
+) -> Result<ScalarErrorStats, ScalarShapeMismatch> {
     let order = list.output_order();
     let w = list.width();
     let n = list.num_samples;
@@ -41,15 +58,14 @@ pub fn measure_scalar_error(
         || reader.num_tracks() != order.len()
         || reader.num_samples() != n
     {
-        return Err(format!(
-            "shape mismatch: {} {} tracks x {} samples compressed, {} {} x {} raw",
-            reader.track_type().acl_name(),
-            reader.num_tracks(),
-            reader.num_samples(),
-            list.track_type.acl_name(),
-            order.len(),
-            n
-        ));
+        return Err(ScalarShapeMismatch {
+            compressed_type: reader.track_type(),
+            compressed_tracks: reader.num_tracks(),
+            compressed_samples: reader.num_samples(),
+            raw_type: list.track_type,
+            raw_tracks: order.len(),
+            raw_samples: n,
+        });
     }
     let mut stats = ScalarErrorStats {
         all_within_precision: true,
@@ -109,11 +125,23 @@ pub fn measure_scalar_error(
     Ok(stats)
 }
 
-/// [`measure_scalar_error`] of a `.cfs` buffer.
-pub(crate) fn measure_bytes(
-    list: &RawScalarList,
-    bytes: &[u8],
-) -> Result<ScalarErrorStats, String> {
-    let reader = ScalarReader::new(bytes).map_err(|e| e.to_string())?;
-    measure_scalar_error(list, &reader)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shape_mismatch_says_both_shapes() {
+        let e = ScalarShapeMismatch {
+            compressed_type: ScalarType::Float3,
+            compressed_tracks: 2,
+            compressed_samples: 10,
+            raw_type: ScalarType::Float4,
+            raw_tracks: 3,
+            raw_samples: 11,
+        };
+        assert_eq!(
+            e.to_string(),
+            "shape mismatch: float3f 2 tracks x 10 samples compressed, float4f 3 x 11 raw"
+        );
+    }
 }

@@ -11,7 +11,7 @@ pub mod error;
 pub use crate::runtime::scalar::ScalarType;
 pub use compress::{CompressedScalars, ScalarCompressError, compress_scalar_list};
 pub use decompress::to_raw_scalar_list;
-pub use error::{ScalarErrorStats, measure_scalar_error};
+pub use error::{ScalarErrorStats, ScalarShapeMismatch, measure_scalar_error};
 
 /// ACL's default precision for scalar tracks (`track_desc_scalarf`), used when a track gives
 /// none or a negative one.

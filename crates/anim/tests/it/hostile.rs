@@ -65,7 +65,11 @@ fn the_compressor_refuses_a_clip_over_the_process_budget() {
     )
     .unwrap();
     let e = compress(&clip, &CompressionSettings::default()).unwrap_err();
-    assert!(limits::is_over_budget(&e.to_string()), "{e}");
+    assert!(
+        matches!(e, clipforge_anim::compress::CompressError::LimitExceeded(_))
+            && e.to_string().contains(limits::OVER_BUDGET),
+        "{e}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,32 +21,23 @@
 //!   against the input's memory budget before its vertices are read; every index (face corner,
 //!   cluster, weight range) is checked; errors name the file, the mesh and the cluster.
 
-use super::{Rig, ferr, load_scene_with, stack_name, ufbx_load_options};
-use crate::formats::{ImportError, check_budget};
-use crate::limits;
-use crate::mesh::{ClipMesh, INFLUENCES, SkinnedMesh, check_mesh, mesh_bytes};
+use super::{Rig, ferr, load_scene_with, read_fbx_file, stack_name, ufbx_load_options};
+use crate::formats::{ImportError, check_budget, read_quietly};
+use crate::mesh::{ClipMesh, INFLUENCES, MeshDataError, SkinnedMesh, check_mesh, mesh_bytes};
 use glam::{DMat4, DVec4};
 use std::path::Path;
 use std::sync::Arc;
 
 /// Reads an FBX file (regular files only, size bounded as for its clips) and returns its
 /// skinned mesh once per clip (none when no mesh is skinned by the clips' skeleton).
-pub fn load_fbx_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
-    let max_len = limits::max_memory_bytes() / 2;
-    let bytes = clipforge_base::fsio::read_regular(path, max_len)
-        .map_err(|e| ImportError::new(path, None, format!("cannot read file: {e}")))?;
-    load_fbx_meshes(&bytes, path)
+pub(crate) fn load_fbx_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
+    load_fbx_meshes(&read_fbx_file(path)?, path)
 }
 
 /// [`load_fbx_meshes_file`] on bytes in memory; `path` names the data in errors.
 pub fn load_fbx_meshes(bytes: &[u8], path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
     // As for clips: a panic in the binding becomes an import error, never reaches the user.
-    std::panic::catch_unwind(|| load_inner(bytes, path)).unwrap_or_else(|_| {
-        Err(ferr(
-            path,
-            "malformed FBX: the FBX reader failed on this file's mesh data",
-        ))
-    })
+    read_quietly(path, ("FBX", "mesh data"), || load_inner(bytes, path))
 }
 
 fn load_inner(bytes: &[u8], path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
@@ -266,7 +257,8 @@ impl MeshReader<'_> {
         if m.positions.len() == first {
             return Ok(false);
         }
-        self.triangles(mesh, &kept, m).map_err(err)?;
+        self.triangles(mesh, &kept, m)
+            .map_err(|e| err(e.to_string()))?;
         Ok(true)
     }
 
@@ -276,7 +268,7 @@ impl MeshReader<'_> {
         mesh: &ufbx::Mesh,
         kept: &[Option<u32>],
         m: &mut SkinnedMesh,
-    ) -> Result<(), String> {
+    ) -> Result<(), MeshDataError> {
         let mut tri = vec![0u32; mesh.max_face_triangles.saturating_mul(3)];
         for (fi, face) in mesh.faces.iter().enumerate() {
             if face.num_indices < 3 {
@@ -284,7 +276,7 @@ impl MeshReader<'_> {
             }
             let n = face.num_indices as usize - 2;
             if n * 3 > tri.len() {
-                return Err(format!("face {fi} has more triangles than the mesh says"));
+                return Err(MeshDataError::FaceTriangles(fi));
             }
             let n = ufbx::triangulate_face(&mut tri[..n * 3], mesh, *face) as usize;
             for t in tri[..n.min(tri.len() / 3) * 3].chunks_exact(3) {
@@ -295,11 +287,16 @@ impl MeshReader<'_> {
                         .vertex_indices
                         .get(corner as usize)
                         .copied()
-                        .ok_or_else(|| format!("face {fi}: corner {corner} past the indices"))?;
+                        .ok_or(MeshDataError::CornerIndex { face: fi, corner })?;
                     match kept.get(v as usize) {
                         Some(Some(k)) => *o = *k,
                         Some(None) => all = false,
-                        None => return Err(format!("face {fi}: vertex {v} past the vertices")),
+                        None => {
+                            return Err(MeshDataError::FaceVertex {
+                                face: fi,
+                                vertex: v,
+                            });
+                        }
                     }
                 }
                 if all {

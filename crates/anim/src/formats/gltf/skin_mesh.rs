@@ -15,10 +15,10 @@
 //!   and a panic left in the gltf crate's readers becomes an import error.
 
 use super::{
-    GLTF_TO_CM, animated_skin, buffers, check_accessor, check_document, gerr, member_names,
-    nodes_between,
+    GLTF_TO_CM, GltfError, Opened, animated_skin, check_accessor, folder_of, gerr, member_names,
+    node_name, nodes_between, open, parents,
 };
-use crate::formats::{ImportError, catch_quietly, check_budget, read_input};
+use crate::formats::{ImportError, check_budget, read_input, read_quietly};
 use crate::mesh::{ClipMesh, INFLUENCES, SkinnedMesh, check_mesh, mesh_bytes};
 use glam::{DMat4, Mat4, Quat};
 use gltf::accessor::{DataType, Dimensions};
@@ -29,16 +29,9 @@ use std::sync::Arc;
 
 /// Reads a glTF/GLB file (external buffers resolve next to it) and returns each animation's
 /// skinned mesh (animations without a skinned mesh have none).
-pub fn load_gltf_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
+pub(crate) fn load_gltf_meshes_file(path: &Path) -> Result<Vec<ClipMesh>, ImportError> {
     let bytes = read_input(path)?;
-    let base = path.parent().map(|p| {
-        if p.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            p
-        }
-    });
-    load_gltf_meshes(&bytes, path, base)
+    load_gltf_meshes(&bytes, path, folder_of(path))
 }
 
 /// [`load_gltf_meshes_file`] on bytes in memory; `base`: the folder external buffers resolve
@@ -48,11 +41,8 @@ pub fn load_gltf_meshes(
     path: &Path,
     base: Option<&Path>,
 ) -> Result<Vec<ClipMesh>, ImportError> {
-    catch_quietly(|| load_inner(bytes, path, base)).unwrap_or_else(|| {
-        Err(gerr(
-            path,
-            "malformed glTF: the glTF reader failed on this file's mesh data",
-        ))
+    read_quietly(path, ("glTF", "mesh data"), || {
+        load_inner(bytes, path, base)
     })
 }
 
@@ -61,29 +51,14 @@ fn load_inner(
     path: &Path,
     base: Option<&Path>,
 ) -> Result<Vec<ClipMesh>, ImportError> {
-    if bytes.is_empty() {
-        return Err(gerr(path, "empty file"));
-    }
-    let gltf = super::parse(bytes, path)?;
-    let doc = gltf.document;
-    check_document(&doc, path)?;
-    let buffers = buffers::load(&doc, gltf.blob, path, base)?;
-    let input_len = bytes
-        .len()
-        .saturating_add(buffers.iter().map(Vec::len).sum::<usize>());
+    let Opened {
+        doc,
+        buffers,
+        input_len,
+    } = open(bytes, path, base)?;
     let nodes: Vec<gltf::Node> = doc.nodes().collect();
-    let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
-    for n in &nodes {
-        for c in n.children() {
-            parent_of[c.index()] = Some(n.index());
-        }
-    }
-    let node_name = |i: usize| {
-        nodes[i]
-            .name()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("node{i}"))
-    };
+    let parent_of = parents(&nodes);
+    let name_of = |i: usize| node_name(&nodes, i);
     let ctx = Ctx {
         path,
         buffers: &buffers,
@@ -107,7 +82,7 @@ fn load_inner(
                 let mut joints: BTreeSet<usize> = skin.joints().map(|j| j.index()).collect();
                 joints.extend(nodes_between(&joints, &parent_of));
                 let members: Vec<usize> = joints.into_iter().collect();
-                let names = member_names(&members, node_name);
+                let names = member_names(&members, name_of);
                 let joint_names = skin
                     .joints()
                     .map(|j| names[members.binary_search(&j.index()).unwrap_or(0)].clone())
@@ -164,9 +139,9 @@ fn scene_rotation(nodes: &[gltf::Node], parent_of: &[Option<usize>], members: &[
     }
 }
 
-/// Why a primitive was refused: its data (a message the caller places), or the memory budget.
+/// Why a primitive was refused: its data (the caller names the primitive), or the memory budget.
 enum PrimError {
-    Data(String),
+    Data(GltfError),
     Budget(ImportError),
 }
 
@@ -177,13 +152,18 @@ struct Ctx<'a> {
 }
 
 /// The element types an attribute may have (what the gltf crate's readers handle).
-fn check_type(acc: &gltf::Accessor, dims: Dimensions, types: &[DataType]) -> Result<(), String> {
+fn check_type(
+    acc: &gltf::Accessor,
+    dims: Dimensions,
+    types: &'static [DataType],
+) -> Result<(), GltfError> {
     if acc.dimensions() != dims || !types.contains(&acc.data_type()) {
-        return Err(format!(
-            "{:?} of {:?} where {dims:?} of {types:?} is expected",
-            acc.dimensions(),
-            acc.data_type()
-        ));
+        return Err(GltfError::ElementType {
+            dims: acc.dimensions(),
+            data_type: acc.data_type(),
+            expected_dims: dims,
+            expected_types: types,
+        });
     }
     Ok(())
 }
@@ -195,11 +175,11 @@ impl Ctx<'_> {
         &self,
         acc: &gltf::Accessor,
         dims: Dimensions,
-        types: &[DataType],
-    ) -> Result<(), String> {
+        types: &'static [DataType],
+    ) -> Result<(), GltfError> {
         check_accessor(acc, self.buffers)?;
         if acc.view().is_none() {
-            return Err("a mesh accessor without a buffer view is not read".into());
+            return Err(GltfError::MeshWithoutView);
         }
         check_type(acc, dims, types)
     }
@@ -257,7 +237,7 @@ impl Ctx<'_> {
             let mut used = false;
             for prim in mesh.primitives() {
                 let pwhat = format!("mesh '{mesh_name}', primitive {}", prim.index());
-                let perr = |e: String| err(format!("{pwhat}: {e}"));
+                let perr = |e: GltfError| err(format!("{pwhat}: {e}"));
                 used |= self
                     .read_primitive(&prim, &mut m, &mut all_normals, spent)
                     .map_err(|e| match e {
@@ -304,30 +284,34 @@ impl Ctx<'_> {
             return Ok(false);
         };
         let perr = PrimError::Data;
+        let of = |a| move |e| perr(GltfError::of(a)(e));
         self.check(&pos, Dimensions::Vec3, &[DataType::F32])
-            .map_err(|e| perr(format!("POSITION: {e}")))?;
+            .map_err(of("POSITION"))?;
         self.check(&joints, Dimensions::Vec4, &[DataType::U8, DataType::U16])
-            .map_err(|e| perr(format!("JOINTS_0: {e}")))?;
+            .map_err(of("JOINTS_0"))?;
         self.check(
             &weights,
             Dimensions::Vec4,
             &[DataType::F32, DataType::U8, DataType::U16],
         )
-        .map_err(|e| perr(format!("WEIGHTS_0: {e}")))?;
+        .map_err(of("WEIGHTS_0"))?;
         let nv = pos.count();
         if joints.count() != nv || weights.count() != nv {
-            return Err(perr(format!(
-                "{nv} positions, {} joints and {} weights",
-                joints.count(),
-                weights.count()
-            )));
+            return Err(perr(GltfError::InfluenceCount {
+                positions: nv,
+                joints: joints.count(),
+                weights: weights.count(),
+            }));
         }
         let normals = attr(gltf::Semantic::Normals);
         if let Some(n) = &normals {
             self.check(n, Dimensions::Vec3, &[DataType::F32])
-                .map_err(|e| perr(format!("NORMAL: {e}")))?;
+                .map_err(of("NORMAL"))?;
             if n.count() != nv {
-                return Err(perr(format!("{} normals for {nv} vertices", n.count())));
+                return Err(perr(GltfError::NormalCount {
+                    normals: n.count(),
+                    vertices: nv,
+                }));
             }
         }
         let indices = prim.indices();
@@ -337,7 +321,7 @@ impl Ctx<'_> {
                 Dimensions::Scalar,
                 &[DataType::U8, DataType::U16, DataType::U32],
             )
-            .map_err(|e| perr(format!("indices: {e}")))?;
+            .map_err(of("indices"))?;
         }
         let ni = indices.as_ref().map_or(nv, |i| i.count());
         // Counted before reading: a file may reuse one large accessor in many primitives.
@@ -352,10 +336,10 @@ impl Ctx<'_> {
         .map_err(PrimError::Budget)?;
         let first = m.positions.len();
         if first.saturating_add(nv) > u32::MAX as usize {
-            return Err(perr("more than 2^32 vertices".into()));
+            return Err(perr(GltfError::TooManyVertices));
         }
         let reader = prim.reader(|b| self.buffers.get(b.index()).map(|d| &d[..]));
-        let unreadable = |a: &str| PrimError::Data(format!("{a} cannot be read"));
+        let unreadable = |a| perr(GltfError::Unreadable(a));
         let k = GLTF_TO_CM as f32;
         m.positions.extend(
             reader
@@ -387,7 +371,10 @@ impl Ctx<'_> {
             None => (0..nv as u32).collect(),
         };
         if let Some(&bad) = idx.iter().find(|&&i| i as usize >= nv) {
-            return Err(perr(format!("index {bad} past the {nv} vertices")));
+            return Err(perr(GltfError::IndexPast {
+                index: bad,
+                vertices: nv,
+            }));
         }
         m.triangles.extend(
             idx.chunks_exact(3)
@@ -397,7 +384,7 @@ impl Ctx<'_> {
             || m.joints.len() != (first + nv) * INFLUENCES
             || m.weights.len() != (first + nv) * INFLUENCES
         {
-            return Err(perr("attributes shorter than their count".into()));
+            return Err(perr(GltfError::ShortAttributes));
         }
         Ok(true)
     }
