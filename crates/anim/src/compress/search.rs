@@ -187,7 +187,14 @@ struct SegmentCtx<'a> {
     /// (stored sample, raw sample it must reproduce)
     refs: Vec<(usize, usize)>,
     ranges: Vec<[u8; 6]>,
+    /// Per track: the levels measured so far, coarse to fine ([`SegmentCtx::extend_ladder`]).
     levels: Vec<Vec<Level>>,
+    /// Per track: where its ladder goes on.
+    cursors: Vec<LadderCursor>,
+    /// Per bone: the dominant shell distance over the segment's samples (the ladders' levers).
+    dom: Vec<f32>,
+    /// The segment's target (the ladders' ends).
+    target: f32,
     /// Animated tracks of each bone.
     bone_tracks: Vec<Vec<usize>>,
     /// Per track: [`min_arc_dot`] of a rotation's bone; infinite (no check) for the others.
@@ -253,20 +260,23 @@ pub(crate) fn search_segment(
             _ => f32::INFINITY,
         })
         .collect();
-    let levels = (0..p.tracks.len())
-        .map(|k| track_levels(p, k, seg, &ranges[k], &refs, &dom, len, target, arc_dots[k]))
-        .collect();
+    let (levels, cursors) = (0..p.tracks.len())
+        .map(|k| ladder_start(p, k, &ranges[k], &dom, target))
+        .unzip();
     let nb = p.num_bones;
     let raw_v: Vec<[Vec3A; 3]> = refs
         .iter()
         .flat_map(|&(_, j)| (0..nb).map(move |b| raw_vertices(&p.raw_obj[j * nb + b], p.shells[b])))
         .collect();
-    let ctx = SegmentCtx {
+    let mut ctx = SegmentCtx {
         p,
         seg,
         refs,
         ranges,
         levels,
+        cursors,
+        dom,
+        target,
         bone_tracks,
         arc_dots,
         raw_v,
@@ -298,99 +308,108 @@ pub(crate) fn raw_segment(p: &Prepared, seg: usize) -> SegmentChoice {
     }
 }
 
-/// The ladder of levels of one track in one segment, cheapest first, with each level's local error.
+/// Where a track's ladder goes on ([`SegmentCtx::extend_ladder`]): levels in half-octave steps
+/// of the quantization step, from `level` on, skipping steps that give the widths of the last one.
+struct LadderCursor {
+    /// The track's range in the segment, per component.
+    r: [f32; 3],
+    level: f32,
+    last: [u32; 3],
+    done: bool,
+}
+
+/// The start of a track's ladder in one segment: no level measured yet, or the one level of a
+/// track constant over the segment (its error is measured when the ladder is extended).
+fn ladder_start(
+    p: &Prepared,
+    k: usize,
+    range: &[u8; 6],
+    dom: &[f32],
+    target: f32,
+) -> (Vec<Level>, LadderCursor) {
+    let t = &p.tracks[k];
+    let r: [f32; 3] =
+        std::array::from_fn(|c| t.clip_ext[c] * (range[3 + c] as f32 / SEGMENT_RANGE_STEPS));
+    let max_r = r.iter().cloned().fold(0.0f32, f32::max);
+    // The dynamic program never uses a level whose error is above the largest budget it tries,
+    // so the ladder starts about there (from the error a step produces at this track's lever)
+    // rather than at "all 0 bits".
+    let lever = match t.kind {
+        0 => 2.0 * dom[t.bone],
+        1 => p.parent_scale[t.bone] * p.chain_weights[t.bone],
+        _ => dom[t.bone],
+    }
+    .max(1e-6);
+    let coarsest_useful = -((MAX_BUDGET_MULTIPLIER * target) / lever).log2() - 1.0;
+    let level = if max_r <= 0.0 {
+        0.0
+    } else {
+        (-max_r.log2() - 0.5).max(coarsest_useful.floor())
+    };
+    (
+        Vec::new(),
+        LadderCursor {
+            r,
+            level,
+            last: [u32::MAX; 3],
+            done: false,
+        },
+    )
+}
+
+/// One level of track `k` in segment `seg`: its widths, cost and local error (the largest over
+/// the segment's samples, at the bone's lever). A level whose error is over every budget the
+/// dynamic program can try gets an infinite error as soon as one sample shows it (the coarse
+/// levels of a ladder: their exact error is never read).
 #[allow(clippy::too_many_arguments)]
-fn track_levels(
+fn measure_level(
     p: &Prepared,
     k: usize,
     seg: usize,
     range: &[u8; 6],
     refs: &[(usize, usize)],
     dom: &[f32],
-    len: usize,
     target: f32,
     arc_dot: f32,
-) -> Vec<Level> {
+    widths: [u32; 3],
+    rots: &mut Vec<Quat>,
+) -> Level {
     let t = &p.tracks[k];
-    let r: [f32; 3] =
-        std::array::from_fn(|c| t.clip_ext[c] * (range[3 + c] as f32 / SEGMENT_RANGE_STEPS));
-    let max_r = r.iter().cloned().fold(0.0f32, f32::max);
     let translation_lever = p.parent_scale[t.bone] * p.chain_weights[t.bone];
-    let mut out: Vec<Level> = Vec::new();
-    let mut rots: Vec<Quat> = Vec::with_capacity(refs.len());
-    let mut push = |widths: [u32; 3]| -> f32 {
-        let dq = dequants(p, k, range, widths);
-        let mut err = 0.0f32;
-        rots.clear();
-        for &(i, j) in refs {
-            let d = decode_value(&t.values[i], &dq, widths);
-            let raw = p.raw_local(t.bone, j);
-            let e = match t.kind {
-                0 => {
-                    let q = t.rotation(d, seg, i);
-                    rots.push(q);
-                    rotation_lever(raw.r, q) * dom[t.bone]
-                }
-                1 => (Vec3A::from_array(d) - raw.t).length() * translation_lever,
-                _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
-            };
-            err = err.max(e);
-        }
-        // A level that moves an interval to the other arc is never usable (`keeps_arcs`).
-        if t.kind == 0 && !keeps_arcs(p, t.bone, refs, arc_dot, |r| rots[r]) {
+    // Above this no budget bucket holds the level (budgets are at most MAX_BUDGET_MULTIPLIER ×
+    // the target; 1 % over it covers their rounding).
+    let unusable = MAX_BUDGET_MULTIPLIER * 1.01 * target;
+    let len = p.segment_span(seg).1;
+    let dq = dequants(p, k, range, widths);
+    let mut err = 0.0f32;
+    rots.clear();
+    for &(i, j) in refs {
+        let d = decode_value(&t.values[i], &dq, widths);
+        let raw = p.raw_local(t.bone, j);
+        let e = match t.kind {
+            0 => {
+                let q = t.rotation(d, seg, i);
+                rots.push(q);
+                rotation_lever(raw.r, q) * dom[t.bone]
+            }
+            1 => (Vec3A::from_array(d) - raw.t).length() * translation_lever,
+            _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
+        };
+        err = err.max(e);
+        if err > unusable {
             err = f32::INFINITY;
+            break;
         }
-        out.push(Level {
-            widths,
-            cost: (widths[0] + widths[1] + widths[2]) * len as u32,
-            err,
-        });
-        err
-    };
-    if max_r <= 0.0 {
-        push([0, 0, 0]);
-        return out;
     }
-    // Levels in half-octave steps of the quantization step. The dynamic program never uses a
-    // level whose error is above the largest budget it tries, so the ladder starts about there
-    // (from the error a step produces at this track's lever) rather than at "all 0 bits".
-    let lever = match t.kind {
-        0 => 2.0 * dom[t.bone],
-        1 => translation_lever,
-        _ => dom[t.bone],
+    // A level that moves an interval to the other arc is never usable (`keeps_arcs`).
+    if t.kind == 0 && err.is_finite() && !keeps_arcs(p, t.bone, refs, arc_dot, |r| rots[r]) {
+        err = f32::INFINITY;
     }
-    .max(1e-6);
-    let coarsest_useful = -((MAX_BUDGET_MULTIPLIER * target) / lever).log2() - 1.0;
-    let mut level = (-max_r.log2() - 0.5).max(coarsest_useful.floor());
-    let mut last = [u32::MAX; 3];
-    loop {
-        let scale = level.exp2();
-        let widths: [u32; 3] = std::array::from_fn(|c| {
-            let x = r[c] * scale;
-            if x <= 1.0 {
-                0
-            } else {
-                ((x + 1.0).log2().ceil() as u32).min(MAX_BITS)
-            }
-        });
-        if widths != last {
-            last = widths;
-            let err = push(widths);
-            let saturated = (0..3).all(|c| r[c] <= 0.0 || widths[c] == MAX_BITS);
-            // Finer than the smallest budget bucket is never worth its bits.
-            if err <= target / (2.0 * BUCKETS as f32) {
-                break;
-            }
-            if saturated {
-                // 24 bits are not fine enough (a large range, or a low threshold): the raw
-                // float32 level is the one finer step left.
-                push(raw_widths(p, k));
-                break;
-            }
-        }
-        level += 0.5;
+    Level {
+        widths,
+        cost: (widths[0] + widths[1] + widths[2]) * len as u32,
+        err,
     }
-    out
 }
 
 /// The buckets where `table`, non-increasing, steps down to a new finite value, with that value.
@@ -411,12 +430,89 @@ fn steps(table: impl Iterator<Item = u32>, out: &mut Vec<(usize, u32)>) {
 }
 
 impl SegmentCtx<'_> {
+    /// Measures the ladder of track `k` further, from coarse to fine, until its last level's
+    /// error is at most `until` or the ladder ends: at a level finer than the smallest budget
+    /// bucket (`target / (2 · BUCKETS)`, never worth its bits), or after the raw float32 level
+    /// when 24 bits are not fine enough. Ladders are measured lazily because the dynamic
+    /// program never picks a level finer than the first one in its first bucket (each finer
+    /// level costs more bits and falls in that bucket or a later one), and the budgets tried
+    /// are rarely below the target: the finest third of a full ladder was never read.
+    fn extend_ladder(&mut self, k: usize, until: f32) {
+        let p = self.p;
+        let target = self.target;
+        let cur = &mut self.cursors[k];
+        let out = &mut self.levels[k];
+        let mut rots: Vec<Quat> = Vec::new();
+        let mut measure = |w: [u32; 3]| {
+            measure_level(
+                p,
+                k,
+                self.seg,
+                &self.ranges[k],
+                &self.refs,
+                &self.dom,
+                target,
+                self.arc_dots[k],
+                w,
+                &mut rots,
+            )
+        };
+        if cur.done || out.last().is_some_and(|l| l.err <= until) {
+            return;
+        }
+        if cur.r.iter().all(|&x| x <= 0.0) {
+            out.push(measure([0, 0, 0]));
+            cur.done = true;
+            return;
+        }
+        loop {
+            let scale = cur.level.exp2();
+            let widths: [u32; 3] = std::array::from_fn(|c| {
+                let x = cur.r[c] * scale;
+                if x <= 1.0 {
+                    0
+                } else {
+                    ((x + 1.0).log2().ceil() as u32).min(MAX_BITS)
+                }
+            });
+            cur.level += 0.5;
+            if widths == cur.last {
+                continue;
+            }
+            cur.last = widths;
+            let l = measure(widths);
+            let err = l.err;
+            out.push(l);
+            let saturated = (0..3).all(|c| cur.r[c] <= 0.0 || widths[c] == MAX_BITS);
+            // Finer than the smallest budget bucket is never worth its bits.
+            if err <= target / (2.0 * BUCKETS as f32) {
+                cur.done = true;
+                return;
+            }
+            if saturated {
+                // 24 bits are not fine enough (a large range, or a low threshold): the raw
+                // float32 level is the one finer step left.
+                out.push(measure(raw_widths(p, k)));
+                cur.done = true;
+                return;
+            }
+            if err <= until {
+                return;
+            }
+        }
+    }
+
     /// Cheapest levels under a chain budget `budget` (tree dynamic program), or None. Its
     /// tables live in `self.dp`, reused by every budget tried (one allocation per segment).
-    fn allocate(&self, budget: f32) -> Option<Vec<usize>> {
+    fn allocate(&mut self, budget: f32) -> Option<Vec<usize>> {
+        let delta = budget / BUCKETS as f32;
+        // Every level finer than one within 99 % of the first bucket is dominated (the margin
+        // keeps that level's bucket at 1 whatever the rounding of `e / delta`).
+        for k in 0..self.levels.len() {
+            self.extend_ladder(k, 0.99 * delta);
+        }
         let p = self.p;
         let nb = p.num_bones;
-        let delta = budget / BUCKETS as f32;
         let bucket = |e: f32| -> usize {
             let j = (e / delta).ceil();
             if j > BUCKETS as f32 {
@@ -597,8 +693,7 @@ impl SegmentCtx<'_> {
     }
 
     /// Scales the chain budget as far as the real error allows and returns the cheapest passing choice.
-    fn best_allocation(&self, target: f32, start: f32) -> (Vec<[u32; 3]>, f32) {
-        let finest: Vec<usize> = self.levels.iter().map(|l| l.len() - 1).collect();
+    fn best_allocation(&mut self, target: f32, start: f32) -> (Vec<[u32; 3]>, f32) {
         if self.levels.is_empty() {
             return (Vec::new(), start);
         }
@@ -683,14 +778,14 @@ impl SegmentCtx<'_> {
         let lo = lo.map_or(0.0, m_of);
         match best {
             Some((_, mut c)) => (self.refine(&mut c, target), lo.max(0.05)),
-            None => (
-                finest
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &l)| self.levels[k][l].widths)
-                    .collect(),
-                1.0,
-            ),
+            None => {
+                // The finest level of every ladder, measured to its end.
+                for k in 0..self.levels.len() {
+                    self.extend_ladder(k, -1.0);
+                }
+                let finest = self.levels.iter().map(|l| l[l.len() - 1].widths).collect();
+                (finest, 1.0)
+            }
         }
     }
 
