@@ -136,7 +136,7 @@ def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     listing = "--list" in sys.argv
     root = os.path.abspath(args[0] if args else os.path.join(os.path.dirname(__file__), ".."))
-    roots = [os.path.join(root, d) for d in ("src", "crates")]
+    roots = [os.path.join(root, d) for d in ("src", "crates", "tests", "fuzz", "benches")]
     bad = 0
     for top in roots:
         for dirpath, _, files in os.walk(top):

@@ -493,8 +493,7 @@ impl Bytes<'_> {
 /// debug assertions and overflow checks), and the SIMD paths agree with the scalar one.
 pub fn jobs(data: &[u8]) {
     use clipforge::runtime::NO_PARENT;
-    use clipforge::runtime::jobs::*;
-    use glam::{Mat4, Quat, Vec3A};
+    use clipforge::runtime::jobs::PoseRef;
     let mut r = Bytes(data, 0);
     let n = (r.u8() % 40) as usize;
     let parents: Vec<u32> = (0..r.len(n))
@@ -505,19 +504,34 @@ pub fn jobs(data: &[u8]) {
         })
         .collect();
     let (lr, lt, ls) = r.pose(n);
+    let local = PoseRef {
+        rotations: &lr,
+        translations: &lt,
+        scales: &ls,
+    };
+    jobs_local_to_object(&mut r, n, &parents, local);
+    jobs_blend(&mut r, n, local);
+    jobs_palette(&mut r, n, local);
+    jobs_skin(&mut r);
+}
+
+/// [`jobs`]' local → object case: output lengths and the range off by one as often as not.
+fn jobs_local_to_object(
+    r: &mut Bytes<'_>,
+    n: usize,
+    parents: &[u32],
+    local: clipforge::runtime::jobs::PoseRef<'_>,
+) {
+    use clipforge::runtime::jobs::*;
+    use glam::{Quat, Vec3A};
     let (mut or, mut ot, mut os) = (
         vec![Quat::IDENTITY; r.len(n)],
         vec![Vec3A::ZERO; r.len(n)],
         vec![Vec3A::ONE; r.len(n)],
     );
     let (start, end) = (r.u8() as usize % (n + 2), r.u8() as usize % (n + 2));
-    let local = PoseRef {
-        rotations: &lr,
-        translations: &lt,
-        scales: &ls,
-    };
     let mut job = LocalToObjectJob {
-        parents: &parents,
+        parents,
         local,
         start,
         end,
@@ -531,8 +545,12 @@ pub fn jobs(data: &[u8]) {
         v,
         "local_to_object: run() differs from validate()"
     );
+}
 
-    // Blend: up to two layers and one additive layer, each with its own lengths.
+/// [`jobs`]' blend case: up to two layers and one additive layer, each with its own lengths.
+fn jobs_blend(r: &mut Bytes<'_>, n: usize, local: clipforge::runtime::jobs::PoseRef<'_>) {
+    use clipforge::runtime::jobs::*;
+    use glam::{Quat, Vec3A};
     let poses: Vec<_> = (0..3).map(|_| r.pose(n)).collect();
     let bws: Vec<Vec<f32>> = (0..3)
         .map(|_| (0..r.len(n)).map(|_| r.f32()).collect())
@@ -567,8 +585,12 @@ pub fn jobs(data: &[u8]) {
     };
     let v = job.validate();
     assert_eq!(job.run(), v, "blend: run() differs from validate()");
+}
 
-    // Palette.
+/// [`jobs`]' skinning-palette case, both output layouts.
+fn jobs_palette(r: &mut Bytes<'_>, n: usize, local: clipforge::runtime::jobs::PoseRef<'_>) {
+    use clipforge::runtime::jobs::*;
+    use glam::Mat4;
     let m = (r.u8() % 20) as usize;
     let inv: Vec<Mat4> = (0..m)
         .map(|_| Mat4::from_cols_array(&[r.f32(); 16]))
@@ -589,8 +611,12 @@ pub fn jobs(data: &[u8]) {
         let v = job.validate();
         assert_eq!(job.run(), v, "palette: run() differs from validate()");
     }
+}
 
-    // Skinning and points on every path, compared with the scalar path.
+/// [`jobs`]' skinning and point-transform cases on every SIMD path, compared with the scalar one.
+fn jobs_skin(r: &mut Bytes<'_>) {
+    use clipforge::runtime::jobs::*;
+    use glam::Mat4;
     let k = (r.u8() % 6) as usize;
     let nv = (r.u8() % 24) as usize;
     let palette: Vec<Mat4> = (0..(r.u8() % 8) as usize)

@@ -3,6 +3,7 @@
 //! A leaf: plain data, it imports nothing from the other `gui` modules.
 
 use crate::anim::CompressionSettings;
+use crate::anim::formats::file_stem;
 use crate::pipeline::ClipFile;
 use crate::pipeline::folder_settings::{ClipSettings, Overrides, SettingsResolver, root_of};
 use crate::pipeline::report::{ClipReport, SCALAR_LIST_FORMAT, percentile};
@@ -709,17 +710,6 @@ impl Library {
             if sort.ascending { ord } else { ord.reverse() }
         });
         self.view = view;
-    }
-}
-
-fn file_stem(p: &std::path::Path) -> String {
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match crate::anim::formats::strip_clip_extension(&name) {
-        Some(stem) => stem.to_string(),
-        None => name,
     }
 }
 

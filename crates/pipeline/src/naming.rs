@@ -11,16 +11,7 @@ use std::path::{Component, Path, PathBuf};
 pub(crate) const OUTPUT_EXTENSION: &str = "cfa";
 
 /// The input file name without its clip extension: `walk.bvh` → `walk`, `x.acl.sjson` → `x`.
-pub fn clip_stem(path: &Path) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match clipforge_anim::formats::strip_clip_extension(&name) {
-        Some(stem) if !stem.is_empty() => stem.to_string(),
-        _ => name,
-    }
-}
+pub use clipforge_anim::formats::file_stem as clip_stem;
 
 /// Makes an animation name safe as part of a file name: ASCII letters, digits, `-` and `_` kept,
 /// anything else becomes `_`, at most 64 characters, `anim` when nothing is left.

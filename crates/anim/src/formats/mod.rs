@@ -637,15 +637,17 @@ pub(crate) fn read_quietly<T>(
     })
 }
 
-/// Clip name from a file name: the name without its format extension(s).
-pub(crate) fn file_stem(path: &Path) -> String {
+/// The file name without its clip extension: `walk.bvh` → `walk`, `x.acl.sjson` → `x` (a clip's
+/// name when its file gives none, the output file's stem, the app's row label). A name that is
+/// only an extension (`.bvh`) stays whole, so no stem is empty. The one extension-stripping rule.
+pub fn file_stem(path: &Path) -> String {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     match strip_clip_extension(&name) {
-        Some(stem) => stem.to_string(),
-        None => name,
+        Some(stem) if !stem.is_empty() => stem.to_string(),
+        _ => name,
     }
 }
 
@@ -776,6 +778,8 @@ mod tests {
     fn file_stem_strips_format_extension() {
         assert_eq!(file_stem(Path::new("/a/b/09_02.acl.sjson")), "09_02");
         assert_eq!(file_stem(Path::new("walk.BVH")), "walk");
+        assert_eq!(file_stem(Path::new("d/.bvh")), ".bvh");
+        assert_eq!(file_stem(Path::new("notes.txt")), "notes.txt");
     }
 
     #[test]

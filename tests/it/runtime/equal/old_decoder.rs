@@ -156,6 +156,8 @@ struct SampleCursor {
 
 impl<'a> OldReader<'a> {
     /// Validates `buf` completely and returns a view over it.
+    /// One piece: a frozen copy of the version-3 reader's validation as it was when version 4
+    /// landed — the reference the new decoder is compared with, kept as written, not refactored.
     pub fn new(buf: &'a [u8]) -> Result<Self, FormatError> {
         let len = buf.len();
         if len < HEADER_SIZE {
