@@ -565,7 +565,7 @@ fn jobs_blend(r: &mut Bytes<'_>, n: usize, local: clipforge::runtime::jobs::Pose
                 scales: &p.2,
             },
             weight: r.f32(),
-            bone_weights: (r.u8() % 2 == 0).then_some(&w[..]),
+            bone_weights: (r.u8().is_multiple_of(2)).then_some(&w[..]),
         })
         .collect();
     let nl = (r.u8() % 3) as usize;
@@ -598,7 +598,7 @@ fn jobs_palette(r: &mut Bytes<'_>, n: usize, local: clipforge::runtime::jobs::Po
     let joints: Vec<u16> = (0..r.len(m))
         .map(|_| r.u8() as u16 % (n as u16 + 2))
         .collect();
-    let use_joints = r.u8() % 2 == 0;
+    let use_joints = r.u8().is_multiple_of(2);
     let mut pal = vec![Mat4::ZERO; r.len(m)];
     let mut rows = vec![[glam::Vec4::ZERO; 3]; r.len(m)];
     for out in [PaletteOut::Mat4(&mut pal), PaletteOut::Rows3x4(&mut rows)] {
@@ -628,7 +628,7 @@ fn jobs_skin(r: &mut Bytes<'_>) {
         .collect();
     let sw: Vec<f32> = (0..r.len(nv * k.max(1))).map(|_| r.f32()).collect();
     let pos: Vec<[f32; 3]> = (0..nv).map(|_| [r.f32(), r.f32(), r.f32()]).collect();
-    let with_normals = r.u8() % 2 == 0;
+    let with_normals = r.u8().is_multiple_of(2);
     let nrm: Vec<[f32; 3]> = if with_normals {
         (0..r.len(nv))
             .map(|_| [r.f32(), r.f32(), r.f32()])
