@@ -31,6 +31,25 @@ fn save_finger_threshold(h: &mut egui_kittest::Harness<'_, AppState>) {
     h.run();
 }
 
+/// Writes `clip` as `clip_00.acl.sjson` into `input` beside a `clipforge.toml` of the user's own
+/// (`error_threshold = 0.02`), compresses the folder in the app and opens the clip's detail.
+fn compress_and_open(
+    clip: &clipforge::anim::RawClip,
+    input: &std::path::Path,
+    out: &std::path::Path,
+) -> egui_kittest::Harness<'static, AppState> {
+    std::fs::write(input.join("clip_00.acl.sjson"), write_acl_clip(clip)).unwrap();
+    std::fs::write(input.join(FILE_NAME), "error_threshold = 0.02\n").unwrap();
+    let mut h = harness(state_with_output(out));
+    h.run();
+    type_input_folder(&mut h, input);
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    h.get_by_label("clip_00").click();
+    wait_idle(&mut h);
+    h
+}
+
 #[test]
 fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
     let input = tempfile::tempdir().unwrap();
@@ -41,20 +60,8 @@ fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
         seed: 3,
         ..Default::default()
     });
-    std::fs::write(
-        input.path().join("clip_00.acl.sjson"),
-        write_acl_clip(&clip),
-    )
-    .unwrap();
     // A file of the user's own: kept as it is.
-    std::fs::write(input.path().join(FILE_NAME), "error_threshold = 0.02\n").unwrap();
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Compress all").click();
-    wait_idle(&mut h);
-    h.get_by_label("clip_00").click();
-    wait_idle(&mut h);
+    let mut h = compress_and_open(&clip, input.path(), out.path());
 
     save_finger_threshold(&mut h);
     let file = input.path().join(FILE_NAME);
@@ -283,19 +290,7 @@ fn a_bone_named_with_glob_characters_is_saved_for_that_bone_alone() {
     let other = (0..names.len()).find(|&b| b != finger).unwrap();
     names[finger] = "l_finger[1]".into();
     names[other] = "l_finger1".into();
-    std::fs::write(
-        input.path().join("clip_00.acl.sjson"),
-        write_acl_clip(&clip),
-    )
-    .unwrap();
-    std::fs::write(input.path().join(FILE_NAME), "error_threshold = 0.02\n").unwrap();
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Compress all").click();
-    wait_idle(&mut h);
-    h.get_by_label("clip_00").click();
-    wait_idle(&mut h);
+    let mut h = compress_and_open(&clip, input.path(), out.path());
 
     h.get_by_label("Per-bone thresholds").click();
     h.run();
