@@ -4,12 +4,13 @@
 //! jobs' time slices). Loading and parsing are outside the timed call; the float64 check is
 //! inside (it is part of `compress()`).
 //!
-//!     compress_cpu [--rounds N] [--threshold-cm CM] [--hash] CLIP...
+//!     compress_cpu [--rounds N] [--threshold-cm CM] [--hash] [--out DIR] CLIP...
 //!
 //! Prints `clip\tbytes\tcpu_ms` (median over N rounds, default 1) per clip: the clip's file name
 //! without `.acl.sjson` / `.bvh`; for a file with several clips, the first. `--hash` adds a
 //! column with a 64-bit FNV-1a hash of the whole `.cfa` (to check that a change to the
-//! compressor leaves its outputs byte-identical).
+//! compressor leaves its outputs byte-identical). `--out DIR` also writes each clip's `.cfa` there
+//! (`NAME.cfa`, for `scripts/cfa_breakdown.py`).
 
 use clipforge_anim::{CompressionSettings, compress, formats::load_clips};
 use std::process::ExitCode;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
     let mut rounds = 1usize;
     let mut threshold = 0.01f32;
     let mut hash = false;
+    let mut out_dir: Option<std::path::PathBuf> = None;
     let mut files = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -54,6 +56,10 @@ fn main() -> ExitCode {
                 _ => return usage("--threshold-cm needs a positive number"),
             },
             "--hash" => hash = true,
+            "--out" => match args.next() {
+                Some(d) => out_dir = Some(d.into()),
+                None => return usage("--out needs a folder"),
+            },
             "-h" | "--help" => return usage(""),
             _ => files.push(a),
         }
@@ -91,6 +97,7 @@ fn main() -> ExitCode {
         let mut times = Vec::with_capacity(rounds);
         let mut bytes = 0;
         let mut digest = 0xcbf2_9ce4_8422_2325u64;
+        let mut last: Vec<u8> = Vec::new();
         for _ in 0..rounds {
             let t0 = thread_cpu_ms();
             let r = compress(&clip, &settings);
@@ -98,6 +105,9 @@ fn main() -> ExitCode {
             match r {
                 Ok(c) => {
                     bytes = c.runtime_bytes;
+                    if out_dir.is_some() {
+                        last = c.bytes.clone();
+                    }
                     digest = c.bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
                         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
                     });
@@ -109,6 +119,13 @@ fn main() -> ExitCode {
                 }
             }
             times.push(t1 - t0);
+        }
+        if let Some(d) = &out_dir
+            && times.len() == rounds
+            && let Err(e) = std::fs::write(d.join(format!("{name}.cfa")), &last)
+        {
+            eprintln!("compress_cpu: {}: {e}", d.display());
+            status = ExitCode::from(3);
         }
         if times.len() == rounds {
             times.sort_by(f64::total_cmp);
@@ -127,7 +144,7 @@ fn usage(problem: &str) -> ExitCode {
     if !problem.is_empty() {
         eprintln!("compress_cpu: {problem}");
     }
-    eprintln!("usage: compress_cpu [--rounds N] [--threshold-cm CM] [--hash] CLIP...");
+    eprintln!("usage: compress_cpu [--rounds N] [--threshold-cm CM] [--hash] [--out DIR] CLIP...");
     if problem.is_empty() {
         ExitCode::SUCCESS
     } else {
