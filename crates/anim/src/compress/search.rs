@@ -225,6 +225,58 @@ struct DpTables {
     steps: Vec<(usize, u32)>,
 }
 
+impl DpTables {
+    /// The cheapest cost of a bone's own sub-tracks per bucket (min-plus convolution of their
+    /// `track_best` tables, from 0 at the bone's fixed bucket `jf` on), remembering each split.
+    fn bone_table(&mut self, tracks: &[usize], jf: usize) -> [u32; K1] {
+        let mut cur = [INF; K1];
+        for c in cur.iter_mut().skip(jf) {
+            *c = 0;
+        }
+        for (n, &k) in tracks.iter().enumerate() {
+            steps(self.track_best[k].iter().map(|x| x.0), &mut self.steps);
+            let mut next = [INF; K1];
+            let split = &mut self.split[k];
+            *split = [0; K1];
+            if n == 0 {
+                // `cur` is 0 from `jf` on and INF below, and the steps' costs fall strictly:
+                // the convolution's minimum at `j` is the last step at or below `j - jf`, the
+                // split it keeps (the first reaching that minimum) that step. One pass over
+                // the buckets instead of steps × buckets (most bones animate one track).
+                let mut s = 0;
+                for j in jf..K1 {
+                    while s < self.steps.len() && self.steps[s].0 <= j - jf {
+                        s += 1;
+                    }
+                    if s > 0 {
+                        let (i, cost) = self.steps[s - 1];
+                        next[j] = cost;
+                        split[j] = i as u8;
+                    }
+                }
+                cur = next;
+                continue;
+            }
+            // Steps outside, buckets inside: each bucket still sees the steps in increasing
+            // order, so the first split reaching its minimum is kept, as with buckets
+            // outside; the inner loop is then a plain pass over the table (the loops the
+            // other way round were a third of a two-sample clip's time). No overflow: table
+            // values are at most INF = u32::MAX / 4 and step costs below it.
+            for &(i, cost) in &self.steps {
+                for j in i..K1 {
+                    let c = cur[j - i] + cost;
+                    if c < next[j] {
+                        next[j] = c;
+                        split[j] = i as u8;
+                    }
+                }
+            }
+            cur = next;
+        }
+        cur
+    }
+}
+
 /// Searches one segment; `start` is the budget multiplier to try first (the previous segment's
 /// result is a good guess). Returns the choice and the multiplier it used.
 pub(crate) fn search_segment(
@@ -555,51 +607,7 @@ impl SegmentCtx<'_> {
             if jf >= K1 {
                 return None;
             }
-            let mut cur = [INF; K1];
-            for c in cur.iter_mut().skip(jf) {
-                *c = 0;
-            }
-            for (n, &k) in self.bone_tracks[b].iter().enumerate() {
-                steps(dp.track_best[k].iter().map(|x| x.0), &mut dp.steps);
-                let mut next = [INF; K1];
-                let split = &mut dp.split[k];
-                *split = [0; K1];
-                if n == 0 {
-                    // `cur` is 0 from `jf` on and INF below, and the steps' costs fall strictly:
-                    // the convolution's minimum at `j` is the last step at or below `j - jf`, the
-                    // split it keeps (the first reaching that minimum) that step. One pass over
-                    // the buckets instead of steps × buckets (most bones animate one track).
-                    let mut s = 0;
-                    for j in jf..K1 {
-                        while s < dp.steps.len() && dp.steps[s].0 <= j - jf {
-                            s += 1;
-                        }
-                        if s > 0 {
-                            let (i, cost) = dp.steps[s - 1];
-                            next[j] = cost;
-                            split[j] = i as u8;
-                        }
-                    }
-                    cur = next;
-                    continue;
-                }
-                // Steps outside, buckets inside: each bucket still sees the steps in increasing
-                // order, so the first split reaching its minimum is kept, as with buckets
-                // outside; the inner loop is then a plain pass over the table (the loops the
-                // other way round were a third of a two-sample clip's time). No overflow: table
-                // values are at most INF = u32::MAX / 4 and step costs below it.
-                for &(i, cost) in &dp.steps {
-                    for j in i..K1 {
-                        let c = cur[j - i] + cost;
-                        if c < next[j] {
-                            next[j] = c;
-                            split[j] = i as u8;
-                        }
-                    }
-                }
-                cur = next;
-            }
-            dp.bone_cost[b] = cur;
+            dp.bone_cost[b] = dp.bone_table(&self.bone_tracks[b], jf);
         }
         // Tree: children first (they come after their parents), each child gets what its parent leaves.
         // Bones without animated tracks only shift their children's table (O(K), not O(K²)).
