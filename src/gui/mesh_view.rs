@@ -8,9 +8,11 @@
 //! ([`MeshPlayer`], the runtime's `SkinJob` on its own thread). Drawing projects the skinned
 //! vertices and sorts the triangles back to front (egui has no depth buffer).
 
+use super::model::RowStatus;
 use super::skeleton_view::{ViewerState, time_controls};
 use crate::pipeline::clip_detail::ClipDetail as DetailData;
 use crate::pipeline::mesh::{MeshDetail, MeshFrame, MeshPlayer, MeshViewError};
+use crate::pipeline::report::ClipReport;
 use eframe::egui;
 use glam::{Quat, Vec3};
 use std::sync::Arc;
@@ -157,8 +159,37 @@ impl MeshView {
         ))
     }
 
-    /// Draws the view; `threshold`: the clip's error threshold (cm).
-    pub fn ui(&mut self, ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData, threshold: f64) {
+    /// What the view says in place of the worst vertex when there is no vertex error: why, from
+    /// the row's `report` (a refused clip was compressed and refused: "compress it" would be
+    /// untrue; the refusal is said as the clip list's hover says it, floor included).
+    pub fn no_error_text(report: Option<&ClipReport>) -> String {
+        match report {
+            Some(r) if r.below_precision.is_some() => {
+                let refused = r
+                    .below_precision
+                    .clone()
+                    .map(RowStatus::BelowPrecision)
+                    .and_then(|s| s.hover())
+                    .unwrap_or_default();
+                format!("No vertex error: nothing to measure. {refused}")
+            }
+            Some(r) if r.error.is_some() => {
+                "No vertex error: the clip failed to compress (the error is above).".into()
+            }
+            _ => "Compress this clip to see its vertex error.".into(),
+        }
+    }
+
+    /// Draws the view; `threshold`: the clip's error threshold (cm); `report`: its row's last
+    /// report, if any.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        v: &mut ViewerState,
+        d: &DetailData,
+        threshold: f64,
+        report: Option<&ClipReport>,
+    ) {
         if let Some(e) = &self.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
@@ -243,7 +274,9 @@ impl MeshView {
                 });
             }
             None => {
-                top.weak("Compress this clip to see its vertex error.");
+                top.add(egui::Label::new(
+                    egui::RichText::new(Self::no_error_text(report)).weak(),
+                ));
             }
         }
         // Next frame's mesh keeps clear of what the overlay took.

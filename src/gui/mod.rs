@@ -28,7 +28,7 @@
 //! persisted      -> headers_tab, model, pipelines, settings, util
 //! library        -> command, filter, jobs, model, open_folder, persisted, pipelines, util
 //! skeleton_view  -> (pipeline::clip_detail only)
-//! mesh_view      -> skeleton_view (pipeline::mesh only)
+//! mesh_view      -> model, skeleton_view (and pipeline::mesh)
 //! detail         -> command, model, plots, skeleton_view, mesh_view, scalar_view, util
 //! ab_view        -> model, settings, util
 //! scalar_view    -> (none)
@@ -81,7 +81,7 @@ pub use pipelines::{
 };
 pub use plots::plot_rect_id;
 pub use settings::{Preset, SettingsView};
-pub use util::{FrameStats, bundled_assets_dir};
+pub use util::{FrameStats, bundled_assets_dir, default_output_dir, user_cache_dir};
 // The Headers tab's modules reach these through `super::`.
 pub(crate) use util::fmt_count;
 

@@ -174,7 +174,11 @@ impl SettingsView {
             ui.add_space(8.0);
             ui.colored_label(
                 ui.visuals().warn_fg_color,
-                format!("{stale} result(s) are stale: settings changed since they were made."),
+                format!(
+                    "{} stale: settings changed since {} made.",
+                    crate::pipeline::report::count(stale, "result is", "results are"),
+                    if stale == 1 { "it was" } else { "they were" }
+                ),
             );
             if ui
                 .add_enabled(!running, egui::Button::new("Recompress stale"))

@@ -265,7 +265,7 @@ fn changing_settings_marks_results_stale_and_export_writes_files() {
             .iter()
             .all(|r| r.status == RowStatus::Stale)
     );
-    h.get_by_label_contains("result(s) are stale");
+    h.get_by_label_contains("2 results are stale: settings changed since they were made.");
 }
 
 #[test]

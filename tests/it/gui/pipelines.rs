@@ -202,7 +202,7 @@ fn the_watch_tab_lists_starts_stops_and_persists_pipelines() {
         2
     );
     assert_eq!(
-        h.query_all_by_label_contains("a1.acl.sjson: 1 clip(s)")
+        h.query_all_by_label_contains("a1.acl.sjson: 1 clip, ")
             .count(),
         2,
         "in the pipeline's last event and in the log"
@@ -426,7 +426,7 @@ fn a_saved_pipelines_file_runs_headless_and_loads_back() {
     h.run();
     h.get_by_label("Save list").click();
     h.run();
-    h.get_by_label_contains("Saved 2 pipeline(s) to");
+    h.get_by_label_contains("Saved 2 pipelines to");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("error_threshold = 0.001\n"), "{text}");
 

@@ -3,7 +3,8 @@
 //! it is compressed (it is not "unreadable": a batch compresses it), and its Threshold cell says
 //! it is held to its tracks' own precision, not to the tab's threshold in cm; with nothing
 //! compressed yet the footer gives no ratio nor worst error (not "ratio 0.00×", "0.0000 cm")
-//! (`CLIPFORGE_DATA=/path/to/shared/data`).
+//! (`CLIPFORGE_DATA=/path/to/shared/data`); a new threshold leaves a scalar track list's row
+//! as it was (it reads no threshold: it said "stale" and was recompressed to the same bytes).
 #![cfg(feature = "gui")]
 
 use crate::common;
@@ -126,4 +127,46 @@ fn the_error_charts_leave_out_scalar_track_lists() {
         .unwrap();
     assert_eq!(bins.iter().map(|b| b.count).sum::<u32>(), 1);
     h.get_by_label_contains("1 scalar track list not in the error charts");
+}
+
+/// A scalar track list reads none of the tab's settings (its tracks carry their precisions):
+/// a new threshold leaves its row as it was and a batch leaves its output alone, while the clip
+/// beside it turns stale and is compressed again. It turned "stale (settings changed)" and was
+/// recompressed to the same bytes.
+#[test]
+fn a_new_threshold_leaves_a_scalar_track_list_up_to_date() {
+    use crate::common::app_folder::compressed;
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    common::batch_dirs::write_scalar_list(&input.path().join("weights.acl.sjson"));
+    common::gui::write_clips(input.path(), 1, 20);
+    let mut h = compressed(input.path(), out.path());
+    let status = |h: &egui_kittest::Harness<'_, clipforge::gui::AppState>, file: &str| {
+        h.state()
+            .library
+            .rows
+            .iter()
+            .find(|r| r.key.path.ends_with(file))
+            .unwrap_or_else(|| panic!("no row {file}"))
+            .status
+            .clone()
+    };
+    assert_eq!(status(&h, "weights.acl.sjson"), RowStatus::Ok);
+    assert_eq!(status(&h, "clip_00.acl.sjson"), RowStatus::Ok);
+    let cfs = out.path().join("weights.cfs");
+    let made = std::fs::metadata(&cfs).unwrap().modified().unwrap();
+
+    h.state_mut().persisted.settings.error_threshold_cm = 0.1;
+    h.run();
+    h.run();
+    assert_eq!(status(&h, "weights.acl.sjson"), RowStatus::Ok);
+    assert_eq!(status(&h, "clip_00.acl.sjson"), RowStatus::Stale);
+    h.get_by_label("1 result is stale: settings changed since it was made.");
+    assert_eq!(h.query_all_by_label("stale (settings changed)").count(), 1);
+
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    assert_eq!(status(&h, "weights.acl.sjson"), RowStatus::Skipped);
+    assert_eq!(status(&h, "clip_00.acl.sjson"), RowStatus::Ok);
+    assert_eq!(std::fs::metadata(&cfs).unwrap().modified().unwrap(), made);
 }
