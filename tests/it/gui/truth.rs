@@ -170,3 +170,34 @@ fn a_new_threshold_leaves_a_scalar_track_list_up_to_date() {
     assert_eq!(status(&h, "clip_00.acl.sjson"), RowStatus::Ok);
     assert_eq!(std::fs::metadata(&cfs).unwrap().modified().unwrap(), made);
 }
+
+/// A threshold typed into the field key by key is the one typed: "0.05" read 0.05001 (in the
+/// real window, typed with xdotool). Each keystroke was applied at once and clamped to the
+/// field's least value, 0.0001 cm, which as an f32 is below the bound written in f64: the field
+/// clamped it again on the next frame, took that for a change from elsewhere, and replaced the
+/// text being typed ("0.0") by "0.0001", so the "5" landed inside it.
+#[test]
+fn a_threshold_typed_key_by_key_is_the_one_typed() {
+    let out = tempfile::tempdir().unwrap();
+    let mut h = harness(state_on(Path::new(""), out.path()));
+    h.run();
+    for (typed, want) in [("0.05", 0.05f32), ("0.0001", 0.0001), ("0.00111", 0.00111)] {
+        h.get_by_label("Error threshold (cm)").click();
+        h.run();
+        // The field selects its text when it gains focus: the first key replaces it.
+        for c in typed.chars() {
+            h.event(eframe::egui::Event::Text(c.to_string()));
+            h.run();
+        }
+        h.key_press(eframe::egui::Key::Enter);
+        h.run();
+        let got = h.state().persisted.settings.error_threshold_cm;
+        assert_eq!(got, want, "typed {typed}");
+        assert!(
+            super::looks::drawn_texts(&h)
+                .iter()
+                .any(|(t, _)| t.trim_end_matches('0') == typed),
+            "typed {typed}: the field shows it"
+        );
+    }
+}
