@@ -713,13 +713,21 @@ impl Library {
     }
 }
 
-/// Drops the "<input path>: " prefix of an error message (the row already says which file).
+/// Drops the "<input path>: " prefix of an error message (the row already says which file); a
+/// place left after it is named: "<path>:4: no MOTION…" reads "line 4: no MOTION…", not a bare
+/// "4: …".
 fn short_error(msg: &str, path: &std::path::Path) -> String {
     let p = path.display().to_string();
-    msg.strip_prefix(&p)
-        .and_then(|m| m.strip_prefix(':'))
-        .map(|m| m.trim_start().to_string())
-        .unwrap_or_else(|| msg.to_string())
+    let Some(rest) = msg.strip_prefix(&p).and_then(|m| m.strip_prefix(':')) else {
+        return msg.to_string();
+    };
+    let rest = rest.trim_start();
+    match rest.split_once(':') {
+        Some((line, after)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("line {line}:{after}")
+        }
+        _ => rest.to_string(),
+    }
 }
 
 fn status_of(

@@ -705,7 +705,12 @@ fn describe(name: &str, reports: &[ClipReport]) -> String {
     let ms: f64 = reports.iter().map(|r| r.compress_ms).sum();
     format!(
         "{name}: {}, {} to {} ({:.1}×), {}, {:.1} ms",
-        super::util::fmt_counted(reports.len() as u64, "clip"),
+        // A scalar track list is not a clip (its errors are said per track, beside).
+        if reports.iter().all(|r| r.is_scalar_list()) {
+            super::util::fmt_counted(reports.len() as u64, "scalar track list")
+        } else {
+            super::util::fmt_counted(reports.len() as u64, "clip")
+        },
         super::util::fmt_bytes(raw),
         super::util::fmt_bytes(comp),
         if comp > 0 {

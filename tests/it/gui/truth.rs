@@ -201,3 +201,23 @@ fn a_threshold_typed_key_by_key_is_the_one_typed() {
         );
     }
 }
+
+/// A failed row names the place in the file: "failed: line 4: no MOTION section…", not
+/// "failed: 4: no MOTION…" (the row drops the file's path; the line number was left bare).
+#[test]
+fn a_failed_row_names_the_line() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(
+        input.path().join("broken.bvh"),
+        "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\n",
+    )
+    .unwrap();
+    let h = common::app_folder::compressed(input.path(), out.path());
+    let status = h.state().library.rows[0].status.clone();
+    let RowStatus::Failed(m) = &status else {
+        panic!("{status:?}");
+    };
+    assert!(m.starts_with("line 4: no MOTION section"), "{m}");
+    h.get_by_label_contains("failed: line 4: ");
+}
