@@ -8,7 +8,6 @@
 //! ([`MeshPlayer`], the runtime's `SkinJob` on its own thread). Drawing projects the skinned
 //! vertices and sorts the triangles back to front (egui has no depth buffer).
 
-use super::model::RowStatus;
 use super::skeleton_view::{ViewerState, time_controls};
 use crate::pipeline::clip_detail::ClipDetail as DetailData;
 use crate::pipeline::mesh::{MeshDetail, MeshFrame, MeshPlayer, MeshViewError};
@@ -161,22 +160,23 @@ impl MeshView {
 
     /// What the view says in place of the worst vertex when there is no vertex error: why, from
     /// the row's `report` (a refused clip was compressed and refused: "compress it" would be
-    /// untrue; the refusal is said as the clip list's hover says it, floor included).
+    /// untrue). A refusal names its floor and what to raise the threshold to, as the clip
+    /// list's hover does, in few words: the detail's first line gives the whole message, and
+    /// this sits in the corner of the view.
     pub fn no_error_text(report: Option<&ClipReport>) -> String {
-        match report {
-            Some(r) if r.below_precision.is_some() => {
-                let refused = r
-                    .below_precision
-                    .clone()
-                    .map(RowStatus::BelowPrecision)
-                    .and_then(|s| s.hover())
-                    .unwrap_or_default();
-                format!("No vertex error: nothing to measure. {refused}")
-            }
-            Some(r) if r.error.is_some() => {
-                "No vertex error: the clip failed to compress (the error is above).".into()
-            }
-            _ => "Compress this clip to see its vertex error.".into(),
+        use crate::pipeline::report::{three_digits, three_digits_up};
+        if let Some(p) = report.and_then(|r| r.below_precision.as_ref()) {
+            format!(
+                "Refused, no vertex error: below float32 precision (floor {} cm, bone '{}'). \
+                 Raise the threshold to at least {} cm.",
+                three_digits(p.floor_cm),
+                p.bone,
+                three_digits_up(p.min_threshold_cm as f64)
+            )
+        } else if report.is_some_and(|r| r.error.is_some()) {
+            "No vertex error: the clip failed to compress (the error is above).".into()
+        } else {
+            "Compress this clip to see its vertex error.".into()
         }
     }
 

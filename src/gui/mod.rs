@@ -28,7 +28,7 @@
 //! persisted      -> headers_tab, model, pipelines, settings, util
 //! library        -> command, filter, jobs, model, open_folder, persisted, pipelines, util
 //! skeleton_view  -> (pipeline::clip_detail only)
-//! mesh_view      -> model, skeleton_view (and pipeline::mesh)
+//! mesh_view      -> skeleton_view (pipeline::mesh only)
 //! detail         -> command, model, plots, skeleton_view, mesh_view, scalar_view, util
 //! ab_view        -> model, settings, util
 //! scalar_view    -> (none)
