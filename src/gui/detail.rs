@@ -529,6 +529,10 @@ impl DetailView {
                 self.mesh.ui(ui, &mut self.viewer, d, threshold, report)
             }
             Some(d) => skeleton_view::viewer_ui(ui, &mut self.viewer, d),
+            // "yet" only while it may still come: a file that does not read never shows one.
+            None if self.error.is_some() && !self.loading() => {
+                ui.weak("No pose to show: the file does not read (the error is above).");
+            }
             None => {
                 ui.weak("No pose to show yet.");
             }
