@@ -88,6 +88,27 @@ impl CacheEntry {
             && !self.mixes_units()
     }
 
+    /// [`Self::matches_run`] but for the settings: made by this codec with other settings that
+    /// every row records (`ClipReport::settings`), its outputs still there. The app shows such
+    /// rows as stale (what they were made with against what applies now), as it did before a
+    /// restart, rather than as never compressed.
+    pub(crate) fn made_with_other_settings(
+        &self,
+        settings_key: &str,
+        base: &Path,
+        output_root: &Path,
+    ) -> bool {
+        let codec = |k: &str| k.rsplit_once(";codec=").map(|(_, c)| c.to_string());
+        !self.input_hash.is_empty()
+            && !self.is_scalar_list()
+            && self.settings_key != settings_key
+            && codec(&self.settings_key).is_some()
+            && codec(&self.settings_key) == codec(settings_key)
+            && self.reports.iter().all(|r| r.settings.is_some())
+            && self.base == cache_key(base)
+            && self.made_everything(output_root)
+    }
+
     /// Every output is intact, and the rows without one are refusals: a file whose only clip
     /// was refused as below float32 precision has no output and is still settled.
     fn made_everything(&self, output_root: &Path) -> bool {
