@@ -568,16 +568,30 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
             .trim_start_matches("max error ")
         );
     }
-    say!(
-        "wall {:.2} s, compression {:.2} s, {}; compress time p50 {:.2} ms, p85 {:.2} ms, p99 {:.2} ms",
-        t.wall_ms / 1000.0,
-        t.compress_ms / 1000.0,
-        // In the binary units of the sizes above it (the report keeps KiB/s).
-        clipforge_anim::limits::format_byte_rate(t.throughput_kb_s * 1024.0),
-        t.compress_ms_p50,
-        t.compress_ms_p85,
-        t.compress_ms_p99
-    );
+    if done > 0 {
+        say!(
+            "wall {:.2} s, compression {:.2} s, {}; compress time p50 {:.2} ms, p85 {:.2} ms, p99 {:.2} ms",
+            t.wall_ms / 1000.0,
+            t.compress_ms / 1000.0,
+            // In the binary units of the sizes above it (the report keeps KiB/s).
+            clipforge_anim::limits::format_byte_rate(t.throughput_kb_s * 1024.0),
+            t.compress_ms_p50,
+            t.compress_ms_p85,
+            t.compress_ms_p99
+        );
+    } else {
+        // No rate nor compress times to give (it said "0 B/s"): say why, as the app does.
+        say!(
+            "wall {:.2} s{}; {}",
+            t.wall_ms / 1000.0,
+            if t.compress_ms > 0.0 {
+                format!(", compression {:.2} s", t.compress_ms / 1000.0)
+            } else {
+                String::new()
+            },
+            nothing_compressed(t, missing)
+        );
+    }
     if t.failed > 0 {
         say!("failures:");
         for c in report
@@ -602,6 +616,28 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
                 );
             }
         }
+    }
+}
+
+/// "nothing compressed: 3 up to date, 1 failed": why a run compressed no clip, from the counts
+/// of the summary's first line.
+fn nothing_compressed(t: &clipforge_pipeline::report::Totals, missing: usize) -> String {
+    use clipforge_pipeline::report::count;
+    let why: Vec<String> = [
+        (t.skipped, "up to date".to_string()),
+        (t.below_precision, "below float32 precision".to_string()),
+        (t.failed - missing, "failed".to_string()),
+        (t.cancelled, "cancelled".to_string()),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .chain((missing > 0).then(|| format!("{} not exist", count(missing, "path does", "paths do"))))
+    .collect();
+    if why.is_empty() {
+        "nothing compressed".to_string()
+    } else {
+        format!("nothing compressed: {}", why.join(", "))
     }
 }
 

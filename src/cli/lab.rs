@@ -209,7 +209,10 @@ pub fn run(args: &LabArgs) -> ExitCode {
     if errors.is_empty() {
         ExitCode::SUCCESS
     } else {
-        eprintln!("clipforge lab: {} file(s) or clip(s) failed", errors.len());
+        eprintln!(
+            "clipforge lab: {} failed",
+            clipforge_pipeline::report::count(errors.len(), "file or clip", "files or clips")
+        );
         ExitCode::FAILURE
     }
 }

@@ -210,9 +210,8 @@ impl BoneTable {
                         BoneScope::ThisClip => self.saved.1 = bones.clone(),
                     }
                     format!(
-                        "Saved {} bone setting(s) for {} to {}: {} now stale, compress again to \
-                         apply them.",
-                        bones.len(),
+                        "Saved {} for {} to {}: {} now stale, compress again to apply them.",
+                        super::util::fmt_counted(bones.len() as u64, "bone setting"),
                         match self.scope {
                             BoneScope::ThisClip => "this clip".to_string(),
                             BoneScope::ThisFolder => "the folder".to_string(),
@@ -445,7 +444,7 @@ impl DetailView {
             }
         }));
         bottom = bottom.max(in_column(ui, column(1), |ui| {
-            self.pose_column(ui, data.as_deref(), threshold)
+            self.pose_column(ui, data.as_deref(), threshold, report)
         }));
         bottom = bottom.max(in_column(ui, column(2), |ui| {
             bit_rate_plots(ui, row.as_ref().and_then(|r| r.report()), lib, plot_h);
@@ -507,7 +506,13 @@ impl DetailView {
 
     /// The skeleton viewer, or for a clip with a skinned mesh the mesh view (the default) or
     /// the skeleton, picked above it; one clock for both.
-    fn pose_column(&mut self, ui: &mut egui::Ui, data: Option<&DetailData>, threshold: f64) {
+    fn pose_column(
+        &mut self,
+        ui: &mut egui::Ui,
+        data: Option<&DetailData>,
+        threshold: f64,
+        report: Option<&ClipReport>,
+    ) {
         let has_mesh = data.is_some_and(|d| d.mesh.is_some());
         if has_mesh {
             ui.horizontal_wrapped(|ui| {
@@ -521,9 +526,13 @@ impl DetailView {
         }
         match data {
             Some(d) if has_mesh && !self.show_skeleton => {
-                self.mesh.ui(ui, &mut self.viewer, d, threshold)
+                self.mesh.ui(ui, &mut self.viewer, d, threshold, report)
             }
             Some(d) => skeleton_view::viewer_ui(ui, &mut self.viewer, d),
+            // "yet" only while it may still come: a file that does not read never shows one.
+            None if self.error.is_some() && !self.loading() => {
+                ui.weak("No pose to show: the file does not read (the error is above).");
+            }
             None => {
                 ui.weak("No pose to show yet.");
             }

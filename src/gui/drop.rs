@@ -126,7 +126,10 @@ pub fn set_headers_root(headers: &mut HeadersSettings, dir: &Path) -> String {
     let dropped = before - project.include_dirs.len();
     let mut msg = format!("Source root: {}", dir.display());
     if dropped > 0 {
-        msg.push_str(&format!(" ({dropped} include dir(s) outside it removed)"));
+        msg.push_str(&format!(
+            " ({} outside it removed)",
+            crate::pipeline::report::count(dropped, "include dir", "include dirs")
+        ));
     }
     msg
 }

@@ -8,7 +8,7 @@
 
 use super::jobs::{self, LabBatchJob, LabBatchRow, LabClipJob, LabClipOutcome};
 use super::model::{Library, RowKey, RowStatus};
-use super::util::{fmt_bytes, fmt_count};
+use super::util::{fmt_bytes, fmt_count, fmt_counted};
 use crate::anim::CompressionSettings;
 use crate::anim::lab::{self, ClipLab, CodecResult};
 use eframe::egui;
@@ -191,12 +191,13 @@ impl LabView {
                 let cancelled = job.cancel.is_cancelled();
                 let took = job.started.elapsed().as_secs_f64();
                 self.batch_job = None;
+                let clips = fmt_counted(n as u64, "clip");
                 self.batch_message = Some(if cancelled {
-                    (format!("Cancelled: {n} clip(s) measured"), false)
+                    (format!("Cancelled: {clips} measured"), false)
                 } else if failed > 0 {
-                    (format!("{n} clip(s) in {took:.1} s, {failed} failed"), true)
+                    (format!("{clips} in {took:.1} s, {failed} failed"), true)
                 } else {
-                    (format!("{n} clip(s) in {took:.1} s"), false)
+                    (format!("{clips} in {took:.1} s"), false)
                 });
             }
         }
@@ -214,9 +215,9 @@ impl LabView {
             self.batch_rows.extend(rows);
             self.batch_message = Some((
                 format!(
-                    "Cancelled: {} of {} clip(s) measured",
-                    self.batch_rows.len(),
-                    job.total
+                    "Cancelled: {} of {} measured",
+                    fmt_count(self.batch_rows.len() as u64),
+                    fmt_counted(job.total as u64, "clip")
                 ),
                 false,
             ));
@@ -401,7 +402,10 @@ impl LabView {
             if ui
                 .add_enabled(
                     !running && !clips.is_empty(),
-                    egui::Button::new(format!("Run lab on {} clip(s)", clips.len())),
+                    egui::Button::new(format!(
+                        "Run lab on {}",
+                        fmt_counted(clips.len() as u64, "clip")
+                    )),
                 )
                 .on_hover_text("Every clip the Clips tab's table shows (its filter applies), one after the other")
                 .clicked()

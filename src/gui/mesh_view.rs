@@ -11,6 +11,7 @@
 use super::skeleton_view::{ViewerState, time_controls};
 use crate::pipeline::clip_detail::ClipDetail as DetailData;
 use crate::pipeline::mesh::{MeshDetail, MeshFrame, MeshPlayer, MeshViewError};
+use crate::pipeline::report::ClipReport;
 use eframe::egui;
 use glam::{Quat, Vec3};
 use std::sync::Arc;
@@ -157,8 +158,38 @@ impl MeshView {
         ))
     }
 
-    /// Draws the view; `threshold`: the clip's error threshold (cm).
-    pub fn ui(&mut self, ui: &mut egui::Ui, v: &mut ViewerState, d: &DetailData, threshold: f64) {
+    /// What the view says in place of the worst vertex when there is no vertex error: why, from
+    /// the row's `report` (a refused clip was compressed and refused: "compress it" would be
+    /// untrue). A refusal names its floor and what to raise the threshold to, as the clip
+    /// list's hover does, in few words: the detail's first line gives the whole message, and
+    /// this sits in the corner of the view.
+    pub fn no_error_text(report: Option<&ClipReport>) -> String {
+        use crate::pipeline::report::{three_digits, three_digits_up};
+        if let Some(p) = report.and_then(|r| r.below_precision.as_ref()) {
+            format!(
+                "Refused, no vertex error: below float32 precision (floor {} cm, bone '{}'). \
+                 Raise the threshold to at least {} cm.",
+                three_digits(p.floor_cm),
+                p.bone,
+                three_digits_up(p.min_threshold_cm as f64)
+            )
+        } else if report.is_some_and(|r| r.error.is_some()) {
+            "No vertex error: the clip failed to compress (the error is above).".into()
+        } else {
+            "Compress this clip to see its vertex error.".into()
+        }
+    }
+
+    /// Draws the view; `threshold`: the clip's error threshold (cm); `report`: its row's last
+    /// report, if any.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        v: &mut ViewerState,
+        d: &DetailData,
+        threshold: f64,
+        report: Option<&ClipReport>,
+    ) {
         if let Some(e) = &self.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
@@ -243,7 +274,9 @@ impl MeshView {
                 });
             }
             None => {
-                top.weak("Compress this clip to see its vertex error.");
+                top.add(egui::Label::new(
+                    egui::RichText::new(Self::no_error_text(report)).weak(),
+                ));
             }
         }
         // Next frame's mesh keeps clear of what the overlay took.

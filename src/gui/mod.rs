@@ -81,7 +81,7 @@ pub use pipelines::{
 };
 pub use plots::plot_rect_id;
 pub use settings::{Preset, SettingsView};
-pub use util::{FrameStats, bundled_assets_dir};
+pub use util::{FrameStats, bundled_assets_dir, default_output_dir, user_cache_dir};
 // The Headers tab's modules reach these through `super::`.
 pub(crate) use util::fmt_count;
 

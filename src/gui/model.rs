@@ -6,7 +6,7 @@ use crate::anim::CompressionSettings;
 use crate::anim::formats::file_stem;
 use crate::pipeline::ClipFile;
 use crate::pipeline::folder_settings::{ClipSettings, Overrides, SettingsResolver, root_of};
-use crate::pipeline::report::{ClipReport, SCALAR_LIST_FORMAT, percentile};
+use crate::pipeline::report::{ClipReport, percentile};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -620,7 +620,7 @@ impl Library {
                 result: res.cloned(),
                 status,
                 scalar_list: meta.is_some_and(|m| m.scalar_list)
-                    || rep.is_some_and(|r| r.format == SCALAR_LIST_FORMAT),
+                    || rep.is_some_and(|r| r.is_scalar_list()),
                 effective: effective.clone(),
             });
         };
@@ -713,13 +713,21 @@ impl Library {
     }
 }
 
-/// Drops the "<input path>: " prefix of an error message (the row already says which file).
+/// Drops the "<input path>: " prefix of an error message (the row already says which file); a
+/// place left after it is named: "<path>:4: no MOTION…" reads "line 4: no MOTION…", not a bare
+/// "4: …".
 fn short_error(msg: &str, path: &std::path::Path) -> String {
     let p = path.display().to_string();
-    msg.strip_prefix(&p)
-        .and_then(|m| m.strip_prefix(':'))
-        .map(|m| m.trim_start().to_string())
-        .unwrap_or_else(|| msg.to_string())
+    let Some(rest) = msg.strip_prefix(&p).and_then(|m| m.strip_prefix(':')) else {
+        return msg.to_string();
+    };
+    let rest = rest.trim_start();
+    match rest.split_once(':') {
+        Some((line, after)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("line {line}:{after}")
+        }
+        _ => rest.to_string(),
+    }
 }
 
 fn status_of(
@@ -764,12 +772,16 @@ fn status_of(
 /// Made with other settings than a batch would use now: what made it (its report's settings)
 /// against what applies now (the tab's settings with the clip's folder file, `[[clip]]` and
 /// per-bone tables), so a saved per-bone table or a kept side is seen at once; a report without
-/// recorded settings is compared with the tab's settings it was made with.
+/// recorded settings is compared with the tab's settings it was made with. A scalar track list
+/// reads none of them (the skip cache keys it on its codec alone), so it is never stale by them.
 fn is_stale(
     r: &StoredResult,
     settings: &CompressionSettings,
     effective: Option<&ClipSettings>,
 ) -> bool {
+    if r.report.is_scalar_list() {
+        return false;
+    }
     match (r.report.settings.as_ref(), effective) {
         (Some(made), Some(now)) => !made.same_effect(now),
         _ => &r.settings != settings,

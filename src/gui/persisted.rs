@@ -5,7 +5,7 @@ use super::headers_tab::HeadersSettings;
 use super::model::SortState;
 use super::pipelines::SavedPipeline;
 use super::settings::SettingsState;
-use super::util::bundled_assets_dir;
+use super::util::{bundled_assets_dir, default_output_dir};
 use serde::{Deserialize, Serialize};
 
 /// The export file name (without extension), in the current output folder.
@@ -50,10 +50,9 @@ impl Default for Persisted {
         let input = bundled_assets_dir()
             .map(|p| p.display().to_string())
             .unwrap_or_default();
-        let output = std::env::temp_dir()
-            .join("clipforge-out")
-            .display()
-            .to_string();
+        let output = default_output_dir()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
         Self {
             input_dir: input,
             output_dir: output,

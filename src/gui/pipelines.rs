@@ -155,7 +155,10 @@ impl PipelineConfig {
             s.push_str(&format!(", shell {d} cm"));
         }
         if !self.exclude.is_empty() {
-            s.push_str(&format!(", {} exclude(s)", self.exclude.len()));
+            s.push_str(&format!(
+                ", {}",
+                super::util::fmt_counted(self.exclude.len() as u64, "exclude")
+            ));
         }
         if self.no_skip {
             s.push_str(", no skip");
@@ -620,7 +623,10 @@ impl PipelinesState {
                         p.counts.removed += 1;
                         (
                             LogKind::Removed,
-                            format!("{name}: input gone, {} output(s) deleted", e.outputs.len()),
+                            format!(
+                                "{name}: input gone, {} deleted",
+                                super::util::fmt_counted(e.outputs.len() as u64, "output")
+                            ),
                         )
                     }
                     WatchEventKind::WatchError(m) => (LogKind::Failed, format!("watch error: {m}")),
@@ -698,8 +704,13 @@ fn describe(name: &str, reports: &[ClipReport]) -> String {
     let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
     let ms: f64 = reports.iter().map(|r| r.compress_ms).sum();
     format!(
-        "{name}: {} clip(s), {} to {} ({:.1}×), {}, {:.1} ms",
-        reports.len(),
+        "{name}: {}, {} to {} ({:.1}×), {}, {:.1} ms",
+        // A scalar track list is not a clip (its errors are said per track, beside).
+        if reports.iter().all(|r| r.is_scalar_list()) {
+            super::util::fmt_counted(reports.len() as u64, "scalar track list")
+        } else {
+            super::util::fmt_counted(reports.len() as u64, "clip")
+        },
         super::util::fmt_bytes(raw),
         super::util::fmt_bytes(comp),
         if comp > 0 {
@@ -1024,8 +1035,8 @@ fn file_row(ui: &mut egui::Ui, w: &mut PipelinesState) {
             w.message = Some(match w.save_file(&path) {
                 Ok(()) => (
                     format!(
-                        "Saved {} pipeline(s) to {}",
-                        w.pipelines.len(),
+                        "Saved {} to {}",
+                        super::util::fmt_counted(w.pipelines.len() as u64, "pipeline"),
                         path.display()
                     ),
                     false,
@@ -1040,7 +1051,11 @@ fn file_row(ui: &mut egui::Ui, w: &mut PipelinesState) {
         {
             w.message = Some(match w.load_file(&path) {
                 Ok(n) => (
-                    format!("Added {n} pipeline(s) from {}", path.display()),
+                    format!(
+                        "Added {} from {}",
+                        super::util::fmt_counted(n as u64, "pipeline"),
+                        path.display()
+                    ),
                     false,
                 ),
                 Err(e) => (format!("Not loaded: {e}"), true),

@@ -128,8 +128,14 @@ impl SettingsView {
             let r = ui
                 .add(
                     egui::DragValue::new(&mut s.error_threshold_cm)
-                        .range(0.0001..=10.0)
+                        // Bounds of the field's own type: 0.0001 as an f64 is above the f32
+                        // value stored, which the field clamped again each frame and took for
+                        // a change from elsewhere, replacing the text being typed.
+                        .range(0.0001f32..=10.0f32)
                         .speed(0.0005)
+                        // Applied on Enter or leaving the field: "0.0" on the way to "0.05"
+                        // is not a threshold (it made every row stale).
+                        .update_while_editing(false)
                         // Enough for every figure the app asks for ("raise the threshold to at
                         // least 0.00111 cm"): at 4 the field showed 0.00111 as 0.0011.
                         .max_decimals(6),
@@ -151,7 +157,10 @@ impl SettingsView {
                 ui.horizontal(|ui| {
                     let l = ui.label("Shell distance (cm)");
                     if ui
-                        .add(egui::DragValue::new(&mut s.shell_distance_cm).range(0.1..=1000.0).speed(0.1))
+                        .add(egui::DragValue::new(&mut s.shell_distance_cm)
+                                .range(0.1f32..=1000.0f32)
+                                .speed(0.1)
+                                .update_while_editing(false))
                         .labelled_by(l.id)
                         .changed()
                     {
@@ -174,7 +183,11 @@ impl SettingsView {
             ui.add_space(8.0);
             ui.colored_label(
                 ui.visuals().warn_fg_color,
-                format!("{stale} result(s) are stale: settings changed since they were made."),
+                format!(
+                    "{} stale: settings changed since {} made.",
+                    crate::pipeline::report::count(stale, "result is", "results are"),
+                    if stale == 1 { "it was" } else { "they were" }
+                ),
             );
             if ui
                 .add_enabled(!running, egui::Button::new("Recompress stale"))

@@ -13,6 +13,37 @@ pub fn bundled_assets_dir() -> Option<PathBuf> {
     cwd.is_dir().then(|| cwd.canonicalize().unwrap_or(cwd))
 }
 
+/// The output folder until the user picks one (where the first start compresses the bundled
+/// samples): `clipforge/out` in the user's own cache folder ([`user_cache_dir`]), never a folder
+/// shared by every user such as `/tmp`, where another user's files, permissions or a planted
+/// symlink would be in the way. `None` (the field starts empty) when there is no such folder.
+pub fn default_output_dir() -> Option<PathBuf> {
+    user_cache_dir(|k| std::env::var_os(k), std::env::home_dir())
+        .map(|d| d.join("clipforge").join("out"))
+}
+
+/// The user's cache folder as the platform's conventions place it (those of the `dirs` crate):
+/// `%LOCALAPPDATA%` on Windows, `~/Library/Caches` on macOS, else `$XDG_CACHE_HOME` or
+/// `~/.cache` (XDG base directories: a relative `$XDG_CACHE_HOME` is ignored). `var` reads the
+/// environment, `home` is the home folder; only absolute paths are taken.
+pub fn user_cache_dir(
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    home: Option<PathBuf>,
+) -> Option<PathBuf> {
+    let absolute = |p: PathBuf| p.is_absolute().then_some(p);
+    let home = home.and_then(absolute);
+    if cfg!(windows) {
+        var("LOCALAPPDATA").map(PathBuf::from).and_then(absolute)
+    } else if cfg!(target_os = "macos") {
+        home.map(|h| h.join("Library").join("Caches"))
+    } else {
+        var("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .and_then(absolute)
+            .or_else(|| home.map(|h| h.join(".cache")))
+    }
+}
+
 /// Whether the footer shows the UI frame time (`CLIPFORGE_FRAME_TIME` set; read once).
 pub(crate) fn show_frame_time() -> bool {
     static SHOW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();

@@ -38,9 +38,11 @@ pub fn run_batch(
     run_batch_with(files, options, progress, cancel, &|_| {})
 }
 
-/// The results of the last batch that are still valid, without compressing anything: for each
-/// file, the skip cache's rows (`skipped: true`) when its content, the settings and its outputs
-/// are unchanged, else `None`. The app shows them when it reopens a folder. Reads every input.
+/// The results of the last batch, without compressing anything: for each file, the skip cache's
+/// rows (`skipped: true`) when its content and its outputs are unchanged and either the settings
+/// are too (up to date) or the rows record the other settings they were made with by this codec
+/// (the app compares those with what applies now and shows them stale, as before a restart),
+/// else `None`. The app shows them when it reopens a folder. Reads every input.
 pub fn cached_results(
     files: &[ClipFile],
     options: &BatchOptions,
@@ -73,8 +75,11 @@ pub fn cached_results(
                     )
                     .ok()?
                     .settings_key();
-                // Settings, output base and outputs first: the input is read only if they match.
-                if !entry.matches_run(&skey, base, &options.output_root) {
+                // Settings, output base and outputs first: the input is read only if they match
+                // (or the rows record other settings: shown stale, see the doc above).
+                if !entry.matches_run(&skey, base, &options.output_root)
+                    && !entry.made_with_other_settings(&skey, base, &options.output_root)
+                {
                     return None;
                 }
                 let content = read_input(&file.path).ok()?;

@@ -72,12 +72,41 @@ impl CacheEntry {
     }
 
     /// [`Self::is_up_to_date`] without the input's hash: what can be checked before reading it.
+    /// `settings_key` is the clip key of the settings that apply to the file; an entry of a
+    /// scalar track list is held to [`crate::fingerprint::scalar_list_key`] instead, since such
+    /// a list reads none of them (the input hash, checked too, says the file is still that list).
     pub(crate) fn matches_run(&self, settings_key: &str, base: &Path, output_root: &Path) -> bool {
+        let wanted = if self.is_scalar_list() {
+            std::borrow::Cow::Owned(crate::fingerprint::scalar_list_key())
+        } else {
+            std::borrow::Cow::Borrowed(settings_key)
+        };
         !self.input_hash.is_empty()
-            && self.settings_key == settings_key
+            && self.settings_key == *wanted
             && self.base == cache_key(base)
             && self.made_everything(output_root)
             && !self.mixes_units()
+    }
+
+    /// [`Self::matches_run`] but for the settings: made by this codec with other settings that
+    /// every row records (`ClipReport::settings`), its outputs still there. The app shows such
+    /// rows as stale (what they were made with against what applies now), as it did before a
+    /// restart, rather than as never compressed.
+    pub(crate) fn made_with_other_settings(
+        &self,
+        settings_key: &str,
+        base: &Path,
+        output_root: &Path,
+    ) -> bool {
+        let codec = |k: &str| k.rsplit_once(";codec=").map(|(_, c)| c.to_string());
+        !self.input_hash.is_empty()
+            && !self.is_scalar_list()
+            && self.settings_key != settings_key
+            && codec(&self.settings_key).is_some()
+            && codec(&self.settings_key) == codec(settings_key)
+            && self.reports.iter().all(|r| r.settings.is_some())
+            && self.base == cache_key(base)
+            && self.made_everything(output_root)
     }
 
     /// Every output is intact, and the rows without one are refusals: a file whose only clip
@@ -95,12 +124,17 @@ impl CacheEntry {
         }
     }
 
+    /// The entry is a compressed scalar track list (its one row says so).
+    fn is_scalar_list(&self) -> bool {
+        self.reports.iter().any(|r| r.is_scalar_list())
+    }
+
     /// A scalar track list's row recorded before such rows had their own `scalar` errors (its
     /// `*_cm` fields held the tracks' units): compressed again to get a report that does not.
     fn mixes_units(&self) -> bool {
         self.reports
             .iter()
-            .any(|r| r.format == crate::report::SCALAR_LIST_FORMAT && r.scalar.is_none())
+            .any(|r| r.is_scalar_list() && r.scalar.is_none())
     }
 
     /// The recorded rows as rows of a skipped file.

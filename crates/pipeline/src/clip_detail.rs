@@ -453,7 +453,7 @@ pub fn start_clip_detail(
 
 /// Whether a clip is a scalar track list: its report says so, or the clip loader refused it as one.
 pub fn is_scalar(report: Option<&ClipReport>, load_error: Option<&DetailError>) -> bool {
-    report.is_some_and(|r| r.format == super::report::SCALAR_LIST_FORMAT)
+    report.is_some_and(|r| r.is_scalar_list())
         || matches!(
             load_error,
             Some(DetailError::Import(e)) if e.kind == formats::ImportErrorKind::ScalarTrackList

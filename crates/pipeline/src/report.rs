@@ -175,6 +175,12 @@ impl ClipReport {
         }
     }
 
+    /// The row is an ACL scalar track list's: held to each track's own precision, it reads no
+    /// compression setting (no threshold, shell, units, sample rate or per-bone table).
+    pub fn is_scalar_list(&self) -> bool {
+        self.format == SCALAR_LIST_FORMAT
+    }
+
     /// The row's error as a person reads it: centimetres for a clip, a fraction of each track's
     /// precision for a scalar track list (whose units are its own).
     pub fn error_summary(&self) -> String {

@@ -197,7 +197,7 @@ pub(crate) fn process_scalar_list(
         CacheEntry {
             input_hash: if ok { hash.to_string() } else { String::new() },
             settings_key: if ok {
-                job.settings_key.to_string()
+                crate::fingerprint::scalar_list_key()
             } else {
                 String::new()
             },

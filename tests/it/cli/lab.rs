@@ -41,6 +41,11 @@ fn lab_writes_the_issue_json_and_exports_and_goes_on_past_a_bad_file() {
     assert_eq!(first.status.code(), Some(1), "a bad file fails the run");
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert!(stderr.contains("broken.acl.sjson"), "{stderr}");
+    // One failure in the singular (it said "1 file(s) or clip(s) failed").
+    assert!(
+        stderr.contains("clipforge lab: 1 file or clip failed"),
+        "{stderr}"
+    );
 
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(json("a.json")).unwrap()).unwrap();

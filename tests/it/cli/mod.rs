@@ -5,4 +5,5 @@ mod cfa_settings;
 mod lab;
 mod progress;
 mod report_settings;
+mod up_to_date;
 mod wording;

@@ -32,6 +32,31 @@ pub fn write_generated_clip(path: &Path, seed: u64, samples: usize) {
     std::fs::write(path, text).unwrap();
 }
 
+/// Writes an ACL scalar track list named `blend_weights`: three float2f tracks (the third
+/// stripped from the output) of 40 samples at 30 Hz, each held to 0.0005.
+pub fn write_scalar_list(path: &Path) {
+    use clipforge::anim::scalar::{RawScalarList, RawScalarTrack, ScalarType};
+    let num_samples = 40;
+    let list = RawScalarList {
+        name: "blend_weights".into(),
+        track_type: ScalarType::Float2,
+        sample_rate: 30.0,
+        num_samples,
+        tracks: (0..3u32)
+            .map(|t| RawScalarTrack {
+                name: format!("w{t}"),
+                precision: 0.0005,
+                output_index: (t != 2).then_some(t),
+                values: (0..num_samples * 2)
+                    .map(|i| (i as f32 * 0.21 + t as f32).sin())
+                    .collect(),
+            })
+            .collect(),
+    };
+    let text = clipforge::anim::formats::acl::write_acl_scalar_list(&list);
+    std::fs::write(path, text).unwrap();
+}
+
 /// Every file under `dir`, relative, `/`-separated.
 pub fn tree(dir: &Path) -> BTreeSet<String> {
     walkdir::WalkDir::new(dir)

@@ -265,7 +265,7 @@ fn changing_settings_marks_results_stale_and_export_writes_files() {
             .iter()
             .all(|r| r.status == RowStatus::Stale)
     );
-    h.get_by_label_contains("result(s) are stale");
+    h.get_by_label_contains("2 results are stale: settings changed since they were made.");
 }
 
 #[test]
@@ -738,5 +738,50 @@ fn a_scalar_track_list_opens_its_own_detail_measured_off_the_ui_thread() {
     assert!(
         h.query_by_label_contains("Scalar track list:").is_some(),
         "the scalar view is shown"
+    );
+}
+
+/// Reopened (a restart) with another threshold, the folder's results made with the old one are
+/// "stale (settings changed)", as they were before the restart, not "—" (never compressed: the
+/// real window said "0 compressed of 42" of a folder whose 42 outputs were there).
+#[test]
+fn results_made_with_other_settings_are_stale_after_a_restart() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 2, 20);
+    let h = compressed(input.path(), out.path());
+    assert!(
+        h.state()
+            .library
+            .rows
+            .iter()
+            .all(|r| r.status == RowStatus::Ok)
+    );
+    drop(h);
+
+    let mut state = common::app_folder::state_on(input.path(), out.path());
+    state.persisted.settings.error_threshold_cm = 0.05;
+    state.start(false);
+    let mut h = harness(state);
+    wait_idle(&mut h);
+    let statuses: Vec<RowStatus> = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .map(|r| r.status.clone())
+        .collect();
+    assert_eq!(statuses, [RowStatus::Stale, RowStatus::Stale]);
+    h.get_by_label("2 results are stale: settings changed since they were made.");
+    // Back at the threshold they were made with: up to date, nothing to compress.
+    h.state_mut().persisted.settings.error_threshold_cm = 0.01;
+    h.run();
+    h.run();
+    assert!(
+        h.state()
+            .library
+            .rows
+            .iter()
+            .all(|r| r.status == RowStatus::Skipped)
     );
 }

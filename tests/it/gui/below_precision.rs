@@ -106,6 +106,16 @@ fn the_fox_run_row_is_below_float32_precision_with_its_floor() {
     wait_idle(&mut h);
     h.get_by_label_contains("Refused: ");
     assert!(h.query_by_label_contains("Failed: ").is_none());
+    // The mesh view says the refusal and its floor as the row's hover does (it said "Compress
+    // this clip to see its vertex error" of a clip compressed and refused).
+    assert!(
+        h.query_by_label_contains("Compress this clip to see its vertex error")
+            .is_none()
+    );
+    h.get_by_label(
+        "Refused, no vertex error: below float32 precision (floor 0.00107 cm, bone \
+         'b_RightHand_08'). Raise the threshold to at least 0.00111 cm.",
+    );
     // It was tried with its settings, and has no bit rates because it was refused: neither
     // "Will compress with" nor "Not compressed yet".
     h.get_by_label_contains("Refused with threshold 0.001 cm");

@@ -92,7 +92,7 @@ fn the_batch_chart_has_a_point_per_clip_for_each_codec() {
     let mut h = lab_harness(input.path(), out.path());
     h.get_by_label("Per batch").click();
     h.run();
-    h.get_by_label("Run lab on 3 clip(s)").click();
+    h.get_by_label("Run lab on 3 clips").click();
     h.step();
     assert!(h.state().lab.batch_job.is_some());
     wait(&mut h, |s| !s.lab.busy());
@@ -112,8 +112,25 @@ fn the_batch_chart_has_a_point_per_clip_for_each_codec() {
         }
     }
     let msg = lab.batch_message.clone().expect("a summary").0;
-    assert!(msg.starts_with("3 clip(s) in "), "{msg}");
+    assert!(msg.starts_with("3 clips in "), "{msg}");
     assert!(h.query_by_label("mean decode").is_some());
+}
+
+/// One clip is "1 clip" on the button and in the summary (they said "1 clip(s)").
+#[test]
+fn one_clip_reads_in_the_singular() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), 1, 20);
+    let mut h = lab_harness(input.path(), out.path());
+    h.get_by_label("Per batch").click();
+    h.run();
+    h.get_by_label("Run lab on 1 clip").click();
+    h.step();
+    wait(&mut h, |s| !s.lab.busy());
+    let msg = h.state().lab.batch_message.clone().expect("a summary").0;
+    assert!(msg.starts_with("1 clip in "), "{msg}");
+    assert_eq!(h.query_all_by_label_contains("(s)").count(), 0);
 }
 
 #[test]
@@ -152,7 +169,7 @@ fn cancel_leaves_the_view_consistent_and_usable() {
     // Per batch: cancel after the first rows; the rows kept are whole, and a new run works.
     h.get_by_label("Per batch").click();
     h.run();
-    h.get_by_label("Run lab on 12 clip(s)").click();
+    h.get_by_label("Run lab on 12 clips").click();
     wait(&mut h, |s| !s.lab.batch_rows.is_empty() || !s.lab.busy());
     h.get_by_label("Cancel").click();
     h.step();
@@ -162,7 +179,7 @@ fn cancel_leaves_the_view_consistent_and_usable() {
     assert!((1..12).contains(&kept), "{kept} rows kept");
     assert!(lab.batch_rows.iter().all(|r| r.result.is_ok()));
     let msg = lab.batch_message.clone().unwrap().0;
-    assert_eq!(msg, format!("Cancelled: {kept} of 12 clip(s) measured"));
+    assert_eq!(msg, format!("Cancelled: {kept} of 12 clips measured"));
     for s in chart_series(&lab.batch_rows, DecodePattern::Random) {
         assert_eq!(s.points.len(), kept);
     }
@@ -175,7 +192,7 @@ fn cancel_leaves_the_view_consistent_and_usable() {
         kept,
         "nothing arrives after cancel"
     );
-    assert!(h.query_by_label("Run lab on 12 clip(s)").is_some());
+    assert!(h.query_by_label("Run lab on 12 clips").is_some());
 }
 
 /// WCAG relative luminance of an opaque colour.

@@ -202,7 +202,7 @@ fn the_watch_tab_lists_starts_stops_and_persists_pipelines() {
         2
     );
     assert_eq!(
-        h.query_all_by_label_contains("a1.acl.sjson: 1 clip(s)")
+        h.query_all_by_label_contains("a1.acl.sjson: 1 clip, ")
             .count(),
         2,
         "in the pipeline's last event and in the log"
@@ -426,7 +426,7 @@ fn a_saved_pipelines_file_runs_headless_and_loads_back() {
     h.run();
     h.get_by_label("Save list").click();
     h.run();
-    h.get_by_label_contains("Saved 2 pipeline(s) to");
+    h.get_by_label_contains("Saved 2 pipelines to");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("error_threshold = 0.001\n"), "{text}");
 
@@ -555,4 +555,38 @@ fn the_add_form_has_every_key_and_two_watchers_of_one_output_are_refused() {
     h.state_mut().watch.start(0);
     h.run();
     assert!(h.state().watch.pipelines[0].is_running());
+}
+
+/// The Watch log names what it compressed: a scalar track list is "1 scalar track list", not
+/// "1 clip(s)".
+#[test]
+fn the_watch_log_calls_a_scalar_track_list_by_its_name() {
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_clip(input.path(), "walk", 30, 1);
+    let mut h = harness(state(&input.path().display().to_string(), out.path()));
+    h.run();
+    scan(&mut h);
+    h.get_by_role_and_label(Role::CheckBox, "Watch").click();
+    h.run();
+    let o = out.path().to_path_buf();
+    wait_for(&mut h, "the catch-up", |_| has_cfa(&o, "walk"));
+    // Written beside and renamed in, as a tool saving a file would.
+    let tmp = input.path().join(".weights.part");
+    common::batch_dirs::write_scalar_list(&tmp);
+    std::fs::rename(&tmp, input.path().join("weights.acl.sjson")).unwrap();
+    wait_for(&mut h, "the list", |s| {
+        s.watch
+            .log
+            .iter()
+            .any(|e| e.message.starts_with("weights.acl.sjson: "))
+    });
+    h.get_by_role_and_label(Role::Button, "Watch").click();
+    h.run();
+    // In the pipeline's last event and in the log.
+    assert_eq!(
+        h.query_all_by_label_contains("weights.acl.sjson: 1 scalar track list, ")
+            .count(),
+        2
+    );
+    h.get_by_label_contains("walk.acl.sjson: 1 clip, ");
 }

@@ -3,7 +3,8 @@
 //! it is compressed (it is not "unreadable": a batch compresses it), and its Threshold cell says
 //! it is held to its tracks' own precision, not to the tab's threshold in cm; with nothing
 //! compressed yet the footer gives no ratio nor worst error (not "ratio 0.00×", "0.0000 cm")
-//! (`CLIPFORGE_DATA=/path/to/shared/data`).
+//! (`CLIPFORGE_DATA=/path/to/shared/data`); a new threshold leaves a scalar track list's row
+//! as it was (it reads no threshold: it said "stale" and was recompressed to the same bytes).
 #![cfg(feature = "gui")]
 
 use crate::common;
@@ -126,4 +127,97 @@ fn the_error_charts_leave_out_scalar_track_lists() {
         .unwrap();
     assert_eq!(bins.iter().map(|b| b.count).sum::<u32>(), 1);
     h.get_by_label_contains("1 scalar track list not in the error charts");
+}
+
+/// A scalar track list reads none of the tab's settings (its tracks carry their precisions):
+/// a new threshold leaves its row as it was and a batch leaves its output alone, while the clip
+/// beside it turns stale and is compressed again. It turned "stale (settings changed)" and was
+/// recompressed to the same bytes.
+#[test]
+fn a_new_threshold_leaves_a_scalar_track_list_up_to_date() {
+    use crate::common::app_folder::compressed;
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    common::batch_dirs::write_scalar_list(&input.path().join("weights.acl.sjson"));
+    common::gui::write_clips(input.path(), 1, 20);
+    let mut h = compressed(input.path(), out.path());
+    let status = |h: &egui_kittest::Harness<'_, clipforge::gui::AppState>, file: &str| {
+        h.state()
+            .library
+            .rows
+            .iter()
+            .find(|r| r.key.path.ends_with(file))
+            .unwrap_or_else(|| panic!("no row {file}"))
+            .status
+            .clone()
+    };
+    assert_eq!(status(&h, "weights.acl.sjson"), RowStatus::Ok);
+    assert_eq!(status(&h, "clip_00.acl.sjson"), RowStatus::Ok);
+    let cfs = out.path().join("weights.cfs");
+    let made = std::fs::metadata(&cfs).unwrap().modified().unwrap();
+
+    h.state_mut().persisted.settings.error_threshold_cm = 0.1;
+    h.run();
+    h.run();
+    assert_eq!(status(&h, "weights.acl.sjson"), RowStatus::Ok);
+    assert_eq!(status(&h, "clip_00.acl.sjson"), RowStatus::Stale);
+    h.get_by_label("1 result is stale: settings changed since it was made.");
+    assert_eq!(h.query_all_by_label("stale (settings changed)").count(), 1);
+
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    assert_eq!(status(&h, "weights.acl.sjson"), RowStatus::Skipped);
+    assert_eq!(status(&h, "clip_00.acl.sjson"), RowStatus::Ok);
+    assert_eq!(std::fs::metadata(&cfs).unwrap().modified().unwrap(), made);
+}
+
+/// A threshold typed into the field key by key is the one typed: "0.05" read 0.05001 (in the
+/// real window, typed with xdotool). Each keystroke was applied at once and clamped to the
+/// field's least value, 0.0001 cm, which as an f32 is below the bound written in f64: the field
+/// clamped it again on the next frame, took that for a change from elsewhere, and replaced the
+/// text being typed ("0.0") by "0.0001", so the "5" landed inside it.
+#[test]
+fn a_threshold_typed_key_by_key_is_the_one_typed() {
+    let out = tempfile::tempdir().unwrap();
+    let mut h = harness(state_on(Path::new(""), out.path()));
+    h.run();
+    for (typed, want) in [("0.05", 0.05f32), ("0.0001", 0.0001), ("0.00111", 0.00111)] {
+        h.get_by_label("Error threshold (cm)").click();
+        h.run();
+        // The field selects its text when it gains focus: the first key replaces it.
+        for c in typed.chars() {
+            h.event(eframe::egui::Event::Text(c.to_string()));
+            h.run();
+        }
+        h.key_press(eframe::egui::Key::Enter);
+        h.run();
+        let got = h.state().persisted.settings.error_threshold_cm;
+        assert_eq!(got, want, "typed {typed}");
+        assert!(
+            super::looks::drawn_texts(&h)
+                .iter()
+                .any(|(t, _)| t.trim_end_matches('0') == typed),
+            "typed {typed}: the field shows it"
+        );
+    }
+}
+
+/// A failed row names the place in the file: "failed: line 4: no MOTION section…", not
+/// "failed: 4: no MOTION…" (the row drops the file's path; the line number was left bare).
+#[test]
+fn a_failed_row_names_the_line() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(
+        input.path().join("broken.bvh"),
+        "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\n",
+    )
+    .unwrap();
+    let h = common::app_folder::compressed(input.path(), out.path());
+    let status = h.state().library.rows[0].status.clone();
+    let RowStatus::Failed(m) = &status else {
+        panic!("{status:?}");
+    };
+    assert!(m.starts_with("line 4: no MOTION section"), "{m}");
+    h.get_by_label_contains("failed: line 4: ");
 }

@@ -530,6 +530,9 @@ fn a_failed_clip_detail_says_why_once_and_no_compress_hint() {
             .count(),
         0
     );
+    // No pose will come of it: not "No pose to show yet." (seen in the real window).
+    h.get_by_label("No pose to show: the file does not read (the error is above).");
+    assert!(h.query_by_label("No pose to show yet.").is_none());
 }
 
 #[test]
