@@ -100,7 +100,11 @@ fn compare_on(label: &str, old_bytes: &[u8], bytes: &[u8]) -> usize {
         new.decode_sample(s, &mut b);
         baseline.decode_sample(s, &mut c);
         assert_eq!(pose_bits(&a), pose_bits(&b), "{label}: stored sample {s}");
-        assert_eq!(pose_bits(&a), pose_bits(&c), "{label}: stored sample {s}, baseline");
+        assert_eq!(
+            pose_bits(&a),
+            pose_bits(&c),
+            "{label}: stored sample {s}, baseline"
+        );
         n += 1;
     }
     let d = new.duration();
