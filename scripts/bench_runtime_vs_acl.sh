@@ -6,7 +6,8 @@
 # `clipforge compress` (default settings) from the very .acl.sjson files ACL compresses.
 #
 # usage: scripts/bench_runtime_vs_acl.sh [--rounds N] [--set regression|bvh|all] [--quick]
-#                                        [--before BENCH_BIN [--before-cli CLI]] [OUT_DIR]
+#                                        [--before BENCH_BIN [--before-cli CLI]] [--baseline-too]
+#                                        [OUT_DIR]
 #   --rounds N   alternating rounds (default 2); each clip's figure is its median over the rounds
 #   --set S      regression (25 ACL regression clips), bvh (42 BVH clips) or all (default)
 #   --quick      fewer timed blocks and passes (31 instead of 101): for iterating, not for figures
@@ -14,6 +15,8 @@
 #                (ACL, ours, B, ...): a before/after comparison in the same run, beside ACL
 #   --before-cli C  with --before: B reads .cfa files that the CLI C (of B's commit) writes
 #                (for a B that predates the current .cfa version); default: ours
+#   --baseline-too  also run ours with --baseline in every round (the full pose's SSE2 copy,
+#                what a CPU without AVX2 + BMI2 runs), printed as side "baseline"
 #   OUT_DIR      where the per-round TSVs and the summary go (default: a temporary folder)
 # environment: CLIPFORGE_SHARED (default <repo>/../shared), CARGO_TARGET_DIR, CXX (as bench_acl.sh)
 # Prints, per set and pattern: the median over clips of ACL's and our ns per call, and the median,
@@ -28,6 +31,7 @@ set_name=all
 quick=0
 before=""
 before_cli=""
+baseline_too=0
 out=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -36,7 +40,8 @@ while [[ $# -gt 0 ]]; do
         --quick) quick=1; shift ;;
         --before) [[ $# -ge 2 ]] || die "--before needs a value"; before="$2"; shift 2 ;;
         --before-cli) [[ $# -ge 2 ]] || die "--before-cli needs a value"; before_cli="$2"; shift 2 ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --baseline-too) baseline_too=1; shift ;;
+        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [[ -z "$out" ]] || die "only one OUT_DIR"; out="$1"; shift ;;
     esac
@@ -117,13 +122,19 @@ for s in "${sets[@]}"; do
         if [[ -n "$before" ]]; then
             "$before" "${blocks_args[@]}" "${before_cfa[@]}" >"$out/before_${s}_$r.tsv" 2>>"$out/before_${s}.log" || die "--before bench failed (see $out/before_${s}.log)"
         fi
+        if [[ $baseline_too -eq 1 ]]; then
+            "$bench_bin" --baseline "${blocks_args[@]}" "${cfa[@]}" >"$out/baseline_${s}_$r.tsv" 2>>"$out/baseline_${s}.log" || die "--baseline bench failed (see $out/baseline_${s}.log)"
+        fi
         echo "bench_runtime_vs_acl.sh: set $s: round $r done, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     done
 done
 
-python3 - "$out" "$rounds" "${before:+before}" "${sets[@]}" <<'PY' | tee "$out/summary.txt"
+extra_sides="${before:+before}"
+[[ $baseline_too -eq 1 ]] && extra_sides="${extra_sides:+$extra_sides,}baseline"
+python3 - "$out" "$rounds" "$extra_sides" "${sets[@]}" <<'PY' | tee "$out/summary.txt"
 import csv, statistics, sys
-out, rounds, before, sets = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+out, rounds, extra, sets = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+extra = [x for x in extra.split(",") if x]
 cols = ["pose_cold_ns", "pose_warm_ns", "playback_ns", "seek_ns", "bone_ns", "bones8_ns"]
 def load(side, s):
     per = {}
@@ -132,10 +143,10 @@ def load(side, s):
             for row in csv.DictReader(f, delimiter="\t"):
                 per.setdefault(row["clip"], []).append(row)
     return per
-# With --before, each pattern gets a second line for the older binary ("before"), against the
-# same ACL figures.
-sides = ["ours"] + ([before] if before else [])
-print("set\tpattern\tclips\tacl_ns\tours_ns\tratio_median\tratio_min\tratio_max" + ("\tside" if before else ""))
+# With --before (--baseline-too), each pattern gets another line for the older binary
+# ("before"; our SSE2 copy, "baseline"), against the same ACL figures.
+sides = ["ours"] + extra
+print("set\tpattern\tclips\tacl_ns\tours_ns\tratio_median\tratio_min\tratio_max" + ("\tside" if extra else ""))
 for s in sets:
     acl = load("acl", s)
     runs = {side: load(side, s) for side in sides}
@@ -146,13 +157,13 @@ for s in sets:
             o = {c: statistics.median(float(x[col]) for x in runs[side][c]) for c in clips}
             ratios = [o[c] / a[c] for c in clips]
             print(f"{s}\t{col}\t{len(clips)}\t{statistics.median(a.values()):.1f}\t{statistics.median(o.values()):.1f}\t"
-                  f"{statistics.median(ratios):.3f}\t{min(ratios):.3f}\t{max(ratios):.3f}" + (f"\t{side}" if before else ""))
+                  f"{statistics.median(ratios):.3f}\t{min(ratios):.3f}\t{max(ratios):.3f}" + (f"\t{side}" if extra else ""))
     ours = runs["ours"]
     sa = sum(int(acl[c][0]["acl_bytes"]) for c in clips)
     so = sum(int(ours[c][0]["acl_bytes"]) for c in clips)
     print(f"{s}\tbytes\t{len(clips)}\t{sa}\t{so}\t{so / sa:.3f}\t\t")
-    if before:
-        sb = sum(int(runs[before][c][0]["acl_bytes"]) for c in clips)
-        print(f"{s}\tbytes\t{len(clips)}\t{sa}\t{sb}\t{sb / sa:.3f}\t\t\t{before}")
+    if "before" in extra:
+        sb = sum(int(runs["before"][c][0]["acl_bytes"]) for c in clips)
+        print(f"{s}\tbytes\t{len(clips)}\t{sa}\t{sb}\t{sb / sa:.3f}\t\t\tbefore")
 PY
 echo "bench_runtime_vs_acl.sh: tables in $out" >&2

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where the bytes of .cfa files go: per section of the runtime data (docs/FORMAT.md), summed
-over every .cfa under the given folders (or files). Reads format versions 1-3, with or without
-reference rotations (flags bit 4, and bit 6's 3-byte references).
+over every .cfa under the given folders (or files). Reads format versions 1-4, with or without
+reference rotations (flags bit 4, and bit 6's 3-byte references); version 4's segment blocks
+count as the same parts (its 4-byte bits-per-sample count per block under segment_headers).
 
     scripts/cfa_breakdown.py OUT_DIR [...]        # one table; --per-clip for one row per file
 """
@@ -13,8 +14,7 @@ import sys
 def breakdown(buf):
     magic, version, flags = buf[:4], *struct.unpack_from("<HH", buf, 4)
     assert magic == b"CFA1", magic
-    # Version 4 lays each segment out as one block (docs/FORMAT.md); this walk knows 1-3 only.
-    assert version <= 3, f"format version {version}: this script reads versions 1-3"
+    assert 1 <= version <= 4, f"format version {version}: this script reads versions 1-4"
     runtime = struct.unpack_from("<I", buf, 16)[0]
     nb, seg_size, ns = struct.unpack_from("<HHI", buf, 20)
     nseg, nconst, nanim, nq = struct.unpack_from("<IIII", buf, 32)
@@ -44,24 +44,38 @@ def breakdown(buf):
         else:
             out["references"] = (nbits + 3) // 4 * 4 + 4 * nref
         pos += out["references"]
-    out["segment_headers"] = 12 * nseg
-    hdr = pos
-    pos += 12 * nseg
+    meta_per_seg = 2 * nanim + (6 * nanim if nseg > 1 else 0) + per_seg_dropped
     w = r = d = bits = pad = 0
-    for s in range(nseg):
-        woff, doff, bps = struct.unpack_from("<III", buf, hdr + 12 * s)
-        w += 2 * nanim
-        if nseg > 1:
-            r += 6 * nanim
-        d += per_seg_dropped
-        meta = 2 * nanim + (6 * nanim if nseg > 1 else 0) + per_seg_dropped
-        pad += doff - woff - meta
-        start = s * seg_size
-        length = seg_size if s + 1 < nseg else ns - start
-        nbytes = (bps * length + 7) // 8
-        bits += nbytes
-        nxt = struct.unpack_from("<I", buf, hdr + 12 * (s + 1))[0] if s + 1 < nseg else runtime - 4
-        pad += nxt - doff - nbytes
+    if version >= 4:
+        # Segment blocks (docs/FORMAT.md): bits per sample, widths, grouped ranges, dropped,
+        # padding to 4, the bits padded to 4; one after the other up to the 4 tail bytes.
+        out["segment_headers"] = 4 * nseg
+        for s in range(nseg):
+            bps = struct.unpack_from("<I", buf, pos)[0]
+            length = seg_size if s + 1 < nseg else ns - s * seg_size
+            nbytes = (bps * length + 7) // 8
+            data = pos + (4 + meta_per_seg + 3) // 4 * 4
+            end = data + (nbytes + 3) // 4 * 4
+            pad += data - pos - 4 - meta_per_seg + end - data - nbytes
+            pos = end
+            bits += nbytes
+        assert pos == runtime - 4, (pos, runtime)
+    else:
+        out["segment_headers"] = 12 * nseg
+        hdr = pos
+        pos += 12 * nseg
+        for s in range(nseg):
+            woff, doff, bps = struct.unpack_from("<III", buf, hdr + 12 * s)
+            pad += doff - woff - meta_per_seg
+            start = s * seg_size
+            length = seg_size if s + 1 < nseg else ns - start
+            nbytes = (bps * length + 7) // 8
+            bits += nbytes
+            nxt = struct.unpack_from("<I", buf, hdr + 12 * (s + 1))[0] if s + 1 < nseg else runtime - 4
+            pad += nxt - doff - nbytes
+    w = 2 * nanim * nseg
+    r = 6 * nanim * nseg if nseg > 1 else 0
+    d = per_seg_dropped * nseg
     out.update(seg_widths=w, seg_ranges=r, seg_dropped=d, bitstream=bits, padding=pad + 4)
     out["total"] = runtime
     assert sum(v for k, v in out.items() if k != "total") == runtime, (out, runtime)

@@ -7,6 +7,9 @@
 //!     cargo bench -p clipforge-runtime --bench runtime_vs_acl -- [--passes N] [--blocks N] CLIP.cfa...
 //!     cargo bench -p clipforge-runtime --bench runtime_vs_acl -- --print-times 26 24
 //!
+//! `--baseline`: the full pose's build-target copy (SSE2) even where the CPU has AVX2 + BMI2
+//! (the copy a CPU without them runs; by default each reader takes the one its CPU allows).
+//!
 //! Columns (one row per clip, after the header): as ACL's, with `acl_bytes` = the `.cfa`'s
 //! runtime data (what ACL's `get_size()` counts: no names or bind pose) and `compress_ms` = NA
 //! (compression is timed by the compressor's own reports, not here).
@@ -32,6 +35,9 @@ struct Options {
     passes: usize,
     header: bool,
     verbose: bool,
+    /// Time the full pose's build-target copy (SSE2) even on a CPU with AVX2
+    /// (`ClipReader::use_baseline_decoder`).
+    baseline: bool,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -204,7 +210,14 @@ fn measure(opt: &Options, bytes: &[u8], reader: &ClipReader, times: &TimeLists) 
     let cold_samples = {
         let (copies, stride) = Copies::new(bytes, COLD_COPIES);
         let readers: Vec<ClipReader> = (0..COLD_COPIES)
-            .map(|c| ClipReader::new(copies.copy(c, stride, bytes.len())).expect("copy reads"))
+            .map(|c| {
+                let mut r =
+                    ClipReader::new(copies.copy(c, stride, bytes.len())).expect("copy reads");
+                if opt.baseline {
+                    r.use_baseline_decoder();
+                }
+                r
+            })
             .collect();
         let mut flush = vec![1u8; FLUSH_BYTES];
         let mut samples = Vec::new();
@@ -317,7 +330,7 @@ fn fmt(v: f64) -> String {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: runtime_vs_acl [--blocks N] [--passes N] [--no-header] CLIP.cfa...\n\
+        "usage: runtime_vs_acl [--blocks N] [--passes N] [--no-header] [--baseline] CLIP.cfa...\n\
          \x20      runtime_vs_acl --print-times NUM_SAMPLES SAMPLE_RATE\n\
          (patterns and columns: anchors/acl/README.md; ACL_BENCH_VERBOSE=1 prints the spread)"
     );
@@ -330,6 +343,7 @@ fn main() {
         passes: 101,
         header: true,
         verbose: std::env::var_os("ACL_BENCH_VERBOSE").is_some(),
+        baseline: false,
     };
     let mut files = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -345,6 +359,7 @@ fn main() {
             "--blocks" => opt.blocks = count(args.next()),
             "--passes" => opt.passes = count(args.next()),
             "--no-header" => opt.header = false,
+            "--baseline" => opt.baseline = true,
             "--print-times" => {
                 let n: u32 = args
                     .next()
@@ -390,7 +405,7 @@ fn main() {
                 continue;
             }
         };
-        let reader = match ClipReader::new(&bytes) {
+        let mut reader = match ClipReader::new(&bytes) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("runtime_vs_acl: {name}: refused: {e}");
@@ -398,6 +413,9 @@ fn main() {
                 continue;
             }
         };
+        if opt.baseline {
+            reader.use_baseline_decoder();
+        }
         let times = time_lists(reader.num_samples() as u32, reader.sample_rate());
         let row = measure(&opt, &bytes, &reader, &times);
         let na = reader.num_bones() == 0;

@@ -13,6 +13,10 @@
 //! on both layouts (its four-track path on version 4, its per-track path on version 3); the two
 //! layouts convert into each other byte for byte, and version 4 is never larger.
 //!
+//! On x86-64 the full pose has two copies, one compiled for AVX2 + BMI2 (taken where the CPU
+//! has them) and one for the build target (`ClipReader::use_baseline_decoder`): both are
+//! compared.
+//!
 //! Bit for bit, on any target: the new decoder does the same IEEE operations per component
 //! (lanes of glam vectors, no fused multiply-add) and calls the same glam functions for the
 //! horizontal ones (dot, normalize, quaternion product).
@@ -85,12 +89,22 @@ fn compare(label: &str, bytes: &[u8]) -> usize {
 fn compare_on(label: &str, old_bytes: &[u8], bytes: &[u8]) -> usize {
     let old = OldReader::new(old_bytes).unwrap_or_else(|e| panic!("{label}: old reader: {e}"));
     let new = ClipReader::new(bytes).unwrap_or_else(|e| panic!("{label}: new reader: {e}"));
-    let (mut a, mut b) = (Pose::default(), Pose::default());
+    // The full pose's other copy: on a CPU with AVX2 `new` runs the one compiled for it, this
+    // one the build target's (SSE2); both must give the old decoder's bits.
+    let mut baseline = new.clone();
+    baseline.use_baseline_decoder();
+    let (mut a, mut b, mut c) = (Pose::default(), Pose::default(), Pose::default());
     let mut n = 0;
     for s in 0..new.num_stored_samples() {
         old.decode_sample(s, &mut a);
         new.decode_sample(s, &mut b);
+        baseline.decode_sample(s, &mut c);
         assert_eq!(pose_bits(&a), pose_bits(&b), "{label}: stored sample {s}");
+        assert_eq!(
+            pose_bits(&a),
+            pose_bits(&c),
+            "{label}: stored sample {s}, baseline"
+        );
         n += 1;
     }
     let d = new.duration();
@@ -107,7 +121,13 @@ fn compare_on(label: &str, old_bytes: &[u8], bytes: &[u8]) -> usize {
         for looping in [Looping::Clamp, Looping::Wrap] {
             old.sample_pose(t, looping, &mut a);
             new.sample_pose(t, looping, &mut b);
+            baseline.sample_pose(t, looping, &mut c);
             assert_eq!(pose_bits(&a), pose_bits(&b), "{label}: t = {t} {looping:?}");
+            assert_eq!(
+                pose_bits(&a),
+                pose_bits(&c),
+                "{label}: t = {t} {looping:?}, baseline"
+            );
             n += 1;
         }
     }

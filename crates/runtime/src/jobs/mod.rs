@@ -24,6 +24,8 @@ pub use blend::{BlendJob, BlendLayer, PoseRef};
 pub use local_to_object::{LocalToObjectJob, local_to_object_pass};
 pub use palette::{PaletteOut, SkinningPaletteJob};
 pub use simd::SimdPath;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use simd::avx2_bmi2;
 pub use vertex::{SkinJob, TransformPointsJob};
 
 /// Why a job refused its inputs. Every field names the slice or value at fault.

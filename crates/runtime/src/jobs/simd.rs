@@ -119,25 +119,71 @@ fn avx2_fma() -> bool {
 ))]
 fn detect_avx2_fma() -> bool {
     use core::arch::x86_64::{__cpuid, __cpuid_count};
+    // Bit 12 of leaf 1's ECX: FMA; leaf 7's EBX bit 5: AVX2.
+    os_saves_ymm() && __cpuid(1).ecx & 1 << 12 != 0 && __cpuid_count(7, 0).ebx & 1 << 5 != 0
+}
+
+/// AVX2, BMI1 and BMI2 usable: what the full pose's decoder is compiled for a second time
+/// (`ClipReader`'s AVX2 copy of its group walk: the same IEEE float operations, VEX-encoded, and
+/// BMI2's shifts by a register for the bit extraction; no FMA, so the same bits).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx2_bmi2() -> bool {
+    #[cfg(all(
+        target_feature = "avx2",
+        target_feature = "bmi1",
+        target_feature = "bmi2"
+    ))]
+    {
+        true
+    }
+    #[cfg(not(all(
+        target_feature = "avx2",
+        target_feature = "bmi1",
+        target_feature = "bmi2"
+    )))]
+    {
+        use core::sync::atomic::{AtomicU8, Ordering};
+        // 0 not yet asked, 1 no, 2 yes; a race only asks the CPU twice.
+        static STATE: AtomicU8 = AtomicU8::new(0);
+        match STATE.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                use core::arch::x86_64::__cpuid_count;
+                let ebx = if os_saves_ymm() {
+                    __cpuid_count(7, 0).ebx
+                } else {
+                    0
+                };
+                // Leaf 7, EBX: bit 3 BMI1, bit 5 AVX2, bit 8 BMI2.
+                let yes = ebx & (1 << 3 | 1 << 5 | 1 << 8) == 1 << 3 | 1 << 5 | 1 << 8;
+                STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+}
+
+/// The CPU has leaf 7 and AVX, and the OS saves the XMM and YMM registers (XCR0 bits 1 and 2).
+#[cfg(target_arch = "x86_64")]
+#[allow(dead_code)] // unused when the build's target features already imply what it checks
+fn os_saves_ymm() -> bool {
+    use core::arch::x86_64::__cpuid;
     #[target_feature(enable = "xsave")]
     fn xcr0() -> u64 {
         // SAFETY: only called after CPUID said the OS enabled XSAVE (OSXSAVE).
         unsafe { core::arch::x86_64::_xgetbv(0) }
     }
-    let max_leaf = __cpuid(0).eax;
-    if max_leaf < 7 {
+    if __cpuid(0).eax < 7 {
         return false;
     }
     let ecx = __cpuid(1).ecx;
-    let (fma, osxsave, avx) = (ecx & 1 << 12 != 0, ecx & 1 << 27 != 0, ecx & 1 << 28 != 0);
-    if !(fma && osxsave && avx) {
+    // Bit 27 OSXSAVE, bit 28 AVX.
+    if ecx & (1 << 27 | 1 << 28) != 1 << 27 | 1 << 28 {
         return false;
     }
-    // SAFETY: OSXSAVE is set, so XGETBV exists; bits 1 and 2: the OS saves XMM and YMM state.
-    if unsafe { xcr0() } & 6 != 6 {
-        return false;
-    }
-    __cpuid_count(7, 0).ebx & 1 << 5 != 0
+    // SAFETY: OSXSAVE is set, so XGETBV exists.
+    unsafe { xcr0() & 6 == 6 }
 }
 
 /// Scalar kernels: the reference of every SIMD path.
