@@ -494,9 +494,10 @@ pub(crate) fn pch_text(headers: &[PathBuf]) -> String {
     s
 }
 
-/// The ms TU `i` saves with a PCH holding `members`: the costs of its closure's files in the
-/// PCH, with the instantiations they cause ([`saving_factor`]; loading it not yet subtracted).
-fn reached_ms(r: &Report, t: &Timing, member: &[bool], lang: Option<Lang>, i: usize) -> f64 {
+/// The ms TU `i` saves with a PCH holding `members` (loading it not yet subtracted): the
+/// costs of its closure's files in the PCH, and the instantiations they cause
+/// ([`saving_factor`]).
+fn reached_ms(r: &Report, t: &Timing, member: &[bool], lang: Option<Lang>, i: usize) -> (f64, f64) {
     let tu = &r.graph.tus[i];
     let parse: f64 = tu
         .closure
@@ -504,7 +505,7 @@ fn reached_ms(r: &Report, t: &Timing, member: &[bool], lang: Option<Lang>, i: us
         .filter(|&&f| f != tu.node && member[f as usize])
         .map(|&f| t.cost_ms[f as usize])
         .sum();
-    parse * saving_factor(r, t, lang, i)
+    (parse, parse * (saving_factor(r, t, lang, i) - 1.0))
 }
 
 /// What a ms of header parse in the PCH saves TU `i`: 1, and for a C++ PCH (built with
@@ -665,16 +666,20 @@ pub fn verify(
     let mut per_tu = Vec::new();
     // Σ reached ms per PCH: the prediction is that minus the load, once per TU.
     let (mut reach_a, mut reach_n) = (0.0, 0.0);
+    let (mut inst_a, mut inst_n) = (0.0, 0.0);
     for (i, res) in rows {
         let path = &g.nodes[g.tus[i].node as usize].path;
         match res {
             Ok([w0, wa, wn]) => {
-                let (ra, rn) = (
+                let ((pa, ia), (pn, in_)) = (
                     reached_ms(r, t, &adv_member, lang, i),
                     reached_ms(r, t, &naive_member, lang, i),
                 );
+                let (ra, rn) = (pa + ia, pn + in_);
                 reach_a += ra;
                 reach_n += rn;
+                inst_a += ia;
+                inst_n += in_;
                 per_tu.push(PchTuCheck {
                     path: path.clone(),
                     without_ms: round3(w0 * 1000.0),
@@ -693,7 +698,7 @@ pub fn verify(
     }
     let s = |f: fn(&PchTuCheck) -> f64| per_tu.iter().map(f).sum::<f64>() / 1000.0;
     let (without, with_a, with_n) = (s(|x| x.without_ms), s(|x| x.advised_ms), s(|x| x.naive_ms));
-    let measured = |build_s: f64, with: f64, reach: f64, load: f64, content: f64| {
+    let measured = |build_s: f64, with: f64, reach: f64, inst: f64, load: f64, content: f64| {
         let saving = without - with;
         let pred = (reach - load * n as f64) / 1000.0;
         PchMeasured {
@@ -716,13 +721,21 @@ pub fn verify(
             advice_predicted_saving_s: round6(
                 (reach - LOAD_FRACTION * content * n as f64) / 1000.0,
             ),
+            predicted_instantiation_s: round6(inst / 1000.0),
         }
     };
     Ok(PchCheck {
         tus: n,
         without_s: round6(without),
-        advised: measured(adv_build, with_a, reach_a, adv_load, adv_content),
-        naive: measured(naive_build, with_n, reach_n, naive_load, naive_content),
+        advised: measured(adv_build, with_a, reach_a, inst_a, adv_load, adv_content),
+        naive: measured(
+            naive_build,
+            with_n,
+            reach_n,
+            inst_n,
+            naive_load,
+            naive_content,
+        ),
         per_tu,
         notes,
     })
@@ -761,8 +774,8 @@ struct PchBuild<'a> {
 impl PchBuild<'_> {
     /// Builds `<name>.h.pch` of `hs`: its path, CPU seconds and the headers it holds. A header
     /// that does not stand alone (it needs a macro its includers define first, say) fails the
-    /// build: the headers whose closure holds the file the error names are left out, named in a
-    /// note, and the rest built again.
+    /// build: the file the error names if it is one of `hs`, else the headers whose closure
+    /// holds it, are left out, named in a note, and the rest built again.
     fn build(
         &self,
         name: &'static str,
@@ -796,7 +809,15 @@ impl PchBuild<'_> {
             });
             let before = hs.len();
             if let Some(node) = failed {
-                hs.retain(|x| !members(self.r, std::slice::from_ref(x))[node]);
+                // A listed header that fails by itself goes alone: included by absolute path it
+                // may clash where its includers reach another file by name (GCC's `stddef.h`
+                // beside clang's own, say), and they build without it.
+                let path = normalize(&g.nodes[node].abs);
+                if hs.iter().any(|x| normalize(x) == path) {
+                    hs.retain(|x| normalize(x) != path);
+                } else {
+                    hs.retain(|x| !members(self.r, std::slice::from_ref(x))[node]);
+                }
             }
             if hs.len() == before || hs.is_empty() {
                 return Err(PchError::Build {
