@@ -121,11 +121,9 @@ struct Model<'a> {
     t: &'a Timing,
     /// The configuration's TUs (indices into `graph.tus`).
     tus: Vec<usize>,
-    /// Per node: TUs of the configuration reaching it; Σ of their [`saving_factor`]s (what a
-    /// ms of its parse saves per clean build), and the same times their builds over the
-    /// period (1 + commits rebuilding each).
+    /// Per node: TUs of the configuration reaching it, and their builds over the period
+    /// (Σ 1 + commits rebuilding each).
     reach: Vec<u32>,
-    per_build: Vec<f64>,
     weight: Vec<f64>,
     /// Builds of every TU: N + Σ commits rebuilding each.
     all_builds: f64,
@@ -174,17 +172,14 @@ impl<'a> Model<'a> {
             }
             others_ms.push(total_ms - rebuilt_ms);
         }
-        let factor: Vec<f64> = tus.iter().map(|&i| saving_factor(r, t, lang, i)).collect();
         let mut reach = vec![0u32; n];
-        let mut per_build = vec![0.0; n];
         let mut weight = vec![0.0; n];
         for f in 0..n {
             for &k in &reach_tus[f] {
                 // A TU does not save its own file.
                 if g.tus[tus[k as usize]].node as usize != f {
                     reach[f] += 1;
-                    per_build[f] += factor[k as usize];
-                    weight[f] += factor[k as usize] * (1.0 + rebuilds[k as usize] as f64);
+                    weight[f] += 1.0 + rebuilds[k as usize] as f64;
                 }
             }
         }
@@ -194,7 +189,6 @@ impl<'a> Model<'a> {
             t,
             tus,
             reach,
-            per_build,
             weight,
             all_builds,
             others_ms,
@@ -307,7 +301,7 @@ impl Pch {
     fn clean_build(&self, m: &Model) -> (f64, f64, f64) {
         let saved: f64 = (0..self.member.len())
             .filter(|&f| self.member[f])
-            .map(|f| m.t.cost_ms[f] * m.per_build[f])
+            .map(|f| m.t.cost_ms[f] * m.reach[f] as f64)
             .sum();
         let load = LOAD_FRACTION * self.content_ms * m.tus.len() as f64;
         (saved, load, self.content_ms)
@@ -494,40 +488,15 @@ pub(crate) fn pch_text(headers: &[PathBuf]) -> String {
     s
 }
 
-/// The ms TU `i` saves with a PCH holding `members` (loading it not yet subtracted): the
-/// costs of its closure's files in the PCH, and the instantiations they cause
-/// ([`saving_factor`]).
-fn reached_ms(r: &Report, t: &Timing, member: &[bool], lang: Option<Lang>, i: usize) -> (f64, f64) {
+/// The parse cost (ms) TU `i` saves with a PCH holding `members`: the costs of its closure's
+/// files in the PCH (loading it not yet subtracted).
+fn reached_ms(r: &Report, t: &Timing, member: &[bool], i: usize) -> f64 {
     let tu = &r.graph.tus[i];
-    let parse: f64 = tu
-        .closure
+    tu.closure
         .iter()
         .filter(|&&f| f != tu.node && member[f as usize])
         .map(|&f| t.cost_ms[f as usize])
-        .sum();
-    (parse, parse * (saving_factor(r, t, lang, i) - 1.0))
-}
-
-/// What a ms of header parse in the PCH saves TU `i`: 1, and for a C++ PCH (built with
-/// `-fpch-instantiate-templates`) also the TU's instantiations that its headers cause
-/// (`Timing::instantiation_ms`), in proportion to the share of its headers' time the PCH
-/// holds: 1 + instantiations / headers' time. Measured: without this a C++ PCH's saving was
-/// predicted 27 % low on 30 gRPC TUs (each TU saved 1.45 × the parse it no longer did).
-fn saving_factor(r: &Report, t: &Timing, lang: Option<Lang>, i: usize) -> f64 {
-    if lang != Some(Lang::Cxx) {
-        return 1.0;
-    }
-    let tu = &r.graph.tus[i];
-    let headers: f64 = tu
-        .closure
-        .iter()
-        .filter(|&&f| f != tu.node)
-        .map(|&f| t.cost_ms[f as usize])
-        .sum();
-    match t.instantiation_ms.get(i) {
-        Some(&x) if headers > 0.0 => 1.0 + x / headers,
-        _ => 1.0,
-    }
+        .sum()
 }
 
 /// Per graph node: whether the PCH of `headers` (absolute paths) holds it.
@@ -666,20 +635,16 @@ pub fn verify(
     let mut per_tu = Vec::new();
     // Σ reached ms per PCH: the prediction is that minus the load, once per TU.
     let (mut reach_a, mut reach_n) = (0.0, 0.0);
-    let (mut inst_a, mut inst_n) = (0.0, 0.0);
     for (i, res) in rows {
         let path = &g.nodes[g.tus[i].node as usize].path;
         match res {
             Ok([w0, wa, wn]) => {
-                let ((pa, ia), (pn, in_)) = (
-                    reached_ms(r, t, &adv_member, lang, i),
-                    reached_ms(r, t, &naive_member, lang, i),
+                let (ra, rn) = (
+                    reached_ms(r, t, &adv_member, i),
+                    reached_ms(r, t, &naive_member, i),
                 );
-                let (ra, rn) = (pa + ia, pn + in_);
                 reach_a += ra;
                 reach_n += rn;
-                inst_a += ia;
-                inst_n += in_;
                 per_tu.push(PchTuCheck {
                     path: path.clone(),
                     without_ms: round3(w0 * 1000.0),
@@ -698,7 +663,7 @@ pub fn verify(
     }
     let s = |f: fn(&PchTuCheck) -> f64| per_tu.iter().map(f).sum::<f64>() / 1000.0;
     let (without, with_a, with_n) = (s(|x| x.without_ms), s(|x| x.advised_ms), s(|x| x.naive_ms));
-    let measured = |build_s: f64, with: f64, reach: f64, inst: f64, load: f64, content: f64| {
+    let measured = |build_s: f64, with: f64, reach: f64, load: f64, content: f64| {
         let saving = without - with;
         let pred = (reach - load * n as f64) / 1000.0;
         PchMeasured {
@@ -721,21 +686,13 @@ pub fn verify(
             advice_predicted_saving_s: round6(
                 (reach - LOAD_FRACTION * content * n as f64) / 1000.0,
             ),
-            predicted_instantiation_s: round6(inst / 1000.0),
         }
     };
     Ok(PchCheck {
         tus: n,
         without_s: round6(without),
-        advised: measured(adv_build, with_a, reach_a, inst_a, adv_load, adv_content),
-        naive: measured(
-            naive_build,
-            with_n,
-            reach_n,
-            inst_n,
-            naive_load,
-            naive_content,
-        ),
+        advised: measured(adv_build, with_a, reach_a, adv_load, adv_content),
+        naive: measured(naive_build, with_n, reach_n, naive_load, naive_content),
         per_tu,
         notes,
     })
@@ -993,7 +950,6 @@ mod tests {
             cost_measured: vec![true; g.nodes.len()],
             predicted_ms: vec![100.0; g.tus.len()],
             measured_ms: vec![None; g.tus.len()],
-            instantiation_ms: vec![0.0; g.tus.len()],
             unmatched_files: 0,
         }
     }
@@ -1001,9 +957,8 @@ mod tests {
     /// Three C++ and three C TUs include one 100 ms header. The PCH is C++: the C TUs cannot
     /// load it, so it saves 3 × 100 ms, not 6 × (the former model), and every one of the three
     /// loads it at [`LOAD_FRACTION`] (measured with `-fpch-instantiate-templates`: 0.013, not
-    /// the former 0.05) of its 100 ms. Its build flags instantiate the templates once, so a TU
-    /// whose headers cause 50 ms of instantiations saves those too (1.5 × 100 ms); a C TU has
-    /// no templates (its factor stays 1).
+    /// the former 0.05) of its 100 ms. Its build flags instantiate the templates once; a C
+    /// PCH has none to instantiate.
     #[test]
     fn a_cxx_pch_saves_in_cxx_tus_only_and_loads_at_the_measured_fraction() {
         let inc = "#include \"h.h\"\nint x;\n";
@@ -1037,17 +992,10 @@ mod tests {
             ]
         );
         assert!(a.pch_h.contains("-fpch-instantiate-templates"));
-        let mut t = costs(&r);
-        t.instantiation_ms = vec![50.0; r.graph.tus.len()];
-        let a = advise(&r, &t, 0, PchSize::Headers(1), None);
-        assert_eq!(a.saved_s, 0.45);
-        assert_eq!(a.net_s, 0.3461);
 
         // A C tree: a C PCH (no templates to instantiate), every TU saving.
         let (_d, r) = scan(&[("h.h", "int h;\n"), ("d.c", inc), ("e.c", inc)]);
-        let mut t = costs(&r);
-        t.instantiation_ms = vec![50.0; r.graph.tus.len()];
-        let a = advise(&r, &t, 0, PchSize::Headers(1), None);
+        let a = advise(&r, &costs(&r), 0, PchSize::Headers(1), None);
         assert_eq!(a.saved_s, 0.2);
         assert_eq!(
             a.build_flags,

@@ -438,9 +438,6 @@ pub struct PchMeasured {
     pub load_fraction: f64,
     /// The saving as the advice predicted it (its load fraction, nothing measured).
     pub advice_predicted_saving_s: f64,
-    /// Of the predicted saving: the template instantiations its headers cause, which the PCH
-    /// does once (the rest is their parse).
-    pub predicted_instantiation_s: f64,
 }
 
 /// One candidate edit with its saving. Serialized in the JSON's `cuts` array.

@@ -747,10 +747,6 @@ pub struct Timing {
     /// Per TU (`graph.tus`): predicted and, where measured, measured frontend ms.
     pub predicted_ms: Vec<f64>,
     pub measured_ms: Vec<Option<f64>>,
-    /// Per TU: the part of its own time that grows with its headers' time (modelled for every
-    /// TU, measured or not: see [`OwnTime`]) — the template instantiations at the end of the TU
-    /// that its headers cause. A PCH built with `-fpch-instantiate-templates` does those once.
-    pub instantiation_ms: Vec<f64>,
     /// Files of the traces that are in no closure of the scan (other compilers' headers, files
     /// the scan missed): counted in their TU's own time, listed in a note.
     pub unmatched_files: usize,
@@ -795,7 +791,7 @@ impl Timing {
         let (cost_ms, cost_measured) = header_costs(r, traces, &matched, &|_| 1.0);
         let (at_mean_ms, _) = header_costs(r, traces, &matched, &|i| 1.0 / size.factor(i));
         let own = OwnTime::fit(r, traces, &matched, &own_ms);
-        let (predicted_ms, instantiation_ms) = g
+        let predicted_ms = g
             .tus
             .iter()
             .enumerate()
@@ -806,16 +802,14 @@ impl Timing {
                         .filter(|&&f| f != t.node)
                         .map(|&f| at_mean_ms[f as usize])
                         .sum::<f64>();
-                let own_i = own_ms[i].unwrap_or_else(|| own.predict(r, i, headers));
-                (own_i + headers, own.from_headers(r, i, headers))
+                own_ms[i].unwrap_or_else(|| own.predict(r, i, headers)) + headers
             })
-            .unzip();
+            .collect();
         Timing {
             cost_ms,
             cost_measured,
             predicted_ms,
             measured_ms,
-            instantiation_ms,
             unmatched_files: unmatched.len(),
         }
     }
@@ -1009,19 +1003,14 @@ impl OwnTime {
 
     /// Own ms of TU `tu` (`graph.tus`), whose headers are predicted to take `headers_ms`.
     fn predict(&self, r: &Report, tu: usize, headers_ms: f64) -> f64 {
-        let rate = self.by_lang[tu_lang(r, tu) as usize].0;
+        let (rate, c, gamma) = self.by_lang[tu_lang(r, tu) as usize];
         let lines = r.graph.nodes[r.graph.tus[tu].node as usize].lines as f64;
-        rate * lines + self.from_headers(r, tu, headers_ms)
-    }
-
-    /// The part of TU `tu`'s own ms that grows with its headers' `headers_ms` (c × H^γ).
-    fn from_headers(&self, r: &Report, tu: usize, headers_ms: f64) -> f64 {
-        let (_, c, gamma) = self.by_lang[tu_lang(r, tu) as usize];
-        if headers_ms > 0.0 {
+        let h = if headers_ms > 0.0 {
             c * headers_ms.powf(gamma)
         } else {
             0.0
-        }
+        };
+        rate * lines + h
     }
 }
 
