@@ -585,45 +585,14 @@ pub fn verify(
     let (adv_pch, adv_build, advised_abs) = build("advised", &advised_abs)?;
     let (naive_pch, naive_build, naive_abs) = build("naive", &naive_abs)?;
     let [adv_load, naive_load] = b.load_ms(&[&adv_pch, &naive_pch], opts)?;
-    let jobs = if opts.jobs == 0 {
-        std::thread::available_parallelism().map_or(2, |n| n.get())
-    } else {
-        opts.jobs
-    };
-    let next = AtomicUsize::new(0);
-    type Row = (usize, Result<[f64; 3], PchError>);
-    let rows: std::sync::Mutex<Vec<Row>> = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|sc| {
-        for _ in 0..jobs.min(picked.len()) {
-            sc.spawn(|| {
-                loop {
-                    if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-                        break;
-                    }
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(i, spec)) = picked.get(k) else {
-                        break;
-                    };
-                    let res = three_ways(
-                        spec,
-                        &compiler,
-                        [None, Some(&adv_pch), Some(&naive_pch)],
-                        k,
-                        dir.path(),
-                    );
-                    rows.lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((i, res));
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            });
-        }
-    });
-    if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-        return Err(PchError::Cancelled);
-    }
-    let mut rows = rows.into_inner().unwrap_or_else(|p| p.into_inner());
-    rows.sort_by_key(|x| x.0);
+    let rows = compile_all(
+        &picked,
+        &compiler,
+        [&adv_pch, &naive_pch],
+        dir.path(),
+        opts,
+        done,
+    )?;
     let (adv_member, naive_member) = (members(r, &advised_abs), members(r, &naive_abs));
     let content = |mem: &[bool]| -> f64 {
         (0..mem.len())
@@ -696,6 +665,55 @@ pub fn verify(
         per_tu,
         notes,
     })
+}
+
+/// A TU's three CPU times (without, advised, naive), or why it failed.
+type Row = (usize, Result<[f64; 3], PchError>);
+
+/// Compiles each of `picked` three ways (`three_ways`) in parallel (`opts.jobs`), `done`
+/// counting TUs finished: the rows in report order.
+fn compile_all(
+    picked: &[(usize, &TuSpec)],
+    compiler: &str,
+    pchs: [&PathBuf; 2],
+    dir: &Path,
+    opts: &MeasureOptions,
+    done: &AtomicUsize,
+) -> Result<Vec<Row>, PchError> {
+    let jobs = if opts.jobs == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        opts.jobs
+    };
+    let next = AtomicUsize::new(0);
+    let rows: std::sync::Mutex<Vec<Row>> = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        for _ in 0..jobs.min(picked.len()) {
+            sc.spawn(|| {
+                loop {
+                    if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                        break;
+                    }
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(i, spec)) = picked.get(k) else {
+                        break;
+                    };
+                    let res =
+                        three_ways(spec, compiler, [None, Some(pchs[0]), Some(pchs[1])], k, dir);
+                    rows.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((i, res));
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+        return Err(PchError::Cancelled);
+    }
+    let mut rows = rows.into_inner().unwrap_or_else(|p| p.into_inner());
+    rows.sort_by_key(|x| x.0);
+    Ok(rows)
 }
 
 /// `m` of the configuration's TUs, evenly over the unmeasured ones (then the measured ones), in
