@@ -656,6 +656,13 @@ fn print_pch(r: &Report, out: Option<&std::path::Path>) {
                 m.with_s, m.measured_saving_s, m.predicted_saving_s, m.error_percent, m.build_s
             );
         }
+        for (name, m) in [("advised", &c.advised), ("naive", &c.naive)] {
+            println!(
+                "{name} PCH: loading it costs {:.1} ms per TU (measured: {:.3} of its {:.1} ms of \
+                 headers); with the advice's load fraction the prediction was {:.3} s",
+                m.load_ms, m.load_fraction, m.content_ms, m.advice_predicted_saving_s
+            );
+        }
         for n in &c.notes {
             println!("note: {n}");
         }

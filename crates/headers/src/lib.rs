@@ -64,6 +64,7 @@ pub(crate) mod scan;
 pub(crate) mod state;
 pub(crate) mod store;
 pub mod timing;
+pub(crate) mod tracesum;
 pub mod util;
 pub mod watch;
 

@@ -402,7 +402,21 @@ pub struct PchCheck {
     pub without_s: f64,
     pub advised: PchMeasured,
     pub naive: PchMeasured,
+    /// Per TU compiled all three ways, in report order: what each run cost and what was
+    /// predicted (which TUs the model gets wrong).
+    pub per_tu: Vec<PchTuCheck>,
     pub notes: Vec<String>,
+}
+
+/// One verified TU: CPU ms of its three runs and the predicted savings (measured load).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PchTuCheck {
+    pub path: String,
+    pub without_ms: f64,
+    pub advised_ms: f64,
+    pub naive_ms: f64,
+    pub advised_predicted_ms: f64,
+    pub naive_predicted_ms: f64,
 }
 
 /// One PCH's measured and predicted saving over the verified TUs.
@@ -416,6 +430,14 @@ pub struct PchMeasured {
     pub measured_saving_s: f64,
     pub predicted_saving_s: f64,
     pub error_percent: f64,
+    /// CPU ms each TU pays to load this PCH, measured (an empty TU with and without it, the
+    /// medians of a few runs), and that over the model's parse cost of its content: the
+    /// prediction above charges this load instead of the advice's fraction.
+    pub load_ms: f64,
+    pub content_ms: f64,
+    pub load_fraction: f64,
+    /// The saving as the advice predicted it (its load fraction, nothing measured).
+    pub advice_predicted_saving_s: f64,
 }
 
 /// One candidate edit with its saving. Serialized in the JSON's `cuts` array.

@@ -10,6 +10,7 @@
 use super::compiler::Lang;
 use super::report::{Report, TuTime};
 use super::scan::{Scanner, TuSpec};
+use super::tracesum::{self, TraceSummary};
 use super::util::{FxMap, FxSet, absolutize, normalize};
 use super::{Project, cuts};
 use std::path::{Path, PathBuf};
@@ -111,7 +112,13 @@ pub struct TuTrace {
 
 /// Parses one `-ftime-trace` JSON file. Relative `Source` paths are taken from `base` (the
 /// folder clang ran in). Errors name what is wrong; the caller names the file.
+#[cfg(test)]
 pub(crate) fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, TraceError> {
+    Ok(from_summary(&summarize(bytes)?, base))
+}
+
+/// What the model reads from one trace ([`TraceSummary`]: paths as written, times unscaled).
+pub(crate) fn summarize(bytes: &[u8]) -> Result<TraceSummary, TraceError> {
     // Typed, reading only the fields used: a granularity-0 trace of a libstdc++ TU is several MB,
     // and a generic JSON value tree of it costs several times the parse.
     let v: RawTrace = serde_json::from_slice(bytes).map_err(|e| {
@@ -165,31 +172,52 @@ pub(crate) fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, TraceErr
         }
         stack.push(i);
     }
-    let mut by_file: FxMap<PathBuf, (u64, u32)> = FxMap::default();
+    let mut by_detail: FxMap<&str, (u64, u32)> = FxMap::default();
     for (i, (_, dur, d)) in sources.iter().enumerate() {
-        let dur = *dur;
-        let p = Path::new(d.as_ref());
+        let e = by_detail.entry(d.as_ref()).or_default();
+        e.0 += dur.saturating_sub(child_us[i]);
+        e.1 += 1;
+    }
+    let mut files: Vec<(String, u64, u32)> = by_detail
+        .into_iter()
+        .map(|(d, (t, n))| (d.to_string(), t, n))
+        .collect();
+    files.sort();
+    Ok(TraceSummary {
+        frontend_us,
+        top_us,
+        cpu_ratio_bits: ratio.map(f64::to_bits),
+        files,
+    })
+}
+
+/// The trace a summary stands for: paths resolved from `base` (several spellings of one file
+/// summed), times scaled by the run's CPU / wall ratio. The same figures as parsing the trace.
+pub(crate) fn from_summary(s: &TraceSummary, base: &Path) -> TuTrace {
+    let mut by_file: FxMap<PathBuf, (u64, u32)> = FxMap::default();
+    for (d, t, n) in &s.files {
+        let p = Path::new(d.as_str());
         let p = if p.is_absolute() {
             normalize(p)
         } else {
             normalize(&base.join(p))
         };
         let e = by_file.entry(p).or_default();
-        e.0 += dur.saturating_sub(child_us[i]);
-        e.1 += 1;
+        e.0 += t;
+        e.1 += n;
     }
     let mut files: Vec<(PathBuf, u64, u32)> =
         by_file.into_iter().map(|(p, (t, n))| (p, t, n)).collect();
     files.sort();
     let t = TuTrace {
-        frontend_us,
-        own_us: frontend_us.saturating_sub(top_us),
+        frontend_us: s.frontend_us,
+        own_us: s.frontend_us.saturating_sub(s.top_us),
         files,
     };
-    Ok(match ratio {
+    match s.cpu_ratio_bits.map(f64::from_bits) {
         Some(f) => t.scaled(f),
         None => t,
-    })
+    }
 }
 
 /// The parts of a `-ftime-trace` file the costs come from.
@@ -605,25 +633,23 @@ fn run_one(spec: &TuSpec, k: usize, opts: &MeasureOptions) -> RunResult {
         .map_err(io_err(&trace, "read"))?;
     let ratio = (!opts.wall_time && ran.wall_s > 0.0)
         .then(|| (ran.cpu_s / ran.wall_s).clamp(MIN_CPU_RATIO, 1.0));
-    let t = parse_trace(&bytes, dir.path()).map_err(|source| TimingError::Trace {
+    let sum = summarize(&bytes).map_err(|source| TimingError::Trace {
         path: trace.clone(),
         source,
     })?;
+    let t = from_summary(&sum, dir.path());
     if let Some(keep) = &opts.keep_traces {
         let name = spec
             .file
             .file_name()
             .map_or("tu".into(), |n| n.to_string_lossy().to_string());
-        let to = keep.join(format!("{k}-{name}.json"));
-        // The ratio goes into the kept trace, so that `--time-trace` reads the same costs.
-        let bytes = match ratio {
-            Some(f) => with_cpu_ratio(&bytes, f).map_err(|source| TimingError::Trace {
-                path: trace.clone(),
-                source,
-            })?,
-            None => bytes,
-        };
-        clipforge_base::fsio::write_atomic(&to, &bytes).map_err(io_err(&to, "write"))?;
+        keep_trace(
+            &keep.join(format!("{k}-{name}.json")),
+            &trace,
+            bytes,
+            sum,
+            ratio,
+        )?;
     }
     let t = match ratio {
         Some(f) => t.scaled(f),
@@ -636,6 +662,34 @@ fn run_one(spec: &TuSpec, k: usize, opts: &MeasureOptions) -> RunResult {
         )
     });
     Ok((t, warn))
+}
+
+/// Writes a measured trace (`trace`, read as `bytes`) to `to` with the run's CPU / wall ratio in
+/// it (so that `--time-trace` reads the same costs), and its summary beside it (the ratio as a
+/// reader of the trace takes it), both atomically. `sum` is the trace's summary, no ratio.
+fn keep_trace(
+    to: &Path,
+    trace: &Path,
+    bytes: Vec<u8>,
+    mut sum: TraceSummary,
+    ratio: Option<f64>,
+) -> Result<(), TimingError> {
+    let bytes = match ratio {
+        Some(f) => with_cpu_ratio(&bytes, f).map_err(|source| TimingError::Trace {
+            path: trace.to_path_buf(),
+            source,
+        })?,
+        None => bytes,
+    };
+    // The ratio as its JSON text reads back (the text is what a reader of the trace parses).
+    sum.cpu_ratio_bits = ratio
+        .and_then(|f| serde_json::from_str::<f64>(&serde_json::json!(f).to_string()).ok())
+        .filter(|f| (MIN_CPU_RATIO..=1.0).contains(f))
+        .map(f64::to_bits);
+    clipforge_base::fsio::write_atomic(to, &bytes).map_err(io_err(to, "write"))?;
+    let md = std::fs::metadata(to).map_err(io_err(to, "read"))?;
+    let sp = tracesum::path_for(to);
+    tracesum::write(to, &md, &sum).map_err(io_err(&sp, "write"))
 }
 
 /// Reads every `*.json` trace under `dir` and matches each to a TU of the report: by file name
@@ -684,15 +738,14 @@ pub fn load_dir(
         let stem = f
             .file_stem()
             .map_or(String::new(), |s| s.to_string_lossy().to_string());
-        let bytes =
-            clipforge_base::fsio::read_regular(&f, MAX_TRACE_BYTES).map_err(io_err(&f, "read"))?;
         let base = f.parent().unwrap_or(dir);
-        let t = match parse_trace(&bytes, base) {
-            Ok(t) => t,
-            Err(e) => {
-                notes.push(format!("{}: {e} (skipped)", f.display()));
+        let t = match read_trace(&f) {
+            Ok(s) => from_summary(&s, base),
+            Err(TimingError::Trace { path, source }) => {
+                notes.push(format!("{}: {source} (skipped)", path.display()));
                 continue;
             }
+            Err(e) => return Err(e),
         };
         // `a.cpp`, then without a `<k>-` prefix.
         let cands = by_name.get(&stem).or_else(|| {
@@ -735,6 +788,24 @@ pub fn load_dir(
         return Err(TimingError::NoMatchingTrace(dir.to_path_buf()));
     }
     Ok(out)
+}
+
+/// One trace's summary: the one beside it if it matches the trace as it is now, else the
+/// trace parsed (and its summary written beside it when the folder takes it; a folder that
+/// does not is no error).
+fn read_trace(f: &Path) -> Result<TraceSummary, TimingError> {
+    let md = std::fs::metadata(f).map_err(io_err(f, "read"))?;
+    if let Some(s) = tracesum::read(f, &md) {
+        return Ok(s);
+    }
+    let bytes =
+        clipforge_base::fsio::read_regular(f, MAX_TRACE_BYTES).map_err(io_err(f, "read"))?;
+    let s = summarize(&bytes).map_err(|source| TimingError::Trace {
+        path: f.to_path_buf(),
+        source,
+    })?;
+    let _ = tracesum::write(f, &md, &s);
+    Ok(s)
 }
 
 /// Costs from measured traces, and every TU's predicted frontend time.

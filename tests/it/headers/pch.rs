@@ -185,15 +185,42 @@ fn the_advice_takes_the_costly_headers_builds_and_is_verified() {
             "{m}"
         );
         assert!((w - with - saving).abs() < 1e-5, "{m}");
+        // The load is measured per PCH, and the prediction charges it.
+        let (load, content) = (
+            m["load_ms"].as_f64().unwrap(),
+            m["content_ms"].as_f64().unwrap(),
+        );
+        assert!(load >= 0.0 && content > 0.0, "{m}");
+        assert!((m["load_fraction"].as_f64().unwrap() - load / content).abs() < 1e-3);
+        // Per TU: the three runs add up to the totals, the predictions to the prediction.
+        let rows = c["per_tu"].as_array().unwrap();
+        assert_eq!(rows.len(), 3, "{c}");
+        let sum = |k: &str| rows.iter().map(|x| x[k].as_f64().unwrap()).sum::<f64>() / 1000.0;
+        assert!((sum("without_ms") - w).abs() < 1e-4, "{c}");
+        assert!((sum(&format!("{k}_ms")) - with).abs() < 1e-4, "{c}");
+        let pred = m["predicted_saving_s"].as_f64().unwrap();
+        assert!(
+            (sum(&format!("{k}_predicted_ms")) - pred).abs() < 1e-4,
+            "{c}"
+        );
     }
 
-    // The PCH really works: a TU compiles with it and without its own includes' cost.
+    // The PCH really works: built with the flags the report gives (templates instantiated
+    // once), a TU compiles with it.
     let built = out.path().join("pch.h.pch");
+    let flags: Vec<String> = a["build_flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(flags[0], "-fpch-instantiate-templates", "{a}");
     let o = Command::new("clang++")
-        .args(["-x", "c++-header"])
-        .arg(&pch_h)
-        .arg("-o")
-        .arg(&built)
+        .args(flags.iter().map(|x| match x.as_str() {
+            "pch.h" => pch_h.as_os_str(),
+            "pch.h.pch" => built.as_os_str(),
+            x => std::ffi::OsStr::new(x),
+        }))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

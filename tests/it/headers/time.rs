@@ -440,3 +440,116 @@ fn a_c_file_and_a_compiled_out_tu_are_predicted_near_their_cost() {
         "t2.cpp: predicted {pred}, measured {real}"
     );
 }
+
+/// Every `*.json` in `dir`, sorted.
+fn traces_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Where two reports differ (JSON pointers with both values): every figure compared but the
+/// scan's own wall time.
+fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) if x.len() == y.len() => {
+            for (k, v) in x.iter().filter(|(k, _)| *k != "scan_seconds") {
+                match y.get(k) {
+                    Some(w) => differences(v, w, &format!("{at}/{k}"), out),
+                    None => out.push(format!("{at}/{k}: missing")),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                differences(v, w, &format!("{at}/{i}"), out);
+            }
+        }
+        _ if a != b => out.push(format!("{at}: {a} vs {b}")),
+        _ => {}
+    }
+}
+
+fn assert_same(a: &Value, b: &Value, what: &str) {
+    let mut d = Vec::new();
+    differences(a, b, "", &mut d);
+    assert!(d.is_empty(), "{what}: {d:?}");
+}
+
+fn summary_of(trace: &Path) -> std::path::PathBuf {
+    let mut s = trace.as_os_str().to_os_string();
+    s.push(".sum");
+    s.into()
+}
+
+#[test]
+fn summaries_beside_the_traces_give_the_same_report_and_a_changed_trace_is_read_again() {
+    if clang_missing() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    tree(d.path());
+    let kept = tempfile::tempdir().unwrap();
+    let k = kept.path().to_str().unwrap();
+    headers(
+        d.path(),
+        &["--measure", "8", "--jobs", "2", "--keep-traces", k],
+    );
+    let measured = traces_in(kept.path());
+    assert_eq!(measured.len(), 8);
+    assert!(
+        measured.iter().all(|t| summary_of(t).is_file()),
+        "{measured:?}"
+    );
+    // The traces alone (no summary beside them): the reference report.
+    let alone = tempfile::tempdir().unwrap();
+    for t in &measured {
+        std::fs::copy(t, alone.path().join(t.file_name().unwrap())).unwrap();
+    }
+    let a = alone.path().to_str().unwrap();
+    let run = |dir: &str| {
+        headers(
+            d.path(),
+            &["--time-trace", dir, "--cuts", "3", "--pch", "auto"],
+        )
+    };
+    let reference = run(a);
+    assert_eq!(reference["measured_tus"], 8);
+    // That run wrote the summaries; the second run reads them, as does one on the measure's.
+    let traces = traces_in(alone.path());
+    assert!(traces.iter().all(|t| summary_of(t).is_file()));
+    assert_same(&run(a), &reference, "from the summaries the read wrote");
+    assert_same(&run(k), &reference, "from the summaries --measure wrote");
+    // Summaries are what is read: doubled times in them (trace unchanged) change the report.
+    for t in &traces {
+        let p = summary_of(t);
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        let s = &mut v["summary"];
+        s["frontend_us"] = (s["frontend_us"].as_u64().unwrap() * 2).into();
+        for f in s["files"].as_array_mut().unwrap() {
+            f[1] = (f[1].as_u64().unwrap() * 2).into();
+        }
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+    let doubled = run(a);
+    assert_ne!(
+        doubled["predicted_frontend_s"],
+        reference["predicted_frontend_s"]
+    );
+    // A trace changed after its summary was written: the trace is read again.
+    for t in &traces {
+        let mut bytes = std::fs::read(t).unwrap();
+        bytes.push(b'\n');
+        std::fs::write(t, bytes).unwrap();
+    }
+    assert_same(&run(a), &reference, "changed traces read again");
+    // Corrupt summaries: the traces decide, no panic.
+    for t in &traces {
+        std::fs::write(summary_of(t), b"{\"version\":1,\"trace_len\":\xff").unwrap();
+    }
+    assert_same(&run(a), &reference, "corrupt summaries ignored");
+}
