@@ -485,7 +485,11 @@ fn add_timing(
     history: Option<(&churn::History, u32)>,
 ) -> Result<(), String> {
     use clipforge_headers::timing;
+    if args.measure.is_none() && args.time_trace.is_none() {
+        return Ok(());
+    }
     let mut notes = Vec::new();
+    let idx = timing::NodeIndex::new(r);
     let traces = if let Some(n) = args.measure {
         let chosen = timing::choose_tus(r, n);
         let done = std::sync::atomic::AtomicUsize::new(0);
@@ -524,11 +528,11 @@ fn add_timing(
         );
         traces
     } else if let Some(d) = &args.time_trace {
-        timing::load_dir(d, r, &mut notes).map_err(|e| format!("--time-trace: {e}"))?
+        timing::load_dir(d, r, &idx, &mut notes).map_err(|e| format!("--time-trace: {e}"))?
     } else {
         return Ok(());
     };
-    let t = timing::Timing::from_traces(r, &traces);
+    let t = timing::Timing::from_traces(r, &idx, &traces);
     if t.unmatched_files > 0 {
         notes.push(format!(
             "{} files of the traces are in no closure of the scan: their time is counted in their TU's own time",

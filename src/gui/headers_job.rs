@@ -584,7 +584,7 @@ pub fn start_measure(
             return Err("Measure cancelled: the seconds are not shown".into());
         }
         let traces = traces.map_err(|e| e.to_string())?;
-        let t = timing::Timing::from_traces(&report, &traces);
+        let t = timing::Timing::from_traces(&report, &timing::NodeIndex::new(&report), &traces);
         t.apply(&mut report);
         report.notes.extend(notes);
         let h = history.as_ref().map(|h| (&h.0, h.1));

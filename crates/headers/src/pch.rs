@@ -214,25 +214,30 @@ impl<'a> Model<'a> {
     }
 
     /// The header and everything it includes (TU files excluded).
-    fn content(&self, h: u32) -> Vec<u32> {
+    /// `h` and every header it includes, in the order met. `mark` is all `false` on entry and on
+    /// return (a scratch reused across calls: a hash set per candidate was most of the advice's
+    /// CPU on gRPC).
+    fn content(&self, h: u32, mark: &mut [bool]) -> Vec<u32> {
         let g = &self.r.graph;
         let mut seen = vec![h];
         let mut stack = vec![h];
-        let mut in_set: FxSet<u32> = FxSet::default();
-        in_set.insert(h);
+        mark[h as usize] = true;
         while let Some(x) = stack.pop() {
             for &(to, _) in &g.out[x as usize] {
-                if !g.nodes[to as usize].is_tu && in_set.insert(to) {
+                if !g.nodes[to as usize].is_tu && !mark[to as usize] {
+                    mark[to as usize] = true;
                     seen.push(to);
                     stack.push(to);
                 }
             }
         }
+        for &x in &seen {
+            mark[x as usize] = false;
+        }
         seen
     }
 }
 
-/// The greedy state: the PCH's files so far, and what they cost.
 struct Pch {
     member: Vec<bool>,
     content_ms: f64,
@@ -256,32 +261,60 @@ impl Pch {
 
     /// The objective's change (ms over the period's builds) if `content` joined, and the new
     /// files and commits it brings.
-    fn gain(&self, m: &Model, content: &[u32]) -> (f64, Vec<u32>, Vec<u32>) {
+    /// Net saving (ms per clean build and its share of the history's rebuilds) of adding
+    /// `content`, and how many of its files are new. `commits` is a scratch (the commits the new
+    /// files would newly touch); nothing else is allocated, as this runs for every candidate at
+    /// every step of the greedy search.
+    fn gain(&self, m: &Model, content: &[u32], commits: &mut Vec<u32>) -> (f64, usize) {
+        // One pass, summed in `content`'s order from -0.0 (as `Iterator::sum` does).
+        let (mut n_new, mut add_ms, mut saved) = (0, -0.0, -0.0);
+        for &f in content {
+            if !self.member[f as usize] {
+                let cost = m.t.cost_ms[f as usize];
+                n_new += 1;
+                add_ms += cost;
+                saved += cost * m.weight[f as usize];
+            }
+        }
+        let new = content
+            .iter()
+            .copied()
+            .filter(|&f| !self.member[f as usize]);
+        self.new_commits(m, new, commits);
+        let rebuild_others: f64 = commits.iter().map(|&c| m.others_ms[c as usize]).sum();
+        let load = LOAD_FRACTION * add_ms * m.all_builds;
+        let builds_before = 1.0 + self.n_touched as f64;
+        let builds_after = builds_before + commits.len() as f64;
+        let build = builds_after * (self.content_ms + add_ms) - builds_before * self.content_ms;
+        (saved - load - build - rebuild_others, n_new)
+    }
+
+    /// The commits touching `files` that touch none of the PCH yet, sorted, each once.
+    fn new_commits(&self, m: &Model, files: impl Iterator<Item = u32>, out: &mut Vec<u32>) {
+        out.clear();
+        if m.others_ms.is_empty() {
+            return; // no history
+        }
+        out.extend(
+            files
+                .flat_map(|f| m.commits_of[f as usize].iter().copied())
+                .filter(|&c| !self.touched[c as usize]),
+        );
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// Adds `content`'s files that are not members yet.
+    fn add(&mut self, m: &Model, content: &[u32]) -> usize {
         let new: Vec<u32> = content
             .iter()
             .copied()
             .filter(|&f| !self.member[f as usize])
             .collect();
-        let add_ms: f64 = new.iter().map(|&f| m.t.cost_ms[f as usize]).sum();
-        let saved: f64 = new
-            .iter()
-            .map(|&f| m.t.cost_ms[f as usize] * m.weight[f as usize])
-            .sum();
-        let mut commits: Vec<u32> = new
-            .iter()
-            .flat_map(|&f| m.commits_of[f as usize].iter().copied())
-            .filter(|&c| !self.touched[c as usize])
-            .collect();
-        commits.sort_unstable();
-        commits.dedup();
-        let rebuild_others: f64 = commits.iter().map(|&c| m.others_ms[c as usize]).sum();
-        // Every build loads it; it is built once per clean build and once per commit changing
-        // one of its files.
-        let load = LOAD_FRACTION * add_ms * m.all_builds;
-        let builds_before = 1.0 + self.n_touched as f64;
-        let builds_after = builds_before + commits.len() as f64;
-        let build = builds_after * (self.content_ms + add_ms) - builds_before * self.content_ms;
-        (saved - load - build - rebuild_others, new, commits)
+        let mut commits = Vec::new();
+        self.new_commits(m, new.iter().copied(), &mut commits);
+        self.take(m, &new, &commits);
+        new.len()
     }
 
     fn take(&mut self, m: &Model, new: &[u32], commits: &[u32]) {
@@ -337,13 +370,15 @@ pub fn advise(
         .flat_map(|x| &x.tried_by)
         .filter_map(|site| by_path.get(site.file.as_str()).copied())
         .collect();
+    let mut mark = vec![false; g.nodes.len()];
+    let mut scratch = Vec::new();
     let mut cands: Vec<(f64, u32, Vec<u32>)> = {
         let empty = Pch::new(&m);
         m.candidates()
             .into_iter()
-            .map(|h| (h, m.content(h)))
+            .map(|h| (h, m.content(h, &mut mark)))
             .filter(|(_, c)| !c.iter().any(|f| broken.contains(f)))
-            .map(|(h, c)| (empty.gain(&m, &c).0, h, c))
+            .map(|(h, c)| (empty.gain(&m, &c, &mut scratch).0, h, c))
             .collect()
     };
     cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -357,31 +392,31 @@ pub fn advise(
     let mut headers = Vec::new();
     let mut taken = vec![false; cands.len()];
     while headers.len() < limit {
-        let mut best: Option<(f64, usize, Vec<u32>, Vec<u32>)> = None;
+        let mut best: Option<(f64, usize)> = None;
         for (k, (_, _, c)) in cands.iter().enumerate() {
             if taken[k] {
                 continue;
             }
-            let (gain, new, commits) = pch.gain(&m, c);
-            if new.is_empty() {
+            let (gain, n_new) = pch.gain(&m, c, &mut scratch);
+            if n_new == 0 {
                 continue;
             }
-            if best.as_ref().is_none_or(|b| gain > b.0) {
-                best = Some((gain, k, new, commits));
+            if best.is_none_or(|b| gain > b.0) {
+                best = Some((gain, k));
             }
         }
-        let Some((gain, k, new, commits)) = best.filter(|b| b.0 > 0.0) else {
+        let Some((gain, k)) = best.filter(|b| b.0 > 0.0) else {
             break;
         };
         taken[k] = true;
-        pch.take(&m, &new, &commits);
+        let files_added = pch.add(&m, &cands[k].2);
         let h = cands[k].1 as usize;
         headers.push(PchHeader {
             path: g.nodes[h].path.clone(),
             abs: g.nodes[h].abs.clone(),
             tus: m.reach[h],
             cost_ms: round3(t.cost_ms[h]),
-            files_added: new.len(),
+            files_added,
             gain_s: round6(gain / 1000.0),
         });
     }
@@ -393,13 +428,11 @@ pub fn advise(
     naive_pool.truncate(headers.len());
     let mut naive = Pch::new(&m);
     for &h in &naive_pool {
-        let c = m.content(h);
-        let (_, new, commits) = naive.gain(&m, &c);
-        naive.take(&m, &new, &commits);
+        naive.add(&m, &m.content(h, &mut mark));
     }
     let (ns, nl, nb) = naive.clean_build(&m);
     let period = history.map(|(_, days)| {
-        let (gain, _, _) = Pch::new(&m).gain_of_set(&m, &pch);
+        let gain = Pch::new(&m).gain_of_set(&m, &pch);
         (days, pch.n_touched, pch.churn_ms / 1000.0, gain / 1000.0)
     });
     let lang = pch_lang(r, config).unwrap_or(Lang::Cxx);
@@ -435,11 +468,11 @@ pub fn advise(
 
 impl Pch {
     /// The objective of `set` as a whole (ms over the period's builds): `self` is empty.
-    fn gain_of_set(&self, m: &Model, set: &Pch) -> (f64, Vec<u32>, Vec<u32>) {
+    fn gain_of_set(&self, m: &Model, set: &Pch) -> f64 {
         let content: Vec<u32> = (0..set.member.len() as u32)
             .filter(|&f| set.member[f as usize])
             .collect();
-        self.gain(m, &content)
+        self.gain(m, &content, &mut Vec::new()).0
     }
 }
 

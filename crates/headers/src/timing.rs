@@ -11,7 +11,7 @@ use super::compiler::Lang;
 use super::report::{Report, TuTime};
 use super::scan::{Scanner, TuSpec};
 use super::tracesum::{self, TraceSummary};
-use super::util::{FxMap, FxSet, absolutize, normalize};
+use super::util::{FxMap, FxSet, PathKey, absolutize, normalize};
 use super::{Project, cuts};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -114,7 +114,11 @@ pub struct TuTrace {
 /// folder clang ran in). Errors name what is wrong; the caller names the file.
 #[cfg(test)]
 pub(crate) fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, TraceError> {
-    Ok(from_summary(&summarize(bytes)?, base))
+    Ok(from_summary(
+        summarize(bytes)?,
+        base,
+        &mut Normalised::default(),
+    ))
 }
 
 /// What the model reads from one trace ([`TraceSummary`]: paths as written, times unscaled).
@@ -193,31 +197,70 @@ pub(crate) fn summarize(bytes: &[u8]) -> Result<TraceSummary, TraceError> {
 
 /// The trace a summary stands for: paths resolved from `base` (several spellings of one file
 /// summed), times scaled by the run's CPU / wall ratio. The same figures as parsing the trace.
-pub(crate) fn from_summary(s: &TraceSummary, base: &Path) -> TuTrace {
-    let mut by_file: FxMap<PathBuf, (u64, u32)> = FxMap::default();
-    for (d, t, n) in &s.files {
-        let p = Path::new(d.as_str());
-        let p = if p.is_absolute() {
-            normalize(p)
-        } else {
-            normalize(&base.join(p))
-        };
-        let e = by_file.entry(p).or_default();
-        e.0 += t;
-        e.1 += n;
+pub(crate) fn from_summary(s: TraceSummary, base: &Path, memo: &mut Normalised) -> TuTrace {
+    let TraceSummary {
+        frontend_us,
+        top_us,
+        cpu_ratio_bits,
+        files,
+    } = s;
+    // Clang writes most details absolute and normal: those are moved, not copied; the others
+    // (`..` in a system include path, relative ones) are normalised, the absolute ones once per
+    // `memo` (the same few hundred recur in every trace of a build). Then sorted by bytes and
+    // merged where two details name one file — not hashed or ordered as `Path`s, whose `Hash`
+    // and `Ord` walk components (most of the timing work's CPU on gRPC's 89 traces before).
+    let mut files: Vec<(PathBuf, u64, u32)> = files
+        .into_iter()
+        .map(|(d, t, n)| {
+            let p = if is_normal_absolute(d.as_bytes()) {
+                PathBuf::from(d)
+            } else if Path::new(&d).is_absolute() {
+                memo.entry(d)
+                    .or_insert_with_key(|d| normalize(Path::new(d)))
+                    .clone()
+            } else {
+                normalize(&base.join(&d))
+            };
+            (p, t, n)
+        })
+        .collect();
+    if !files.windows(2).all(|w| bytes(&w[0].0) < bytes(&w[1].0)) {
+        files.sort_by(|a, b| bytes(&a.0).cmp(bytes(&b.0)));
+        files.dedup_by(|later, kept| {
+            let same = bytes(&later.0) == bytes(&kept.0);
+            if same {
+                kept.1 += later.1;
+                kept.2 += later.2;
+            }
+            same
+        });
     }
-    let mut files: Vec<(PathBuf, u64, u32)> =
-        by_file.into_iter().map(|(p, (t, n))| (p, t, n)).collect();
-    files.sort();
     let t = TuTrace {
-        frontend_us: s.frontend_us,
-        own_us: s.frontend_us.saturating_sub(s.top_us),
+        frontend_us,
+        own_us: frontend_us.saturating_sub(top_us),
         files,
     };
-    match s.cpu_ratio_bits.map(f64::from_bits) {
+    match cpu_ratio_bits.map(f64::from_bits) {
         Some(f) => t.scaled(f),
         None => t,
     }
+}
+
+/// Absolute trace paths as written → normalised, shared by the traces of one folder.
+pub(crate) type Normalised = FxMap<String, PathBuf>;
+
+fn bytes(p: &Path) -> &[u8] {
+    p.as_os_str().as_encoded_bytes()
+}
+
+/// `/`-rooted with no empty, `.` or `..` segment and no trailing `/`: what [`normalize`]
+/// returns unchanged.
+fn is_normal_absolute(b: &[u8]) -> bool {
+    b.first() == Some(&b'/')
+        && (b.len() == 1
+            || b[1..]
+                .split(|&c| c == b'/')
+                .all(|seg| !matches!(seg, b"" | b"." | b"..")))
 }
 
 /// The parts of a `-ftime-trace` file the costs come from.
@@ -283,31 +326,50 @@ fn with_cpu_ratio(bytes: &[u8], f: f64) -> Result<Vec<u8>, TraceError> {
     Ok(out)
 }
 
-/// Graph nodes by path: the normalised absolute path, and on a miss the real path (a trace may
-/// spell a file through a symlink or another relative route).
-struct NodeIndex {
-    by_abs: FxMap<PathBuf, u32>,
-    by_real: std::sync::OnceLock<FxMap<PathBuf, u32>>,
+/// A report's graph nodes by path: the normalised absolute path, and on a miss the real path (a
+/// trace may spell a file through a symlink or another relative route). Built once per report
+/// and shared by [`load_dir`] and [`Timing::from_traces`]: the real-path index costs a `lstat`
+/// per node.
+pub struct NodeIndex {
+    by_abs: FxMap<PathKey, u32>,
+    by_real: std::sync::OnceLock<FxMap<PathKey, u32>>,
+    /// Paths not in `by_abs`, as resolved: the same few (a compiler's own headers) miss in
+    /// every trace, and each resolution is a `readlink` per component.
+    misses: std::sync::Mutex<FxMap<PathKey, Option<u32>>>,
 }
 
 impl NodeIndex {
-    fn new(r: &Report) -> NodeIndex {
+    pub fn new(r: &Report) -> NodeIndex {
         NodeIndex {
             by_abs: r
                 .graph
                 .nodes
                 .iter()
                 .enumerate()
-                .map(|(i, n)| (normalize(&n.abs), i as u32))
+                .map(|(i, n)| (PathKey(normalize(&n.abs)), i as u32))
                 .collect(),
             by_real: std::sync::OnceLock::new(),
+            misses: Default::default(),
         }
     }
 
+    /// The node of `p` (normalised, as [`from_summary`] leaves trace paths), by its path or,
+    /// failing that, by its real path.
     fn get(&self, p: &Path) -> Option<u32> {
-        if let Some(&n) = self.by_abs.get(p) {
+        if let Some(&n) = self.by_abs.get(bytes(p)) {
             return Some(n);
         }
+        let mut misses = self.misses.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&n) = misses.get(bytes(p)) {
+            return n;
+        }
+        let n = self.by_real_path(p);
+        misses.insert(PathKey(p.to_path_buf()), n);
+        n
+    }
+
+    /// The node whose real path is `p`'s (the index of real paths built on the first call).
+    fn by_real_path(&self, p: &Path) -> Option<u32> {
         let real = self.by_real.get_or_init(|| {
             // Each folder canonicalised once, not each file's whole path: realpath walks every
             // component (on gRPC's graph that was ~65,000 `readlink` calls, most of the timing
@@ -315,12 +377,12 @@ impl NodeIndex {
             let mut dirs: FxMap<&Path, Option<PathBuf>> = FxMap::default();
             self.by_abs
                 .iter()
-                .filter_map(|(p, &n)| real_path(p, &mut dirs).map(|r| (r, n)))
+                .filter_map(|(p, &n)| real_path(&p.0, &mut dirs).map(|r| (PathKey(r), n)))
                 .collect()
         });
         std::fs::canonicalize(p)
             .ok()
-            .and_then(|r| real.get(&r).copied())
+            .and_then(|r| real.get(bytes(&r)).copied())
     }
 }
 
@@ -659,7 +721,7 @@ fn run_one(spec: &TuSpec, k: usize, opts: &MeasureOptions) -> RunResult {
         path: trace.clone(),
         source,
     })?;
-    let t = from_summary(&sum, dir.path());
+    let t = from_summary(sum.clone(), dir.path(), &mut Normalised::default());
     if let Some(keep) = &opts.keep_traces {
         let name = spec
             .file
@@ -720,6 +782,7 @@ fn keep_trace(
 pub fn load_dir(
     dir: &Path,
     r: &Report,
+    idx: &NodeIndex,
     notes: &mut Vec<String>,
 ) -> Result<Vec<(usize, TuTrace)>, TimingError> {
     let md = std::fs::metadata(dir).map_err(|source| TimingError::Folder {
@@ -736,7 +799,6 @@ pub fn load_dir(
         .map(|e| e.into_path())
         .collect();
     files.sort();
-    let idx = NodeIndex::new(r);
     let g = &r.graph;
     let mut by_name: FxMap<String, Vec<usize>> = FxMap::default();
     for (i, t) in g.tus.iter().enumerate() {
@@ -756,13 +818,14 @@ pub fn load_dir(
     }
     let mut used: FxSet<usize> = FxSet::default();
     let mut out = Vec::new();
+    let mut memo = Normalised::default();
     for f in files {
         let stem = f
             .file_stem()
             .map_or(String::new(), |s| s.to_string_lossy().to_string());
         let base = f.parent().unwrap_or(dir);
         let t = match read_trace(&f) {
-            Ok(s) => from_summary(&s, base),
+            Ok(s) => from_summary(s, base, &mut memo),
             Err(TimingError::Trace { path, source }) => {
                 notes.push(format!("{}: {source} (skipped)", path.display()));
                 continue;
@@ -852,9 +915,8 @@ impl Timing {
     /// modelled per language from its lines and its headers' time (see [`OwnTime`]).
     /// Predicted = own + Σ costs of its closure, each cost taken at the size of the TU predicted
     /// (see [`TuSize`]).
-    pub fn from_traces(r: &Report, traces: &[(usize, TuTrace)]) -> Timing {
+    pub fn from_traces(r: &Report, idx: &NodeIndex, traces: &[(usize, TuTrace)]) -> Timing {
         let g = &r.graph;
-        let idx = NodeIndex::new(r);
         let mut measured_ms = vec![None; g.tus.len()];
         let mut own_ms = vec![None; g.tus.len()];
         let mut unmatched: FxSet<PathBuf> = FxSet::default();
@@ -1242,6 +1304,74 @@ mod tests {
             std::fs::canonicalize(d.join("real/b.h")).unwrap()
         );
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A summary as clang's traces give it (absolute, normal, sorted) is taken as it is; one
+    /// that is not (relative, `..`, duplicates after normalising, unsorted — a hand-edited
+    /// `.sum` can be anything) is normalised, merged and sorted by bytes: both give the files
+    /// sorted by bytes with each path once.
+    #[test]
+    fn summary_files_come_out_normal_merged_and_sorted() {
+        let sum = |files: &[(&str, u64, u32)]| TraceSummary {
+            frontend_us: 100,
+            top_us: 40,
+            cpu_ratio_bits: None,
+            files: files
+                .iter()
+                .map(|&(d, t, n)| (d.to_string(), t, n))
+                .collect(),
+        };
+        let memo = &mut Normalised::default();
+        let clean = from_summary(
+            sum(&[("/p/a-b/x.h", 1, 1), ("/p/a/y.h", 2, 1), ("/p/b.h", 3, 2)]),
+            Path::new("/q"),
+            memo,
+        );
+        let want = |v: &[(&str, u64, u32)]| -> Vec<(PathBuf, u64, u32)> {
+            v.iter()
+                .map(|&(p, t, n)| (PathBuf::from(p), t, n))
+                .collect()
+        };
+        assert_eq!(
+            clean.files,
+            want(&[("/p/a-b/x.h", 1, 1), ("/p/a/y.h", 2, 1), ("/p/b.h", 3, 2)])
+        );
+        assert_eq!(clean.own_us, 60);
+        let messy = from_summary(
+            sum(&[
+                ("/p/b.h", 3, 2),
+                ("/p/a/../b.h", 5, 1),
+                ("c.h", 7, 1),
+                ("/p/a-b/x.h", 1, 1),
+                ("/p/a/y.h", 2, 1),
+            ]),
+            Path::new("/q"),
+            memo,
+        );
+        assert_eq!(
+            messy.files,
+            want(&[
+                ("/p/a-b/x.h", 1, 1),
+                ("/p/a/y.h", 2, 1),
+                ("/p/b.h", 8, 3),
+                ("/q/c.h", 7, 1),
+            ])
+        );
+        for (p, normal) in [
+            ("/a/b.h", true),
+            ("/", true),
+            ("/a//b.h", false),
+            ("/a/./b.h", false),
+            ("/a/../b.h", false),
+            ("/a/", false),
+            ("a/b.h", false),
+            ("", false),
+        ] {
+            assert_eq!(is_normal_absolute(p.as_bytes()), normal, "{p:?}");
+            if normal {
+                assert_eq!(normalize(Path::new(p)), PathBuf::from(p));
+            }
+        }
     }
 
     /// A hand-made trace: a.h (10 ms) includes b.h (4 ms), c.h (1 ms) at the top; Frontend 20 ms.
