@@ -20,7 +20,7 @@ FUZZ="$ROOT/fuzz"
 export FUZZ_TARGET_DIR="${FUZZ_TARGET_DIR:-$FUZZ/target}"
 DATA="${CLIPFORGE_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}"
 NICE="nice -n ${FUZZ_NICE:-10}"
-TARGETS=(acl_sjson bvh gltf fbx cfa cfs headers_lex headers_if headers_pp capi jobs)
+TARGETS=(acl_sjson bvh gltf fbx cfa cfs headers_lex headers_if headers_pp headers_trace capi jobs)
 
 # Per-target limits: a slow input (-timeout, seconds) or a big RSS is a failure; the allocator in
 # fuzz/src/lib.rs refuses any allocation state above CLIPFORGE_FUZZ_MEM_MB (default 1 GiB).

@@ -18,6 +18,7 @@ use clipforge::anim::runtime::format::checksum;
 use clipforge::anim::{ClipReader, Looping, Pose};
 use clipforge::headers::lex::{self, DKind, IncSpec};
 use clipforge::headers::pp::{self, Ctx, Host, Macros, Syms};
+use clipforge::headers::timing::{self, TuTrace};
 use clipforge::headers::util::Interner;
 use std::path::Path;
 
@@ -36,6 +37,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("headers_lex", headers_lex),
     ("headers_if", headers_if),
     ("headers_pp", headers_pp),
+    ("headers_trace", headers_trace),
     ("jobs", jobs),
 ];
 
@@ -696,5 +698,48 @@ fn jobs_skin(r: &mut Bytes<'_>) {
                 }
             }
         }
+    }
+}
+
+/// Trace readers: the input as a clang `-ftime-trace` JSON file and as a trace summary
+/// (`<trace>.sum`), both as `clipforge headers --time-trace` reads them. What either accepts
+/// names each file once, absolute and normal, sorted by bytes, and gives the TU no more time
+/// outside its headers than its whole frontend time.
+pub fn headers_trace(data: &[u8]) {
+    let base = Path::new("/nonexistent-clipforge-fuzz/traces");
+    let trace = timing::parse_trace(data, base).ok();
+    let summary = timing::parse_summary(data, base);
+    if strict() {
+        for (what, t) in [("trace", &trace), ("summary", &summary)] {
+            if let Some(t) = t {
+                check_trace(t, what);
+            }
+        }
+    }
+}
+
+fn check_trace(t: &TuTrace, what: &str) {
+    assert!(
+        t.own_us <= t.frontend_us,
+        "{what}: own time {} over the frontend's {}",
+        t.own_us,
+        t.frontend_us
+    );
+    let bytes = |p: &Path| p.as_os_str().as_encoded_bytes().to_vec();
+    for w in t.files.windows(2) {
+        assert!(
+            bytes(&w[0].0) < bytes(&w[1].0),
+            "{what}: files not sorted or repeated: {:?}, {:?}",
+            w[0].0,
+            w[1].0
+        );
+    }
+    for (p, _, _) in &t.files {
+        assert!(p.is_absolute(), "{what}: relative file {p:?}");
+        assert_eq!(
+            &clipforge::headers::util::normalize(p),
+            p,
+            "{what}: file not normal"
+        );
     }
 }

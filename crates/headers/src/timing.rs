@@ -111,14 +111,21 @@ pub struct TuTrace {
 }
 
 /// Parses one `-ftime-trace` JSON file. Relative `Source` paths are taken from `base` (the
-/// folder clang ran in). Errors name what is wrong; the caller names the file.
-#[cfg(test)]
-pub(crate) fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, TraceError> {
+/// folder clang ran in). Errors name what is wrong; the caller names the file. (What
+/// [`load_dir`] does per trace without a summary beside it; public for the fuzz target.)
+pub fn parse_trace(bytes: &[u8], base: &Path) -> Result<TuTrace, TraceError> {
     Ok(from_summary(
         summarize(bytes)?,
         base,
         &mut Normalised::default(),
     ))
+}
+
+/// A trace's summary file (`<trace>.sum`) as [`load_dir`] reads it, stamp not checked: None for
+/// anything that is not one. Public for the fuzz target.
+pub fn parse_summary(bytes: &[u8], base: &Path) -> Option<TuTrace> {
+    let (_, s) = tracesum::parse(bytes)?;
+    Some(from_summary(s, base, &mut Normalised::default()))
 }
 
 /// What the model reads from one trace ([`TraceSummary`]: paths as written, times unscaled).
@@ -143,7 +150,7 @@ pub(crate) fn summarize(bytes: &[u8]) -> Result<TraceSummary, TraceError> {
         match e.name.as_deref() {
             Some("Frontend") => {
                 let f = frontend.get_or_insert((ts, 0));
-                f.1 += dur;
+                f.1 = f.1.saturating_add(dur);
             }
             Some("Source") => {
                 let d = e.args.and_then(|a| a.detail).unwrap_or_default();
@@ -164,23 +171,23 @@ pub(crate) fn summarize(bytes: &[u8]) -> Result<TraceSummary, TraceError> {
     let mut top_us = 0u64;
     for (i, &(ts, dur, _)) in sources.iter().enumerate() {
         while let Some(&p) = stack.last() {
-            if sources[p].0 + sources[p].1 <= ts {
+            if sources[p].0.saturating_add(sources[p].1) <= ts {
                 stack.pop();
             } else {
                 break;
             }
         }
         match stack.last() {
-            Some(&p) => child_us[p] += dur,
-            None => top_us += dur,
+            Some(&p) => child_us[p] = child_us[p].saturating_add(dur),
+            None => top_us = top_us.saturating_add(dur),
         }
         stack.push(i);
     }
     let mut by_detail: FxMap<&str, (u64, u32)> = FxMap::default();
     for (i, (_, dur, d)) in sources.iter().enumerate() {
         let e = by_detail.entry(d.as_ref()).or_default();
-        e.0 += dur.saturating_sub(child_us[i]);
-        e.1 += 1;
+        e.0 = e.0.saturating_add(dur.saturating_sub(child_us[i]));
+        e.1 = e.1.saturating_add(1);
     }
     let mut files: Vec<(String, u64, u32)> = by_detail
         .into_iter()
@@ -229,8 +236,8 @@ pub(crate) fn from_summary(s: TraceSummary, base: &Path, memo: &mut Normalised) 
         files.dedup_by(|later, kept| {
             let same = bytes(&later.0) == bytes(&kept.0);
             if same {
-                kept.1 += later.1;
-                kept.2 += later.2;
+                kept.1 = kept.1.saturating_add(later.1);
+                kept.2 = kept.2.saturating_add(later.2);
             }
             same
         });
@@ -925,20 +932,20 @@ impl Timing {
         for (i, t) in traces {
             let tu = &g.tus[*i];
             let closure: FxSet<u32> = tu.closure.iter().copied().collect();
-            let mut extra_us = 0;
+            let mut extra_us: u64 = 0;
             let mut m = Vec::new();
             for (p, us, _) in &t.files {
                 match idx.get(p).filter(|n| closure.contains(n) && *n != tu.node) {
                     Some(node) => m.push((node, *us)),
                     None => {
-                        extra_us += us;
+                        extra_us = extra_us.saturating_add(*us);
                         unmatched.insert(p.clone());
                     }
                 }
             }
             matched.push(m);
             measured_ms[*i] = Some(t.frontend_us as f64 / 1000.0);
-            own_ms[*i] = Some((t.own_us + extra_us) as f64 / 1000.0);
+            own_ms[*i] = Some(t.own_us.saturating_add(extra_us) as f64 / 1000.0);
         }
         let size = TuSize::fit(r, traces, &matched);
         // As measured (what the report shows per header), and brought to a TU of the mean size

@@ -73,9 +73,15 @@ pub(crate) fn write(trace: &Path, md: &std::fs::Metadata, s: &TraceSummary) -> s
 pub(crate) fn read(trace: &Path, md: &std::fs::Metadata) -> Option<TraceSummary> {
     let now = stamp(md)?;
     let bytes = clipforge_base::fsio::read_regular(&path_for(trace), MAX_SUMMARY_BYTES).ok()?;
-    let f: SummaryFile = serde_json::from_slice(&bytes).ok()?;
-    (f.version == VERSION && (f.trace_len, f.trace_mtime_s, f.trace_mtime_ns) == now)
-        .then_some(f.summary)
+    let (stamp, summary) = parse(&bytes)?;
+    (stamp == now).then_some(summary)
+}
+
+/// A summary file's bytes: the trace's (size, mtime s, mtime ns) it was made from, and the
+/// summary; None for anything else (corrupt, another version).
+pub(crate) fn parse(bytes: &[u8]) -> Option<((u64, u64, u32), TraceSummary)> {
+    let f: SummaryFile = serde_json::from_slice(bytes).ok()?;
+    (f.version == VERSION).then_some(((f.trace_len, f.trace_mtime_s, f.trace_mtime_ns), f.summary))
 }
 
 #[cfg(test)]
