@@ -238,6 +238,16 @@ impl<'a> Model<'a> {
     }
 }
 
+/// What adding one candidate to a PCH would do ([`Pch::gain`]).
+struct Trial {
+    /// Net saving, ms.
+    gain: f64,
+    /// Files of the candidate not in the PCH yet.
+    n_new: usize,
+    /// The saving alone (before the PCH's load, build and churn): a bound on `gain`.
+    saved: f64,
+}
+
 struct Pch {
     member: Vec<bool>,
     content_ms: f64,
@@ -265,7 +275,7 @@ impl Pch {
     /// `content`, and how many of its files are new. `commits` is a scratch (the commits the new
     /// files would newly touch); nothing else is allocated, as this runs for every candidate at
     /// every step of the greedy search.
-    fn gain(&self, m: &Model, content: &[u32], commits: &mut Vec<u32>) -> (f64, usize) {
+    fn gain(&self, m: &Model, content: &[u32], commits: &mut Vec<u32>) -> Trial {
         // One pass, summed in `content`'s order from -0.0 (as `Iterator::sum` does).
         let (mut n_new, mut add_ms, mut saved) = (0, -0.0, -0.0);
         for &f in content {
@@ -286,7 +296,11 @@ impl Pch {
         let builds_before = 1.0 + self.n_touched as f64;
         let builds_after = builds_before + commits.len() as f64;
         let build = builds_after * (self.content_ms + add_ms) - builds_before * self.content_ms;
-        (saved - load - build - rebuild_others, n_new)
+        Trial {
+            gain: saved - load - build - rebuild_others,
+            n_new,
+            saved,
+        }
     }
 
     /// The commits touching `files` that touch none of the PCH yet, sorted, each once.
@@ -378,7 +392,7 @@ pub fn advise(
             .into_iter()
             .map(|h| (h, m.content(h, &mut mark)))
             .filter(|(_, c)| !c.iter().any(|f| broken.contains(f)))
-            .map(|(h, c)| (empty.gain(&m, &c, &mut scratch).0, h, c))
+            .map(|(h, c)| (empty.gain(&m, &c, &mut scratch).gain, h, c))
             .collect()
     };
     cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -391,18 +405,34 @@ pub fn advise(
     let mut pch = Pch::new(&m);
     let mut headers = Vec::new();
     let mut taken = vec![false; cands.len()];
+    // Lazy greedy: a candidate's gain is at most its saving, and its saving only shrinks as the
+    // PCH grows (fewer of its files are new), so a saving computed at an earlier step bounds
+    // its gain now. Candidates are tried by that bound, best first, until the bound is below
+    // the best gain found: the same choice as trying all (ties: the lower index), with a
+    // fraction of the trials. The bound needs costs and predicted times that are finite and not
+    // negative (then the load, build and churn terms are too); else every candidate is tried
+    // at every step.
+    let lazy = (m.t.cost_ms.iter().chain(&m.t.predicted_ms)).all(|c| c.is_finite() && *c >= 0.0);
+    let mut bound = vec![f64::INFINITY; cands.len()];
+    let mut order: Vec<usize> = Vec::with_capacity(cands.len());
     while headers.len() < limit {
+        order.clear();
+        order.extend((0..cands.len()).filter(|&k| !taken[k]));
+        order.sort_by(|&a, &b| bound[b].total_cmp(&bound[a]).then(a.cmp(&b)));
         let mut best: Option<(f64, usize)> = None;
-        for (k, (_, _, c)) in cands.iter().enumerate() {
-            if taken[k] {
+        for &k in &order {
+            if best.is_some_and(|b| bound[k] < b.0) {
+                break;
+            }
+            let trial = pch.gain(&m, &cands[k].2, &mut scratch);
+            if lazy {
+                bound[k] = trial.saved;
+            }
+            if trial.n_new == 0 {
                 continue;
             }
-            let (gain, n_new) = pch.gain(&m, c, &mut scratch);
-            if n_new == 0 {
-                continue;
-            }
-            if best.is_none_or(|b| gain > b.0) {
-                best = Some((gain, k));
+            if best.is_none_or(|b| trial.gain > b.0 || (trial.gain == b.0 && k < b.1)) {
+                best = Some((trial.gain, k));
             }
         }
         let Some((gain, k)) = best.filter(|b| b.0 > 0.0) else {
@@ -472,7 +502,7 @@ impl Pch {
         let content: Vec<u32> = (0..set.member.len() as u32)
             .filter(|&f| set.member[f as usize])
             .collect();
-        self.gain(m, &content, &mut Vec::new()).0
+        self.gain(m, &content, &mut Vec::new()).gain
     }
 }
 
