@@ -367,6 +367,11 @@ impl DetailView {
                     ui.colored_label(ui.visuals().warn_fg_color, format!("Refused: {e}"));
                 } else if let Some(e) = &r.error {
                     ui.colored_label(ui.visuals().error_fg_color, format!("Failed: {e}"));
+                    // What to do, by the kind of failure (its message names file and place).
+                    if let Some(f) = r.failure {
+                        ui.end_row();
+                        ui.add(egui::Label::new(f.advice()).wrap());
+                    }
                 } else {
                     ui.label(format!(
                         "{} to {} ({:.1}×) · max error {:.4} cm (mean {:.5}) · worst bone {} at sample {} · {} segments · {:.2} ms",

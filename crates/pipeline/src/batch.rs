@@ -182,6 +182,7 @@ pub fn run_batch_configured(
                     options.output_root.join(&bases[i]).display(),
                     files[owner[i]].path.display()
                 )),
+                failure: Some(crate::report::Failure::OutputClash),
                 ..row_for(file, &clip_stem(&file.path))
             };
             progress.record(&row);
@@ -201,6 +202,7 @@ pub fn run_batch_configured(
                         "{}: not compressed: the folder settings do not apply: {e}",
                         file.path.display()
                     )),
+                    failure: Some(crate::report::Failure::Settings),
                     ..row_for(file, &clip_stem(&file.path))
                 };
                 progress.record(&row);

@@ -559,6 +559,7 @@ impl Worker {
             input: special.path.display().to_string(),
             clip: clip_stem(&special.path),
             error: Some(message.clone()),
+            failure: Some(crate::report::Failure::Unreadable),
             ..Default::default()
         };
         self.emit(
@@ -779,6 +780,7 @@ impl Worker {
                             "{}: not compressed: the folder settings do not apply: {e}",
                             path.display()
                         )),
+                        failure: Some(crate::report::Failure::Settings),
                         ..row_for(&file, &clip_stem(path))
                     };
                     return Some(FileOutcome {

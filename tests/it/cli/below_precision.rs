@@ -88,6 +88,22 @@ fn the_fox_below_float32_precision_is_a_refusal_with_its_floor_not_a_failure() {
         "{err}"
     );
     assert!(err.contains("REFUSED "), "{err}");
+    // The REFUSED line writes the floor as the summary (and the app) do: it said "0.001070 cm"
+    // where the summary said 0.00107, and "use a larger threshold" without saying how large.
+    let refused = err.lines().find(|l| l.contains("REFUSED ")).unwrap();
+    assert!(
+        refused.contains("still reaches 0.00107 cm (bone 'b_RightHand_08')")
+            && refused.ends_with("raise the threshold to at least 0.00111 cm"),
+        "{refused}"
+    );
+    assert!(!err.contains("0.001070"), "{err}");
+    assert_eq!(
+        run["error"]
+            .as_str()
+            .map(|e| e.contains("reaches 0.00107 cm")),
+        Some(true),
+        "{run}"
+    );
     assert!(
         !err.contains("FAILED") && !err.contains("failures:"),
         "{err}"

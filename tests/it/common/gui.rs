@@ -67,3 +67,71 @@ pub fn write_clips(dir: &Path, n: usize, samples: usize) {
         .unwrap();
     }
 }
+
+/// WCAG relative luminance of an opaque colour.
+fn luminance(c: egui::Color32) -> f64 {
+    let lin = |v: u8| {
+        let v = v as f64 / 255.0;
+        if v <= 0.04045 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * lin(c.r()) + 0.7152 * lin(c.g()) + 0.0722 * lin(c.b())
+}
+
+/// WCAG contrast ratio of two opaque colours (small text needs 4.5:1).
+pub fn contrast(a: egui::Color32, b: egui::Color32) -> f64 {
+    let (x, y) = (luminance(a), luminance(b));
+    (x.max(y) + 0.05) / (x.min(y) + 0.05)
+}
+
+/// Each text painted in the last frame whose text starts with `starts`: the colour its glyphs
+/// were drawn in (the shape's override, else its section's colour, else its fallback, as the
+/// tessellator picks) and the screen rectangle of the text.
+pub fn painted_texts(h: &Harness<'_, AppState>, starts: &str) -> Vec<(egui::Color32, egui::Rect)> {
+    fn walk(s: &egui::Shape, starts: &str, out: &mut Vec<(egui::Color32, egui::Rect)>) {
+        match s {
+            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, starts, out)),
+            egui::Shape::Text(t) if t.galley.job.text.starts_with(starts) => {
+                let section = t
+                    .galley
+                    .job
+                    .sections
+                    .first()
+                    .map_or(egui::Color32::PLACEHOLDER, |s| s.format.color);
+                let color =
+                    t.override_text_color
+                        .unwrap_or(if section == egui::Color32::PLACEHOLDER {
+                            t.fallback_color
+                        } else {
+                            section
+                        });
+                out.push((color, t.galley.rect.translate(t.pos.to_vec2())));
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for c in &h.output().shapes {
+        walk(&c.shape, starts, &mut out);
+    }
+    out
+}
+
+/// The fill colours of the rectangles painted in the last frame under the point `at`.
+pub fn fills_under(h: &Harness<'_, AppState>, at: egui::Pos2) -> Vec<egui::Color32> {
+    fn walk(s: &egui::Shape, at: egui::Pos2, out: &mut Vec<egui::Color32>) {
+        match s {
+            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, at, out)),
+            egui::Shape::Rect(r) if r.rect.contains(at) => out.push(r.fill),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for c in &h.output().shapes {
+        walk(&c.shape, at, &mut out);
+    }
+    out
+}

@@ -195,24 +195,6 @@ fn cancel_leaves_the_view_consistent_and_usable() {
     assert!(h.query_by_label("Run lab on 12 clips").is_some());
 }
 
-/// WCAG relative luminance of an opaque colour.
-fn luminance(c: egui::Color32) -> f64 {
-    let lin = |v: u8| {
-        let v = v as f64 / 255.0;
-        if v <= 0.04045 {
-            v / 12.92
-        } else {
-            ((v + 0.055) / 1.055).powf(2.4)
-        }
-    };
-    0.2126 * lin(c.r()) + 0.7152 * lin(c.g()) + 0.0722 * lin(c.b())
-}
-
-fn contrast(a: egui::Color32, b: egui::Color32) -> f64 {
-    let (x, y) = (luminance(a), luminance(b));
-    (x.max(y) + 0.05) / (x.min(y) + 0.05)
-}
-
 #[test]
 fn weak_text_is_readable_on_both_themes() {
     let mut h = Harness::builder()
@@ -223,7 +205,7 @@ fn weak_text_is_readable_on_both_themes() {
         let v = h.ctx.style_of(theme).visuals.clone();
         let weak = v.weak_text_color();
         for bg in [v.panel_fill, v.window_fill, v.extreme_bg_color] {
-            let c = contrast(weak, bg);
+            let c = crate::common::gui::contrast(weak, bg);
             assert!(
                 c >= 4.5,
                 "{theme:?}: weak text {weak:?} on {bg:?} is {c:.2}:1"

@@ -3,6 +3,7 @@
 
 mod app;
 mod below_precision;
+mod failed;
 mod first_start;
 mod headers;
 mod lab;
