@@ -78,10 +78,10 @@ pub struct ClipReport {
     /// reaches with every value stored as raw float32, and the bone, in cm. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub below_precision: Option<PrecisionFloor>,
-    /// A failed row's kind of failure (`error` says it in words, with the file and place): what
-    /// code decides on (the app's advice), never `error`'s text. Absent otherwise, and in
-    /// reports written before it existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Null, or a failed row's kind of failure (`error` says it in words, with the file and
+    /// place): what code decides on (the app's advice), never `error`'s text. Reports written
+    /// before it existed read as null.
+    #[serde(default)]
     pub failure: Option<Failure>,
 }
 

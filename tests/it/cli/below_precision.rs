@@ -4,6 +4,7 @@
 //! exit code 3; a broken file beside it still makes it exit 1 (`docs/CLI.md`).
 
 use crate::common;
+use crate::common::batch_dirs::{in_out_with, real_fox};
 
 use clipforge::pipeline::report::BatchReport;
 use std::path::Path;
@@ -30,7 +31,7 @@ fn the_fox_below_float32_precision_is_a_refusal_with_its_floor_not_a_failure() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let fox = data.join("gltf/fox-via-bevy/Fox.glb");
+    let fox = real_fox(&data);
     let dir = tempfile::tempdir().unwrap();
     let o = compress(&fox, dir.path(), &[]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -147,14 +148,7 @@ fn a_failure_beside_a_refusal_still_exits_1() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(
-        data.join("gltf/fox-via-bevy/Fox.glb"),
-        input.join("Fox.glb"),
-    )
-    .unwrap();
+    let (dir, input, _) = in_out_with(&[&real_fox(&data)]);
     std::fs::write(input.join("broken.bvh"), "HIERARCHY\nROOT").unwrap();
     let o = compress(&input, dir.path(), &["-q"]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -184,14 +178,7 @@ fn a_refusal_is_remembered_by_the_skip_cache_and_still_said() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(
-        data.join("gltf/fox-via-bevy/Fox.glb"),
-        input.join("Fox.glb"),
-    )
-    .unwrap();
+    let (dir, input, _) = in_out_with(&[&real_fox(&data)]);
     let run = |threshold: &str| {
         let o = common::clipforge()
             .arg("compress")

@@ -68,6 +68,8 @@ fn a_selected_failed_rows_status_is_readable_on_the_selection() {
         h.ctx.set_theme(theme);
         h.run();
         let v = h.ctx.style_of(theme).visuals.clone();
+        // The theme's own red on its selection is what the row showed: under 4.5:1.
+        assert!(contrast(v.error_fg_color, v.selection.bg_fill) < 4.5, "{theme:?}");
         let failed = painted_texts(&h, "failed:");
         assert_eq!(failed.len(), 2, "{theme:?}: two failed rows painted");
         let (mut on_selection, mut elsewhere) = (0, 0);

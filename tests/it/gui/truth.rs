@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use crate::common::app_folder::{state_on, type_input_folder};
+use crate::common::app_folder::{state_on, typed};
 use crate::common::gui::{harness, wait_idle};
 use clipforge::gui::RowStatus;
 use egui_kittest::kittest::Queryable;
@@ -24,9 +24,7 @@ fn a_scalar_track_list_is_listed_before_compressing_and_held_to_its_tracks_preci
         &data,
         "acl-regression/track_list_float3f.acl.sjson",
     );
-    let mut h = harness(state_on(Path::new(""), out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
+    let mut h = typed(input.path(), out.path());
     h.get_by_label("Scan").click();
     wait_idle(&mut h);
     let row =
