@@ -53,6 +53,16 @@ pub struct ClipsCtx<'a> {
     pub eframe_cpu_ms: Option<f32>,
 }
 
+impl ClipsCtx<'_> {
+    /// The last batch when it ran on the folders shown (none after opening another folder).
+    fn last_batch(&self) -> Option<&super::jobs::BatchOutcome> {
+        self.jobs.last_batch_for(
+            self.library.root.as_deref(),
+            Path::new(self.persisted.output_dir.trim()),
+        )
+    }
+}
+
 impl ClipsView {
     /// The folder bar and the action row (the tab's top panel).
     pub fn top_ui(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>) -> Vec<Command> {
@@ -242,7 +252,7 @@ impl ClipsView {
                     fmt_count(j.done as u64),
                     fmt_count(j.total as u64)
                 ));
-            } else if let Some(last) = &cx.jobs.last_batch {
+            } else if let Some(last) = cx.last_batch() {
                 let t = &last.report.totals;
                 ui.label(format!(
                     "Last batch: {} from {} ({} skipped, {} failed{}) in {:.2} s · {}{}",
@@ -416,9 +426,7 @@ impl ClipsView {
                 .as_ref()
                 .map(|b| b.counts().bytes_per_s())
                 .or(cx
-                    .jobs
-                    .last_batch
-                    .as_ref()
+                    .last_batch()
                     .map(|b| b.report.totals.throughput_kb_s * 1024.0));
             ui.label(match rate {
                 Some(r) if r > 0.0 => format!("Throughput {}", fmt_rate(r)),

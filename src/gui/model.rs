@@ -153,7 +153,9 @@ impl Row {
         // it got that far) and failed; the detail says why and what to do.
         let failed = self.report().is_some_and(|r| r.error.is_some()) && !refused;
         let made = self.report().and_then(|r| r.settings.as_ref());
-        if failed && made.is_none() {
+        // Nor is a file that does not read (no batch tried it yet): it would fail the same way.
+        let unreadable = self.report().is_none() && matches!(self.status, RowStatus::Unreadable(_));
+        if (failed || unreadable) && made.is_none() {
             return None;
         }
         let now = self.effective.as_ref();

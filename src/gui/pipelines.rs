@@ -862,9 +862,11 @@ fn pipelines_table(ui: &mut egui::Ui, w: &mut PipelinesState) {
                     });
                     r.col(|ui| {
                         let c = p.counts;
+                        // Input files, said: "2 compressed" of a folder whose two files held 4
+                        // clips read as 2 clips (the log beside it says "3 clips", "1 clip").
                         ui.label(format!(
                             "{} compressed · {} skipped · {} failed{}",
-                            c.compressed,
+                            super::util::fmt_counted(c.compressed, "file"),
                             c.skipped,
                             c.failed,
                             if c.below_precision > 0 {
@@ -873,7 +875,10 @@ fn pipelines_table(ui: &mut egui::Ui, w: &mut PipelinesState) {
                                 String::new()
                             }
                         ))
-                        .on_hover_text(format!("{} removed", c.removed));
+                        .on_hover_text(format!(
+                            "Input files this session; {} removed (input gone, outputs deleted)",
+                            c.removed
+                        ));
                     });
                     r.col(|ui| match &p.last_event {
                         Some((t, m)) => {

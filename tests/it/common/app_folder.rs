@@ -47,7 +47,7 @@ pub fn clip_folders(n: usize, samples: usize) -> (tempfile::TempDir, tempfile::T
 }
 
 /// The app on the output folder `out` with `input` typed into its folder field, as a user
-/// would (scanned as after Enter).
+/// would (no Enter: not scanned yet).
 pub fn typed(input: &Path, out: &Path) -> Harness<'static, AppState> {
     let mut h = harness(state_with_output(out));
     h.run();

@@ -1,12 +1,13 @@
 //! A failed clip as the app shows it (issue 24, "some screens say things that are not so", seen
 //! in the real window): its detail said "Will compress with threshold …" of a clip that had just
 //! failed, and nothing of what to do; the selected failed row's red status on the blue selection
-//! was 1.9:1 (dark theme) and 2.4:1 (light), too faint to read.
+//! was 1.9:1 (dark theme) and 2.4:1 (light), too faint to read; a file that does not read,
+//! before any batch, was offered "press Compress to see its error".
 #![cfg(feature = "gui")]
 
-use crate::common::app_folder::compressed;
+use crate::common::app_folder::{compressed, scanned};
 use crate::common::gui::{contrast, fills_under, painted_texts, wait_idle, write_clips};
-use clipforge::gui::RowStatus;
+use clipforge::gui::{RowStatus, UNREADABLE_ADVICE};
 use clipforge::pipeline::report::Failure;
 use eframe::egui;
 use egui_kittest::kittest::Queryable;
@@ -69,7 +70,10 @@ fn a_selected_failed_rows_status_is_readable_on_the_selection() {
         h.run();
         let v = h.ctx.style_of(theme).visuals.clone();
         // The theme's own red on its selection is what the row showed: under 4.5:1.
-        assert!(contrast(v.error_fg_color, v.selection.bg_fill) < 4.5, "{theme:?}");
+        assert!(
+            contrast(v.error_fg_color, v.selection.bg_fill) < 4.5,
+            "{theme:?}"
+        );
         let failed = painted_texts(&h, "failed:");
         assert_eq!(failed.len(), 2, "{theme:?}: two failed rows painted");
         let (mut on_selection, mut elsewhere) = (0, 0);
@@ -94,5 +98,43 @@ fn a_selected_failed_rows_status_is_readable_on_the_selection() {
             }
         }
         assert_eq!((on_selection, elsewhere), (1, 1), "{theme:?}");
+    }
+}
+
+/// A file that does not read, seen before any batch (the scan's inspection found it): its
+/// detail said "Not compressed yet: press Compress to see its error", "Will compress with
+/// threshold …" and "Compress this clip to see its error" over the error itself.
+#[test]
+fn an_unreadable_files_detail_says_it_does_not_read_not_press_compress() {
+    let input = folder_with_broken_files();
+    let out = tempfile::tempdir().unwrap();
+    let mut h = scanned(input.path(), out.path());
+    let row = h
+        .state()
+        .library
+        .rows
+        .iter()
+        .find(|r| r.key.path.ends_with("broken.bvh"))
+        .expect("broken row")
+        .clone();
+    assert!(
+        matches!(row.status, RowStatus::Unreadable(_)),
+        "{:?}",
+        row.status
+    );
+    h.get_by_label("broken").click();
+    wait_idle(&mut h);
+    let path = input.path().join("broken.bvh");
+    h.get_by_label_contains(&format!(
+        "Does not read: {}:3: no MOTION section",
+        path.display()
+    ));
+    h.get_by_label(UNREADABLE_ADVICE);
+    for untrue in [
+        "press Compress to see its error",
+        "Will compress with",
+        "Compress this clip to see its error",
+    ] {
+        assert!(h.query_by_label_contains(untrue).is_none(), "{untrue}");
     }
 }

@@ -12,5 +12,6 @@ mod mesh;
 mod perbone;
 mod pipelines;
 mod progress;
+mod tour;
 mod truth;
 mod ux;

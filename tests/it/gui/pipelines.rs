@@ -197,7 +197,7 @@ fn the_watch_tab_lists_starts_stops_and_persists_pipelines() {
     // Status, counts and the last event are shown per pipeline.
     assert_eq!(h.query_all_by_label("watching").count(), 2);
     assert_eq!(
-        h.query_all_by_label_contains("1 compressed · 0 skipped · 0 failed")
+        h.query_all_by_label_contains("1 file compressed · 0 skipped · 0 failed")
             .count(),
         2
     );
