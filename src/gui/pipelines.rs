@@ -704,7 +704,7 @@ fn describe(name: &str, reports: &[ClipReport]) -> String {
     let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
     let ms: f64 = reports.iter().map(|r| r.compress_ms).sum();
     format!(
-        "{name}: {}, {} to {} ({:.1}×), {}, {:.1} ms",
+        "{name}: {}, {} to {} ({:.1}×), {}, {}",
         // A scalar track list is not a clip (its errors are said per track, beside).
         if reports.iter().all(|r| r.is_scalar_list()) {
             super::util::fmt_counted(reports.len() as u64, "scalar track list")
@@ -719,7 +719,7 @@ fn describe(name: &str, reports: &[ClipReport]) -> String {
             0.0
         },
         crate::pipeline::report::worst_error_summary(reports.iter()),
-        ms
+        super::util::fmt_ms(ms)
     )
 }
 

@@ -67,6 +67,16 @@ pub(crate) fn fmt_counted(n: u64, noun: &str) -> String {
     format!("{} {noun}{}", fmt_count(n), if n == 1 { "" } else { "s" })
 }
 
+/// A duration of work done, in ms to one decimal; under 0.1 ms "< 0.1 ms", not "0.0 ms" (a
+/// scalar track list compresses in a few µs, and "0.0 ms" read as nothing done).
+pub(crate) fn fmt_ms(ms: f64) -> String {
+    if ms > 0.0 && ms < 0.05 {
+        "< 0.1 ms".to_string()
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
 /// Thousands separators: 12345 → "12,345".
 pub(crate) fn fmt_count(n: u64) -> String {
     let s = n.to_string();

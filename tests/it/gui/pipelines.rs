@@ -589,4 +589,15 @@ fn the_watch_log_calls_a_scalar_track_list_by_its_name() {
         2
     );
     h.get_by_label_contains("walk.acl.sjson: 1 clip, ");
+    // Its few µs of work are not "0.0 ms" (nothing done).
+    let list = &h
+        .state()
+        .watch
+        .log
+        .iter()
+        .find(|e| e.message.starts_with("weights.acl.sjson: "))
+        .unwrap()
+        .message;
+    assert!(!list.ends_with(" 0.0 ms"), "{list}");
+    assert!(list.ends_with(" ms"), "{list}");
 }
