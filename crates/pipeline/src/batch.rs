@@ -197,14 +197,7 @@ pub fn run_batch_configured(
         ) {
             Ok(r) => r,
             Err(e) => {
-                let row = ClipReport {
-                    error: Some(format!(
-                        "{}: not compressed: the folder settings do not apply: {e}",
-                        file.path.display()
-                    )),
-                    failure: Some(crate::report::Failure::Settings),
-                    ..row_for(file, &clip_stem(&file.path))
-                };
+                let row = crate::job::settings_unusable_row(file, &e);
                 progress.record(&row);
                 file_done(file);
                 on_row(&row);
