@@ -87,37 +87,54 @@ pub fn contrast(a: egui::Color32, b: egui::Color32) -> f64 {
     (x.max(y) + 0.05) / (x.min(y) + 0.05)
 }
 
-/// Each text painted in the last frame whose text starts with `starts`: the colour its glyphs
-/// were drawn in (the shape's override, else its section's colour, else its fallback, as the
-/// tessellator picks) and the screen rectangle of the text.
-pub fn painted_texts(h: &Harness<'_, AppState>, starts: &str) -> Vec<(egui::Color32, egui::Rect)> {
-    fn walk(s: &egui::Shape, starts: &str, out: &mut Vec<(egui::Color32, egui::Rect)>) {
+/// Every text shape painted in the last frame.
+fn text_shapes(h: &Harness<'_, AppState>) -> Vec<egui::epaint::TextShape> {
+    fn walk(s: &egui::Shape, out: &mut Vec<egui::epaint::TextShape>) {
         match s {
-            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, starts, out)),
-            egui::Shape::Text(t) if t.galley.job.text.starts_with(starts) => {
-                let section = t
-                    .galley
-                    .job
-                    .sections
-                    .first()
-                    .map_or(egui::Color32::PLACEHOLDER, |s| s.format.color);
-                let color =
-                    t.override_text_color
-                        .unwrap_or(if section == egui::Color32::PLACEHOLDER {
-                            t.fallback_color
-                        } else {
-                            section
-                        });
-                out.push((color, t.galley.rect.translate(t.pos.to_vec2())));
-            }
+            egui::Shape::Text(t) => out.push(t.clone()),
+            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, out)),
             _ => {}
         }
     }
     let mut out = Vec::new();
     for c in &h.output().shapes {
-        walk(&c.shape, starts, &mut out);
+        walk(&c.shape, &mut out);
     }
     out
+}
+
+/// Every text drawn in the last frame with its on-screen box (rotated ones too).
+pub fn drawn_texts(h: &Harness<'_, AppState>) -> Vec<(String, egui::Rect)> {
+    text_shapes(h)
+        .iter()
+        .map(|t| (t.galley.text().to_string(), t.visual_bounding_rect()))
+        .collect()
+}
+
+/// Each text painted in the last frame whose text starts with `starts`: the colour its glyphs
+/// were drawn in (the shape's override, else its section's colour, else its fallback, as the
+/// tessellator picks) and its on-screen box.
+pub fn painted_texts(h: &Harness<'_, AppState>, starts: &str) -> Vec<(egui::Color32, egui::Rect)> {
+    text_shapes(h)
+        .iter()
+        .filter(|t| t.galley.text().starts_with(starts))
+        .map(|t| {
+            let section = t
+                .galley
+                .job
+                .sections
+                .first()
+                .map_or(egui::Color32::PLACEHOLDER, |s| s.format.color);
+            let color = t
+                .override_text_color
+                .unwrap_or(if section == egui::Color32::PLACEHOLDER {
+                    t.fallback_color
+                } else {
+                    section
+                });
+            (color, t.visual_bounding_rect())
+        })
+        .collect()
 }
 
 /// The fill colours of the rectangles painted in the last frame under the point `at`.

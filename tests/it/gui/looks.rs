@@ -9,6 +9,7 @@ use crate::common;
 use crate::common::app_folder::{
     clip_folders, compressed, open_clip_detail, state_with_output, write_clip,
 };
+use crate::common::gui::drawn_texts;
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::anim::limits::format_byte_rate;
 use clipforge::gui::AppState;
@@ -90,24 +91,6 @@ fn the_detail_columns_have_their_share_of_the_width_at_1280_px() {
             "column {i} is {w} px of {total} (share {s}): {widths:?}"
         );
     }
-}
-
-/// Every text drawn in the last frame with its on-screen box (rotated ones too).
-pub(super) fn drawn_texts(h: &Harness<'_, AppState>) -> Vec<(String, egui::Rect)> {
-    fn walk(s: &egui::Shape, out: &mut Vec<(String, egui::Rect)>) {
-        match s {
-            egui::Shape::Text(t) => {
-                out.push((t.galley.text().to_string(), t.visual_bounding_rect()))
-            }
-            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    for c in &h.output().shapes {
-        walk(&c.shape, &mut out);
-    }
-    out
 }
 
 /// Nothing is drawn over the bit-rate headings: the whole-batch plot's rotated "sub-tracks"

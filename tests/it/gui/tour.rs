@@ -1,12 +1,13 @@
 //! What the real window showed a new user that was not so (issue 24, ux30's tour under Xvfb):
 //! after opening another folder, the line "Last batch: 8 clips from 8 files … 2.2 MiB/s" and the
 //! footer's throughput still described the batch of the folder before, over a table of which
-//! nothing had been compressed (and an export took that batch's wall time).
+//! nothing had been compressed (and an export took that batch's wall time); a threshold typed
+//! back to 0.01 cm left the Preset box on "Custom".
 #![cfg(feature = "gui")]
 
 use crate::common::app_folder::{clip_folders, compressed};
 use crate::common::gui::wait_idle;
-use clipforge::gui::AppState;
+use clipforge::gui::{AppState, Preset};
 use egui_kittest::{Harness, kittest::Queryable};
 use std::path::Path;
 
@@ -37,4 +38,37 @@ fn the_last_batch_line_belongs_to_the_folders_it_ran_on() {
     open_folder(&mut h, a.path());
     h.get_by_label_contains("Last batch: 2 clips from 2 files");
     assert!(h.query_by_label("Throughput —").is_none());
+}
+
+/// A threshold typed back to a preset's value is that preset: typed 0.01 (no shell override)
+/// the Preset box said "Custom" beside a field reading 0.0100, the Default preset's value.
+#[test]
+fn a_typed_threshold_equal_to_a_presets_is_that_preset() {
+    let out = tempfile::tempdir().unwrap();
+    let mut h =
+        crate::common::gui::harness(crate::common::app_folder::state_with_output(out.path()));
+    h.run();
+    for (typed, want) in [
+        ("0.05", Preset::Custom),
+        ("0.01", Preset::Default),
+        ("0.001", Preset::HighQuality),
+    ] {
+        h.get_by_label("Error threshold (cm)").click();
+        h.run();
+        for c in typed.chars() {
+            h.event(eframe::egui::Event::Text(c.to_string()));
+            h.run();
+        }
+        h.key_press(eframe::egui::Key::Enter);
+        h.run();
+        assert_eq!(h.state().persisted.settings.preset, want, "typed {typed}");
+        // And the Preset box shows it.
+        assert!(
+            crate::common::gui::drawn_texts(&h)
+                .iter()
+                .any(|(t, _)| t == want.label()),
+            "typed {typed}: {} shown",
+            want.label()
+        );
+    }
 }

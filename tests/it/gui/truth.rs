@@ -72,7 +72,7 @@ fn the_threshold_field_shows_every_decimal_of_the_threshold() {
     state.persisted.settings.error_threshold_cm = 0.00111;
     let mut h = harness(state);
     h.run();
-    let texts = super::looks::drawn_texts(&h);
+    let texts = crate::common::gui::drawn_texts(&h);
     assert!(
         texts.iter().any(|(t, _)| t == "0.00111"),
         "{:?}",
@@ -82,7 +82,7 @@ fn the_threshold_field_shows_every_decimal_of_the_threshold() {
     h.state_mut().persisted.settings.error_threshold_cm = 0.01;
     h.run();
     assert!(
-        super::looks::drawn_texts(&h)
+        crate::common::gui::drawn_texts(&h)
             .iter()
             .any(|(t, _)| t == "0.0100")
     );
@@ -192,7 +192,7 @@ fn a_threshold_typed_key_by_key_is_the_one_typed() {
         let got = h.state().persisted.settings.error_threshold_cm;
         assert_eq!(got, want, "typed {typed}");
         assert!(
-            super::looks::drawn_texts(&h)
+            crate::common::gui::drawn_texts(&h)
                 .iter()
                 .any(|(t, _)| t.trim_end_matches('0') == typed),
             "typed {typed}: the field shows it"
