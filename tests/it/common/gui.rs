@@ -5,7 +5,7 @@ use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::gui::AppState;
 use eframe::egui;
-use egui_kittest::Harness;
+use egui_kittest::{Harness, kittest::Queryable};
 use std::path::Path;
 use std::time::Duration;
 
@@ -48,6 +48,19 @@ pub fn wait_until(
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!("{what} did not finish");
+}
+
+/// Types `text` into the Error threshold field key by key, as a user would, then Enter.
+pub fn type_threshold(h: &mut Harness<'_, AppState>, text: &str) {
+    h.get_by_label("Error threshold (cm)").click();
+    h.run();
+    // The field selects its text when it gains focus: the first key replaces it.
+    for c in text.chars() {
+        h.event(egui::Event::Text(c.to_string()));
+        h.run();
+    }
+    h.key_press(egui::Key::Enter);
+    h.run();
 }
 
 /// Writes `n` procedural clips (`clip_00.acl.sjson`, …) of `samples` (+7 per clip) samples.

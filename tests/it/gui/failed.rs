@@ -7,10 +7,10 @@
 
 use crate::common::app_folder::{compressed, scanned};
 use crate::common::gui::{contrast, fills_under, painted_texts, wait_idle, write_clips};
-use clipforge::gui::{RowStatus, UNREADABLE_ADVICE};
+use clipforge::gui::{AppState, RowStatus, UNREADABLE_ADVICE};
 use clipforge::pipeline::report::Failure;
 use eframe::egui;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::{Harness, kittest::Queryable};
 
 /// Two generated clips and two BVH files that do not read (the parser names line 3).
 fn folder_with_broken_files() -> tempfile::TempDir {
@@ -26,26 +26,27 @@ fn folder_with_broken_files() -> tempfile::TempDir {
     input
 }
 
-#[test]
-fn a_failed_clips_detail_says_what_happened_and_what_to_do() {
-    let input = folder_with_broken_files();
-    let out = tempfile::tempdir().unwrap();
-    let mut h = compressed(input.path(), out.path());
-    let row = h
+/// The status of `broken.bvh`'s row and its report's kind of failure.
+fn broken_row(h: &Harness<'_, AppState>) -> (RowStatus, Option<Failure>) {
+    let r = h
         .state()
         .library
         .rows
         .iter()
         .find(|r| r.key.path.ends_with("broken.bvh"))
-        .expect("broken row")
-        .clone();
-    assert!(
-        matches!(row.status, RowStatus::Failed(_)),
-        "{:?}",
-        row.status
-    );
+        .expect("broken row");
+    (r.status.clone(), r.report().and_then(|p| p.failure))
+}
+
+#[test]
+fn a_failed_clips_detail_says_what_happened_and_what_to_do() {
+    let input = folder_with_broken_files();
+    let out = tempfile::tempdir().unwrap();
+    let mut h = compressed(input.path(), out.path());
+    let (status, failure) = broken_row(&h);
+    assert!(matches!(status, RowStatus::Failed(_)), "{status:?}");
     // The kind of failure is typed in the report, not read off its words.
-    assert_eq!(row.report().unwrap().failure, Some(Failure::InvalidFile));
+    assert_eq!(failure, Some(Failure::InvalidFile));
     h.get_by_label("broken").click();
     wait_idle(&mut h);
     // What happened, with the file and the place…
@@ -109,19 +110,8 @@ fn an_unreadable_files_detail_says_it_does_not_read_not_press_compress() {
     let input = folder_with_broken_files();
     let out = tempfile::tempdir().unwrap();
     let mut h = scanned(input.path(), out.path());
-    let row = h
-        .state()
-        .library
-        .rows
-        .iter()
-        .find(|r| r.key.path.ends_with("broken.bvh"))
-        .expect("broken row")
-        .clone();
-    assert!(
-        matches!(row.status, RowStatus::Unreadable(_)),
-        "{:?}",
-        row.status
-    );
+    let (status, _) = broken_row(&h);
+    assert!(matches!(status, RowStatus::Unreadable(_)), "{status:?}");
     h.get_by_label("broken").click();
     wait_idle(&mut h);
     let path = input.path().join("broken.bvh");

@@ -53,14 +53,7 @@ fn a_typed_threshold_equal_to_a_presets_is_that_preset() {
         ("0.01", Preset::Default),
         ("0.001", Preset::HighQuality),
     ] {
-        h.get_by_label("Error threshold (cm)").click();
-        h.run();
-        for c in typed.chars() {
-            h.event(eframe::egui::Event::Text(c.to_string()));
-            h.run();
-        }
-        h.key_press(eframe::egui::Key::Enter);
-        h.run();
+        crate::common::gui::type_threshold(&mut h, typed);
         assert_eq!(h.state().persisted.settings.preset, want, "typed {typed}");
         // And the Preset box shows it.
         assert!(

@@ -180,15 +180,7 @@ fn a_threshold_typed_key_by_key_is_the_one_typed() {
     let mut h = harness(state_on(Path::new(""), out.path()));
     h.run();
     for (typed, want) in [("0.05", 0.05f32), ("0.0001", 0.0001), ("0.00111", 0.00111)] {
-        h.get_by_label("Error threshold (cm)").click();
-        h.run();
-        // The field selects its text when it gains focus: the first key replaces it.
-        for c in typed.chars() {
-            h.event(eframe::egui::Event::Text(c.to_string()));
-            h.run();
-        }
-        h.key_press(eframe::egui::Key::Enter);
-        h.run();
+        crate::common::gui::type_threshold(&mut h, typed);
         let got = h.state().persisted.settings.error_threshold_cm;
         assert_eq!(got, want, "typed {typed}");
         assert!(
