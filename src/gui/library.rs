@@ -290,7 +290,13 @@ impl ClipsView {
                 fmt_counted(lib.files.len() as u64, "file")
             ));
             if let Some(t) = lib.scan_time {
-                ui.weak(format!("scanned in {:.0} ms", t.as_secs_f64() * 1000.0));
+                // A folder of a few files lists in well under a millisecond: not "0 ms".
+                let ms = t.as_secs_f64() * 1000.0;
+                ui.weak(if ms < 0.5 {
+                    "scanned in < 1 ms".to_string()
+                } else {
+                    format!("scanned in {ms:.0} ms")
+                });
             }
             if !self.selection.is_empty() && ui.small_button("Clear selection").clicked() {
                 self.selection.clear();
