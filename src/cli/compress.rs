@@ -240,6 +240,7 @@ pub fn collect_files(paths: &[PathBuf], output: &Path, scan: &ScanOptions) -> Co
             input: p.display().to_string(),
             clip: clip_stem(p),
             error: Some(format!("{}: {msg}", p.display())),
+            failure: Some(clipforge_pipeline::report::Failure::Unreadable),
             ..Default::default()
         };
         let meta = match std::fs::metadata(p) {
@@ -301,6 +302,7 @@ pub fn collect_files(paths: &[PathBuf], output: &Path, scan: &ScanOptions) -> Co
                     input: s.path.display().to_string(),
                     clip: clip_stem(&s.path),
                     error: Some(s.message()),
+                    failure: Some(clipforge_pipeline::report::Failure::Unreadable),
                     ..Default::default()
                 });
             } else {

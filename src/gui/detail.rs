@@ -23,6 +23,10 @@ use egui_plot::{Bar, BarChart, HLine, HoverPosition, Line, Plot, PlotPoints, VLi
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// What to do about a clip file that does not read (no batch has tried it yet).
+pub const UNREADABLE_ADVICE: &str = "The file does not read (the error above says where and why): \
+    fix or re-export it, then compress again; as it is, a batch fails on it the same way.";
+
 /// The share of the detail's width each column takes: error plots, pose (skeleton or mesh),
 /// bit rates.
 pub const DETAIL_COLUMN_SHARES: [f32; 3] = [0.3, 0.4, 0.3];
@@ -367,6 +371,11 @@ impl DetailView {
                     ui.colored_label(ui.visuals().warn_fg_color, format!("Refused: {e}"));
                 } else if let Some(e) = &r.error {
                     ui.colored_label(ui.visuals().error_fg_color, format!("Failed: {e}"));
+                    // What to do, by the kind of failure (its message names file and place).
+                    if let Some(f) = r.failure {
+                        ui.end_row();
+                        ui.add(egui::Label::new(f.advice()).wrap());
+                    }
                 } else {
                     ui.label(format!(
                         "{} to {} ({:.1}×) · max error {:.4} cm (mean {:.5}) · worst bone {} at sample {} · {} segments · {:.2} ms",
@@ -382,6 +391,12 @@ impl DetailView {
                     ));
                 }
             });
+        } else if let Some(e) = &self.error {
+            // The file does not read (found by the scan's inspection or the detail job):
+            // "press Compress to see its error" was untrue, the error was already there and a
+            // batch fails on it the same way.
+            ui.colored_label(ui.visuals().error_fg_color, format!("Does not read: {e}"));
+            ui.add(egui::Label::new(UNREADABLE_ADVICE).wrap());
         } else {
             ui.weak("Not compressed yet: press Compress to see its error and bit rates.");
         }
@@ -398,8 +413,10 @@ impl DetailView {
                 );
             }
         }
-        // A failed clip's report already says why: its reading error would say it again.
+        // A failed clip's report (or the line above) already says why: its reading error
+        // would say it again.
         let failed = report.is_some_and(|r| r.error.is_some());
+        let failed = failed || (report.is_none() && self.error.is_some());
         if let Some(e) = self.error.as_ref().filter(|_| !failed) {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }

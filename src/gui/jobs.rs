@@ -79,6 +79,8 @@ pub struct BatchJob {
     pub settings: crate::anim::CompressionSettings,
     /// Where it writes (its rows are that folder's results).
     pub output: PathBuf,
+    /// The scanned folder it compresses (the library's root when it started).
+    pub input: Option<PathBuf>,
 }
 
 /// A snapshot of a running batch's counters: `done` of `total` input files (the CLI's unit:
@@ -135,6 +137,10 @@ impl BatchJob {
 /// How the last batch ended (the footer's throughput and wall time).
 #[derive(Clone, Debug)]
 pub struct BatchOutcome {
+    /// The folders it ran on: its figures are about them, not about another folder opened
+    /// since (see [`ClipJobs::last_batch_for`]).
+    pub input: Option<PathBuf>,
+    pub output: PathBuf,
     pub counts: BatchCounts,
     pub cancelled: bool,
     /// The pipeline's report of the batch (rows + totals).
@@ -181,6 +187,7 @@ pub fn start_batch(files: Vec<ClipFile>, options: BatchOptions, ctx: egui::Conte
         queued,
         settings,
         output,
+        input: None,
     }
 }
 
@@ -542,7 +549,9 @@ impl ClipJobs {
         }
         self.batch_generation += 1;
         self.cached_job = None;
-        self.batch = Some(start_batch(files, request.options, ctx.clone()));
+        let mut job = start_batch(files, request.options, ctx.clone());
+        job.input = lib.root.clone();
+        self.batch = Some(job);
         Ok(())
     }
 
@@ -604,11 +613,22 @@ impl ClipJobs {
                 });
             }
             self.last_batch = Some(BatchOutcome {
+                input: job.input.clone(),
+                output: job.output.clone(),
                 counts,
                 cancelled,
                 report,
             });
         }
+    }
+
+    /// The last batch when it ran on these folders (the scanned input `root` and `output`):
+    /// after opening another folder the line "Last batch: 8 clips…" and its throughput were
+    /// still shown over a table of which nothing had been compressed.
+    pub fn last_batch_for(&self, root: Option<&Path>, output: &Path) -> Option<&BatchOutcome> {
+        self.last_batch
+            .as_ref()
+            .filter(|b| b.input.as_deref() == root && b.output == output)
     }
 
     /// Cancels the running batch and a compression waiting for its scan (Esc).

@@ -53,6 +53,16 @@ pub struct ClipsCtx<'a> {
     pub eframe_cpu_ms: Option<f32>,
 }
 
+impl ClipsCtx<'_> {
+    /// The last batch when it ran on the folders shown (none after opening another folder).
+    fn last_batch(&self) -> Option<&super::jobs::BatchOutcome> {
+        self.jobs.last_batch_for(
+            self.library.root.as_deref(),
+            Path::new(self.persisted.output_dir.trim()),
+        )
+    }
+}
+
 impl ClipsView {
     /// The folder bar and the action row (the tab's top panel).
     pub fn top_ui(&mut self, ui: &mut egui::Ui, cx: &mut ClipsCtx<'_>) -> Vec<Command> {
@@ -242,7 +252,7 @@ impl ClipsView {
                     fmt_count(j.done as u64),
                     fmt_count(j.total as u64)
                 ));
-            } else if let Some(last) = &cx.jobs.last_batch {
+            } else if let Some(last) = cx.last_batch() {
                 let t = &last.report.totals;
                 ui.label(format!(
                     "Last batch: {} from {} ({} skipped, {} failed{}) in {:.2} s · {}{}",
@@ -280,7 +290,13 @@ impl ClipsView {
                 fmt_counted(lib.files.len() as u64, "file")
             ));
             if let Some(t) = lib.scan_time {
-                ui.weak(format!("scanned in {:.0} ms", t.as_secs_f64() * 1000.0));
+                // A folder of a few files lists in well under a millisecond: not "0 ms".
+                let ms = t.as_secs_f64() * 1000.0;
+                ui.weak(if ms < 0.5 {
+                    "scanned in < 1 ms".to_string()
+                } else {
+                    format!("scanned in {ms:.0} ms")
+                });
             }
             if !self.selection.is_empty() && ui.small_button("Clear selection").clicked() {
                 self.selection.clear();
@@ -339,7 +355,7 @@ impl ClipsView {
                     let is_sel =
                         selection.contains(&r.key) || selected_detail.as_ref() == Some(&r.key);
                     row.set_selected(is_sel);
-                    clip_row(&mut row, r, threshold);
+                    clip_row(&mut row, r, threshold, is_sel);
                     if row.response().clicked() {
                         clicked = Some((ri, row.response().ctx.input(|i| i.modifiers)));
                     }
@@ -416,9 +432,7 @@ impl ClipsView {
                 .as_ref()
                 .map(|b| b.counts().bytes_per_s())
                 .or(cx
-                    .jobs
-                    .last_batch
-                    .as_ref()
+                    .last_batch()
                     .map(|b| b.report.totals.throughput_kb_s * 1024.0));
             ui.label(match rate {
                 Some(r) if r > 0.0 => format!("Throughput {}", fmt_rate(r)),
@@ -558,8 +572,9 @@ fn header_cell(ui: &mut egui::Ui, col: SortColumn, title: &str, sort: &mut SortS
     }
 }
 
-/// One clip's row of the table (`threshold`: the tab's, cm).
-fn clip_row(row: &mut egui_extras::TableRow<'_, '_>, r: &Row, threshold: f64) {
+/// One clip's row of the table (`threshold`: the tab's, cm; `selected`: drawn on the selection
+/// colour, where the status colours are made readable).
+fn clip_row(row: &mut egui_extras::TableRow<'_, '_>, r: &Row, threshold: f64, selected: bool) {
     let unknown = if r.pending { "…" } else { "—" };
     row.col(|ui| {
         let resp = ui.add(egui::Label::new(&r.label).selectable(false).truncate());
@@ -587,7 +602,7 @@ fn clip_row(row: &mut egui_extras::TableRow<'_, '_>, r: &Row, threshold: f64) {
     row.col(|ui| {
         ui.label(rep.map_or(String::new(), |p| format!("{:.1}×", p.ratio)));
     });
-    row.col(|ui| max_error_cell(ui, rep, threshold));
+    row.col(|ui| max_error_cell(ui, rep, threshold, selected));
     row.col(|ui| threshold_cell(ui, r));
     row.col(|ui| {
         // A refusal's search ran in full: its time is shown (and in the footer's percentiles).
@@ -599,12 +614,12 @@ fn clip_row(row: &mut egui_extras::TableRow<'_, '_>, r: &Row, threshold: f64) {
         );
     });
     row.col(|ui| {
-        status_label(ui, &r.status);
+        status_label(ui, &r.status, selected);
     });
 }
 
 /// The Max error cell: red when over the threshold the clip was compressed with.
-fn max_error_cell(ui: &mut egui::Ui, rep: Option<&ClipReport>, threshold: f64) {
+fn max_error_cell(ui: &mut egui::Ui, rep: Option<&ClipReport>, threshold: f64, selected: bool) {
     if let Some(p) = rep {
         // A scalar track list's errors are in its tracks' own units: the
         // cell gives the worst track's share of its precision instead.
@@ -615,7 +630,11 @@ fn max_error_cell(ui: &mut egui::Ui, rep: Option<&ClipReport>, threshold: f64) {
         // Red when over the threshold the clip was compressed with
         // (a folder's clipforge.toml may set it), as its status says.
         let txt = if p.over_threshold(p.held_to_cm(threshold as f32)) {
-            txt.color(ui.visuals().error_fg_color)
+            txt.color(cell_color(
+                ui.visuals(),
+                ui.visuals().error_fg_color,
+                selected,
+            ))
         } else {
             txt
         };
@@ -662,7 +681,17 @@ fn threshold_cell(ui: &mut egui::Ui, r: &super::model::Row) {
     }
 }
 
-fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
+/// A cell's own colour, on a selected row readable against the selection's fill (the row's
+/// other text takes the theme's selection text colour).
+fn cell_color(v: &egui::Visuals, color: egui::Color32, selected: bool) -> egui::Color32 {
+    if selected {
+        super::util::readable_on(color, v.selection.bg_fill)
+    } else {
+        color
+    }
+}
+
+fn status_label(ui: &mut egui::Ui, s: &RowStatus, selected: bool) {
     let v = ui.visuals();
     let color = match s {
         RowStatus::Failed(_) | RowStatus::Unreadable(_) => v.error_fg_color,
@@ -672,6 +701,7 @@ fn status_label(ui: &mut egui::Ui, s: &RowStatus) {
         RowStatus::Ok | RowStatus::Skipped => egui::Color32::from_rgb(90, 170, 90),
         _ => v.text_color(),
     };
+    let color = cell_color(v, color, selected);
     let (text, hover) = (s.text(), s.hover());
     // A truncated label shows its whole text on hover by itself (a hover text of our own
     // showed it twice); a status with more to say than its text says it on hover instead.

@@ -65,7 +65,7 @@ mod skeleton_view;
 mod util;
 
 pub use command::{Command, CompressScope, DialogTarget};
-pub use detail::{DETAIL_COLUMN_SHARES, DetailData, DetailView};
+pub use detail::{DETAIL_COLUMN_SHARES, DetailData, DetailView, UNREADABLE_ADVICE};
 pub use drop::{DropAction, plan_drop};
 pub use filter::TextFilter;
 pub use headers_job::{CompilerPick, HeadersProject};
@@ -821,8 +821,10 @@ impl AppState {
             .collect();
         let wall_ms = self
             .jobs
-            .last_batch
-            .as_ref()
+            .last_batch_for(
+                self.library.root.as_deref(),
+                Path::new(self.persisted.output_dir.trim()),
+            )
             .map_or(0.0, |b| b.report.totals.wall_ms);
         let totals = compute_totals(&clips, wall_ms);
         BatchReport {

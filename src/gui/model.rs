@@ -85,15 +85,8 @@ impl RowStatus {
     /// What the Status cell's hover says beyond its text, when it has more to say.
     pub fn hover(&self) -> Option<String> {
         match self {
-            RowStatus::BelowPrecision(p) => Some(format!(
-                "Refused, not compressed: {} cm is below float32 precision for this clip. With \
-                 every value stored as raw float32 it still reaches {} cm (bone '{}'). Raise the \
-                 threshold to at least {} cm.",
-                p.threshold_cm,
-                crate::pipeline::report::three_digits(p.floor_cm),
-                p.bone,
-                crate::pipeline::report::three_digits_up(p.min_threshold_cm as f64)
-            )),
+            // The compressor's own sentence (the CLI's REFUSED line): the floor written once.
+            RowStatus::BelowPrecision(p) => Some(format!("Refused, not compressed: {p}.")),
             _ => None,
         }
     }
@@ -156,13 +149,19 @@ impl Row {
         // A refusal below float32 precision was tried with its settings too: said as such, not
         // as a clip still to compress.
         let refused = self.report().is_some_and(|r| r.below_precision.is_some());
-        let made = self
-            .report()
-            .filter(|r| r.error.is_none() || refused)
-            .and_then(|r| r.settings.as_ref());
+        // A failure is no clip still to compress either: it was tried (with its settings when
+        // it got that far) and failed; the detail says why and what to do.
+        let failed = self.report().is_some_and(|r| r.error.is_some()) && !refused;
+        let made = self.report().and_then(|r| r.settings.as_ref());
+        // Nor is a file that does not read (no batch tried it yet): it would fail the same way.
+        let unreadable = self.report().is_none() && matches!(self.status, RowStatus::Unreadable(_));
+        if (failed || unreadable) && made.is_none() {
+            return None;
+        }
         let now = self.effective.as_ref();
         let mut out = match (made, now) {
             (Some(m), _) if refused => format!("Refused with {}", m.describe(d, e)),
+            (Some(m), _) if failed => format!("Failed with {}", m.describe(d, e)),
             (Some(m), _) => format!("Compressed with {}", m.describe(d, e)),
             (None, Some(Ok(n))) => format!("Will compress with {}", n.describe(d, e)),
             (None, Some(Err(err))) => return Some(format!("Settings file unusable: {err}")),

@@ -704,7 +704,7 @@ fn describe(name: &str, reports: &[ClipReport]) -> String {
     let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
     let ms: f64 = reports.iter().map(|r| r.compress_ms).sum();
     format!(
-        "{name}: {}, {} to {} ({:.1}×), {}, {:.1} ms",
+        "{name}: {}, {} to {} ({:.1}×), {}, {}",
         // A scalar track list is not a clip (its errors are said per track, beside).
         if reports.iter().all(|r| r.is_scalar_list()) {
             super::util::fmt_counted(reports.len() as u64, "scalar track list")
@@ -719,7 +719,7 @@ fn describe(name: &str, reports: &[ClipReport]) -> String {
             0.0
         },
         crate::pipeline::report::worst_error_summary(reports.iter()),
-        ms
+        super::util::fmt_ms(ms)
     )
 }
 
@@ -862,9 +862,11 @@ fn pipelines_table(ui: &mut egui::Ui, w: &mut PipelinesState) {
                     });
                     r.col(|ui| {
                         let c = p.counts;
+                        // Input files, said: "2 compressed" of a folder whose two files held 4
+                        // clips read as 2 clips (the log beside it says "3 clips", "1 clip").
                         ui.label(format!(
                             "{} compressed · {} skipped · {} failed{}",
-                            c.compressed,
+                            super::util::fmt_counted(c.compressed, "file"),
                             c.skipped,
                             c.failed,
                             if c.below_precision > 0 {
@@ -873,7 +875,10 @@ fn pipelines_table(ui: &mut egui::Ui, w: &mut PipelinesState) {
                                 String::new()
                             }
                         ))
-                        .on_hover_text(format!("{} removed", c.removed));
+                        .on_hover_text(format!(
+                            "Input files this session; {} removed (input gone, outputs deleted)",
+                            c.removed
+                        ));
                     });
                     r.col(|ui| match &p.last_event {
                         Some((t, m)) => {

@@ -46,6 +46,18 @@ impl Preset {
     }
 }
 
+impl SettingsState {
+    /// The preset these values are (Custom when none): a threshold typed to 0.01 cm with no
+    /// shell override is Default, not "Custom" beside a field reading 0.0100.
+    fn matching_preset(&self) -> Preset {
+        let shell = self.override_shell.then_some(self.shell_distance_cm);
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.values() == Some((self.error_threshold_cm, shell)))
+            .unwrap_or(Preset::Custom)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SettingsState {
@@ -143,7 +155,7 @@ impl SettingsView {
                 .labelled_by(l.id)
                 .on_hover_text("Max object-space error of the virtual vertices, in cm");
             if r.changed() {
-                s.preset = Preset::Custom;
+                s.preset = s.matching_preset();
             }
             ui.add_space(6.0);
             if ui
@@ -151,7 +163,7 @@ impl SettingsView {
                 .on_hover_text("Virtual vertex distance for every bone (else each bone's own, 3 cm by default)")
                 .changed()
             {
-                s.preset = Preset::Custom;
+                s.preset = s.matching_preset();
             }
             ui.add_enabled_ui(s.override_shell, |ui| {
                 ui.horizontal(|ui| {
@@ -164,7 +176,7 @@ impl SettingsView {
                         .labelled_by(l.id)
                         .changed()
                     {
-                        s.preset = Preset::Custom;
+                        s.preset = s.matching_preset();
                     }
                 });
             });

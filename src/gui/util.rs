@@ -1,6 +1,7 @@
 //! Small helpers every view uses: number formatting and where the bundled sample library is.
 //! A leaf: it imports nothing from the other `gui` modules.
 
+use eframe::egui;
 use std::path::{Path, PathBuf};
 
 /// The bundled sample library: `assets/` of the crate this was built from, else `./assets`.
@@ -66,6 +67,16 @@ pub(crate) fn fmt_counted(n: u64, noun: &str) -> String {
     format!("{} {noun}{}", fmt_count(n), if n == 1 { "" } else { "s" })
 }
 
+/// A duration of work done, in ms to one decimal; under 0.1 ms "< 0.1 ms", not "0.0 ms" (a
+/// scalar track list compresses in a few µs, and "0.0 ms" read as nothing done).
+pub(crate) fn fmt_ms(ms: f64) -> String {
+    if ms > 0.0 && ms < 0.05 {
+        "< 0.1 ms".to_string()
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
 /// Thousands separators: 12345 → "12,345".
 pub(crate) fn fmt_count(n: u64) -> String {
     let s = n.to_string();
@@ -116,4 +127,48 @@ impl FrameStats {
     pub fn max_ms(&self) -> f32 {
         self.recent_ms.iter().copied().fold(0.0, f32::max)
     }
+}
+
+/// WCAG contrast ratio of two opaque colours (1 to 21; small text needs 4.5).
+pub fn contrast(a: egui::Color32, b: egui::Color32) -> f32 {
+    let lum = |c: egui::Color32| {
+        let lin = |v: u8| {
+            let v = v as f32 / 255.0;
+            if v <= 0.04045 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * lin(c.r()) + 0.7152 * lin(c.g()) + 0.0722 * lin(c.b())
+    };
+    let (x, y) = (lum(a), lum(b));
+    (x.max(y) + 0.05) / (x.min(y) + 0.05)
+}
+
+/// `fg` made readable on `bg` (at least 4.5:1) keeping its hue: mixed toward white on a dark
+/// background, toward black on a light one, no further than needed. A status colour (red,
+/// amber, green) on the table's blue selection was 1.9–3.2:1; a lighter red still says "failed".
+pub fn readable_on(fg: egui::Color32, bg: egui::Color32) -> egui::Color32 {
+    const NEEDED: f32 = 4.5;
+    if contrast(fg, bg) >= NEEDED {
+        return fg;
+    }
+    let toward = if contrast(egui::Color32::WHITE, bg) >= contrast(egui::Color32::BLACK, bg) {
+        egui::Color32::WHITE
+    } else {
+        egui::Color32::BLACK
+    };
+    let mix = |t: f32| {
+        let m = |a: u8, b: u8| (a as f32 + (b as f32 - a as f32) * t).round() as u8;
+        egui::Color32::from_rgb(
+            m(fg.r(), toward.r()),
+            m(fg.g(), toward.g()),
+            m(fg.b(), toward.b()),
+        )
+    };
+    (1..=20)
+        .map(|i| mix(i as f32 / 20.0))
+        .find(|&c| contrast(c, bg) >= NEEDED)
+        .unwrap_or(toward)
 }

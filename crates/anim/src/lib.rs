@@ -14,6 +14,7 @@ pub mod bone_glob;
 pub mod clip;
 pub mod compress;
 pub mod decompress;
+pub mod figures;
 pub mod formats;
 pub mod generate;
 pub mod lab;

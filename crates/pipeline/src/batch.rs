@@ -182,6 +182,7 @@ pub fn run_batch_configured(
                     options.output_root.join(&bases[i]).display(),
                     files[owner[i]].path.display()
                 )),
+                failure: Some(crate::report::Failure::OutputClash),
                 ..row_for(file, &clip_stem(&file.path))
             };
             progress.record(&row);
@@ -196,13 +197,7 @@ pub fn run_batch_configured(
         ) {
             Ok(r) => r,
             Err(e) => {
-                let row = ClipReport {
-                    error: Some(format!(
-                        "{}: not compressed: the folder settings do not apply: {e}",
-                        file.path.display()
-                    )),
-                    ..row_for(file, &clip_stem(&file.path))
-                };
+                let row = crate::job::settings_unusable_row(file, &e);
                 progress.record(&row);
                 file_done(file);
                 on_row(&row);

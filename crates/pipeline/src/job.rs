@@ -80,6 +80,18 @@ pub(crate) fn row_for(file: &ClipFile, clip: &str) -> ClipReport {
     }
 }
 
+/// The row of a file whose folder settings (`clipforge.toml`) cannot be used: not compressed.
+pub(crate) fn settings_unusable_row(file: &ClipFile, e: &dyn std::fmt::Display) -> ClipReport {
+    ClipReport {
+        error: Some(format!(
+            "{}: not compressed: the folder settings do not apply: {e}",
+            file.path.display()
+        )),
+        failure: Some(crate::report::Failure::Settings),
+        ..row_for(file, &crate::naming::clip_stem(&file.path))
+    }
+}
+
 pub(crate) fn cancelled_row(file: &ClipFile, clip: &str) -> ClipReport {
     ClipReport {
         error: Some(format!(

@@ -6,7 +6,7 @@ use crate::cache::{self, CacheEntry};
 use crate::input::read_input;
 use crate::job::{FileJob, FileOutcome, RecordRow, cancelled_row, input_root_of, row_for};
 use crate::naming::{clip_output_path, clip_stem};
-use crate::report::{ClipReport, ClipStatus, limit_field};
+use crate::report::{ClipReport, ClipStatus, Failure, limit_field};
 use crate::{clip_detail, mesh, scalar};
 use clipforge_anim::RawClip;
 use clipforge_anim::compress::{CompressError, PrecisionFloor};
@@ -37,6 +37,7 @@ pub(crate) fn process_file(job: &FileJob) -> FileOutcome {
                     job.file.path.display(),
                     panic_message(&*p)
                 )),
+                failure: Some(Failure::Internal),
                 ..row_for(job.file, &clip_stem(&job.file.path))
             };
             job.progress.record(&row);
@@ -64,6 +65,7 @@ fn process_file_inner(job: &FileJob) -> FileOutcome {
             let row = ClipReport {
                 error: Some(e.message),
                 limit: limit_field(e.limit),
+                failure: Some(Failure::or_limit(e.limit, Failure::Unreadable)),
                 ..row_for(file, &stem)
             };
             job.progress.record(&row);
@@ -113,12 +115,13 @@ fn error_outcome(
     job: &FileJob,
     stem: &str,
     message: String,
-    limit: Option<String>,
+    limit: Option<clipforge_anim::limits::Limit>,
     import_failed: bool,
 ) -> FileOutcome {
     let row = ClipReport {
         error: Some(message),
-        limit,
+        limit: limit_field(limit),
+        failure: Some(Failure::or_limit(limit, Failure::InvalidFile)),
         ..row_for(job.file, stem)
     };
     job.progress.record(&row);
@@ -182,13 +185,7 @@ fn import_clips(
             let message = e.to_string();
             // Refused for a budget: the same bytes will be refused again, no retry.
             let limit = e.limit();
-            return Err(error_outcome(
-                job,
-                stem,
-                message,
-                limit_field(limit),
-                limit.is_none(),
-            ));
+            return Err(error_outcome(job, stem, message, limit, limit.is_none()));
         }
     };
     if clips.is_empty() {
@@ -338,9 +335,10 @@ fn compress_one(
         settings: Some(job.resolved.clip.clone()),
         ..row_for(file, name)
     };
-    let fail = |mut row: ClipReport, msg: String| {
+    let fail = |mut row: ClipReport, msg: String, failure: Option<Failure>| {
         row.output = None;
         row.error = Some(msg);
+        row.failure = failure;
         row
     };
     let t0 = Instant::now();
@@ -366,7 +364,7 @@ fn compress_one(
             };
             let message = format!("{} (clip '{name}'): {e}", file.path.display());
             row.limit = limit_field(e.limit());
-            return fail(row, message);
+            return fail(row, message, Failure::of_compress_error(&e));
         }
     };
     if job.cancel.is_cancelled() {
@@ -381,10 +379,19 @@ fn compress_one(
     if let Err(e) =
         clipforge_anim::runtime::metadata::append(&mut bytes, &job.resolved.clip.record())
     {
-        return fail(row, format!("{}: {e}", out_path.display()));
+        // The names and settings record did not fit the file's metadata.
+        return fail(
+            row,
+            format!("{}: {e}", out_path.display()),
+            Some(Failure::InvalidClip),
+        );
     }
     if let Err(e) = write_atomic(&out_path, &bytes) {
-        return fail(row, format!("{}: cannot write: {e}", out_path.display()));
+        return fail(
+            row,
+            format!("{}: cannot write: {e}", out_path.display()),
+            Some(Failure::Write),
+        );
     }
     let stats = compressed.error;
     row.compressed_bytes = compressed.runtime_bytes as u64;

@@ -1,6 +1,8 @@
 //! Report types: one object per clip plus totals. The JSON keys are stable (scripts read them).
 
 use clipforge_anim::compress::PrecisionFloor;
+/// Written once for the CLI, the reports and the app (kept here too: callers use this path).
+pub use clipforge_anim::figures::{three_digits, three_digits_up};
 use clipforge_anim::{ClipLayout, CompressionSettings};
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +78,95 @@ pub struct ClipReport {
     /// reaches with every value stored as raw float32, and the bone, in cm. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub below_precision: Option<PrecisionFloor>,
+    /// Null, or a failed row's kind of failure (`error` says it in words, with the file and
+    /// place): what code decides on (the app's advice), never `error`'s text. Reports written
+    /// before it existed read as null.
+    #[serde(default)]
+    pub failure: Option<Failure>,
+}
+
+/// Why a row failed, as its JSON `failure` says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// The input could not be read (gone, not a regular file, an I/O error).
+    Unreadable,
+    /// The input does not read as its format, or holds no clip.
+    InvalidFile,
+    /// The clip read but its data cannot be compressed as it is (bones without samples, an
+    /// additive clip whose base does not match it, too many samples).
+    InvalidClip,
+    /// The settings that would apply cannot be used (a `clipforge.toml` that does not parse).
+    Settings,
+    /// Over the per-clip memory budget (`limit` names it).
+    Limit,
+    /// Another input of the batch writes the same output file.
+    OutputClash,
+    /// The output could not be written.
+    Write,
+    /// An internal check failed or the code panicked: a ClipForge bug.
+    Internal,
+}
+
+impl Failure {
+    /// What to do about it, for a person (the app's clip detail says it under the error).
+    pub fn advice(self) -> &'static str {
+        match self {
+            Self::Unreadable => {
+                "The file could not be read (the error above says why): check that it is there \
+                 and readable, then compress again."
+            }
+            Self::InvalidFile => {
+                "The file does not read as its format at the place named above: fix or \
+                 re-export it, then compress again. The other files are not affected."
+            }
+            Self::InvalidClip => {
+                "The clip's own data cannot be compressed as it is (the error above says what): \
+                 fix it in the file or re-export it, then compress again."
+            }
+            Self::Settings => {
+                "Its settings file cannot be used (the error above names the file and line): \
+                 fix it, then compress again."
+            }
+            Self::Limit => {
+                "It needs more memory than the per-clip budget (the figures above): compress it \
+                 with a larger budget, `clipforge compress --max-memory SIZE`."
+            }
+            Self::OutputClash => {
+                "Another input writes the same output file (named above): rename one of them."
+            }
+            Self::Write => {
+                "Its output could not be written (the error above says where and why): check \
+                 the output folder's permissions and free space, then compress again."
+            }
+            Self::Internal => {
+                "An internal check failed: a ClipForge bug, not your file's fault. Please report \
+                 it with the file; the other clips are not affected."
+            }
+        }
+    }
+
+    /// A compressor error's kind, by its variant (`None`: a refusal below float32 precision,
+    /// not a failure).
+    pub fn of_compress_error(e: &clipforge_anim::compress::CompressError) -> Option<Self> {
+        use clipforge_anim::compress::CompressError as E;
+        Some(match e {
+            E::InvalidSettings(_) => Self::Settings,
+            E::InvalidClip(_) | E::TooLarge(_) => Self::InvalidClip,
+            E::Verification(_) => Self::Internal,
+            E::LimitExceeded(_) => Self::Limit,
+            E::BelowPrecision(_) => return None,
+        })
+    }
+
+    /// An import or read error's kind: over a budget, else `otherwise`.
+    pub fn or_limit(limit: Option<clipforge_anim::limits::Limit>, otherwise: Self) -> Self {
+        if limit.is_some() {
+            Self::Limit
+        } else {
+            otherwise
+        }
+    }
 }
 
 /// What became of one row, as the summaries count it and the JSON/CSV `status` says it. Derived
@@ -547,30 +638,6 @@ pub fn below_precision_summary<'a>(
             three_digits_up(raise)
         )
     })
-}
-
-/// Decimals that show a small positive figure to three significant digits.
-fn three_digit_decimals(x: f64) -> usize {
-    (2 - x.log10().floor() as i32).max(0) as usize
-}
-
-/// A small positive figure to three significant digits, in plain notation ("0.00107").
-pub fn three_digits(x: f64) -> String {
-    if !(x.is_finite() && x > 0.0) {
-        return format!("{x}");
-    }
-    let decimals = three_digit_decimals(x);
-    format!("{x:.decimals$}")
-}
-
-/// [`three_digits`] rounded up (a figure to reach, never one just under it).
-pub fn three_digits_up(x: f64) -> String {
-    if !(x.is_finite() && x > 0.0) {
-        return format!("{x}");
-    }
-    let decimals = three_digit_decimals(x);
-    let scale = 10f64.powi(decimals as i32);
-    format!("{:.decimals$}", (x * scale).ceil() / scale)
 }
 
 /// The lines that say which clips of a run did not use the run's own settings (the command

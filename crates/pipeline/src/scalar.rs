@@ -3,7 +3,7 @@
 //! would go, with one report row; everything else goes down the clip path.
 
 use super::cache::{self, CacheEntry};
-use super::report::{ClipReport, ScalarErrors, limit_field};
+use super::report::{ClipReport, Failure, ScalarErrors, limit_field};
 use crate::input::{ReadError, read_input};
 use crate::job::{FileJob, FileOutcome, RecordRow, input_root_of, row_for};
 use crate::naming::clip_stem;
@@ -111,6 +111,7 @@ pub(crate) fn process_scalar_list(
             let row = ClipReport {
                 error: Some(e.to_string()),
                 limit: limit_field(limit),
+                failure: Some(Failure::or_limit(limit, Failure::InvalidFile)),
                 ..row_for(file, &stem)
             };
             job.progress.record(&row);
@@ -150,11 +151,19 @@ pub(crate) fn process_scalar_list(
         Err(e) => {
             row.output = None;
             row.error = Some(format!("{} (list '{name}'): {e}", file.path.display()));
+            row.failure = Some(match e {
+                clipforge_anim::scalar::ScalarCompressError::ReadBack(_)
+                | clipforge_anim::scalar::ScalarCompressError::ReadBackShape(_) => {
+                    Failure::Internal
+                }
+                _ => Failure::InvalidClip,
+            });
         }
         Ok(c) => {
             if let Err(e) = write_atomic(&out_path, &c.bytes) {
                 row.output = None;
                 row.error = Some(format!("{}: cannot write: {e}", out_path.display()));
+                row.failure = Some(Failure::Write);
             } else {
                 row.compressed_bytes = c.bytes.len() as u64;
                 row.file_bytes = c.bytes.len() as u64;

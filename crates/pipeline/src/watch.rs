@@ -14,7 +14,7 @@
 use super::cache::{SkipCache, cache_key};
 use super::report::{ClipReport, ClipStatus};
 use crate::input::{ClipFile, read_input};
-use crate::job::{BatchOptions, FileJob, FileOutcome, row_for};
+use crate::job::{BatchOptions, FileJob, FileOutcome};
 use crate::naming::{clip_output_path, clip_stem, output_base, output_base_on_disk};
 use crate::output_lock::LockError;
 use crate::process::process_file;
@@ -559,6 +559,7 @@ impl Worker {
             input: special.path.display().to_string(),
             clip: clip_stem(&special.path),
             error: Some(message.clone()),
+            failure: Some(crate::report::Failure::Unreadable),
             ..Default::default()
         };
         self.emit(
@@ -774,15 +775,8 @@ impl Worker {
             let resolved = match self.resolver.resolve(&self.root, path, file.format) {
                 Ok(r) => r,
                 Err(e) => {
-                    let row = ClipReport {
-                        error: Some(format!(
-                            "{}: not compressed: the folder settings do not apply: {e}",
-                            path.display()
-                        )),
-                        ..row_for(&file, &clip_stem(path))
-                    };
                     return Some(FileOutcome {
-                        rows: vec![row],
+                        rows: vec![crate::job::settings_unusable_row(&file, &e)],
                         import_failed: false,
                         outputs: Vec::new(),
                     });

@@ -4,6 +4,7 @@
 //! exit code 3; a broken file beside it still makes it exit 1 (`docs/CLI.md`).
 
 use crate::common;
+use crate::common::batch_dirs::{in_out_with, real_fox};
 
 use clipforge::pipeline::report::BatchReport;
 use std::path::Path;
@@ -30,7 +31,7 @@ fn the_fox_below_float32_precision_is_a_refusal_with_its_floor_not_a_failure() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let fox = data.join("gltf/fox-via-bevy/Fox.glb");
+    let fox = real_fox(&data);
     let dir = tempfile::tempdir().unwrap();
     let o = compress(&fox, dir.path(), &[]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -88,6 +89,22 @@ fn the_fox_below_float32_precision_is_a_refusal_with_its_floor_not_a_failure() {
         "{err}"
     );
     assert!(err.contains("REFUSED "), "{err}");
+    // The REFUSED line writes the floor as the summary (and the app) do: it said "0.001070 cm"
+    // where the summary said 0.00107, and "use a larger threshold" without saying how large.
+    let refused = err.lines().find(|l| l.contains("REFUSED ")).unwrap();
+    assert!(
+        refused.contains("still reaches 0.00107 cm (bone 'b_RightHand_08')")
+            && refused.ends_with("raise the threshold to at least 0.00111 cm"),
+        "{refused}"
+    );
+    assert!(!err.contains("0.001070"), "{err}");
+    assert_eq!(
+        run["error"]
+            .as_str()
+            .map(|e| e.contains("reaches 0.00107 cm")),
+        Some(true),
+        "{run}"
+    );
     assert!(
         !err.contains("FAILED") && !err.contains("failures:"),
         "{err}"
@@ -131,14 +148,7 @@ fn a_failure_beside_a_refusal_still_exits_1() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(
-        data.join("gltf/fox-via-bevy/Fox.glb"),
-        input.join("Fox.glb"),
-    )
-    .unwrap();
+    let (dir, input, _) = in_out_with(&[&real_fox(&data)]);
     std::fs::write(input.join("broken.bvh"), "HIERARCHY\nROOT").unwrap();
     let o = compress(&input, dir.path(), &["-q"]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -168,14 +178,7 @@ fn a_refusal_is_remembered_by_the_skip_cache_and_still_said() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(
-        data.join("gltf/fox-via-bevy/Fox.glb"),
-        input.join("Fox.glb"),
-    )
-    .unwrap();
+    let (dir, input, _) = in_out_with(&[&real_fox(&data)]);
     let run = |threshold: &str| {
         let o = common::clipforge()
             .arg("compress")

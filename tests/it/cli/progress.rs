@@ -4,6 +4,7 @@
 //! other settings than the command line's; `inspect` shows the settings a `.cfa` was made with.
 
 use crate::common;
+use crate::common::batch_dirs::{in_out_with, real_fox};
 
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::anim::generate::{GenerateOptions, generate};
@@ -70,14 +71,7 @@ fn compress_counts_files_and_its_total_never_grows() {
         eprintln!("skipped: CLIPFORGE_DATA not set");
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    std::fs::create_dir(&input).unwrap();
-    std::fs::copy(
-        data.join("gltf/fox-via-bevy/Fox.glb"),
-        input.join("Fox.glb"),
-    )
-    .unwrap();
+    let (dir, input, _) = in_out_with(&[&real_fox(&data)]);
     write_takes(&input, 2, 40);
     let o = run(dir.path(), &["compress", "in", "-o", "out"]);
     let err = stderr(&o);

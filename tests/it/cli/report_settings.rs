@@ -24,15 +24,7 @@ fn compress(input: &Path, dir: &Path, extra: &[&str]) -> serde_json::Value {
 
 /// A real clip of the repository's own assets, alone in a fresh folder.
 fn one_clip() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/clips/locomotion/jog.acl.sjson"),
-        input.join("jog.acl.sjson"),
-    )
-    .unwrap();
-    dir
+    crate::common::batch_dirs::in_out_with(&[&crate::common::batch_dirs::bundled_jog()]).0
 }
 
 #[test]

@@ -4,21 +4,10 @@
 //! a clip beside it is recompressed; a run with everything up to date says "nothing compressed"
 //! and why, not "0 B/s".
 
-use crate::common::batch_dirs::write_scalar_list;
+use crate::common::batch_dirs::scalar_list_and_clip;
 use crate::common::{clipforge, run_ok};
-use clipforge::anim::formats::write_acl_clip;
-use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::pipeline::report::{BatchReport, ClipStatus};
 use std::path::Path;
-
-fn write_clip(path: &Path) {
-    let clip = generate(&GenerateOptions {
-        name: "walk".into(),
-        num_samples: 30,
-        ..Default::default()
-    });
-    std::fs::write(path, write_acl_clip(&clip)).unwrap();
-}
 
 /// `compress IN -o OUT --json R --error-threshold T`: the report and what it said on stderr.
 fn compress(input: &Path, out: &Path, report: &Path, threshold: &str) -> (BatchReport, String) {
@@ -46,12 +35,7 @@ fn status_of(r: &BatchReport, input: &str) -> ClipStatus {
 
 #[test]
 fn a_scalar_track_list_stays_up_to_date_when_the_threshold_changes() {
-    let dir = tempfile::tempdir().unwrap();
-    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
-    std::fs::create_dir(&input).unwrap();
-    write_scalar_list(&input.join("weights.acl.sjson"));
-    write_clip(&input.join("walk.acl.sjson"));
-    let report = dir.path().join("r.json");
+    let (_dir, input, out, report) = scalar_list_and_clip();
 
     let (first, _) = compress(&input, &out, &report, "0.01");
     assert_eq!(
@@ -122,12 +106,7 @@ fn a_scalar_track_list_stays_up_to_date_when_the_threshold_changes() {
 
 #[test]
 fn a_run_with_everything_up_to_date_says_nothing_was_compressed() {
-    let dir = tempfile::tempdir().unwrap();
-    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
-    std::fs::create_dir(&input).unwrap();
-    write_scalar_list(&input.join("weights.acl.sjson"));
-    write_clip(&input.join("walk.acl.sjson"));
-    let report = dir.path().join("r.json");
+    let (_dir, input, out, report) = scalar_list_and_clip();
     let (_, err) = compress(&input, &out, &report, "0.01");
     let wall = |err: &str| {
         err.lines()

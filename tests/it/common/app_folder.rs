@@ -2,7 +2,7 @@
 //! each test file had written them again): an app state on an input and an output folder,
 //! typing the input folder, compressing it, opening a clip's detail, finding a row.
 
-use super::gui::{harness, wait_idle};
+use super::gui::{harness, wait_idle, write_clips};
 use clipforge::anim::RawClip;
 use clipforge::anim::formats::write_acl_clip;
 use clipforge::gui::{AppState, Persisted, RowKey};
@@ -37,12 +37,36 @@ pub fn type_input_folder(h: &mut Harness<'_, AppState>, dir: &Path) {
     h.run();
 }
 
-/// The app with `input` typed into its folder field and every clip compressed into `out` by
-/// "Compress all" (waited for).
-pub fn compressed(input: &Path, out: &Path) -> Harness<'static, AppState> {
+/// A fresh input folder holding `n` generated clips ([`write_clips`]) and an empty output
+/// folder.
+pub fn clip_folders(n: usize, samples: usize) -> (tempfile::TempDir, tempfile::TempDir) {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clips(input.path(), n, samples);
+    (input, out)
+}
+
+/// The app on the output folder `out` with `input` typed into its folder field, as a user
+/// would (no Enter: not scanned yet).
+pub fn typed(input: &Path, out: &Path) -> Harness<'static, AppState> {
     let mut h = harness(state_with_output(out));
     h.run();
     type_input_folder(&mut h, input);
+    h
+}
+
+/// [`typed`], then **Scan** pressed and waited for.
+pub fn scanned(input: &Path, out: &Path) -> Harness<'static, AppState> {
+    let mut h = typed(input, out);
+    h.get_by_label("Scan").click();
+    wait_idle(&mut h);
+    h
+}
+
+/// The app with `input` typed into its folder field and every clip compressed into `out` by
+/// "Compress all" (waited for).
+pub fn compressed(input: &Path, out: &Path) -> Harness<'static, AppState> {
+    let mut h = typed(input, out);
     h.get_by_label("Compress all").click();
     wait_idle(&mut h);
     h

@@ -16,6 +16,28 @@ pub fn in_out() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, input, out)
 }
 
+/// [`in_out`] with `in/` created and holding a copy of each file of `files` (under its own
+/// name): a real clip alone (or beside others) in a fresh folder.
+pub fn in_out_with(files: &[&Path]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (dir, input, out) = in_out();
+    std::fs::create_dir_all(&input).unwrap();
+    for f in files {
+        std::fs::copy(f, input.join(f.file_name().unwrap()))
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+    }
+    (dir, input, out)
+}
+
+/// The repository's own real clip `assets/clips/locomotion/jog.acl.sjson`.
+pub fn bundled_jog() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/clips/locomotion/jog.acl.sjson")
+}
+
+/// The real Fox (three clips; its Run is below float32 precision at 0.001 cm) under `data`.
+pub fn real_fox(data: &Path) -> PathBuf {
+    data.join("gltf/fox-via-bevy/Fox.glb")
+}
+
 /// Writes a generated 23-bone `.acl.sjson` clip named `clip{seed}` with `samples` samples (with
 /// scale tracks for even seeds), creating its folder.
 pub fn write_generated_clip(path: &Path, seed: u64, samples: usize) {
@@ -55,6 +77,17 @@ pub fn write_scalar_list(path: &Path) {
     };
     let text = clipforge::anim::formats::acl::write_acl_scalar_list(&list);
     std::fs::write(path, text).unwrap();
+}
+
+/// A fresh `in/` holding a scalar track list (`weights.acl.sjson`) and a generated clip
+/// (`walk.acl.sjson`), the `out/` path and the JSON report's path beside them.
+pub fn scalar_list_and_clip() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let (dir, input, out) = in_out();
+    std::fs::create_dir(&input).unwrap();
+    write_scalar_list(&input.join("weights.acl.sjson"));
+    write_generated_clip(&input.join("walk.acl.sjson"), 1, 30);
+    let report = dir.path().join("r.json");
+    (dir, input, out, report)
 }
 
 /// Every file under `dir`, relative, `/`-separated.

@@ -5,7 +5,8 @@
 use crate::common;
 
 use crate::common::app_folder::{
-    compressed, open_clip_detail, row_key, state_with_output, type_input_folder, write_clip,
+    clip_folders, compressed, open_clip_detail, row_key, scanned, state_with_output,
+    type_input_folder, typed, write_clip,
 };
 use crate::common::gui::{harness, wait_idle, write_clips};
 use clipforge::anim::generate::{GenerateOptions, generate};
@@ -16,12 +17,8 @@ use std::time::Duration;
 
 #[test]
 fn type_folder_compress_all_and_see_sizes_and_errors() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 6, 40);
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
+    let (input, out) = clip_folders(6, 40);
+    let mut h = typed(input.path(), out.path());
     assert_eq!(
         h.state().persisted.input_dir,
         input.path().display().to_string()
@@ -93,9 +90,7 @@ fn type_folder_compress_all_and_see_sizes_and_errors() {
 
 #[test]
 fn a_broken_clip_shows_its_error_and_the_others_go_on() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 3, 30);
+    let (input, out) = clip_folders(3, 30);
     std::fs::write(
         input.path().join("broken.bvh"),
         "HIERARCHY\nROOT hips {\n  this is not bvh\n",
@@ -130,12 +125,8 @@ fn a_broken_clip_shows_its_error_and_the_others_go_on() {
 
 #[test]
 fn cancel_stops_and_leaves_no_partial_output() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 40, 400);
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
+    let (input, out) = clip_folders(40, 400);
+    let mut h = typed(input.path(), out.path());
     h.get_by_label("Compress all").click();
     // Run until the batch has started, then cancel with the button.
     for _ in 0..2000 {
@@ -186,9 +177,7 @@ fn cancel_stops_and_leaves_no_partial_output() {
 
 #[test]
 fn selecting_a_row_opens_its_plots_and_skeleton() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 3, 45);
+    let (input, out) = clip_folders(3, 45);
     let mut h = compressed(input.path(), out.path());
 
     h.get_by_label("clip_01").click();
@@ -224,12 +213,8 @@ fn selecting_a_row_opens_its_plots_and_skeleton() {
 
 #[test]
 fn changing_settings_marks_results_stale_and_export_writes_files() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 2, 30);
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
+    let (input, out) = clip_folders(2, 30);
+    let mut h = typed(input.path(), out.path());
     // Ctrl+Enter = Compress all.
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Enter);
     wait_idle(&mut h);
@@ -270,14 +255,8 @@ fn changing_settings_marks_results_stale_and_export_writes_files() {
 
 #[test]
 fn sorting_and_filtering_the_table() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 5, 20);
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Scan").click();
-    wait_idle(&mut h);
+    let (input, out) = clip_folders(5, 20);
+    let mut h = scanned(input.path(), out.path());
     assert_eq!(h.state().library.view.len(), 5);
     // Sort by samples, descending on the second click.
     h.get_by_label("Samples").click();
@@ -329,14 +308,8 @@ impl eframe::Storage for MemStorage {
 
 #[test]
 fn folders_tab_and_settings_persist_between_runs() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 1, 10);
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Scan").click();
-    wait_idle(&mut h);
+    let (input, out) = clip_folders(1, 10);
+    let mut h = scanned(input.path(), out.path());
     h.state_mut().persisted.settings.error_threshold_cm = 0.05;
     h.get_by_label("Charts").click();
     h.run();
@@ -373,9 +346,7 @@ fn folders_tab_and_settings_persist_between_runs() {
 /// folder's skip cache) without compressing again; a changed input shows as not compressed.
 #[test]
 fn reopening_a_folder_shows_the_previous_results() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 3, 20);
+    let (input, out) = clip_folders(3, 20);
     let h = compressed(input.path(), out.path());
     let sizes = |h: &Harness<'_, AppState>| -> Vec<(String, Option<u64>)> {
         let mut v: Vec<_> = h
@@ -438,9 +409,7 @@ fn reopening_a_folder_shows_the_previous_results() {
 #[cfg(unix)]
 #[test]
 fn special_files_are_reported_not_opened() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 1, 20);
+    let (input, out) = clip_folders(1, 20);
     for name in ["pipe.bvh", "notes.fifo"] {
         let st = std::process::Command::new("mkfifo")
             .arg(input.path().join(name))
@@ -448,11 +417,7 @@ fn special_files_are_reported_not_opened() {
             .expect("mkfifo");
         assert!(st.success());
     }
-    let mut h = harness(state_with_output(out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
-    h.get_by_label("Scan").click();
-    wait_idle(&mut h);
+    let mut h = scanned(input.path(), out.path());
     let s = h.state();
     assert_eq!(
         s.library.rows.len(),
@@ -601,9 +566,7 @@ fn the_skeleton_viewer_follows_a_travelling_clip() {
 
 #[test]
 fn the_bone_under_the_pointer_is_named() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 1, 40);
+    let (input, out) = clip_folders(1, 40);
     let mut h = compressed(input.path(), out.path());
     open_clip_detail(&mut h, "clip_00");
     // Sweep the pointer over the viewer, centre first, on a grid finer than the 10 px pick
@@ -723,8 +686,7 @@ fn a_scalar_track_list_opens_its_own_detail_measured_off_the_ui_thread() {
     }
     text.push_str("]\n");
     std::fs::write(input.path().join("curves.acl.sjson"), text).unwrap();
-    let mut h = harness(state_with_output(out.path()));
-    type_input_folder(&mut h, input.path());
+    let mut h = typed(input.path(), out.path());
     h.get_by_label("Compress all").click();
     wait_idle(&mut h);
     let label = h.state().library.rows[0].label.clone();
@@ -746,9 +708,7 @@ fn a_scalar_track_list_opens_its_own_detail_measured_off_the_ui_thread() {
 /// real window said "0 compressed of 42" of a folder whose 42 outputs were there).
 #[test]
 fn results_made_with_other_settings_are_stale_after_a_restart() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 2, 20);
+    let (input, out) = clip_folders(2, 20);
     let h = compressed(input.path(), out.path());
     assert!(
         h.state()

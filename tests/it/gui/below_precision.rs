@@ -104,7 +104,16 @@ fn the_fox_run_row_is_below_float32_precision_with_its_floor() {
     // Its detail says it as a refusal too, not as a failure.
     h.get_by_label("Fox · Run").click();
     wait_idle(&mut h);
-    h.get_by_label_contains("Refused: ");
+    // With its floor written as the row's hover and the CLI write it (it said "0.001070 cm").
+    let refused = h
+        .get_by_label_contains("Refused: ")
+        .value()
+        .unwrap_or_default();
+    assert!(
+        refused.contains("reaches 0.00107 cm (bone 'b_RightHand_08')")
+            && refused.contains("raise the threshold to at least 0.00111 cm"),
+        "{refused}"
+    );
     assert!(h.query_by_label_contains("Failed: ").is_none());
     // The mesh view says the refusal and its floor as the row's hover does (it said "Compress
     // this clip to see its vertex error" of a clip compressed and refused).

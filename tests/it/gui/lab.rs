@@ -2,7 +2,8 @@
 //! points per codec, and cancelling (per clip and per batch) leaving the view usable.
 #![cfg(feature = "gui")]
 
-use crate::common::gui::{harness, wait_until, write_clips};
+use crate::common::app_folder::clip_folders;
+use crate::common::gui::{harness, wait_until};
 use clipforge::gui::{AppState, DecodePattern, LabMode, Persisted, chart_series};
 use eframe::egui;
 use egui_kittest::{Harness, kittest::Queryable};
@@ -37,9 +38,7 @@ fn wait(h: &mut Harness<'_, AppState>, done: impl Fn(&AppState) -> bool) {
 
 #[test]
 fn the_clip_view_lists_the_three_codecs_with_their_error_curves() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 2, 45);
+    let (input, out) = clip_folders(2, 45);
     let mut h = lab_harness(input.path(), out.path());
     assert_eq!(h.state().lab.mode, LabMode::Clip);
     assert!(
@@ -83,9 +82,7 @@ fn the_clip_view_lists_the_three_codecs_with_their_error_curves() {
 
 #[test]
 fn the_batch_chart_has_a_point_per_clip_for_each_codec() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 3, 30);
+    let (input, out) = clip_folders(3, 30);
     // A file the inspection could not read is left out of the batch (it is listed as
     // unreadable in the Clips tab).
     std::fs::write(input.path().join("broken.acl.sjson"), "clip = { name = ").unwrap();
@@ -119,9 +116,7 @@ fn the_batch_chart_has_a_point_per_clip_for_each_codec() {
 /// One clip is "1 clip" on the button and in the summary (they said "1 clip(s)").
 #[test]
 fn one_clip_reads_in_the_singular() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 1, 20);
+    let (input, out) = clip_folders(1, 20);
     let mut h = lab_harness(input.path(), out.path());
     h.get_by_label("Per batch").click();
     h.run();
@@ -135,9 +130,7 @@ fn one_clip_reads_in_the_singular() {
 
 #[test]
 fn cancel_leaves_the_view_consistent_and_usable() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 12, 200);
+    let (input, out) = clip_folders(12, 200);
     let mut h = lab_harness(input.path(), out.path());
 
     // Per clip: a result, then a run cancelled with Esc keeps that result and says so.
@@ -195,24 +188,6 @@ fn cancel_leaves_the_view_consistent_and_usable() {
     assert!(h.query_by_label("Run lab on 12 clips").is_some());
 }
 
-/// WCAG relative luminance of an opaque colour.
-fn luminance(c: egui::Color32) -> f64 {
-    let lin = |v: u8| {
-        let v = v as f64 / 255.0;
-        if v <= 0.04045 {
-            v / 12.92
-        } else {
-            ((v + 0.055) / 1.055).powf(2.4)
-        }
-    };
-    0.2126 * lin(c.r()) + 0.7152 * lin(c.g()) + 0.0722 * lin(c.b())
-}
-
-fn contrast(a: egui::Color32, b: egui::Color32) -> f64 {
-    let (x, y) = (luminance(a), luminance(b));
-    (x.max(y) + 0.05) / (x.min(y) + 0.05)
-}
-
 #[test]
 fn weak_text_is_readable_on_both_themes() {
     let mut h = Harness::builder()
@@ -223,7 +198,7 @@ fn weak_text_is_readable_on_both_themes() {
         let v = h.ctx.style_of(theme).visuals.clone();
         let weak = v.weak_text_color();
         for bg in [v.panel_fill, v.window_fill, v.extreme_bg_color] {
-            let c = contrast(weak, bg);
+            let c = crate::common::gui::contrast(weak, bg);
             assert!(
                 c >= 4.5,
                 "{theme:?}: weak text {weak:?} on {bg:?} is {c:.2}:1"
@@ -236,9 +211,7 @@ fn weak_text_is_readable_on_both_themes() {
 /// `clipforge.toml`, not the Clips tab's 0.01 cm) and says them and where they came from.
 #[test]
 fn the_lab_runs_a_clip_with_its_folder_settings_and_says_so() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 1, 45);
+    let (input, out) = clip_folders(1, 45);
     let toml = input.path().join("clipforge.toml");
     std::fs::write(&toml, "error_threshold = 0.05\n").unwrap();
     let mut h = lab_harness(input.path(), out.path());

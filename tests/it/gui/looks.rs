@@ -6,8 +6,10 @@
 
 use crate::common;
 
-use crate::common::app_folder::{compressed, open_clip_detail, state_with_output, write_clip};
-use crate::common::gui::write_clips;
+use crate::common::app_folder::{
+    clip_folders, compressed, open_clip_detail, state_with_output, write_clip,
+};
+use crate::common::gui::drawn_texts;
 use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::anim::limits::format_byte_rate;
 use clipforge::gui::AppState;
@@ -31,9 +33,7 @@ fn detail_at(size: egui::Vec2, input: &Path, out: &Path, clip: &str) -> Harness<
 
 #[test]
 fn throughput_is_written_in_the_binary_units_of_the_sizes_beside_it() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 3, 40);
+    let (input, out) = clip_folders(3, 40);
     let h = compressed(input.path(), out.path());
     let kib_s = h
         .state()
@@ -58,9 +58,7 @@ fn throughput_is_written_in_the_binary_units_of_the_sizes_beside_it() {
 /// rates ~156 px.
 #[test]
 fn the_detail_columns_have_their_share_of_the_width_at_1280_px() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 2, 40);
+    let (input, out) = clip_folders(2, 40);
     let mut h = detail_at(
         egui::vec2(1280.0, 800.0),
         input.path(),
@@ -95,31 +93,11 @@ fn the_detail_columns_have_their_share_of_the_width_at_1280_px() {
     }
 }
 
-/// Every text drawn in the last frame with its on-screen box (rotated ones too).
-pub(super) fn drawn_texts(h: &Harness<'_, AppState>) -> Vec<(String, egui::Rect)> {
-    fn walk(s: &egui::Shape, out: &mut Vec<(String, egui::Rect)>) {
-        match s {
-            egui::Shape::Text(t) => {
-                out.push((t.galley.text().to_string(), t.visual_bounding_rect()))
-            }
-            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    for c in &h.output().shapes {
-        walk(&c.shape, &mut out);
-    }
-    out
-}
-
 /// Nothing is drawn over the bit-rate headings: the whole-batch plot's rotated "sub-tracks"
 /// title, centred on a plot shorter than itself, ran up into "Bit rates (whole batch)".
 #[test]
 fn nothing_is_drawn_over_the_bit_rate_headings() {
-    let input = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write_clips(input.path(), 2, 40);
+    let (input, out) = clip_folders(2, 40);
     for size in [egui::vec2(1280.0, 800.0), egui::vec2(1400.0, 950.0)] {
         let mut h = detail_at(size, input.path(), out.path(), "clip_01");
         h.run();

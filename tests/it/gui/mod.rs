@@ -3,6 +3,7 @@
 
 mod app;
 mod below_precision;
+mod failed;
 mod first_start;
 mod headers;
 mod lab;
@@ -11,5 +12,6 @@ mod mesh;
 mod perbone;
 mod pipelines;
 mod progress;
+mod tour;
 mod truth;
 mod ux;

@@ -197,7 +197,7 @@ fn the_watch_tab_lists_starts_stops_and_persists_pipelines() {
     // Status, counts and the last event are shown per pipeline.
     assert_eq!(h.query_all_by_label("watching").count(), 2);
     assert_eq!(
-        h.query_all_by_label_contains("1 compressed · 0 skipped · 0 failed")
+        h.query_all_by_label_contains("1 file compressed · 0 skipped · 0 failed")
             .count(),
         2
     );
@@ -589,4 +589,15 @@ fn the_watch_log_calls_a_scalar_track_list_by_its_name() {
         2
     );
     h.get_by_label_contains("walk.acl.sjson: 1 clip, ");
+    // Its few µs of work are not "0.0 ms" (nothing done).
+    let list = &h
+        .state()
+        .watch
+        .log
+        .iter()
+        .find(|e| e.message.starts_with("weights.acl.sjson: "))
+        .unwrap()
+        .message;
+    assert!(!list.ends_with(" 0.0 ms"), "{list}");
+    assert!(list.ends_with(" ms"), "{list}");
 }

@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use crate::common::app_folder::{state_on, type_input_folder};
+use crate::common::app_folder::{state_on, typed};
 use crate::common::gui::{harness, wait_idle};
 use clipforge::gui::RowStatus;
 use egui_kittest::kittest::Queryable;
@@ -24,9 +24,7 @@ fn a_scalar_track_list_is_listed_before_compressing_and_held_to_its_tracks_preci
         &data,
         "acl-regression/track_list_float3f.acl.sjson",
     );
-    let mut h = harness(state_on(Path::new(""), out.path()));
-    h.run();
-    type_input_folder(&mut h, input.path());
+    let mut h = typed(input.path(), out.path());
     h.get_by_label("Scan").click();
     wait_idle(&mut h);
     let row =
@@ -74,7 +72,7 @@ fn the_threshold_field_shows_every_decimal_of_the_threshold() {
     state.persisted.settings.error_threshold_cm = 0.00111;
     let mut h = harness(state);
     h.run();
-    let texts = super::looks::drawn_texts(&h);
+    let texts = crate::common::gui::drawn_texts(&h);
     assert!(
         texts.iter().any(|(t, _)| t == "0.00111"),
         "{:?}",
@@ -84,7 +82,7 @@ fn the_threshold_field_shows_every_decimal_of_the_threshold() {
     h.state_mut().persisted.settings.error_threshold_cm = 0.01;
     h.run();
     assert!(
-        super::looks::drawn_texts(&h)
+        crate::common::gui::drawn_texts(&h)
             .iter()
             .any(|(t, _)| t == "0.0100")
     );
@@ -182,19 +180,11 @@ fn a_threshold_typed_key_by_key_is_the_one_typed() {
     let mut h = harness(state_on(Path::new(""), out.path()));
     h.run();
     for (typed, want) in [("0.05", 0.05f32), ("0.0001", 0.0001), ("0.00111", 0.00111)] {
-        h.get_by_label("Error threshold (cm)").click();
-        h.run();
-        // The field selects its text when it gains focus: the first key replaces it.
-        for c in typed.chars() {
-            h.event(eframe::egui::Event::Text(c.to_string()));
-            h.run();
-        }
-        h.key_press(eframe::egui::Key::Enter);
-        h.run();
+        crate::common::gui::type_threshold(&mut h, typed);
         let got = h.state().persisted.settings.error_threshold_cm;
         assert_eq!(got, want, "typed {typed}");
         assert!(
-            super::looks::drawn_texts(&h)
+            crate::common::gui::drawn_texts(&h)
                 .iter()
                 .any(|(t, _)| t.trim_end_matches('0') == typed),
             "typed {typed}: the field shows it"

@@ -368,12 +368,22 @@ fn json_and_csv_reports_have_stable_keys() {
         "cancelled",
         "warnings",
         "limit",
+        // Null, or the failed row's kind of failure (`report::Failure`).
+        "failure",
         "settings",
         // Derived from the fields above when the report is written (`ClipReport::status`).
         "status",
     ];
     for c in v["clips"].as_array().unwrap() {
         assert_eq!(keys(c), clip_keys.iter().map(|s| s.to_string()).collect());
+        // What kind of failure, typed: a script decides on it, not on `error`'s words.
+        let bad = c["input"].as_str().unwrap().ends_with("bad.bvh");
+        let want = if bad {
+            "invalid_file".into()
+        } else {
+            serde_json::Value::Null
+        };
+        assert_eq!(c["failure"], want, "{c}");
     }
     let total_keys = [
         "clips",

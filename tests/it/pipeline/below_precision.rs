@@ -4,12 +4,12 @@
 //! in the failed set (`CLIPFORGE_DATA=/path/to/shared/data`).
 
 use crate::common;
+use crate::common::batch_dirs::{bundled_jog, in_out_with, real_fox};
 
 use clipforge::anim::CompressionSettings;
 use clipforge::pipeline::report::{ClipReport, ClipStatus};
 use clipforge::pipeline::watch::{WatchEventKind, WatchOptions, start_watch};
 use clipforge::pipeline::{BatchOptions, CancelToken, Progress, run_batch, scan};
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -52,14 +52,13 @@ fn check_fox_rows(rows: &[ClipReport]) {
     let e = run.error.as_deref().unwrap();
     assert!(e.contains("below float32 precision"), "{e}");
     assert!(
-        e.contains(&format!("{:.6} cm (bone 'b_RightHand_08')", p.floor_cm)),
+        e.contains(&format!(
+            "{} cm (bone 'b_RightHand_08')",
+            clipforge::pipeline::report::three_digits(p.floor_cm)
+        )),
         "{e}"
     );
     assert_eq!((run.output.as_ref(), run.limit.as_ref()), (None, None));
-}
-
-fn fox(data: &Path) -> std::path::PathBuf {
-    data.join("gltf/fox-via-bevy/Fox.glb")
 }
 
 #[test]
@@ -67,10 +66,7 @@ fn a_batch_counts_a_clip_below_float32_precision_apart_from_failures() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(fox(&data), input.join("Fox.glb")).unwrap();
+    let (dir, input, _) = in_out_with(&[&real_fox(&data)]);
     // A broken file beside it is a failure, and stays one.
     std::fs::write(input.join("broken.bvh"), "HIERARCHY\nROOT").unwrap();
     let opts = BatchOptions {
@@ -154,14 +150,7 @@ fn a_batch_counts_a_clip_below_float32_precision_apart_from_failures() {
 /// the second run does not search again and still says the refusal.
 #[test]
 fn a_file_whose_only_clip_is_refused_is_remembered_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/clips/locomotion/jog.acl.sjson"),
-        input.join("jog.acl.sjson"),
-    )
-    .unwrap();
+    let (dir, input, _) = in_out_with(&[&bundled_jog()]);
     // As the CLI and the app do: no output is written here, and the cache goes beside them.
     std::fs::create_dir_all(dir.path().join("out")).unwrap();
     let opts = BatchOptions {
@@ -203,7 +192,7 @@ fn a_watched_folder_reports_the_refusal_once_and_never_retries_it() {
     let input = dir.path().canonicalize().unwrap().join("in");
     let out = dir.path().canonicalize().unwrap().join("out");
     std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(fox(&data), input.join("Fox.glb")).unwrap();
+    std::fs::copy(real_fox(&data), input.join("Fox.glb")).unwrap();
     let mut opts = WatchOptions::new(tight(), &out);
     opts.settle = Duration::from_millis(100);
     opts.debounce = Duration::from_millis(50);

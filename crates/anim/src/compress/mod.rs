@@ -179,6 +179,9 @@ pub struct CompressedClip {
 pub enum CompressError {
     #[error("invalid settings: {0}")]
     InvalidSettings(String),
+    /// The clip's own data cannot be compressed (not a setting to change: the file to fix).
+    #[error("invalid clip: {0}")]
+    InvalidClip(String),
     #[error("clip too large to compress: {0}")]
     TooLarge(String),
     /// The internal check failed (a bug): never returned silently as a bad clip.
@@ -215,9 +218,12 @@ impl std::fmt::Display for PrecisionFloor {
         write!(
             f,
             "{} cm is below float32 precision for this clip: with every animated value stored as \
-             raw float32 the runtime's own float32 arithmetic still reaches {:.6} cm (bone '{}'); \
-             use a larger threshold",
-            self.threshold_cm, self.floor_cm, self.bone
+             raw float32 the runtime's own float32 arithmetic still reaches {} cm (bone '{}'); \
+             raise the threshold to at least {} cm",
+            self.threshold_cm,
+            crate::figures::three_digits(self.floor_cm),
+            self.bone,
+            crate::figures::three_digits_up(self.min_threshold_cm as f64)
         )
     }
 }
@@ -439,7 +445,7 @@ pub fn compress(
         }
     }
     if clip.num_bones() > 0 && clip.num_samples == 0 {
-        return Err(CompressError::InvalidSettings(
+        return Err(CompressError::InvalidClip(
             "the clip has bones but no samples".into(),
         ));
     }
@@ -451,7 +457,7 @@ pub fn compress(
     }
     if let Some(add) = &clip.additive {
         crate::additive::check_base(clip, add)
-            .map_err(|e| CompressError::InvalidSettings(e.to_string()))?;
+            .map_err(|e| CompressError::InvalidClip(e.to_string()))?;
     }
     // Clips built in memory (not through an importer) meet the process-wide budget here.
     let (nb, ns) = (clip.num_bones(), clip.num_samples);
