@@ -99,16 +99,28 @@ impl Default for HeadersSettings {
             project: HeadersProject::default(),
             show_mode: Mode::Preprocessed,
             watch: false,
-            export_path: std::env::temp_dir()
-                .join("clipforge-headers")
-                .display()
-                .to_string(),
+            export_path: default_export_base(),
             sort: HeaderSort::default(),
             view: HeadersView::Files,
             measure_tus: 10,
             verify_tus: 6,
         }
     }
+}
+
+/// Where Export writes until the user types a path (`.json` / `.csv` / `.dot` appended):
+/// `clipforge/headers-report` in the user's own cache folder, like the Clips tab's first
+/// output, never a folder every user shares such as `/tmp`. Empty (Export asks for a path)
+/// when there is no such folder.
+fn default_export_base() -> String {
+    crate::gui::util::user_cache_dir(|k| std::env::var_os(k), std::env::home_dir())
+        .map(|d| {
+            d.join("clipforge")
+                .join("headers-report")
+                .display()
+                .to_string()
+        })
+        .unwrap_or_default()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1295,3 +1295,15 @@ fn the_open_pch_section_leaves_the_table_its_rows_at_800_px() {
         );
     }
 }
+
+/// Export's path starts in the user's own cache folder, not in a folder every user shares
+/// (`/tmp/clipforge-headers` before: another user's file or a planted symlink in the way).
+#[test]
+fn export_starts_in_the_users_cache_folder() {
+    let p = std::path::PathBuf::from(HeadersSettings::default().export_path);
+    assert!(
+        p.ends_with("clipforge/headers-report") && p.is_absolute(),
+        "{}",
+        p.display()
+    );
+}
