@@ -15,7 +15,8 @@
 //! (`Prepared::weights`; levers by the bones they move), so the one target stands for each
 //! bone's own threshold.
 
-use super::prepare::{Prepared, Xf, raw_vertices, rotation_lever, vertex_error_to};
+use super::lanes;
+use super::prepare::{Prepared, Xf, raw_vertices, vertex_error_to};
 use crate::pose::Compose;
 use crate::runtime::quant::{Dequant, MAX_BITS, RAW_BITS, SEGMENT_RANGE_STEPS};
 use crate::skeleton::NO_PARENT;
@@ -202,6 +203,8 @@ struct SegmentCtx<'a> {
     /// Per row of `refs` and bone: [`raw_vertices`] of the raw object transform (measured
     /// against at every budget tried and every refinement trial).
     raw_v: Vec<[Vec3A; 3]>,
+    /// Per track: its samples as lanes ([`lanes::TrackLanes`], the ladders' input).
+    lanes: Vec<lanes::TrackLanes>,
     /// The dynamic program's tables ([`SegmentCtx::allocate`]).
     dp: std::cell::RefCell<DpTables>,
     /// Row where the last failing choice failed ([`SegmentCtx::real_error_within`]).
@@ -320,6 +323,15 @@ pub(crate) fn search_segment(
         .iter()
         .flat_map(|&(_, j)| (0..nb).map(move |b| raw_vertices(&p.raw_obj[j * nb + b], p.shells[b])))
         .collect();
+    let track_lanes = p
+        .tracks
+        .iter()
+        .map(|t| {
+            let mut l = lanes::TrackLanes::default();
+            l.fill(p, t, seg, &refs);
+            l
+        })
+        .collect();
     let mut ctx = SegmentCtx {
         p,
         seg,
@@ -332,6 +344,7 @@ pub(crate) fn search_segment(
         bone_tracks,
         arc_dots,
         raw_v,
+        lanes: track_lanes,
         dp: Default::default(),
         hot_row: Default::default(),
     };
@@ -424,6 +437,8 @@ fn measure_level(
     target: f32,
     arc_dot: f32,
     widths: [u32; 3],
+    lanes: &lanes::TrackLanes,
+    errs: &mut Vec<f32>,
     rots: &mut Vec<Quat>,
 ) -> Level {
     let t = &p.tracks[k];
@@ -433,20 +448,15 @@ fn measure_level(
     let unusable = MAX_BUDGET_MULTIPLIER * 1.01 * target;
     let len = p.segment_span(seg).1;
     let dq = dequants(p, k, range, widths);
+    let lever = match t.kind {
+        0 => dom[t.bone],
+        1 => translation_lever,
+        _ => dom[t.bone],
+    };
+    // Every row's error at once (`lanes`), folded in row order as one row at a time did.
+    lanes::errors(lanes, t, seg, &dq, widths, lever, errs, rots);
     let mut err = 0.0f32;
-    rots.clear();
-    for &(i, j) in refs {
-        let d = decode_value(&t.values[i], &dq, widths);
-        let raw = p.raw_local(t.bone, j);
-        let e = match t.kind {
-            0 => {
-                let q = t.rotation(d, seg, i);
-                rots.push(q);
-                rotation_lever(raw.r, q) * dom[t.bone]
-            }
-            1 => (Vec3A::from_array(d) - raw.t).length() * translation_lever,
-            _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
-        };
+    for &e in errs.iter() {
         err = err.max(e);
         if err > unusable {
             err = f32::INFINITY;
@@ -494,7 +504,7 @@ impl SegmentCtx<'_> {
         let target = self.target;
         let cur = &mut self.cursors[k];
         let out = &mut self.levels[k];
-        let mut rots: Vec<Quat> = Vec::new();
+        let (mut rots, mut errs) = (Vec::new(), Vec::new());
         let mut measure = |w: [u32; 3]| {
             measure_level(
                 p,
@@ -506,6 +516,8 @@ impl SegmentCtx<'_> {
                 target,
                 self.arc_dots[k],
                 w,
+                &self.lanes[k],
+                &mut errs,
                 &mut rots,
             )
         };
