@@ -7,7 +7,7 @@
 //! component and three square roots per sample, which run [`L`] wide here.
 //! `lanes_equal_glam` (below) checks the equality on random inputs.
 
-use super::prepare::{Prepared, Track};
+use super::prepare::{Prepared, Track, Xf};
 use crate::runtime::format::DROPPED_NONE;
 use crate::runtime::quant::{Dequant, RAW_BITS};
 
@@ -252,6 +252,189 @@ pub(crate) fn errors(
         return unsafe { errors_avx2(lanes, t, seg, dq, widths, lever, errs, rots) };
     }
     errors_body(lanes, t, seg, dq, widths, lever, errs, rots)
+}
+
+/// A transform per lane: rotation x, y, z, w, translation x, y, z, scale x, y, z.
+pub(crate) type XfL = [F; 10];
+
+/// `x` in every lane.
+pub(crate) fn splat(x: &Xf) -> XfL {
+    let v = [
+        x.r.x, x.r.y, x.r.z, x.r.w, x.t.x, x.t.y, x.t.z, x.s.x, x.s.y, x.s.z,
+    ];
+    v.map(|c| [c; L])
+}
+
+/// Lane `l` of `x`.
+#[inline(always)]
+pub(crate) fn get(x: &XfL, l: usize) -> Xf {
+    Xf {
+        r: glam::Quat::from_xyzw(x[0][l], x[1][l], x[2][l], x[3][l]),
+        t: glam::Vec3A::new(x[4][l], x[5][l], x[6][l]),
+        s: glam::Vec3A::new(x[7][l], x[8][l], x[9][l]),
+    }
+}
+
+/// Sets lane `l` of `x`.
+#[inline(always)]
+pub(crate) fn set(x: &mut XfL, l: usize, v: &Xf) {
+    let c = [
+        v.r.x, v.r.y, v.r.z, v.r.w, v.t.x, v.t.y, v.t.z, v.s.x, v.s.y, v.s.z,
+    ];
+    for (a, b) in x.iter_mut().zip(c) {
+        a[l] = b;
+    }
+}
+
+/// glam's `Quat::mul_vec3a(q, v)` per lane: `(v·(w² − |b|²) + b·(2·(v·b))) + (b × v)·2w`.
+#[inline(always)]
+fn rotate(q: [&F; 4], v: [&F; 3]) -> [F; 3] {
+    let [bx, by, bz, w] = q;
+    let [vx, vy, vz] = v;
+    let mut out = [[0.0f32; L]; 3];
+    for l in 0..L {
+        let b2 = bx[l] * bx[l] + by[l] * by[l] + bz[l] * bz[l];
+        let vb = vx[l] * bx[l] + vy[l] * by[l] + vz[l] * bz[l];
+        let k = w[l] * w[l] - b2;
+        let d2 = vb * 2.0;
+        let w2 = w[l] * 2.0;
+        let c = [
+            by[l] * vz[l] - bz[l] * vy[l],
+            bz[l] * vx[l] - bx[l] * vz[l],
+            bx[l] * vy[l] - by[l] * vx[l],
+        ];
+        out[0][l] = (vx[l] * k + bx[l] * d2) + c[0] * w2;
+        out[1][l] = (vy[l] * k + by[l] * d2) + c[1] * w2;
+        out[2][l] = (vz[l] * k + bz[l] * d2) + c[2] * w2;
+    }
+    out
+}
+
+/// The object transform of a bone from its parent's and its local one
+/// (`<Xf as Compose>::compose`, glam's arithmetic).
+#[inline(always)]
+pub(crate) fn compose(parent: &XfL, local: &XfL) -> XfL {
+    let mut out = [[0.0f32; L]; 10];
+    let pr = [&parent[0], &parent[1], &parent[2], &parent[3]];
+    let q = quat_mul_lanes(pr, [&local[0], &local[1], &local[2], &local[3]]);
+    let len = sqrt(dot4(
+        [&q[0], &q[1], &q[2], &q[3]],
+        [&q[0], &q[1], &q[2], &q[3]],
+    ));
+    for c in 0..4 {
+        for l in 0..L {
+            out[c][l] = q[c][l] / len[l];
+        }
+    }
+    let mut ts = [[0.0f32; L]; 3];
+    for c in 0..3 {
+        for l in 0..L {
+            ts[c][l] = local[4 + c][l] * parent[7 + c][l];
+        }
+    }
+    let t = rotate(pr, [&ts[0], &ts[1], &ts[2]]);
+    for c in 0..3 {
+        for l in 0..L {
+            out[4 + c][l] = t[c][l] + parent[4 + c][l];
+            out[7 + c][l] = local[7 + c][l] * parent[7 + c][l];
+        }
+    }
+    out
+}
+
+/// A root's object transform: its local one without the translation (kept out for float32
+/// precision, as `SegmentCtx::object` does).
+#[inline(always)]
+pub(crate) fn root_object(local: &XfL) -> XfL {
+    let mut out = *local;
+    for c in 4..7 {
+        out[c] = [0.0; L];
+    }
+    out
+}
+
+/// glam's `Quat::mul_quat(a, b)` per lane.
+#[inline(always)]
+fn quat_mul_lanes(a: [&F; 4], b: [&F; 4]) -> [F; 4] {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    let mut out = [[0.0f32; L]; 4];
+    for l in 0..L {
+        out[0][l] = (ax[l] * bw[l] + aw[l] * bx[l]) + (ay[l] * bz[l] - az[l] * by[l]);
+        out[1][l] = (aw[l] * by[l] - ax[l] * bz[l]) + (az[l] * bx[l] + ay[l] * bw[l]);
+        out[2][l] = (ax[l] * by[l] + aw[l] * bz[l]) + (az[l] * bw[l] - ay[l] * bx[l]);
+        out[3][l] = (aw[l] * bw[l] - ax[l] * bx[l]) - (az[l] * bz[l] + ay[l] * by[l]);
+    }
+    out
+}
+
+/// A bone's raw side per lane: its raw object translation (3) and `raw_vertices` (9).
+pub(crate) type RawL = [F; 12];
+
+/// `prepare::vertex_error_to` per lane, times `weight`: the error of object transforms `x`
+/// against the raw side `raw`, the lossy side shifted by `offset`.
+#[inline(always)]
+pub(crate) fn vertex_error(raw: &RawL, x: &XfL, offset: &[F; 3], shell: f32, weight: f32) -> F {
+    let mut dt = [[0.0f32; L]; 3];
+    for c in 0..3 {
+        for l in 0..L {
+            dt[c][l] = (x[4 + c][l] + offset[c][l]) - raw[c][l];
+        }
+    }
+    let q = [&x[0], &x[1], &x[2], &x[3]];
+    let mut worst = [0.0f32; L];
+    for axis in 0..3 {
+        // `axis * shell * s`, as glam multiplies it (the zero components included).
+        let mut v = [[0.0f32; L]; 3];
+        for c in 0..3 {
+            let a = if c == axis { 1.0f32 } else { 0.0 } * shell;
+            for l in 0..L {
+                v[c][l] = a * x[7 + c][l];
+            }
+        }
+        let r = rotate(q, [&v[0], &v[1], &v[2]]);
+        for l in 0..L {
+            let d = [
+                (r[0][l] - raw[3 + 3 * axis][l]) + dt[0][l],
+                (r[1][l] - raw[4 + 3 * axis][l]) + dt[1][l],
+                (r[2][l] - raw[5 + 3 * axis][l]) + dt[2][l],
+            ];
+            worst[l] = worst[l].max(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        }
+    }
+    let mut e = sqrt(worst);
+    for v in e.iter_mut() {
+        *v *= weight;
+    }
+    e
+}
+
+/// The decoded local values of track `t` in chunk `c` of its lanes with dequantizers `dq` and
+/// widths `widths`, written into the sub-track of `local` (as `search::set_local` does).
+#[inline(always)]
+pub(crate) fn decode_into(
+    lanes: &TrackLanes,
+    c: usize,
+    t: &Track,
+    seg: usize,
+    dq: &[Dequant; 3],
+    widths: [u32; 3],
+    local: &mut XfL,
+) {
+    let ch = &lanes.chunks[c];
+    let k = [
+        decode(&ch[0], &dq[0], widths[0]),
+        decode(&ch[1], &dq[1], widths[1]),
+        decode(&ch[2], &dq[2], widths[2]),
+    ];
+    match t.kind {
+        0 => {
+            let q = rotation(t, seg, k, &ch[7]);
+            local[..4].copy_from_slice(&q);
+        }
+        1 => local[4..7].copy_from_slice(&k),
+        _ => local[7..10].copy_from_slice(&k),
+    }
 }
 
 #[cfg(test)]

@@ -205,10 +205,63 @@ struct SegmentCtx<'a> {
     raw_v: Vec<[Vec3A; 3]>,
     /// Per track: its samples as lanes ([`lanes::TrackLanes`], the ladders' input).
     lanes: Vec<lanes::TrackLanes>,
+    /// The raw side as lanes, for a clip that is not additive ([`RawLanes`]).
+    raw_lanes: Option<RawLanes>,
     /// The dynamic program's tables ([`SegmentCtx::allocate`]).
     dp: std::cell::RefCell<DpTables>,
     /// Row where the last failing choice failed ([`SegmentCtx::real_error_within`]).
     hot_row: std::cell::Cell<usize>,
+}
+
+/// What the lanes kernels read of the raw clip in one segment, per chunk of [`lanes::L`] rows
+/// (padded with copies of the first row) and bone, `chunk * bones + bone`.
+struct RawLanes {
+    /// Raw object translation and [`raw_vertices`].
+    raw: Vec<lanes::RawL>,
+    /// Raw local translation (a root's decoded translation is measured against it).
+    root_t: Vec<[[f32; lanes::L]; 3]>,
+    /// Per bone: its default/constant sub-tracks' decoded value in every lane.
+    fixed: Vec<lanes::XfL>,
+}
+
+impl RawLanes {
+    fn new(p: &Prepared, refs: &[(usize, usize)], raw_v: &[[Vec3A; 3]]) -> Self {
+        let nb = p.num_bones;
+        let chunks = refs.len().div_ceil(lanes::L);
+        let mut raw = vec![[[0.0f32; lanes::L]; 12]; chunks * nb];
+        let mut root_t = vec![[[0.0f32; lanes::L]; 3]; chunks * nb];
+        for c in 0..chunks {
+            for l in 0..lanes::L {
+                let r = if c * lanes::L + l < refs.len() {
+                    c * lanes::L + l
+                } else {
+                    0
+                };
+                let j = refs[r].1;
+                for b in 0..nb {
+                    let x = &mut raw[c * nb + b];
+                    let t = p.raw_obj[j * nb + b].t;
+                    let v = &raw_v[r * nb + b];
+                    let vals = [
+                        t.x, t.y, t.z, v[0].x, v[0].y, v[0].z, v[1].x, v[1].y, v[1].z, v[2].x,
+                        v[2].y, v[2].z,
+                    ];
+                    for (a, val) in x.iter_mut().zip(vals) {
+                        a[l] = val;
+                    }
+                    let rt = p.raw_root_translation(b, j);
+                    for (a, val) in root_t[c * nb + b].iter_mut().zip(rt.to_array()) {
+                        a[l] = val;
+                    }
+                }
+            }
+        }
+        RawLanes {
+            raw,
+            root_t,
+            fixed: p.fixed.iter().map(lanes::splat).collect(),
+        }
+    }
 }
 
 /// The tables of [`SegmentCtx::allocate`], kept between the budgets it tries.
@@ -332,6 +385,9 @@ pub(crate) fn search_segment(
             l
         })
         .collect();
+    // Additive clips combine every decoded value with the base first: those keep the
+    // one-row code.
+    let raw_lanes = p.base.is_none().then(|| RawLanes::new(p, &refs, &raw_v));
     let mut ctx = SegmentCtx {
         p,
         seg,
@@ -345,6 +401,7 @@ pub(crate) fn search_segment(
         arc_dots,
         raw_v,
         lanes: track_lanes,
+        raw_lanes,
         dp: Default::default(),
         hot_row: Default::default(),
     };
@@ -696,6 +753,14 @@ impl SegmentCtx<'_> {
     /// time), starting from the sample where the last failing choice failed (rows are
     /// measured independently, so the order changes no verdict).
     fn real_error_within(&self, choice: &[usize], target: f32) -> bool {
+        if let Some(raw) = &self.raw_lanes {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2 (checked just above).
+                return unsafe { self.real_error_lanes_avx2(raw, choice, target) };
+            }
+            return self.real_error_lanes(raw, choice, target);
+        }
         let p = self.p;
         let nb = p.num_bones;
         let mut local: Vec<Xf> = p.fixed.clone();
@@ -720,6 +785,70 @@ impl SegmentCtx<'_> {
                 obj[b] = self.object(&local, &obj, b, j);
                 if self.error_at(r, j, b, &obj[b], offset) > target {
                     self.hot_row.set(r);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn real_error_lanes_avx2(&self, raw: &RawLanes, choice: &[usize], target: f32) -> bool {
+        self.real_error_lanes(raw, choice, target)
+    }
+
+    /// [`Self::real_error_within`] [`lanes::L`] rows at a time (the same values, so the same
+    /// verdict: every row and bone must pass), from the chunk where the last failing choice
+    /// failed.
+    #[inline(always)]
+    fn real_error_lanes(&self, raw: &RawLanes, choice: &[usize], target: f32) -> bool {
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let chunks = nr.div_ceil(lanes::L);
+        let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
+            .map(|k| dequants(p, k, &self.ranges[k], self.levels[k][choice[k]].widths))
+            .collect();
+        let mut local: Vec<lanes::XfL> = raw.fixed.clone();
+        let mut obj: Vec<lanes::XfL> = vec![[[0.0; lanes::L]; 10]; nb];
+        let first = self.hot_row.get() / lanes::L;
+        for c in (first..chunks).chain(0..first) {
+            let rows = (nr - c * lanes::L).min(lanes::L);
+            for (k, t) in p.tracks.iter().enumerate() {
+                let w = self.levels[k][choice[k]].widths;
+                lanes::decode_into(
+                    &self.lanes[k],
+                    c,
+                    t,
+                    self.seg,
+                    &dqs[k],
+                    w,
+                    &mut local[t.bone],
+                );
+            }
+            for b in 0..nb {
+                let root = p.root_of[b];
+                let rt = &raw.root_t[c * nb + root];
+                let mut offset = [[0.0f32; lanes::L]; 3];
+                for x in 0..3 {
+                    for l in 0..lanes::L {
+                        offset[x][l] = local[root][4 + x][l] - rt[x][l];
+                    }
+                }
+                obj[b] = match p.parents[b] {
+                    NO_PARENT => lanes::root_object(&local[b]),
+                    q => lanes::compose(&obj[q as usize], &local[b]),
+                };
+                let e = lanes::vertex_error(
+                    &raw.raw[c * nb + b],
+                    &obj[b],
+                    &offset,
+                    p.shells[b],
+                    p.weights[b],
+                );
+                if let Some(l) = (0..rows).find(|&l| e[l] > target) {
+                    self.hot_row.set(c * lanes::L + l);
                     return false;
                 }
             }
