@@ -1017,6 +1017,10 @@ impl SegmentCtx<'_> {
                 err[row + d] = self.error_at(r, j, d, &obj[row + d], offset);
             }
         }
+        let lanes = self
+            .raw_lanes
+            .as_ref()
+            .map(|_| RefineLanes::new(nr, nb, &local, &obj, &err));
         let mut st = RefineState {
             tmp: obj.clone(),
             tmp_err: err.clone(),
@@ -1026,6 +1030,7 @@ impl SegmentCtx<'_> {
             new_local: vec![p.fixed[0]; nr],
             order: Vec::with_capacity(nr),
             order_stale: true,
+            lanes,
         };
         for k in (0..p.tracks.len()).rev() {
             let t = &p.tracks[k];
@@ -1100,6 +1105,14 @@ impl SegmentCtx<'_> {
         w: [u32; 3],
         target: f32,
     ) -> bool {
+        if let (Some(raw), Some(_)) = (&self.raw_lanes, &st.lanes) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2 (checked just above).
+                return unsafe { self.trial_lanes_avx2(raw, st, moved, k, w, target) };
+            }
+            return self.trial_lanes(raw, st, moved, k, w, target);
+        }
         let p = self.p;
         let nb = p.num_bones;
         let nr = self.refs.len();
@@ -1189,6 +1202,191 @@ impl SegmentCtx<'_> {
         true
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn trial_lanes_avx2(
+        &self,
+        raw: &RawLanes,
+        st: &mut RefineState,
+        moved: &[u32],
+        k: usize,
+        w: [u32; 3],
+        target: f32,
+    ) -> bool {
+        self.trial_lanes(raw, st, moved, k, w, target)
+    }
+
+    /// [`Self::trial`] on the state kept as lanes ([`RefineLanes`]): the same values, so the
+    /// same verdict and the same state after it. The row nearest the target is measured
+    /// alone first, as before (about three trials in four fail, most on that row); the rest
+    /// [`lanes::L`] rows at a time.
+    #[inline(always)]
+    fn trial_lanes(
+        &self,
+        raw: &RawLanes,
+        st: &mut RefineState,
+        moved: &[u32],
+        k: usize,
+        w: [u32; 3],
+        target: f32,
+    ) -> bool {
+        const L: usize = lanes::L;
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let t = &p.tracks[k];
+        let b = t.bone;
+        let dq = dequants(p, k, &self.ranges[k], w);
+        let Some(ls) = st.lanes.as_mut() else {
+            return false;
+        };
+        let chunks = nr.div_ceil(L);
+        if st.order_stale {
+            st.order.clear();
+            st.order.extend((0..nr).map(|r| {
+                let worst = moved
+                    .iter()
+                    .map(|&d| ls.err[(r / L) * nb + d as usize][r % L])
+                    .fold(0.0f32, f32::max);
+                (worst, r)
+            }));
+            st.order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+            st.order_stale = false;
+        }
+        // The new local transforms of `b` at every row, and whether any differs (widths that
+        // decode every sample to the value it has pass without measuring, as in `trial`).
+        let mut unchanged = true;
+        let subs: std::ops::Range<usize> = match t.kind {
+            0 => 0..4,
+            1 => 4..7,
+            _ => 7..10,
+        };
+        for c in 0..chunks {
+            let now = ls.local[c * nb + b];
+            let mut x = now;
+            lanes::decode_into(&self.lanes[k], c, t, self.seg, &dq, w, &mut x);
+            let rows = (nr - c * L).min(L);
+            for i in subs.clone() {
+                for l in 0..rows {
+                    unchanged &= x[i][l].to_bits() == now[i][l].to_bits();
+                }
+            }
+            ls.new_local[c] = x;
+        }
+        if unchanged {
+            return true;
+        }
+        let root = p.root_of[b];
+        // The row nearest the target alone.
+        let r0 = st.order[0].1;
+        let (c0, l0) = (r0 / L, r0 % L);
+        let j0 = self.refs[r0].1;
+        let xb = lanes::get(&ls.new_local[c0], l0);
+        let root_t = if root == b {
+            xb.t
+        } else {
+            lanes::get(&ls.local[c0 * nb + root], l0).t
+        };
+        let offset = root_t - p.raw_root_translation(root, j0);
+        for &d in moved {
+            let d = d as usize;
+            let xl = if d == b {
+                xb
+            } else {
+                lanes::get(&ls.local[c0 * nb + d], l0)
+            };
+            let x = match p.parents[d] {
+                NO_PARENT => Xf {
+                    r: xl.r,
+                    t: Vec3A::ZERO,
+                    s: xl.s,
+                },
+                q => {
+                    let q = q as usize;
+                    let parent = if d == b {
+                        lanes::get(&ls.obj[c0 * nb + q], l0)
+                    } else {
+                        ls.row[q]
+                    };
+                    Xf::compose(&parent, &xl)
+                }
+            };
+            ls.row[d] = x;
+            if self.error_at(r0, j0, d, &x, offset) > target {
+                return false;
+            }
+        }
+        // Every row, L at a time.
+        for c in 0..chunks {
+            let rows = (nr - c * L).min(L);
+            let root_local = if root == b {
+                &ls.new_local[c]
+            } else {
+                &ls.local[c * nb + root]
+            };
+            let rt = &raw.root_t[c * nb + root];
+            let mut offset = [[0.0f32; L]; 3];
+            for x in 0..3 {
+                for l in 0..L {
+                    offset[x][l] = root_local[4 + x][l] - rt[x][l];
+                }
+            }
+            for &d in moved {
+                let d = d as usize;
+                let xl = if d == b {
+                    &ls.new_local[c]
+                } else {
+                    &ls.local[c * nb + d]
+                };
+                let x = match p.parents[d] {
+                    NO_PARENT => lanes::root_object(xl),
+                    q => {
+                        let q = q as usize;
+                        let parent = if d == b {
+                            &ls.obj[c * nb + q]
+                        } else {
+                            &ls.tmp[c * nb + q]
+                        };
+                        lanes::compose(parent, xl)
+                    }
+                };
+                let e = lanes::vertex_error(
+                    &raw.raw[c * nb + d],
+                    &x,
+                    &offset,
+                    p.shells[d],
+                    p.weights[d],
+                );
+                ls.tmp[c * nb + d] = x;
+                ls.tmp_err[c * nb + d] = e;
+                if e[..rows].iter().any(|&e| e > target) {
+                    return false;
+                }
+            }
+        }
+        if t.kind == 0 {
+            let nl = &ls.new_local;
+            let q = |r: usize| {
+                let x = &nl[r / L];
+                let l = r % L;
+                Quat::from_xyzw(x[0][l], x[1][l], x[2][l], x[3][l])
+            };
+            if !keeps_arcs(p, b, &self.refs, self.arc_dots[k], q) {
+                return false;
+            }
+        }
+        st.order_stale = true;
+        for c in 0..chunks {
+            ls.local[c * nb + b] = ls.new_local[c];
+            for &d in moved {
+                let i = c * nb + d as usize;
+                ls.obj[i] = ls.tmp[i];
+                ls.err[i] = ls.tmp_err[i];
+            }
+        }
+        true
+    }
+
     /// Weighed error of bone `d` at row `r` (raw sample `j`) with object transform `x`
     /// ([`vertex_error_to`] against the row's [`SegmentCtx::raw_v`]).
     #[inline(always)]
@@ -1243,6 +1441,52 @@ struct RefineState {
     /// the current track's moved bones unless `order_stale`.
     order: Vec<(f32, usize)>,
     order_stale: bool,
+    /// The same state as lanes, kept instead of the per-row fields for a clip that is not
+    /// additive.
+    lanes: Option<RefineLanes>,
+}
+
+/// [`RefineState`]'s local and object transforms and errors as lanes, `chunk * bones + bone`
+/// (rows padded to a multiple of [`lanes::L`] with copies of the first), for a clip that is
+/// not additive: [`SegmentCtx::trial_lanes`] keeps these, not the per-row ones.
+struct RefineLanes {
+    local: Vec<lanes::XfL>,
+    obj: Vec<lanes::XfL>,
+    err: Vec<[f32; lanes::L]>,
+    tmp: Vec<lanes::XfL>,
+    tmp_err: Vec<[f32; lanes::L]>,
+    /// Per chunk: the trial's new local transform of its bone.
+    new_local: Vec<lanes::XfL>,
+    /// Per bone: object transforms of the row measured alone.
+    row: Vec<Xf>,
+}
+
+impl RefineLanes {
+    fn new(nr: usize, nb: usize, local: &[Xf], obj: &[Xf], err: &[f32]) -> Self {
+        const L: usize = lanes::L;
+        let chunks = nr.div_ceil(L);
+        let zero = [[0.0f32; L]; 10];
+        let mut ls = RefineLanes {
+            local: vec![zero; chunks * nb],
+            obj: vec![zero; chunks * nb],
+            err: vec![[0.0; L]; chunks * nb],
+            tmp: vec![zero; chunks * nb],
+            tmp_err: vec![[0.0; L]; chunks * nb],
+            new_local: vec![zero; chunks],
+            row: vec![obj[0]; nb],
+        };
+        for c in 0..chunks {
+            for l in 0..L {
+                let r = if c * L + l < nr { c * L + l } else { 0 };
+                for b in 0..nb {
+                    lanes::set(&mut ls.local[c * nb + b], l, &local[r * nb + b]);
+                    lanes::set(&mut ls.obj[c * nb + b], l, &obj[r * nb + b]);
+                    ls.err[c * nb + b][l] = err[r * nb + b];
+                }
+            }
+        }
+        ls
+    }
 }
 
 /// Whether two decoded local transforms hold the same bits in the sub-track of kind `kind`.
