@@ -7,6 +7,7 @@
 //! equality on real-shaped random clips.
 
 use crate::clip::RawClip;
+use crate::skeleton::NO_PARENT;
 
 /// Samples measured together.
 pub(crate) const M: usize = 4;
@@ -179,21 +180,19 @@ fn vertex_error(raw: &DXf, lossy: &DXf, shell: f64) -> D {
     worst
 }
 
-/// Object transforms of every bone at `M` samples, locals from `local(bone)`.
+/// The object transform of a bone from its parent's (`None` for a root) and its local one.
 #[inline(always)]
-fn objects(parents: &[u32], mut local: impl FnMut(usize) -> DXf, out: &mut [DXf]) {
-    for b in 0..parents.len() {
-        let l = local(b);
-        out[b] = match parents[b] {
-            crate::skeleton::NO_PARENT => l,
-            p => compose(&out[p as usize], &l),
-        };
+fn object(parent: Option<&DXf>, local: &DXf) -> DXf {
+    match parent {
+        None => *local,
+        Some(p) => compose(p, local),
     }
 }
 
 /// The errors of every bone at the [`M`] samples or intervals `s` (`errs[bone][lane]`):
 /// raw against lossy at the samples (`alpha` None), or raw blended at `alpha` between `s` and
-/// `s + 1` against the lossy poses' sample `s`.
+/// `s + 1` against the lossy poses' sample `s`. (Written without closures: theirs were not
+/// inlined, which kept them out of the AVX2 copy.)
 #[inline(always)]
 fn errors_body(
     raw: &RawClip,
@@ -205,20 +204,19 @@ fn errors_body(
     errs: &mut [D],
 ) {
     let parents = &raw.skeleton.parents;
+    let lossy_parents = &lossy.skeleton.parents;
     let [a, b] = scratch;
-    match alpha {
-        None => objects(parents, |x| local(raw, x, s), a),
-        Some(alpha) => {
-            let next = s.map(|i| i + 1);
-            objects(
-                parents,
-                |x| blend(&local(raw, x, s), &local(raw, x, &next), alpha),
-                a,
-            )
-        }
-    }
-    objects(&lossy.skeleton.parents, |x| local(lossy, x, s), b);
+    let next = s.map(|i| i + 1);
     for bone in 0..parents.len() {
+        let l = match alpha {
+            None => local(raw, bone, s),
+            Some(alpha) => blend(&local(raw, bone, s), &local(raw, bone, &next), alpha),
+        };
+        let p = parents[bone];
+        a[bone] = object((p != NO_PARENT).then(|| &a[p as usize]), &l);
+        let l = local(lossy, bone, s);
+        let p = lossy_parents[bone];
+        b[bone] = object((p != NO_PARENT).then(|| &b[p as usize]), &l);
         errs[bone] = vertex_error(&a[bone], &b[bone], shells[bone] as f64);
     }
 }
