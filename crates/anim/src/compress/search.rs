@@ -24,6 +24,7 @@ use glam::{Quat, Vec3A, Vec4};
 
 /// The search aims this fraction under the target: it measures in float32, the final check in float64.
 pub(crate) const SEARCH_SAFETY: f32 = 0.99;
+const SECOND_PASS: bool = false;
 /// Budget buckets of the dynamic program.
 const BUCKETS: usize = 48;
 /// Entries of a table over the buckets (0 to [`BUCKETS`] inclusive).
@@ -1056,6 +1057,25 @@ impl SegmentCtx<'_> {
                 cur[k][c] = self.descend(&mut st, moved, k, at[c] as usize, width, target) as u32;
             }
         }
+        if SECOND_PASS {
+            for k in (0..p.tracks.len()).rev() {
+                if cur[k].contains(&RAW_BITS) {
+                    continue;
+                }
+                let moved = &subtree[p.tracks[k].bone];
+                st.order_stale = true;
+                for c in 0..3 {
+                    let at = cur[k];
+                    let width = |v: usize| {
+                        let mut w = at;
+                        w[c] = v as u32;
+                        w
+                    };
+                    cur[k][c] =
+                        self.descend(&mut st, moved, k, at[c] as usize, width, target) as u32;
+                }
+            }
+        }
         cur
     }
 
@@ -1277,9 +1297,51 @@ impl SegmentCtx<'_> {
         if unchanged {
             return true;
         }
-        let root = p.root_of[b];
-        // The row nearest the target alone.
+        // The row nearest the target alone, then every row L at a time.
         let r0 = st.order[0].1;
+        if !self.row_passes(ls, moved, b, r0, target)
+            || !self.rows_pass(raw, ls, moved, b, chunks, target)
+        {
+            return false;
+        }
+        if t.kind == 0 {
+            let nl = &ls.new_local;
+            let q = |r: usize| {
+                let x = &nl[r / L];
+                let l = r % L;
+                Quat::from_xyzw(x[0][l], x[1][l], x[2][l], x[3][l])
+            };
+            if !keeps_arcs(p, b, &self.refs, self.arc_dots[k], q) {
+                return false;
+            }
+        }
+        st.order_stale = true;
+        for c in 0..chunks {
+            ls.local[c * nb + b] = ls.new_local[c];
+            for &d in moved {
+                let i = c * nb + d as usize;
+                ls.obj[i] = ls.tmp[i];
+                ls.err[i] = ls.tmp_err[i];
+            }
+        }
+        true
+    }
+
+    /// Whether every moved bone's error at row `r0` stays within `target` with `b`'s new local
+    /// transforms (`ls.new_local`), measured one row alone ([`Self::trial_lanes`]).
+    #[inline(always)]
+    fn row_passes(
+        &self,
+        ls: &mut RefineLanes,
+        moved: &[u32],
+        b: usize,
+        r0: usize,
+        target: f32,
+    ) -> bool {
+        const L: usize = lanes::L;
+        let p = self.p;
+        let nb = p.num_bones;
+        let root = p.root_of[b];
         let (c0, l0) = (r0 / L, r0 % L);
         let j0 = self.refs[r0].1;
         let xb = lanes::get(&ls.new_local[c0], l0);
@@ -1317,7 +1379,27 @@ impl SegmentCtx<'_> {
                 return false;
             }
         }
-        // Every row, L at a time.
+        true
+    }
+
+    /// Whether every moved bone's error at every row stays within `target` with `b`'s new
+    /// local transforms, [`lanes::L`] rows at a time; their object transforms and errors are
+    /// left in `ls.tmp` and `ls.tmp_err`.
+    #[inline(always)]
+    fn rows_pass(
+        &self,
+        raw: &RawLanes,
+        ls: &mut RefineLanes,
+        moved: &[u32],
+        b: usize,
+        chunks: usize,
+        target: f32,
+    ) -> bool {
+        const L: usize = lanes::L;
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let root = p.root_of[b];
         for c in 0..chunks {
             let rows = (nr - c * L).min(L);
             let root_local = if root == b {
@@ -1362,26 +1444,6 @@ impl SegmentCtx<'_> {
                 if e[..rows].iter().any(|&e| e > target) {
                     return false;
                 }
-            }
-        }
-        if t.kind == 0 {
-            let nl = &ls.new_local;
-            let q = |r: usize| {
-                let x = &nl[r / L];
-                let l = r % L;
-                Quat::from_xyzw(x[0][l], x[1][l], x[2][l], x[3][l])
-            };
-            if !keeps_arcs(p, b, &self.refs, self.arc_dots[k], q) {
-                return false;
-            }
-        }
-        st.order_stale = true;
-        for c in 0..chunks {
-            ls.local[c * nb + b] = ls.new_local[c];
-            for &d in moved {
-                let i = c * nb + d as usize;
-                ls.obj[i] = ls.tmp[i];
-                ls.err[i] = ls.tmp_err[i];
             }
         }
         true
