@@ -24,7 +24,6 @@ use glam::{Quat, Vec3A, Vec4};
 
 /// The search aims this fraction under the target: it measures in float32, the final check in float64.
 pub(crate) const SEARCH_SAFETY: f32 = 0.99;
-const SECOND_PASS: bool = false;
 /// Budget buckets of the dynamic program.
 const BUCKETS: usize = 48;
 /// Entries of a table over the buckets (0 to [`BUCKETS`] inclusive).
@@ -1055,25 +1054,6 @@ impl SegmentCtx<'_> {
                     w
                 };
                 cur[k][c] = self.descend(&mut st, moved, k, at[c] as usize, width, target) as u32;
-            }
-        }
-        if SECOND_PASS {
-            for k in (0..p.tracks.len()).rev() {
-                if cur[k].contains(&RAW_BITS) {
-                    continue;
-                }
-                let moved = &subtree[p.tracks[k].bone];
-                st.order_stale = true;
-                for c in 0..3 {
-                    let at = cur[k];
-                    let width = |v: usize| {
-                        let mut w = at;
-                        w[c] = v as u32;
-                        w
-                    };
-                    cur[k][c] =
-                        self.descend(&mut st, moved, k, at[c] as usize, width, target) as u32;
-                }
             }
         }
         cur
