@@ -477,12 +477,9 @@ mod tests {
             let mut mid = lossy.clone();
             mid.num_samples = ns - 1;
             let nb = raw.num_bones();
-            let keep = |v: &Vec<glam::Quat>| -> Vec<glam::Quat> {
-                (0..nb)
-                    .flat_map(|b| v[b * ns..b * ns + ns - 1].to_vec())
-                    .collect()
-            };
-            mid.rotations = keep(&lossy.rotations);
+            mid.rotations = (0..nb)
+                .flat_map(|b| lossy.rotations[b * ns..b * ns + ns - 1].to_vec())
+                .collect();
             mid.translations = (0..nb)
                 .flat_map(|b| lossy.translations[b * ns..b * ns + ns - 1].to_vec())
                 .collect();
