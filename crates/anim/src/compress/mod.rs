@@ -8,6 +8,7 @@
 //! then weighed by the global target over the bone's own. Layout: `docs/FORMAT.md`.
 
 mod encode;
+mod lanes;
 mod prepare;
 mod search;
 

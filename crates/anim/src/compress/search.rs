@@ -15,7 +15,8 @@
 //! (`Prepared::weights`; levers by the bones they move), so the one target stands for each
 //! bone's own threshold.
 
-use super::prepare::{Prepared, Xf, raw_vertices, rotation_lever, vertex_error_to};
+use super::lanes;
+use super::prepare::{Prepared, Xf, raw_vertices, vertex_error_to};
 use crate::pose::Compose;
 use crate::runtime::quant::{Dequant, MAX_BITS, RAW_BITS, SEGMENT_RANGE_STEPS};
 use crate::skeleton::NO_PARENT;
@@ -202,10 +203,65 @@ struct SegmentCtx<'a> {
     /// Per row of `refs` and bone: [`raw_vertices`] of the raw object transform (measured
     /// against at every budget tried and every refinement trial).
     raw_v: Vec<[Vec3A; 3]>,
+    /// Per track: its samples as lanes ([`lanes::TrackLanes`], the ladders' input).
+    lanes: Vec<lanes::TrackLanes>,
+    /// The raw side as lanes, for a clip that is not additive ([`RawLanes`]).
+    raw_lanes: Option<RawLanes>,
     /// The dynamic program's tables ([`SegmentCtx::allocate`]).
     dp: std::cell::RefCell<DpTables>,
     /// Row where the last failing choice failed ([`SegmentCtx::real_error_within`]).
     hot_row: std::cell::Cell<usize>,
+}
+
+/// What the lanes kernels read of the raw clip in one segment, per chunk of [`lanes::L`] rows
+/// (padded with copies of the first row) and bone, `chunk * bones + bone`.
+struct RawLanes {
+    /// Raw object translation and [`raw_vertices`].
+    raw: Vec<lanes::RawL>,
+    /// Raw local translation (a root's decoded translation is measured against it).
+    root_t: Vec<[[f32; lanes::L]; 3]>,
+    /// Per bone: its default/constant sub-tracks' decoded value in every lane.
+    fixed: Vec<lanes::XfL>,
+}
+
+impl RawLanes {
+    fn new(p: &Prepared, refs: &[(usize, usize)], raw_v: &[[Vec3A; 3]]) -> Self {
+        let nb = p.num_bones;
+        let chunks = refs.len().div_ceil(lanes::L);
+        let mut raw = vec![[[0.0f32; lanes::L]; 12]; chunks * nb];
+        let mut root_t = vec![[[0.0f32; lanes::L]; 3]; chunks * nb];
+        for c in 0..chunks {
+            for l in 0..lanes::L {
+                let r = if c * lanes::L + l < refs.len() {
+                    c * lanes::L + l
+                } else {
+                    0
+                };
+                let j = refs[r].1;
+                for b in 0..nb {
+                    let x = &mut raw[c * nb + b];
+                    let t = p.raw_obj[j * nb + b].t;
+                    let v = &raw_v[r * nb + b];
+                    let vals = [
+                        t.x, t.y, t.z, v[0].x, v[0].y, v[0].z, v[1].x, v[1].y, v[1].z, v[2].x,
+                        v[2].y, v[2].z,
+                    ];
+                    for (a, val) in x.iter_mut().zip(vals) {
+                        a[l] = val;
+                    }
+                    let rt = p.raw_root_translation(b, j);
+                    for (a, val) in root_t[c * nb + b].iter_mut().zip(rt.to_array()) {
+                        a[l] = val;
+                    }
+                }
+            }
+        }
+        RawLanes {
+            raw,
+            root_t,
+            fixed: p.fixed.iter().map(lanes::splat).collect(),
+        }
+    }
 }
 
 /// The tables of [`SegmentCtx::allocate`], kept between the budgets it tries.
@@ -320,6 +376,20 @@ pub(crate) fn search_segment(
         .iter()
         .flat_map(|&(_, j)| (0..nb).map(move |b| raw_vertices(&p.raw_obj[j * nb + b], p.shells[b])))
         .collect();
+    let track_lanes = p
+        .tracks
+        .iter()
+        .map(|t| {
+            let mut l = lanes::TrackLanes::default();
+            l.fill(p, t, seg, &refs);
+            l
+        })
+        .collect();
+    // Additive clips combine every decoded value with the base first: those keep the
+    // one-row code; so do segments of fewer rows than a chunk (clips under 8 samples), where
+    // the padded lanes cost more than the rows (82_01, two samples: 0.21 → 0.25 ms).
+    let raw_lanes =
+        (p.base.is_none() && refs.len() >= lanes::L).then(|| RawLanes::new(p, &refs, &raw_v));
     let mut ctx = SegmentCtx {
         p,
         seg,
@@ -332,6 +402,8 @@ pub(crate) fn search_segment(
         bone_tracks,
         arc_dots,
         raw_v,
+        lanes: track_lanes,
+        raw_lanes,
         dp: Default::default(),
         hot_row: Default::default(),
     };
@@ -424,6 +496,8 @@ fn measure_level(
     target: f32,
     arc_dot: f32,
     widths: [u32; 3],
+    lanes: &lanes::TrackLanes,
+    errs: &mut Vec<f32>,
     rots: &mut Vec<Quat>,
 ) -> Level {
     let t = &p.tracks[k];
@@ -433,20 +507,15 @@ fn measure_level(
     let unusable = MAX_BUDGET_MULTIPLIER * 1.01 * target;
     let len = p.segment_span(seg).1;
     let dq = dequants(p, k, range, widths);
+    let lever = match t.kind {
+        0 => dom[t.bone],
+        1 => translation_lever,
+        _ => dom[t.bone],
+    };
+    // Every row's error at once (`lanes`), folded in row order as one row at a time did.
+    lanes::errors(lanes, t, seg, &dq, widths, lever, errs, rots);
     let mut err = 0.0f32;
-    rots.clear();
-    for &(i, j) in refs {
-        let d = decode_value(&t.values[i], &dq, widths);
-        let raw = p.raw_local(t.bone, j);
-        let e = match t.kind {
-            0 => {
-                let q = t.rotation(d, seg, i);
-                rots.push(q);
-                rotation_lever(raw.r, q) * dom[t.bone]
-            }
-            1 => (Vec3A::from_array(d) - raw.t).length() * translation_lever,
-            _ => (Vec3A::from_array(d) - raw.s).length() * dom[t.bone],
-        };
+    for &e in errs.iter() {
         err = err.max(e);
         if err > unusable {
             err = f32::INFINITY;
@@ -494,7 +563,7 @@ impl SegmentCtx<'_> {
         let target = self.target;
         let cur = &mut self.cursors[k];
         let out = &mut self.levels[k];
-        let mut rots: Vec<Quat> = Vec::new();
+        let (mut rots, mut errs) = (Vec::new(), Vec::new());
         let mut measure = |w: [u32; 3]| {
             measure_level(
                 p,
@@ -506,6 +575,8 @@ impl SegmentCtx<'_> {
                 target,
                 self.arc_dots[k],
                 w,
+                &self.lanes[k],
+                &mut errs,
                 &mut rots,
             )
         };
@@ -684,6 +755,14 @@ impl SegmentCtx<'_> {
     /// time), starting from the sample where the last failing choice failed (rows are
     /// measured independently, so the order changes no verdict).
     fn real_error_within(&self, choice: &[usize], target: f32) -> bool {
+        if let Some(raw) = &self.raw_lanes {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2 (checked just above).
+                return unsafe { self.real_error_lanes_avx2(raw, choice, target) };
+            }
+            return self.real_error_lanes(raw, choice, target);
+        }
         let p = self.p;
         let nb = p.num_bones;
         let mut local: Vec<Xf> = p.fixed.clone();
@@ -708,6 +787,70 @@ impl SegmentCtx<'_> {
                 obj[b] = self.object(&local, &obj, b, j);
                 if self.error_at(r, j, b, &obj[b], offset) > target {
                     self.hot_row.set(r);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn real_error_lanes_avx2(&self, raw: &RawLanes, choice: &[usize], target: f32) -> bool {
+        self.real_error_lanes(raw, choice, target)
+    }
+
+    /// [`Self::real_error_within`] [`lanes::L`] rows at a time (the same values, so the same
+    /// verdict: every row and bone must pass), from the chunk where the last failing choice
+    /// failed.
+    #[inline(always)]
+    fn real_error_lanes(&self, raw: &RawLanes, choice: &[usize], target: f32) -> bool {
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let chunks = nr.div_ceil(lanes::L);
+        let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
+            .map(|k| dequants(p, k, &self.ranges[k], self.levels[k][choice[k]].widths))
+            .collect();
+        let mut local: Vec<lanes::XfL> = raw.fixed.clone();
+        let mut obj: Vec<lanes::XfL> = vec![[[0.0; lanes::L]; 10]; nb];
+        let first = self.hot_row.get() / lanes::L;
+        for c in (first..chunks).chain(0..first) {
+            let rows = (nr - c * lanes::L).min(lanes::L);
+            for (k, t) in p.tracks.iter().enumerate() {
+                let w = self.levels[k][choice[k]].widths;
+                lanes::decode_into(
+                    &self.lanes[k],
+                    c,
+                    t,
+                    self.seg,
+                    &dqs[k],
+                    w,
+                    &mut local[t.bone],
+                );
+            }
+            for b in 0..nb {
+                let root = p.root_of[b];
+                let rt = &raw.root_t[c * nb + root];
+                let mut offset = [[0.0f32; lanes::L]; 3];
+                for x in 0..3 {
+                    for l in 0..lanes::L {
+                        offset[x][l] = local[root][4 + x][l] - rt[x][l];
+                    }
+                }
+                obj[b] = match p.parents[b] {
+                    NO_PARENT => lanes::root_object(&local[b]),
+                    q => lanes::compose(&obj[q as usize], &local[b]),
+                };
+                let e = lanes::vertex_error(
+                    &raw.raw[c * nb + b],
+                    &obj[b],
+                    &offset,
+                    p.shells[b],
+                    p.weights[b],
+                );
+                if let Some(l) = (0..rows).find(|&l| e[l] > target) {
+                    self.hot_row.set(c * lanes::L + l);
                     return false;
                 }
             }
@@ -876,6 +1019,10 @@ impl SegmentCtx<'_> {
                 err[row + d] = self.error_at(r, j, d, &obj[row + d], offset);
             }
         }
+        let lanes = self
+            .raw_lanes
+            .as_ref()
+            .map(|_| RefineLanes::new(nr, nb, &local, &obj, &err));
         let mut st = RefineState {
             tmp: obj.clone(),
             tmp_err: err.clone(),
@@ -885,6 +1032,7 @@ impl SegmentCtx<'_> {
             new_local: vec![p.fixed[0]; nr],
             order: Vec::with_capacity(nr),
             order_stale: true,
+            lanes,
         };
         for k in (0..p.tracks.len()).rev() {
             let t = &p.tracks[k];
@@ -959,6 +1107,14 @@ impl SegmentCtx<'_> {
         w: [u32; 3],
         target: f32,
     ) -> bool {
+        if let (Some(raw), Some(_)) = (&self.raw_lanes, &st.lanes) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2 (checked just above).
+                return unsafe { self.trial_lanes_avx2(raw, st, moved, k, w, target) };
+            }
+            return self.trial_lanes(raw, st, moved, k, w, target);
+        }
         let p = self.p;
         let nb = p.num_bones;
         let nr = self.refs.len();
@@ -1048,6 +1204,231 @@ impl SegmentCtx<'_> {
         true
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn trial_lanes_avx2(
+        &self,
+        raw: &RawLanes,
+        st: &mut RefineState,
+        moved: &[u32],
+        k: usize,
+        w: [u32; 3],
+        target: f32,
+    ) -> bool {
+        self.trial_lanes(raw, st, moved, k, w, target)
+    }
+
+    /// [`Self::trial`] on the state kept as lanes ([`RefineLanes`]): the same values, so the
+    /// same verdict and the same state after it. The row nearest the target is measured
+    /// alone first, as before (about three trials in four fail, most on that row); the rest
+    /// [`lanes::L`] rows at a time.
+    #[inline(always)]
+    fn trial_lanes(
+        &self,
+        raw: &RawLanes,
+        st: &mut RefineState,
+        moved: &[u32],
+        k: usize,
+        w: [u32; 3],
+        target: f32,
+    ) -> bool {
+        const L: usize = lanes::L;
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let t = &p.tracks[k];
+        let b = t.bone;
+        let dq = dequants(p, k, &self.ranges[k], w);
+        let Some(ls) = st.lanes.as_mut() else {
+            return false;
+        };
+        let chunks = nr.div_ceil(L);
+        if st.order_stale {
+            st.order.clear();
+            st.order.extend((0..nr).map(|r| {
+                let worst = moved
+                    .iter()
+                    .map(|&d| ls.err[(r / L) * nb + d as usize][r % L])
+                    .fold(0.0f32, f32::max);
+                (worst, r)
+            }));
+            st.order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+            st.order_stale = false;
+        }
+        // The new local transforms of `b` at every row, and whether any differs (widths that
+        // decode every sample to the value it has pass without measuring, as in `trial`).
+        let mut unchanged = true;
+        let subs: std::ops::Range<usize> = match t.kind {
+            0 => 0..4,
+            1 => 4..7,
+            _ => 7..10,
+        };
+        for c in 0..chunks {
+            let (now, x) = (&ls.local[c * nb + b], &mut ls.new_local[c]);
+            *x = *now;
+            lanes::decode_into(&self.lanes[k], c, t, self.seg, &dq, w, x);
+            let rows = (nr - c * L).min(L);
+            for i in subs.clone() {
+                for l in 0..rows {
+                    unchanged &= x[i][l].to_bits() == now[i][l].to_bits();
+                }
+            }
+        }
+        if unchanged {
+            return true;
+        }
+        // The row nearest the target alone, then every row L at a time.
+        let r0 = st.order[0].1;
+        if !self.row_passes(ls, moved, b, r0, target)
+            || !self.rows_pass(raw, ls, moved, b, chunks, target)
+        {
+            return false;
+        }
+        if t.kind == 0 {
+            let nl = &ls.new_local;
+            let q = |r: usize| {
+                let x = &nl[r / L];
+                let l = r % L;
+                Quat::from_xyzw(x[0][l], x[1][l], x[2][l], x[3][l])
+            };
+            if !keeps_arcs(p, b, &self.refs, self.arc_dots[k], q) {
+                return false;
+            }
+        }
+        st.order_stale = true;
+        for c in 0..chunks {
+            ls.local[c * nb + b] = ls.new_local[c];
+            for &d in moved {
+                let i = c * nb + d as usize;
+                ls.obj[i] = ls.tmp[i];
+                ls.err[i] = ls.tmp_err[i];
+            }
+        }
+        true
+    }
+
+    /// Whether every moved bone's error at row `r0` stays within `target` with `b`'s new local
+    /// transforms (`ls.new_local`), measured one row alone ([`Self::trial_lanes`]).
+    #[inline(always)]
+    fn row_passes(
+        &self,
+        ls: &mut RefineLanes,
+        moved: &[u32],
+        b: usize,
+        r0: usize,
+        target: f32,
+    ) -> bool {
+        const L: usize = lanes::L;
+        let p = self.p;
+        let nb = p.num_bones;
+        let root = p.root_of[b];
+        let (c0, l0) = (r0 / L, r0 % L);
+        let j0 = self.refs[r0].1;
+        let xb = lanes::get(&ls.new_local[c0], l0);
+        let root_t = if root == b {
+            xb.t
+        } else {
+            lanes::get(&ls.local[c0 * nb + root], l0).t
+        };
+        let offset = root_t - p.raw_root_translation(root, j0);
+        for &d in moved {
+            let d = d as usize;
+            let xl = if d == b {
+                xb
+            } else {
+                lanes::get(&ls.local[c0 * nb + d], l0)
+            };
+            let x = match p.parents[d] {
+                NO_PARENT => Xf {
+                    r: xl.r,
+                    t: Vec3A::ZERO,
+                    s: xl.s,
+                },
+                q => {
+                    let q = q as usize;
+                    let parent = if d == b {
+                        lanes::get(&ls.obj[c0 * nb + q], l0)
+                    } else {
+                        ls.row[q]
+                    };
+                    Xf::compose(&parent, &xl)
+                }
+            };
+            ls.row[d] = x;
+            if self.error_at(r0, j0, d, &x, offset) > target {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether every moved bone's error at every row stays within `target` with `b`'s new
+    /// local transforms, [`lanes::L`] rows at a time; their object transforms and errors are
+    /// left in `ls.tmp` and `ls.tmp_err`.
+    #[inline(always)]
+    fn rows_pass(
+        &self,
+        raw: &RawLanes,
+        ls: &mut RefineLanes,
+        moved: &[u32],
+        b: usize,
+        chunks: usize,
+        target: f32,
+    ) -> bool {
+        const L: usize = lanes::L;
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let root = p.root_of[b];
+        for c in 0..chunks {
+            let rows = (nr - c * L).min(L);
+            let root_local = if root == b {
+                &ls.new_local[c]
+            } else {
+                &ls.local[c * nb + root]
+            };
+            let rt = &raw.root_t[c * nb + root];
+            let mut offset = [[0.0f32; L]; 3];
+            for x in 0..3 {
+                for l in 0..L {
+                    offset[x][l] = root_local[4 + x][l] - rt[x][l];
+                }
+            }
+            for &d in moved {
+                let d = d as usize;
+                let xl = if d == b {
+                    &ls.new_local[c]
+                } else {
+                    &ls.local[c * nb + d]
+                };
+                ls.tmp[c * nb + d] = match p.parents[d] {
+                    NO_PARENT => lanes::root_object(xl),
+                    q => {
+                        let q = q as usize;
+                        let parent = if d == b {
+                            &ls.obj[c * nb + q]
+                        } else {
+                            &ls.tmp[c * nb + q]
+                        };
+                        lanes::compose(parent, xl)
+                    }
+                };
+                let e = lanes::vertex_error(
+                    &raw.raw[c * nb + d],
+                    &ls.tmp[c * nb + d],
+                    &offset,
+                    p.shells[d],
+                    p.weights[d],
+                );
+                ls.tmp_err[c * nb + d] = e;
+                if e[..rows].iter().any(|&e| e > target) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// Weighed error of bone `d` at row `r` (raw sample `j`) with object transform `x`
     /// ([`vertex_error_to`] against the row's [`SegmentCtx::raw_v`]).
     #[inline(always)]
@@ -1102,6 +1483,52 @@ struct RefineState {
     /// the current track's moved bones unless `order_stale`.
     order: Vec<(f32, usize)>,
     order_stale: bool,
+    /// The same state as lanes, kept instead of the per-row fields for a clip that is not
+    /// additive.
+    lanes: Option<RefineLanes>,
+}
+
+/// [`RefineState`]'s local and object transforms and errors as lanes, `chunk * bones + bone`
+/// (rows padded to a multiple of [`lanes::L`] with copies of the first), for a clip that is
+/// not additive: [`SegmentCtx::trial_lanes`] keeps these, not the per-row ones.
+struct RefineLanes {
+    local: Vec<lanes::XfL>,
+    obj: Vec<lanes::XfL>,
+    err: Vec<[f32; lanes::L]>,
+    tmp: Vec<lanes::XfL>,
+    tmp_err: Vec<[f32; lanes::L]>,
+    /// Per chunk: the trial's new local transform of its bone.
+    new_local: Vec<lanes::XfL>,
+    /// Per bone: object transforms of the row measured alone.
+    row: Vec<Xf>,
+}
+
+impl RefineLanes {
+    fn new(nr: usize, nb: usize, local: &[Xf], obj: &[Xf], err: &[f32]) -> Self {
+        const L: usize = lanes::L;
+        let chunks = nr.div_ceil(L);
+        let zero = [[0.0f32; L]; 10];
+        let mut ls = RefineLanes {
+            local: vec![zero; chunks * nb],
+            obj: vec![zero; chunks * nb],
+            err: vec![[0.0; L]; chunks * nb],
+            tmp: vec![zero; chunks * nb],
+            tmp_err: vec![[0.0; L]; chunks * nb],
+            new_local: vec![zero; chunks],
+            row: vec![obj[0]; nb],
+        };
+        for c in 0..chunks {
+            for l in 0..L {
+                let r = if c * L + l < nr { c * L + l } else { 0 };
+                for b in 0..nb {
+                    lanes::set(&mut ls.local[c * nb + b], l, &local[r * nb + b]);
+                    lanes::set(&mut ls.obj[c * nb + b], l, &obj[r * nb + b]);
+                    ls.err[c * nb + b][l] = err[r * nb + b];
+                }
+            }
+        }
+        ls
+    }
 }
 
 /// Whether two decoded local transforms hold the same bits in the sub-track of kind `kind`.
