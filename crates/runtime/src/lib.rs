@@ -753,9 +753,15 @@ impl<'a> ClipReader<'a> {
     /// [`Self::decode_run`] over every animated sub-track of a version-4 buffer, four tracks at
     /// a time ([`group4`]); a group holding a raw component or a raw w goes through
     /// [`Self::decode_run`].
+    ///
+    /// A sampler's cache is used when both samples are in one segment (then whether a group
+    /// takes this path depends on that segment alone, so a sample's cached groups are the ones a
+    /// later call reads): the groups' dequantization of segment `s0` (reused when both samples
+    /// are in it, refilled when both are in another), and with `SAMPLES` (`slots` says which)
+    /// the decoded groups of two samples (reused when a call needs one of them: the same pair
+    /// again at another blend, or the next pair sharing a sample).
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     fn decode_groups<const AVX2: bool, const SAMPLES: bool>(
         &self,
         (v0, v1): (SegView, SegView),
@@ -767,12 +773,6 @@ impl<'a> ClipReader<'a> {
     ) {
         let n = self.num_animated;
         let exact = i0 == i1;
-        // A sampler's cache, used when both samples are in one segment (then whether a group
-        // takes this path depends on that segment alone, so a sample's cached groups are the
-        // ones a later call reads): the groups' dequantization of segment `seg` (reused when
-        // both samples are in it, refilled when both are in another), and the decoded groups
-        // of two samples (reused when a call needs one of them: the same pair again at another
-        // blend, or the next pair sharing a sample).
         let mut cache = cache.filter(|_| same_segment);
         let hit = cache.as_ref().is_some_and(|c| c.seg == s0);
         // Without samples to read or keep, the copy without their tests (as fast as before).
