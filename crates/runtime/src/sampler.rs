@@ -18,8 +18,9 @@ use crate::{ClipReader, Defaults, Looping, Pose, PoseMut, SampleError};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use alloc::vec::Vec;
 
-/// The groups' dequantization of one segment ([`crate::group4::dequant`] per group of four
-/// animated sub-tracks), or nothing yet.
+/// What a [`Sampler`] keeps between calls: the groups' dequantization of one segment
+/// ([`crate::group4::dequant`] per group of four animated sub-tracks) and the decoded groups of
+/// up to two stored samples.
 pub(crate) struct SegCache {
     /// The segment the entries are for; [`NO_SEGMENT`] until a call fills them.
     pub(crate) seg: usize,
