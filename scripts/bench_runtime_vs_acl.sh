@@ -7,6 +7,7 @@
 #
 # usage: scripts/bench_runtime_vs_acl.sh [--rounds N] [--set regression|bvh|all] [--quick]
 #                                        [--before BENCH_BIN [--before-cli CLI]] [--baseline-too]
+#                                        [--sampler-too]
 #                                        [OUT_DIR]
 #   --rounds N   alternating rounds (default 2); each clip's figure is its median over the rounds
 #   --set S      regression (25 ACL regression clips), bvh (42 BVH clips) or all (default)
@@ -17,6 +18,8 @@
 #                (for a B that predates the current .cfa version); default: ours
 #   --baseline-too  also run ours with --baseline in every round (the full pose's SSE2 copy,
 #                what a CPU without AVX2 + BMI2 runs), printed as side "baseline"
+#   --sampler-too   also run ours with --sampler in every round (the full-pose patterns through a
+#                `Sampler`, its per-segment cache kept between calls), printed as side "sampler"
 #   OUT_DIR      where the per-round TSVs and the summary go (default: a temporary folder)
 # environment: CLIPFORGE_SHARED (default <repo>/../shared), CARGO_TARGET_DIR, CXX (as bench_acl.sh)
 # Prints, per set and pattern: the median over clips of ACL's and our ns per call, and the median,
@@ -32,6 +35,7 @@ quick=0
 before=""
 before_cli=""
 baseline_too=0
+sampler_too=0
 out=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -41,7 +45,8 @@ while [[ $# -gt 0 ]]; do
         --before) [[ $# -ge 2 ]] || die "--before needs a value"; before="$2"; shift 2 ;;
         --before-cli) [[ $# -ge 2 ]] || die "--before-cli needs a value"; before_cli="$2"; shift 2 ;;
         --baseline-too) baseline_too=1; shift ;;
-        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --sampler-too) sampler_too=1; shift ;;
+        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [[ -z "$out" ]] || die "only one OUT_DIR"; out="$1"; shift ;;
     esac
@@ -125,12 +130,16 @@ for s in "${sets[@]}"; do
         if [[ $baseline_too -eq 1 ]]; then
             "$bench_bin" --baseline "${blocks_args[@]}" "${cfa[@]}" >"$out/baseline_${s}_$r.tsv" 2>>"$out/baseline_${s}.log" || die "--baseline bench failed (see $out/baseline_${s}.log)"
         fi
+        if [[ $sampler_too -eq 1 ]]; then
+            "$bench_bin" --sampler "${blocks_args[@]}" "${cfa[@]}" >"$out/sampler_${s}_$r.tsv" 2>>"$out/sampler_${s}.log" || die "--sampler bench failed (see $out/sampler_${s}.log)"
+        fi
         echo "bench_runtime_vs_acl.sh: set $s: round $r done, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     done
 done
 
 extra_sides="${before:+before}"
 [[ $baseline_too -eq 1 ]] && extra_sides="${extra_sides:+$extra_sides,}baseline"
+[[ $sampler_too -eq 1 ]] && extra_sides="${extra_sides:+$extra_sides,}sampler"
 python3 - "$out" "$rounds" "$extra_sides" "${sets[@]}" <<'PY' | tee "$out/summary.txt"
 import csv, statistics, sys
 out, rounds, extra, sets = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
@@ -143,8 +152,9 @@ def load(side, s):
             for row in csv.DictReader(f, delimiter="\t"):
                 per.setdefault(row["clip"], []).append(row)
     return per
-# With --before (--baseline-too), each pattern gets another line for the older binary
-# ("before"; our SSE2 copy, "baseline"), against the same ACL figures.
+# With --before (--baseline-too, --sampler-too), each pattern gets another line for the older
+# binary ("before"; our SSE2 copy, "baseline"; our Sampler, "sampler"), against the same ACL
+# figures.
 sides = ["ours"] + extra
 print("set\tpattern\tclips\tacl_ns\tours_ns\tratio_median\tratio_min\tratio_max" + ("\tside" if extra else ""))
 for s in sets:

@@ -3,19 +3,23 @@
 //! section), printing the anchor's TSV columns with `ours_ns` in place of `ozz_ns`.
 //! `scripts/bench_jobs_vs_ozz.sh` runs it and `ozz_bench` in alternation and prints the ratios.
 //!
-//! Usage: `jobs_vs_ozz [--clips LIST.tsv] [--fox FOX.cfmesh] [--only clips,l2m,skin,xform] [--quick]`
+//! Usage: `jobs_vs_ozz [--clips LIST.tsv] [--fox FOX.cfmesh] [--only clips,l2m,skin,xform] [--quick]
+//! [--stateless]`
 //! where LIST.tsv has one `name<TAB>path.cfa` line per clip (the `.cfa` compressed by
 //! `clipforge compress` from the `.acl.sjson` the anchor converted).
 //!
-//! What differs from ozz, by design: a call is `ClipReader::sample_pose` (stateless: any time
-//! costs the same) + [`LocalToObjectJob`] (object-space rotation/translation/scale out, not 4×4
-//! matrices; the `l2m_palette` row adds the 4×4 conversion for a like-for-like figure).
+//! A call is `Sampler::sample_pose` (a reader with a per-segment cache, as each ozz character
+//! has its `SamplingJob::Context`: one per copy in the cold pattern, one per pattern warm; the
+//! same poses as the stateless `ClipReader::sample_pose`, which `--stateless` times instead) +
+//! [`LocalToObjectJob`]. What differs from ozz, by design: object-space rotation/translation/
+//! scale out, not 4×4 matrices (the `l2m_palette` row adds the 4×4 conversion for a
+//! like-for-like figure).
 
 use clipforge_runtime::jobs::{
     LocalToObjectJob, PaletteOut, PoseRef, SimdPath, SkinJob, SkinningPaletteJob,
     TransformPointsJob,
 };
-use clipforge_runtime::{ClipReader, Looping, NO_PARENT, Pose};
+use clipforge_runtime::{ClipReader, Looping, NO_PARENT, Pose, Sampler};
 use glam::{Mat4, Quat, Vec3A};
 use std::hint::black_box;
 use std::time::Instant;
@@ -336,10 +340,14 @@ impl Character {
             object: Pose::new(n),
         }
     }
-    /// One call: sample, then local → object (or sample alone).
+    /// One call: sample (through `s` when given, else statelessly), then local → object (or
+    /// sample alone).
     #[inline(always)]
-    fn call(&mut self, r: &ClipReader, t: f32, with_l2o: bool) {
-        r.sample_pose(t, Looping::Clamp, &mut self.pose);
+    fn call(&mut self, r: &ClipReader, s: Option<&mut Sampler>, t: f32, with_l2o: bool) {
+        match s {
+            Some(s) => s.sample_pose(t, Looping::Clamp, &mut self.pose),
+            None => r.sample_pose(t, Looping::Clamp, &mut self.pose),
+        }
         if with_l2o {
             let parents = &r.skeleton().parents;
             LocalToObjectJob::new(
@@ -381,14 +389,23 @@ fn time_lists(r: &ClipReader) -> [Vec<f32>; 3] {
     [t100, t60, seek]
 }
 
-fn bench_clip(name: &str, path: &str, quick: bool, flushbuf: &mut [u8]) -> Result<(), String> {
+fn bench_clip(
+    name: &str,
+    path: &str,
+    (quick, stateless): (bool, bool),
+    flushbuf: &mut [u8],
+) -> Result<(), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
     let reader = ClipReader::new(&bytes).map_err(|e| format!("{path}: {e}"))?;
     let nb = reader.num_bones();
     let ns = reader.num_samples();
     let size = bytes.len();
     let [t100, t60, seek] = time_lists(&reader);
-    let notes = "ours;clipreader_sample_pose+local_to_object_job;threshold=default";
+    let notes = if stateless {
+        "ours;clipreader_sample_pose+local_to_object_job;threshold=default"
+    } else {
+        "ours;sampler_sample_pose+local_to_object_job;threshold=default"
+    };
 
     // Cold: 220 copies in one page-aligned region, each with its own reader (its own tables,
     // as each ozz copy has its own context).
@@ -401,6 +418,10 @@ fn bench_clip(name: &str, path: &str, quick: bool, flushbuf: &mut [u8]) -> Resul
     let readers: Vec<ClipReader> = (0..COLD_COPIES)
         .map(|c| ClipReader::new(&region[off + c * stride..off + c * stride + size]).unwrap())
         .collect();
+    let mut samplers: Vec<Option<Sampler>> = readers
+        .iter()
+        .map(|r| (!stateless).then(|| Sampler::new(r)))
+        .collect();
     let passes = if quick { 11 } else { 101 };
     for (case, l2o) in [("clip_cold", true), ("clip_cold_sample", false)] {
         let mut ch = Character::new(nb);
@@ -410,7 +431,8 @@ fn bench_clip(name: &str, path: &str, quick: bool, flushbuf: &mut [u8]) -> Resul
             flush(flushbuf);
             let m = measure(COLD_COPIES, || {
                 for _ in 0..COLD_COPIES {
-                    ch.call(&readers[n % COLD_COPIES], t100[n % 100], l2o);
+                    let c = n % COLD_COPIES;
+                    ch.call(&readers[c], samplers[c].as_mut(), t100[n % 100], l2o);
                     n += 1;
                 }
             });
@@ -433,6 +455,7 @@ fn bench_clip(name: &str, path: &str, quick: bool, flushbuf: &mut [u8]) -> Resul
             ),
         );
     }
+    drop(samplers);
     drop(readers);
 
     // Warm rounds: warm (T100), play60, seek, warm_sample, interleaved block by block.
@@ -441,6 +464,7 @@ fn bench_clip(name: &str, path: &str, quick: bool, flushbuf: &mut [u8]) -> Resul
         times: &'a [f32],
         l2o: bool,
         ch: Character,
+        sampler: Option<Sampler<'a, 'a>>,
         n: usize,
         ms: Vec<M>,
     }
@@ -456,6 +480,7 @@ fn bench_clip(name: &str, path: &str, quick: bool, flushbuf: &mut [u8]) -> Resul
         times,
         l2o,
         ch: Character::new(nb),
+        sampler: (!stateless).then(|| Sampler::new(&reader)),
         n: 0,
         ms: vec![],
     })
@@ -467,7 +492,7 @@ fn bench_clip(name: &str, path: &str, quick: bool, flushbuf: &mut [u8]) -> Resul
             let block = len * 256usize.div_ceil(len);
             let m = measure(block, || {
                 for _ in 0..block {
-                    p.ch.call(&reader, p.times[p.n % len], p.l2o);
+                    p.ch.call(&reader, p.sampler.as_mut(), p.times[p.n % len], p.l2o);
                     p.n += 1;
                 }
             });
@@ -725,6 +750,7 @@ fn main() {
     let mut fox = None;
     let mut only = "clips,l2m,skin,xform".to_string();
     let mut quick = false;
+    let mut stateless = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -732,10 +758,11 @@ fn main() {
             "--fox" => fox = args.next(),
             "--only" => only = args.next().unwrap_or_default(),
             "--quick" => quick = true,
+            "--stateless" => stateless = true,
             "--bench" => {} // cargo bench passes it
             _ => {
                 eprintln!(
-                    "usage: jobs_vs_ozz [--clips LIST.tsv] [--fox FOX.cfmesh] [--only clips,l2m,skin,xform] [--quick]"
+                    "usage: jobs_vs_ozz [--clips LIST.tsv] [--fox FOX.cfmesh] [--only clips,l2m,skin,xform] [--quick] [--stateless]"
                 );
                 std::process::exit(2);
             }
@@ -760,7 +787,7 @@ fn main() {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let (name, path) = line.split_once('\t').expect("LIST: name<TAB>path");
             eprintln!("jobs_vs_ozz: {name}");
-            if let Err(e) = bench_clip(name, path, quick, &mut flushbuf) {
+            if let Err(e) = bench_clip(name, path, (quick, stateless), &mut flushbuf) {
                 eprintln!("jobs_vs_ozz: {e}");
                 std::process::exit(1);
             }

@@ -9,12 +9,14 @@
 //!
 //! `--baseline`: the full pose's build-target copy (SSE2) even where the CPU has AVX2 + BMI2
 //! (the copy a CPU without them runs; by default each reader takes the one its CPU allows).
+//! `--sampler`: the full-pose patterns through a `Sampler` (the same poses, with a per-segment
+//! cache kept between calls, as ACL's and ozz's contexts are): one per copy in the cold pattern.
 //!
 //! Columns (one row per clip, after the header): as ACL's, with `acl_bytes` = the `.cfa`'s
 //! runtime data (what ACL's `get_size()` counts: no names or bind pose) and `compress_ms` = NA
 //! (compression is timed by the compressor's own reports, not here).
 
-use clipforge_runtime::{ClipReader, Defaults, Looping, Pose};
+use clipforge_runtime::{ClipReader, Defaults, Looping, Pose, Sampler};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -38,6 +40,9 @@ struct Options {
     /// Time the full pose's build-target copy (SSE2) even on a CPU with AVX2
     /// (`ClipReader::use_baseline_decoder`).
     baseline: bool,
+    /// The full-pose patterns through a `Sampler` (its per-segment cache): one per copy in the
+    /// cold pattern, one for the warm patterns.
+    sampler: bool,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -219,6 +224,11 @@ fn measure(opt: &Options, bytes: &[u8], reader: &ClipReader, times: &TimeLists) 
                 r
             })
             .collect();
+        let mut samplers: Vec<Sampler> = if opt.sampler {
+            readers.iter().map(Sampler::new).collect()
+        } else {
+            Vec::new()
+        };
         let mut flush = vec![1u8; FLUSH_BYTES];
         let mut samples = Vec::new();
         let n = times.even.len();
@@ -227,7 +237,11 @@ fn measure(opt: &Options, bytes: &[u8], reader: &ClipReader, times: &TimeLists) 
             flush_cache(&mut flush);
             let t0 = Instant::now();
             for _ in 0..COLD_COPIES {
-                readers[call % COLD_COPIES].sample_pose(times.even[call % n], looping, &mut pose);
+                let t = times.even[call % n];
+                match samplers.get_mut(call % COLD_COPIES) {
+                    Some(s) => s.sample_pose(t, looping, &mut pose),
+                    None => readers[call % COLD_COPIES].sample_pose(t, looping, &mut pose),
+                }
                 call += 1;
             }
             black_box(&mut pose);
@@ -251,7 +265,7 @@ fn measure(opt: &Options, bytes: &[u8], reader: &ClipReader, times: &TimeLists) 
         }
         l
     };
-    let pose_call = |_: u64, t: f32, p: &mut Pose| reader.sample_pose(t, looping, p);
+    let mut sampler = opt.sampler.then(|| Sampler::new(reader));
     let bone_call = |n: u64, t: f32, p: &mut Pose| {
         let b = (n % num_bones as u64) as usize;
         if let Some((r, tr, s)) = reader.sample_bone(b, t, looping) {
@@ -272,9 +286,13 @@ fn measure(opt: &Options, bytes: &[u8], reader: &ClipReader, times: &TimeLists) 
     let mut bones8 = Warm::new(&times.even);
     for round in 0..WARMUP_BLOCKS + opt.blocks {
         let timed = round >= WARMUP_BLOCKS;
-        warm.block(&mut pose, timed, pose_call);
-        playback.block(&mut pose, timed, pose_call);
-        seek.block(&mut pose, timed, pose_call);
+        let mut pose_call = |_: u64, t: f32, p: &mut Pose| match sampler.as_mut() {
+            Some(s) => s.sample_pose(t, looping, p),
+            None => reader.sample_pose(t, looping, p),
+        };
+        warm.block(&mut pose, timed, &mut pose_call);
+        playback.block(&mut pose, timed, &mut pose_call);
+        seek.block(&mut pose, timed, &mut pose_call);
         if num_bones > 0 {
             bone.block(&mut pose, timed, bone_call);
             bones8.block(&mut pose, timed, bones8_call);
@@ -330,7 +348,7 @@ fn fmt(v: f64) -> String {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: runtime_vs_acl [--blocks N] [--passes N] [--no-header] [--baseline] CLIP.cfa...\n\
+        "usage: runtime_vs_acl [--blocks N] [--passes N] [--no-header] [--baseline] [--sampler] CLIP.cfa...\n\
          \x20      runtime_vs_acl --print-times NUM_SAMPLES SAMPLE_RATE\n\
          (patterns and columns: anchors/acl/README.md; ACL_BENCH_VERBOSE=1 prints the spread)"
     );
@@ -344,6 +362,7 @@ fn main() {
         header: true,
         verbose: std::env::var_os("ACL_BENCH_VERBOSE").is_some(),
         baseline: false,
+        sampler: false,
     };
     let mut files = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -360,6 +379,7 @@ fn main() {
             "--passes" => opt.passes = count(args.next()),
             "--no-header" => opt.header = false,
             "--baseline" => opt.baseline = true,
+            "--sampler" => opt.sampler = true,
             "--print-times" => {
                 let n: u32 = args
                     .next()

@@ -46,6 +46,20 @@ pub(crate) struct Dequant4 {
     mask: [__m128i; 3],
 }
 
+impl Dequant4 {
+    /// All zero: a placeholder for a cache entry not computed yet (never read as one).
+    pub(crate) fn zeroed() -> Self {
+        // SAFETY: SSE2 is part of the x86-64 baseline (this module is compiled only there).
+        unsafe {
+            Dequant4 {
+                base: [_mm_setzero_ps(); 3],
+                step: [_mm_setzero_ps(); 3],
+                mask: [_mm_setzero_si128(); 3],
+            }
+        }
+    }
+}
+
 /// [`Dequant4`] of a group. The caller guarantees (validation) 4 bytes from every range row.
 #[inline(always)]
 pub(crate) fn dequant(
@@ -221,8 +235,8 @@ unsafe fn raw_avx2(buf: &[u8], pos: usize, start: u64, f0: u64, f1: u64) -> [__m
 
 /// [`columns`] by track: the decoded x, y, z (lane w: 0) of each of the four tracks.
 #[inline(always)]
-pub(crate) fn values<const AVX2: bool>(buf: &[u8], pos: usize, w: u64, d: &Dequant4) -> [Vec4; 4] {
-    transpose(columns::<AVX2>(buf, pos, w, d)).map(Vec4::from)
+pub(crate) fn rows(c: [__m128; 4]) -> [Vec4; 4] {
+    transpose(c).map(Vec4::from)
 }
 
 /// Added to four 16-bit totals of at most 72 bits: bit 7 of a lane is set when its total is

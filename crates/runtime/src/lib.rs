@@ -30,11 +30,14 @@ pub mod quant;
 pub mod relayout;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod rot4;
+mod sampler;
 pub mod scalar;
 pub mod skeleton;
 mod validate;
 
 pub use pose::{AdditiveFormat, Pose, PoseMut};
+pub use sampler::Sampler;
+use sampler::SegCache;
 pub use skeleton::{BoneDesc, NO_PARENT, Skeleton};
 
 use alloc::string::String;
@@ -750,17 +753,37 @@ impl<'a> ClipReader<'a> {
     /// [`Self::decode_run`] over every animated sub-track of a version-4 buffer, four tracks at
     /// a time ([`group4`]); a group holding a raw component or a raw w goes through
     /// [`Self::decode_run`].
+    ///
+    /// A sampler's cache is used when both samples are in one segment (then whether a group
+    /// takes this path depends on that segment alone, so a sample's cached groups are the ones a
+    /// later call reads): the groups' dequantization of segment `s0` (reused when both samples
+    /// are in it, refilled when both are in another), and with `SAMPLES` (`slots` says which)
+    /// the decoded groups of two samples (reused when a call needs one of them: the same pair
+    /// again at another blend, or the next pair sharing a sample).
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[inline(always)]
-    fn decode_groups<const AVX2: bool>(
+    fn decode_groups<const AVX2: bool, const SAMPLES: bool>(
         &self,
         (v0, v1): (SegView, SegView),
-        same_segment: bool,
-        exact: bool,
+        (s0, same_segment): (usize, bool),
+        (i0, i1): (usize, usize),
         alpha: f32,
         sink: &mut PoseSink,
+        (cache, slots): (Option<&mut SegCache>, sampler::Slots),
     ) {
         let n = self.num_animated;
+        let exact = i0 == i1;
+        let mut cache = cache.filter(|_| same_segment);
+        let hit = cache.as_ref().is_some_and(|c| c.seg == s0);
+        // Without samples to read or keep, the copy without their tests (as fast as before).
+        let slots = if SAMPLES {
+            slots
+        } else {
+            sampler::Slots::default()
+        };
+        // Whether every plain group's dequantization of segment `s0` is in the cache after this
+        // call (a group whose samples both came from the cache computes none).
+        let mut dequant_complete = true;
         let (mut p0, mut p1) = (v0.bitpos, v1.bitpos);
         let multi = v0.ranges_off != usize::MAX;
         let widths = |v: &SegView, g: usize, lanes: usize| {
@@ -794,63 +817,78 @@ impl<'a> ClipReader<'a> {
             let grp = &self.groups[g];
             let clip = &grp.clip;
             let at = |v: &SegView| multi.then(|| (v.ranges_off + 6 * GROUP * g, lanes));
-            let d0 = group4::dequant(self.buf, w0, at(&v0), clip);
+            // The dropped component of each lane's rotation (one byte a lane).
+            let dropped = |v: &SegView| {
+                u32::from_le_bytes(core::array::from_fn(|j| {
+                    if grp.slot[j] == NO_SLOT {
+                        grp.dropped[j]
+                    } else {
+                        self.buf[v.dropped_off + grp.slot[j] as usize]
+                    }
+                }))
+            };
+            // Each sample's columns and dropped components: from the sampler's cache when it
+            // holds the sample, else decoded (and kept there when it has a slot for it).
+            let mut d0 = None;
+            let k0 = match (cache.as_deref(), slots.hit[0]) {
+                (Some(c), Some(s)) => c.cols[s][g],
+                _ => {
+                    let d = self.dequant0(&mut cache, hit, g, (w0, at(&v0), clip));
+                    d0 = Some(d);
+                    let k = (group4::columns::<AVX2>(self.buf, p0, w0, &d), dropped(&v0));
+                    if let (Some(c), Some(t)) = (cache.as_deref_mut(), slots.fill[0]) {
+                        c.cols[t][g] = k;
+                    }
+                    k
+                }
+            };
+            p0 += group4::plain_bits(w0);
+            let k1 = if exact {
+                k0
+            } else {
+                match (cache.as_deref(), slots.hit[1]) {
+                    (Some(c), Some(s)) => c.cols[s][g],
+                    _ => {
+                        let d = if !same_segment {
+                            group4::dequant(self.buf, w1, at(&v1), clip)
+                        } else if let Some(d) = d0 {
+                            d
+                        } else {
+                            let d = self.dequant0(&mut cache, hit, g, (w0, at(&v0), clip));
+                            d0 = Some(d);
+                            d
+                        };
+                        let k = (group4::columns::<AVX2>(self.buf, p1, w1, &d), dropped(&v1));
+                        if let (Some(c), Some(t)) = (cache.as_deref_mut(), slots.fill[1]) {
+                            c.cols[t][g] = k;
+                        }
+                        k
+                    }
+                }
+            };
+            p1 += group4::plain_bits(w1);
+            dequant_complete &= d0.is_some();
             if u32::from_le_bytes(grp.kind) == 0 {
                 // Four rotations (kind 0 in every lane, so a full group): finished straight
                 // from the decoded columns, four lanes at once, without the chunk's round trip
                 // (components to rows, rows back to components).
-                let dropped = |v: &SegView| {
-                    u32::from_le_bytes(core::array::from_fn(|j| {
-                        if grp.slot[j] == NO_SLOT {
-                            grp.dropped[j]
-                        } else {
-                            self.buf[v.dropped_off + grp.slot[j] as usize]
-                        }
-                    }))
-                };
-                let k0 = (group4::columns::<AVX2>(self.buf, p0, w0, &d0), dropped(&v0));
-                p0 += group4::plain_bits(w0);
-                let q = if exact {
-                    rot4::finish_columns(k0, None, alpha)
-                } else {
-                    let c1 = if same_segment {
-                        group4::columns::<AVX2>(self.buf, p1, w1, &d0)
-                    } else {
-                        let d1 = group4::dequant(self.buf, w1, at(&v1), clip);
-                        group4::columns::<AVX2>(self.buf, p1, w1, &d1)
-                    };
-                    rot4::finish_columns(k0, Some((c1, dropped(&v1))), alpha)
-                };
-                p1 += group4::plain_bits(w1);
+                let q = rot4::finish_columns(k0, (!exact).then_some(k1), alpha);
                 for (j, q) in q.into_iter().enumerate() {
                     sink.rotations[grp.bone[j] as usize] =
                         Quat::from_vec4(self.referenced(grp.reference[j], q));
                 }
                 continue;
             }
-            let x0 = group4::values::<AVX2>(self.buf, p0, w0, &d0);
-            p0 += group4::plain_bits(w0);
-            let x1 = if exact {
-                x0
-            } else if same_segment {
-                group4::values::<AVX2>(self.buf, p1, w1, &d0)
-            } else {
-                let d1 = group4::dequant(self.buf, w1, at(&v1), clip);
-                group4::values::<AVX2>(self.buf, p1, w1, &d1)
-            };
-            p1 += group4::plain_bits(w1);
+            let (x0, x1) = (group4::rows(k0.0), group4::rows(k1.0));
             for j in 0..lanes {
                 let (bone, kind) = (grp.bone[j], grp.kind[j]);
                 if kind == 0 {
-                    let dropped = |v: &SegView| {
-                        if grp.slot[j] == NO_SLOT {
-                            grp.dropped[j]
-                        } else {
-                            self.buf[v.dropped_off + grp.slot[j] as usize]
-                        }
+                    let r0 = (x0[j], (k0.1 >> (8 * j)) as u8);
+                    let r1 = if exact {
+                        r0
+                    } else {
+                        (x1[j], (k1.1 >> (8 * j)) as u8)
                     };
-                    let r0 = (x0[j], dropped(&v0));
-                    let r1 = if exact { r0 } else { (x1[j], dropped(&v1)) };
                     sink.rotation(self, bone, grp.reference[j], (r0, r1));
                 } else if exact {
                     sink.vector(kind, bone, x0[j]);
@@ -858,6 +896,40 @@ impl<'a> ClipReader<'a> {
                     sink.vector(kind, bone, x0[j].lerp(x1[j], alpha));
                 }
             }
+        }
+        if let Some(c) = cache {
+            c.seg = if hit || dequant_complete {
+                s0
+            } else {
+                sampler::NO_SEGMENT
+            };
+            for (t, i) in [(slots.fill[0], i0), (slots.fill[1], i1)] {
+                if let Some(t) = t {
+                    c.sample[t] = i;
+                }
+            }
+        }
+    }
+
+    /// Group `g`'s dequantization ([`group4::dequant`] of widths, segment ranges and clip
+    /// ranges `w`) in the segment of both samples: the cache's when it holds that segment's
+    /// (`hit`), else computed (and kept there).
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[inline(always)]
+    fn dequant0(
+        &self,
+        cache: &mut Option<&mut SegCache>,
+        hit: bool,
+        g: usize,
+        (w, ranges, clip): (u64, Option<(usize, usize)>, &group4::GroupRanges),
+    ) -> group4::Dequant4 {
+        match cache.as_deref_mut() {
+            Some(c) if hit => c.groups[g],
+            Some(c) => {
+                c.groups[g] = group4::dequant(self.buf, w, ranges, clip);
+                c.groups[g]
+            }
+            None => group4::dequant(self.buf, w, ranges, clip),
         }
     }
 
@@ -881,7 +953,7 @@ impl<'a> ClipReader<'a> {
 
     /// (sample before, sample after, blend) for time `t`.
     #[inline]
-    fn locate(&self, t: f32, looping: Looping) -> (usize, usize, f32) {
+    pub(crate) fn locate(&self, t: f32, looping: Looping) -> (usize, usize, f32) {
         let n = self.num_samples;
         if n <= 1 {
             return (0, 0, 0.0);
@@ -934,6 +1006,15 @@ impl<'a> ClipReader<'a> {
         defaults: Defaults,
         pose: PoseMut<'_>,
     ) -> Result<(), SampleError> {
+        self.check_pose(&pose)?;
+        let (i0, i1, alpha) = self.locate(t, looping);
+        self.decode_into(i0, i1, alpha, defaults, pose, None);
+        Ok(())
+    }
+
+    /// [`SampleError::OutputSize`] unless each of `pose`'s arrays has [`Self::num_bones`]
+    /// entries.
+    pub(crate) fn check_pose(&self, pose: &PoseMut<'_>) -> Result<(), SampleError> {
         let n = self.num_bones;
         for got in [
             pose.rotations.len(),
@@ -944,8 +1025,6 @@ impl<'a> ClipReader<'a> {
                 return Err(SampleError::OutputSize { expected: n, got });
             }
         }
-        let (i0, i1, alpha) = self.locate(t, looping);
-        self.decode_into(i0, i1, alpha, defaults, pose);
         Ok(())
     }
 
@@ -1007,20 +1086,37 @@ impl<'a> ClipReader<'a> {
         if pose.len() != self.num_bones {
             pose.resize(self.num_bones);
         }
-        self.decode_into(i0, i1, alpha, defaults, pose.as_pose_mut());
+        self.decode_into(i0, i1, alpha, defaults, pose.as_pose_mut(), None);
     }
 
     /// [`Self::decode_between`] into arrays of [`Self::num_bones`] entries each: the body
     /// compiled for AVX2 + BMI2 where the CPU has them, else for the build's target.
     #[inline(always)]
-    fn decode_into(&self, i0: usize, i1: usize, alpha: f32, defaults: Defaults, pose: PoseMut) {
+    pub(crate) fn decode_into(
+        &self,
+        i0: usize,
+        i1: usize,
+        alpha: f32,
+        defaults: Defaults,
+        pose: PoseMut,
+        cache: Option<&mut SegCache>,
+    ) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if self.avx2 {
             // SAFETY: `avx2` is set only when the CPU has AVX2, BMI1 and BMI2 and the OS saves
             // the YMM registers (`jobs::avx2_bmi2`).
-            return unsafe { self.decode_into_avx2(i0, i1, alpha, defaults, pose) };
+            return unsafe {
+                // A copy each with and without a sampler's cache: the stateless call compiles
+                // as if there were no cache (no test per group).
+                match cache {
+                    Some(c) => {
+                        self.decode_into_avx2::<true>(i0, i1, alpha, defaults, pose, Some(c))
+                    }
+                    None => self.decode_into_avx2::<false>(i0, i1, alpha, defaults, pose, None),
+                }
+            };
         }
-        self.decode_into_body::<false>(i0, i1, alpha, defaults, pose);
+        self.decode_into_body::<false>(i0, i1, alpha, defaults, pose, cache);
     }
 
     /// [`Self::decode_into_body`] compiled with AVX2, BMI1 and BMI2: VEX-encoded SSE (three
@@ -1030,15 +1126,17 @@ impl<'a> ClipReader<'a> {
     /// (`tests/it/runtime/equal.rs` compares both copies).
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[target_feature(enable = "avx2,bmi1,bmi2")]
-    unsafe fn decode_into_avx2(
+    unsafe fn decode_into_avx2<const CACHE: bool>(
         &self,
         i0: usize,
         i1: usize,
         alpha: f32,
         defaults: Defaults,
         pose: PoseMut,
+        cache: Option<&mut SegCache>,
     ) {
-        self.decode_into_body::<true>(i0, i1, alpha, defaults, pose);
+        let cache = if CACHE { cache } else { None };
+        self.decode_into_body::<true>(i0, i1, alpha, defaults, pose, cache);
     }
 
     /// Uses the build target's copy of the full pose even on a CPU with AVX2 (tests compare
@@ -1062,7 +1160,11 @@ impl<'a> ClipReader<'a> {
         alpha: f32,
         defaults: Defaults,
         pose: PoseMut,
+        cache: Option<&mut SegCache>,
     ) {
+        // Only the four-track path has something to cache.
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+        let _ = cache;
         if self.num_bones == 0 {
             return;
         }
@@ -1144,7 +1246,31 @@ impl<'a> ClipReader<'a> {
         };
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if self.grouped {
-            self.decode_groups::<AVX2>(views, s0 == s1, i0 == i1, alpha, &mut sink);
+            let mut cache = cache.filter(|_| s0 == s1);
+            let slots = match cache.as_deref_mut() {
+                Some(c) => c.slots(i0, i1),
+                None => sampler::Slots::default(),
+            };
+            let (segs, samples) = ((s0, s0 == s1), (i0, i1));
+            if slots.any() {
+                self.decode_groups::<AVX2, true>(
+                    views,
+                    segs,
+                    samples,
+                    alpha,
+                    &mut sink,
+                    (cache, slots),
+                );
+            } else {
+                self.decode_groups::<AVX2, false>(
+                    views,
+                    segs,
+                    samples,
+                    alpha,
+                    &mut sink,
+                    (cache, slots),
+                );
+            }
         } else {
             self.decode_run(
                 0..self.tracks.len(),

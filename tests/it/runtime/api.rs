@@ -13,7 +13,7 @@ use clipforge::anim::generate::{GenerateOptions, generate};
 use clipforge::anim::scalar::compress_scalar_list;
 use clipforge::anim::{CompressionSettings, RawClip, compress};
 use clipforge::runtime::scalar::ScalarReader;
-use clipforge::runtime::{ClipReader, Defaults, Looping, Pose, PoseMut, SampleError};
+use clipforge::runtime::{ClipReader, Defaults, Looping, Pose, PoseMut, SampleError, Sampler};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -181,6 +181,7 @@ fn sampling_into_caller_arrays_equals_sampling_into_a_pose() {
     for (name, bytes) in buffers() {
         let r = ClipReader::new(&bytes).unwrap();
         let n = r.num_bones();
+        let mut sampler = Sampler::new(&r);
         for t in times(&r) {
             for (looping, defaults) in [
                 (Looping::Clamp, Defaults::Write),
@@ -196,6 +197,15 @@ fn sampling_into_caller_arrays_equals_sampling_into_a_pose() {
                     scales: &mut got.scales,
                 };
                 assert_eq!(r.sample_pose_into(t, looping, defaults, out), Ok(()));
+                // A sampler (its cache kept across these calls) writes the same.
+                let mut cached = garbage(n);
+                let out = PoseMut {
+                    rotations: &mut cached.rotations,
+                    translations: &mut cached.translations,
+                    scales: &mut cached.scales,
+                };
+                assert_eq!(sampler.sample_pose_into(t, looping, defaults, out), Ok(()));
+
                 let bits = |p: &Pose| {
                     let mut v: Vec<u32> = Vec::new();
                     for b in 0..n {
@@ -206,6 +216,11 @@ fn sampling_into_caller_arrays_equals_sampling_into_a_pose() {
                     v
                 };
                 assert_eq!(bits(&got), bits(&want), "{name} at {t} {defaults:?}");
+                assert_eq!(
+                    bits(&cached),
+                    bits(&want),
+                    "{name} at {t} {defaults:?}, sampler"
+                );
             }
         }
         // One array too short: refused, and the others untouched.
@@ -229,6 +244,20 @@ fn sampling_into_caller_arrays_equals_sampling_into_a_pose() {
         );
         assert_eq!(p, garbage(n), "{name}: nothing written");
         assert!(short.iter().all(|v| *v == glam::Vec3A::splat(-777.0)));
+        let out = PoseMut {
+            rotations: &mut p.rotations,
+            translations: &mut short,
+            scales: &mut p.scales,
+        };
+        assert_eq!(
+            sampler.sample_pose_into(0.0, Looping::Clamp, Defaults::Write, out),
+            Err(SampleError::OutputSize {
+                expected: n,
+                got: n - 1
+            }),
+            "{name}, sampler"
+        );
+        assert_eq!(p, garbage(n), "{name}: nothing written by the sampler");
     }
 }
 
@@ -427,22 +456,25 @@ fn no_sampling_call_allocates() {
         .iter()
         .map(|r| vec![0.0; r.num_tracks() * r.track_type().width()])
         .collect();
+    let mut samplers: Vec<Sampler> = readers.iter().map(Sampler::new).collect();
     let mut calls = 0usize;
     let before = allocations();
     for (i, r) in readers.iter().enumerate() {
         let (p, scratch) = &mut poses[i];
+        let sampler = &mut samplers[i];
         for k in 0..50 {
             let t = k as f32 * 0.031 - 0.2;
             for looping in [Looping::Clamp, Looping::Wrap] {
                 r.sample_pose(t, looping, p);
                 r.sample_pose_with(t, looping, Defaults::Skip, p);
+                sampler.sample_pose(t, looping, p);
                 std::hint::black_box(r.sample_bone(k % r.num_bones().max(1), t, looping));
                 r.sample_bones(&lists[i], t, looping, Defaults::Write, p)
                     .unwrap();
                 r.decode_sample(k, p);
                 r.decode_blend(k, k + 1, 0.25, p);
                 let _ = r.sample_additive_onto(t, looping, scratch, p);
-                calls += 7;
+                calls += 8;
             }
         }
     }

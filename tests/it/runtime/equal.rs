@@ -13,6 +13,10 @@
 //! on both layouts (its four-track path on version 4, its per-track path on version 3); the two
 //! layouts convert into each other byte for byte, and version 4 is never larger.
 //!
+//! A `Sampler` (the full pose with a per-segment cache kept between calls) is held to the same
+//! bits over the same times: in order (every sample, then playback at three times the clip's
+//! rate: its cached samples reused), at random (refilled), and alternating loopings.
+//!
 //! On x86-64 the full pose has two copies, one compiled for AVX2 + BMI2 (taken where the CPU
 //! has them) and one for the build target (`ClipReader::use_baseline_decoder`): both are
 //! compared.
@@ -28,7 +32,7 @@ use clipforge::anim::additive::{AdditiveFormat, first_frame, make_additive};
 use clipforge::anim::formats::load_clips;
 use clipforge::anim::{CompressionSettings, RawClip, compress};
 use clipforge::runtime::relayout::relayout;
-use clipforge::runtime::{ClipReader, Looping, Pose};
+use clipforge::runtime::{ClipReader, Looping, Pose, Sampler};
 use old_decoder::OldReader;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -111,12 +115,17 @@ fn compare_on(label: &str, old_bytes: &[u8], bytes: &[u8]) -> usize {
     let mut times: Vec<f32> = (0..new.num_samples())
         .map(|i| i as f32 / new.sample_rate())
         .collect();
+    // Playback at three times the clip's rate (the first 64 samples): a sampler blends the same
+    // pair again, then moves on by one sample.
+    times.extend((0..3 * new.num_samples().min(64)).map(|k| k as f32 / (3.0 * new.sample_rate())));
     let mut seed = 0x5EED ^ bytes.len() as u64;
     for _ in 0..300 {
         let u = (splitmix(&mut seed) >> 40) as f32 / 16_777_216.0;
         times.push((u * 1.4 - 0.2) * d.max(0.1));
     }
     times.extend([d, -1.0, 1e9, f32::NAN, f32::INFINITY]);
+    let (mut sampler, mut sampler_baseline) = (Sampler::new(&new), Sampler::new(&baseline));
+    let mut e = Pose::default();
     for &t in &times {
         for looping in [Looping::Clamp, Looping::Wrap] {
             old.sample_pose(t, looping, &mut a);
@@ -127,6 +136,18 @@ fn compare_on(label: &str, old_bytes: &[u8], bytes: &[u8]) -> usize {
                 pose_bits(&a),
                 pose_bits(&c),
                 "{label}: t = {t} {looping:?}, baseline"
+            );
+            sampler.sample_pose(t, looping, &mut e);
+            assert_eq!(
+                pose_bits(&a),
+                pose_bits(&e),
+                "{label}: t = {t} {looping:?}, sampler"
+            );
+            sampler_baseline.sample_pose(t, looping, &mut e);
+            assert_eq!(
+                pose_bits(&a),
+                pose_bits(&e),
+                "{label}: t = {t} {looping:?}, sampler, baseline"
             );
             n += 1;
         }
