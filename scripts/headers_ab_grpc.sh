@@ -6,14 +6,12 @@
 #
 # usage: scripts/headers_ab_grpc.sh BASE_BIN NEW_BIN   env: TREE=/tmp/cf-grpc/tree RUNS=5
 set -euo pipefail
+source "$(dirname "$0")/headers_grpc_flags.sh"
 base=$1; new=$2
 tree=${TREE:-/tmp/cf-grpc/tree}
 work=$(dirname "$tree")/ab
 mkdir -p "$work"
-incs="src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
-  third_party/cares/cares/include third_party/cares third_party/cares/cares third_party/cares/config_linux
-  third_party/re2 third_party/boringssl-with-bazel/src/include third_party/upb src/core/ext/upb-gen
-  src/core/ext/upbdefs-gen third_party/utf8_range third_party/xxhash third_party/zlib"
+incs="$GRPC_INCS"
 args=(headers .)
 for d in $incs; do args+=(-I "$d"); done
 args+=(-D _WIN32_WINNT=0x600 -D OPENSSL_NO_ASM=1 --std c++17 -q)

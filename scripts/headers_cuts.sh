@@ -9,6 +9,7 @@
 # usage: scripts/headers_cuts.sh grpc|rocksdb [path/to/clipforge]
 # env:   WORK=/tmp/cf-grpc (or /tmp/cf-rocksdb)  N=20  RUNS=5
 set -euo pipefail
+source "$(dirname "$0")/headers_grpc_flags.sh"
 here=$(cd "$(dirname "$0")/.." && pwd)
 which=${1:?grpc or rocksdb}
 bin=${2:-${CARGO_TARGET_DIR:-$here/target}/release/clipforge}
@@ -17,11 +18,8 @@ runs=${RUNS:-5}
 case $which in
   grpc)
     work=${WORK:-/tmp/cf-grpc}
-    incs="src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
-      third_party/cares/cares/include third_party/cares third_party/cares/cares third_party/cares/config_linux
-      third_party/re2 third_party/boringssl-with-bazel/src/include third_party/upb src/core/ext/upb-gen
-      src/core/ext/upbdefs-gen third_party/utf8_range third_party/xxhash third_party/zlib"
-    defs="_WIN32_WINNT=0x600 OPENSSL_NO_ASM=1"
+    incs="$GRPC_INCS"
+    defs="$GRPC_DEFS"
     std=c++17 ;;
   rocksdb)
     work=${WORK:-/tmp/cf-rocksdb}

@@ -12,6 +12,7 @@
 # usage: scripts/headers_grpc.sh [path/to/clipforge]
 # env:   WORK=/tmp/cf-grpc  TOOLS=../shared/tools/headers  SKIP_GT=1 (reuse $WORK/gt)
 set -euo pipefail
+source "$(dirname "$0")/headers_grpc_flags.sh"
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-${CARGO_TARGET_DIR:-$here/target}/release/clipforge}
 tools=${TOOLS:-$here/../shared/tools/headers}
@@ -22,11 +23,8 @@ fetch_tree https://files.pythonhosted.org/packages/e7/42/94293200e40480d79fc876b
   35334f9c9745add3e357e3372756fd32d925bd52c41da97f4dfdafbde0bf0ee2
 find . -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.cxx' -o -name '*.m' -o -name '*.mm' \) \
   -not -path './src/core/*' -delete
-incs="src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
-  third_party/cares/cares/include third_party/cares third_party/cares/cares third_party/cares/config_linux
-  third_party/re2 third_party/boringssl-with-bazel/src/include third_party/upb src/core/ext/upb-gen
-  src/core/ext/upbdefs-gen third_party/utf8_range third_party/xxhash third_party/zlib"
-defs="_WIN32_WINNT=0x600 OPENSSL_NO_ASM=1"
+incs="$GRPC_INCS"
+defs="$GRPC_DEFS"
 std=c++17
 touch_header=src/core/lib/gprpp/ref_counted.h
 run_realtree

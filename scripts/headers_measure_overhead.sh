@@ -15,19 +15,17 @@
 # env:   PCT=10 JOBS=2 NICE=15 ROUNDS=2 FULL=1 (0: skip the two full-compile sides)
 #        TRACE=1 (0: skip clang alone with -ftime-trace)
 set -euo pipefail
+source "$(dirname "$0")/headers_grpc_flags.sh"
 work=${WORK:?WORK: the folder of scripts/headers_predict_real.sh (with tree/)}
 pct=${PCT:-10}; jobs=${JOBS:-2}; nice=${NICE:-15}; rounds=${ROUNDS:-2}; full=${FULL:-1}; trace=${TRACE:-1}
 tree=$work/tree
 out=$(mktemp -d /tmp/cf-overhead.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 cd "$tree"
-incs="src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
-  third_party/cares/cares/include third_party/cares third_party/cares/cares third_party/cares/config_linux
-  third_party/re2 third_party/boringssl-with-bazel/src/include third_party/upb src/core/ext/upb-gen
-  src/core/ext/upbdefs-gen third_party/utf8_range third_party/xxhash third_party/zlib"
+incs="$GRPC_INCS"
 ours=(); cc=()
 for d in $incs; do ours+=(-I "$d"); cc+=(-I "$tree/$d"); done
-for d in _WIN32_WINNT=0x600 OPENSSL_NO_ASM=1; do ours+=(-D "$d"); cc+=("-D$d"); done
+for d in $GRPC_DEFS; do ours+=(-D "$d"); cc+=("-D$d"); done
 ntus=$(find . -type f \( -name '*.c' -o -name '*.cc' \) | wc -l)
 k=$(( (ntus * pct + 99) / 100 ))
 printf '%s\n' "${cc[@]}" > "$out/cc_flags.txt"

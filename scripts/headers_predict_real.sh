@@ -30,6 +30,7 @@
 #        STEPS="sample plain truth predict" (a subset reruns only those steps)
 #        INCS DEFS STD (another tree's flags; gRPC's by default)
 set -euo pipefail
+source "$(dirname "$0")/headers_grpc_flags.sh"
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(realpath "${1:-${CARGO_TARGET_DIR:-$here/target}/release/clipforge}")
 work=${WORK:-/tmp/cf-predict-real}
@@ -48,11 +49,8 @@ else
   find . -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.cxx' -o -name '*.m' -o -name '*.mm' \) \
     -not -path './src/core/*' -delete
 fi
-incs=${INCS:-"src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
-  third_party/cares/cares/include third_party/cares third_party/cares/cares third_party/cares/config_linux
-  third_party/re2 third_party/boringssl-with-bazel/src/include third_party/upb src/core/ext/upb-gen
-  src/core/ext/upbdefs-gen third_party/utf8_range third_party/xxhash third_party/zlib"}
-defs=${DEFS-"_WIN32_WINNT=0x600 OPENSSL_NO_ASM=1"}
+incs=${INCS:-"$GRPC_INCS"}
+defs=${DEFS-"$GRPC_DEFS"}
 std=${STD:-c++17}
 ours=() ; cc=()
 for d in $incs; do ours+=(-I "$d"); cc+=(-I "$tree/$d"); done

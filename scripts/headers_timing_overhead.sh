@@ -10,6 +10,7 @@
 # usage: WORK=/tmp/pr28/full TRACES=/tmp/x/sample scripts/headers_timing_overhead.sh BIN [BIN2 ...]
 # env:   ROUNDS=15
 set -euo pipefail
+source "$(dirname "$0")/headers_grpc_flags.sh"
 work=${WORK:?WORK: the folder of scripts/headers_predict_real.sh (with tree/)}
 traces=${TRACES:?TRACES: a folder of the traces of the sample (summaries are written there)}
 rounds=${ROUNDS:-15}
@@ -17,13 +18,10 @@ bins=("$@"); [ ${#bins[@]} -gt 0 ] || { echo "usage: $0 BIN [BIN2 ...]" >&2; exi
 out=$(mktemp -d /tmp/cf-timing.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 cd "$work/tree"
-incs="src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
-  third_party/cares/cares/include third_party/cares third_party/cares/cares third_party/cares/config_linux
-  third_party/re2 third_party/boringssl-with-bazel/src/include third_party/upb src/core/ext/upb-gen
-  src/core/ext/upbdefs-gen third_party/utf8_range third_party/xxhash third_party/zlib"
+incs="$GRPC_INCS"
 ours=()
 for d in $incs; do ours+=(-I "$d"); done
-for d in _WIN32_WINNT=0x600 OPENSSL_NO_ASM=1; do ours+=(-D "$d"); done
+for d in $GRPC_DEFS; do ours+=(-D "$d"); done
 scan() { /usr/bin/time -f "$1 %e %U %S" "$2" headers . "${ours[@]}" --std c++17 --no-cache -q \
   --json "$out/scan.json" >/dev/null 2>>"$out/times"; }
 timing() { /usr/bin/time -f "$1 %e %U %S" "$2" headers . "${ours[@]}" --std c++17 --no-cache -q \

@@ -12,6 +12,7 @@
 # usage: WORK=/tmp/pr28/full scripts/headers_trace_modes.sh BIN
 # env:   N=6 ROUNDS=2 NICE=10 MODES="syntax c-O0 c-O2g" (names below)
 set -euo pipefail
+source "$(dirname "$0")/headers_grpc_flags.sh"
 bin=$(realpath "${1:?path/to/clipforge}")
 work=${WORK:?WORK: the folder of scripts/headers_predict_real.sh (with tree/)}
 n=${N:-6}; rounds=${ROUNDS:-2}; nice=${NICE:-10}; modes=${MODES:-syntax c-O0 c-O2g}
@@ -19,13 +20,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 tree=$work/tree
 out=${OUT:-$(mktemp -d /tmp/cf-modes.XXXXXX)}; mkdir -p "$out"
 cd "$tree"
-incs="src/python/grpcio include . third_party/abseil-cpp third_party/address_sorting/include
-  third_party/cares/cares/include third_party/cares third_party/cares/cares third_party/cares/config_linux
-  third_party/re2 third_party/boringssl-with-bazel/src/include third_party/upb src/core/ext/upb-gen
-  src/core/ext/upbdefs-gen third_party/utf8_range third_party/xxhash third_party/zlib"
+incs="$GRPC_INCS"
 ours=(); cc=()
 for d in $incs; do ours+=(-I "$d"); cc+=(-I "$tree/$d"); done
-for d in _WIN32_WINNT=0x600 OPENSSL_NO_ASM=1; do ours+=(-D "$d"); cc+=("-D$d"); done
+for d in $GRPC_DEFS; do ours+=(-D "$d"); cc+=("-D$d"); done
 flags_of() {
   case $1 in
     syntax) echo "-fsyntax-only" ;;

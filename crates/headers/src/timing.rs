@@ -11,7 +11,7 @@ use super::compiler::Lang;
 use super::report::{Report, TuTime};
 use super::scan::{Scanner, TuSpec};
 use super::tracesum::{self, TraceSummary};
-use super::util::{FxMap, FxSet, PathKey, absolutize, normalize};
+use super::util::{FxMap, FxSet, PathKey, absolutize, is_normal, normalize};
 use super::{Project, cuts};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -260,14 +260,9 @@ fn bytes(p: &Path) -> &[u8] {
     p.as_os_str().as_encoded_bytes()
 }
 
-/// `/`-rooted with no empty, `.` or `..` segment and no trailing `/`: what [`normalize`]
-/// returns unchanged.
+/// `/`-rooted and what [`normalize`] returns unchanged.
 fn is_normal_absolute(b: &[u8]) -> bool {
-    b.first() == Some(&b'/')
-        && (b.len() == 1
-            || b[1..]
-                .split(|&c| c == b'/')
-                .all(|seg| !matches!(seg, b"" | b"." | b"..")))
+    b.first() == Some(&b'/') && is_normal(b)
 }
 
 /// The parts of a `-ftime-trace` file the costs come from.

@@ -225,22 +225,27 @@ impl Interner {
     }
 }
 
+/// Whether [`normalize`] returns this path (as bytes) unchanged: not empty, and no `.`, `..` or
+/// empty segment (a leading `/` aside).
+pub(crate) fn is_normal(bytes: &[u8]) -> bool {
+    bytes == b"/"
+        || (!bytes.is_empty()
+            && bytes
+                .split(|&b| b == b'/')
+                .enumerate()
+                .all(|(i, seg)| match seg {
+                    b"" => i == 0,
+                    b"." | b".." => false,
+                    _ => true,
+                }))
+}
+
 /// Lexical normalisation, like Python's `os.path.normpath` and like the paths `g++ -M` reports
 /// once normalised: `.` dropped, `a/..` collapsed, symlinks untouched.
 pub fn normalize(p: &Path) -> PathBuf {
     // Most paths are already normal (no `.`, `..` or empty segment): copy them as they are
     // instead of splitting into components and joining again (a rescan normalises ~100k paths).
-    let bytes = p.as_os_str().as_encoded_bytes();
-    let already_normal = !bytes.is_empty()
-        && bytes
-            .split(|&b| b == b'/')
-            .enumerate()
-            .all(|(i, seg)| match seg {
-                b"" => i == 0 && bytes.len() > 1,
-                b"." | b".." => false,
-                _ => true,
-            });
-    if already_normal {
+    if is_normal(p.as_os_str().as_encoded_bytes()) {
         return p.to_path_buf();
     }
     let mut out: Vec<Component> = Vec::new();
