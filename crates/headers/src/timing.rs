@@ -1376,6 +1376,26 @@ mod tests {
         }
     }
 
+    /// A hostile trace: durations near `u64::MAX` µs saturate, they do not wrap into small
+    /// times (nor panic where overflow is checked).
+    #[test]
+    fn huge_durations_saturate() {
+        let j = serde_json::json!({"traceEvents": [
+            {"ph": "X", "ts": 0, "dur": 1.8e19, "name": "Frontend"},
+            {"ph": "X", "ts": 0, "dur": 1.8e19, "name": "Frontend"},
+            {"ph": "X", "ts": 1.8e19, "dur": 1.8e19, "name": "Source", "args": {"detail": "/p/a.h"}},
+            {"ph": "X", "ts": 1.8e19, "dur": 1.8e19, "name": "Source", "args": {"detail": "/p/a.h"}}
+        ]});
+        let t = parse_trace(j.to_string().as_bytes(), Path::new("/q")).unwrap();
+        assert_eq!(t.frontend_us, u64::MAX);
+        // The second `Source` nests in the first (its end saturates past the second's start).
+        assert_eq!(
+            t.files,
+            vec![(PathBuf::from("/p/a.h"), 18_000_000_000_000_000_000, 2)]
+        );
+        assert!(t.own_us <= t.frontend_us);
+    }
+
     /// A hand-made trace: a.h (10 ms) includes b.h (4 ms), c.h (1 ms) at the top; Frontend 20 ms.
     #[test]
     fn exclusive_times_come_from_the_nesting() {
