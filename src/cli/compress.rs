@@ -596,12 +596,19 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
     }
     if t.failed > 0 {
         say!("failures:");
+        // What to do, under the first failure of each kind (the app's clip detail says the same
+        // `Failure::advice`); once per kind, so fifty broken files are not fifty equal hints.
+        let mut advised = Vec::new();
         for c in report
             .clips
             .iter()
             .filter(|c| c.status() == ClipStatus::Failed)
         {
             say!("  {}", c.error.as_deref().unwrap_or_default());
+            if let Some(kind) = c.failure.filter(|k| !advised.contains(k)) {
+                advised.push(kind);
+                say!("    {}", kind.advice());
+            }
         }
     }
     if let Some(line) = clipforge_pipeline::report::below_precision_summary(&report.clips) {

@@ -347,3 +347,31 @@ fn throughput_reads_in_the_units_of_the_sizes() {
         "{line} (want {rate})"
     );
 }
+
+/// The summary's "failures:" list says what to do, as the app's clip detail does
+/// (`Failure::advice`): under the first failure of each kind, once per kind.
+#[test]
+fn the_failures_list_says_what_to_do_once_per_kind() {
+    use clipforge::pipeline::report::Failure;
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["a.bvh", "b.bvh", "c.bvh"] {
+        std::fs::write(dir.path().join(n), "HIERARCHY\nROOT").unwrap();
+    }
+    std::fs::write(dir.path().join("ok.acl.sjson"), valid_acl()).unwrap();
+    let o = run(
+        dir.path(),
+        &["compress", ".", "-o", "out", "--jobs", "1", "--no-skip"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    let failures = err.split("failures:\n").nth(1).expect("a failures list");
+    let advice = Failure::InvalidFile.advice();
+    assert_eq!(failures.matches(advice).count(), 1, "{err}");
+    let lines: Vec<&str> = failures.lines().collect();
+    assert!(lines[0].trim_start().contains(".bvh:"), "{err}");
+    assert_eq!(lines[1].trim(), advice, "{err}");
+    // Every broken file is still listed.
+    for n in ["a.bvh", "b.bvh", "c.bvh"] {
+        assert!(failures.contains(n), "{err}");
+    }
+}
