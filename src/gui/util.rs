@@ -77,6 +77,19 @@ pub(crate) fn fmt_ms(ms: f64) -> String {
     }
 }
 
+/// Seconds for a headline: "1.23 s" from 0.1 s up, "30 ms" below, "< 1 ms" under half a
+/// millisecond either way (a gain of 3 ms read "0.00 s", as if there were none).
+pub(crate) fn fmt_seconds(s: f64) -> String {
+    let ms = s * 1000.0;
+    if s.abs() >= 0.1 {
+        format!("{s:.2} s")
+    } else if ms != 0.0 && ms.abs() < 0.5 {
+        "< 1 ms".to_string()
+    } else {
+        format!("{ms:.0} ms")
+    }
+}
+
 /// Thousands separators: 12345 → "12,345".
 pub(crate) fn fmt_count(n: u64) -> String {
     let s = n.to_string();
@@ -171,4 +184,18 @@ pub fn readable_on(fg: egui::Color32, bg: egui::Color32) -> egui::Color32 {
         .map(|i| mix(i as f32 / 20.0))
         .find(|&c| contrast(c, bg) >= NEEDED)
         .unwrap_or(toward)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn headline_seconds_never_round_a_gain_to_nothing() {
+        use super::fmt_seconds;
+        assert_eq!(fmt_seconds(1.234), "1.23 s");
+        assert_eq!(fmt_seconds(0.1), "0.10 s");
+        assert_eq!(fmt_seconds(0.003), "3 ms");
+        assert_eq!(fmt_seconds(-0.04), "-40 ms");
+        assert_eq!(fmt_seconds(0.0002), "< 1 ms");
+        assert_eq!(fmt_seconds(0.0), "0 ms");
+    }
 }

@@ -252,9 +252,9 @@ impl HeadersState {
         if let Some(a) = advice {
             let mut verify = false;
             egui::CollapsingHeader::new(format!(
-                "Precompiled header: {} headers, {:.2} s net per build",
+                "Precompiled header: {} headers, {} net per build",
                 a.headers.len(),
-                a.net_s
+                crate::gui::util::fmt_seconds(a.net_s)
             ))
             .id_salt("hh_pch")
             .show(ui, |ui| {
