@@ -23,7 +23,8 @@
 #   OUT_DIR       keeps the per-round tables (default: a temporary folder, removed)
 # environment: as scripts/bench_acl.sh (CLIPFORGE_SHARED, CARGO_TARGET_DIR, CXX); ACL is built
 # by it from ../shared/anchors-src; ClipForge's side is the example
-# crates/anim/examples/compress_cpu.rs, built in release.
+# crates/anim/examples/compress_cpu.rs, built in release, or the binary CLIPFORGE_COMPRESS_CPU
+# names (a copy taken out of the target dir, so that building during the run changes nothing).
 set -euo pipefail
 
 die() { echo "bench_compress_vs_acl.sh: error: $*" >&2; exit 1; }
@@ -39,7 +40,7 @@ while [[ $# -gt 0 ]]; do
         --reps) [[ $# -ge 2 ]] || die "--reps needs a value"; reps="$2"; shift 2 ;;
         --small-ms) [[ $# -ge 2 ]] || die "--small-ms needs a value"; small_ms="$2"; shift 2 ;;
         --set) [[ $# -ge 2 ]] || die "--set needs a value"; set_name="$2"; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [[ -z "$out" ]] || die "only one OUT_DIR"; out="$1"; shift ;;
     esac
@@ -69,10 +70,15 @@ done
 acl_bin="$target/anchors/acl/acl_bench"
 [[ -x "$acl_bin" ]] || die "missing $acl_bin"
 
-echo "bench_compress_vs_acl.sh: building the ClipForge side (cargo build --release --example compress_cpu)" >&2
-(cd "$repo" && nice -n 10 cargo build --quiet --release -p clipforge-anim --example compress_cpu) \
-    || die "cargo build failed"
-cf_bin="$target/release/examples/compress_cpu"
+if [[ -n "${CLIPFORGE_COMPRESS_CPU:-}" ]]; then
+    cf_bin="$CLIPFORGE_COMPRESS_CPU"
+    [[ -x "$cf_bin" ]] || die "CLIPFORGE_COMPRESS_CPU=$cf_bin is not an executable"
+else
+    echo "bench_compress_vs_acl.sh: building the ClipForge side (cargo build --release --example compress_cpu)" >&2
+    (cd "$repo" && nice -n 10 cargo build --quiet --release -p clipforge-anim --example compress_cpu) \
+        || die "cargo build failed"
+    cf_bin="$target/release/examples/compress_cpu"
+fi
 
 # The clip lists, the same files for both tools: files[S] the clips timed once per round,
 # small[S] the ones timed --reps times (ACL's recorded time in the reference table below
