@@ -198,6 +198,10 @@ struct SegmentCtx<'a> {
     target: f32,
     /// Animated tracks of each bone.
     bone_tracks: Vec<Vec<usize>>,
+    /// Per bone: whether it or a bone below it has an animated track (the others' subtrees
+    /// are 0 from a fixed bucket on in every budget: [`SegmentCtx::allocate`] reduces them to
+    /// that bucket).
+    active: Vec<bool>,
     /// Per track: [`min_arc_dot`] of a rotation's bone; infinite (no check) for the others.
     arc_dots: Vec<f32>,
     /// Per row of `refs` and bone: [`raw_vertices`] of the raw object transform (measured
@@ -279,6 +283,10 @@ struct DpTables {
     subtree: Vec<[u32; K1]>,
     subtree_arg: Vec<[u8; K1]>,
     steps: Vec<(usize, u32)>,
+    /// Per bone without anything animated at or below it: its fixed bucket, and the largest
+    /// bucket its children's subtrees start from.
+    fixed_from: Vec<usize>,
+    children_from: Vec<usize>,
 }
 
 impl DpTables {
@@ -358,6 +366,13 @@ pub(crate) fn search_segment(
     for (k, t) in p.tracks.iter().enumerate() {
         bone_tracks[t.bone].push(k);
     }
+    // Children come after their parents.
+    let mut active: Vec<bool> = bone_tracks.iter().map(|t| !t.is_empty()).collect();
+    for b in (0..p.num_bones).rev() {
+        if active[b] && p.parents[b] != NO_PARENT {
+            active[p.parents[b] as usize] = true;
+        }
+    }
     // The other arc turns the bone half a turn at worst, 2 × its lever: a target above that
     // needs no check (infinite: every level passes `keeps_arcs` at once).
     let arc_dots: Vec<f32> = p
@@ -400,6 +415,7 @@ pub(crate) fn search_segment(
         dom,
         target,
         bone_tracks,
+        active,
         arc_dots,
         raw_v,
         lanes: track_lanes,
@@ -672,18 +688,55 @@ impl SegmentCtx<'_> {
                 }
             }
         }
-        // Per bone: combine its tracks (min-plus convolution), remembering each split.
+        // Per bone: combine its tracks (min-plus convolution), remembering each split. A bone
+        // with nothing animated at or below it needs its fixed bucket alone (below).
+        dp.fixed_from.clear();
+        dp.fixed_from.resize(nb, 0);
+        dp.children_from.clear();
+        dp.children_from.resize(nb, 0);
         for b in 0..nb {
             let jf = bucket(p.fixed_err[b]);
             if jf >= K1 {
                 return None;
             }
-            dp.bone_cost[b] = dp.bone_table(&self.bone_tracks[b], jf);
+            if self.active[b] {
+                dp.bone_cost[b] = dp.bone_table(&self.bone_tracks[b], jf);
+            } else {
+                dp.fixed_from[b] = jf;
+            }
         }
         // Tree: children first (they come after their parents), each child gets what its parent leaves.
         // Bones without animated tracks only shift their children's table (O(K), not O(K²)).
         dp.below.iter_mut().for_each(|x| *x = None);
         for b in (0..nb).rev() {
+            if !self.active[b] {
+                // Its subtree's table (as the loop below would build it) is 0 from bucket `from`
+                // on and INF below: its own fixed bucket plus the largest of its children's
+                // (a shift of their sum, which is INF wherever one of them is). Added into an
+                // active parent's sum, it makes the buckets below `from` INF and leaves the
+                // others as they are; its own split is never read (the walk down skips it).
+                let from = (dp.fixed_from[b] + dp.children_from[b]).min(K1);
+                if p.parents[b] == NO_PARENT {
+                    if from > BUCKETS {
+                        return None;
+                    }
+                    continue;
+                }
+                let par = p.parents[b] as usize;
+                if !self.active[par] {
+                    dp.children_from[par] = dp.children_from[par].max(from);
+                    continue;
+                }
+                match &mut dp.below[par] {
+                    Some(acc) => acc[..from].fill(INF),
+                    slot => {
+                        let mut f = [0u32; K1];
+                        f[..from].fill(INF);
+                        *slot = Some(f);
+                    }
+                }
+                continue;
+            }
             let g = &dp.bone_cost[b];
             let mut f = [INF; K1];
             let mut arg = [0u8; K1];
@@ -730,6 +783,10 @@ impl SegmentCtx<'_> {
         let mut remaining = vec![BUCKETS; nb];
         let mut choice = vec![0usize; nt];
         for b in 0..nb {
+            if !self.active[b] {
+                // Nothing to choose (checked above: a root's subtree fits the budget).
+                continue;
+            }
             if p.parents[b] != NO_PARENT {
                 let par = p.parents[b] as usize;
                 remaining[b] = remaining[par] - dp.subtree_arg[par][remaining[par]] as usize;
@@ -1032,6 +1089,7 @@ impl SegmentCtx<'_> {
             new_local: vec![p.fixed[0]; nr],
             order: Vec::with_capacity(nr),
             order_stale: true,
+            changed: vec![true; nr],
             lanes,
         };
         for k in (0..p.tracks.len()).rev() {
@@ -1163,6 +1221,14 @@ impl SegmentCtx<'_> {
             let mut x = saved;
             set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
             st.new_local[r] = x;
+            // A row whose value does not change keeps its object transforms and errors, which
+            // passed (the same argument as for the whole trial above): not measured, not
+            // written back. A component trial of a two-sample segment leaves the row at that
+            // component's minimum as it was (it decodes to the range's base at any width).
+            st.changed[r] = !same_sub_track(&x, &saved, t.kind);
+            if !st.changed[r] {
+                continue;
+            }
             st.local[row + b] = x;
             // Every moved bone is in `b`'s tree: one root offset for the row.
             let offset = self.root_offset(&st.local[row..row + nb], b, j);
@@ -1193,7 +1259,7 @@ impl SegmentCtx<'_> {
             return false;
         }
         st.order_stale = true;
-        for r in 0..nr {
+        for r in (0..nr).filter(|&r| st.changed[r]) {
             let row = r * nb;
             st.local[row + b] = st.new_local[r];
             for &d in moved {
@@ -1483,6 +1549,8 @@ struct RefineState {
     /// the current track's moved bones unless `order_stale`.
     order: Vec<(f32, usize)>,
     order_stale: bool,
+    /// Per row: whether the trial changed its value ([`SegmentCtx::trial`]).
+    changed: Vec<bool>,
     /// The same state as lanes, kept instead of the per-row fields for a clip that is not
     /// additive.
     lanes: Option<RefineLanes>,
