@@ -277,12 +277,14 @@ struct DpTables {
     split: Vec<[u8; K1]>,
     /// Per bone and bucket: the cheapest cost of its own sub-tracks.
     bone_cost: Vec<[u32; K1]>,
-    /// Per bone: its children's subtrees summed, when it has any.
-    below: Vec<Option<[u32; K1]>>,
+    /// Per bone: its children's subtrees summed, when it has any (`has_below`).
+    below: Vec<[u32; K1]>,
+    has_below: Vec<bool>,
     /// Per bone and bucket: the cheapest cost of its subtree, and the bucket the bone keeps.
     subtree: Vec<[u32; K1]>,
     subtree_arg: Vec<[u8; K1]>,
     steps: Vec<(usize, u32)>,
+    steps_b: Vec<(usize, u32)>,
     /// Per bone without anything animated at or below it: its fixed bucket, and the largest
     /// bucket its children's subtrees start from.
     fixed_from: Vec<usize>,
@@ -291,53 +293,36 @@ struct DpTables {
 
 impl DpTables {
     /// The cheapest cost of a bone's own sub-tracks per bucket (min-plus convolution of their
-    /// `track_best` tables, from 0 at the bone's fixed bucket `jf` on), remembering each split.
-    fn bone_table(&mut self, tracks: &[usize], jf: usize) -> [u32; K1] {
-        let mut cur = [INF; K1];
-        for c in cur.iter_mut().skip(jf) {
-            *c = 0;
-        }
+    /// `track_best` tables, from 0 at the bone's fixed bucket `jf` on), remembering each split,
+    /// into `bone_cost[b]`.
+    fn bone_table(&mut self, b: usize, tracks: &[usize], jf: usize) {
+        let cur = &mut self.bone_cost[b];
+        *cur = [INF; K1];
+        cur[jf..].fill(0);
         for (n, &k) in tracks.iter().enumerate() {
             steps(self.track_best[k].iter().map(|x| x.0), &mut self.steps);
-            let mut next = [INF; K1];
             let split = &mut self.split[k];
             *split = [0; K1];
             if n == 0 {
                 // `cur` is 0 from `jf` on and INF below, and the steps' costs fall strictly:
                 // the convolution's minimum at `j` is the last step at or below `j - jf`, the
-                // split it keeps (the first reaching that minimum) that step. One pass over
-                // the buckets instead of steps × buckets (most bones animate one track).
-                let mut s = 0;
-                for j in jf..K1 {
-                    while s < self.steps.len() && self.steps[s].0 <= j - jf {
-                        s += 1;
-                    }
-                    if s > 0 {
-                        let (i, cost) = self.steps[s - 1];
-                        next[j] = cost;
-                        split[j] = i as u8;
-                    }
+                // split it keeps (the first reaching that minimum) that step: each step holds
+                // from its bucket (shifted by `jf`) to the next one's. One pass over the
+                // buckets instead of steps × buckets (most bones animate one track).
+                *cur = [INF; K1];
+                for (s, &(i, cost)) in self.steps.iter().enumerate() {
+                    let from = (jf + i).min(K1);
+                    let to = self.steps.get(s + 1).map_or(K1, |x| (jf + x.0).min(K1));
+                    cur[from..to].fill(cost);
+                    split[from..to].fill(i as u8);
                 }
-                cur = next;
                 continue;
             }
-            // Steps outside, buckets inside: each bucket still sees the steps in increasing
-            // order, so the first split reaching its minimum is kept, as with buckets
-            // outside; the inner loop is then a plain pass over the table (the loops the
-            // other way round were a third of a two-sample clip's time). No overflow: table
-            // values are at most INF = u32::MAX / 4 and step costs below it.
-            for &(i, cost) in &self.steps {
-                for j in i..K1 {
-                    let c = cur[j - i] + cost;
-                    if c < next[j] {
-                        next[j] = c;
-                        split[j] = i as u8;
-                    }
-                }
-            }
-            cur = next;
+            // The track's steps against the table so far; the split is the track's bucket.
+            // No overflow: step values are below INF = u32::MAX / 4.
+            steps(cur.iter().copied(), &mut self.steps_b);
+            min_plus(&self.steps, &self.steps_b, cur, split);
         }
-        cur
     }
 }
 
@@ -566,6 +551,39 @@ fn steps(table: impl Iterator<Item = u32>, out: &mut Vec<(usize, u32)>) {
     }
 }
 
+/// The min-plus convolution of two non-increasing tables given by their [`steps`] `a` and `b`:
+/// `out[r] = min over i ≤ r of A[i] + B[r − i]`, with `arg[r]` the smallest `i` reaching it
+/// (INF and 0 where nothing is finite), what the loop over `a`'s steps and every bucket gives.
+/// `B[r − i]` is the last step of `b` at or below `r − i`, so the minimum is over pairs of
+/// steps `(i, m)` with `i + m ≤ r`, and the smallest `i` among the pairs reaching it is the
+/// smallest `i` reaching it in that loop (a pair reaches it only if `A[i] + B[r − i]` does, and
+/// a step `i` that does has such a pair): the lexicographic minimum of (value, `i`) over the
+/// pairs at or below `r`, at `a` × `b` steps instead of `a` steps × buckets (the tree's
+/// convolutions were a third of a two-sample clip's dynamic program).
+fn min_plus(a: &[(usize, u32)], b: &[(usize, u32)], out: &mut [u32; K1], arg: &mut [u8; K1]) {
+    let mut at = [(INF, 0u8); K1];
+    for &(i, ca) in a {
+        for &(m, cb) in b {
+            let r = i + m;
+            if r >= K1 {
+                break;
+            }
+            let c = (ca + cb, i as u8);
+            if c.0 < INF && c < at[r] {
+                at[r] = c;
+            }
+        }
+    }
+    let mut cur = (INF, 0u8);
+    for r in 0..K1 {
+        if at[r] < cur {
+            cur = at[r];
+        }
+        out[r] = cur.0;
+        arg[r] = cur.1;
+    }
+}
+
 impl SegmentCtx<'_> {
     /// Measures the ladder of track `k` further, from coarse to fine, until its last level's
     /// error is at most `until` or the ladder ends: at a level finer than the smallest budget
@@ -670,7 +688,6 @@ impl SegmentCtx<'_> {
         dp.track_best.resize(nt, [(INF, u32::MAX); K1]);
         dp.split.resize(nt, [0; K1]);
         dp.bone_cost.resize(nb, [INF; K1]);
-        dp.below.resize(nb, None);
         dp.subtree.resize(nb, [INF; K1]);
         dp.subtree_arg.resize(nb, [0; K1]);
         // Per track: min cost and level for each budget bucket.
@@ -700,84 +717,90 @@ impl SegmentCtx<'_> {
                 return None;
             }
             if self.active[b] {
-                dp.bone_cost[b] = dp.bone_table(&self.bone_tracks[b], jf);
+                dp.bone_table(b, &self.bone_tracks[b], jf);
             } else {
                 dp.fixed_from[b] = jf;
             }
         }
         // Tree: children first (they come after their parents), each child gets what its parent leaves.
         // Bones without animated tracks only shift their children's table (O(K), not O(K²)).
-        dp.below.iter_mut().for_each(|x| *x = None);
+        // The tables are written in place (`below[b]` valid where `has_below[b]`).
+        let DpTables {
+            bone_cost,
+            below,
+            has_below,
+            subtree,
+            subtree_arg,
+            steps: stp,
+            steps_b: stp_b,
+            fixed_from,
+            children_from,
+            ..
+        } = dp;
+        below.resize(nb, [INF; K1]);
+        has_below.clear();
+        has_below.resize(nb, false);
         for b in (0..nb).rev() {
+            let parent = (p.parents[b] != NO_PARENT).then(|| p.parents[b] as usize);
             if !self.active[b] {
                 // Its subtree's table (as the loop below would build it) is 0 from bucket `from`
                 // on and INF below: its own fixed bucket plus the largest of its children's
                 // (a shift of their sum, which is INF wherever one of them is). Added into an
                 // active parent's sum, it makes the buckets below `from` INF and leaves the
                 // others as they are; its own split is never read (the walk down skips it).
-                let from = (dp.fixed_from[b] + dp.children_from[b]).min(K1);
-                if p.parents[b] == NO_PARENT {
+                let from = (fixed_from[b] + children_from[b]).min(K1);
+                let Some(par) = parent else {
                     if from > BUCKETS {
                         return None;
                     }
                     continue;
-                }
-                let par = p.parents[b] as usize;
+                };
                 if !self.active[par] {
-                    dp.children_from[par] = dp.children_from[par].max(from);
+                    children_from[par] = children_from[par].max(from);
                     continue;
                 }
-                match &mut dp.below[par] {
-                    Some(acc) => acc[..from].fill(INF),
-                    slot => {
-                        let mut f = [0u32; K1];
-                        f[..from].fill(INF);
-                        *slot = Some(f);
-                    }
+                if !has_below[par] {
+                    below[par] = [0; K1];
+                    has_below[par] = true;
                 }
+                below[par][..from].fill(INF);
                 continue;
             }
-            let g = &dp.bone_cost[b];
-            let mut f = [INF; K1];
-            let mut arg = [0u8; K1];
-            let h = dp.below[b].take();
+            let g = &bone_cost[b];
+            let f = &mut subtree[b];
+            let arg = &mut subtree_arg[b];
+            *f = [INF; K1];
+            *arg = [0; K1];
+            let h = has_below[b].then_some(&below[b]);
             if self.bone_tracks[b].is_empty() {
                 // g is 0 from its fixed bucket on: f(r) = h(r - jf).
                 let jf = g.iter().position(|&c| c == 0).unwrap_or(K1);
                 for r in jf..K1 {
-                    f[r] = h.as_ref().map_or(0, |h| h[r - jf]);
+                    f[r] = h.map_or(0, |h| h[r - jf]);
                     arg[r] = jf as u8;
                 }
-            } else if let Some(h) = &h {
-                steps(g.iter().copied(), &mut dp.steps);
-                // Steps outside, as in the bone's own table above (same minima and splits).
-                for &(j, cost) in &dp.steps {
-                    for r in j..K1 {
-                        let c = cost + h[r - j];
-                        if c < f[r] {
-                            f[r] = c;
-                            arg[r] = j as u8;
-                        }
-                    }
-                }
+            } else if let Some(h) = h {
+                // The bone's own table against its children's; the split is the bone's bucket.
+                steps(g.iter().copied(), stp);
+                steps(h.iter().copied(), stp_b);
+                min_plus(stp, stp_b, f, arg);
             } else {
                 for r in 0..K1 {
                     f[r] = g[r];
                     arg[r] = r as u8;
                 }
             }
-            if let Some(par) = (p.parents[b] != NO_PARENT).then(|| p.parents[b] as usize) {
-                match &mut dp.below[par] {
-                    Some(acc) => {
-                        for r in 0..K1 {
-                            acc[r] = acc[r].saturating_add(f[r]).min(INF);
-                        }
+            if let Some(par) = parent {
+                let f = &subtree[b];
+                if has_below[par] {
+                    for (a, &x) in below[par].iter_mut().zip(f) {
+                        *a = a.saturating_add(x).min(INF);
                     }
-                    slot => *slot = Some(f),
+                } else {
+                    below[par] = *f;
+                    has_below[par] = true;
                 }
             }
-            dp.subtree[b] = f;
-            dp.subtree_arg[b] = arg;
         }
         // Walk down: each bone's remaining budget, then split its share over its tracks.
         let mut remaining = vec![BUCKETS; nb];
