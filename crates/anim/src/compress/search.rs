@@ -215,6 +215,9 @@ struct SegmentCtx<'a> {
     dp: std::cell::RefCell<DpTables>,
     /// Row where the last failing choice failed ([`SegmentCtx::real_error_within`]).
     hot_row: std::cell::Cell<usize>,
+    /// A ladder level's decoded rotations and errors per row ([`measure_level`]'s scratch).
+    ladder_rots: Vec<Quat>,
+    ladder_errs: Vec<f32>,
 }
 
 /// What the lanes kernels read of the raw clip in one segment, per chunk of [`lanes::L`] rows
@@ -372,10 +375,10 @@ pub(crate) fn search_segment(
         .map(|k| ladder_start(p, k, &ranges[k], &dom, target))
         .unzip();
     let nb = p.num_bones;
-    let raw_v: Vec<[Vec3A; 3]> = refs
-        .iter()
-        .flat_map(|&(_, j)| (0..nb).map(move |b| raw_vertices(&p.raw_obj[j * nb + b], p.shells[b])))
-        .collect();
+    let mut raw_v: Vec<[Vec3A; 3]> = Vec::with_capacity(refs.len() * nb);
+    for &(_, j) in &refs {
+        raw_v.extend((0..nb).map(|b| raw_vertices(&p.raw_obj[j * nb + b], p.shells[b])));
+    }
     let track_lanes = p
         .tracks
         .iter()
@@ -407,6 +410,8 @@ pub(crate) fn search_segment(
         raw_lanes,
         dp: Default::default(),
         hot_row: Default::default(),
+        ladder_rots: Vec::new(),
+        ladder_errs: Vec::new(),
     };
     let (widths, m) = ctx.best_allocation(target, start_m);
     (
@@ -597,7 +602,7 @@ impl SegmentCtx<'_> {
         let target = self.target;
         let cur = &mut self.cursors[k];
         let out = &mut self.levels[k];
-        let (mut rots, mut errs) = (Vec::new(), Vec::new());
+        let (rots, errs) = (&mut self.ladder_rots, &mut self.ladder_errs);
         let mut measure = |w: [u32; 3]| {
             measure_level(
                 p,
@@ -610,8 +615,8 @@ impl SegmentCtx<'_> {
                 self.arc_dots[k],
                 w,
                 &self.lanes[k],
-                &mut errs,
-                &mut rots,
+                errs,
+                rots,
             )
         };
         if cur.done || out.last().is_some_and(|l| l.err <= until) {
@@ -1226,32 +1231,44 @@ impl SegmentCtx<'_> {
         // since passed its trial): the trial passes without measuring. Two-sample clips meet
         // this in most passing trials (82_01: 90 of 142; a component at fewer bits still lands
         // on the same two values); elsewhere the first row, the worst, already differs.
-        let unchanged = |r: usize| {
+        // Each row decoded once, in the order measured, as far as the check needs: its new
+        // value in `st.new_local`, whether it differs in `st.changed`.
+        let decode_row = |st: &mut RefineState, r: usize| {
             let i = self.refs[r].0;
             let now = st.local[r * nb + b];
             let mut x = now;
             set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
-            same_sub_track(&x, &now, t.kind)
+            st.new_local[r] = x;
+            st.changed[r] = !same_sub_track(&x, &now, t.kind);
+            st.changed[r]
         };
-        if st.order.iter().all(|&(_, r)| unchanged(r)) {
-            return true;
+        let mut decoded = 0;
+        loop {
+            if decoded == nr {
+                return true;
+            }
+            let r = st.order[decoded].1;
+            decoded += 1;
+            if decode_row(st, r) {
+                break;
+            }
         }
         for oi in 0..nr {
             let r = st.order[oi].1;
-            let (i, j) = self.refs[r];
+            let j = self.refs[r].1;
             let row = r * nb;
-            let saved = st.local[row + b];
-            let mut x = saved;
-            set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
-            st.new_local[r] = x;
+            if oi >= decoded {
+                decode_row(st, r);
+            }
             // A row whose value does not change keeps its object transforms and errors, which
             // passed (the same argument as for the whole trial above): not measured, not
             // written back. A component trial of a two-sample segment leaves the row at that
             // component's minimum as it was (it decodes to the range's base at any width).
-            st.changed[r] = !same_sub_track(&x, &saved, t.kind);
             if !st.changed[r] {
                 continue;
             }
+            let saved = st.local[row + b];
+            let x = st.new_local[r];
             st.local[row + b] = x;
             // Every moved bone is in `b`'s tree: one root offset for the row.
             let offset = self.root_offset(&st.local[row..row + nb], b, j);
