@@ -620,9 +620,11 @@ namespace
 				std::fprintf(stderr, "acl_bench: %s: cannot append to %s\n", name.c_str(), opt.cpu_tsv.c_str());
 			else
 			{
-				std::fprintf(f, "%s\t%s\t%s\t%s\t%s\n", name.c_str(), fmt(res.compress_ms, 3).c_str(),
-					fmt(*std::min_element(round_ms.begin(), round_ms.end()), 3).c_str(), fmt(median(round_cpu_ms), 3).c_str(),
-					fmt(*std::min_element(round_cpu_ms.begin(), round_cpu_ms.end()), 3).c_str());
+				// Four decimals (0.1 us): a small clip's call takes 1-300 us, and the bench's
+				// per-clip ratios must not be rounding.
+				std::fprintf(f, "%s\t%s\t%s\t%s\t%s\n", name.c_str(), fmt(res.compress_ms, 4).c_str(),
+					fmt(*std::min_element(round_ms.begin(), round_ms.end()), 4).c_str(), fmt(median(round_cpu_ms), 4).c_str(),
+					fmt(*std::min_element(round_cpu_ms.begin(), round_cpu_ms.end()), 4).c_str());
 				std::fclose(f);
 			}
 		}

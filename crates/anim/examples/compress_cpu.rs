@@ -6,7 +6,7 @@
 //!
 //!     compress_cpu [--rounds N] [--threshold-cm CM] [--hash] [--out DIR] CLIP...
 //!
-//! Prints `clip\tbytes\tcpu_ms` (median over N rounds, default 1) per clip: the clip's file name
+//! Prints `clip\tbytes\tcpu_ms` (median over N rounds, default 1; 4 decimals) per clip: the clip's file name
 //! without `.acl.sjson` / `.bvh`; for a file with several clips, the first. `--hash` adds a
 //! column with a 64-bit FNV-1a hash of the whole `.cfa` (to check that a change to the
 //! compressor leaves its outputs byte-identical). `--out DIR` also writes each clip's `.cfa` there
@@ -131,9 +131,9 @@ fn main() -> ExitCode {
             times.sort_by(f64::total_cmp);
             let median = times[rounds / 2];
             if hash {
-                println!("{name}\t{bytes}\t{median:.3}\t{digest:016x}");
+                println!("{name}\t{bytes}\t{median:.4}\t{digest:016x}");
             } else {
-                println!("{name}\t{bytes}\t{median:.3}");
+                println!("{name}\t{bytes}\t{median:.4}");
             }
         }
     }

@@ -198,6 +198,10 @@ struct SegmentCtx<'a> {
     target: f32,
     /// Animated tracks of each bone.
     bone_tracks: Vec<Vec<usize>>,
+    /// Per bone: whether it or a bone below it has an animated track (the others' subtrees
+    /// are 0 from a fixed bucket on in every budget: [`SegmentCtx::allocate`] reduces them to
+    /// that bucket).
+    active: Vec<bool>,
     /// Per track: [`min_arc_dot`] of a rotation's bone; infinite (no check) for the others.
     arc_dots: Vec<f32>,
     /// Per row of `refs` and bone: [`raw_vertices`] of the raw object transform (measured
@@ -211,6 +215,9 @@ struct SegmentCtx<'a> {
     dp: std::cell::RefCell<DpTables>,
     /// Row where the last failing choice failed ([`SegmentCtx::real_error_within`]).
     hot_row: std::cell::Cell<usize>,
+    /// A ladder level's decoded rotations and errors per row ([`measure_level`]'s scratch).
+    ladder_rots: Vec<Quat>,
+    ladder_errs: Vec<f32>,
 }
 
 /// What the lanes kernels read of the raw clip in one segment, per chunk of [`lanes::L`] rows
@@ -273,63 +280,52 @@ struct DpTables {
     split: Vec<[u8; K1]>,
     /// Per bone and bucket: the cheapest cost of its own sub-tracks.
     bone_cost: Vec<[u32; K1]>,
-    /// Per bone: its children's subtrees summed, when it has any.
-    below: Vec<Option<[u32; K1]>>,
+    /// Per bone: its children's subtrees summed, when it has any (`has_below`).
+    below: Vec<[u32; K1]>,
+    has_below: Vec<bool>,
     /// Per bone and bucket: the cheapest cost of its subtree, and the bucket the bone keeps.
     subtree: Vec<[u32; K1]>,
     subtree_arg: Vec<[u8; K1]>,
     steps: Vec<(usize, u32)>,
+    steps_b: Vec<(usize, u32)>,
+    /// Per bone without anything animated at or below it: its fixed bucket, and the largest
+    /// bucket its children's subtrees start from.
+    fixed_from: Vec<usize>,
+    children_from: Vec<usize>,
 }
 
 impl DpTables {
     /// The cheapest cost of a bone's own sub-tracks per bucket (min-plus convolution of their
-    /// `track_best` tables, from 0 at the bone's fixed bucket `jf` on), remembering each split.
-    fn bone_table(&mut self, tracks: &[usize], jf: usize) -> [u32; K1] {
-        let mut cur = [INF; K1];
-        for c in cur.iter_mut().skip(jf) {
-            *c = 0;
-        }
+    /// `track_best` tables, from 0 at the bone's fixed bucket `jf` on), remembering each split,
+    /// into `bone_cost[b]`.
+    fn bone_table(&mut self, b: usize, tracks: &[usize], jf: usize) {
+        let cur = &mut self.bone_cost[b];
+        *cur = [INF; K1];
+        cur[jf..].fill(0);
         for (n, &k) in tracks.iter().enumerate() {
             steps(self.track_best[k].iter().map(|x| x.0), &mut self.steps);
-            let mut next = [INF; K1];
             let split = &mut self.split[k];
             *split = [0; K1];
             if n == 0 {
                 // `cur` is 0 from `jf` on and INF below, and the steps' costs fall strictly:
                 // the convolution's minimum at `j` is the last step at or below `j - jf`, the
-                // split it keeps (the first reaching that minimum) that step. One pass over
-                // the buckets instead of steps × buckets (most bones animate one track).
-                let mut s = 0;
-                for j in jf..K1 {
-                    while s < self.steps.len() && self.steps[s].0 <= j - jf {
-                        s += 1;
-                    }
-                    if s > 0 {
-                        let (i, cost) = self.steps[s - 1];
-                        next[j] = cost;
-                        split[j] = i as u8;
-                    }
+                // split it keeps (the first reaching that minimum) that step: each step holds
+                // from its bucket (shifted by `jf`) to the next one's. One pass over the
+                // buckets instead of steps × buckets (most bones animate one track).
+                *cur = [INF; K1];
+                for (s, &(i, cost)) in self.steps.iter().enumerate() {
+                    let from = (jf + i).min(K1);
+                    let to = self.steps.get(s + 1).map_or(K1, |x| (jf + x.0).min(K1));
+                    cur[from..to].fill(cost);
+                    split[from..to].fill(i as u8);
                 }
-                cur = next;
                 continue;
             }
-            // Steps outside, buckets inside: each bucket still sees the steps in increasing
-            // order, so the first split reaching its minimum is kept, as with buckets
-            // outside; the inner loop is then a plain pass over the table (the loops the
-            // other way round were a third of a two-sample clip's time). No overflow: table
-            // values are at most INF = u32::MAX / 4 and step costs below it.
-            for &(i, cost) in &self.steps {
-                for j in i..K1 {
-                    let c = cur[j - i] + cost;
-                    if c < next[j] {
-                        next[j] = c;
-                        split[j] = i as u8;
-                    }
-                }
-            }
-            cur = next;
+            // The track's steps against the table so far; the split is the track's bucket.
+            // No overflow: step values are below INF = u32::MAX / 4.
+            steps(cur.iter().copied(), &mut self.steps_b);
+            min_plus(&self.steps, &self.steps_b, cur, split);
         }
-        cur
     }
 }
 
@@ -358,6 +354,13 @@ pub(crate) fn search_segment(
     for (k, t) in p.tracks.iter().enumerate() {
         bone_tracks[t.bone].push(k);
     }
+    // Children come after their parents.
+    let mut active: Vec<bool> = bone_tracks.iter().map(|t| !t.is_empty()).collect();
+    for b in (0..p.num_bones).rev() {
+        if active[b] && p.parents[b] != NO_PARENT {
+            active[p.parents[b] as usize] = true;
+        }
+    }
     // The other arc turns the bone half a turn at worst, 2 × its lever: a target above that
     // needs no check (infinite: every level passes `keeps_arcs` at once).
     let arc_dots: Vec<f32> = p
@@ -372,10 +375,10 @@ pub(crate) fn search_segment(
         .map(|k| ladder_start(p, k, &ranges[k], &dom, target))
         .unzip();
     let nb = p.num_bones;
-    let raw_v: Vec<[Vec3A; 3]> = refs
-        .iter()
-        .flat_map(|&(_, j)| (0..nb).map(move |b| raw_vertices(&p.raw_obj[j * nb + b], p.shells[b])))
-        .collect();
+    let mut raw_v: Vec<[Vec3A; 3]> = Vec::with_capacity(refs.len() * nb);
+    for &(_, j) in &refs {
+        raw_v.extend((0..nb).map(|b| raw_vertices(&p.raw_obj[j * nb + b], p.shells[b])));
+    }
     let track_lanes = p
         .tracks
         .iter()
@@ -400,12 +403,15 @@ pub(crate) fn search_segment(
         dom,
         target,
         bone_tracks,
+        active,
         arc_dots,
         raw_v,
         lanes: track_lanes,
         raw_lanes,
         dp: Default::default(),
         hot_row: Default::default(),
+        ladder_rots: Vec::new(),
+        ladder_errs: Vec::new(),
     };
     let (widths, m) = ctx.best_allocation(target, start_m);
     (
@@ -550,6 +556,39 @@ fn steps(table: impl Iterator<Item = u32>, out: &mut Vec<(usize, u32)>) {
     }
 }
 
+/// The min-plus convolution of two non-increasing tables given by their [`steps`] `a` and `b`:
+/// `out[r] = min over i ≤ r of A[i] + B[r − i]`, with `arg[r]` the smallest `i` reaching it
+/// (INF and 0 where nothing is finite), what the loop over `a`'s steps and every bucket gives.
+/// `B[r − i]` is the last step of `b` at or below `r − i`, so the minimum is over pairs of
+/// steps `(i, m)` with `i + m ≤ r`, and the smallest `i` among the pairs reaching it is the
+/// smallest `i` reaching it in that loop (a pair reaches it only if `A[i] + B[r − i]` does, and
+/// a step `i` that does has such a pair): the lexicographic minimum of (value, `i`) over the
+/// pairs at or below `r`, at `a` × `b` steps instead of `a` steps × buckets (the tree's
+/// convolutions were a third of a two-sample clip's dynamic program).
+fn min_plus(a: &[(usize, u32)], b: &[(usize, u32)], out: &mut [u32; K1], arg: &mut [u8; K1]) {
+    let mut at = [(INF, 0u8); K1];
+    for &(i, ca) in a {
+        for &(m, cb) in b {
+            let r = i + m;
+            if r >= K1 {
+                break;
+            }
+            let c = (ca + cb, i as u8);
+            if c.0 < INF && c < at[r] {
+                at[r] = c;
+            }
+        }
+    }
+    let mut cur = (INF, 0u8);
+    for r in 0..K1 {
+        if at[r] < cur {
+            cur = at[r];
+        }
+        out[r] = cur.0;
+        arg[r] = cur.1;
+    }
+}
+
 impl SegmentCtx<'_> {
     /// Measures the ladder of track `k` further, from coarse to fine, until its last level's
     /// error is at most `until` or the ladder ends: at a level finer than the smallest budget
@@ -563,7 +602,7 @@ impl SegmentCtx<'_> {
         let target = self.target;
         let cur = &mut self.cursors[k];
         let out = &mut self.levels[k];
-        let (mut rots, mut errs) = (Vec::new(), Vec::new());
+        let (rots, errs) = (&mut self.ladder_rots, &mut self.ladder_errs);
         let mut measure = |w: [u32; 3]| {
             measure_level(
                 p,
@@ -576,8 +615,8 @@ impl SegmentCtx<'_> {
                 self.arc_dots[k],
                 w,
                 &self.lanes[k],
-                &mut errs,
-                &mut rots,
+                errs,
+                rots,
             )
         };
         if cur.done || out.last().is_some_and(|l| l.err <= until) {
@@ -654,7 +693,6 @@ impl SegmentCtx<'_> {
         dp.track_best.resize(nt, [(INF, u32::MAX); K1]);
         dp.split.resize(nt, [0; K1]);
         dp.bone_cost.resize(nb, [INF; K1]);
-        dp.below.resize(nb, None);
         dp.subtree.resize(nb, [INF; K1]);
         dp.subtree_arg.resize(nb, [0; K1]);
         // Per track: min cost and level for each budget bucket.
@@ -672,64 +710,111 @@ impl SegmentCtx<'_> {
                 }
             }
         }
-        // Per bone: combine its tracks (min-plus convolution), remembering each split.
+        // Per bone: combine its tracks (min-plus convolution), remembering each split. A bone
+        // with nothing animated at or below it needs its fixed bucket alone (below).
+        dp.fixed_from.clear();
+        dp.fixed_from.resize(nb, 0);
+        dp.children_from.clear();
+        dp.children_from.resize(nb, 0);
         for b in 0..nb {
             let jf = bucket(p.fixed_err[b]);
             if jf >= K1 {
                 return None;
             }
-            dp.bone_cost[b] = dp.bone_table(&self.bone_tracks[b], jf);
+            if self.active[b] {
+                dp.bone_table(b, &self.bone_tracks[b], jf);
+            } else {
+                dp.fixed_from[b] = jf;
+            }
         }
         // Tree: children first (they come after their parents), each child gets what its parent leaves.
         // Bones without animated tracks only shift their children's table (O(K), not O(K²)).
-        dp.below.iter_mut().for_each(|x| *x = None);
+        // The tables are written in place (`below[b]` valid where `has_below[b]`).
+        let DpTables {
+            bone_cost,
+            below,
+            has_below,
+            subtree,
+            subtree_arg,
+            steps: stp,
+            steps_b: stp_b,
+            fixed_from,
+            children_from,
+            ..
+        } = dp;
+        below.resize(nb, [INF; K1]);
+        has_below.clear();
+        has_below.resize(nb, false);
         for b in (0..nb).rev() {
-            let g = &dp.bone_cost[b];
-            let mut f = [INF; K1];
-            let mut arg = [0u8; K1];
-            let h = dp.below[b].take();
+            let parent = (p.parents[b] != NO_PARENT).then(|| p.parents[b] as usize);
+            if !self.active[b] {
+                // Its subtree's table (as the loop below would build it) is 0 from bucket `from`
+                // on and INF below: its own fixed bucket plus the largest of its children's
+                // (a shift of their sum, which is INF wherever one of them is). Added into an
+                // active parent's sum, it makes the buckets below `from` INF and leaves the
+                // others as they are; its own split is never read (the walk down skips it).
+                let from = (fixed_from[b] + children_from[b]).min(K1);
+                let Some(par) = parent else {
+                    if from > BUCKETS {
+                        return None;
+                    }
+                    continue;
+                };
+                if !self.active[par] {
+                    children_from[par] = children_from[par].max(from);
+                    continue;
+                }
+                if !has_below[par] {
+                    below[par] = [0; K1];
+                    has_below[par] = true;
+                }
+                below[par][..from].fill(INF);
+                continue;
+            }
+            let g = &bone_cost[b];
+            let f = &mut subtree[b];
+            let arg = &mut subtree_arg[b];
+            *f = [INF; K1];
+            *arg = [0; K1];
+            let h = has_below[b].then_some(&below[b]);
             if self.bone_tracks[b].is_empty() {
                 // g is 0 from its fixed bucket on: f(r) = h(r - jf).
                 let jf = g.iter().position(|&c| c == 0).unwrap_or(K1);
                 for r in jf..K1 {
-                    f[r] = h.as_ref().map_or(0, |h| h[r - jf]);
+                    f[r] = h.map_or(0, |h| h[r - jf]);
                     arg[r] = jf as u8;
                 }
-            } else if let Some(h) = &h {
-                steps(g.iter().copied(), &mut dp.steps);
-                // Steps outside, as in the bone's own table above (same minima and splits).
-                for &(j, cost) in &dp.steps {
-                    for r in j..K1 {
-                        let c = cost + h[r - j];
-                        if c < f[r] {
-                            f[r] = c;
-                            arg[r] = j as u8;
-                        }
-                    }
-                }
+            } else if let Some(h) = h {
+                // The bone's own table against its children's; the split is the bone's bucket.
+                steps(g.iter().copied(), stp);
+                steps(h.iter().copied(), stp_b);
+                min_plus(stp, stp_b, f, arg);
             } else {
                 for r in 0..K1 {
                     f[r] = g[r];
                     arg[r] = r as u8;
                 }
             }
-            if let Some(par) = (p.parents[b] != NO_PARENT).then(|| p.parents[b] as usize) {
-                match &mut dp.below[par] {
-                    Some(acc) => {
-                        for r in 0..K1 {
-                            acc[r] = acc[r].saturating_add(f[r]).min(INF);
-                        }
+            if let Some(par) = parent {
+                let f = &subtree[b];
+                if has_below[par] {
+                    for (a, &x) in below[par].iter_mut().zip(f) {
+                        *a = a.saturating_add(x).min(INF);
                     }
-                    slot => *slot = Some(f),
+                } else {
+                    below[par] = *f;
+                    has_below[par] = true;
                 }
             }
-            dp.subtree[b] = f;
-            dp.subtree_arg[b] = arg;
         }
         // Walk down: each bone's remaining budget, then split its share over its tracks.
         let mut remaining = vec![BUCKETS; nb];
         let mut choice = vec![0usize; nt];
         for b in 0..nb {
+            if !self.active[b] {
+                // Nothing to choose (checked above: a root's subtree fits the budget).
+                continue;
+            }
             if p.parents[b] != NO_PARENT {
                 let par = p.parents[b] as usize;
                 remaining[b] = remaining[par] - dp.subtree_arg[par][remaining[par]] as usize;
@@ -1032,6 +1117,7 @@ impl SegmentCtx<'_> {
             new_local: vec![p.fixed[0]; nr],
             order: Vec::with_capacity(nr),
             order_stale: true,
+            changed: vec![true; nr],
             lanes,
         };
         for k in (0..p.tracks.len()).rev() {
@@ -1145,24 +1231,44 @@ impl SegmentCtx<'_> {
         // since passed its trial): the trial passes without measuring. Two-sample clips meet
         // this in most passing trials (82_01: 90 of 142; a component at fewer bits still lands
         // on the same two values); elsewhere the first row, the worst, already differs.
-        let unchanged = |r: usize| {
+        // Each row decoded once, in the order measured, as far as the check needs: its new
+        // value in `st.new_local`, whether it differs in `st.changed`.
+        let decode_row = |st: &mut RefineState, r: usize| {
             let i = self.refs[r].0;
             let now = st.local[r * nb + b];
             let mut x = now;
             set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
-            same_sub_track(&x, &now, t.kind)
+            st.new_local[r] = x;
+            st.changed[r] = !same_sub_track(&x, &now, t.kind);
+            st.changed[r]
         };
-        if st.order.iter().all(|&(_, r)| unchanged(r)) {
-            return true;
+        let mut decoded = 0;
+        loop {
+            if decoded == nr {
+                return true;
+            }
+            let r = st.order[decoded].1;
+            decoded += 1;
+            if decode_row(st, r) {
+                break;
+            }
         }
         for oi in 0..nr {
             let r = st.order[oi].1;
-            let (i, j) = self.refs[r];
+            let j = self.refs[r].1;
             let row = r * nb;
+            if oi >= decoded {
+                decode_row(st, r);
+            }
+            // A row whose value does not change keeps its object transforms and errors, which
+            // passed (the same argument as for the whole trial above): not measured, not
+            // written back. A component trial of a two-sample segment leaves the row at that
+            // component's minimum as it was (it decodes to the range's base at any width).
+            if !st.changed[r] {
+                continue;
+            }
             let saved = st.local[row + b];
-            let mut x = saved;
-            set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
-            st.new_local[r] = x;
+            let x = st.new_local[r];
             st.local[row + b] = x;
             // Every moved bone is in `b`'s tree: one root offset for the row.
             let offset = self.root_offset(&st.local[row..row + nb], b, j);
@@ -1193,7 +1299,7 @@ impl SegmentCtx<'_> {
             return false;
         }
         st.order_stale = true;
-        for r in 0..nr {
+        for r in (0..nr).filter(|&r| st.changed[r]) {
             let row = r * nb;
             st.local[row + b] = st.new_local[r];
             for &d in moved {
@@ -1483,6 +1589,8 @@ struct RefineState {
     /// the current track's moved bones unless `order_stale`.
     order: Vec<(f32, usize)>,
     order_stale: bool,
+    /// Per row: whether the trial changed its value ([`SegmentCtx::trial`]).
+    changed: Vec<bool>,
     /// The same state as lanes, kept instead of the per-row fields for a clip that is not
     /// additive.
     lanes: Option<RefineLanes>,
