@@ -66,10 +66,10 @@ python3 - "$repo/crates/runtime/benches/runtime_vs_acl.rs" "$work/probe/src/main
 import sys
 s = open(sys.argv[1]).read()
 subs = [
-    ("readers[call % COLD_COPIES].sample_pose(times.even[call % n], looping, &mut pose);",
-     "probe_cold(&readers[call % COLD_COPIES], times.even[call % n], looping, &mut pose);"),
-    ("let pose_call = |_: u64, t: f32, p: &mut Pose| reader.sample_pose(t, looping, p);",
-     "let pose_call = |_: u64, t: f32, p: &mut Pose| probe_warm(reader, t, looping, p);"),
+    ("None => readers[call % COLD_COPIES].sample_pose(t, looping, &mut pose),",
+     "None => probe_cold(&readers[call % COLD_COPIES], t, looping, &mut pose),"),
+    ("None => reader.sample_pose(t, looping, p),",
+     "None => probe_warm(reader, t, looping, p),"),
 ]
 for a, b in subs:
     assert s.count(a) == 1, f"call site not found in the bench: {a}"

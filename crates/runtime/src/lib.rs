@@ -375,6 +375,8 @@ struct SegView {
     ranges_off: usize,
     dropped_off: usize,
     bitpos: usize,
+    /// Bits per sample in the segment (what a cold call prefetches of a sample).
+    sample_bits: usize,
 }
 
 impl<'a> ClipReader<'a> {
@@ -558,6 +560,7 @@ impl<'a> ClipReader<'a> {
             },
             dropped_off: widths_off + self.num_animated * if multi { 8 } else { 2 },
             bitpos: data_off * 8 + in_seg * bits,
+            sample_bits: bits,
         }
     }
 
@@ -1198,12 +1201,14 @@ impl<'a> ClipReader<'a> {
             }
             let meta_end = v.0.dropped_off.min(self.buf.len());
             prefetch(&self.buf[v.0.widths_off.min(meta_end)..meta_end]);
-            let bits = |p: usize| {
-                let at = (p / 8).min(self.buf.len());
-                &self.buf[at..self.buf.len().min(at + self.num_animated * 9 + 8)]
+            // A sample's bits, and the 8 bytes its last 64-bit load may read past them (not
+            // an upper bound per track: every line asked for costs a cold call ~8 ns).
+            let bits = |v: &SegView| {
+                let at = (v.bitpos / 8).min(self.buf.len());
+                &self.buf[at..self.buf.len().min(at + v.sample_bits.div_ceil(8) + 8)]
             };
-            prefetch(bits(v.0.bitpos));
-            prefetch(bits(v.1.bitpos));
+            prefetch(bits(&v.0));
+            prefetch(bits(&v.1));
             Some(((s0, s1), v))
         };
         match defaults {
@@ -1429,13 +1434,23 @@ fn group_widths(buf: &[u8], o: usize, lanes: usize) -> u64 {
 fn prefetch<T>(data: &[T]) {
     #[cfg(target_arch = "x86_64")]
     {
-        let p = data.as_ptr() as *const i8;
-        let n = core::mem::size_of_val(data);
+        // From the line holding the first byte to the one holding the last: a slice not starting
+        // on a line boundary spans one line more than its length in lines.
+        if data.is_empty() {
+            return;
+        }
+        let skew = data.as_ptr() as usize % 64;
+        let p = (data.as_ptr() as *const i8).wrapping_sub(skew);
+        let n = core::mem::size_of_val(data) + skew;
         let mut o = 0;
         while o < n {
-            // SAFETY: a prefetch is only a hint; the address is inside `data`.
+            // SAFETY: a prefetch is only a hint, never a memory access that can fault; the
+            // address is in a line holding some byte of `data` (wrapping arithmetic: no
+            // pointer is made outside it by `add`).
             unsafe {
-                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.add(o))
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(o),
+                )
             };
             o += 64;
         }
