@@ -323,10 +323,7 @@ fn local_to_object_deep_chain() {
                 rot_close(out.r[b], reference[b].r, 1e-4),
                 "{path:?} bone {b}"
             );
-            assert!(
-                v_close(out.t[b], reference[b].t, 1e-4),
-                "{path:?} bone {b}"
-            );
+            assert!(v_close(out.t[b], reference[b].t, 1e-4), "{path:?} bone {b}");
             assert!(
                 (out.r[b].length() - 1.0).abs() < 1e-6,
                 "{path:?} bone {b} normalised"
