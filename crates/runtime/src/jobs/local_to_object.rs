@@ -46,9 +46,7 @@ pub fn local_to_object_pass(
 /// (≈ 1e-7 per level), where that step leaves an error of ≈ ¾·(|q|² − 1)², far below float32's.
 /// It keeps the normalisation off the parent → child chain and out of the composing loop (whose
 /// multipliers are its busiest units), and lets the second pass normalise two rotations per
-/// instruction. A run whose scales are all exactly 1 (checked once per run: the local scales of
-/// the range and the object scales of the parents before it) skips the scale products, which
-/// give exactly the inputs then: the same bits either way.
+/// instruction.
 ///
 /// Paths ([`SimdPath`], as the vertex jobs): `Scalar` (plain `f32`, the reference), `Sse2` (and
 /// `Neon`: the same operations through glam), `Avx2Fma` (fused multiply-adds, the second pass
@@ -181,36 +179,6 @@ struct Io {
     os: *mut Vec3A,
 }
 
-/// Whether every scale this run multiplies by is exactly 1: the local scales of `start..end`
-/// and the object scales of the range's parents before `start` (a partial update). Then the
-/// scale products give their other operand exactly, and [`compose`] leaves them out.
-///
-/// # Safety
-/// As [`compose`].
-#[inline(always)]
-unsafe fn unit_scales(io: &Io, start: usize, end: usize) -> bool {
-    // SAFETY: indices below `end`, or a parent (below its bone).
-    unsafe {
-        // One mask over the range (no early exit: the compiler vectorises it).
-        let mut all = Vec3A::ONE.cmpeq(Vec3A::ONE);
-        for b in start..end {
-            all &= (*io.ls.add(b)).cmpeq(Vec3A::ONE);
-        }
-        if !all.all() {
-            return false;
-        }
-        if start > 0 {
-            for b in start..end {
-                let p = *io.parents.add(b);
-                if p != NO_PARENT && (p as usize) < start && *io.os.add(p as usize) != Vec3A::ONE {
-                    return false;
-                }
-            }
-        }
-        true
-    }
-}
-
 /// [`compose`] then [`renormalize`] on every rotation of the range (SSE2 on x86-64, NEON on
 /// aarch64, through glam).
 ///
@@ -219,11 +187,7 @@ unsafe fn unit_scales(io: &Io, start: usize, end: usize) -> bool {
 unsafe fn compose_portable(io: &Io, start: usize, end: usize) {
     // SAFETY: the caller's.
     unsafe {
-        if unit_scales(io, start, end) {
-            compose::<false, true>(io, start, end);
-        } else {
-            compose::<false, false>(io, start, end);
-        }
+        compose::<false>(io, start, end);
         for b in start..end {
             let q = io.or.add(b);
             *q = Quat::from_vec4(renormalize(Vec4::from(*q)));
@@ -233,15 +197,13 @@ unsafe fn compose_portable(io: &Io, start: usize, end: usize) {
 
 /// The composition over `start..end` (see [`LocalToObjectJob`]) without bounds checks, rotations
 /// stored unnormalised (the caller normalises the range afterwards). `FMA`: fused multiply-adds
-/// (only inlined into code compiled for them); `UNIT`: every scale is exactly 1
-/// ([`unit_scales`]), so the scale products are left out and the scales written as 1.
+/// and AVX broadcasts (only inlined into code compiled for them).
 ///
 /// # Safety
 /// Every pointer of `io` covers `end` elements, and each bone of the range is a root or has its
-/// parent before it ([`LocalToObjectJob::validate`]); with `FMA`, the CPU has FMA; with `UNIT`,
-/// [`unit_scales`] holds.
+/// parent before it ([`LocalToObjectJob::validate`]); with `FMA`, the CPU has AVX2 and FMA.
 #[inline(always)]
-unsafe fn compose<const FMA: bool, const UNIT: bool>(io: &Io, start: usize, end: usize) {
+unsafe fn compose<const FMA: bool>(io: &Io, start: usize, end: usize) {
     // SAFETY (all pointer reads and writes below): indices are below `end` (bones) or a bone's
     // parent, which is below the bone (the caller's contract).
     unsafe {
@@ -256,15 +218,14 @@ unsafe fn compose<const FMA: bool, const UNIT: bool>(io: &Io, start: usize, end:
         };
         for b in start..end {
             let p = *io.parents.add(b);
-            let (lr, lt) = (Vec4::from(*io.lr.add(b)), *io.lt.add(b));
-            let ls = if UNIT { Vec3A::ONE } else { *io.ls.add(b) };
+            let (lr, lt, ls) = (io.lr.add(b), *io.lt.add(b), *io.ls.add(b));
             let (r, t, s) = if p == NO_PARENT {
-                (lr, lt, ls)
+                (Vec4::from(*lr), lt, ls)
             } else {
                 let p = p as usize;
                 let (pr, pt, ps) = if p + 1 == b { prev } else { load(p) };
-                let (v, s) = if UNIT { (lt, ls) } else { (lt * ps, ls * ps) };
-                (quat_mul::<FMA>(pr, lr), rotate::<FMA>(pr, v) + pt, s)
+                let r = quat_mul::<FMA>(pr, lr);
+                (r, rotate::<FMA>(pr, lt * ps) + pt, ls * ps)
             };
             prev = (r, t, s);
             *io.or.add(b) = Quat::from_vec4(r);
@@ -342,11 +303,7 @@ mod x86 {
     pub(super) unsafe fn compose_avx2fma(io: &Io, start: usize, end: usize) {
         // SAFETY: the caller's.
         unsafe {
-            if unit_scales(io, start, end) {
-                compose::<true, true>(io, start, end);
-            } else {
-                compose::<true, false>(io, start, end);
-            }
+            compose::<true>(io, start, end);
             let (f, n) = (io.or.add(start) as *mut f32, end - start);
             let (half, three_halves) = (_mm256_set1_ps(0.5), _mm256_set1_ps(1.5));
             let mut i = 0;
@@ -396,13 +353,26 @@ mod x86 {
     }
 }
 
-/// `a ⊗ b` (Hamilton product, x y z w), arranged so that the parent `a` goes through one
-/// broadcast, one multiply and two adds (the chain's latency) while the sign flips and swizzles
-/// are applied to the local `b`, which does not wait for the parent. The sign flips are exact
-/// (a sign bit), done as `−x` rather than `× −1` to keep them off the multipliers, the loop's
-/// busiest units. With `FMA` two of the adds are fused into the products.
+/// `a ⊗ *b` (Hamilton product, x y z w) for the parent `a` and the local `*b`.
+///
+/// Portable: arranged so that the parent goes through one broadcast, one multiply and two adds
+/// (the chain's latency) while the sign flips and swizzles are applied to the local rotation,
+/// which does not wait for the parent. The sign flips are exact (a sign bit), done as `−x`
+/// rather than `× −1` to keep them off the multipliers, the loop's busiest units.
+///
+/// With `FMA` (AVX2): the other way round, `b.w·a + b.x·(S2∘a.wzyx) + b.y·(S3∘a.zwxy) +
+/// b.z·(S1∘a.yxwz)`: the local components come broadcast straight from memory (loads, not
+/// shuffles) and the parent takes three swizzles, where the portable form takes four broadcasts
+/// and three swizzles (shuffles are this loop's scarcest units: two pipes). The signs of the z
+/// term alternate (S1 = +−+−), which an add/subtract-alternating fused multiply-add applies;
+/// so do those of the y term relative to the x term's (S2 ∘ S3 = −+−+), which leaves one flip
+/// (S2) on their sum.
+///
+/// # Safety
+/// `b` is readable; with `FMA`, the CPU has AVX2 and FMA (only inlined into
+/// [`x86::compose_avx2fma`]).
 #[inline(always)]
-fn quat_mul<const FMA: bool>(a: Vec4, b: Vec4) -> Vec4 {
+unsafe fn quat_mul<const FMA: bool>(a: Vec4, b: *const Quat) -> Vec4 {
     use glam::Vec4Swizzles;
     const S1: Vec4 = Vec4::new(0.0, -0.0, 0.0, -0.0);
     const S2: Vec4 = Vec4::new(0.0, 0.0, -0.0, -0.0);
@@ -410,21 +380,22 @@ fn quat_mul<const FMA: bool>(a: Vec4, b: Vec4) -> Vec4 {
     #[cfg(target_arch = "x86_64")]
     if FMA {
         use core::arch::x86_64::*;
-        // The signs of the x term alternate (+−+−): an add/subtract-alternating fused
-        // multiply-add applies them; so do those of the z term relative to the y term's
-        // (S2 ∘ S3 = −+−+), which leaves one flip (S2) on their sum. Two fewer operations than
-        // three flips on the local side, one cycle more on the chain.
-        // SAFETY: FMA is only set in code compiled for it ([`x86::compose_avx2fma`]).
+        // SAFETY: the caller's.
         return unsafe {
-            let lo = _mm_fmsubadd_ps(a.wwww().into(), b.into(), (a.xxxx() * b.wzyx()).into());
-            let hi = _mm_fmaddsub_ps(
-                a.yyyy().into(),
-                b.zwxy().into(),
-                (a.zzzz() * b.yxwz()).into(),
+            let b = &*b;
+            let (bx, by, bz, bw) = (
+                _mm_broadcast_ss(&b.x),
+                _mm_broadcast_ss(&b.y),
+                _mm_broadcast_ss(&b.z),
+                _mm_broadcast_ss(&b.w),
             );
+            let lo = _mm_fmsubadd_ps(bw, a.into(), _mm_mul_ps(bz, a.yxwz().into()));
+            let hi = _mm_fmaddsub_ps(bx, a.wzyx().into(), _mm_mul_ps(by, a.zwxy().into()));
             Vec4::from(lo) + flip(Vec4::from(hi), S2)
         };
     }
+    // SAFETY: the caller's.
+    let b = Vec4::from(unsafe { *b });
     let (b1, b2, b3) = (flip(b.wzyx(), S1), flip(b.zwxy(), S2), flip(b.yxwz(), S3));
     (a.wwww() * b + a.xxxx() * b1) + (a.yyyy() * b2 + a.zzzz() * b3)
 }

@@ -406,36 +406,11 @@ fn local_to_object_paths_match_scalar() {
     }
 }
 
-/// A run whose scales are all 1 leaves the scale products out: the same bits as the run that
-/// multiplies them. The two inputs differ in one childless root's scale only (2 makes the run
-/// take the general path), so every other bone must come out bit for bit the same; and a
-/// partial update whose parent before the range has a scale other than 1 takes the general path.
+/// A partial update composes with the object transform the caller left before the range,
+/// its scale included (bone 1's parent, bone 0, is before the range and scaled by 2).
 #[test]
-fn local_to_object_unit_scales_change_no_bit() {
+fn local_to_object_partial_update_reads_the_parents_scale() {
     let mut rng = Rng(12);
-    let bits = |s: &Soa, n: usize| {
-        let r = s.r[..n].iter().flat_map(|q| q.to_array());
-        let t = s.t[..n].iter().chain(&s.s[..n]).flat_map(|v| v.to_array());
-        r.chain(t).map(f32::to_bits).collect::<Vec<_>>()
-    };
-    for n in [1, 2, 9, 96] {
-        let mut parents = hierarchy(&mut rng, n, true);
-        parents.push(NO_PARENT);
-        let unit = Soa::random(&mut rng, n + 1, &[Vec3A::ONE]);
-        let mut general = Soa {
-            r: unit.r.clone(),
-            t: unit.t.clone(),
-            s: unit.s.clone(),
-        };
-        general.s[n] = Vec3A::splat(2.0);
-        for path in l2o_paths() {
-            let (mut a, mut b) = (Soa::new(n + 1), Soa::new(n + 1));
-            run_l2o_on(path, &parents, &unit, 0, n + 1, &mut a).unwrap();
-            run_l2o_on(path, &parents, &general, 0, n + 1, &mut b).unwrap();
-            assert_eq!(bits(&a, n), bits(&b, n), "{path:?} n={n}");
-        }
-    }
-    // Partial update: bone 1's parent (0) is before the range and scaled by 2.
     let parents = [NO_PARENT, 0];
     let mut local = Soa::random(&mut rng, 2, &[Vec3A::ONE]);
     local.s[0] = Vec3A::splat(2.0);
@@ -445,7 +420,7 @@ fn local_to_object_unit_scales_change_no_bit() {
         run_l2o_on(path, &parents, &local, 1, 2, &mut o).unwrap();
         assert_eq!(o.s[1], Vec3A::splat(2.0), "{path:?}");
         let want = o.r[0] * (local.t[1] * 2.0) + o.t[0];
-        assert!(v_close(o.t[1], vd(want), 1e-6), "{path:?}");
+        assert!(v_near(o.t[1], vd(want), 1e-6), "{path:?}");
     }
 }
 
