@@ -104,15 +104,7 @@ impl<'a> LocalToObjectJob<'a> {
                 bones: n,
             });
         }
-        // p + 1 <= b covers both p < b and NO_PARENT (u32::MAX wraps to 0); one branch-free
-        // pass the compiler vectorises, and the error path looks for the culprit.
-        let ok = self.parents[self.start..self.end]
-            .iter()
-            .enumerate()
-            .fold(true, |ok, (i, &p)| {
-                ok & (p.wrapping_add(1) as usize <= self.start + i)
-            });
-        if !ok {
+        if !parents_in_order(&self.parents[self.start..self.end], self.start) {
             for b in self.start..self.end {
                 let p = self.parents[b];
                 if p != NO_PARENT && p as usize >= b {
@@ -166,6 +158,37 @@ impl<'a> LocalToObjectJob<'a> {
             os: self.out_scales.as_mut_ptr(),
         }
     }
+}
+
+/// Whether each of `parents` (those of bones `start..`) is a root's or comes before its bone:
+/// `p + 1 <= b` covers both `p < b` and [`NO_PARENT`] (`u32::MAX` wraps to 0). One branch-free
+/// pass in 32-bit lanes (in 64-bit ones the compiler emulates the unsigned compares: a small
+/// skeleton's check cost a tenth of the job), eight at a time with AVX2's unsigned minimum.
+fn parents_in_order(parents: &[u32], start: usize) -> bool {
+    #[inline(always)]
+    fn fold(parents: &[u32], start: u32) -> bool {
+        // min(p + 1, b) == p + 1: an unsigned compare SSE2 lacks, AVX2 has.
+        (start..)
+            .zip(parents)
+            .fold(true, |ok, (b, &p)| ok & (p.wrapping_add(1).min(b) == p.wrapping_add(1)))
+    }
+    // The bone numbers in 32 bits, one past the last included (the range's iterator steps to it).
+    let Some(start32) = (start + parents.len() < u32::MAX as usize).then_some(start as u32) else {
+        // More bones than 32 bits count: only a hostile length gets here.
+        return (start..)
+            .zip(parents)
+            .all(|(b, &p)| p.wrapping_add(1) as usize <= b);
+    };
+    #[cfg(target_arch = "x86_64")]
+    if SimdPath::Avx2Fma.available() {
+        #[target_feature(enable = "avx2")]
+        fn fold_avx2(parents: &[u32], start: u32) -> bool {
+            fold(parents, start)
+        }
+        // SAFETY: the CPU has AVX2.
+        return unsafe { fold_avx2(parents, start32) };
+    }
+    fold(parents, start32)
 }
 
 /// The job's slices as raw pointers (the outputs are distinct `&mut` slices, so no aliasing).
