@@ -168,9 +168,9 @@ fn parents_in_order(parents: &[u32], start: usize) -> bool {
     #[inline(always)]
     fn fold(parents: &[u32], start: u32) -> bool {
         // min(p + 1, b) == p + 1: an unsigned compare SSE2 lacks, AVX2 has.
-        (start..)
-            .zip(parents)
-            .fold(true, |ok, (b, &p)| ok & (p.wrapping_add(1).min(b) == p.wrapping_add(1)))
+        (start..).zip(parents).fold(true, |ok, (b, &p)| {
+            ok & (p.wrapping_add(1).min(b) == p.wrapping_add(1))
+        })
     }
     // The bone numbers in 32 bits, one past the last included (the range's iterator steps to it).
     let Some(start32) = (start + parents.len() < u32::MAX as usize).then_some(start as u32) else {
