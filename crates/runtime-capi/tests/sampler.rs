@@ -215,7 +215,8 @@ fn a_sampler_outlives_its_clip_handle_and_misuse_is_refused() {
 
     // Each bad argument: its status, the pose untouched.
     let mut p = CPose::new(n);
-    let cases: Vec<(cf_status, Box<dyn Fn(&mut CPose) -> cf_status>)> = vec![
+    type Call = Box<dyn Fn(&mut CPose) -> cf_status>;
+    let cases: Vec<(cf_status, Call)> = vec![
         (
             CF_ERR_INVALID_TIME,
             Box::new(move |p| unsafe {
