@@ -95,10 +95,26 @@ struct Pose {
 
 enum { VERTS_PER_BONE = 4, INFLUENCES = 2 };
 
+// A clip's sampler (a character's decoding state, kept between frames), owned like Clip.
+class Sampler {
+public:
+    explicit Sampler(const Clip& clip) { check(cf_sampler_create(clip.get(), &sampler_)); }
+    ~Sampler() {
+        if (sampler_.id != 0) cf_sampler_free(sampler_);
+    }
+    Sampler(const Sampler&) = delete;
+    Sampler& operator=(const Sampler&) = delete;
+    cf_sampler get() const { return sampler_; }
+
+private:
+    cf_sampler sampler_{0};
+};
+
 // blend_and_skin of examples/c/play.c, step for step.
 uint64_t blend_and_skin(const Clip& a, const Clip& b, uint32_t frames) {
     const size_t n = a.num_bones(), nv = n * VERTS_PER_BONE;
     Pose pa(n), pb(n), rest(n), blended(n), object(n);
+    const Sampler sampler(a);  // FILE plays through it: cf_clip_sample_into's poses
     std::vector<uint32_t> parents(n);
     check(cf_clip_parents(a.get(), parents.data(), n));
     check(cf_clip_bind_pose(a.get(), pa.c()));  // FILE's defaults, once; frames skip them
@@ -137,7 +153,7 @@ uint64_t blend_and_skin(const Clip& a, const Clip& b, uint32_t frames) {
         const float t = float(i) / 60.0f, w = float(i) / float(frames);
         layers[0].weight = 1.0f - w;
         layers[1].weight = w;
-        check(cf_clip_sample_into(a.get(), t, CF_LOOPING_CLAMP, CF_DEFAULTS_SKIP, pa.c()));
+        check(cf_sampler_sample_into(sampler.get(), t, CF_LOOPING_CLAMP, CF_DEFAULTS_SKIP, pa.c()));
         check(cf_clip_sample_into(b.get(), t + 0.5f * duration_b, CF_LOOPING_WRAP,
                                   CF_DEFAULTS_WRITE, pb.c()));
         check(cf_blend_run(&blend));

@@ -14,9 +14,10 @@
 //! and wrong-kind handles with random times (NaN, infinities), looping values, bone and track
 //! indices and output arrays that are exact, short, long, NULL, NULL with a length, misaligned.
 //!
-//! Two more steps: sampling into a `cf_pose` (write or skip defaults, the bind pose, an additive
+//! Three more steps: sampling into a `cf_pose` (write or skip defaults, the bind pose, an additive
 //! layer onto a base) with poses of the right, wrong and zero size, NULL and misaligned arrays;
-//! and the five jobs (`cf_<job>_validate`, then `cf_<job>_run`) on random small skeletons and
+//! samplers (`cf_sampler_*`): created from live, freed and forged clips, freed (twice), and
+//! sampled at random times, also after their clip was freed; and the five jobs (`cf_<job>_validate`, then `cf_<job>_run`) on random small skeletons and
 //! meshes: counts off by one, NULL, misaligned and overlapping arrays, parents out of order,
 //! joints out of range, NaN weights, bad influence, layout, SIMD and layer counts.
 //!
@@ -28,11 +29,13 @@
 //! - a call that fails leaves every output array untouched; one that succeeds writes finite
 //!   values, and never past the length it was given (guard floats after each array);
 //! - a job's validate writes nothing, and run returns what validate returned; an output
-//!   overlapping another array is never accepted.
+//!   overlapping another array is never accepted;
+//! - a sampler's pose equals `cf_clip_sample_into`'s on its clip bit for bit, whatever calls came
+//!   before (its cache), and a sampler outlives its freed clip handle.
 
 use clipforge_runtime_capi::cf_status::*;
 use clipforge_runtime_capi::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ptr::{null, null_mut};
 
 /// Steps run per input at most (the rest of a long input is ignored).
@@ -53,6 +56,9 @@ pub struct Stats {
     pub jobs_refused: usize,
     /// Calls on a handle this program had freed, each refused.
     pub stale_refused: usize,
+    pub samplers_created: usize,
+    /// Sampler poses compared bit for bit with the clip's.
+    pub sampler_samples_ok: usize,
 }
 
 fn strict() -> bool {
@@ -212,8 +218,11 @@ impl OutArray {
 struct Vm {
     clips: [u64; 4],
     scalars: [u64; 4],
+    samplers: [u64; 4],
     live_clips: HashSet<u64>,
     live_scalars: HashSet<u64>,
+    /// Live samplers: the clip each was created from (which may be freed since), its bones.
+    live_samplers: HashMap<u64, (u64, usize)>,
     freed: HashSet<u64>,
     strict: bool,
     stats: Stats,
@@ -642,14 +651,23 @@ impl Vm {
             assert_eq!(cf_scalars_free(cf_scalars { id: h }), CF_OK);
             self.freed.insert(h);
         }
+        for (h, _) in std::mem::take(&mut self.live_samplers) {
+            assert_eq!(cf_sampler_free(cf_sampler { id: h }), CF_OK);
+            self.freed.insert(h);
+        }
         for &h in &self.freed {
             let mut n = 0u32;
             let s = unsafe { cf_clip_num_bones(cf_clip { id: h }, &mut n) };
             let s2 = unsafe { cf_scalars_num_tracks(cf_scalars { id: h }, &mut n) };
+            let s3 = cf_sampler_free(cf_sampler { id: h });
             if self.strict {
                 assert_eq!(
-                    (s, s2),
-                    (CF_ERR_INVALID_HANDLE, CF_ERR_INVALID_HANDLE),
+                    (s, s2, s3),
+                    (
+                        CF_ERR_INVALID_HANDLE,
+                        CF_ERR_INVALID_HANDLE,
+                        CF_ERR_INVALID_HANDLE
+                    ),
                     "{h:#x} lives on"
                 );
             }
@@ -835,6 +853,134 @@ impl Vm {
             }
         } else {
             assert!(pose.untouched(), "a failed sample_into wrote ({status:?})");
+        }
+    }
+
+    /// A sampler step: create one from a clip slot (live, freed or forged; sometimes a NULL
+    /// out), free one (live, freed or forged), or sample through one into a pose of the right,
+    /// wrong or zero size, NULL or misaligned arrays; a pose it writes must be what
+    /// `cf_clip_sample_into` writes on its clip (while that clip handle lives).
+    fn sampler(&mut self, inp: &mut Input) {
+        let sel = inp.u8();
+        let slot = inp.u8() as usize % 4;
+        match sel % 4 {
+            0 => {
+                let clip = Self::pick(&self.clips, inp);
+                let live = self.live_clips.contains(&clip);
+                let null_out = sel & 0x80 != 0;
+                let mut h = cf_sampler { id: 0xDEAD };
+                let out = if null_out {
+                    null_mut()
+                } else {
+                    &mut h as *mut _
+                };
+                let status = unsafe { cf_sampler_create(cf_clip { id: clip }, out) };
+                self.check(status, clip, live, "sampler_create");
+                if self.strict {
+                    if status == CF_OK {
+                        assert!(!null_out);
+                        assert_ne!(h.id, 0, "sampler_create returned the zero handle");
+                    } else if !null_out {
+                        assert_eq!(h.id, 0, "a failed sampler_create left {:#x}", h.id);
+                    }
+                }
+                if status == CF_OK {
+                    self.stats.samplers_created += 1;
+                    let n = self.num_bones(clip);
+                    self.live_samplers.insert(h.id, (clip, n));
+                    self.samplers[slot] = h.id;
+                }
+            }
+            1 => {
+                let h = Self::pick(&self.samplers, inp);
+                let live = self.live_samplers.remove(&h).is_some();
+                let status = cf_sampler_free(cf_sampler { id: h });
+                if self.strict {
+                    assert_eq!(
+                        status,
+                        if live { CF_OK } else { CF_ERR_INVALID_HANDLE },
+                        "sampler_free of {h:#x} (live: {live}): {}",
+                        last_error()
+                    );
+                    if !live && self.freed.contains(&h) {
+                        self.stats.stale_refused += 1;
+                    }
+                }
+                if live {
+                    self.freed.insert(h);
+                }
+            }
+            _ => {
+                let h = Self::pick(&self.samplers, inp);
+                let sampled = self.live_samplers.get(&h).copied();
+                let t = inp.time();
+                let looping = inp.looping();
+                let defaults = match inp.u8() {
+                    0..=199 => CF_DEFAULTS_WRITE,
+                    200..=249 => CF_DEFAULTS_SKIP,
+                    b => b as u32,
+                };
+                let m = [inp.u8(), inp.u8(), inp.u8()];
+                // The sampler's clip size (a dead handle's guessed).
+                let n = near(
+                    match sampled {
+                        Some((_, n)) => n,
+                        None => inp.u8() as usize % 64,
+                    },
+                    m[0],
+                );
+                let mut pose = PoseBufs::new(n, m.map(shape), None);
+                let status = unsafe {
+                    cf_sampler_sample_into(cf_sampler { id: h }, t, looping, defaults, pose.c())
+                };
+                self.check(status, h, sampled.is_some(), "sampler_sample_into");
+                if !self.strict {
+                    return;
+                }
+                if status != CF_OK {
+                    assert!(
+                        pose.untouched(),
+                        "a failed sampler_sample_into wrote ({status:?})"
+                    );
+                    return;
+                }
+                assert!(pose.guards_ok(), "sampler_sample_into wrote past its pose");
+                self.stats.samples_ok += 1;
+                let Some((c, _)) = sampled.filter(|(c, _)| self.live_clips.contains(c)) else {
+                    return;
+                };
+                // The same call on the clip, into a pose of the same shape: the same floats
+                // (x, y, z of translations and scales: the fourth is padding).
+                let mut want = PoseBufs::new(n, m.map(shape), None);
+                let s = unsafe {
+                    cf_clip_sample_into(cf_clip { id: c }, t, looping, defaults, want.c())
+                };
+                assert_eq!(
+                    s,
+                    CF_OK,
+                    "the sampler sampled, its clip did not: {}",
+                    last_error()
+                );
+                for k in 0..3 {
+                    let width = if k == 0 { 4 } else { 3 };
+                    let a = pose.0[k].floats().take(4 * n).enumerate();
+                    let b: Vec<u32> = want.0[k]
+                        .floats()
+                        .take(4 * n)
+                        .map(|x| x.to_bits())
+                        .collect();
+                    for (i, x) in a {
+                        if i % 4 < width {
+                            assert_eq!(
+                                x.to_bits(),
+                                b[i],
+                                "sampler and clip differ: array {k}, float {i}, t={t}"
+                            );
+                        }
+                    }
+                }
+                self.stats.sampler_samples_ok += 1;
+            }
         }
     }
 
@@ -1163,8 +1309,10 @@ pub fn run(data: &[u8]) -> Stats {
     let mut vm = Vm {
         clips: [0; 4],
         scalars: [0; 4],
+        samplers: [0; 4],
         live_clips: HashSet::new(),
         live_scalars: HashSet::new(),
+        live_samplers: HashMap::new(),
         freed: HashSet::new(),
         strict: strict(),
         stats: Stats::default(),
@@ -1174,7 +1322,7 @@ pub fn run(data: &[u8]) -> Stats {
         if inp.done() {
             break;
         }
-        let op = inp.u8() % 14;
+        let op = inp.u8() % 15;
         if trace {
             eprintln!("capi: byte {} op {op} {:?}", inp.pos - 1, vm.stats);
         }
@@ -1198,7 +1346,9 @@ pub fn run(data: &[u8]) -> Stats {
                 } else {
                     vm.clips[b as usize >> 2 & 3]
                 };
-                if b & 0x40 == 0 {
+                if b & 0x80 != 0 {
+                    vm.samplers[b as usize >> 4 & 3] = v;
+                } else if b & 0x40 == 0 {
                     vm.clips[b as usize >> 4 & 3] = v;
                 } else {
                     vm.scalars[b as usize >> 4 & 3] = v;
@@ -1206,7 +1356,8 @@ pub fn run(data: &[u8]) -> Stats {
             }
             11 => vm.messages(&mut inp),
             12 => vm.pose_sample(&mut inp),
-            _ => vm.job(&mut inp),
+            13 => vm.job(&mut inp),
+            _ => vm.sampler(&mut inp),
         }
     }
     vm.finish()
@@ -1285,6 +1436,22 @@ pub fn seed_program(cfa: &[u8], cfs: &[u8]) -> Vec<u8> {
     for sel in [0u8, 1, 2, 3] {
         p.extend_from_slice(&[12, 0, sel, 4, 0, 0, 0, 0]);
     }
+    // Samplers of the clip in slot 0: create (and one with a NULL out), play it at 0.016 s
+    // and 0.5 s with every default mode (each compared with the clip), free the clip and sample
+    // on, free the sampler, use after free, double free, a forged sampler handle.
+    p.extend_from_slice(&[14, 0, 0, 0, 14, 0x80, 1, 0]);
+    for t in [4u8, 6, 4, 6] {
+        for d in [0u8, 210] {
+            p.extend_from_slice(&[14, 2, 0, 0, t, 0, d, 0, 0, 0]);
+        }
+    }
+    p.extend_from_slice(&[2, 0]);
+    p.extend_from_slice(&[14, 3, 0, 0, 6, 0, 0, 0, 0, 0]);
+    p.extend_from_slice(&[14, 1, 0, 0, 14, 1, 0, 0]);
+    p.extend_from_slice(&[14, 2, 0, 0, 4, 0, 0, 0, 0, 0, 4]);
+    p.extend_from_slice(&[
+        10, 0x80, 1, 2, 3, 4, 5, 6, 7, 8, 14, 2, 0, 0, 4, 0, 0, 0, 0, 0, 4,
+    ]);
     // Each job on 4 bones, every operand 11: valid inputs (see `Vm::job_*`).
     for job in 0..5u8 {
         p.extend_from_slice(&[13, 66, 1, job, 4]);

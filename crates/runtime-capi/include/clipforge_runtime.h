@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 // Version of this API; `cf_api_version()` returns the library's, to compare with the header's.
-#define CF_API_VERSION 2
+#define CF_API_VERSION 3
 
 // The parent index of a root bone.
 #define CF_NO_PARENT 4294967295
@@ -220,6 +220,11 @@ typedef struct cf_skin_job {
   size_t out_normals_count;
   cf_simd simd;
 } cf_skin_job;
+
+// A sampling context of one clip for one character. Zero is never a live handle.
+typedef struct cf_sampler {
+  uint64_t id;
+} cf_sampler;
 
 // Time is clamped to `[0, duration]`.
 #define CF_LOOPING_CLAMP 0
@@ -571,6 +576,34 @@ cf_status cf_skin_validate(const struct cf_skin_job *job);
 // # Safety
 // See the job contract above.
 cf_status cf_skin_run(const struct cf_skin_job *job);
+
+// Creates a sampler of `clip` in `*out` (the zero handle on failure, when `out` is usable). The
+// sampler keeps the clip's data alive: `clip` may be freed before it. Allocates the sampler's
+// cache (a few hundred bytes per four animated sub-tracks); sampling through it does not
+// allocate.
+//
+// # Safety
+// `out` is writable.
+cf_status cf_sampler_create(struct cf_clip clip, struct cf_sampler *out);
+
+// Frees a sampler (waiting for a call in flight on it). Afterwards every call with this handle,
+// `cf_sampler_free` included, returns `CF_ERR_INVALID_HANDLE`.
+cf_status cf_sampler_free(struct cf_sampler sampler);
+
+// `cf_clip_sample_into` through the sampler: every bone of its clip at `time` seconds into
+// `pose` (`num_bones` equal to the clip's, else `CF_ERR_LENGTH_MISMATCH`), the same values
+// bit for bit, faster when consecutive calls stay in one segment of the clip (playback).
+// `CF_DEFAULTS_SKIP` leaves the default sub-tracks as they are in `pose`. Nothing is written
+// unless every check passes; no allocation after a thread's first call with its largest
+// skeleton (only when `pose`'s arrays overlap, which goes through a per-thread copy).
+//
+// # Safety
+// `pose`'s arrays point to 4 × `num_bones` writable floats each.
+cf_status cf_sampler_sample_into(struct cf_sampler sampler,
+                                 float time,
+                                 cf_looping looping,
+                                 cf_defaults defaults,
+                                 struct cf_pose pose);
 
 #ifdef __cplusplus
 }  // extern "C"

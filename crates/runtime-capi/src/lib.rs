@@ -31,6 +31,7 @@
 
 mod handles;
 mod jobs;
+mod sampler;
 
 use clipforge_runtime::scalar::ScalarReader;
 use clipforge_runtime::{
@@ -38,6 +39,7 @@ use clipforge_runtime::{
 };
 use glam::{Quat, Vec3A};
 pub use jobs::*;
+pub use sampler::*;
 use std::alloc::Layout;
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
@@ -46,7 +48,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 
 /// Version of this API; `cf_api_version()` returns the library's, to compare with the header's.
-pub const CF_API_VERSION: u32 = 2;
+pub const CF_API_VERSION: u32 = 3;
 
 /// The parent index of a root bone.
 pub const CF_NO_PARENT: u32 = 0xFFFF_FFFF;
@@ -623,27 +625,36 @@ impl Drop for OwnedBuf {
     }
 }
 
-/// What one kind of handle refers to: a validated reader over its own copy of the buffer. The
-/// create / free / query functions of every kind are written once, over this trait
-/// ([`create`], [`free`], [`with`], [`query`]).
-trait Entry: Sized + Send + Sync + 'static {
-    /// The C handle type (`cf_clip`, `cf_scalars`).
+/// What one kind of handle refers to. The free / query functions of every kind are written
+/// once, over this trait ([`free`], [`with`], [`query`]).
+trait Kind: Sized + Send + Sync + 'static {
+    /// The C handle type (`cf_clip`, `cf_scalars`, `cf_sampler`).
     type Handle: Copy;
     /// The handle type's C name, for messages.
     const KIND: &'static str;
-    /// The file kind the buffer must be, for messages (".cfa").
-    const FORMAT: &'static str;
     fn table() -> &'static handles::Table<Self>;
     fn id(h: Self::Handle) -> u64;
     fn handle(id: u64) -> Self::Handle;
+}
+
+/// A kind whose handle is a validated reader over its own copy of a buffer ([`create`]).
+trait Entry: Kind {
+    /// The file kind the buffer must be, for messages (".cfa").
+    const FORMAT: &'static str;
     /// Validates the copied buffer and builds the entry that owns it.
     fn open(buf: OwnedBuf) -> Result<Self, FormatError>;
 }
 
-/// A clip reader over its own copy of the buffer. `reader` borrows `_buf`'s heap bytes, which
-/// never move; it is declared first so it is dropped first, and only [`ClipEntry::reader`],
-/// which ties the borrow to `&self`, hands it out.
+/// A clip handle's entry: the reader and its buffer, shared with the clip's samplers
+/// (`cf_sampler`), which keep them alive after the clip handle is freed.
 struct ClipEntry {
+    data: std::sync::Arc<ClipData>,
+}
+
+/// A clip reader over its own copy of the buffer. `reader` borrows `_buf`'s heap bytes, which
+/// never move; it is declared first so it is dropped first, and only [`ClipData::reader`],
+/// which ties the borrow to `&self`, hands it out.
+struct ClipData {
     reader: ClipReader<'static>,
     /// Per bone, bit k set when sub-track k (rotation, translation, scale) is not a default
     /// one: what a `CF_DEFAULTS_SKIP` call copies out (made once, at create).
@@ -651,16 +662,21 @@ struct ClipEntry {
     _buf: OwnedBuf,
 }
 
-impl ClipEntry {
+impl ClipData {
     fn reader(&self) -> &ClipReader<'_> {
         &self.reader
     }
 }
 
-impl Entry for ClipEntry {
+impl ClipEntry {
+    fn reader(&self) -> &ClipReader<'_> {
+        self.data.reader()
+    }
+}
+
+impl Kind for ClipEntry {
     type Handle = cf_clip;
     const KIND: &'static str = "cf_clip";
-    const FORMAT: &'static str = ".cfa";
     fn table() -> &'static handles::Table<Self> {
         &CLIPS
     }
@@ -670,6 +686,10 @@ impl Entry for ClipEntry {
     fn handle(id: u64) -> cf_clip {
         cf_clip { id }
     }
+}
+
+impl Entry for ClipEntry {
+    const FORMAT: &'static str = ".cfa";
     fn open(buf: OwnedBuf) -> Result<Self, FormatError> {
         // SAFETY: the reader goes into the entry beside `buf` and drops before it.
         let reader = ClipReader::new(unsafe { buf.bytes_unbounded() })?;
@@ -682,9 +702,11 @@ impl Entry for ClipEntry {
             })
             .collect();
         Ok(ClipEntry {
-            reader,
-            stored,
-            _buf: buf,
+            data: std::sync::Arc::new(ClipData {
+                reader,
+                stored,
+                _buf: buf,
+            }),
         })
     }
 }
@@ -701,10 +723,9 @@ impl ScalarEntry {
     }
 }
 
-impl Entry for ScalarEntry {
+impl Kind for ScalarEntry {
     type Handle = cf_scalars;
     const KIND: &'static str = "cf_scalars";
-    const FORMAT: &'static str = ".cfs";
     fn table() -> &'static handles::Table<Self> {
         &SCALARS
     }
@@ -714,6 +735,10 @@ impl Entry for ScalarEntry {
     fn handle(id: u64) -> cf_scalars {
         cf_scalars { id }
     }
+}
+
+impl Entry for ScalarEntry {
+    const FORMAT: &'static str = ".cfs";
     fn open(buf: OwnedBuf) -> Result<Self, FormatError> {
         // SAFETY: as in `ClipEntry::open`.
         let reader = ScalarReader::new(unsafe { buf.bytes_unbounded() })?;
@@ -757,7 +782,7 @@ unsafe fn create<E: Entry>(
     status
 }
 
-fn free<E: Entry>(func: &'static str, h: E::Handle) -> cf_status {
+fn free<E: Kind>(func: &'static str, h: E::Handle) -> cf_status {
     call(func, || match E::table().remove(E::id(h)) {
         Some(_) => Ok(()),
         None => invalid_handle(E::KIND, E::id(h)),
@@ -774,7 +799,7 @@ fn invalid_handle<T>(kind: &str, id: u64) -> Res<T> {
 }
 
 /// Runs `f` on the entry of a live handle (holding the slot's read lock).
-fn with<E: Entry, R>(h: E::Handle, f: impl FnOnce(&E) -> Res<R>) -> Res<R> {
+fn with<E: Kind, R>(h: E::Handle, f: impl FnOnce(&E) -> Res<R>) -> Res<R> {
     E::table()
         .with(E::id(h), f)
         .unwrap_or_else(|| invalid_handle(E::KIND, E::id(h)))
@@ -784,7 +809,7 @@ fn with<E: Entry, R>(h: E::Handle, f: impl FnOnce(&E) -> Res<R>) -> Res<R> {
 ///
 /// # Safety
 /// `out` is writable.
-unsafe fn query<E: Entry, T>(
+unsafe fn query<E: Kind, T>(
     func: &'static str,
     h: E::Handle,
     out: *mut T,
@@ -1334,7 +1359,7 @@ pub unsafe extern "C" fn cf_clip_sample_into(
                 unsafe {
                     match d {
                         Defaults::Write => out.copy_all(&s.pose),
-                        Defaults::Skip => out.copy_stored(&s.pose, &e.stored),
+                        Defaults::Skip => out.copy_stored(&s.pose, &e.data.stored),
                     }
                 }
                 Ok(())

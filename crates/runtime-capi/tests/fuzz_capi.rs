@@ -70,7 +70,9 @@ fn capi_seeds_and_regressions_replay_and_the_seed_reaches_every_path() {
             && stats.scalars_created >= 1
             && stats.samples_ok >= 4
             && stats.stale_refused >= 4
-            && stats.jobs_ok >= 5,
+            && stats.jobs_ok >= 5
+            && stats.samplers_created >= 1
+            && stats.sampler_samples_ok >= 8,
         "the seed program no longer reaches the valid paths: {stats:?}"
     );
 

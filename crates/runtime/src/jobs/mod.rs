@@ -9,10 +9,10 @@
 //! structure-of-arrays ([`glam::Quat`] rotations, [`glam::Vec3A`] translations and scales), as
 //! the readers write them; matrices are column-major [`glam::Mat4`].
 //!
-//! The vertex jobs have a scalar path and SIMD paths ([`SimdPath`]): SSE2 on x86-64 (the
-//! baseline), AVX2 + FMA on x86-64 where the CPU has them (chosen at run time through CPUID,
-//! which `core` can read, so no `std` is needed; a build with `-C target-feature=+avx2,+fma`
-//! skips the check), NEON on aarch64. `docs/RUNTIME.md` ("Jobs") has the measurements.
+//! The vertex jobs and [`LocalToObjectJob`] have a scalar path and SIMD paths ([`SimdPath`]):
+//! SSE2 on x86-64 (the baseline), AVX2 + FMA on x86-64 where the CPU has them (chosen at run
+//! time through CPUID, which `core` can read, so no `std` is needed; a build with
+//! `-C target-feature=+avx2,+fma` skips the check), NEON on aarch64. `docs/RUNTIME.md` ("Jobs") has the measurements.
 
 mod blend;
 mod local_to_object;

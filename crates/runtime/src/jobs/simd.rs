@@ -6,7 +6,8 @@
 //! The SIMD kernels are `unsafe`: they index with raw pointers and rely on what the jobs'
 //! `validate()` established (lengths, joint indices below the palette length).
 
-/// A SIMD path of the vertex jobs ([`super::TransformPointsJob`], [`super::SkinJob`]).
+/// A SIMD path of the vertex jobs ([`super::TransformPointsJob`], [`super::SkinJob`]) and of
+/// [`super::LocalToObjectJob`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SimdPath {
     /// The fastest path this CPU has (what `run()` uses).
@@ -65,7 +66,7 @@ impl SimdPath {
     }
 }
 
-/// AVX usable (implied by [`avx2_fma`]; what [`super::LocalToObjectJob`]'s VEX-encoded copy
+/// AVX usable (implied by [`avx2_fma`]; what [`super::SkinningPaletteJob`]'s VEX-encoded copy
 /// needs).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn avx() -> bool {
