@@ -4,9 +4,11 @@
 
 mod common;
 
+use common::pose::CPose;
+
 use clipforge_runtime_capi::cf_status::CF_OK;
 use clipforge_runtime_capi::*;
-use glam::{Mat4, Quat, Vec3A};
+use glam::Mat4;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::ptr::{null, null_mut};
@@ -45,30 +47,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-struct P {
-    r: Vec<Quat>,
-    t: Vec<Vec3A>,
-    s: Vec<Vec3A>,
-}
-
-impl P {
-    fn new(n: usize) -> P {
-        P {
-            r: vec![Quat::IDENTITY; n],
-            t: vec![Vec3A::ZERO; n],
-            s: vec![Vec3A::ONE; n],
-        }
-    }
-    fn c(&mut self) -> cf_pose {
-        cf_pose {
-            rotations: self.r.as_mut_ptr().cast(),
-            translations: self.t.as_mut_ptr().cast(),
-            scales: self.s.as_mut_ptr().cast(),
-            num_bones: self.r.len(),
-        }
-    }
-}
-
 fn create(bytes: &[u8]) -> cf_clip {
     let mut c = cf_clip { id: 0 };
     assert_eq!(
@@ -87,7 +65,12 @@ fn sampling_calls_and_jobs_allocate_nothing_after_a_threads_first_call() {
     let n = n32 as usize;
     let mut parents = vec![0u32; n];
     unsafe { cf_clip_parents(clip, parents.as_mut_ptr(), n) };
-    let (mut a, mut b, mut out, mut obj) = (P::new(n), P::new(n), P::new(n), P::new(n));
+    let (mut a, mut b, mut out, mut obj) = (
+        CPose::rest(n),
+        CPose::rest(n),
+        CPose::rest(n),
+        CPose::rest(n),
+    );
     let list = [3u32, 0, 7, 3];
     let (mut lr, mut lt, mut ls) = ([0f32; 16], [0f32; 12], [0f32; 12]);
     let layers = [
@@ -104,7 +87,7 @@ fn sampling_calls_and_jobs_allocate_nothing_after_a_threads_first_call() {
             num_bone_weights: 0,
         },
     ];
-    let mut rest = P::new(n);
+    let mut rest = CPose::rest(n);
     let blend = cf_blend_job {
         layers: layers.as_ptr(),
         num_layers: 2,

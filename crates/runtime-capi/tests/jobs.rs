@@ -7,10 +7,12 @@
 
 mod common;
 
+use common::pose::{CPose as P, MARK, create};
+
 use clipforge_runtime::format::KIND_DEFAULT;
 use clipforge_runtime::jobs::{
-    BlendJob, BlendLayer, LocalToObjectJob, PaletteOut, PoseRef, SimdPath, SkinJob,
-    SkinningPaletteJob, TransformPointsJob,
+    BlendJob, BlendLayer, LocalToObjectJob, PaletteOut, SimdPath, SkinJob, SkinningPaletteJob,
+    TransformPointsJob,
 };
 use clipforge_runtime::{ClipReader, Defaults, Looping, NO_PARENT, Pose};
 use clipforge_runtime_capi::cf_status::*;
@@ -18,75 +20,10 @@ use clipforge_runtime_capi::*;
 use glam::{Mat4, Quat, Vec3, Vec3A, Vec4};
 use std::ptr::{null, null_mut};
 
-const MARK: f32 = -7.25e-33;
-
-fn create(bytes: &[u8]) -> cf_clip {
-    let mut c = cf_clip { id: 0 };
-    assert_eq!(
-        unsafe { cf_clip_create(bytes.as_ptr(), bytes.len(), &mut c) },
-        CF_OK
-    );
-    c
-}
-
 fn last_error() -> String {
     let mut buf = [0u8; 512];
     let n = unsafe { cf_last_error(buf.as_mut_ptr().cast(), buf.len()) };
     String::from_utf8_lossy(&buf[..n.min(511)]).into_owned()
-}
-
-/// A pose in caller memory (glam's vectors are the `cf_pose` layout: 16 bytes, 16-aligned).
-#[derive(Clone)]
-struct P {
-    r: Vec<Quat>,
-    t: Vec<Vec3A>,
-    s: Vec<Vec3A>,
-}
-
-impl P {
-    fn marked(n: usize) -> P {
-        P {
-            r: vec![Quat::from_xyzw(MARK, MARK, MARK, MARK); n],
-            t: vec![Vec3A::splat(MARK); n],
-            s: vec![Vec3A::splat(MARK); n],
-        }
-    }
-    fn from(p: &Pose) -> P {
-        P {
-            r: p.rotations.clone(),
-            t: p.translations.clone(),
-            s: p.scales.clone(),
-        }
-    }
-    fn c(&mut self) -> cf_pose {
-        cf_pose {
-            rotations: self.r.as_mut_ptr().cast(),
-            translations: self.t.as_mut_ptr().cast(),
-            scales: self.s.as_mut_ptr().cast(),
-            num_bones: self.r.len(),
-        }
-    }
-    fn get(&self) -> PoseRef<'_> {
-        PoseRef {
-            rotations: &self.r,
-            translations: &self.t,
-            scales: &self.s,
-        }
-    }
-    /// Rotations x y z w, translations and scales x y z (the padding lane is unspecified).
-    fn bits(&self) -> Vec<u32> {
-        let mut v = Vec::new();
-        for q in &self.r {
-            v.extend(q.to_array().map(f32::to_bits));
-        }
-        for x in self.t.iter().chain(&self.s) {
-            v.extend(x.to_array().map(f32::to_bits));
-        }
-        v
-    }
-    fn untouched(&self) -> bool {
-        self.bits().iter().all(|&b| b == MARK.to_bits())
-    }
 }
 
 #[test]

@@ -5,72 +5,18 @@
 
 mod common;
 
+use common::pose::{CPose, create, pose_bits};
+
 use clipforge_runtime::{ClipReader, Defaults, Looping, Pose, Sampler};
 use clipforge_runtime_capi::cf_status::*;
 use clipforge_runtime_capi::*;
-use glam::{Quat, Vec3A};
 use std::ptr::null_mut;
-
-fn create(bytes: &[u8]) -> cf_clip {
-    let mut c = cf_clip { id: 0 };
-    assert_eq!(
-        unsafe { cf_clip_create(bytes.as_ptr(), bytes.len(), &mut c) },
-        CF_OK
-    );
-    c
-}
 
 fn sampler(clip: cf_clip) -> cf_sampler {
     let mut s = cf_sampler { id: 0 };
     assert_eq!(unsafe { cf_sampler_create(clip, &mut s) }, CF_OK);
     assert_ne!(s.id, 0);
     s
-}
-
-/// A pose in caller memory (the `cf_pose` layout: 16-byte elements, 16-aligned).
-struct CPose {
-    r: Vec<Quat>,
-    t: Vec<Vec3A>,
-    s: Vec<Vec3A>,
-}
-
-const MARK: f32 = -12345.0;
-
-impl CPose {
-    fn new(n: usize) -> Self {
-        CPose {
-            r: vec![Quat::from_xyzw(MARK, MARK, MARK, MARK); n],
-            t: vec![Vec3A::splat(MARK); n],
-            s: vec![Vec3A::splat(MARK); n],
-        }
-    }
-    fn c(&mut self) -> cf_pose {
-        cf_pose {
-            rotations: self.r.as_mut_ptr().cast(),
-            translations: self.t.as_mut_ptr().cast(),
-            scales: self.s.as_mut_ptr().cast(),
-            num_bones: self.r.len(),
-        }
-    }
-    /// The pose's floats (x, y, z of translations and scales: the fourth is padding).
-    fn bits(&self) -> Vec<u32> {
-        let r = self.r.iter().flat_map(|q| q.to_array());
-        let ts = self.t.iter().chain(&self.s).flat_map(|v| v.to_array());
-        r.chain(ts).map(f32::to_bits).collect()
-    }
-    fn untouched(&self) -> bool {
-        self.bits().iter().all(|&b| b == MARK.to_bits())
-    }
-}
-
-fn pose_bits(p: &Pose) -> Vec<u32> {
-    let r = p.rotations.iter().flat_map(|q| q.to_array());
-    let ts = p
-        .translations
-        .iter()
-        .chain(&p.scales)
-        .flat_map(|v| v.to_array());
-    r.chain(ts).map(f32::to_bits).collect()
 }
 
 /// Playback at 60 Hz over twice the clip (wrapping), a stretch at 240 Hz, pseudo-random seeks,
@@ -113,7 +59,7 @@ fn sampler_poses_equal_the_rust_sampler_and_reader_bit_for_bit() {
         let cs = sampler(clip);
         let mut rust = Sampler::new(&reader);
         let (mut want, mut stateless) = (Pose::new(n), Pose::new(n));
-        let mut got = CPose::new(n);
+        let mut got = CPose::marked(n);
         for (t, l) in times(reader.duration()) {
             let looping = if l == CF_LOOPING_WRAP {
                 Looping::Wrap
@@ -132,7 +78,7 @@ fn sampler_poses_equal_the_rust_sampler_and_reader_bit_for_bit() {
 
         // Skipped defaults: the caller's values stay where the clip stores defaults, as the
         // Rust sampler's `Defaults::Skip`; the rest as written.
-        let mut c_skip = CPose::new(n);
+        let mut c_skip = CPose::marked(n);
         let mut r_skip = Pose::new(n);
         for b in 0..n {
             r_skip.rotations[b] = c_skip.r[b];
@@ -156,8 +102,8 @@ fn sampler_poses_equal_the_rust_sampler_and_reader_bit_for_bit() {
 
         // Overlapping arrays (through the per-thread copy): what `cf_clip_sample_into` writes.
         if n > 0 {
-            let mut a = CPose::new(n);
-            let mut b = CPose::new(n);
+            let mut a = CPose::marked(n);
+            let mut b = CPose::marked(n);
             let overlap = |p: &mut CPose| {
                 let mut c = p.c();
                 c.scales = c.translations;
@@ -187,7 +133,7 @@ fn a_sampler_outlives_its_clip_handle_and_misuse_is_refused() {
     let n = reader.num_bones();
     let clip = create(&bytes);
     let s = sampler(clip);
-    let mut before = CPose::new(n);
+    let mut before = CPose::marked(n);
     assert_eq!(
         unsafe { cf_sampler_sample_into(s, 0.7, CF_LOOPING_CLAMP, CF_DEFAULTS_WRITE, before.c()) },
         CF_OK
@@ -195,7 +141,7 @@ fn a_sampler_outlives_its_clip_handle_and_misuse_is_refused() {
 
     // Freeing the clip first: the sampler keeps its data, the clip handle is dead.
     assert_eq!(cf_clip_free(clip), CF_OK);
-    let mut after = CPose::new(n);
+    let mut after = CPose::marked(n);
     assert_eq!(
         unsafe { cf_sampler_sample_into(s, 0.7, CF_LOOPING_CLAMP, CF_DEFAULTS_WRITE, after.c()) },
         CF_OK
@@ -214,7 +160,7 @@ fn a_sampler_outlives_its_clip_handle_and_misuse_is_refused() {
     );
 
     // Each bad argument: its status, the pose untouched.
-    let mut p = CPose::new(n);
+    let mut p = CPose::marked(n);
     type Call = Box<dyn Fn(&mut CPose) -> cf_status>;
     let cases: Vec<(cf_status, Call)> = vec![
         (
@@ -307,7 +253,7 @@ fn threads_sharing_one_sampler_take_turns_and_get_the_readers_poses() {
         for k in 0..3 {
             let reader = &reader;
             scope.spawn(move || {
-                let (mut got, mut want) = (CPose::new(n), Pose::new(n));
+                let (mut got, mut want) = (CPose::marked(n), Pose::new(n));
                 for i in 0..200 {
                     let t = (i * (k + 1)) as f32 / 60.0;
                     let st = unsafe {

@@ -1,6 +1,8 @@
 //! Buffers the C API tests read, made now by the offline codec (never committed files, so they
 //! follow the format whatever its version).
 
+pub mod pose;
+
 use clipforge_anim::generate::{GenerateOptions, generate};
 use clipforge_anim::scalar::{RawScalarList, RawScalarTrack, ScalarType, compress_scalar_list};
 use clipforge_anim::{CompressionSettings, compress};
