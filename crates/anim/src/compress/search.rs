@@ -33,6 +33,7 @@ const INF: u32 = u32::MAX / 4;
 const MAX_BUDGET_MULTIPLIER: f32 = 8.0;
 
 /// The segment's decisions for every animated sub-track.
+#[derive(Default)]
 pub(crate) struct SegmentChoice {
     /// 8-bit segment range inside the clip range: min x,y,z then extent x,y,z.
     pub ranges: Vec<[u8; 6]>,
