@@ -31,8 +31,12 @@ const K1: usize = BUCKETS + 1;
 const INF: u32 = u32::MAX / 4;
 /// The largest chain budget tried, as a multiple of the target.
 const MAX_BUDGET_MULTIPLIER: f32 = 8.0;
+/// Rows (samples, and the wrapped one) up to which a segment's budget search takes the first
+/// budget that passes, on a grid of whole steps of 1.4 ([`SegmentCtx::best_allocation`]).
+const TINY_SEGMENT_ROWS: usize = 3;
 
 /// The segment's decisions for every animated sub-track.
+#[derive(Default)]
 pub(crate) struct SegmentChoice {
     /// 8-bit segment range inside the clip range: min x,y,z then extent x,y,z.
     pub ranges: Vec<[u8; 6]>,
@@ -808,11 +812,21 @@ impl SegmentCtx<'_> {
             }
         }
         // Walk down: each bone's remaining budget, then split its share over its tracks.
+        self.walk_down(dp)
+    }
+
+    /// The DP's walk down ([`Self::allocate`]'s tables): each bone's remaining budget, then its
+    /// share split over its tracks; `None` when a root's subtree does not fit the budget or a
+    /// track has no level in its share.
+    fn walk_down(&self, dp: &DpTables) -> Option<Vec<usize>> {
+        let p = self.p;
+        let nb = p.num_bones;
+        let nt = self.levels.len();
         let mut remaining = vec![BUCKETS; nb];
         let mut choice = vec![0usize; nt];
         for b in 0..nb {
             if !self.active[b] {
-                // Nothing to choose (checked above: a root's subtree fits the budget).
+                // Nothing to choose (`allocate` checked that a root's subtree fits the budget).
                 continue;
             }
             if p.parents[b] != NO_PARENT {
@@ -960,6 +974,7 @@ impl SegmentCtx<'_> {
         // Choices already measured and their verdicts: neighbouring budgets often give the
         // same levels, and the real error is the dearer half of a try.
         let mut seen: Vec<(Vec<usize>, bool)> = Vec::new();
+        let tiny = self.refs.len() <= TINY_SEGMENT_ROWS;
         let mut try_m = |m: f32| -> bool {
             let Some(c) = self.allocate(m * target) else {
                 return false;
@@ -983,30 +998,37 @@ impl SegmentCtx<'_> {
         // error allows (1, 2, 4, ... steps) or down while it does not, then bisects between
         // the last pass and the first failure: 2–3 tries where growing by 1.4 then bisecting
         // twice took 4 (the tries were 40 % of the search).
-        let g = 1.4f32.powf(0.25);
+        // A tiny segment (at most TINY_SEGMENT_ROWS rows: clips of 1–3 samples) takes the first
+        // budget that passes, on whole steps of 1.4: each try is a DP over the whole skeleton
+        // (82_01: 4 DPs after the first pass, ~40 % of its search), and the refinement then
+        // walks each track down to what a few rows need (1 bit on two rows) whatever budget
+        // it starts from (sizes on the 67 clips: BENCHMARKS.md, 2026-11-28 cx31b).
+        let g = if tiny { 1.4f32 } else { 1.4f32.powf(0.25) };
         let m_of = |e: i32| start * g.powi(e);
         // The largest exponent within MAX_BUDGET_MULTIPLIER, and the lowest one tried
         // (1.4^-12 below `start`, as before).
         let e_max = ((MAX_BUDGET_MULTIPLIER / start).ln() / g.ln()).floor() as i32;
-        let e_min = -48;
+        let e_min = if tiny { -12 } else { -48 };
         // lo: the largest exponent known to pass (None: none); hi: the smallest known to fail
         // (or past the range).
         let (mut lo, mut hi): (Option<i32>, i32);
         if try_m(start) {
             lo = Some(0);
-            hi = e_max.max(0) + 1;
-            let mut step = 1;
-            loop {
-                let e = (lo.unwrap_or(0) + step).min(e_max);
-                if e <= lo.unwrap_or(0) {
-                    break;
-                }
-                if try_m(m_of(e)) {
-                    lo = Some(e);
-                    step *= 2;
-                } else {
-                    hi = e;
-                    break;
+            hi = if tiny { 1 } else { e_max.max(0) + 1 };
+            if !tiny {
+                let mut step = 1;
+                loop {
+                    let e = (lo.unwrap_or(0) + step).min(e_max);
+                    if e <= lo.unwrap_or(0) {
+                        break;
+                    }
+                    if try_m(m_of(e)) {
+                        lo = Some(e);
+                        step *= 2;
+                    } else {
+                        hi = e;
+                        break;
+                    }
                 }
             }
         } else {
@@ -1024,7 +1046,7 @@ impl SegmentCtx<'_> {
             }
         }
         if let Some(mut l) = lo {
-            while hi - l > 1 {
+            while !tiny && hi - l > 1 {
                 let mid = l + (hi - l) / 2;
                 if try_m(m_of(mid)) {
                     l = mid;
@@ -1078,6 +1100,7 @@ impl SegmentCtx<'_> {
             }
         }
         let nr = self.refs.len();
+        let two_rows = nr == 2;
         // Decoded local transforms, object transforms and errors with the current choice.
         let mut local: Vec<Xf> = Vec::with_capacity(nr * nb);
         for &(i, _) in &self.refs {
@@ -1139,7 +1162,12 @@ impl SegmentCtx<'_> {
                     w[c] = v as u32;
                     w
                 };
-                cur[k][c] = self.descend(&mut st, moved, k, at[c] as usize, width, target) as u32;
+                let hi = at[c] as usize;
+                cur[k][c] = if two_rows {
+                    self.descend_two_rows(&mut st, moved, k, hi, width, target)
+                } else {
+                    self.descend(&mut st, moved, k, hi, width, target)
+                } as u32;
             }
         }
         cur
@@ -1180,6 +1208,29 @@ impl SegmentCtx<'_> {
             }
         }
         hi
+    }
+
+    /// [`Self::descend`] over a component's bits on a segment of two rows, where 1 bit stores
+    /// both values exactly (they are the ends of the segment's range): tries 1 bit, then 0;
+    /// only when 1 bit fails does it walk as [`Self::descend`] does. Two trials a component
+    /// where the walk took about four.
+    fn descend_two_rows(
+        &self,
+        st: &mut RefineState,
+        moved: &[u32],
+        k: usize,
+        hi: usize,
+        widths: impl Fn(usize) -> [u32; 3],
+        target: f32,
+    ) -> usize {
+        if hi > 1 && self.trial(st, moved, k, widths(1), target) {
+            return if self.trial(st, moved, k, widths(0), target) {
+                0
+            } else {
+                1
+            };
+        }
+        self.descend(st, moved, k, hi, widths, target)
     }
 
     /// Tries widths `w` for track `k`: decodes it, recomputes the object transforms of the

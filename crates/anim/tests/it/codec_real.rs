@@ -167,3 +167,32 @@ fn inf_error_clip_is_refused_clearly() {
         "{msg}"
     );
 }
+
+/// The clip with no bones (ACL's `no_output_transform_tracks`: 5 samples, nothing in them) skips
+/// the search and the decode of its float64 check (there is nothing to choose or measure): it
+/// still writes the bytes the full path wrote, reads back, and reports the figures the full
+/// check measures on the decoded buffer.
+#[test]
+fn a_clip_without_bones_writes_the_same_bytes_and_verifies() {
+    let Some(data) = real_data_or_skip!() else {
+        return;
+    };
+    let path = data.join("acl-regression/no_output_transform_tracks.acl.sjson");
+    let clip = load_clips(&path).unwrap().remove(0);
+    assert_eq!((clip.num_bones(), clip.num_samples), (0, 5));
+    let settings = CompressionSettings::default();
+    let c = compress(&clip, &settings).unwrap();
+    // FNV-1a of the whole .cfa as the build before the shortcut wrote it (`compress_cpu --hash`,
+    // 2026-11-28): a change to the format changes it on purpose.
+    let fnv = c.bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    assert_eq!((c.runtime_bytes, fnv), (56, 0xa9bd_12df_7928_a91a));
+    let reader = ClipReader::new(&c.bytes).unwrap();
+    assert_eq!((reader.num_bones(), reader.num_samples()), (0, 5));
+    let full = clipforge_anim::compress::verify(&clip, &reader, &[]).unwrap();
+    assert_eq!(c.error, full);
+    assert_eq!(c.error.per_sample_max.len(), 5);
+    assert_eq!(c.error.per_interval_max.len(), 4);
+    assert_eq!(c.stats.verified_max_error, 0.0);
+}
