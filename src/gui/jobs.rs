@@ -226,7 +226,8 @@ fn inspect_file(path: &std::path::Path) -> Inspect {
         // its row gives its tracks, samples and size, not "unreadable".
         Err(e) => match scalar_list_meta(path) {
             Some(meta) => Inspect::Clips(vec![meta]),
-            None => Inspect::Failed(e.message.clone()),
+            // The whole error (file and line): the row's status keeps the place, as a batch's row does.
+            None => Inspect::Failed(e.to_string()),
         },
     }
 }

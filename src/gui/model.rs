@@ -79,7 +79,9 @@ impl RowStatus {
             // half misled); the hover gives the floor and what to raise the threshold to.
             RowStatus::BelowPrecision(_) => "below float32 floor".into(),
             RowStatus::Stale => "stale (settings changed)".into(),
-            RowStatus::Unreadable(m) => format!("unreadable: {m}"),
+            // "does not read", as the detail says: "unreadable" was untrue of a file that reads
+            // but is not a valid clip (most of these rows).
+            RowStatus::Unreadable(m) => format!("does not read: {m}"),
         }
     }
     /// What the Status cell's hover says beyond its text, when it has more to say.

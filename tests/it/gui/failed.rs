@@ -112,6 +112,14 @@ fn an_unreadable_files_detail_says_it_does_not_read_not_press_compress() {
     let mut h = scanned(input.path(), out.path());
     let (status, _) = broken_row(&h);
     assert!(matches!(status, RowStatus::Unreadable(_)), "{status:?}");
+    // The row says what the detail says, with the place (it read "unreadable: no MOTI…").
+    assert!(
+        status
+            .text()
+            .starts_with("does not read: line 3: no MOTION section"),
+        "{}",
+        status.text()
+    );
     h.get_by_label("broken").click();
     wait_idle(&mut h);
     let path = input.path().join("broken.bvh");

@@ -40,7 +40,7 @@ fn a_scalar_track_list_is_listed_before_compressing_and_held_to_its_tracks_preci
         (r.bones, r.samples, r.raw_bytes, r.scalar_list),
         (Some(4), Some(26), Some(1248), true)
     );
-    assert_eq!(h.query_all_by_label_contains("unreadable").count(), 0);
+    assert_eq!(h.query_all_by_label_contains("does not read").count(), 0);
     h.get_by_label("per track");
     // Nothing compressed yet: no ratio, no worst error in cm.
     h.get_by_label("0 compressed of 1");
