@@ -464,7 +464,8 @@ impl DetailView {
             self.pose_column(ui, data.as_deref(), threshold, report)
         }));
         bottom = bottom.max(in_column(ui, column(2), |ui| {
-            bit_rate_plots(ui, row.as_ref().and_then(|r| r.report()), lib, plot_h);
+            let unreadable = report.is_none() && self.error.is_some();
+            bit_rate_plots(ui, report, unreadable, lib, plot_h);
         }));
         let stroke = ui.visuals().widgets.noninteractive.bg_stroke;
         for i in 0..2 {

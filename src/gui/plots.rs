@@ -196,8 +196,16 @@ pub fn batch_histogram(lib: &Library) -> (Vec<u32>, u32, u32) {
     (hist, c, d)
 }
 
-/// `report`: the clip's row, whatever became of it (a failed or refused one is said as such).
-pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Library, h: f32) {
+/// `report`: the clip's row, whatever became of it (a failed or refused one is said as such);
+/// `unreadable`: the file is known not to read (the scan's inspection or the detail job), with
+/// no report yet, as after a restart.
+pub fn bit_rate_plots(
+    ui: &mut egui::Ui,
+    report: Option<&ClipReport>,
+    unreadable: bool,
+    lib: &Library,
+    h: f32,
+) {
     bit_rate_heading(ui, "Bit rates (this clip)");
     let w = ui.available_width();
     // Both plots within the column (the batch plot's axis numbers were cut off below it): the
@@ -232,6 +240,10 @@ pub fn bit_rate_plots(ui: &mut egui::Ui, report: Option<&ClipReport>, lib: &Libr
                 ),
                 [w, h - 36.0],
             );
+        }
+        // "Not compressed yet" would promise bit rates a batch cannot give.
+        None if unreadable => {
+            ui.weak("No output (the file does not read): no bit rates.");
         }
         None => {
             ui.weak("Not compressed yet.");

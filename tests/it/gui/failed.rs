@@ -128,10 +128,13 @@ fn an_unreadable_files_detail_says_it_does_not_read_not_press_compress() {
         path.display()
     ));
     h.get_by_label(UNREADABLE_ADVICE);
+    // Its bit rates say why there are none (they said "Not compressed yet.").
+    h.get_by_label("No output (the file does not read): no bit rates.");
     for untrue in [
         "press Compress to see its error",
         "Will compress with",
         "Compress this clip to see its error",
+        "Not compressed yet",
     ] {
         assert!(h.query_by_label_contains(untrue).is_none(), "{untrue}");
     }

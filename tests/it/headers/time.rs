@@ -381,19 +381,6 @@ fn a_c_file_and_a_compiled_out_tu_are_predicted_near_their_cost() {
             &format!("#include \"c.h\"\nint c{i}(void) {{ return 0; }}\n"),
         );
     }
-    let all = tempfile::tempdir().unwrap();
-    let m = headers(
-        r,
-        &[
-            "--measure",
-            "6",
-            "--jobs",
-            "2",
-            "--keep-traces",
-            all.path().to_str().unwrap(),
-        ],
-    );
-    assert_eq!(m["measured_tus"], 6, "{m}");
     let ms = |v: &Value, name: &str, key: &str| {
         v["tus"]
             .as_array()
@@ -402,6 +389,48 @@ fn a_c_file_and_a_compiled_out_tu_are_predicted_near_their_cost() {
             .find(|t| t["path"].as_str().unwrap() == name)
             .unwrap_or_else(|| panic!("no {name} in {v}"))[key]
             .as_f64()
+    };
+    // The sample is one trace per language, so a scheduler hiccup of ~10 ms inside the c0.c or
+    // t0.cpp trace (two clang jobs on a machine the other tests share) carries into every
+    // prediction made from it: seen failing ~1 run in 13 with c1.c predicted 11.5 ms against
+    // 1.3 ms measured. This test checks the model, not the machine, so its premise is a run in
+    // which the twins (c0.c/c1.c, t0.cpp/t2.cpp: the same text but a name) measured alike, within
+    // the bounds asserted below; a run that breaks it is measured again (at most 4 runs).
+    let twins_alike = |m: &Value| {
+        let (c0, c1) = (
+            ms(m, "c0.c", "measured_ms").unwrap_or(f64::NAN),
+            ms(m, "c1.c", "measured_ms").unwrap_or(f64::NAN),
+        );
+        let (t0, t2) = (
+            ms(m, "t0.cpp", "measured_ms").unwrap_or(f64::NAN),
+            ms(m, "t2.cpp", "measured_ms").unwrap_or(f64::NAN),
+        );
+        (c0 - c1).abs() <= 0.5 * c1 + 5.0 && (t0 - t2).abs() <= 0.5 * t2
+    };
+    let mut runs = Vec::new();
+    let (all, m) = loop {
+        let all = tempfile::tempdir().unwrap();
+        let m = headers(
+            r,
+            &[
+                "--measure",
+                "6",
+                "--jobs",
+                "2",
+                "--keep-traces",
+                all.path().to_str().unwrap(),
+            ],
+        );
+        assert_eq!(m["measured_tus"], 6, "{m}");
+        if twins_alike(&m) {
+            break (all, m);
+        }
+        runs.push(m);
+        assert!(
+            runs.len() < 4,
+            "in 4 runs the twin TUs never measured alike (the machine is too busy to test the \
+             model): {runs:?}"
+        );
     };
     // The premise: a C++ TU's own instantiations dwarf the small TUs.
     let t_ms = ms(&m, "t1.cpp", "measured_ms").unwrap();
