@@ -143,7 +143,7 @@ static cf_status blend_and_skin(cf_clip a, cf_clip b, uint32_t bones, uint32_t f
     cf_blend_layer layers[LAYERS] = {{pose[POSE_A], 1.0f, NULL, 0},
                                      {pose[POSE_B], 0.0f, f[BONE_W], n}};
     cf_blend_job blend = {layers, LAYERS, NULL, 0, pose[REST], 0.1f, pose[BLENDED]};
-    cf_local_to_object_job l2o = {parents, n, pose[BLENDED], 0, n, pose[OBJECT]};
+    cf_local_to_object_job l2o = {parents, n, pose[BLENDED], 0, n, pose[OBJECT], CF_SIMD_AUTO};
     cf_skinning_palette_job palette = {pose[OBJECT], f[INV_BIND], n, NULL, 0, CF_PALETTE_4X4,
                                        f[PALETTE], n};
     cf_skin_job skin = {f[PALETTE], n,  INFLUENCES, joints,     INFLUENCES * nv,

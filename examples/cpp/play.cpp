@@ -141,7 +141,7 @@ uint64_t blend_and_skin(const Clip& a, const Clip& b, uint32_t frames) {
     }
     cf_blend_layer layers[2] = {{pa.c(), 1.0f, nullptr, 0}, {pb.c(), 0.0f, bone_w.data(), n}};
     const cf_blend_job blend{layers, 2, nullptr, 0, rest.c(), 0.1f, blended.c()};
-    const cf_local_to_object_job l2o{parents.data(), n, blended.c(), 0, n, object.c()};
+    const cf_local_to_object_job l2o{parents.data(), n, blended.c(), 0, n, object.c(), CF_SIMD_AUTO};
     const cf_skinning_palette_job pal{object.c(), inv_bind.data()->v, n, nullptr, 0,
                                       CF_PALETTE_4X4, palette.data()->v, n};
     const cf_skin_job skin{palette.data()->v, n, INFLUENCES, joints.data(), joints.size(),

@@ -1127,6 +1127,7 @@ impl Vm {
             2 => (n, n.saturating_sub(1)),
             _ => (0, n),
         };
+        let simd = Self::simd(inp);
         let mut out_c = out.c();
         if overlap {
             out_c.scales = local.c().translations;
@@ -1142,6 +1143,7 @@ impl Vm {
             start,
             end,
             out: out_c,
+            simd,
         };
         let v = unsafe { cf_local_to_object_validate(&job) };
         let after_v = out.untouched();

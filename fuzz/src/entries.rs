@@ -490,7 +490,7 @@ impl Bytes<'_> {
 
 /// The runtime jobs (`clipforge::runtime::jobs`): the input picks sizes (often off by one),
 /// parent and joint indices (often out of range or out of order), weights and values (NaN and
-/// infinities included); every job is validated and run, on every SIMD path for the vertex jobs.
+/// infinities included); every job is validated and run, on every SIMD path for local → object and the vertex jobs.
 /// Contract: `run()` returns exactly what `validate()` returns, never panics (the fuzz build has
 /// debug assertions and overflow checks), and the SIMD paths agree with the scalar one.
 pub fn jobs(data: &[u8]) {
@@ -526,27 +526,104 @@ fn jobs_local_to_object(
 ) {
     use clipforge::runtime::jobs::*;
     use glam::{Quat, Vec3A};
-    let (mut or, mut ot, mut os) = (
-        vec![Quat::IDENTITY; r.len(n)],
-        vec![Vec3A::ZERO; r.len(n)],
-        vec![Vec3A::ONE; r.len(n)],
-    );
+    let lens = (r.len(n), r.len(n), r.len(n));
     let (start, end) = (r.u8() as usize % (n + 2), r.u8() as usize % (n + 2));
-    let mut job = LocalToObjectJob {
-        parents,
-        local,
-        start,
-        end,
-        out_rotations: &mut or,
-        out_translations: &mut ot,
-        out_scales: &mut os,
+    // The job's contract is unit rotations (the sampler's): the paths normalise differently
+    // (exact `q/|q|` on the scalar one, a Newton step from 1 on the others), so they are
+    // compared on the same rotations made unit (zero or non-finite ones left as they are).
+    let unit: Vec<Quat> = local
+        .rotations
+        .iter()
+        .map(|q| {
+            let l = q.length();
+            if l.is_finite() && l > 1e-3 {
+                *q / l
+            } else {
+                *q
+            }
+        })
+        .collect();
+    let local = PoseRef {
+        rotations: &unit,
+        ..local
     };
-    let v = job.validate();
-    assert_eq!(
-        job.run(),
-        v,
-        "local_to_object: run() differs from validate()"
-    );
+    // Every path, each against validate() and (strict) against the scalar path's outputs.
+    type Outputs = (Vec<Quat>, Vec<Vec3A>, Vec<Vec3A>);
+    let mut scalar: Option<Outputs> = None;
+    for path in [
+        SimdPath::Scalar,
+        SimdPath::Sse2,
+        SimdPath::Avx2Fma,
+        SimdPath::Neon,
+        SimdPath::Auto,
+    ] {
+        let (mut or, mut ot, mut os) = (
+            vec![Quat::IDENTITY; lens.0],
+            vec![Vec3A::ZERO; lens.1],
+            vec![Vec3A::ONE; lens.2],
+        );
+        let mut job = LocalToObjectJob {
+            parents,
+            local,
+            start,
+            end,
+            out_rotations: &mut or,
+            out_translations: &mut ot,
+            out_scales: &mut os,
+        };
+        let v = job.validate();
+        let res = job.run_with(path);
+        if !path.available() {
+            assert!(
+                res.is_err(),
+                "local_to_object {path:?} ran where it is not available"
+            );
+            continue;
+        }
+        assert_eq!(
+            res, v,
+            "local_to_object {path:?}: run() differs from validate()"
+        );
+        if res.is_err() || !strict() {
+            continue;
+        }
+        let Some((sr, st, ss)) = &scalar else {
+            scalar = Some((or, ot, os));
+            continue;
+        };
+        // Rounding differs between paths (FMA, the normalisation); a translation's error scales
+        // with the largest value its chain composed (an ancestor's translation or scale), so
+        // the bound is relative to the pose's largest output, not to the value itself.
+        let big = st
+            .iter()
+            .chain(ss)
+            .flat_map(|v| v.to_array())
+            .filter(|x| x.is_finite())
+            .fold(1.0f32, |m, x| m.max(x.abs()));
+        let close = |a: f32, b: f32, scale: f32| {
+            a == b
+                || (a.is_nan() && b.is_nan())
+                || !(a.is_finite() && b.is_finite())
+                || scale > 1e15
+                || (a - b).abs() <= 1e-3 * scale
+        };
+        for (a, b) in sr.iter().zip(&or) {
+            for (x, y) in a.to_array().into_iter().zip(b.to_array()) {
+                assert!(
+                    close(x, y, 1.0),
+                    "local_to_object {path:?}: rotation {b} where scalar gives {a}"
+                );
+            }
+        }
+        for (a, b) in st.iter().zip(&ot).chain(ss.iter().zip(&os)) {
+            for (x, y) in a.to_array().into_iter().zip(b.to_array()) {
+                assert!(
+                    close(x, y, big),
+                    "local_to_object {path:?}: {b} where scalar gives {a}"
+                );
+            }
+        }
+    }
 }
 
 /// [`jobs`]' blend case: up to two layers and one additive layer, each with its own lengths.

@@ -328,6 +328,7 @@ fn jobs(reader: &ClipReader, clip: cf_clip, rounds: usize, calls: usize) {
         start: 0,
         end: n,
         out: cobj.c(),
+        simd: CF_SIMD_AUTO,
     };
     let skin = cf_skin_job {
         palette: palette.as_ptr().cast(),

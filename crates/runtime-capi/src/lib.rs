@@ -48,7 +48,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 
 /// Version of this API; `cf_api_version()` returns the library's, to compare with the header's.
-pub const CF_API_VERSION: u32 = 3;
+pub const CF_API_VERSION: u32 = 4;
 
 /// The parent index of a root bone.
 pub const CF_NO_PARENT: u32 = 0xFFFF_FFFF;

@@ -104,6 +104,7 @@ fn sampling_calls_and_jobs_allocate_nothing_after_a_threads_first_call() {
         start: 0,
         end: n,
         out: obj.c(),
+        simd: CF_SIMD_AUTO,
     };
     let ib = vec![Mat4::IDENTITY; n];
     let mut palette = vec![Mat4::IDENTITY; n];

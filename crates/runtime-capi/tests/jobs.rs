@@ -347,6 +347,7 @@ fn blend_and_local_to_object_through_the_c_api_equal_the_rust_jobs_bit_for_bit()
         start: 0,
         end: n,
         out: obj.c(),
+        simd: CF_SIMD_AUTO,
     };
     let mut local = blended.clone();
     l2o.local = local.c();
@@ -472,6 +473,92 @@ fn skinning_palettes_through_the_c_api_equal_the_rust_job_bit_for_bit() {
             .collect();
         assert_eq!(got, want, "palette layout {layout}");
     }
+}
+
+/// `simd` picks local → object's path too (API version 4; before, C ran only the fastest): each
+/// path's pose equals the Rust job's on that path bit for bit, the paths agree within 1e-6
+/// of the pose's size, and a path the CPU lacks or a value that is none is refused.
+#[test]
+fn local_to_object_through_the_c_api_runs_on_the_path_asked_for() {
+    let s = scene(0.63);
+    let n = s.parents.len();
+    let mut local = s.a.clone();
+    let mut poses = Vec::new();
+    for (simd, path) in paths() {
+        let mut obj = P::marked(n);
+        let job = cf_local_to_object_job {
+            parents: s.parents.as_ptr(),
+            num_bones: n,
+            local: local.c(),
+            start: 0,
+            end: n,
+            out: obj.c(),
+            simd,
+        };
+        assert_eq!(
+            unsafe { cf_local_to_object_run(&job) },
+            CF_OK,
+            "{path:?}: {}",
+            last_error()
+        );
+        let mut want = P::marked(n);
+        LocalToObjectJob::new(&s.parents, s.a.get(), &mut want.r, &mut want.t, &mut want.s)
+            .run_with(path)
+            .unwrap();
+        assert_eq!(obj.bits(), want.bits(), "{path:?}");
+        poses.push((path, obj));
+    }
+    let (_, scalar) = poses
+        .iter()
+        .find(|(p, _)| *p == SimdPath::Scalar)
+        .expect("the scalar path");
+    let size = scalar
+        .t
+        .iter()
+        .flat_map(|v| v.to_array())
+        .fold(1.0f32, |m, x| m.max(x.abs()));
+    for (path, p) in &poses {
+        for (a, b) in scalar.r.iter().zip(&p.r) {
+            assert!((*a - *b).length() <= 1e-6, "{path:?}: rotation {b} vs {a}");
+        }
+        for (a, b) in scalar
+            .t
+            .iter()
+            .flat_map(|v| v.to_array())
+            .zip(p.t.iter().flat_map(|v| v.to_array()))
+        {
+            assert!(
+                (a - b).abs() <= 1e-6 * size,
+                "{path:?}: translation {b} vs {a}"
+            );
+        }
+    }
+    let mut obj = P::marked(n);
+    let mut job = |simd| cf_local_to_object_job {
+        parents: s.parents.as_ptr(),
+        num_bones: n,
+        local: local.c(),
+        start: 0,
+        end: n,
+        out: obj.c(),
+        simd,
+    };
+    let missing = if SimdPath::Neon.available() {
+        CF_SIMD_SSE2
+    } else {
+        CF_SIMD_NEON
+    };
+    refused(
+        unsafe { cf_local_to_object_validate(&job(missing)) },
+        CF_ERR_UNAVAILABLE,
+        "not available",
+    );
+    refused(
+        unsafe { cf_local_to_object_run(&job(7)) },
+        CF_ERR_INVALID_ARGUMENT,
+        "simd 7",
+    );
+    assert!(obj.untouched());
 }
 
 #[test]
@@ -680,6 +767,7 @@ fn local_to_object_rejections_get_their_status_and_write_nothing() {
                 start,
                 end,
                 out,
+                simd: CF_SIMD_AUTO,
             };
             let v = unsafe { cf_local_to_object_validate(&job) };
             assert_eq!(v, unsafe { cf_local_to_object_run(&job) });
