@@ -667,17 +667,21 @@ impl DetailView {
         plot_h: f32,
         failed: bool,
     ) {
+        let d = data.filter(|d| d.lossy_pos.is_some() || d.per_sample_err.iter().any(|&e| e > 0.0));
         ui.horizontal_wrapped(|ui| {
             ui.label(egui::RichText::new("Max error over time (cm)").strong());
-            ui.weak("red: threshold · click: jump");
-        });
-        let Some(d) =
-            data.filter(|d| d.lossy_pos.is_some() || d.per_sample_err.iter().any(|&e| e > 0.0))
-        else {
-            // A failed clip's message already says why there is nothing to plot.
-            if !failed {
-                ui.weak("Compress this clip to see its error.");
+            // The key only beside a plot: over an empty column it read as if one were there.
+            if d.is_some() {
+                ui.weak("red: threshold · click: jump");
             }
+        });
+        let Some(d) = d else {
+            // Said as the pose column says it: the error itself is in the detail's first lines.
+            ui.weak(if failed {
+                "No error to show: no output (the error is above)."
+            } else {
+                "Compress this clip to see its error."
+            });
             return;
         };
         let rate = d.sample_rate as f64;

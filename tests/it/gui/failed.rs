@@ -57,6 +57,7 @@ fn a_failed_clips_detail_says_what_happened_and_what_to_do() {
     // …and nothing that says it is still to be compressed.
     assert!(h.query_by_label_contains("Will compress with").is_none());
     assert!(h.query_by_label_contains("Not compressed yet").is_none());
+    h.get_by_label("No error to show: no output (the error is above).");
 }
 
 #[test]
@@ -128,8 +129,11 @@ fn an_unreadable_files_detail_says_it_does_not_read_not_press_compress() {
         path.display()
     ));
     h.get_by_label(UNREADABLE_ADVICE);
-    // Its bit rates say why there are none (they said "Not compressed yet.").
+    // Its bit rates and error plot say why there are none (the bit rates said "Not compressed
+    // yet.", the plot column showed its key over nothing).
     h.get_by_label("No output (the file does not read): no bit rates.");
+    h.get_by_label("No error to show: no output (the error is above).");
+    assert!(h.query_by_label("red: threshold · click: jump").is_none());
     for untrue in [
         "press Compress to see its error",
         "Will compress with",
