@@ -376,7 +376,7 @@ pub(crate) fn search_segment(
         })
         .collect();
     let (levels, cursors) = (0..p.tracks.len())
-        .map(|k| ladder_start(p, k, &ranges[k], &dom, target))
+        .map(|k| ladder_start(p, k, &ranges[k], &refs, &dom, target))
         .unzip();
     let nb = p.num_bones;
     let mut raw_v: Vec<[Vec3A; 3]> = Vec::with_capacity(refs.len() * nb);
@@ -450,6 +450,47 @@ struct LadderCursor {
     level: f32,
     last: [u32; 3],
     done: bool,
+    /// Per component: widths from 2 up to this one are measured as 1 bit ([`two_row_fine_from`]);
+    /// 0 (never) unless the segment has two rows.
+    fine_from: [u32; 3],
+}
+
+/// On a segment of two rows both rows of a component decode to the ends of its range at 1 bit:
+/// its values themselves, up to the rounding of the range (a rotation's clip range is stored in
+/// 16 bits). A finer width decodes a row to something else only once half its step is below that
+/// rounding (the row's value is nearer to the end than to the next step), so the widths from 2
+/// up to there decode as 1 bit does, cost more and measure the same error (to float rounding):
+/// the ladder gives those components 1 bit there instead (what a two-sample clip's components
+/// end at: 50 of 54 on 81_16), and the levels that then repeat the last one are not measured.
+/// Per component the first width that can decode differently (at most [`MAX_BITS`]).
+fn two_row_fine_from(
+    p: &Prepared,
+    k: usize,
+    range: &[u8; 6],
+    r: [f32; 3],
+    refs: &[(usize, usize)],
+) -> [u32; 3] {
+    if refs.len() != 2 {
+        return [0; 3];
+    }
+    let t = &p.tracks[k];
+    let one = [1u32; 3];
+    let dq = dequants(p, k, range, one);
+    let mut off = [0.0f32; 3];
+    for &(i, _) in refs {
+        let d = decode_value(&t.values[i], &dq, one);
+        for c in 0..3 {
+            off[c] = off[c].max((t.values[i][c] - d[c]).abs());
+        }
+    }
+    std::array::from_fn(|c| {
+        if !(off[c] > 0.0) || r[c] <= 0.0 {
+            return MAX_BITS;
+        }
+        // The first w with r / (2^w − 1) < 2·off.
+        let w = ((r[c] / (2.0 * off[c]) + 1.0).log2().floor() as u32).saturating_add(1);
+        w.clamp(2, MAX_BITS)
+    })
 }
 
 /// The start of a track's ladder in one segment: no level measured yet, or the one level of a
@@ -458,6 +499,7 @@ fn ladder_start(
     p: &Prepared,
     k: usize,
     range: &[u8; 6],
+    refs: &[(usize, usize)],
     dom: &[f32],
     target: f32,
 ) -> (Vec<Level>, LadderCursor) {
@@ -487,6 +529,7 @@ fn ladder_start(
             level,
             last: [u32::MAX; 3],
             done: false,
+            fine_from: two_row_fine_from(p, k, range, r, refs),
         },
     )
 }
@@ -638,7 +681,8 @@ impl SegmentCtx<'_> {
                 if x <= 1.0 {
                     0
                 } else {
-                    ((x + 1.0).log2().ceil() as u32).min(MAX_BITS)
+                    let w = ((x + 1.0).log2().ceil() as u32).min(MAX_BITS);
+                    if w < cur.fine_from[c] { w.min(1) } else { w }
                 }
             });
             cur.level += 0.5;
