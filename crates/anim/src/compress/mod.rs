@@ -260,6 +260,63 @@ pub fn decoded_between(reader: &ClipReader, alpha: f32) -> RawClip {
 
 /// [`decoded_between`] at blend `alpha_of(s)` in interval `s` (one pose per interval).
 pub fn decoded_between_with(reader: &ClipReader, alpha_of: impl Fn(usize) -> f32) -> RawClip {
+    decoded_between_in(reader, alpha_of, reader.skeleton().clone())
+}
+
+/// The reader's skeleton without its names (each one empty, which allocates nothing): what the
+/// float64 check's decoded clips carry. The check composes by the decoded hierarchy and never
+/// reads a name, and the names were most of the cost of the skeletons it copied (44 strings
+/// allocated and freed per copy, two copies per check).
+fn unnamed(skeleton: &crate::skeleton::Skeleton) -> crate::skeleton::Skeleton {
+    crate::skeleton::Skeleton {
+        names: vec![String::new(); skeleton.num_bones()],
+        parents: skeleton.parents.clone(),
+        shell_distances: skeleton.shell_distances.clone(),
+        precisions: skeleton.precisions.clone(),
+        bind_rotations: skeleton.bind_rotations.clone(),
+        bind_translations: skeleton.bind_translations.clone(),
+        bind_scales: skeleton.bind_scales.clone(),
+    }
+}
+
+/// [`crate::decompress::to_raw_clip`] for the float64 check: the same poses (through
+/// [`RawClip::new`], which normalizes the rotations), with an [`unnamed`] skeleton; a decoded
+/// value that [`RawClip::new`] refuses (validation bounds every stored float, so none does) is a
+/// failed check rather than the bind pose.
+fn decoded_samples(reader: &ClipReader) -> Result<RawClip, CompressError> {
+    let nb = reader.num_bones();
+    let n = reader.num_samples();
+    let stored = reader.num_stored_samples();
+    let mut rotations = vec![glam::Quat::IDENTITY; nb * n];
+    let mut translations = vec![glam::Vec3::ZERO; nb * n];
+    let mut scales = vec![glam::Vec3::ONE; nb * n];
+    let mut pose = crate::pose::Pose::new(nb);
+    for s in 0..n {
+        reader.decode_sample(stored_index(s, stored), &mut pose);
+        for b in 0..nb {
+            rotations[b * n + s] = pose.rotations[b];
+            translations[b * n + s] = pose.translations[b].into();
+            scales[b * n + s] = pose.scales[b].into();
+        }
+    }
+    RawClip::new(
+        String::new(),
+        unnamed(reader.skeleton()),
+        reader.sample_rate(),
+        n,
+        rotations,
+        translations,
+        scales,
+    )
+    .map_err(|e| CompressError::Verification(format!("decoded clip: {e}")))
+}
+
+/// [`decoded_between_with`] into a clip with the given skeleton.
+fn decoded_between_in(
+    reader: &ClipReader,
+    alpha_of: impl Fn(usize) -> f32,
+    skeleton: crate::skeleton::Skeleton,
+) -> RawClip {
     let nb = reader.num_bones();
     let n = reader.num_samples();
     let intervals = n.saturating_sub(1);
@@ -283,7 +340,7 @@ pub fn decoded_between_with(reader: &ClipReader, alpha_of: impl Fn(usize) -> f32
     }
     RawClip {
         name: String::new(),
-        skeleton: reader.skeleton().clone(),
+        skeleton,
         sample_rate: reader.sample_rate(),
         num_samples: intervals,
         rotations,
@@ -311,7 +368,7 @@ pub fn verify_weighted(
     shells: &[f32],
     weights: Option<&[f64]>,
 ) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), CompressError> {
-    let decoded = crate::decompress::to_raw_clip(reader);
+    let decoded = decoded_samples(reader)?;
     // Over a base of several samples the base between two additive samples is interpolated on
     // its own timeline (not the nearest keys used at the samples), so the combined error has a
     // kink wherever a base key falls inside an interval: each interval is cut there and every
@@ -335,7 +392,10 @@ pub fn verify_weighted(
         &BETWEEN_ALPHAS
     };
     let between: Vec<RawClip> = if clip.num_samples > 1 {
-        alphas.iter().map(|&a| decoded_between(reader, a)).collect()
+        alphas
+            .iter()
+            .map(|&a| decoded_between_in(reader, |_| a, unnamed(reader.skeleton())))
+            .collect()
     } else {
         Vec::new()
     };
