@@ -678,11 +678,17 @@ impl SegmentCtx<'_> {
             let scale = cur.level.exp2();
             let widths: [u32; 3] = std::array::from_fn(|c| {
                 let x = cur.r[c] * scale;
+                let f = cur.fine_from[c];
                 if x <= 1.0 {
                     0
+                } else if f > 2 && x < ((1u32 << (f - 1)) - 1) as f32 * 0.5 {
+                    // Below 2^(f − 1) − 1 by a factor of two, so the width below is under `f`
+                    // whatever the rounding of `log2`: 1 bit (a two-row ladder climbs ~20 of
+                    // these half steps a track, three `log2` calls each).
+                    1
                 } else {
                     let w = ((x + 1.0).log2().ceil() as u32).min(MAX_BITS);
-                    if w < cur.fine_from[c] { w.min(1) } else { w }
+                    if w < f { w.min(1) } else { w }
                 }
             });
             cur.level += 0.5;
