@@ -1192,12 +1192,15 @@ impl SegmentCtx<'_> {
             order_stale: true,
             changed: vec![true; nr],
             lanes,
+            failed: Vec::new(),
         };
         for k in (0..p.tracks.len()).rev() {
             let t = &p.tracks[k];
             let moved = &subtree[t.bone];
-            // Another track moves other bones: its rows are ordered afresh.
+            // Another track moves other bones: its rows are ordered afresh (and the failures
+            // remembered were another track's).
             st.order_stale = true;
+            st.failed.clear();
             let levels = &self.levels[k];
             choice[k] = self.descend(&mut st, moved, k, choice[k], |i| levels[i].widths, target);
             cur[k] = levels[choice[k]].widths;
@@ -1354,12 +1357,49 @@ impl SegmentCtx<'_> {
                 break;
             }
         }
+        // A failing trial changes nothing, and where it failed depends on the values it
+        // decodes into the rows measured up to there (and the other tracks' state) alone:
+        // until a trial passes, one that decodes those rows alike fails there too. The widths
+        // of a component below where its step resolves a row's distance to the range's end
+        // decode that row alike (81_16's root: 1, 6, 9, 10 and 11 bits of one component, each
+        // failing at the last of 43 bones). `st.failed` holds each failure's rows, in the
+        // order measured (which holds until a trial passes or the track changes, when it is
+        // cleared), after a header with their count.
+        let key =
+            |st: &RefineState, oi: usize| sub_track_bits(&st.new_local[st.order[oi].1], t.kind);
+        let mut at = 0;
+        while at < st.failed.len() {
+            let len = st.failed[at][0] as usize;
+            let mut same = true;
+            for oi in 0..len {
+                if oi >= decoded {
+                    decode_row(st, st.order[oi].1);
+                    decoded += 1;
+                }
+                if st.failed[at + 1 + oi] != key(st, oi) {
+                    same = false;
+                    break;
+                }
+            }
+            if same {
+                return false;
+            }
+            at += 1 + len;
+        }
+        let remember = |st: &mut RefineState, len: usize| {
+            st.failed.push([len as u32, 0, 0, 0]);
+            for oi in 0..len {
+                let x = key(st, oi);
+                st.failed.push(x);
+            }
+        };
         for oi in 0..nr {
             let r = st.order[oi].1;
             let j = self.refs[r].1;
             let row = r * nb;
             if oi >= decoded {
                 decode_row(st, r);
+                decoded += 1;
             }
             // A row whose value does not change keeps its object transforms and errors, which
             // passed (the same argument as for the whole trial above): not measured, not
@@ -1393,12 +1433,15 @@ impl SegmentCtx<'_> {
             }
             st.local[row + b] = saved;
             if !ok {
+                remember(st, oi + 1);
                 return false;
             }
         }
         if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[k], |r| st.new_local[r].r) {
+            remember(st, nr);
             return false;
         }
+        st.failed.clear();
         st.order_stale = true;
         for r in (0..nr).filter(|&r| st.changed[r]) {
             let row = r * nb;
@@ -1692,6 +1735,9 @@ struct RefineState {
     order_stale: bool,
     /// Per row: whether the trial changed its value ([`SegmentCtx::trial`]).
     changed: Vec<bool>,
+    /// The failures of trials on rows since the last pass ([`SegmentCtx::trial`]): per
+    /// failure a header `[rows, 0, 0, 0]`, then the [`sub_track_bits`] of those rows.
+    failed: Vec<[u32; 4]>,
     /// The same state as lanes, kept instead of the per-row fields for a clip that is not
     /// additive.
     lanes: Option<RefineLanes>,
@@ -1737,6 +1783,16 @@ impl RefineLanes {
             }
         }
         ls
+    }
+}
+
+/// The bits of the sub-track of kind `kind` in a decoded local transform.
+#[inline(always)]
+fn sub_track_bits(a: &Xf, kind: usize) -> [u32; 4] {
+    match kind {
+        0 => a.r.to_array().map(f32::to_bits),
+        1 => a.t.extend(0.0).to_array().map(f32::to_bits),
+        _ => a.s.extend(0.0).to_array().map(f32::to_bits),
     }
 }
 
