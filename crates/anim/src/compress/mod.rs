@@ -761,6 +761,17 @@ enum Mode {
     AllRaw,
 }
 
+/// What [`attempt`] keeps per segment between its rounds.
+#[derive(Clone, Copy)]
+struct SegmentState {
+    /// The search's target (tightened for a segment that failed the float64 check).
+    target: f32,
+    /// Stored as raw float32 (the last resort).
+    raw: bool,
+    /// The budget multiplier the segment's search ended at (the next segment starts there).
+    end: f32,
+}
+
 /// One classification of the whole clip with `prepare_target`, then searches and float64
 /// checks of the encoded buffer; the last encoding and whether it passed the check.
 fn attempt(
@@ -787,8 +798,17 @@ fn attempt(
         SEGMENT_SIZE,
         references,
     );
-    let mut segment_targets = vec![prepare_target * search::SEARCH_SAFETY; prepared.num_segments];
-    let mut raw = vec![mode == Mode::AllRaw; prepared.num_segments];
+    // Per segment: its search target, whether it is stored raw, and the budget multiplier
+    // its search ended at (one vector, not three: on the smallest clips each allocation is a
+    // few per cent of the compression).
+    let mut segs = vec![
+        SegmentState {
+            target: prepare_target * search::SEARCH_SAFETY,
+            raw: mode == Mode::AllRaw,
+            end: 2.0,
+        };
+        prepared.num_segments
+    ];
     let rounds = match mode {
         // A bone with a looser threshold of its own starts further from what a segment whose
         // error between samples is far above its error at the samples needs (a rotation
@@ -804,21 +824,20 @@ fn attempt(
     // retry round costs one segment's search and the check, not the whole clip's search again
     // (before, 01_03.bvh spent half its time re-searching 281 passing segments for one).
     // Each segment's search starts from the budget multiplier the one before it ended at.
-    let mut ends = vec![2.0f32; prepared.num_segments];
     let mut choices: Vec<search::SegmentChoice> = Vec::with_capacity(prepared.num_segments);
     let mut redo: Vec<usize> = (0..prepared.num_segments).collect();
     for round in 0..rounds {
         for &s in &redo {
-            let choice = if raw[s] {
+            let choice = if segs[s].raw {
                 search::raw_segment(&prepared, s)
             } else if prepared.tracks.is_empty() {
                 // Nothing animated: nothing to choose (what the search returns, without its
                 // per-bone tables).
                 search::SegmentChoice::default()
             } else {
-                let start = if s > 0 { ends[s - 1] } else { 2.0 };
-                let (c, m) = search::search_segment(&prepared, s, segment_targets[s], start);
-                ends[s] = m;
+                let start = if s > 0 { segs[s - 1].end } else { 2.0 };
+                let (c, m) = search::search_segment(&prepared, s, segs[s].target, start);
+                segs[s].end = m;
                 c
             };
             match choices.get_mut(s) {
@@ -834,10 +853,17 @@ fn attempt(
         })?;
         let weights = (!uniform).then_some(&weights64[..]);
         let (mut stats, weighted) = if clip.num_bones() == 0 && clip.additive.is_none() {
-            // No bone, no error: the same (empty) figures as measuring the decoded buffer,
-            // without decoding every sample and interval into poses of nothing.
-            metric::measure_weighted(clip, clip, &[], &prepared.shells, weights)
-                .map_err(|e| CompressError::Verification(e.to_string()))?
+            // No bone, no error: the figures measuring the decoded buffer gives (every one 0,
+            // a sample's and an interval's maximum each), without decoding every sample and
+            // interval into poses of nothing or measuring them.
+            let ns = clip.num_samples;
+            let stats = metric::ErrorStats {
+                per_sample_max: vec![0.0; ns],
+                per_interval_max: vec![0.0; ns.saturating_sub(1)],
+                ..Default::default()
+            };
+            let weighted = weights.map(|_| stats.clone());
+            (stats, weighted)
         } else {
             verify_weighted(clip, &reader, &prepared.shells, weights)?
         };
@@ -892,7 +918,7 @@ fn attempt(
                     },
                     verified_max_error: stats.max,
                     verified_max_error_at_samples: stats.max_at_samples,
-                    raw_segments: raw.iter().filter(|&&r| r).count() as u32,
+                    raw_segments: segs.iter().filter(|x| x.raw).count() as u32,
                     per_bone_bits,
                 },
                 error: stats,
@@ -901,8 +927,8 @@ fn attempt(
         }
         for &s in &failing {
             match mode {
-                Mode::Search => segment_targets[s] *= 0.7,
-                _ => raw[s] = true,
+                Mode::Search => segs[s].target *= 0.7,
+                _ => segs[s].raw = true,
             }
         }
         redo = failing;
