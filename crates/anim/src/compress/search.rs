@@ -348,7 +348,13 @@ pub(crate) fn search_segment(
         refs.push((0, p.num_samples - 1));
     }
     // Levers weighed by the bones each track moves (`Prepared::dominant_shells`).
-    let dom = p.dominant_shells(refs.iter().map(|r| r.1));
+    // A clip of one segment: its rows are every sample of the clip (the wrapped one too), whose
+    // dominant shells the classification measured (the same maxima over the same samples).
+    let dom = if p.num_segments == 1 && !p.clip_dominant_shells.is_empty() {
+        p.clip_dominant_shells.clone()
+    } else {
+        p.dominant_shells(refs.iter().map(|r| r.1))
+    };
     let ranges: Vec<[u8; 6]> = p
         .tracks
         .iter()
