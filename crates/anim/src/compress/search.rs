@@ -1216,7 +1216,8 @@ impl SegmentCtx<'_> {
             order_stale: true,
             changed: vec![true; nr],
             lanes,
-            failed: Vec::new(),
+            failed_rows: Vec::new(),
+            failed_arcs: Vec::new(),
         };
         for k in (0..p.tracks.len()).rev() {
             let t = &p.tracks[k];
@@ -1224,7 +1225,8 @@ impl SegmentCtx<'_> {
             // Another track moves other bones: its rows are ordered afresh (and the failures
             // remembered were another track's).
             st.order_stale = true;
-            st.failed.clear();
+            st.failed_rows.clear();
+            st.failed_arcs.clear();
             let levels = &self.levels[k];
             choice[k] = self.descend(&mut st, moved, k, choice[k], |i| levels[i].widths, target);
             cur[k] = levels[choice[k]].widths;
@@ -1381,49 +1383,59 @@ impl SegmentCtx<'_> {
                 break;
             }
         }
-        // A failing trial changes nothing, and where it failed depends on the values it
-        // decodes into the rows measured up to there (and the other tracks' state) alone:
-        // until a trial passes, one that decodes those rows alike fails there too. The widths
-        // of a component below where its step resolves a row's distance to the range's end
-        // decode that row alike (81_16's root: 1, 6, 9, 10 and 11 bits of one component, each
-        // failing at the last of 43 bones). `st.failed` holds each failure's rows, in the
-        // order measured (which holds until a trial passes or the track changes, when it is
-        // cleared), after a header with their count.
-        let key =
-            |st: &RefineState, oi: usize| sub_track_bits(&st.new_local[st.order[oi].1], t.kind);
-        let mut at = 0;
-        while at < st.failed.len() {
-            let len = st.failed[at][0] as usize;
-            let mut same = true;
-            for oi in 0..len {
-                if oi >= decoded {
-                    decode_row(st, st.order[oi].1);
-                    decoded += 1;
-                }
-                if st.failed[at + 1 + oi] != key(st, oi) {
-                    same = false;
-                    break;
-                }
+        // A failing trial changes nothing, and whether a row fails depends on the value the
+        // trial decodes into it and on the other tracks alone (the track's own value is
+        // replaced; the other tracks do not change while this one walks): until the walk moves
+        // to another track, a trial that decodes a row as one that failed there fails too, and
+        // one that decodes every row as one that failed the arcs fails those. The widths of a
+        // component below where its step resolves a row's distance to the range's end decode
+        // that row alike (81_16's root: 1, 6, 9, 10 and 11 bits of one component, each failing
+        // at the last of 43 bones; 82_18 tried 1 bit on every component twice, around a pass).
+        // Rows are decoded as far as the checks need (`seen`: the rows decoded; more than 64
+        // rows, which no segment has, decode every row).
+        let key = |st: &RefineState, r: usize| sub_track_bits(&st.new_local[r], t.kind);
+        let mut seen: u64 = 0;
+        if nr > 64 {
+            for oi in decoded..nr {
+                decode_row(st, st.order[oi].1);
             }
-            if same {
-                return false;
+            decoded = nr;
+        } else {
+            for oi in 0..decoded {
+                seen |= 1 << st.order[oi].1;
             }
-            at += 1 + len;
         }
-        let remember = |st: &mut RefineState, len: usize| {
-            st.failed.push([len as u32, 0, 0, 0]);
-            for oi in 0..len {
-                let x = key(st, oi);
-                st.failed.push(x);
+        let ensure = |st: &mut RefineState, seen: &mut u64, r: usize| {
+            if nr <= 64 && *seen & (1 << r) == 0 {
+                decode_row(st, r);
+                *seen |= 1 << r;
             }
         };
+        for i in 0..st.failed_rows.len() {
+            let (r, bits) = st.failed_rows[i];
+            ensure(st, &mut seen, r);
+            if key(st, r) == bits {
+                return false;
+            }
+        }
+        if !st.failed_arcs.is_empty() {
+            for r in 0..nr {
+                ensure(st, &mut seen, r);
+            }
+            if st
+                .failed_arcs
+                .chunks_exact(nr)
+                .any(|f| (0..nr).all(|r| f[r] == key(st, r)))
+            {
+                return false;
+            }
+        }
         for oi in 0..nr {
             let r = st.order[oi].1;
             let j = self.refs[r].1;
             let row = r * nb;
             if oi >= decoded {
-                decode_row(st, r);
-                decoded += 1;
+                ensure(st, &mut seen, r);
             }
             // A row whose value does not change keeps its object transforms and errors, which
             // passed (the same argument as for the whole trial above): not measured, not
@@ -1457,15 +1469,18 @@ impl SegmentCtx<'_> {
             }
             st.local[row + b] = saved;
             if !ok {
-                remember(st, oi + 1);
+                let bits = key(st, r);
+                st.failed_rows.push((r, bits));
                 return false;
             }
         }
         if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[k], |r| st.new_local[r].r) {
-            remember(st, nr);
+            for r in 0..nr {
+                let bits = key(st, r);
+                st.failed_arcs.push(bits);
+            }
             return false;
         }
-        st.failed.clear();
         st.order_stale = true;
         for r in (0..nr).filter(|&r| st.changed[r]) {
             let row = r * nb;
@@ -1759,9 +1774,11 @@ struct RefineState {
     order_stale: bool,
     /// Per row: whether the trial changed its value ([`SegmentCtx::trial`]).
     changed: Vec<bool>,
-    /// The failures of trials on rows since the last pass ([`SegmentCtx::trial`]): per
-    /// failure a header `[rows, 0, 0, 0]`, then the [`sub_track_bits`] of those rows.
-    failed: Vec<[u32; 4]>,
+    /// The current track's failed trials on rows ([`SegmentCtx::trial`]): a row and the
+    /// [`sub_track_bits`] that failed there, and the bits of every row (a row after another)
+    /// of each trial that failed the arcs.
+    failed_rows: Vec<(usize, [u32; 4])>,
+    failed_arcs: Vec<[u32; 4]>,
     /// The same state as lanes, kept instead of the per-row fields for a clip that is not
     /// additive.
     lanes: Option<RefineLanes>,
