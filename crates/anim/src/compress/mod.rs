@@ -761,6 +761,29 @@ enum Mode {
     AllRaw,
 }
 
+/// [`verify_weighted`] of an attempt's buffer. A clip without bones (and not additive) has no
+/// error: it gets the figures measuring its decoded buffer gives (every one 0, a sample's and an
+/// interval's maximum each) without decoding every sample and interval into poses of nothing
+/// or measuring them.
+fn check(
+    clip: &RawClip,
+    reader: &ClipReader,
+    shells: &[f32],
+    weights: Option<&[f64]>,
+) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), CompressError> {
+    if clip.num_bones() > 0 || clip.additive.is_some() {
+        return verify_weighted(clip, reader, shells, weights);
+    }
+    let ns = clip.num_samples;
+    let stats = metric::ErrorStats {
+        per_sample_max: vec![0.0; ns],
+        per_interval_max: vec![0.0; ns.saturating_sub(1)],
+        ..Default::default()
+    };
+    let weighted = weights.map(|_| stats.clone());
+    Ok((stats, weighted))
+}
+
 /// What [`attempt`] keeps per segment between its rounds.
 #[derive(Clone, Copy)]
 struct SegmentState {
@@ -852,21 +875,7 @@ fn attempt(
             CompressError::Verification(format!("encoded buffer does not read back: {e}"))
         })?;
         let weights = (!uniform).then_some(&weights64[..]);
-        let (mut stats, weighted) = if clip.num_bones() == 0 && clip.additive.is_none() {
-            // No bone, no error: the figures measuring the decoded buffer gives (every one 0,
-            // a sample's and an interval's maximum each), without decoding every sample and
-            // interval into poses of nothing or measuring them.
-            let ns = clip.num_samples;
-            let stats = metric::ErrorStats {
-                per_sample_max: vec![0.0; ns],
-                per_interval_max: vec![0.0; ns.saturating_sub(1)],
-                ..Default::default()
-            };
-            let weighted = weights.map(|_| stats.clone());
-            (stats, weighted)
-        } else {
-            verify_weighted(clip, &reader, &prepared.shells, weights)?
-        };
+        let (mut stats, weighted) = check(clip, &reader, &prepared.shells, weights)?;
         if !uniform {
             stats.per_bone_threshold = limits.thresholds.clone();
         }

@@ -1334,9 +1334,6 @@ impl SegmentCtx<'_> {
         let p = self.p;
         let nb = p.num_bones;
         let nr = self.refs.len();
-        let t = &p.tracks[k];
-        let b = t.bone;
-        let dq = dequants(p, k, &self.ranges[k], w);
         // Samples where the moved bones are closest to the target first: a trial that fails
         // (every track's last) usually fails on the first one measured. Each sample is decoded
         // when it is measured and the arcs are checked once every sample passed, so a failing
@@ -1362,16 +1359,14 @@ impl SegmentCtx<'_> {
         // this in most passing trials (82_01: 90 of 142; a component at fewer bits still lands
         // on the same two values); elsewhere the first row, the worst, already differs.
         // Each row decoded once, in the order measured, as far as the check needs: its new
-        // value in `st.new_local`, whether it differs in `st.changed`.
-        let decode_row = |st: &mut RefineState, r: usize| {
-            let i = self.refs[r].0;
-            let now = st.local[r * nb + b];
-            let mut x = now;
-            set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
-            st.new_local[r] = x;
-            st.changed[r] = !same_sub_track(&x, &now, t.kind);
-            st.changed[r]
+        // value in `st.new_local`, whether it differs in `st.changed` (`seen`: bit `r` for a
+        // row `r` decoded, [`RowTrial::decode`]).
+        let tr = RowTrial {
+            k,
+            w,
+            dq: dequants(p, k, &self.ranges[k], w),
         };
+        let mut seen = 0u64;
         let mut decoded = 0;
         loop {
             if decoded == nr {
@@ -1379,69 +1374,97 @@ impl SegmentCtx<'_> {
             }
             let r = st.order[decoded].1;
             decoded += 1;
-            if decode_row(st, r) {
+            if self.decode(st, &tr, &mut seen, r) {
                 break;
             }
         }
-        // A failing trial changes nothing, and whether a row fails depends on the value the
-        // trial decodes into it and on the other tracks alone (the track's own value is
-        // replaced; the other tracks do not change while this one walks): until the walk moves
-        // to another track, a trial that decodes a row as one that failed there fails too, and
-        // one that decodes every row as one that failed the arcs fails those. The widths of a
-        // component below where its step resolves a row's distance to the range's end decode
-        // that row alike (81_16's root: 1, 6, 9, 10 and 11 bits of one component, each failing
-        // at the last of 43 bones; 82_18 tried 1 bit on every component twice, around a pass).
-        // Rows are decoded as far as the checks need (`seen`: the rows decoded; more than 64
-        // rows, which no segment has, decode every row).
-        let key = |st: &RefineState, r: usize| sub_track_bits(&st.new_local[r], t.kind);
-        let mut seen: u64 = 0;
-        if nr > 64 {
-            for oi in decoded..nr {
-                decode_row(st, st.order[oi].1);
-            }
-            decoded = nr;
-        } else {
-            for oi in 0..decoded {
-                seen |= 1 << st.order[oi].1;
-            }
+        if self.failed_before(st, &tr, &mut seen) {
+            return false;
         }
-        let ensure = |st: &mut RefineState, seen: &mut u64, r: usize| {
-            if nr <= 64 && *seen & (1 << r) == 0 {
-                decode_row(st, r);
-                *seen |= 1 << r;
-            }
-        };
+        self.trial_rows(st, moved, &tr, &mut seen, target)
+    }
+
+    /// Decodes row `r` of a [`RowTrial`] into `st.new_local` unless `seen` says it was (a row
+    /// past the 64th is decoded again: no segment has that many), marks it in `seen`, and
+    /// returns whether it differs from the row's value now (`st.changed`).
+    fn decode(&self, st: &mut RefineState, tr: &RowTrial, seen: &mut u64, r: usize) -> bool {
+        let bit = if r < 64 { 1u64 << r } else { 0 };
+        if *seen & bit != 0 {
+            return st.changed[r];
+        }
+        *seen |= bit;
+        let t = &self.p.tracks[tr.k];
+        let i = self.refs[r].0;
+        let now = st.local[r * self.p.num_bones + t.bone];
+        let mut x = now;
+        set_local(
+            &mut x,
+            t,
+            decode_value(&t.values[i], &tr.dq, tr.w),
+            self.seg,
+            i,
+        );
+        st.new_local[r] = x;
+        st.changed[r] = !same_sub_track(&x, &now, t.kind);
+        st.changed[r]
+    }
+
+    /// Whether a trial on rows is known to fail from the track's earlier trials. A failing
+    /// trial changes nothing, and whether a row fails depends on the value the trial decodes
+    /// into it and on the other tracks alone (the track's own value is replaced; the other
+    /// tracks do not change while this one walks): until the walk moves to another track, a
+    /// trial that decodes a row as one that failed there fails too, and one that decodes every
+    /// row as one that failed the arcs fails those (`st.failed_rows`, `st.failed_arcs`). The
+    /// widths of a component below where its step resolves a row's distance to the range's
+    /// end decode that row alike (81_16's root: 1, 6, 9, 10 and 11 bits of one component, each
+    /// failing at the last of 43 bones; 82_18 tried 1 bit on every component twice, around a
+    /// pass). Rows are decoded as far as the comparisons need.
+    fn failed_before(&self, st: &mut RefineState, tr: &RowTrial, seen: &mut u64) -> bool {
+        let kind = self.p.tracks[tr.k].kind;
         for i in 0..st.failed_rows.len() {
             let (r, bits) = st.failed_rows[i];
-            ensure(st, &mut seen, r);
-            if key(st, r) == bits {
-                return false;
+            self.decode(st, tr, seen, r);
+            if sub_track_bits(&st.new_local[r], kind) == bits {
+                return true;
             }
         }
-        if !st.failed_arcs.is_empty() {
-            for r in 0..nr {
-                ensure(st, &mut seen, r);
-            }
-            if st
-                .failed_arcs
-                .chunks_exact(nr)
-                .any(|f| (0..nr).all(|r| f[r] == key(st, r)))
-            {
-                return false;
-            }
+        let nr = self.refs.len();
+        if st.failed_arcs.is_empty() {
+            return false;
         }
+        for r in 0..nr {
+            self.decode(st, tr, seen, r);
+        }
+        st.failed_arcs
+            .chunks_exact(nr)
+            .any(|f| (0..nr).all(|r| f[r] == sub_track_bits(&st.new_local[r], kind)))
+    }
+
+    /// The measurement of a trial on rows ([`Self::trial`]): every row whose value changes,
+    /// then the arcs; the change is kept when both pass, the failure remembered otherwise
+    /// ([`Self::failed_before`]).
+    fn trial_rows(
+        &self,
+        st: &mut RefineState,
+        moved: &[u32],
+        tr: &RowTrial,
+        seen: &mut u64,
+        target: f32,
+    ) -> bool {
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let t = &p.tracks[tr.k];
+        let b = t.bone;
         for oi in 0..nr {
             let r = st.order[oi].1;
             let j = self.refs[r].1;
             let row = r * nb;
-            if oi >= decoded {
-                ensure(st, &mut seen, r);
-            }
             // A row whose value does not change keeps its object transforms and errors, which
             // passed (the same argument as for the whole trial above): not measured, not
             // written back. A component trial of a two-sample segment leaves the row at that
             // component's minimum as it was (it decodes to the range's base at any width).
-            if !st.changed[r] {
+            if !self.decode(st, tr, seen, r) {
                 continue;
             }
             let saved = st.local[row + b];
@@ -1469,14 +1492,15 @@ impl SegmentCtx<'_> {
             }
             st.local[row + b] = saved;
             if !ok {
-                let bits = key(st, r);
+                let bits = sub_track_bits(&st.new_local[r], t.kind);
                 st.failed_rows.push((r, bits));
                 return false;
             }
         }
-        if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[k], |r| st.new_local[r].r) {
+        if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[tr.k], |r| st.new_local[r].r)
+        {
             for r in 0..nr {
-                let bits = key(st, r);
+                let bits = sub_track_bits(&st.new_local[r], t.kind);
                 st.failed_arcs.push(bits);
             }
             return false;
@@ -1757,6 +1781,14 @@ impl SegmentCtx<'_> {
             q => Xf::compose(&parent_row[q as usize], &l),
         }
     }
+}
+
+/// A refinement trial on rows ([`SegmentCtx::trial`]): track `k` at widths `w`, with their
+/// dequantizers.
+struct RowTrial {
+    k: usize,
+    w: [u32; 3],
+    dq: [Dequant; 3],
 }
 
 /// What [`SegmentCtx::refine`] keeps per sample (row) and bone: decoded local and object
