@@ -490,7 +490,7 @@ fn two_row_fine_from(
         }
     }
     std::array::from_fn(|c| {
-        if !(off[c] > 0.0) || r[c] <= 0.0 {
+        if off[c].is_nan() || off[c] <= 0.0 || r[c] <= 0.0 {
             return MAX_BITS;
         }
         // The first w with r / (2^w − 1) < 2·off.
