@@ -202,7 +202,6 @@ impl Skeleton {
             }
         }
         Ok(Self {
-            names: bones.iter().map(|b| b.name.clone()).collect(),
             parents: bones
                 .iter()
                 .map(|b| b.parent.map_or(NO_PARENT, |p| p as u32))
@@ -212,6 +211,9 @@ impl Skeleton {
             bind_rotations: bones.iter().map(|b| b.bind_rotation.normalize()).collect(),
             bind_translations: bones.iter().map(|b| b.bind_translation).collect(),
             bind_scales: bones.iter().map(|b| b.bind_scale).collect(),
+            // Moved, not copied (every reader of a .cfa builds one: a copy was an allocation
+            // per bone).
+            names: bones.into_iter().map(|b| b.name).collect(),
         })
     }
 

@@ -32,6 +32,7 @@ impl TrackLanes {
         let n = refs.len();
         self.rows = n;
         self.chunks.clear();
+        self.chunks.reserve(n.div_ceil(L));
         let needs_w = t.kind == 0 && t.dropped[seg] == DROPPED_NONE;
         for c in 0..n.div_ceil(L) {
             let mut ch = [[0.0f32; L]; 8];

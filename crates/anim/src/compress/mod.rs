@@ -260,6 +260,63 @@ pub fn decoded_between(reader: &ClipReader, alpha: f32) -> RawClip {
 
 /// [`decoded_between`] at blend `alpha_of(s)` in interval `s` (one pose per interval).
 pub fn decoded_between_with(reader: &ClipReader, alpha_of: impl Fn(usize) -> f32) -> RawClip {
+    decoded_between_in(reader, alpha_of, reader.skeleton().clone())
+}
+
+/// The reader's skeleton without its names (each one empty, which allocates nothing): what the
+/// float64 check's decoded clips carry. The check composes by the decoded hierarchy and never
+/// reads a name, and the names were most of the cost of the skeletons it copied (44 strings
+/// allocated and freed per copy, two copies per check).
+fn unnamed(skeleton: &crate::skeleton::Skeleton) -> crate::skeleton::Skeleton {
+    crate::skeleton::Skeleton {
+        names: vec![String::new(); skeleton.num_bones()],
+        parents: skeleton.parents.clone(),
+        shell_distances: skeleton.shell_distances.clone(),
+        precisions: skeleton.precisions.clone(),
+        bind_rotations: skeleton.bind_rotations.clone(),
+        bind_translations: skeleton.bind_translations.clone(),
+        bind_scales: skeleton.bind_scales.clone(),
+    }
+}
+
+/// [`crate::decompress::to_raw_clip`] for the float64 check: the same poses (through
+/// [`RawClip::new`], which normalizes the rotations), with an [`unnamed`] skeleton; a decoded
+/// value that [`RawClip::new`] refuses (validation bounds every stored float, so none does) is a
+/// failed check rather than the bind pose.
+fn decoded_samples(reader: &ClipReader) -> Result<RawClip, CompressError> {
+    let nb = reader.num_bones();
+    let n = reader.num_samples();
+    let stored = reader.num_stored_samples();
+    let mut rotations = vec![glam::Quat::IDENTITY; nb * n];
+    let mut translations = vec![glam::Vec3::ZERO; nb * n];
+    let mut scales = vec![glam::Vec3::ONE; nb * n];
+    let mut pose = crate::pose::Pose::new(nb);
+    for s in 0..n {
+        reader.decode_sample(stored_index(s, stored), &mut pose);
+        for b in 0..nb {
+            rotations[b * n + s] = pose.rotations[b];
+            translations[b * n + s] = pose.translations[b].into();
+            scales[b * n + s] = pose.scales[b].into();
+        }
+    }
+    RawClip::new(
+        String::new(),
+        unnamed(reader.skeleton()),
+        reader.sample_rate(),
+        n,
+        rotations,
+        translations,
+        scales,
+    )
+    .map_err(|e| CompressError::Verification(format!("decoded clip: {e}")))
+}
+
+/// [`decoded_between_with`] into a clip with the given skeleton.
+fn decoded_between_in(
+    reader: &ClipReader,
+    alpha_of: impl Fn(usize) -> f32,
+    skeleton: crate::skeleton::Skeleton,
+) -> RawClip {
     let nb = reader.num_bones();
     let n = reader.num_samples();
     let intervals = n.saturating_sub(1);
@@ -283,7 +340,7 @@ pub fn decoded_between_with(reader: &ClipReader, alpha_of: impl Fn(usize) -> f32
     }
     RawClip {
         name: String::new(),
-        skeleton: reader.skeleton().clone(),
+        skeleton,
         sample_rate: reader.sample_rate(),
         num_samples: intervals,
         rotations,
@@ -311,7 +368,7 @@ pub fn verify_weighted(
     shells: &[f32],
     weights: Option<&[f64]>,
 ) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), CompressError> {
-    let decoded = crate::decompress::to_raw_clip(reader);
+    let decoded = decoded_samples(reader)?;
     // Over a base of several samples the base between two additive samples is interpolated on
     // its own timeline (not the nearest keys used at the samples), so the combined error has a
     // kink wherever a base key falls inside an interval: each interval is cut there and every
@@ -335,7 +392,10 @@ pub fn verify_weighted(
         &BETWEEN_ALPHAS
     };
     let between: Vec<RawClip> = if clip.num_samples > 1 {
-        alphas.iter().map(|&a| decoded_between(reader, a)).collect()
+        alphas
+            .iter()
+            .map(|&a| decoded_between_in(reader, |_| a, unnamed(reader.skeleton())))
+            .collect()
     } else {
         Vec::new()
     };
@@ -701,6 +761,40 @@ enum Mode {
     AllRaw,
 }
 
+/// [`verify_weighted`] of an attempt's buffer. A clip without bones (and not additive) has no
+/// error: it gets the figures measuring its decoded buffer gives (every one 0, a sample's and an
+/// interval's maximum each) without decoding every sample and interval into poses of nothing
+/// or measuring them.
+fn check(
+    clip: &RawClip,
+    reader: &ClipReader,
+    shells: &[f32],
+    weights: Option<&[f64]>,
+) -> Result<(metric::ErrorStats, Option<metric::ErrorStats>), CompressError> {
+    if clip.num_bones() > 0 || clip.additive.is_some() {
+        return verify_weighted(clip, reader, shells, weights);
+    }
+    let ns = clip.num_samples;
+    let stats = metric::ErrorStats {
+        per_sample_max: vec![0.0; ns],
+        per_interval_max: vec![0.0; ns.saturating_sub(1)],
+        ..Default::default()
+    };
+    let weighted = weights.map(|_| stats.clone());
+    Ok((stats, weighted))
+}
+
+/// What [`attempt`] keeps per segment between its rounds.
+#[derive(Clone, Copy)]
+struct SegmentState {
+    /// The search's target (tightened for a segment that failed the float64 check).
+    target: f32,
+    /// Stored as raw float32 (the last resort).
+    raw: bool,
+    /// The budget multiplier the segment's search ended at (the next segment starts there).
+    end: f32,
+}
+
 /// One classification of the whole clip with `prepare_target`, then searches and float64
 /// checks of the encoded buffer; the last encoding and whether it passed the check.
 fn attempt(
@@ -727,8 +821,17 @@ fn attempt(
         SEGMENT_SIZE,
         references,
     );
-    let mut segment_targets = vec![prepare_target * search::SEARCH_SAFETY; prepared.num_segments];
-    let mut raw = vec![mode == Mode::AllRaw; prepared.num_segments];
+    // Per segment: its search target, whether it is stored raw, and the budget multiplier
+    // its search ended at (one vector, not three: on the smallest clips each allocation is a
+    // few per cent of the compression).
+    let mut segs = vec![
+        SegmentState {
+            target: prepare_target * search::SEARCH_SAFETY,
+            raw: mode == Mode::AllRaw,
+            end: 2.0,
+        };
+        prepared.num_segments
+    ];
     let rounds = match mode {
         // A bone with a looser threshold of its own starts further from what a segment whose
         // error between samples is far above its error at the samples needs (a rotation
@@ -744,21 +847,20 @@ fn attempt(
     // retry round costs one segment's search and the check, not the whole clip's search again
     // (before, 01_03.bvh spent half its time re-searching 281 passing segments for one).
     // Each segment's search starts from the budget multiplier the one before it ended at.
-    let mut ends = vec![2.0f32; prepared.num_segments];
     let mut choices: Vec<search::SegmentChoice> = Vec::with_capacity(prepared.num_segments);
     let mut redo: Vec<usize> = (0..prepared.num_segments).collect();
     for round in 0..rounds {
         for &s in &redo {
-            let choice = if raw[s] {
+            let choice = if segs[s].raw {
                 search::raw_segment(&prepared, s)
             } else if prepared.tracks.is_empty() {
                 // Nothing animated: nothing to choose (what the search returns, without its
                 // per-bone tables).
                 search::SegmentChoice::default()
             } else {
-                let start = if s > 0 { ends[s - 1] } else { 2.0 };
-                let (c, m) = search::search_segment(&prepared, s, segment_targets[s], start);
-                ends[s] = m;
+                let start = if s > 0 { segs[s - 1].end } else { 2.0 };
+                let (c, m) = search::search_segment(&prepared, s, segs[s].target, start);
+                segs[s].end = m;
                 c
             };
             match choices.get_mut(s) {
@@ -773,14 +875,7 @@ fn attempt(
             CompressError::Verification(format!("encoded buffer does not read back: {e}"))
         })?;
         let weights = (!uniform).then_some(&weights64[..]);
-        let (mut stats, weighted) = if clip.num_bones() == 0 && clip.additive.is_none() {
-            // No bone, no error: the same (empty) figures as measuring the decoded buffer,
-            // without decoding every sample and interval into poses of nothing.
-            metric::measure_weighted(clip, clip, &[], &prepared.shells, weights)
-                .map_err(|e| CompressError::Verification(e.to_string()))?
-        } else {
-            verify_weighted(clip, &reader, &prepared.shells, weights)?
-        };
+        let (mut stats, weighted) = check(clip, &reader, &prepared.shells, weights)?;
         if !uniform {
             stats.per_bone_threshold = limits.thresholds.clone();
         }
@@ -832,7 +927,7 @@ fn attempt(
                     },
                     verified_max_error: stats.max,
                     verified_max_error_at_samples: stats.max_at_samples,
-                    raw_segments: raw.iter().filter(|&&r| r).count() as u32,
+                    raw_segments: segs.iter().filter(|x| x.raw).count() as u32,
                     per_bone_bits,
                 },
                 error: stats,
@@ -841,8 +936,8 @@ fn attempt(
         }
         for &s in &failing {
             match mode {
-                Mode::Search => segment_targets[s] *= 0.7,
-                _ => raw[s] = true,
+                Mode::Search => segs[s].target *= 0.7,
+                _ => segs[s].raw = true,
             }
         }
         redo = failing;

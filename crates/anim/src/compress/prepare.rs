@@ -178,6 +178,10 @@ pub struct Prepared<'a> {
     pub parent_scale: Vec<f32>,
     /// The hierarchy is shallow enough for [`Prepared::dominant_shells`] to walk every ancestor.
     pub exact_dominant_shells: bool,
+    /// [`Prepared::dominant_shells`] over every sample, as the classification measured them
+    /// (empty when it did not run: no bone or no sample). A clip of one segment's search
+    /// measures the same samples.
+    pub clip_dominant_shells: Vec<f32>,
     /// An additive clip's format and its raw base local pose at every sample (`sample * bones +
     /// bone`, ACL's nearest-key rule). The search then works in the combined space: raw object
     /// space is the raw additive applied to the base, and every decoded candidate is applied to
@@ -404,6 +408,7 @@ pub(crate) fn prepare_with<'a>(
         tracks: Vec::new(),
         parent_scale: vec![1.0; nb],
         exact_dominant_shells,
+        clip_dominant_shells: Vec::new(),
         base: clip
             .additive
             .as_ref()
@@ -547,6 +552,7 @@ fn classify(p: &mut Prepared, target: f32, exact_rotations: bool) {
     }
     store_tracks(p, &dom, target, exact_rotations, &c, &qvals);
     p.fixed = c.fixed;
+    p.clip_dominant_shells = dom;
 }
 
 /// Each sub-track default, constant (float32) or animated: the first of default and constant

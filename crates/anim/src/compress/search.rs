@@ -348,7 +348,13 @@ pub(crate) fn search_segment(
         refs.push((0, p.num_samples - 1));
     }
     // Levers weighed by the bones each track moves (`Prepared::dominant_shells`).
-    let dom = p.dominant_shells(refs.iter().map(|r| r.1));
+    // A clip of one segment: its rows are every sample of the clip (the wrapped one too), whose
+    // dominant shells the classification measured (the same maxima over the same samples).
+    let dom = if p.num_segments == 1 && !p.clip_dominant_shells.is_empty() {
+        p.clip_dominant_shells.clone()
+    } else {
+        p.dominant_shells(refs.iter().map(|r| r.1))
+    };
     let ranges: Vec<[u8; 6]> = p
         .tracks
         .iter()
@@ -376,7 +382,7 @@ pub(crate) fn search_segment(
         })
         .collect();
     let (levels, cursors) = (0..p.tracks.len())
-        .map(|k| ladder_start(p, k, &ranges[k], &dom, target))
+        .map(|k| ladder_start(p, k, &ranges[k], &refs, &dom, target))
         .unzip();
     let nb = p.num_bones;
     let mut raw_v: Vec<[Vec3A; 3]> = Vec::with_capacity(refs.len() * nb);
@@ -450,6 +456,47 @@ struct LadderCursor {
     level: f32,
     last: [u32; 3],
     done: bool,
+    /// Per component: widths from 2 up to this one are measured as 1 bit ([`two_row_fine_from`]);
+    /// 0 (never) unless the segment has two rows.
+    fine_from: [u32; 3],
+}
+
+/// On a segment of two rows both rows of a component decode to the ends of its range at 1 bit:
+/// its values themselves, up to the rounding of the range (a rotation's clip range is stored in
+/// 16 bits). A finer width decodes a row to something else only once half its step is below that
+/// rounding (the row's value is nearer to the end than to the next step), so the widths from 2
+/// up to there decode as 1 bit does, cost more and measure the same error (to float rounding):
+/// the ladder gives those components 1 bit there instead (what a two-sample clip's components
+/// end at: 50 of 54 on 81_16), and the levels that then repeat the last one are not measured.
+/// Per component the first width that can decode differently (at most [`MAX_BITS`]).
+fn two_row_fine_from(
+    p: &Prepared,
+    k: usize,
+    range: &[u8; 6],
+    r: [f32; 3],
+    refs: &[(usize, usize)],
+) -> [u32; 3] {
+    if refs.len() != 2 {
+        return [0; 3];
+    }
+    let t = &p.tracks[k];
+    let one = [1u32; 3];
+    let dq = dequants(p, k, range, one);
+    let mut off = [0.0f32; 3];
+    for &(i, _) in refs {
+        let d = decode_value(&t.values[i], &dq, one);
+        for c in 0..3 {
+            off[c] = off[c].max((t.values[i][c] - d[c]).abs());
+        }
+    }
+    std::array::from_fn(|c| {
+        if off[c].is_nan() || off[c] <= 0.0 || r[c] <= 0.0 {
+            return MAX_BITS;
+        }
+        // The first w with r / (2^w − 1) < 2·off.
+        let w = ((r[c] / (2.0 * off[c]) + 1.0).log2().floor() as u32).saturating_add(1);
+        w.clamp(2, MAX_BITS)
+    })
 }
 
 /// The start of a track's ladder in one segment: no level measured yet, or the one level of a
@@ -458,6 +505,7 @@ fn ladder_start(
     p: &Prepared,
     k: usize,
     range: &[u8; 6],
+    refs: &[(usize, usize)],
     dom: &[f32],
     target: f32,
 ) -> (Vec<Level>, LadderCursor) {
@@ -481,12 +529,14 @@ fn ladder_start(
         (-max_r.log2() - 0.5).max(coarsest_useful.floor())
     };
     (
-        Vec::new(),
+        // Most ladders measure up to ~10 levels (one allocation, not four growths).
+        Vec::with_capacity(12),
         LadderCursor {
             r,
             level,
             last: [u32::MAX; 3],
             done: false,
+            fine_from: two_row_fine_from(p, k, range, r, refs),
         },
     )
 }
@@ -635,10 +685,17 @@ impl SegmentCtx<'_> {
             let scale = cur.level.exp2();
             let widths: [u32; 3] = std::array::from_fn(|c| {
                 let x = cur.r[c] * scale;
+                let f = cur.fine_from[c];
                 if x <= 1.0 {
                     0
+                } else if f > 2 && x < ((1u32 << (f - 1)) - 1) as f32 * 0.5 {
+                    // Below 2^(f − 1) − 1 by a factor of two, so the width below is under `f`
+                    // whatever the rounding of `log2`: 1 bit (a two-row ladder climbs ~20 of
+                    // these half steps a track, three `log2` calls each).
+                    1
                 } else {
-                    ((x + 1.0).log2().ceil() as u32).min(MAX_BITS)
+                    let w = ((x + 1.0).log2().ceil() as u32).min(MAX_BITS);
+                    if w < f { w.min(1) } else { w }
                 }
             });
             cur.level += 0.5;
@@ -1088,17 +1145,34 @@ impl SegmentCtx<'_> {
         if !p.exact_dominant_shells || nb == 0 {
             return cur;
         }
-        let mut subtree: Vec<Vec<u32>> = vec![Vec::new(); nb];
+        // Every bone's subtree (itself and the bones below it, in bone order) in one array,
+        // bone `b`'s at `starts[b]..starts[b + 1]`: a list per bone grew ~90 times on a 44-bone
+        // clip, a tenth of a two-sample clip's allocations.
+        let mut sizes = vec![1usize; nb];
+        for b in (0..nb).rev() {
+            if p.parents[b] != NO_PARENT {
+                sizes[p.parents[b] as usize] += sizes[b];
+            }
+        }
+        let mut starts = Vec::with_capacity(nb + 1);
+        starts.push(0usize);
+        for b in 0..nb {
+            starts.push(starts[b] + sizes[b]);
+        }
+        let mut next = starts[..nb].to_vec();
+        let mut flat = vec![0u32; starts[nb]];
         for b in 0..nb {
             let mut a = b;
             loop {
-                subtree[a].push(b as u32);
+                flat[next[a]] = b as u32;
+                next[a] += 1;
                 match p.parents[a] {
                     NO_PARENT => break,
                     q => a = q as usize,
                 }
             }
         }
+        let subtree = |b: usize| &flat[starts[b]..starts[b + 1]];
         let nr = self.refs.len();
         let two_rows = nr == 2;
         // Decoded local transforms, object transforms and errors with the current choice.
@@ -1142,12 +1216,17 @@ impl SegmentCtx<'_> {
             order_stale: true,
             changed: vec![true; nr],
             lanes,
+            failed_rows: Vec::new(),
+            failed_arcs: Vec::new(),
         };
         for k in (0..p.tracks.len()).rev() {
             let t = &p.tracks[k];
-            let moved = &subtree[t.bone];
-            // Another track moves other bones: its rows are ordered afresh.
+            let moved = subtree(t.bone);
+            // Another track moves other bones: its rows are ordered afresh (and the failures
+            // remembered were another track's).
             st.order_stale = true;
+            st.failed_rows.clear();
+            st.failed_arcs.clear();
             let levels = &self.levels[k];
             choice[k] = self.descend(&mut st, moved, k, choice[k], |i| levels[i].widths, target);
             cur[k] = levels[choice[k]].widths;
@@ -1255,9 +1334,6 @@ impl SegmentCtx<'_> {
         let p = self.p;
         let nb = p.num_bones;
         let nr = self.refs.len();
-        let t = &p.tracks[k];
-        let b = t.bone;
-        let dq = dequants(p, k, &self.ranges[k], w);
         // Samples where the moved bones are closest to the target first: a trial that fails
         // (every track's last) usually fails on the first one measured. Each sample is decoded
         // when it is measured and the arcs are checked once every sample passed, so a failing
@@ -1283,16 +1359,14 @@ impl SegmentCtx<'_> {
         // this in most passing trials (82_01: 90 of 142; a component at fewer bits still lands
         // on the same two values); elsewhere the first row, the worst, already differs.
         // Each row decoded once, in the order measured, as far as the check needs: its new
-        // value in `st.new_local`, whether it differs in `st.changed`.
-        let decode_row = |st: &mut RefineState, r: usize| {
-            let i = self.refs[r].0;
-            let now = st.local[r * nb + b];
-            let mut x = now;
-            set_local(&mut x, t, decode_value(&t.values[i], &dq, w), self.seg, i);
-            st.new_local[r] = x;
-            st.changed[r] = !same_sub_track(&x, &now, t.kind);
-            st.changed[r]
+        // value in `st.new_local`, whether it differs in `st.changed` (`seen`: bit `r` for a
+        // row `r` decoded, [`RowTrial::decode`]).
+        let tr = RowTrial {
+            k,
+            w,
+            dq: dequants(p, k, &self.ranges[k], w),
         };
+        let mut seen = 0u64;
         let mut decoded = 0;
         loop {
             if decoded == nr {
@@ -1300,22 +1374,97 @@ impl SegmentCtx<'_> {
             }
             let r = st.order[decoded].1;
             decoded += 1;
-            if decode_row(st, r) {
+            if self.decode(st, &tr, &mut seen, r) {
                 break;
             }
         }
+        if self.failed_before(st, &tr, &mut seen) {
+            return false;
+        }
+        self.trial_rows(st, moved, &tr, &mut seen, target)
+    }
+
+    /// Decodes row `r` of a [`RowTrial`] into `st.new_local` unless `seen` says it was (a row
+    /// past the 64th is decoded again: no segment has that many), marks it in `seen`, and
+    /// returns whether it differs from the row's value now (`st.changed`).
+    fn decode(&self, st: &mut RefineState, tr: &RowTrial, seen: &mut u64, r: usize) -> bool {
+        let bit = if r < 64 { 1u64 << r } else { 0 };
+        if *seen & bit != 0 {
+            return st.changed[r];
+        }
+        *seen |= bit;
+        let t = &self.p.tracks[tr.k];
+        let i = self.refs[r].0;
+        let now = st.local[r * self.p.num_bones + t.bone];
+        let mut x = now;
+        set_local(
+            &mut x,
+            t,
+            decode_value(&t.values[i], &tr.dq, tr.w),
+            self.seg,
+            i,
+        );
+        st.new_local[r] = x;
+        st.changed[r] = !same_sub_track(&x, &now, t.kind);
+        st.changed[r]
+    }
+
+    /// Whether a trial on rows is known to fail from the track's earlier trials. A failing
+    /// trial changes nothing, and whether a row fails depends on the value the trial decodes
+    /// into it and on the other tracks alone (the track's own value is replaced; the other
+    /// tracks do not change while this one walks): until the walk moves to another track, a
+    /// trial that decodes a row as one that failed there fails too, and one that decodes every
+    /// row as one that failed the arcs fails those (`st.failed_rows`, `st.failed_arcs`). The
+    /// widths of a component below where its step resolves a row's distance to the range's
+    /// end decode that row alike (81_16's root: 1, 6, 9, 10 and 11 bits of one component, each
+    /// failing at the last of 43 bones; 82_18 tried 1 bit on every component twice, around a
+    /// pass). Rows are decoded as far as the comparisons need.
+    fn failed_before(&self, st: &mut RefineState, tr: &RowTrial, seen: &mut u64) -> bool {
+        let kind = self.p.tracks[tr.k].kind;
+        for i in 0..st.failed_rows.len() {
+            let (r, bits) = st.failed_rows[i];
+            self.decode(st, tr, seen, r);
+            if sub_track_bits(&st.new_local[r], kind) == bits {
+                return true;
+            }
+        }
+        let nr = self.refs.len();
+        if st.failed_arcs.is_empty() {
+            return false;
+        }
+        for r in 0..nr {
+            self.decode(st, tr, seen, r);
+        }
+        st.failed_arcs
+            .chunks_exact(nr)
+            .any(|f| (0..nr).all(|r| f[r] == sub_track_bits(&st.new_local[r], kind)))
+    }
+
+    /// The measurement of a trial on rows ([`Self::trial`]): every row whose value changes,
+    /// then the arcs; the change is kept when both pass, the failure remembered otherwise
+    /// ([`Self::failed_before`]).
+    fn trial_rows(
+        &self,
+        st: &mut RefineState,
+        moved: &[u32],
+        tr: &RowTrial,
+        seen: &mut u64,
+        target: f32,
+    ) -> bool {
+        let p = self.p;
+        let nb = p.num_bones;
+        let nr = self.refs.len();
+        let t = &p.tracks[tr.k];
+        let b = t.bone;
         for oi in 0..nr {
             let r = st.order[oi].1;
             let j = self.refs[r].1;
             let row = r * nb;
-            if oi >= decoded {
-                decode_row(st, r);
-            }
             // A row whose value does not change keeps its object transforms and errors, which
             // passed (the same argument as for the whole trial above): not measured, not
             // written back. A component trial of a two-sample segment leaves the row at that
             // component's minimum as it was (it decodes to the range's base at any width).
-            if !st.changed[r] {
+            if !self.decode(st, tr, seen, r) {
                 continue;
             }
             let saved = st.local[row + b];
@@ -1343,10 +1492,17 @@ impl SegmentCtx<'_> {
             }
             st.local[row + b] = saved;
             if !ok {
+                let bits = sub_track_bits(&st.new_local[r], t.kind);
+                st.failed_rows.push((r, bits));
                 return false;
             }
         }
-        if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[k], |r| st.new_local[r].r) {
+        if t.kind == 0 && !keeps_arcs(p, b, &self.refs, self.arc_dots[tr.k], |r| st.new_local[r].r)
+        {
+            for r in 0..nr {
+                let bits = sub_track_bits(&st.new_local[r], t.kind);
+                st.failed_arcs.push(bits);
+            }
             return false;
         }
         st.order_stale = true;
@@ -1627,6 +1783,14 @@ impl SegmentCtx<'_> {
     }
 }
 
+/// A refinement trial on rows ([`SegmentCtx::trial`]): track `k` at widths `w`, with their
+/// dequantizers.
+struct RowTrial {
+    k: usize,
+    w: [u32; 3],
+    dq: [Dequant; 3],
+}
+
 /// What [`SegmentCtx::refine`] keeps per sample (row) and bone: decoded local and object
 /// transforms and errors, and a trial's scratch copies.
 struct RefineState {
@@ -1642,6 +1806,11 @@ struct RefineState {
     order_stale: bool,
     /// Per row: whether the trial changed its value ([`SegmentCtx::trial`]).
     changed: Vec<bool>,
+    /// The current track's failed trials on rows ([`SegmentCtx::trial`]): a row and the
+    /// [`sub_track_bits`] that failed there, and the bits of every row (a row after another)
+    /// of each trial that failed the arcs.
+    failed_rows: Vec<(usize, [u32; 4])>,
+    failed_arcs: Vec<[u32; 4]>,
     /// The same state as lanes, kept instead of the per-row fields for a clip that is not
     /// additive.
     lanes: Option<RefineLanes>,
@@ -1690,6 +1859,16 @@ impl RefineLanes {
     }
 }
 
+/// The bits of the sub-track of kind `kind` in a decoded local transform.
+#[inline(always)]
+fn sub_track_bits(a: &Xf, kind: usize) -> [u32; 4] {
+    match kind {
+        0 => a.r.to_array().map(f32::to_bits),
+        1 => a.t.extend(0.0).to_array().map(f32::to_bits),
+        _ => a.s.extend(0.0).to_array().map(f32::to_bits),
+    }
+}
+
 /// Whether two decoded local transforms hold the same bits in the sub-track of kind `kind`.
 #[inline(always)]
 fn same_sub_track(a: &Xf, b: &Xf, kind: usize) -> bool {
@@ -1708,5 +1887,54 @@ fn set_local(x: &mut Xf, t: &super::prepare::Track, d: [f32; 3], seg: usize, i: 
         0 => x.r = t.rotation(d, seg, i),
         1 => x.t = Vec3A::from_array(d),
         _ => x.s = Vec3A::from_array(d),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{GenerateOptions, generate};
+
+    /// What the two-row ladder rests on ([`two_row_fine_from`]): at every width from 2 up to a
+    /// component's first fine width, each of the two rows quantizes to the end of the range it
+    /// takes at 1 bit (so it decodes to that end, the error 1 bit gives); measured on every
+    /// animated component of generated two-sample clips, whose rotations' 16-bit clip ranges
+    /// put the rows a little inside the range.
+    #[test]
+    fn two_row_widths_below_the_fine_width_snap_to_the_ends_one_bit_does() {
+        let mut checked = 0;
+        for seed in 1..12 {
+            let clip = generate(&GenerateOptions {
+                num_samples: 2,
+                seed,
+                with_scale: true,
+                ..Default::default()
+            });
+            let p = super::super::prepare::prepare(&clip, &Default::default(), 0.01);
+            let refs = [(0usize, 0usize), (1, 1)];
+            for (k, t) in p.tracks.iter().enumerate() {
+                let range = segment_range(&t.values[..2], t.clip_min, t.clip_ext, false);
+                let r: [f32; 3] = std::array::from_fn(|c| {
+                    t.clip_ext[c] * (range[3 + c] as f32 / SEGMENT_RANGE_STEPS)
+                });
+                let fine = two_row_fine_from(&p, k, &range, r, &refs);
+                for c in (0..3).filter(|&c| r[c] > 0.0) {
+                    assert!((2..=MAX_BITS).contains(&fine[c]), "{fine:?}");
+                    let end = |w: u32, i: usize| {
+                        let dq = dequants(&p, k, &range, [w; 3]);
+                        let q = dq[c].quantize(t.values[i][c], w);
+                        assert!(q == 0 || q == (1 << w) - 1, "w {w}: q {q} is not an end");
+                        q == 0
+                    };
+                    for w in 2..fine[c] {
+                        for i in 0..2 {
+                            assert_eq!(end(w, i), end(1, i), "track {k} component {c} w {w}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "only {checked} widths checked");
     }
 }
