@@ -1308,3 +1308,22 @@ fn export_starts_in_the_users_cache_folder() {
         p.display()
     );
 }
+
+/// Seen in the real window on the 4-TU sample tree: the button said "Measure 10 TUs" (the
+/// count field's default) and then measured 4. It names what clang will compile: at most the
+/// tree's TUs. No compiler is run.
+#[test]
+fn the_measure_button_names_no_more_tus_than_the_tree_has() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let mut st = state(&out.path().join("rep"));
+    st.persisted.headers.project.roots = vec![root.path().display().to_string()];
+    st.persisted.headers.measure_tus = 10;
+    let mut h = harness(st);
+    h.run();
+    wait_scan(&mut h);
+    // a.cpp and b.cpp.
+    h.get_by_label("Measure 2 TUs");
+    assert!(h.query_by_label("Measure 10 TUs").is_none());
+}
