@@ -4,6 +4,7 @@
 use super::fmt_count;
 use super::{HeadersSettings, HeadersState, PickedEdge};
 use crate::gui::headers_job::ScanOutcome;
+use crate::gui::util::fmt_counted;
 use crate::headers::report::DetailLink;
 use crate::headers::{Mode, Report, WhatIf};
 use eframe::egui;
@@ -67,13 +68,14 @@ impl HeadersState {
             ui.label(egui::RichText::new(&d.path).strong().size(15.0));
             if let Some(e) = &d.entry {
                 ui.weak(format!(
-                    "{} lines · reached by {} TUs · contributes {} lines · includes {} files ({} lines) · included by {} files, directly or not",
-                    fmt_count(e.lines as u64),
-                    fmt_count(e.tu_count as u64),
-                    fmt_count(e.contributed),
-                    fmt_count(e.transitive_includes as u64),
-                    fmt_count(e.transitive_lines),
-                    fmt_count(e.included_by_count as u64)
+                    // Counted nouns: a header of one TU read "reached by 1 TUs".
+                    "{} · reached by {} · contributes {} · includes {} ({}) · included by {}, directly or not",
+                    fmt_counted(e.lines as u64, "line"),
+                    fmt_counted(e.tu_count as u64, "TU"),
+                    fmt_counted(e.contributed, "line"),
+                    fmt_counted(e.transitive_includes as u64, "file"),
+                    fmt_counted(e.transitive_lines, "line"),
+                    fmt_counted(e.included_by_count as u64, "file")
                 ));
             }
         });
@@ -270,10 +272,10 @@ impl HeadersState {
                 ));
                 ui.label(
                     egui::RichText::new(format!(
-                        "saves {} lines ({:.1}%), {} TUs affected",
-                        fmt_count(w.saved),
+                        "saves {} ({:.1}%), {} affected",
+                        fmt_counted(w.saved, "line"),
                         w.saved_percent,
-                        w.tus_affected
+                        fmt_counted(w.tus_affected as u64, "TU")
                     ))
                     .strong(),
                 )

@@ -1327,3 +1327,16 @@ fn the_measure_button_names_no_more_tus_than_the_tree_has() {
     h.get_by_label("Measure 2 TUs");
     assert!(h.query_by_label("Measure 10 TUs").is_none());
 }
+
+/// A header one TU reaches: its detail line said "reached by 1 TUs · … includes 1 files ·
+/// included by 1 files" (ozz-animation's json.hpp, in the real window).
+#[test]
+fn a_header_of_one_tu_is_reached_by_1_tu() {
+    let (_root, _out, mut h) = scanned_sample("rep");
+    // big.h: a.cpp only (b.cpp's include is under an unset #ifdef); it includes util.h (2 lines).
+    click_table_row(&mut h, "big.h");
+    h.get_by_label(
+        "10 lines · reached by 1 TU · contributes 10 lines · includes 1 file (2 lines) · \
+         included by 1 file, directly or not",
+    );
+}

@@ -254,3 +254,15 @@ fn a_one_segment_clips_detail_says_1_segment() {
     h.get_by_label_contains(" · 1 segment · ");
     assert!(h.query_by_label_contains("1 segments").is_none());
 }
+
+/// A one-clip folder's export said "Exported 1 clips to …".
+#[test]
+fn exporting_one_clip_says_1_clip() {
+    let (input, out) = common::app_folder::clip_folders(1, 10);
+    let mut h = common::app_folder::compressed(input.path(), out.path());
+    h.get_by_label("Export CSV").click();
+    h.run();
+    let csv = out.path().join("clipforge-report.csv");
+    assert!(csv.is_file());
+    h.get_by_label(&format!("Exported 1 clip to {}", csv.display()));
+}
