@@ -54,7 +54,8 @@ impl HeadersState {
         let mut back = false;
         let mut close = false;
         ui.add_space(4.0);
-        ui.horizontal(|ui| {
+        // Wrapped: beside a long path the line was cut at the window's edge ("… incl…").
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .add_enabled(!self.history.is_empty(), egui::Button::new("Back"))
                 .on_hover_text("The previously shown file")
@@ -73,7 +74,9 @@ impl HeadersState {
                     fmt_counted(e.lines as u64, "line"),
                     fmt_counted(e.tu_count as u64, "TU"),
                     fmt_counted(e.contributed, "line"),
-                    fmt_counted(e.transitive_includes as u64, "file"),
+                    // Project files: the list below also names system headers, which are
+                    // not counted ("includes 0 files" beside "Directly includes (38)").
+                    fmt_counted(e.transitive_includes as u64, "project file"),
                     fmt_counted(e.transitive_lines, "line"),
                     fmt_counted(e.included_by_count as u64, "file")
                 ));
