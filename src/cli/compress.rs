@@ -481,7 +481,7 @@ fn print_row(r: &ClipReport, progress: &Progress, started: Instant, tty: bool, q
         return;
     } else {
         format!(
-            "{at} {} {} ({}): {}, {}, {:.1} ms",
+            "{at} {} {} ({}): {}, {}, {}",
             if r.skipped {
                 "up to date"
             } else {
@@ -491,13 +491,24 @@ fn print_row(r: &ClipReport, progress: &Progress, started: Instant, tty: bool, q
             r.clip,
             clipforge_pipeline::report::format_ratio(r.ratio, 1),
             r.error_summary(),
-            r.compress_ms
+            format_clip_ms(r.compress_ms)
         )
     };
     if tty {
         say!("\r{line}\x1b[K");
     } else {
         say!("{line}");
+    }
+}
+
+/// A clip's compression time on its progress line, to 0.1 ms; under that "< 0.1 ms", as the
+/// app says it: a one-pose clip or a scalar track list takes a few µs, and "0.0 ms" read as
+/// nothing done.
+pub fn format_clip_ms(ms: f64) -> String {
+    if ms > 0.0 && ms < 0.05 {
+        "< 0.1 ms".to_string()
+    } else {
+        format!("{ms:.1} ms")
     }
 }
 

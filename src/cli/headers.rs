@@ -378,18 +378,31 @@ fn print_tables(r: &Report, top: usize) {
     }
     if !r.missing.is_empty() {
         println!("\nMissing includes ({}):", r.missing.len());
+        let quoted = |m: &clipforge_headers::report::MissingEntry| {
+            if m.angle {
+                format!("<{}>", m.include)
+            } else {
+                format!("\"{}\"", m.include)
+            }
+        };
+        // As wide as the longest name shown: a fixed 40 put longer names' counts out of line
+        // (ozz-animation's "animation/offline/tools/import2ozz_config.h").
+        let width = r
+            .missing
+            .iter()
+            .take(top)
+            .map(|m| quoted(m).chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(40);
         for m in r.missing.iter().take(top) {
             let first = m
                 .tried_by
                 .first()
                 .map(|s| format!("{}:{}", s.file, s.line))
                 .unwrap_or_default();
-            let q = if m.angle {
-                format!("<{}>", m.include)
-            } else {
-                format!("\"{}\"", m.include)
-            };
-            println!("  {q:<40} {:>5} TUs, e.g. {first}", th(m.tu_count));
+            let q = quoted(m);
+            println!("  {q:<width$} {:>5} TUs, e.g. {first}", th(m.tu_count));
         }
     }
     if !r.cycles.is_empty() {

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 pub fn prefix(done: u64, total: u64, left: Option<Duration>) -> String {
     let unit = if total == 1 { "file" } else { "files" };
     match left {
+        // The ETA rounds up to whole seconds: a run of 0.14 s said "1 s left" on every line.
+        Some(d) if d < Duration::from_secs(1) => format!("[{done}/{total} {unit} · < 1 s left]"),
         Some(d) => format!("[{done}/{total} {unit} · {} left]", format_eta(d)),
         None => format!("[{done}/{total} {unit}]"),
     }

@@ -378,7 +378,7 @@ impl DetailView {
                     }
                 } else {
                     ui.label(format!(
-                        "{} to {} ({:.1}×) · max error {:.4} cm (mean {:.5}) · worst bone {} at sample {} · {} segments · {:.2} ms",
+                        "{} to {} ({:.1}×) · max error {:.4} cm (mean {:.5}) · worst bone {} at sample {} · {} · {:.2} ms",
                         fmt_bytes(r.raw_bytes),
                         fmt_bytes(r.compressed_bytes),
                         r.ratio,
@@ -386,7 +386,8 @@ impl DetailView {
                         r.mean_error_cm,
                         r.worst_bone.as_deref().unwrap_or("—"),
                         r.worst_sample.map_or("—".into(), |s| s.to_string()),
-                        r.layout.segments,
+                        // "1 segment": a short clip is one (it said "1 segments").
+                        crate::gui::util::fmt_counted(r.layout.segments as u64, "segment"),
                         r.compress_ms
                     ));
                 }

@@ -360,7 +360,19 @@ impl LabView {
         }
         let Some(out) = self.clip.clone() else {
             ui.add_space(20.0);
-            ui.label("Pick a clip, or press \u{201c}Run lab on this clip\u{201d}.");
+            // With a clip in the box "Pick a clip" read as if none were picked.
+            match (&self.selected, self.clip_job.is_some()) {
+                (_, true) => {}
+                (Some(k), false) => {
+                    ui.label(format!(
+                        "Press \u{201c}Run lab on this clip\u{201d} to compare the codecs on {}.",
+                        label_of(k)
+                    ));
+                }
+                (None, false) => {
+                    ui.label("Pick a clip: the lab runs on it at once.");
+                }
+            }
             return;
         };
         ui.add_space(4.0);

@@ -255,7 +255,7 @@ impl ClipsView {
             } else if let Some(last) = cx.last_batch() {
                 let t = &last.report.totals;
                 ui.label(format!(
-                    "Last batch: {} from {} ({} skipped, {} failed{}) in {:.2} s · {}{}",
+                    "Last batch: {} from {} ({} skipped, {} failed{}) in {} · {}{}",
                     fmt_counted(t.clips as u64, "clip"),
                     fmt_counted(last.counts.total, "file"),
                     t.skipped,
@@ -265,7 +265,8 @@ impl ClipsView {
                     } else {
                         String::new()
                     },
-                    t.wall_ms / 1000.0,
+                    // A batch of up-to-date clips takes a few ms: not "0.00 s".
+                    super::util::fmt_seconds(t.wall_ms / 1000.0),
                     // Every clip up to date: no rate to give (the footer says "—" too).
                     if t.throughput_kb_s > 0.0 {
                         fmt_rate(t.throughput_kb_s * 1024.0)
@@ -400,28 +401,7 @@ impl ClipsView {
             } else {
                 ui.label(worst);
             }
-            if s.failed > 0 {
-                ui.separator();
-                ui.colored_label(ui.visuals().error_fg_color, format!("{} failed", s.failed));
-            }
-            if s.over_threshold > 0 {
-                ui.separator();
-                ui.colored_label(
-                    ui.visuals().warn_fg_color,
-                    format!("{} over threshold", s.over_threshold),
-                );
-            }
-            if s.below_precision > 0 {
-                ui.separator();
-                ui.colored_label(
-                    ui.visuals().warn_fg_color,
-                    format!("{} below float32 precision", s.below_precision),
-                )
-                .on_hover_text(
-                    "Refused: the threshold is below what float32 can hold for these clips (each \
-                     row's status gives its floor); raise the threshold above it",
-                );
-            }
+            problem_counts(ui, s);
         });
         ui.horizontal(|ui| {
             let s = &cx.library.summary;
@@ -732,4 +712,41 @@ fn recent_menu(ui: &mut egui::Ui, title: &str, recent: &[String], target: &mut S
         });
     });
     picked
+}
+
+/// The footer's counts of rows to look at (failed, do not read, over threshold, refused),
+/// each after a separator, in the colour of its rows' status.
+fn problem_counts(ui: &mut egui::Ui, s: &super::model::Summary) {
+    if s.failed > 0 {
+        ui.separator();
+        ui.colored_label(ui.visuals().error_fg_color, format!("{} failed", s.failed));
+    }
+    if s.unreadable > 0 {
+        ui.separator();
+        ui.colored_label(
+            ui.visuals().error_fg_color,
+            match s.unreadable {
+                1 => "1 does not read".to_string(),
+                n => format!("{} do not read", fmt_count(n as u64)),
+            },
+        );
+    }
+    if s.over_threshold > 0 {
+        ui.separator();
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!("{} over threshold", s.over_threshold),
+        );
+    }
+    if s.below_precision > 0 {
+        ui.separator();
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!("{} below float32 precision", s.below_precision),
+        )
+        .on_hover_text(
+            "Refused: the threshold is below what float32 can hold for these clips (each \
+                 row's status gives its floor); raise the threshold above it",
+        );
+    }
 }

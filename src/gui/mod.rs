@@ -861,9 +861,10 @@ impl AppState {
         })();
         match res {
             Ok(()) => (
+                // "1 clip": a one-clip folder read "Exported 1 clips".
                 format!(
-                    "Exported {} clips to {}",
-                    report.clips.len(),
+                    "Exported {} to {}",
+                    util::fmt_counted(report.clips.len() as u64, "clip"),
                     path.display()
                 ),
                 false,

@@ -236,6 +236,9 @@ pub struct Summary {
     pub clips: usize,
     pub compressed: usize,
     pub failed: usize,
+    /// Files the scan's inspection found do not read (red rows before a batch, and after a
+    /// restart, where the failed results are not kept): the footer said nothing of them.
+    pub unreadable: usize,
     /// Refused as below float32 precision (not in `failed`).
     pub below_precision: usize,
     pub skipped: usize,
@@ -805,6 +808,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
     for r in rows {
         match &r.status {
             RowStatus::Failed(_) => s.failed += 1,
+            RowStatus::Unreadable(_) => s.unreadable += 1,
             RowStatus::BelowPrecision(_) => s.below_precision += 1,
             RowStatus::Stale => s.stale += 1,
             RowStatus::OverThreshold => s.over_threshold += 1,

@@ -4,6 +4,7 @@
 use super::fmt_count;
 use super::{HeadersSettings, HeadersState, PickedEdge};
 use crate::gui::headers_job::ScanOutcome;
+use crate::gui::util::fmt_counted;
 use crate::headers::report::DetailLink;
 use crate::headers::{Mode, Report, WhatIf};
 use eframe::egui;
@@ -53,7 +54,8 @@ impl HeadersState {
         let mut back = false;
         let mut close = false;
         ui.add_space(4.0);
-        ui.horizontal(|ui| {
+        // Wrapped: beside a long path the line was cut at the window's edge ("… incl…").
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .add_enabled(!self.history.is_empty(), egui::Button::new("Back"))
                 .on_hover_text("The previously shown file")
@@ -67,13 +69,16 @@ impl HeadersState {
             ui.label(egui::RichText::new(&d.path).strong().size(15.0));
             if let Some(e) = &d.entry {
                 ui.weak(format!(
-                    "{} lines · reached by {} TUs · contributes {} lines · includes {} files ({} lines) · included by {} files, directly or not",
-                    fmt_count(e.lines as u64),
-                    fmt_count(e.tu_count as u64),
-                    fmt_count(e.contributed),
-                    fmt_count(e.transitive_includes as u64),
-                    fmt_count(e.transitive_lines),
-                    fmt_count(e.included_by_count as u64)
+                    // Counted nouns: a header of one TU read "reached by 1 TUs".
+                    "{} · reached by {} · contributes {} · includes {} ({}) · included by {}, directly or not",
+                    fmt_counted(e.lines as u64, "line"),
+                    fmt_counted(e.tu_count as u64, "TU"),
+                    fmt_counted(e.contributed, "line"),
+                    // Project files: the list below also names system headers, which are
+                    // not counted ("includes 0 files" beside "Directly includes (38)").
+                    fmt_counted(e.transitive_includes as u64, "project file"),
+                    fmt_counted(e.transitive_lines, "line"),
+                    fmt_counted(e.included_by_count as u64, "file")
                 ));
             }
         });
@@ -270,10 +275,10 @@ impl HeadersState {
                 ));
                 ui.label(
                     egui::RichText::new(format!(
-                        "saves {} lines ({:.1}%), {} TUs affected",
-                        fmt_count(w.saved),
+                        "saves {} ({:.1}%), {} affected",
+                        fmt_counted(w.saved, "line"),
                         w.saved_percent,
-                        w.tus_affected
+                        fmt_counted(w.tus_affected as u64, "TU")
                     ))
                     .strong(),
                 )

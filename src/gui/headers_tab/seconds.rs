@@ -7,6 +7,7 @@
 
 use super::super::headers_job;
 use super::{HeadersSettings, HeadersState, fmt_count};
+use crate::gui::util::fmt_counted;
 use crate::headers::report::{PchAdvice, PchCheck};
 use crate::headers::{Mode, pch};
 use eframe::egui;
@@ -165,6 +166,13 @@ impl HeadersState {
             .outcome
             .as_ref()
             .is_some_and(|o| o.preprocessed.is_some());
+        // The tree's TUs: Measure compiles at most that many (the button said "Measure 10 TUs"
+        // on a tree of 4, and then measured 4).
+        let tree_tus = self
+            .outcome
+            .as_ref()
+            .and_then(|o| o.preprocessed.as_ref())
+            .map(|r| r.graph.tus.len());
         ui.horizontal(|ui| {
             let busy = self.compiling() || self.job.is_some();
             let l = ui.label("Clang:");
@@ -178,7 +186,10 @@ impl HeadersState {
             if ui
                 .add_enabled(
                     has_pre && !busy,
-                    egui::Button::new(format!("Measure {} TUs", s.measure_tus)),
+                    egui::Button::new(format!(
+                        "Measure {}",
+                        tus_to_compile(s.measure_tus, tree_tus)
+                    )),
                 )
                 .on_hover_text(
                     "Compile this many TUs (chosen to cover the most-included headers) with clang \
@@ -226,9 +237,11 @@ impl HeadersState {
             } else if let Some(r) = self.report(s).filter(|_| s.show_mode == Mode::Preprocessed)
                 && let (Some(total), Some(m)) = (r.predicted_frontend_s, r.measured_tus)
             {
+                // In ms below 0.1 s, as the PCH line under it ("0.01 s" beside "2 ms").
                 ui.label(format!(
-                    "Frontend time: {total:.2} s predicted for {} TUs ({} measured)",
-                    fmt_count(r.translation_units as u64),
+                    "Frontend time: {} predicted for {} ({} measured)",
+                    crate::gui::util::fmt_seconds(total),
+                    fmt_counted(r.translation_units as u64, "TU"),
                     fmt_count(m as u64)
                 ));
             } else if !has_pre {
@@ -258,7 +271,7 @@ impl HeadersState {
             ))
             .id_salt("hh_pch")
             .show(ui, |ui| {
-                verify = pch_ui(ui, a, s, self.compiling() || self.job.is_some());
+                verify = pch_ui(ui, a, s, tree_tus, self.compiling() || self.job.is_some());
             });
             if verify {
                 self.start_verify(s);
@@ -273,7 +286,13 @@ impl HeadersState {
 const PCH_LIST_SHARE: f32 = 0.15;
 
 /// The advice, the Verify button (true when clicked) and the verification's figures.
-fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool) -> bool {
+fn pch_ui(
+    ui: &mut egui::Ui,
+    a: &PchAdvice,
+    s: &mut HeadersSettings,
+    tree_tus: Option<usize>,
+    busy: bool,
+) -> bool {
     ui.label(format!(
         "Per clean build: {:.3} s saved − {:.3} s loading it − {:.3} s building it = {:.3} s \
          net (the same number of headers by Total Parsed: {:.3} s)",
@@ -292,7 +311,10 @@ fn pch_ui(ui: &mut egui::Ui, a: &PchAdvice, s: &mut HeadersSettings, busy: bool)
         clicked = ui
             .add_enabled(
                 !busy && !a.headers.is_empty(),
-                egui::Button::new(format!("Verify on {} TUs", s.verify_tus)),
+                egui::Button::new(format!(
+                    "Verify on {}",
+                    tus_to_compile(s.verify_tus, tree_tus)
+                )),
             )
             .on_hover_text(
                 "Build this PCH and the naive one (as many headers by Total Parsed) with clang and \
@@ -370,4 +392,11 @@ fn check_ui(ui: &mut egui::Ui, c: &PchCheck) {
     for n in &c.notes {
         ui.weak(n);
     }
+}
+
+/// "4 TUs" for a button that compiles `asked` TUs of a tree of `tree` (clang runs on at most the
+/// tree's TUs; the count asked for is the field beside the button).
+pub(crate) fn tus_to_compile(asked: usize, tree: Option<usize>) -> String {
+    let n = tree.map_or(asked, |t| asked.min(t)).max(1);
+    fmt_counted(n as u64, "TU")
 }

@@ -3,6 +3,7 @@
 
 use super::fmt_count;
 use super::{HeadersSettings, HeadersState, HeadersView};
+use crate::gui::util::fmt_seconds;
 use crate::headers::{Mode, Report};
 use eframe::egui;
 
@@ -81,9 +82,10 @@ impl HeadersState {
                 );
             } else if let Some(o) = &self.outcome {
                 ui.weak(format!(
-                    "{} in {:.2} s{}",
+                    "{} in {}{}",
                     if o.clean { "Clean scan" } else { "Scanned" },
-                    o.wall.as_secs_f64(),
+                    // In ms below 0.1 s: a cached rescan said "Scan 0.00 s" beside "0.01 s".
+                    fmt_seconds(o.wall.as_secs_f64()),
                     if self.watcher.is_some() {
                         " · watching for changes"
                     } else {
@@ -199,8 +201,8 @@ impl HeadersState {
         if let Some(r) = o.report(s.show_mode) {
             let st = &r.stats;
             ui.weak(format!(
-                "Scan {:.2} s · files read {}, reused {} · TUs evaluated {}, reused {}{}",
-                r.scan_seconds,
+                "Scan {} · files read {}, reused {} · TUs evaluated {}, reused {}{}",
+                fmt_seconds(r.scan_seconds),
                 fmt_count(st.files_read as u64),
                 fmt_count(st.files_reused as u64),
                 fmt_count(st.tus_evaluated as u64),

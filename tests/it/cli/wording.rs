@@ -375,3 +375,83 @@ fn the_failures_list_says_what_to_do_once_per_kind() {
         assert!(failures.contains(n), "{err}");
     }
 }
+
+/// Seen on the command line: a one-pose glTF clip's line ended "0.0 ms" (the app says
+/// "< 0.1 ms"), and a run of 0.14 s said "1 s left" on every line (the ETA rounds up).
+#[test]
+fn a_few_microseconds_are_not_0_0_ms_and_under_a_second_left_is_not_1_s() {
+    use clipforge::cli::compress::format_clip_ms;
+    use clipforge::cli::progress::prefix;
+    use std::time::Duration;
+    assert_eq!(format_clip_ms(0.03), "< 0.1 ms");
+    assert_eq!(format_clip_ms(0.05), "0.1 ms");
+    assert_eq!(format_clip_ms(147.19), "147.2 ms");
+    assert_eq!(
+        prefix(1, 7, Some(Duration::from_millis(120))),
+        "[1/7 files · < 1 s left]"
+    );
+    assert_eq!(
+        prefix(1, 7, Some(Duration::from_millis(1200))),
+        "[1/7 files · 2 s left]"
+    );
+    // Through the binary: a scalar track list compresses in a few µs; its line says so as
+    // the report's own time does.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    crate::common::batch_dirs::write_scalar_list(&input.join("weights.acl.sjson"));
+    let o = run(
+        dir.path(),
+        &["compress", "in", "-o", "out", "--json", "r.json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: BatchReport =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("compressed") && l.contains("weights.acl.sjson"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.ends_with(&format!(
+            ", {}",
+            format_clip_ms(report.clips[0].compress_ms)
+        )),
+        "{line}"
+    );
+    assert!(!line.ends_with(" 0.0 ms"), "{line}");
+}
+
+/// Seen on ozz-animation: a missing include's name longer than 40 characters put its count
+/// out of line with the others ("…import2ozz_config.h"     5 TUs" beside "<fbxsdk.h>  5 TUs").
+#[test]
+fn missing_includes_counts_line_up_under_long_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "animation/offline/tools/import2ozz_config_long_name.h";
+    std::fs::write(
+        dir.path().join("a.cpp"),
+        format!("#include \"{long}\"\n#include <short.h>\nint a;\n"),
+    )
+    .unwrap();
+    let o = run(
+        dir.path(),
+        &["headers", ".", "--compiler", "none", "--no-cache"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Missing includes (2)"))
+        .skip(1)
+        .take(2)
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(rows.iter().any(|r| r.contains(long)), "{out}");
+    let at: Vec<usize> = rows.iter().map(|r| r.find(" TUs, e.g.").unwrap()).collect();
+    assert_eq!(
+        at[0],
+        at[1],
+        "the counts are out of line:\n{}",
+        rows.join("\n")
+    );
+}

@@ -143,3 +143,19 @@ fn an_unreadable_files_detail_says_it_does_not_read_not_press_compress() {
         assert!(h.query_by_label_contains(untrue).is_none(), "{untrue}");
     }
 }
+
+/// Seen in the real window after a restart: three red "does not read" rows and a footer that
+/// said nothing of them (before the restart it said "3 failed"). The footer counts them, and
+/// after a batch they are failures, counted once.
+#[test]
+fn the_footer_counts_the_files_that_do_not_read() {
+    let input = folder_with_broken_files();
+    let out = tempfile::tempdir().unwrap();
+    let mut h = scanned(input.path(), out.path());
+    h.get_by_label("2 do not read");
+    assert!(h.query_by_label("2 failed").is_none());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    h.get_by_label("2 failed");
+    assert!(h.query_by_label_contains("do not read").is_none());
+}

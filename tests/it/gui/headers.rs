@@ -1308,3 +1308,61 @@ fn export_starts_in_the_users_cache_folder() {
         p.display()
     );
 }
+
+/// Seen in the real window on the 4-TU sample tree: the button said "Measure 10 TUs" (the
+/// count field's default) and then measured 4. It names what clang will compile: at most the
+/// tree's TUs. No compiler is run.
+#[test]
+fn the_measure_button_names_no_more_tus_than_the_tree_has() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_tree(root.path());
+    let mut st = state(&out.path().join("rep"));
+    st.persisted.headers.project.roots = vec![root.path().display().to_string()];
+    st.persisted.headers.measure_tus = 10;
+    let mut h = harness(st);
+    h.run();
+    wait_scan(&mut h);
+    // a.cpp and b.cpp.
+    h.get_by_label("Measure 2 TUs");
+    assert!(h.query_by_label("Measure 10 TUs").is_none());
+}
+
+/// A header one TU reaches: its detail line said "reached by 1 TUs · … includes 1 files ·
+/// included by 1 files" (ozz-animation's json.hpp, in the real window).
+#[test]
+fn a_header_of_one_tu_is_reached_by_1_tu() {
+    let (_root, _out, mut h) = scanned_sample("rep");
+    // big.h: a.cpp only (b.cpp's include is under an unset #ifdef); it includes util.h (2 lines).
+    click_table_row(&mut h, "big.h");
+    h.get_by_label(
+        "10 lines · reached by 1 TU · contributes 10 lines · includes 1 project file (2 lines) \
+         · included by 1 file, directly or not",
+    );
+}
+
+/// Seen in the real window on a cached rescan of the sample tree: "Scanned in 0.01 s" above
+/// "Scan 0.00 s · files read 0, reused 13": both in ms below 0.1 s (as the PCH headline).
+#[test]
+fn a_quick_scan_says_its_time_in_ms_not_0_00_s() {
+    let (_root, _out, h) = scanned_sample("rep");
+    let texts: Vec<String> = crate::common::gui::drawn_texts(&h)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    let time_after = |prefix: &str| -> String {
+        let t = texts
+            .iter()
+            .find_map(|t| t.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {texts:?}"));
+        t.split(" · ").next().unwrap().to_string()
+    };
+    for prefix in ["Scanned in ", "Scan "] {
+        let time = time_after(prefix);
+        let seconds = time.strip_suffix(" s").and_then(|s| s.parse::<f64>().ok());
+        assert!(
+            time == "< 1 ms" || time.ends_with(" ms") || seconds.is_some_and(|s| s >= 0.1),
+            "{prefix}{time}"
+        );
+    }
+}

@@ -226,3 +226,14 @@ fn the_lab_runs_a_clip_with_its_folder_settings_and_says_so() {
     );
     h.get_by_label_contains(&format!("Ran with threshold 0.05 cm ({}", toml.display()));
 }
+
+/// Seen in the real window: with a clip already in the Clip box the view said "Pick a clip, or
+/// press …", as if none were picked; it names the clip the button runs on.
+#[test]
+fn the_clip_view_names_the_picked_clip_it_will_run_on() {
+    let (input, out) = clip_folders(2, 45);
+    let h = lab_harness(input.path(), out.path());
+    assert!(h.state().lab.clip.is_none(), "nothing measured yet");
+    assert!(h.query_by_label_contains("Pick a clip").is_none());
+    h.get_by_label("Press \u{201c}Run lab on this clip\u{201d} to compare the codecs on clip_00.");
+}

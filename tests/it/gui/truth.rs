@@ -211,3 +211,58 @@ fn a_failed_row_names_the_line() {
     assert!(m.starts_with("line 4: no MOTION section"), "{m}");
     h.get_by_label_contains("failed: line 4: ");
 }
+
+/// Seen in the real window: a batch of up-to-date clips (a few ms) said "in 0.00 s", as if
+/// nothing ran; the time is in ms below 0.1 s, as the Headers tab's headlines are.
+#[test]
+fn a_batch_of_up_to_date_clips_says_its_time_in_ms_not_0_00_s() {
+    let (input, out) = common::app_folder::clip_folders(2, 20);
+    let mut h = common::app_folder::compressed(input.path(), out.path());
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    let texts = common::gui::drawn_texts(&h);
+    let line = texts
+        .iter()
+        .map(|(t, _)| t.as_str())
+        .find(|t| t.starts_with("Last batch: 2 clips from 2 files (2 skipped, 0 failed) in "))
+        .unwrap_or_else(|| panic!("no Last batch line in {texts:?}"));
+    let time = line
+        .split(" in ")
+        .nth(1)
+        .and_then(|t| t.split(" · ").next())
+        .unwrap();
+    let seconds = time.strip_suffix(" s").and_then(|s| s.parse::<f64>().ok());
+    assert!(
+        time == "< 1 ms" || time.ends_with(" ms") || seconds.is_some_and(|s| s >= 0.1),
+        "{line}"
+    );
+    assert!(line.ends_with("nothing compressed"), "{line}");
+}
+
+/// Seen in the real window: a 20-sample FBX clip's detail said "1 segments".
+#[test]
+fn a_one_segment_clips_detail_says_1_segment() {
+    let (input, out) = common::app_folder::clip_folders(1, 10);
+    let mut h = common::app_folder::compressed(input.path(), out.path());
+    let segments = h.state().library.rows[0]
+        .report()
+        .expect("compressed")
+        .layout
+        .segments;
+    assert_eq!(segments, 1, "a 10-sample clip is one segment");
+    common::app_folder::open_clip_detail(&mut h, "clip_00");
+    h.get_by_label_contains(" · 1 segment · ");
+    assert!(h.query_by_label_contains("1 segments").is_none());
+}
+
+/// A one-clip folder's export said "Exported 1 clips to …".
+#[test]
+fn exporting_one_clip_says_1_clip() {
+    let (input, out) = common::app_folder::clip_folders(1, 10);
+    let mut h = common::app_folder::compressed(input.path(), out.path());
+    h.get_by_label("Export CSV").click();
+    h.run();
+    let csv = out.path().join("clipforge-report.csv");
+    assert!(csv.is_file());
+    h.get_by_label(&format!("Exported 1 clip to {}", csv.display()));
+}
