@@ -501,15 +501,9 @@ fn print_row(r: &ClipReport, progress: &Progress, started: Instant, tty: bool, q
     }
 }
 
-/// A clip's compression time on its progress line, to 0.1 ms; under that "< 0.1 ms", as the
-/// app says it: a one-pose clip or a scalar track list takes a few µs, and "0.0 ms" read as
-/// nothing done.
+/// A clip's compression time on its progress line: the app's words ("< 0.1 ms", not "0.0 ms").
 pub fn format_clip_ms(ms: f64) -> String {
-    if ms > 0.0 && ms < 0.05 {
-        "< 0.1 ms".to_string()
-    } else {
-        format!("{ms:.1} ms")
-    }
+    crate::pipeline::report::format_ms(ms)
 }
 
 /// Writes `--json` and `--csv`; false (said) when one could not be written. A report never

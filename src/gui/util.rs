@@ -67,14 +67,10 @@ pub(crate) fn fmt_counted(n: u64, noun: &str) -> String {
     format!("{} {noun}{}", fmt_count(n), if n == 1 { "" } else { "s" })
 }
 
-/// A duration of work done, in ms to one decimal; under 0.1 ms "< 0.1 ms", not "0.0 ms" (a
-/// scalar track list compresses in a few µs, and "0.0 ms" read as nothing done).
+/// A duration of work done ("12.3 ms", "< 0.1 ms"): the CLI's words
+/// ([`crate::pipeline::report::format_ms`]).
 pub(crate) fn fmt_ms(ms: f64) -> String {
-    if ms > 0.0 && ms < 0.05 {
-        "< 0.1 ms".to_string()
-    } else {
-        format!("{ms:.1} ms")
-    }
+    crate::pipeline::report::format_ms(ms)
 }
 
 /// Seconds for a headline: "1.23 s" from 0.1 s up, "30 ms" below, "< 1 ms" under half a

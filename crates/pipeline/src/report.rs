@@ -710,6 +710,17 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// A duration of work done, as the app and the CLI show it: ms to one decimal; under 0.1 ms
+/// "< 0.1 ms", not "0.0 ms" (a one-pose clip or a scalar track list compresses in a few µs, and
+/// "0.0 ms" read as nothing done).
+pub fn format_ms(ms: f64) -> String {
+    if ms > 0.0 && ms < 0.05 {
+        "< 0.1 ms".to_string()
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
 /// A compression ratio as the app shows it ("11.9×"); `decimals` 1 per clip, 2 for totals.
 pub fn format_ratio(ratio: f64, decimals: usize) -> String {
     format!("{ratio:.decimals$}×")
