@@ -517,6 +517,19 @@ pub fn jobs(data: &[u8]) {
     jobs_skin(&mut r);
 }
 
+/// Every SIMD path, the scalar one first (the others are compared with it), those this CPU
+/// lacks included (they must be refused).
+const ALL_PATHS: [clipforge::runtime::jobs::SimdPath; 5] = {
+    use clipforge::runtime::jobs::SimdPath;
+    [
+        SimdPath::Scalar,
+        SimdPath::Sse2,
+        SimdPath::Avx2Fma,
+        SimdPath::Neon,
+        SimdPath::Auto,
+    ]
+};
+
 /// [`jobs`]' local → object case: output lengths and the range off by one as often as not.
 fn jobs_local_to_object(
     r: &mut Bytes<'_>,
@@ -550,13 +563,7 @@ fn jobs_local_to_object(
     // Every path, each against validate() and (strict) against the scalar path's outputs.
     type Outputs = (Vec<Quat>, Vec<Vec3A>, Vec<Vec3A>);
     let mut scalar: Option<Outputs> = None;
-    for path in [
-        SimdPath::Scalar,
-        SimdPath::Sse2,
-        SimdPath::Avx2Fma,
-        SimdPath::Neon,
-        SimdPath::Auto,
-    ] {
+    for path in ALL_PATHS {
         let (mut or, mut ot, mut os) = (
             vec![Quat::IDENTITY; lens.0],
             vec![Vec3A::ZERO; lens.1],
@@ -720,13 +727,7 @@ fn jobs_skin(r: &mut Bytes<'_>) {
     // The scalar path's skinned positions and transformed points.
     type Outputs = (Vec<[f32; 3]>, Vec<[f32; 4]>);
     let mut scalar: Option<Outputs> = None;
-    for path in [
-        SimdPath::Scalar,
-        SimdPath::Sse2,
-        SimdPath::Avx2Fma,
-        SimdPath::Neon,
-        SimdPath::Auto,
-    ] {
+    for path in ALL_PATHS {
         let (mut op, mut on) = (vec![[0.0f32; 3]; opl], vec![[0.0f32; 3]; onl]);
         let mut job = SkinJob {
             palette: &palette,

@@ -483,18 +483,19 @@ fn local_to_object_through_the_c_api_runs_on_the_path_asked_for() {
     let s = scene(0.63);
     let n = s.parents.len();
     let mut local = s.a.clone();
+    let mut job = |simd, out| cf_local_to_object_job {
+        parents: s.parents.as_ptr(),
+        num_bones: n,
+        local: local.c(),
+        start: 0,
+        end: n,
+        out,
+        simd,
+    };
     let mut poses = Vec::new();
     for (simd, path) in paths() {
         let mut obj = P::marked(n);
-        let job = cf_local_to_object_job {
-            parents: s.parents.as_ptr(),
-            num_bones: n,
-            local: local.c(),
-            start: 0,
-            end: n,
-            out: obj.c(),
-            simd,
-        };
+        let job = job(simd, obj.c());
         assert_eq!(
             unsafe { cf_local_to_object_run(&job) },
             CF_OK,
@@ -534,27 +535,18 @@ fn local_to_object_through_the_c_api_runs_on_the_path_asked_for() {
         }
     }
     let mut obj = P::marked(n);
-    let mut job = |simd| cf_local_to_object_job {
-        parents: s.parents.as_ptr(),
-        num_bones: n,
-        local: local.c(),
-        start: 0,
-        end: n,
-        out: obj.c(),
-        simd,
-    };
     let missing = if SimdPath::Neon.available() {
         CF_SIMD_SSE2
     } else {
         CF_SIMD_NEON
     };
     refused(
-        unsafe { cf_local_to_object_validate(&job(missing)) },
+        unsafe { cf_local_to_object_validate(&job(missing, obj.c())) },
         CF_ERR_UNAVAILABLE,
         "not available",
     );
     refused(
-        unsafe { cf_local_to_object_run(&job(7)) },
+        unsafe { cf_local_to_object_run(&job(7, obj.c())) },
         CF_ERR_INVALID_ARGUMENT,
         "simd 7",
     );
