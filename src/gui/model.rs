@@ -73,7 +73,9 @@ impl RowStatus {
             RowStatus::Queued => "queued".into(),
             RowStatus::Ok => "ok".into(),
             RowStatus::OverThreshold => "over threshold".into(),
-            RowStatus::Skipped => "up to date (skipped)".into(),
+            // Not "(skipped)": after a restart or reopening a folder no batch has skipped
+            // anything yet; the batch line counts what a batch skipped.
+            RowStatus::Skipped => "up to date".into(),
             RowStatus::Failed(m) => format!("failed: {m}"),
             // Short: the Status column shows ~20 characters at 1280 px (a floor figure cut in
             // half misled); the hover gives the floor and what to raise the threshold to.
@@ -89,6 +91,12 @@ impl RowStatus {
         match self {
             // The compressor's own sentence (the CLI's REFUSED line): the floor written once.
             RowStatus::BelowPrecision(p) => Some(format!("Refused, not compressed: {p}.")),
+            RowStatus::Skipped => Some(
+                "Its output was made from this file, unchanged since, with the settings that \
+                 apply now: a batch skips it (uncheck \"Skip unchanged clips\" to compress it \
+                 again)."
+                    .into(),
+            ),
             _ => None,
         }
     }

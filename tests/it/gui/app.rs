@@ -402,6 +402,11 @@ fn reopening_a_folder_shows_the_previous_results() {
         statuses.iter().all(|s| *s == RowStatus::Skipped),
         "{statuses:?}"
     );
+    // No batch has run since the reopening: the rows say "up to date", not "(skipped)" (they
+    // did).
+    assert_eq!(statuses[0].text(), "up to date");
+    assert!(h.query_by_label_contains("skipped)").is_none());
+    assert_eq!(h.query_all_by_label("up to date").count(), statuses.len());
 }
 
 /// Special files are never opened and never skipped silently (as in the CLI): one named like a
