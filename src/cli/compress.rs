@@ -491,7 +491,12 @@ fn print_row(r: &ClipReport, progress: &Progress, started: Instant, tty: bool, q
             r.clip,
             clipforge_pipeline::report::format_ratio(r.ratio, 1),
             r.error_summary(),
-            format_clip_ms(r.compress_ms)
+            // A skipped row's time is the earlier run's: it read as this run's work.
+            if r.skipped {
+                "unchanged since the last run".to_string()
+            } else {
+                format_clip_ms(r.compress_ms)
+            }
         )
     };
     if tty {

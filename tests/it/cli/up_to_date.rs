@@ -128,4 +128,12 @@ fn a_run_with_everything_up_to_date_says_nothing_was_compressed() {
         err.contains("2 clips: 0 compressed, 2 up to date, 0 failed"),
         "{err}"
     );
+    // Each up-to-date line says so instead of a time: it printed the earlier run's compression
+    // time, as if this run had spent it.
+    let rows: Vec<&str> = err.lines().filter(|l| l.contains(" up to date ")).collect();
+    assert_eq!(rows.len(), 2, "{err}");
+    for l in rows {
+        assert!(l.ends_with(", unchanged since the last run"), "{l}");
+        assert!(!l.ends_with(" ms"), "{l}");
+    }
 }
