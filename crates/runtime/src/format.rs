@@ -78,11 +78,18 @@ pub fn rot_range_decode(min_q: u16, ext_q: u16) -> (f32, f32) {
 /// [-1, 1]; values beyond are clamped by quantization, a float32 rounding away).
 pub fn rot_range_encode(lo: f32, hi: f32) -> (u16, u16) {
     let half = ROT_RANGE_STEPS * 0.5;
-    let mut min_q = fmath::floor((lo + 1.0) * half).clamp(0.0, ROT_RANGE_STEPS) as u16;
+    // Floor and ceiling of values clamped to [0, 65535] by the cast and one comparison: the
+    // same integers as `floor(x).clamp(..)`, without `libm`'s software rounding (~1 % of a
+    // two-sample clip's compression, which encodes every animated rotation's range).
+    let mut min_q = ((lo + 1.0) * half).clamp(0.0, ROT_RANGE_STEPS) as u16;
     while min_q > 0 && rot_range_decode(min_q, 0).0 > lo {
         min_q -= 1;
     }
-    let mut max_q = fmath::ceil((hi + 1.0) * half).clamp(min_q as f32, ROT_RANGE_STEPS) as u16;
+    let top = ((hi + 1.0) * half).clamp(min_q as f32, ROT_RANGE_STEPS);
+    let mut max_q = top as u16;
+    if (max_q as f32) < top {
+        max_q += 1;
+    }
     while max_q < u16::MAX && {
         let (m, e) = rot_range_decode(min_q, max_q - min_q);
         m + e < hi
@@ -331,6 +338,33 @@ mod tests {
             let (min, ext) = rot_range_decode(mq, eq);
             prop_assert!(min <= lo && min + ext >= hi, "{lo} {hi}: {min} {ext}");
             prop_assert!(lo - min <= 4e-5 && (min + ext) - hi <= 7e-5, "{lo} {hi}: {min} {ext}");
+        }
+
+        /// The encoder's rounding by casts gives the integers `libm`'s floor and ceiling gave
+        /// (the written ranges, so the `.cfa` bytes, unchanged), also past ±1 and on the
+        /// 16-bit grid's own points.
+        #[test]
+        fn rotation_ranges_round_as_floor_and_ceiling_did(
+            a in -1.2f32..=1.2, b in -1.2f32..=1.2, grid in 0u16..=65535, on_grid in any::<bool>(),
+        ) {
+            let (mut lo, hi) = (a.min(b), a.max(b));
+            if on_grid {
+                lo = rot_range_decode(grid, 0).0.min(hi);
+            }
+            let half = ROT_RANGE_STEPS * 0.5;
+            let mut min_q = fmath::floor((lo + 1.0) * half).clamp(0.0, ROT_RANGE_STEPS) as u16;
+            while min_q > 0 && rot_range_decode(min_q, 0).0 > lo {
+                min_q -= 1;
+            }
+            let mut max_q =
+                fmath::ceil((hi + 1.0) * half).clamp(min_q as f32, ROT_RANGE_STEPS) as u16;
+            while max_q < u16::MAX && {
+                let (m, e) = rot_range_decode(min_q, max_q - min_q);
+                m + e < hi
+            } {
+                max_q += 1;
+            }
+            prop_assert_eq!(rot_range_encode(lo, hi), (min_q, max_q - min_q));
         }
 
         /// A compact reference decodes to a unit quaternion near the rotation it was made from
