@@ -598,7 +598,15 @@ impl AppState {
     /// Scans the input folder (the table fills when it returns).
     fn start_scan(&mut self) {
         match self.jobs.start_scan(&self.persisted.input_dir) {
-            Err(m) => self.clips.message = Some((m, true)),
+            Err(m) => {
+                self.clips.message = Some((m, true));
+                // The table showed the previous folder's rows under "Input folder not found".
+                if self.library.root.is_some() {
+                    self.library.forget_folder();
+                    self.handle(Command::ClearDetail);
+                    self.handle(Command::ClearSelection);
+                }
+            }
             Ok(root) => {
                 self.clips.message = None;
                 self.persisted.remember_recent();
