@@ -209,9 +209,10 @@ pub struct Collected {
     /// Special files (FIFOs, devices, sockets) met in the scanned folders and not named like
     /// clips: skipped (never opened), one warning line each.
     pub special: Vec<clipforge_pipeline::SpecialFile>,
-    /// How many of the given paths do not exist (each also one row of `bad`): the summary says
-    /// so rather than counting a typo as a failed clip.
-    pub missing: usize,
+    /// The given paths that do not exist, as their rows' `input` (each also one row of `bad`):
+    /// the summary says so rather than counting a typo as a failed clip, and gives advice for
+    /// a path, not for a file that could not be read.
+    pub missing: Vec<String>,
     /// Links to folders the scans did not follow: one note line each.
     pub skipped_links: Vec<clipforge_pipeline::SkippedLink>,
     /// The scan was cancelled (Ctrl-C): the lists are incomplete.
@@ -227,7 +228,7 @@ pub fn collect_files(paths: &[PathBuf], output: &Path, scan: &ScanOptions) -> Co
     let mut files = Vec::new();
     let mut bad = Vec::new();
     let mut special = Vec::new();
-    let mut missing = 0;
+    let mut missing = Vec::new();
     let mut skipped_links = Vec::new();
     for p in paths {
         if scan.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
@@ -246,8 +247,8 @@ pub fn collect_files(paths: &[PathBuf], output: &Path, scan: &ScanOptions) -> Co
         let meta = match std::fs::metadata(p) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                bad.push(bad_row("does not exist (no such file or folder)".into()));
-                missing += 1;
+                bad.push(bad_row(missing_path_text(p).into()));
+                missing.push(p.display().to_string());
                 continue;
             }
             Err(e) => {
@@ -320,6 +321,19 @@ pub fn collect_files(paths: &[PathBuf], output: &Path, scan: &ScanOptions) -> Co
     }
 }
 
+/// What a path that does not exist was meant to be, in words: a folder to scan (no extension),
+/// a clip file (a clip's extension), else either ("The file could not be read" for a folder's
+/// typo sent its user looking for a file).
+fn missing_path_text(p: &Path) -> &'static str {
+    if ClipFormat::from_path(p).is_some() {
+        "does not exist (no such file)"
+    } else if p.extension().is_none() {
+        "does not exist (no such folder)"
+    } else {
+        "does not exist (no such file or folder)"
+    }
+}
+
 /// Exit code of a run where no clip failed but some were refused as below float32 precision:
 /// not 0 (an output asked for is missing, a build must not go on as if it were there), not 1
 /// (nothing is broken: the fix is a setting). `docs/CLI.md` says it.
@@ -389,7 +403,7 @@ pub fn run_compress(args: &CompressArgs) -> ExitCode {
     }
     report.clips.extend(bad);
     report.recompute_totals();
-    print_summary(&report, missing, files.len());
+    print_summary(&report, &missing, files.len());
     if excluded > 0 {
         say!(
             "{} left out by exclude patterns",
@@ -536,13 +550,13 @@ fn write_reports(args: &CompressArgs, report: &BatchReport) -> bool {
     ok
 }
 
-/// `missing`: rows of paths that do not exist, counted in the report's totals (each is an error
-/// row) but said apart here: they are not clips.
+/// `missing_inputs`: the inputs of the rows of paths that do not exist, counted in the report's
+/// totals (each is an error row) but said apart here: they are not clips.
 /// `files`: the input files the batch went through (the progress lines' unit).
-fn print_summary(report: &BatchReport, missing: usize, files: usize) {
+fn print_summary(report: &BatchReport, missing_inputs: &[String], files: usize) {
     let t = &report.totals;
     let done = t.clips - t.failed - t.skipped - t.cancelled - t.below_precision;
-    let missing = missing.min(t.failed);
+    let missing = missing_inputs.len().min(t.failed);
     say!(
         "{}: {done} compressed, {} up to date, {} failed{}{}{} ({})",
         clipforge_pipeline::report::count(t.clips - missing, "clip", "clips"),
@@ -609,12 +623,21 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
         // What to do, under the first failure of each kind (the app's clip detail says the same
         // `Failure::advice`); once per kind, so fifty broken files are not fifty equal hints.
         let mut advised = Vec::new();
+        let mut path_advised = false;
         for c in report
             .clips
             .iter()
             .filter(|c| c.status() == ClipStatus::Failed)
         {
             say!("  {}", c.error.as_deref().unwrap_or_default());
+            // A path given that does not exist: nothing was read, there is no file to check.
+            if missing_inputs.contains(&c.input) {
+                if !path_advised {
+                    path_advised = true;
+                    say!("    {}", missing_path_advice());
+                }
+                continue;
+            }
             if let Some(kind) = c.failure.filter(|k| !advised.contains(k)) {
                 advised.push(kind);
                 say!("    {}", kind.advice());
@@ -640,6 +663,14 @@ fn print_summary(report: &BatchReport, missing: usize, files: usize) {
 
 /// "nothing compressed: 3 up to date, 1 failed": why a run compressed no clip, from the counts
 /// of the summary's first line.
+/// Under the first path given that does not exist: where a relative path was looked for.
+fn missing_path_advice() -> String {
+    let here = std::env::current_dir().map_or(String::new(), |d| {
+        format!(" (a relative path starts from {})", d.display())
+    });
+    format!("Nothing is at that path: check its spelling{here}, then compress again.")
+}
+
 fn nothing_compressed(t: &clipforge_pipeline::report::Totals, missing: usize) -> String {
     use clipforge_pipeline::report::count;
     let why: Vec<String> = [

@@ -481,8 +481,8 @@ fn print_cuts(r: &Report, n: usize) {
                 CutKind::EmptyHeader => format!("{}  (make it empty)", c.included),
             };
             println!(
-                "{:>10.3} {:>14} {:>6}  {what}",
-                c.seconds_saved.unwrap_or(0.0),
+                "{:>10} {:>14} {:>6}  {what}",
+                f3(c.seconds_saved.unwrap_or(0.0)),
                 thousands(c.lines_saved),
                 thousands(c.tus_affected as i64)
             );
@@ -608,6 +608,17 @@ fn add_pch(
     Ok(())
 }
 
+/// A column figure to three decimals, "< 0.001" rather than "0.000" for a small one (the app's
+/// Seconds column says the same).
+fn f3(v: f64) -> String {
+    clipforge_pipeline::report::format_3_decimals(v)
+}
+
+/// Seconds in words: "1.23 s", in ms below 0.1 s (the app's words).
+fn secs(s: f64) -> String {
+    clipforge_pipeline::report::format_seconds(s)
+}
+
 /// The advised PCH, its predicted saving and, when verified, the measurement.
 fn print_pch(r: &Report, out: Option<&std::path::Path>) {
     let Some(a) = &r.pch else { return };
@@ -616,22 +627,29 @@ fn print_pch(r: &Report, out: Option<&std::path::Path>) {
         .as_ref()
         .map_or(String::new(), |c| format!(" for configuration {c}"));
     println!(
-        "\nPrecompiled header{cfg}: {} headers, {} files, {:.3} s to parse once",
+        "\nPrecompiled header{cfg}: {} headers, {} files, {} to parse once",
         a.headers.len(),
         th(a.files),
-        a.content_ms / 1000.0
+        secs(a.content_ms / 1000.0)
     );
+    // In ms below 0.1 s, as the app: a small PCH's load printed "0.000 s loading it".
     println!(
-        "predicted per clean build: {:.3} s saved - {:.3} s loading it - {:.3} s building it = \
-         {:.3} s net (naive choice, the same number of headers by Total Parsed: {:.3} s)",
-        a.saved_s, a.load_s, a.build_s, a.net_s, a.naive_net_s
+        "predicted per clean build: {} saved - {} loading it - {} building it = {} net (naive \
+         choice, the same number of headers by Total Parsed: {})",
+        secs(a.saved_s),
+        secs(a.load_s),
+        secs(a.build_s),
+        secs(a.net_s),
+        secs(a.naive_net_s)
     );
     if let (Some(d), Some(c), Some(s), Some(n)) =
         (a.churn_days, a.churn_commits, a.churn_s, a.period_net_s)
     {
         println!(
-            "history ({d} days): {c} commits changed a file of it, rebuilding every TU: \
-             {s:.3} s; net over the period's builds {n:.3} s"
+            "history ({d} days): {c} commits changed a file of it, rebuilding every TU: {}; \
+             net over the period's builds {}",
+            secs(s),
+            secs(n)
         );
     }
     println!(
@@ -640,9 +658,9 @@ fn print_pch(r: &Report, out: Option<&std::path::Path>) {
     );
     for h in &a.headers {
         println!(
-            "{:>10.3} {:>10.3} {:>6} {:>6}  {}",
-            h.gain_s,
-            h.cost_ms,
+            "{:>10} {:>10} {:>6} {:>6}  {}",
+            f3(h.gain_s),
+            f3(h.cost_ms),
             th(h.tus),
             th(h.files_added),
             h.path
@@ -660,8 +678,9 @@ fn print_pch(r: &Report, out: Option<&std::path::Path>) {
     }
     if let Some(c) = &a.check {
         println!(
-            "\nVerified on {} TUs (clang -fsyntax-only, CPU seconds; without a PCH {:.3} s):",
-            c.tus, c.without_s
+            "\nVerified on {} TUs (clang -fsyntax-only, CPU seconds; without a PCH {}):",
+            c.tus,
+            secs(c.without_s)
         );
         println!(
             "{:<8} {:>10} {:>10} {:>10} {:>8} {:>10}",
@@ -669,15 +688,33 @@ fn print_pch(r: &Report, out: Option<&std::path::Path>) {
         );
         for (name, m) in [("advised", &c.advised), ("naive", &c.naive)] {
             println!(
-                "{name:<8} {:>10.3} {:>10.3} {:>10.3} {:>7.1}% {:>10.3}",
-                m.with_s, m.measured_saving_s, m.predicted_saving_s, m.error_percent, m.build_s
+                "{name:<8} {:>10} {:>10} {:>10} {:>7.1}% {:>10}",
+                f3(m.with_s),
+                f3(m.measured_saving_s),
+                f3(m.predicted_saving_s),
+                m.error_percent,
+                f3(m.build_s)
             );
         }
         for (name, m) in [("advised", &c.advised), ("naive", &c.naive)] {
+            // A load the medians cannot tell from zero is said so, not "0.0 ms per TU".
+            let load = if m.load_ms > 0.0 {
+                format!(
+                    "loading it costs {} per TU (measured: {} of its {} of headers)",
+                    clipforge_pipeline::report::format_ms(m.load_ms),
+                    f3(m.load_fraction),
+                    clipforge_pipeline::report::format_ms(m.content_ms)
+                )
+            } else {
+                format!(
+                    "loading it took no measurable time per TU (within the timing noise; its \
+                     headers take {})",
+                    clipforge_pipeline::report::format_ms(m.content_ms)
+                )
+            };
             println!(
-                "{name} PCH: loading it costs {:.1} ms per TU (measured: {:.3} of its {:.1} ms of \
-                 headers); with the advice's load fraction the prediction was {:.3} s",
-                m.load_ms, m.load_fraction, m.content_ms, m.advice_predicted_saving_s
+                "{name} PCH: {load}; with the advice's load fraction the prediction was {}",
+                secs(m.advice_predicted_saving_s)
             );
         }
         for n in &c.notes {
@@ -692,7 +729,8 @@ fn print_timing(r: &Report, top: usize) {
         return;
     };
     println!(
-        "\nFrontend time: {total:.2} s predicted for {} TUs ({} measured)",
+        "\nFrontend time: {} predicted for {} TUs ({} measured)",
+        secs(total),
         th(r.translation_units),
         th(m)
     );
@@ -714,9 +752,9 @@ fn print_timing(r: &Report, top: usize) {
     });
     for h in hs.into_iter().take(top) {
         println!(
-            "{:>10.3} {:>10.3} {:>6} {:>8}  {}{}",
-            h.seconds_contributed.unwrap_or(0.0),
-            h.cost_ms.unwrap_or(0.0),
+            "{:>10} {:>10} {:>6} {:>8}  {}{}",
+            f3(h.seconds_contributed.unwrap_or(0.0)),
+            f3(h.cost_ms.unwrap_or(0.0)),
             th(h.tu_count),
             th(h.lines),
             h.path,

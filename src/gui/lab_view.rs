@@ -24,7 +24,8 @@ pub const CODECS: [(&str, egui::Color32); 3] = [
 ];
 const THRESHOLD_COLOR: egui::Color32 = egui::Color32::from_rgb(230, 70, 70);
 
-fn codec_color(codec: &str) -> egui::Color32 {
+/// A codec's colour in the figures, the plots and their key (tests find its bars by it).
+pub fn codec_color(codec: &str) -> egui::Color32 {
     CODECS
         .iter()
         .find(|(c, _)| *c == codec)
@@ -623,6 +624,9 @@ fn error_plot(ui: &mut egui::Ui, out: &LabClipOutcome, size: [f32; 2]) {
         });
 }
 
+/// The height of a row of a plot's key (egui_plot's legend: a line of body text and spacing).
+const KEY_ROW_PX: f32 = 20.0;
+
 /// Grouped bars: an access pattern per group, a bar per codec.
 fn decode_plot(ui: &mut egui::Ui, lab: &ClipLab, size: [f32; 2]) {
     let n = lab.codecs.len().max(1) as f64;
@@ -647,12 +651,24 @@ fn decode_plot(ui: &mut egui::Ui, lab: &ClipLab, size: [f32; 2]) {
             BarChart::new(c.codec.as_str(), bars).color(codec_color(&c.codec))
         })
         .collect();
+    // Room above the tallest bar for the key (a row per codec, top right, over the "random"
+    // group): sorted_stream's random seeks (tens of µs beside ~1 µs) ran up to the frame under it.
+    let tallest = lab
+        .codecs
+        .iter()
+        .flat_map(|c| DecodePattern::ALL.iter().map(|p| p.ns(c)))
+        .fold(0.0, f64::max);
+    let key_px = KEY_ROW_PX * n as f32 + 16.0;
+    // What the bars have: the plot less its x axis' labels.
+    let bars_px = (size[1] - 28.0).max(key_px + 40.0);
+    let top = tallest * f64::from(bars_px) / f64::from(bars_px - key_px);
     Plot::new("cf_lab_decode")
         .width(size[0])
         .height(size[1])
         .allow_scroll(false)
         .allow_drag(false)
         .include_y(0.0)
+        .include_y(top)
         .y_axis_label("ns per pose")
         .legend(Legend::default())
         .x_axis_formatter(|m, _| {

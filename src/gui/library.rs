@@ -406,22 +406,12 @@ impl ClipsView {
         ui.horizontal(|ui| {
             let s = &cx.library.summary;
             // The report keeps its KiB/s figure (`throughput_kb_s`, a stable JSON key).
-            let rate = cx
-                .jobs
-                .batch
-                .as_ref()
-                .map(|b| b.counts().bytes_per_s())
-                .or(cx
-                    .last_batch()
-                    .map(|b| b.report.totals.throughput_kb_s * 1024.0));
-            ui.label(match rate {
-                Some(r) if r > 0.0 => format!("Throughput {}", fmt_rate(r)),
-                _ => "Throughput —".to_string(),
-            })
-            .on_hover_text(
-                "Raw clip data compressed per second of wall time (last batch; skipped clips \
-                 excluded)",
-            );
+            let running = cx.jobs.batch.as_ref().map(|b| b.counts().bytes_per_s());
+            let last = cx
+                .last_batch()
+                .map(|b| b.report.totals.throughput_kb_s * 1024.0);
+            let (text, hover) = throughput_text(running, last);
+            ui.label(text).on_hover_text(hover);
             ui.separator();
             if s.timed > 0 {
                 ui.label(format!(
@@ -749,4 +739,20 @@ fn problem_counts(ui: &mut egui::Ui, s: &super::model::Summary) {
                  row's status gives its floor); raise the threshold above it",
         );
     }
+}
+
+/// The footer's throughput and its hover, from the running batch's rate or the last finished
+/// batch's on this folder. Without a figure it says why: a "Throughput —" beside a p50 of clips
+/// compressed by Watch (or by a batch before a restart) read as a figure missing by mistake.
+fn throughput_text(running: Option<f64>, last: Option<f64>) -> (String, &'static str) {
+    const HOVER: &str = "Raw clip data compressed per second of wall time by a batch (Compress \
+                         all; skipped clips excluded). Watch compresses clips one at a time: \
+                         their compression times are in the percentiles beside it";
+    let text = match running.or(last) {
+        Some(r) if r > 0.0 => format!("Throughput {}", fmt_rate(r)),
+        _ if running.is_some() => "Throughput: no clip compressed yet".to_string(),
+        Some(_) => "Throughput: the last batch compressed nothing".to_string(),
+        None => "Throughput: no batch on this folder since the app started".to_string(),
+    };
+    (text, HOVER)
 }

@@ -71,7 +71,7 @@ pub use filter::TextFilter;
 pub use headers_job::{CompilerPick, HeadersProject};
 pub use headers_tab::{HeaderColumn, HeaderSort, HeadersSettings, HeadersState, HeadersView};
 pub use jobs::ClipJobs;
-pub use lab_view::{ChartSeries, DecodePattern, LabMode, LabView, chart_series};
+pub use lab_view::{ChartSeries, DecodePattern, LabMode, LabView, chart_series, codec_color};
 pub use library::ClipsView;
 pub use model::{RowKey, RowStatus};
 pub use persisted::{DEFAULT_EXPORT_NAME, Persisted, Tab};
@@ -79,7 +79,7 @@ pub use pipelines::{
     LogEntry, LogKind, PipelineConfig, PipelineCounts, PipelineStatus, PipelinesState,
     PipelinesView, SavedPipeline, pipelines_toml,
 };
-pub use plots::plot_rect_id;
+pub use plots::{bit_rate_plot, plot_rect_id};
 pub use settings::{Preset, SettingsView};
 pub use util::{FrameStats, bundled_assets_dir, default_output_dir, user_cache_dir};
 // The Headers tab's modules reach these through `super::`.
@@ -598,7 +598,15 @@ impl AppState {
     /// Scans the input folder (the table fills when it returns).
     fn start_scan(&mut self) {
         match self.jobs.start_scan(&self.persisted.input_dir) {
-            Err(m) => self.clips.message = Some((m, true)),
+            Err(m) => {
+                self.clips.message = Some((m, true));
+                // The table showed the previous folder's rows under "Input folder not found".
+                if self.library.root.is_some() {
+                    self.library.forget_folder();
+                    self.handle(Command::ClearDetail);
+                    self.handle(Command::ClearSelection);
+                }
+            }
             Ok(root) => {
                 self.clips.message = None;
                 self.persisted.remember_recent();

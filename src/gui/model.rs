@@ -331,6 +331,19 @@ impl Library {
         self.mark_dirty_now();
     }
 
+    /// No folder: the one typed does not exist. The previous folder's files go (their rows, its
+    /// last batch's line and the footer's totals read as the missing folder's); results stay,
+    /// keyed by path, for when a folder is scanned again.
+    pub fn forget_folder(&mut self) {
+        self.inspect.clear();
+        self.file_index.clear();
+        self.files.clear();
+        self.special.clear();
+        self.root = None;
+        self.scan_time = None;
+        self.mark_dirty_now();
+    }
+
     /// Adds `path` (under `root`, the scanned folder) to the files when the scan did not list it:
     /// a file a pipeline compressed after the scan. Its rows come from its reports (bones,
     /// samples, duration, sizes) until the next scan inspects it.

@@ -58,7 +58,16 @@ pub fn bit_rate_plot(
         // title ran past the frame into the heading above it.
         .x_axis_label("bits per component")
         .x_grid_spacer(bit_rate_ticks)
-        .x_axis_formatter(|m, _| bit_rate_axis_label(m.value))
+        .x_axis_formatter(move |m, range| {
+            // A number is centred on its tick: one in the plot's margin, nearer the right edge
+            // than half its width, was cut by it (a "16" read "1"). Such a tick goes unlabelled.
+            let frame_px = f64::from((w - Y_AXIS_PX).max(40.0));
+            let px_per_bit = frame_px / (range.end() - range.start()).max(1e-9);
+            if (range.end() - m.value) * px_per_bit < LABEL_HALF_PX {
+                return String::new();
+            }
+            bit_rate_axis_label(m.value)
+        })
         .y_grid_spacer(count_ticks)
         .y_axis_formatter(tick_label)
         .label_formatter(move |hp| {
@@ -91,6 +100,12 @@ pub fn bit_rate_plot(
     let clip = ui.clip_rect();
     ui.data_mut(|d| d.insert_temp(plot_rect_id(id), (resp.response.rect, clip)));
 }
+
+/// What a bit-rate plot's y axis (its numbers) takes of its width, at most: the frame is the
+/// rest.
+const Y_AXIS_PX: f32 = 48.0;
+/// Half the width of an x-axis number ("16", "32") with room to spare.
+const LABEL_HALF_PX: f64 = 9.0;
 
 /// The colour key of the bit-rate histograms (a legend inside would cover the bars).
 pub fn bit_rate_key(ui: &mut egui::Ui) {

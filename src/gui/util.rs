@@ -73,17 +73,11 @@ pub(crate) fn fmt_ms(ms: f64) -> String {
     crate::pipeline::report::format_ms(ms)
 }
 
-/// Seconds for a headline: "1.23 s" from 0.1 s up, "30 ms" below, "< 1 ms" under half a
-/// millisecond either way (a gain of 3 ms read "0.00 s", as if there were none).
+/// Seconds for a headline: "1.23 s" from 0.1 s up, in ms below ("30.0 ms", "0.2 ms",
+/// "< 0.1 ms"): the CLI's words ([`crate::pipeline::report::format_seconds`]; a gain of 3 ms
+/// read "0.00 s", as if there were none).
 pub(crate) fn fmt_seconds(s: f64) -> String {
-    let ms = s * 1000.0;
-    if s.abs() >= 0.1 {
-        format!("{s:.2} s")
-    } else if ms != 0.0 && ms.abs() < 0.5 {
-        "< 1 ms".to_string()
-    } else {
-        format!("{ms:.0} ms")
-    }
+    crate::pipeline::report::format_seconds(s)
 }
 
 /// Thousands separators: 12345 → "12,345".
@@ -189,9 +183,10 @@ mod tests {
         use super::fmt_seconds;
         assert_eq!(fmt_seconds(1.234), "1.23 s");
         assert_eq!(fmt_seconds(0.1), "0.10 s");
-        assert_eq!(fmt_seconds(0.003), "3 ms");
-        assert_eq!(fmt_seconds(-0.04), "-40 ms");
-        assert_eq!(fmt_seconds(0.0002), "< 1 ms");
-        assert_eq!(fmt_seconds(0.0), "0 ms");
+        assert_eq!(fmt_seconds(0.003), "3.0 ms");
+        assert_eq!(fmt_seconds(-0.04), "-40.0 ms");
+        assert_eq!(fmt_seconds(0.0002), "0.2 ms");
+        assert_eq!(fmt_seconds(0.00002), "< 0.1 ms");
+        assert_eq!(fmt_seconds(0.0), "0.0 ms");
     }
 }

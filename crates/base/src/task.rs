@@ -132,8 +132,19 @@ pub struct ClipCounters {
 }
 
 impl ClipCounters {
-    /// Time left after `elapsed`, from the input bytes finished (see [`eta`]).
+    /// Time left after `elapsed`, from the input bytes finished (see [`eta`]). None until a
+    /// clip was compressed (or searched and refused below float32 precision): a file that
+    /// failed at once or was up to date took no compression's time, and a sub-second run's
+    /// first line said "34 s left" from one fast failure.
     pub fn eta(&self, elapsed: Duration) -> Option<Duration> {
+        let worked = self
+            .done_clips
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.failed_clips.load(Ordering::Relaxed))
+            .saturating_sub(self.skipped_clips.load(Ordering::Relaxed));
+        if worked == 0 {
+            return None;
+        }
         eta(
             elapsed,
             (
@@ -243,6 +254,12 @@ mod tests {
         c.total_input_bytes.store(300, Ordering::Relaxed);
         c.done_files.store(1, Ordering::Relaxed);
         c.done_input_bytes.store(100, Ordering::Relaxed);
+        // The file done failed at once: its time is no rate of work, no ETA.
+        c.done_clips.store(1, Ordering::Relaxed);
+        c.failed_clips.store(1, Ordering::Relaxed);
+        assert_eq!(c.eta(ten), None);
+        // It was compressed: the time left follows its bytes.
+        c.failed_clips.store(0, Ordering::Relaxed);
         assert_eq!(c.eta(ten), Some(Duration::from_secs(20)));
         assert_eq!(format_eta(Duration::from_secs(185)), "3 min 05 s");
         assert_eq!(format_eta(Duration::from_millis(44_100)), "45 s");

@@ -716,8 +716,35 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
 pub fn format_ms(ms: f64) -> String {
     if ms > 0.0 && ms < 0.05 {
         "< 0.1 ms".to_string()
+    } else if ms < 0.0 && ms > -0.05 {
+        // A saving a hair below zero (a PCH's net, measured) is not "-0.0 ms".
+        "> -0.1 ms".to_string()
     } else {
         format!("{ms:.1} ms")
+    }
+}
+
+/// A time in seconds, in words, as the app and the CLI write it: "1.23 s" from 0.1 s up, in ms
+/// below ([`format_ms`]: "12.3 ms", "< 0.1 ms"). With three decimals of a second, a header's
+/// 40 µs and a small PCH's load read "0.000 s", as if they cost nothing.
+pub fn format_seconds(s: f64) -> String {
+    if s.abs() >= 0.1 {
+        format!("{s:.2} s")
+    } else {
+        format_ms(s * 1000.0)
+    }
+}
+
+/// A figure in a column of figures to three decimals (the column's title gives the unit: the
+/// CLI's and the app's "seconds", "ms per TU", "gain s"): "0.012", and "< 0.001" for a value
+/// that is not zero but would print as "0.000" (a cheap header's 0.2 ms read as nothing).
+pub fn format_3_decimals(v: f64) -> String {
+    if v > 0.0 && v < 0.0005 {
+        "< 0.001".to_string()
+    } else if v < 0.0 && v > -0.0005 {
+        "> -0.001".to_string()
+    } else {
+        format!("{v:.3}")
     }
 }
 
@@ -876,5 +903,24 @@ mod tests {
         assert_eq!(count(2, "file", "files"), "2 files");
         assert_eq!(format_ratio(11.94, 1), "11.9×");
         assert_eq!(format_ratio(3.456, 2), "3.46×");
+    }
+
+    /// Small times never read as zero: in words ("< 0.1 ms") and in columns ("< 0.001").
+    #[test]
+    fn small_times_are_not_written_as_zero() {
+        assert_eq!(format_ms(0.04), "< 0.1 ms");
+        assert_eq!(format_ms(-0.01), "> -0.1 ms");
+        assert_eq!(format_ms(0.0), "0.0 ms");
+        assert_eq!(format_ms(12.34), "12.3 ms");
+        assert_eq!(format_seconds(0.00004), "< 0.1 ms");
+        assert_eq!(format_seconds(0.0123), "12.3 ms");
+        assert_eq!(format_seconds(-0.0021), "-2.1 ms");
+        assert_eq!(format_seconds(0.1), "0.10 s");
+        assert_eq!(format_seconds(12.345), "12.35 s");
+        assert_eq!(format_3_decimals(0.0002), "< 0.001");
+        assert_eq!(format_3_decimals(-0.0002), "> -0.001");
+        assert_eq!(format_3_decimals(0.0), "0.000");
+        assert_eq!(format_3_decimals(0.012), "0.012");
+        assert_eq!(format_3_decimals(0.0005), "0.001");
     }
 }

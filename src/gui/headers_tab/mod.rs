@@ -143,6 +143,11 @@ pub struct HeadersState {
     scanner: Option<Scanner>,
     pub job: Option<HeadersJob>,
     pub outcome: Option<ScanOutcome>,
+    /// The project `outcome` is the scan of, and the one the running job scans: a scan of
+    /// another project that cannot run or fails must not leave the old tree's figures under
+    /// its error as if they were the new one's.
+    outcome_project: Option<HeadersProject>,
+    job_project: Option<HeadersProject>,
     /// Why the last scan did not run or failed.
     pub error: Option<String>,
     /// Export results and other one-liners (text, is_error).
@@ -190,6 +195,8 @@ impl Default for HeadersState {
             scanner: Some(Scanner::new()),
             job: None,
             outcome: None,
+            outcome_project: None,
+            job_project: None,
             error: None,
             message: None,
             filter: String::new(),
@@ -253,6 +260,7 @@ impl HeadersState {
             Ok(p) => p,
             Err(e) => {
                 self.error = Some(e);
+                self.forget_other_project(&s.project);
                 return;
             }
         };
@@ -271,6 +279,7 @@ impl HeadersState {
             selected: self.selected.clone(),
             from_tu: self.from_tu.trim().to_string(),
         };
+        self.job_project = Some(s.project.clone());
         self.job = Some(HeadersJob::start(
             scanner,
             project,
@@ -323,8 +332,10 @@ impl HeadersState {
             let (scanner, res) = *done;
             self.scanner = Some(scanner);
             self.job = None;
+            let scanned = self.job_project.take();
             match res {
                 Ok(mut o) => {
+                    self.outcome_project = scanned;
                     let first_detail = o.first_detail.take();
                     if let Some(e) = o.history_error.take() {
                         self.message = Some((e, true));
@@ -362,7 +373,12 @@ impl HeadersState {
                         self.detail = Some(((self.generation, f.mode, f.path), f.detail));
                     }
                 }
-                Err(e) => self.error = Some(e),
+                Err(e) => {
+                    self.error = Some(e);
+                    if let Some(p) = scanned {
+                        self.forget_other_project(&p);
+                    }
+                }
             }
         }
         self.poll_compile();
@@ -371,6 +387,33 @@ impl HeadersState {
             self.pending_rescan = false;
             self.start_scan(s, false);
         }
+    }
+
+    /// Drops the shown scan when it is of another project than `project` (whose scan could not
+    /// run or failed): its figures, selection and measure were the old tree's.
+    fn forget_other_project(&mut self, project: &HeadersProject) {
+        if self.outcome_project.as_ref() == Some(project) {
+            return;
+        }
+        if let Some(old) = self.outcome.take() {
+            // Freed off the UI thread, as a new scan's predecessor is.
+            let _ = std::thread::Builder::new()
+                .name("clipforge-headers-free".into())
+                .spawn(move || drop(old));
+        }
+        self.outcome_project = None;
+        self.generation += 1;
+        self.timing = None;
+        self.view_key = None;
+        self.why_key = None;
+        self.why = None;
+        self.what_if = None;
+        self.detail = None;
+        self.selected = None;
+        self.history.clear();
+        self.picked = None;
+        self.cut_selected = None;
+        self.cut_detail = None;
     }
 
     fn sync_watch(&mut self, s: &mut HeadersSettings) {

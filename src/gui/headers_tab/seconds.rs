@@ -7,9 +7,10 @@
 
 use super::super::headers_job;
 use super::{HeadersSettings, HeadersState, fmt_count};
-use crate::gui::util::fmt_counted;
+use crate::gui::util::{fmt_counted, fmt_ms, fmt_seconds};
 use crate::headers::report::{PchAdvice, PchCheck};
 use crate::headers::{Mode, pch};
+use crate::pipeline::report::format_3_decimals;
 use eframe::egui;
 
 impl HeadersState {
@@ -175,7 +176,8 @@ impl HeadersState {
             .map(|r| r.graph.tus.len());
         ui.horizontal(|ui| {
             let busy = self.compiling() || self.job.is_some();
-            let l = ui.label("Clang:");
+            // Named for what the number is: "Clang: [10]" read as a compiler version.
+            let l = ui.label("TUs to measure:");
             ui.add(
                 egui::DragValue::new(&mut s.measure_tus)
                     .range(1..=100_000)
@@ -240,7 +242,7 @@ impl HeadersState {
                 // In ms below 0.1 s, as the PCH line under it ("0.01 s" beside "2 ms").
                 ui.label(format!(
                     "Frontend time: {} predicted for {} ({} measured)",
-                    crate::gui::util::fmt_seconds(total),
+                    fmt_seconds(total),
                     fmt_counted(r.translation_units as u64, "TU"),
                     fmt_count(m as u64)
                 ));
@@ -267,7 +269,7 @@ impl HeadersState {
             egui::CollapsingHeader::new(format!(
                 "Precompiled header: {} headers, {} net per build",
                 a.headers.len(),
-                crate::gui::util::fmt_seconds(a.net_s)
+                fmt_seconds(a.net_s)
             ))
             .id_salt("hh_pch")
             .show(ui, |ui| {
@@ -293,14 +295,19 @@ fn pch_ui(
     tree_tus: Option<usize>,
     busy: bool,
 ) -> bool {
+    // In ms below 0.1 s: a small PCH's load read "0.000 s loading it".
     ui.label(format!(
-        "Per clean build: {:.3} s saved − {:.3} s loading it − {:.3} s building it = {:.3} s \
-         net (the same number of headers by Total Parsed: {:.3} s)",
-        a.saved_s, a.load_s, a.build_s, a.net_s, a.naive_net_s
+        "Per clean build: {} saved − {} loading it − {} building it = {} net (the same \
+         number of headers by Total Parsed: {})",
+        fmt_seconds(a.saved_s),
+        fmt_seconds(a.load_s),
+        fmt_seconds(a.build_s),
+        fmt_seconds(a.net_s),
+        fmt_seconds(a.naive_net_s)
     ));
     let mut clicked = false;
     ui.horizontal(|ui| {
-        let l = ui.label("Verify:");
+        let l = ui.label("TUs to verify:");
         ui.add(
             egui::DragValue::new(&mut s.verify_tus)
                 .range(1..=10_000)
@@ -346,8 +353,8 @@ fn pch_ui(
                     ui.end_row();
                     for h in &a.headers {
                         ui.label(&h.path);
-                        ui.label(format!("{:.3}", h.gain_s));
-                        ui.label(format!("{:.3}", h.cost_ms));
+                        ui.label(format_3_decimals(h.gain_s));
+                        ui.label(format_3_decimals(h.cost_ms));
                         ui.label(fmt_count(h.tus as u64));
                         ui.end_row();
                     }
@@ -361,8 +368,9 @@ fn pch_ui(
 
 fn check_ui(ui: &mut egui::Ui, c: &PchCheck) {
     ui.label(format!(
-        "Verified on {} TUs (clang -fsyntax-only, CPU seconds; without a PCH {:.3} s):",
-        c.tus, c.without_s
+        "Verified on {} TUs (clang -fsyntax-only, CPU seconds; without a PCH {}):",
+        c.tus,
+        fmt_seconds(c.without_s)
     ));
     egui::Grid::new("hh_pch_check")
         .num_columns(5)
@@ -374,19 +382,28 @@ fn check_ui(ui: &mut egui::Ui, c: &PchCheck) {
             ui.end_row();
             for (name, m) in [("Advised", &c.advised), ("Naive", &c.naive)] {
                 ui.label(name);
-                ui.label(format!("{:.3} s", m.measured_saving_s));
-                ui.label(format!("{:.3} s", m.predicted_saving_s));
+                ui.label(fmt_seconds(m.measured_saving_s));
+                ui.label(fmt_seconds(m.predicted_saving_s));
                 ui.label(format!("{:+.1} %", m.error_percent));
-                ui.label(format!("{:.3} s", m.build_s));
+                ui.label(fmt_seconds(m.build_s));
                 ui.end_row();
             }
         });
     // The prediction charges each PCH's measured load; the advice's own figure beside it.
     for (name, m) in [("advised", &c.advised), ("naive", &c.naive)] {
+        // A load that the medians cannot tell from zero is said so, not "0.0 ms per TU".
+        let load = if m.load_ms > 0.0 {
+            format!(
+                "loading it costs {} per TU ({} of its headers' time)",
+                fmt_ms(m.load_ms),
+                format_3_decimals(m.load_fraction)
+            )
+        } else {
+            "loading it took no measurable time per TU (within the timing noise)".to_string()
+        };
         ui.weak(format!(
-            "The {name} PCH: loading it costs {:.1} ms per TU ({:.3} of its headers' time); \
-             the advice predicted {:.3} s",
-            m.load_ms, m.load_fraction, m.advice_predicted_saving_s
+            "The {name} PCH: {load}; the advice predicted {}",
+            fmt_seconds(m.advice_predicted_saving_s)
         ));
     }
     for n in &c.notes {

@@ -236,14 +236,15 @@ fn rebuilds(h: &crate::headers::FileEntry) -> u64 {
     h.churn.as_ref().map_or(0, |c| c.churn_tu_rebuilds)
 }
 
-/// Seconds with three decimals, right-aligned; greyed when estimated from lines.
+/// Seconds with three decimals ("< 0.001" for a cheap header, not "0.000"), right-aligned;
+/// greyed when estimated from lines.
 fn seconds_cell(ui: &mut egui::Ui, h: &crate::headers::FileEntry) {
     ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
         ui.add_space(8.0);
         let Some(sec) = h.seconds_contributed else {
             return;
         };
-        let t = egui::RichText::new(format!("{sec:.3}"));
+        let t = egui::RichText::new(crate::pipeline::report::format_3_decimals(sec));
         if h.cost_measured == Some(false) {
             ui.label(t.weak())
                 .on_hover_text("No measured TU included it: estimated from its lines");

@@ -111,7 +111,13 @@ impl HeadersState {
         let Some(o) = &self.outcome else {
             ui.add_space(4.0);
             if self.job.is_none() {
-                ui.label("No scan yet: add a source root on the left and press Scan.");
+                ui.label(if self.error.is_some() {
+                    // A project that does not scan has no figures (an earlier tree's are not
+                    // its own).
+                    "No figures: the scan did not run (the message above says why)."
+                } else {
+                    "No scan yet: add a source root on the left and press Scan."
+                });
             }
             ui.add_space(4.0);
             return;

@@ -2,6 +2,7 @@
 
 mod below_precision;
 mod cfa_settings;
+mod headers_figures;
 mod lab;
 mod progress;
 mod report_settings;

@@ -115,6 +115,32 @@ fn quiet_on_a_terminal_shows_an_eta() {
     assert!(all.contains("6 clips: 6 compressed"), "{all:?}");
 }
 
+/// A first file that fails at once gives no ETA (ux32's tour: "[1/4 files · 34 s left]" on a
+/// run of under a second, extrapolated from one failure's time); the files compressed after it
+/// do.
+#[test]
+fn a_fast_failure_first_gives_no_time_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    // Sorted first, and a few bytes: it fails in microseconds.
+    std::fs::write(input.join("a_broken.bvh"), "HIERARCHY\nROOT Hips\n{\n").unwrap();
+    write_takes(&input, 3, 600);
+    let o = run(dir.path(), &["compress", "in", "-o", "out", "-j", "1"]);
+    let err = stderr(&o);
+    let failed = err
+        .lines()
+        .find(|l| l.contains("FAILED") && l.contains("a_broken.bvh"))
+        .unwrap_or_else(|| panic!("no FAILED line for the broken file: {err}"));
+    assert!(failed.starts_with("[1/4 files] FAILED "), "{failed}");
+    // After a real compression the estimate is given.
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("[2/4 files · ") && l.contains(" left] compressed ")),
+        "{err}"
+    );
+}
+
 /// `lab` says which file it works on, with the count, before each one's tables.
 #[test]
 fn lab_says_what_it_runs() {

@@ -120,6 +120,44 @@ fn an_empty_file_is_called_empty_in_every_format() {
     );
 }
 
+/// A folder given that does not exist: the failure names it as a folder, and the advice is
+/// about the path (where a relative one was looked for), not the pipeline's "The file could not
+/// be read…" for a file that is there but unreadable (ux32's tour).
+#[test]
+fn a_missing_folder_is_named_a_folder_with_advice_for_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(dir.path(), &["compress", "takes", "-o", "out"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("FAILED takes: does not exist (no such folder)"),
+        "{err}"
+    );
+    assert!(!err.contains("The file could not be read"), "{err}");
+    let here = dir.path().canonicalize().unwrap();
+    assert!(
+        err.contains(&format!(
+            "Nothing is at that path: check its spelling (a relative path starts from {})",
+            here.display()
+        )),
+        "{err}"
+    );
+    // A clip file's name that does not exist is a file; a file that is there but does not
+    // read still gets the pipeline's advice.
+    std::fs::write(dir.path().join("broken.bvh"), "HIERARCHY\nROOT a\n{\n").unwrap();
+    let o = run(
+        dir.path(),
+        &["compress", "walk.bvh", "takes", "broken.bvh", "-o", "out"],
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("walk.bvh: does not exist (no such file)"),
+        "{err}"
+    );
+    assert_eq!(err.matches("Nothing is at that path").count(), 1, "{err}");
+    assert!(err.contains("2 paths do not exist"), "{err}");
+}
+
 #[test]
 fn a_missing_path_is_said_missing_and_counts_read_right() {
     let dir = tempfile::tempdir().unwrap();

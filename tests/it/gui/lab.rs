@@ -237,3 +237,71 @@ fn the_clip_view_names_the_picked_clip_it_will_run_on() {
     assert!(h.query_by_label_contains("Pick a clip").is_none());
     h.get_by_label("Press \u{201c}Run lab on this clip\u{201d} to compare the codecs on clip_00.");
 }
+
+/// The rectangles painted in the last frame whose outline is `color` (egui_plot's bars).
+fn bars_outlined(h: &Harness<'_, AppState>, color: egui::Color32) -> Vec<egui::Rect> {
+    fn walk(s: &egui::Shape, color: egui::Color32, out: &mut Vec<egui::Rect>) {
+        match s {
+            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, color, out)),
+            egui::Shape::Rect(r) if r.stroke.color == color && r.stroke.width > 0.0 => {
+                out.push(r.rect)
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for c in &h.output().shapes {
+        walk(&c.shape, color, &mut out);
+    }
+    out
+}
+
+/// The decode-time chart leaves its key (top right, over the "random" group) clear of the
+/// bars: sorted_stream's random-seek bar, tens of µs beside ~1 µs, ran up to the frame under
+/// the key (ux32's tour). At the app's size and at 1280 × 800.
+#[test]
+fn no_decode_bar_runs_under_the_charts_key() {
+    let (input, out) = clip_folders(1, 200);
+    let mut h = lab_harness(input.path(), out.path());
+    h.get_by_label("Run lab on this clip").click();
+    h.step();
+    wait(&mut h, |s| !s.lab.busy());
+    for size in [egui::vec2(1400.0, 950.0), egui::vec2(1280.0, 800.0)] {
+        h.set_size(size);
+        h.run();
+        let heading = h.get_by_label("Decode time per pose").rect();
+        let below = h.get_by_label_contains("Error over time").rect();
+        // The key's entries: the codec names drawn between the chart's heading and the next
+        // plot's, right of its left edge (the figures' column titles are left of it).
+        let key: Vec<egui::Rect> = crate::common::gui::drawn_texts(&h)
+            .into_iter()
+            .filter(|(t, r)| {
+                CODECS.contains(&t.as_str())
+                    && r.min.y > heading.max.y
+                    && r.max.y < below.min.y
+                    && r.min.x > heading.min.x
+            })
+            .map(|(_, r)| r)
+            .collect();
+        assert_eq!(key.len(), 3, "the key's three entries at {size:?}");
+        let mut tallest = f32::INFINITY;
+        for codec in CODECS {
+            let bars = bars_outlined(&h, clipforge::gui::codec_color(codec));
+            assert_eq!(
+                bars.len(),
+                4,
+                "{codec}: a bar per access pattern at {size:?}"
+            );
+            for b in bars {
+                tallest = tallest.min(b.min.y);
+                for k in &key {
+                    assert!(
+                        !b.intersects(k.shrink(1.0)),
+                        "{codec}'s bar {b:?} runs under the key's entry {k:?} at {size:?}"
+                    );
+                }
+            }
+        }
+        assert!(tallest > heading.max.y, "a bar above the chart");
+    }
+}

@@ -161,3 +161,57 @@ fn playing_keeps_the_clips_tempo_when_frames_are_slow() {
     }
     assert_eq!(seen.len(), 61, "samples shown in 300 frames: {seen:?}");
 }
+
+/// The bit-rate plots' x-axis numbers lie within the plot's width, wherever the last bit width
+/// falls: centred on a tick in the plot's margin, a "16" ran past the right edge, where the
+/// column cut it (ux32's tour). Every last bit width from 8 to 32, at the widths the clip
+/// detail and the Charts tab give the plot.
+#[test]
+fn the_bit_rate_plots_axis_numbers_stay_within_the_plot() {
+    let (mut cut, mut checked) = (Vec::new(), 0);
+    for max_bits in 8..=32usize {
+        let hist: Vec<u32> = (0..=max_bits).map(|b| 1 + b as u32).collect();
+        for w in [240.0f32, 268.0, 304.0, 420.0, 600.0] {
+            let mut h = egui_kittest::Harness::builder()
+                .with_size(egui::vec2(w + 40.0, 200.0))
+                .build_ui(|ui| {
+                    clipforge::gui::bit_rate_plot(ui, "t_bits", (&hist, 3, 4), [w, 120.0]);
+                });
+            h.run();
+            let (plot, _): (egui::Rect, egui::Rect) = h
+                .ctx
+                .data(|d| d.get_temp(clipforge::gui::plot_rect_id("t_bits")))
+                .expect("the plot was drawn");
+            let mut texts = Vec::new();
+            for c in &h.output().shapes {
+                collect_texts(&c.shape, &mut texts);
+            }
+            let numbers: Vec<&(String, egui::Rect)> = texts
+                .iter()
+                .filter(|(t, r)| t.parse::<u32>().is_ok() && r.min.y >= plot.bottom() - 1.0)
+                .collect();
+            // (egui_plot leaves a tick unlabelled closer than 60 px to the next.)
+            checked += numbers.len();
+            for (t, r) in numbers {
+                if r.max.x > plot.right() + 0.5 {
+                    cut.push(format!(
+                        "{max_bits} bits at {w} px: \"{t}\" ends at {} past {}",
+                        r.max.x,
+                        plot.right()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked >= 200, "only {checked} numbers drawn");
+    assert!(cut.is_empty(), "{cut:#?}");
+}
+
+/// Every text shape (its text and on-screen box) under `s`.
+fn collect_texts(s: &egui::Shape, out: &mut Vec<(String, egui::Rect)>) {
+    match s {
+        egui::Shape::Text(t) => out.push((t.galley.text().to_string(), t.visual_bounding_rect())),
+        egui::Shape::Vec(v) => v.iter().for_each(|s| collect_texts(s, out)),
+        _ => {}
+    }
+}

@@ -311,6 +311,29 @@ fn pipeline_results_appear_live_in_the_clips_table() {
     });
 }
 
+/// After Watch compresses clips the footer has their compression times but no batch's
+/// throughput (a batch's wall-time figure): it says why there is none, not "Throughput —"
+/// beside a p50 (ux32's tour).
+#[test]
+fn the_footer_says_why_watch_results_have_no_throughput() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_clip(input.path(), "walk", 30, 1);
+    write_clip(input.path(), "run", 35, 2);
+    let mut h = harness(state(&input.path().display().to_string(), out.path()));
+    h.run();
+    scan(&mut h);
+    h.get_by_role_and_label(Role::CheckBox, "Watch").click();
+    h.run();
+    wait_for(&mut h, "rows with results", |s| {
+        s.library.summary.compressed == 2
+    });
+    assert_eq!(h.state().library.summary.timed, 2);
+    h.get_by_label_contains("compression time per clip: p50 ");
+    h.get_by_label("Throughput: no batch on this folder since the app started");
+    assert!(h.query_by_label("Throughput —").is_none());
+}
+
 /// Choosing another folder from Recent rescans it and closes the old folder's clip detail.
 #[test]
 fn recent_folder_rescans_and_closes_the_detail() {

@@ -24,7 +24,7 @@ fn the_last_batch_line_belongs_to_the_folders_it_ran_on() {
     let (b, _) = clip_folders(3, 30);
     let mut h = compressed(a.path(), out.path());
     h.get_by_label_contains("Last batch: 2 clips from 2 files");
-    assert!(h.query_by_label("Throughput —").is_none());
+    assert!(h.query_by_label_contains("Throughput: ").is_none());
     assert!(h.state().results_report().totals.wall_ms > 0.0);
 
     // Another folder, nothing of it compressed: no batch of it to speak of.
@@ -37,13 +37,34 @@ fn the_last_batch_line_belongs_to_the_folders_it_ran_on() {
         h.get_by_label("scanned in < 1 ms");
     }
     assert!(h.query_by_label_contains("Last batch:").is_none());
-    h.get_by_label("Throughput —");
+    h.get_by_label("Throughput: no batch on this folder since the app started");
     assert_eq!(h.state().results_report().totals.wall_ms, 0.0);
 
     // Back on the first folder the batch that ran on it is its own again.
     open_folder(&mut h, a.path());
     h.get_by_label_contains("Last batch: 2 clips from 2 files");
-    assert!(h.query_by_label("Throughput —").is_none());
+    assert!(h.query_by_label_contains("Throughput: ").is_none());
+}
+
+/// A folder typed that does not exist, then Scan: the table had kept the previous folder's rows
+/// and its "Last batch" line under "Input folder not found" (the Headers tab's finding, in the
+/// Clips tab). They go; the folder typed right again brings them back.
+#[test]
+fn a_missing_input_folder_shows_no_rows_of_the_previous_one() {
+    let (a, out) = clip_folders(2, 30);
+    let mut h = compressed(a.path(), out.path());
+    h.get_by_label_contains("Last batch: 2 clips from 2 files");
+    let missing = a.path().join("moved-away");
+    open_folder(&mut h, &missing);
+    h.get_by_label(&format!("Input folder not found: {}", missing.display()));
+    assert_eq!(h.state().library.rows.len(), 0);
+    assert!(h.query_by_label("clip_00").is_none());
+    assert!(h.query_by_label_contains("Last batch:").is_none());
+    h.get_by_label_contains("0 compressed of 0");
+
+    open_folder(&mut h, a.path());
+    assert_eq!(h.state().library.rows.len(), 2);
+    h.get_by_label_contains("Last batch: 2 clips from 2 files");
 }
 
 /// A threshold typed back to a preset's value is that preset: typed 0.01 (no shell override)
