@@ -31,8 +31,8 @@ pub mod relayout;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod rot4;
 mod sampler;
-pub mod segmeta;
 pub mod scalar;
+pub mod segmeta;
 pub mod skeleton;
 mod validate;
 

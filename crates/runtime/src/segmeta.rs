@@ -164,10 +164,7 @@ fn get_golomb(r: &mut Reader) -> Result<u32, FormatError> {
 
 /// The three widths and bit 15 of a widths word.
 fn split_widths(v: u16) -> ([i32; 3], u32) {
-    (
-        [0, 5, 10].map(|s| ((v >> s) & 31) as i32),
-        (v >> 15) as u32,
-    )
+    ([0, 5, 10].map(|s| ((v >> s) & 31) as i32), (v >> 15) as u32)
 }
 
 /// The six range bytes of track `a` in a block (grouped rows).
@@ -260,7 +257,10 @@ pub(crate) fn coded_bits(blocks: &[&[u8]], shape: &Shape) -> usize {
             let p = blocks[s - 1];
             let (cur, _) = split_widths(v);
             let (old, _) = split_widths(u16::from_le_bytes([p[2 * a], p[2 * a + 1]]));
-            bits += 1 + (0..3).map(|c| width_change_bits(cur[c] - old[c])).sum::<usize>();
+            bits += 1
+                + (0..3)
+                    .map(|c| width_change_bits(cur[c] - old[c]))
+                    .sum::<usize>();
             if shape.multi {
                 let (r, o) = (ranges_of(block, shape, a), ranges_of(p, shape, a));
                 let z: usize = (0..6)

@@ -463,7 +463,10 @@ pub(crate) fn segments(
             }
         };
         segment_in_place(buf, s, e, first, h, d)?;
-        let place = Place { meta: buf, bits: buf };
+        let place = Place {
+            meta: buf,
+            bits: buf,
+        };
         segment(place, s, e, h, d, &mut none_mark, &mut seg_offsets)?;
         // The decoder reads every version's metadata from the reader's copy.
         let at = e.widths_off as usize;
@@ -515,7 +518,9 @@ fn coded_segments(
     d: &Descriptors,
 ) -> Result<Segments, FormatError> {
     if h.num_animated == 0 {
-        return corrupt("version 5 with no animated sub-track (such a clip is stored in version 4)");
+        return corrupt(
+            "version 5 with no animated sub-track (such a clip is stored in version 4)",
+        );
     }
     let table_off = c.pos;
     let len = c.u32()? as usize;
@@ -812,8 +817,7 @@ fn check_raw_values(
     seg_len: usize,
 ) -> Result<(), FormatError> {
     let buf = p.bits;
-    let widths =
-        (0..l.num_animated).map(|a| unpack_widths(u16_at(p.meta, l.widths_off + 2 * a)));
+    let widths = (0..l.num_animated).map(|a| unpack_widths(u16_at(p.meta, l.widths_off + 2 * a)));
     if l.none_tracks.is_empty() && !widths.clone().any(|w| w.contains(&quant::RAW_BITS)) {
         return Ok(());
     }
