@@ -5,11 +5,11 @@ use crate::fmath;
 use alloc::vec::Vec;
 
 pub const MAGIC: [u8; 4] = *b"CFA1";
-/// The version the writer stamps: 4 lays each segment out as one block, its ranges in groups
-/// of four tracks ([`GROUPED_SEGMENTS_VERSION`]); the values are version 3's.
-pub const VERSION: u16 = GROUPED_SEGMENTS_VERSION;
+/// The version the writer stamps: 5 codes every segment's metadata against the previous
+/// segment's ([`CODED_METADATA_VERSION`]); the values are version 4's.
+pub const VERSION: u16 = CODED_METADATA_VERSION;
 /// The newest version the reader accepts.
-pub const MAX_VERSION: u16 = GROUPED_SEGMENTS_VERSION;
+pub const MAX_VERSION: u16 = CODED_METADATA_VERSION;
 /// The oldest version the reader accepts: version 2 only added the raw float32 width code
 /// ([`RAW_WIDTH_CODE`]), so a version-1 buffer is a version-2 buffer without it; versions 1
 /// and 2 store every clip range in float32.
@@ -20,6 +20,12 @@ pub const COMPACT_ROT_RANGE_VERSION: u16 = 3;
 /// groups of four tracks, dropped components, then the bit stream; no segment table), laid out
 /// for decoding four tracks at a time ([`segment_block_layout`]). Same values as version 3.
 pub const GROUPED_SEGMENTS_VERSION: u16 = 4;
+/// The first version whose segment metadata (widths, segment ranges, dropped components) is
+/// one coded bit stream before the bit streams, each segment after the first coded against the
+/// one before it (`docs/FORMAT.md`, "Coded segment metadata"); the reader expands it into
+/// version 4's block layout once, at construction. No bits-per-sample count: the widths give
+/// it. Same values as version 4.
+pub const CODED_METADATA_VERSION: u16 = 5;
 /// Tracks per group in a version-4 segment: their widths load as one 64-bit word and their
 /// segment ranges as one 32-bit word per row.
 pub const GROUP: usize = 4;

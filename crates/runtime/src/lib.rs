@@ -32,6 +32,7 @@ pub mod relayout;
 mod rot4;
 mod sampler;
 pub mod scalar;
+pub mod segmeta;
 pub mod skeleton;
 mod validate;
 
@@ -142,8 +143,14 @@ pub struct ClipReader<'a> {
     num_bones: usize,
     num_samples: usize,
     num_segments: usize,
-    /// Per segment: where its widths and bits are, its bits per sample.
+    /// Per segment: where its widths (in [`Self::seg_meta`]) and bits (in the buffer) are, its
+    /// bits per sample.
     segs: Vec<SegEntry>,
+    /// Every segment's metadata (widths, segment ranges, dropped components) as version 4 lays
+    /// out a block's, checked: copied from the buffer, or expanded from version 5's coded
+    /// metadata (which cannot be read at a segment without the ones before it). The decoder
+    /// reads metadata only from here and bits only from the buffer.
+    seg_meta: Vec<u8>,
     /// Version 4 and later: segment ranges in groups of four tracks
     /// ([`format::grouped_range_offset`]), decoded four tracks at a time.
     grouped: bool,
@@ -176,9 +183,10 @@ pub struct ClipReader<'a> {
 /// Where a segment's parts are (validated).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct SegEntry {
-    /// Byte offset of the widths (ranges and dropped components follow them).
+    /// Byte offset of the widths in the reader's segment metadata (ranges and dropped
+    /// components follow them).
     pub(crate) widths_off: u32,
-    /// Byte offset of the bit stream.
+    /// Byte offset of the bit stream in the buffer.
     pub(crate) data_off: u32,
     /// Bits per sample.
     pub(crate) bits: u32,
@@ -413,7 +421,7 @@ impl<'a> ClipReader<'a> {
                     e.plain = (0..h.num_animated.div_ceil(GROUP)).all(|g| {
                         let o = e.widths_off as usize + 8 * g;
                         let lanes = (h.num_animated - GROUP * g).min(GROUP);
-                        group4::plain(group_widths(buf, o, lanes))
+                        group4::plain(group_widths(&segs.meta, o, lanes))
                     });
                 }
             }
@@ -456,6 +464,7 @@ impl<'a> ClipReader<'a> {
             refs: t.refs,
             bone_animated: t.bone_animated,
             seg_offsets: segs.seg_offsets,
+            seg_meta: segs.meta,
             constants: t.constants,
             meta,
         })
@@ -526,7 +535,7 @@ impl<'a> ClipReader<'a> {
     /// Bit widths of every animated sub-track component in every segment.
     pub fn segment_widths(&self, seg: usize) -> impl Iterator<Item = [u32; 3]> + '_ {
         let off = self.segs[seg].widths_off as usize;
-        (0..self.num_animated).map(move |a| unpack_widths(u16_at(self.buf, off + 2 * a)))
+        (0..self.num_animated).map(move |a| unpack_widths(u16_at(&self.seg_meta, off + 2 * a)))
     }
 
     /// Segment of stored sample `sample` and the sample's index inside it.
@@ -576,11 +585,11 @@ impl<'a> ClipReader<'a> {
         let (smin, sext) = if v.ranges_off != usize::MAX {
             let b: [u8; 6] = if self.grouped {
                 core::array::from_fn(|row| {
-                    self.buf[v.ranges_off + grouped_range_offset(self.num_animated, a, row)]
+                    self.seg_meta[v.ranges_off + grouped_range_offset(self.num_animated, a, row)]
                 })
             } else {
                 let o = v.ranges_off + 6 * a;
-                self.buf[o..o + 6].try_into().unwrap()
+                self.seg_meta[o..o + 6].try_into().unwrap()
             };
             let f = |q: u8| quant::SEGMENT_FRACTIONS[q as usize];
             (
@@ -655,7 +664,7 @@ impl<'a> ClipReader<'a> {
         let d = if t.slot == NO_SLOT {
             t.dropped
         } else {
-            self.buf[v.dropped_off + t.slot as usize]
+            self.seg_meta[v.dropped_off + t.slot as usize]
         };
         if d == DROPPED_NONE {
             let w = read_raw_f32(self.buf, v.bitpos);
@@ -718,7 +727,7 @@ impl<'a> ClipReader<'a> {
         alpha: f32,
         sink: &mut impl Sink,
     ) {
-        let b = self.buf;
+        let b = &self.seg_meta[..];
         for a in tracks {
             let t = &self.tracks[a];
             let w0 = unpack_widths(u16_at(b, v0.widths_off + 2 * a));
@@ -790,7 +799,7 @@ impl<'a> ClipReader<'a> {
         let (mut p0, mut p1) = (v0.bitpos, v1.bitpos);
         let multi = v0.ranges_off != usize::MAX;
         let widths = |v: &SegView, g: usize, lanes: usize| {
-            group_widths(self.buf, v.widths_off + 8 * g, lanes)
+            group_widths(&self.seg_meta, v.widths_off + 8 * g, lanes)
         };
         for g in 0..n.div_ceil(GROUP) {
             let first = GROUP * g;
@@ -826,7 +835,7 @@ impl<'a> ClipReader<'a> {
                     if grp.slot[j] == NO_SLOT {
                         grp.dropped[j]
                     } else {
-                        self.buf[v.dropped_off + grp.slot[j] as usize]
+                        self.seg_meta[v.dropped_off + grp.slot[j] as usize]
                     }
                 }))
             };
@@ -853,7 +862,7 @@ impl<'a> ClipReader<'a> {
                     (Some(c), Some(s)) => c.cols[s][g],
                     _ => {
                         let d = if !same_segment {
-                            group4::dequant(self.buf, w1, at(&v1), clip)
+                            group4::dequant(&self.seg_meta, w1, at(&v1), clip)
                         } else if let Some(d) = d0 {
                             d
                         } else {
@@ -929,10 +938,10 @@ impl<'a> ClipReader<'a> {
         match cache.as_deref_mut() {
             Some(c) if hit => c.groups[g],
             Some(c) => {
-                c.groups[g] = group4::dequant(self.buf, w, ranges, clip);
+                c.groups[g] = group4::dequant(&self.seg_meta, w, ranges, clip);
                 c.groups[g]
             }
-            None => group4::dequant(self.buf, w, ranges, clip),
+            None => group4::dequant(&self.seg_meta, w, ranges, clip),
         }
     }
 
@@ -942,7 +951,7 @@ impl<'a> ClipReader<'a> {
     fn group_bits(&self, v: &SegView, first: usize, lanes: usize) -> usize {
         (first..first + lanes)
             .map(|a| {
-                let x = u16_at(self.buf, v.widths_off + 2 * a);
+                let x = u16_at(&self.seg_meta, v.widths_off + 2 * a);
                 let w = unpack_widths(x);
                 (w[0] + w[1] + w[2]) as usize
                     + if x & WIDTHS_RAW_W_FLAG != 0 {
@@ -1199,8 +1208,8 @@ impl<'a> ClipReader<'a> {
                     prefetch(&self.fixed_scales);
                 }
             }
-            let meta_end = v.0.dropped_off.min(self.buf.len());
-            prefetch(&self.buf[v.0.widths_off.min(meta_end)..meta_end]);
+            let meta_end = v.0.dropped_off.min(self.seg_meta.len());
+            prefetch(&self.seg_meta[v.0.widths_off.min(meta_end)..meta_end]);
             // A sample's bits, and the 8 bytes its last 64-bit load may read past them (not
             // an upper bound per track: every line asked for costs a cold call ~8 ns).
             let bits = |v: &SegView| {

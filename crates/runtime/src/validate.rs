@@ -8,6 +8,7 @@
 use crate::format::*;
 use crate::limits::{MAX_COMPONENT_MAGNITUDE, MAX_TOTAL_SAMPLES};
 use crate::quant::{self, num_segments, rebuild_rotation};
+use crate::segmeta;
 use crate::skeleton::{BoneDesc, Skeleton};
 use crate::{
     FormatError, Metadata, NO_FILL, NO_REFERENCE, NO_SLOT, SegEntry, Track, f32_at, metadata,
@@ -404,24 +405,32 @@ pub(crate) fn references(
 
 /// Where each segment's parts are and what the decoder precomputes from them.
 pub(crate) struct Segments {
-    /// Where section 6 starts (the segment table, or version 4's first block).
+    /// Where section 6 starts (the segment table, version 4's first block, or version 5's
+    /// coded metadata).
     pub(crate) table_off: usize,
-    /// Per segment: where its widths and bit stream start and its bits per sample (version 3:
-    /// the segment table's entry; version 4: found by walking the blocks).
+    /// Per segment: where its metadata (in [`Self::meta`]) and bit stream (in the buffer) start
+    /// and its bits per sample (version 3: the segment table's entry; version 4: found by
+    /// walking the blocks; version 5: from the widths, the streams one after the other).
     pub(crate) segs: Vec<SegEntry>,
     /// Per segment, per animated sub-track: its bit offset inside one sample of the segment.
     pub(crate) seg_offsets: Vec<u32>,
+    /// Every segment's metadata, checked, in the layout it has in the buffer's segments
+    /// (versions 1–4: copied; version 5: expanded), then [`segmeta::EXPANDED_TAIL`] zero bytes.
+    pub(crate) meta: Vec<u8>,
 }
 
-/// Section 6: the segment table and every segment it points to (versions 1–3), or the segment
-/// blocks one after the other (version 4, [`segment_block_layout`]), each checked by
-/// [`segment`].
+/// Section 6: the segment table and every segment it points to (versions 1–3), the segment
+/// blocks one after the other (version 4, [`segment_block_layout`]), or the coded metadata and
+/// the bit streams (version 5, [`coded_segments`]), each segment checked by [`segment`].
 pub(crate) fn segments(
     buf: &[u8],
     c: &mut Cursor,
     h: &Header,
     d: &Descriptors,
 ) -> Result<Segments, FormatError> {
+    if h.version >= CODED_METADATA_VERSION {
+        return coded_segments(buf, c, h, d);
+    }
     let grouped = h.version >= GROUPED_SEGMENTS_VERSION;
     // Bounded by the buffer before allocating: a table entry is 12 bytes, a block at least 4.
     let table_off = c.take(h.num_segs * if grouped { 4 } else { 12 })?;
@@ -429,6 +438,9 @@ pub(crate) fn segments(
     let mut segs = Vec::with_capacity(h.num_segs);
     // Bounded by the buffer: every segment stores at least 2 bytes per animated sub-track.
     let mut seg_offsets: Vec<u32> = Vec::with_capacity(h.num_segs * h.num_animated);
+    let shape = segmeta_shape(h, d);
+    // The same: the metadata copied is inside the buffer.
+    let mut meta = Vec::with_capacity(h.num_segs * shape.block_len() + segmeta::EXPANDED_TAIL);
     let mut none_mark = vec![false; h.num_animated];
     let first = if grouped {
         table_off
@@ -450,9 +462,22 @@ pub(crate) fn segments(
                 plain: false,
             }
         };
-        segment(buf, s, e, first, h, d, &mut none_mark, &mut seg_offsets)?;
-        segs.push(e);
+        segment_in_place(buf, s, e, first, h, d)?;
+        let place = Place {
+            meta: buf,
+            bits: buf,
+        };
+        segment(place, s, e, h, d, &mut none_mark, &mut seg_offsets)?;
+        // The decoder reads every version's metadata from the reader's copy.
+        let at = e.widths_off as usize;
+        let copied = SegEntry {
+            widths_off: meta.len() as u32,
+            ..e
+        };
+        meta.extend_from_slice(&buf[at..at + shape.block_len()]);
+        segs.push(copied);
     }
+    meta.resize(meta.len() + segmeta::EXPANDED_TAIL, 0);
     if grouped {
         if c.pos + TAIL_PADDING != h.runtime_size {
             return corrupt(format!(
@@ -467,6 +492,98 @@ pub(crate) fn segments(
         table_off,
         segs,
         seg_offsets,
+        meta,
+    })
+}
+
+/// What one segment's metadata holds, for [`segmeta`].
+fn segmeta_shape(h: &Header, d: &Descriptors) -> segmeta::Shape {
+    segmeta::Shape {
+        num_segs: h.num_segs,
+        num_animated: h.num_animated,
+        multi: h.num_segs > 1,
+        num_dropped: d.num_seg_dropped,
+    }
+}
+
+/// Version 5's section 6: the coded metadata's byte count (u32) and bytes, padded to 4, then
+/// every segment's bit stream padded to 4, then the 4 tail bytes. The metadata is expanded
+/// ([`segmeta::decode`], bounded by the coded bytes) and each segment then checked as a
+/// version-4 block is. A clip without animated sub-tracks has nothing to code and is stored
+/// in version 4 (its blocks bound its segment count by the buffer; here nothing would).
+fn coded_segments(
+    buf: &[u8],
+    c: &mut Cursor,
+    h: &Header,
+    d: &Descriptors,
+) -> Result<Segments, FormatError> {
+    if h.num_animated == 0 {
+        return corrupt(
+            "version 5 with no animated sub-track (such a clip is stored in version 4)",
+        );
+    }
+    let table_off = c.pos;
+    let len = c.u32()? as usize;
+    let coded_at = c.take(len)?;
+    c.pos = align4(c.pos);
+    let shape = segmeta_shape(h, d);
+    // Bounded by the coded bytes (checked inside before allocating).
+    let meta = segmeta::decode(&buf[coded_at..coded_at + len], &shape)?;
+    // The expansion bounds the segment count: every segment after the first has coded bits.
+    let mut segs = Vec::with_capacity(h.num_segs);
+    let mut seg_offsets: Vec<u32> = Vec::with_capacity(h.num_segs * h.num_animated);
+    let mut none_mark = vec![false; h.num_animated];
+    let limit = h.runtime_size - TAIL_PADDING;
+    for s in 0..h.num_segs {
+        let widths_off = s * shape.block_len();
+        let bits: usize = (0..h.num_animated)
+            .map(|a| {
+                let x = u16_at(&meta, widths_off + 2 * a);
+                let w = unpack_widths(x);
+                (w[0] + w[1] + w[2]) as usize
+                    + if x & WIDTHS_RAW_W_FLAG != 0 {
+                        DROPPED_NONE_BITS
+                    } else {
+                        0
+                    }
+            })
+            .sum();
+        let (_, seg_len) = quant::segment_span(s, h.num_segs, h.num_samples, SEGMENT_SIZE);
+        let data_off = c.pos;
+        let end = data_off
+            .checked_add(align4((bits * seg_len).div_ceil(8)))
+            .filter(|&e| e <= limit)
+            .ok_or_else(|| {
+                FormatError::Corrupt(format!(
+                    "segment {s}: bit stream runs past the runtime data"
+                ))
+            })?;
+        let e = SegEntry {
+            widths_off: widths_off as u32,
+            data_off: data_off as u32,
+            bits: bits as u32,
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            plain: false,
+        };
+        let place = Place {
+            meta: &meta,
+            bits: buf,
+        };
+        segment(place, s, e, h, d, &mut none_mark, &mut seg_offsets)?;
+        segs.push(e);
+        c.pos = end;
+    }
+    if c.pos + TAIL_PADDING != h.runtime_size {
+        return corrupt(format!(
+            "the segments end at byte {}, the runtime data at {}",
+            c.pos, h.runtime_size
+        ));
+    }
+    Ok(Segments {
+        table_off,
+        segs,
+        seg_offsets,
+        meta,
     })
 }
 
@@ -512,31 +629,24 @@ fn block(
     Ok((e, at + end))
 }
 
-/// Segment `s` at `e`: its offsets inside the runtime data (its metadata after `first`, the
-/// first byte a segment may use), widths, segment ranges, dropped components and bit count, its
-/// bit stream inside the runtime data, its raw floats finite. Appends the segment's per-track
-/// bit offsets to `seg_offsets`; `none_mark` is all false on entry and exit.
-#[allow(clippy::too_many_arguments)]
-fn segment(
+/// Versions 1–4: segment `s`'s metadata at `e` lies inside the runtime data after `first` (the
+/// first byte a segment may use) and before its bit stream, and version 4's four-track loads
+/// stay inside the runtime data too: 8 bytes of widths from each group's first track, 4 bytes
+/// from each range row (the last row of the last group starts `lanes` bytes before the ranges
+/// end).
+fn segment_in_place(
     buf: &[u8],
     s: usize,
     e: SegEntry,
     first: usize,
     h: &Header,
     d: &Descriptors,
-    none_mark: &mut [bool],
-    seg_offsets: &mut Vec<u32>,
 ) -> Result<(), FormatError> {
-    let (num_segs, num_animated, version) = (h.num_segs, h.num_animated, h.version);
-    let grouped = version >= GROUPED_SEGMENTS_VERSION;
-    let (widths_off, data_off, bits) =
-        (e.widths_off as usize, e.data_off as usize, e.bits as usize);
+    let (num_segs, num_animated) = (h.num_segs, h.num_animated);
+    let grouped = h.version >= GROUPED_SEGMENTS_VERSION;
+    let (widths_off, data_off) = (e.widths_off as usize, e.data_off as usize);
     let per_seg = if num_segs > 1 { 8 } else { 2 };
     let meta_end = widths_off.checked_add(num_animated * per_seg + d.num_seg_dropped);
-    // Every offset inside the runtime data before anything is read through it; version 4's
-    // four-track loads stay inside it too: 8 bytes of widths from each group's first track, 4
-    // bytes from each range row (the last row of the last group starts `lanes` bytes before
-    // the ranges end).
     let last_lanes = (num_animated + GROUP - 1) % GROUP + 1;
     let group_loads_end = if num_segs > 1 {
         widths_off + 8 * num_animated + 4 - last_lanes
@@ -546,14 +656,43 @@ fn segment(
     if widths_off < first
         || meta_end.is_none_or(|e| e > data_off)
         || data_off > h.runtime_size
+        || data_off > buf.len()
         || (grouped && num_animated > 0 && group_loads_end > h.runtime_size)
     {
         return corrupt(format!(
             "segment {s}: metadata offset {widths_off} out of place"
         ));
     }
+    Ok(())
+}
+
+/// Where a segment's metadata and bit stream are read from: the buffer for both (versions
+/// 1–4), or the expanded metadata and the buffer (version 5).
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    meta: &'a [u8],
+    bits: &'a [u8],
+}
+
+/// Segment `s` at `e` (its metadata in `p.meta`, placed: [`segment_in_place`] or an expansion):
+/// widths, segment ranges, dropped components and bit count, its bit stream inside the runtime
+/// data, its raw floats finite. Appends the segment's per-track bit offsets to `seg_offsets`;
+/// `none_mark` is all false on entry and exit.
+fn segment(
+    p: Place,
+    s: usize,
+    e: SegEntry,
+    h: &Header,
+    d: &Descriptors,
+    none_mark: &mut [bool],
+    seg_offsets: &mut Vec<u32>,
+) -> Result<(), FormatError> {
+    let (num_segs, num_animated, version) = (h.num_segs, h.num_animated, h.version);
+    let (widths_off, data_off, bits) =
+        (e.widths_off as usize, e.data_off as usize, e.bits as usize);
+    let per_seg = if num_segs > 1 { 8 } else { 2 };
     let dropped_off = widths_off + num_animated * per_seg;
-    let slots = &buf[dropped_off..dropped_off + d.num_seg_dropped];
+    let slots = &p.meta[dropped_off..dropped_off + d.num_seg_dropped];
     let max_dropped = if version >= 2 { DROPPED_NONE } else { 3 };
     if slots.iter().any(|&d| d > max_dropped) {
         return corrupt(format!(
@@ -567,13 +706,13 @@ fn segment(
     for &a in &none_tracks {
         none_mark[a] = true;
     }
-    let checked = segment_widths_and_ranges(buf, s, widths_off, h, none_mark);
+    let checked = segment_widths_and_ranges(p.meta, s, widths_off, h, none_mark);
     let mut sum = 0usize;
     let mut off = 0u32;
     if checked.is_ok() {
         for a in 0..num_animated {
             seg_offsets.push(off);
-            let w = unpack_widths(u16_at(buf, widths_off + 2 * a));
+            let w = unpack_widths(u16_at(p.meta, widths_off + 2 * a));
             let t = w[0] + w[1] + w[2] + DROPPED_NONE_BITS as u32 * none_mark[a] as u32;
             off += t;
             sum += t as usize;
@@ -605,7 +744,7 @@ fn segment(
         bits,
         none_tracks: &none_tracks,
     };
-    check_raw_values(buf, s, &layout, seg_len)
+    check_raw_values(p, s, &layout, seg_len)
 }
 
 /// Segment `s`'s widths (≤ 24 or raw, raw only from version 2 on; bit 15 clear before version
@@ -672,12 +811,13 @@ struct RawLayout<'a> {
 /// Raw float32 components (the compressor's last resort, and the w of rotations whose
 /// segment drops nothing) must be finite, like every other stored float.
 fn check_raw_values(
-    buf: &[u8],
+    p: Place,
     seg: usize,
     l: &RawLayout,
     seg_len: usize,
 ) -> Result<(), FormatError> {
-    let widths = (0..l.num_animated).map(|a| unpack_widths(u16_at(buf, l.widths_off + 2 * a)));
+    let buf = p.bits;
+    let widths = (0..l.num_animated).map(|a| unpack_widths(u16_at(p.meta, l.widths_off + 2 * a)));
     if l.none_tracks.is_empty() && !widths.clone().any(|w| w.contains(&quant::RAW_BITS)) {
         return Ok(());
     }

@@ -8,7 +8,7 @@
 //! a compressor change.
 //!
 //! Version 4 (`docs/FORMAT.md`, "Versions") changes only where a segment's parts lie: each
-//! buffer the compressor writes (version 4) is laid out again as version 3
+//! buffer the compressor writes (version 5) is laid out again as versions 3 and 4
 //! (`runtime::relayout`), the old decoder reads that, and the new decoder must give the same bits
 //! on both layouts (its four-track path on version 4, its per-track path on version 3); the two
 //! layouts convert into each other byte for byte, and version 4 is never larger.
@@ -69,22 +69,33 @@ fn splitmix(s: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Compares the two decoders on one buffer the compressor wrote (version 4): the old one on
-/// its version-3 layout, the new one on both layouts. Returns the number of poses compared.
+/// Compares the two decoders on one buffer the compressor wrote (version 5, or 4 for a clip
+/// without animated sub-tracks): the old one on its version-3 layout, the new one on the
+/// version-3, 4 and 5 layouts. Returns the number of poses compared.
 fn compare(label: &str, bytes: &[u8]) -> usize {
+    let animated = ClipReader::new(bytes)
+        .unwrap_or_else(|e| panic!("{label}: {e}"))
+        .num_animated_subtracks()
+        > 0;
     assert_eq!(
         u16::from_le_bytes([bytes[4], bytes[5]]),
-        4,
-        "{label}: the writer stamps 4"
+        if animated { 5 } else { 4 },
+        "{label}: the writer stamps 5 (4 without animated sub-tracks)"
     );
     let v3 = relayout(bytes, 3).unwrap_or_else(|e| panic!("{label}: to version 3: {e}"));
+    let v4 = relayout(&v3, 4).unwrap();
     assert_eq!(
-        relayout(&v3, 4).unwrap(),
+        relayout(&v4, 5).unwrap(),
         bytes,
-        "{label}: version 3 -> 4 is not the writer's buffer"
+        "{label}: version 3 -> 4 -> 5 is not the writer's buffer"
     );
-    assert!(v3.len() >= bytes.len(), "{label}: version 4 is larger");
+    assert!(v3.len() >= v4.len(), "{label}: version 4 is larger than 3");
+    assert!(
+        v4.len() >= bytes.len(),
+        "{label}: version 5 is larger than 4"
+    );
     let mut n = compare_on(label, &v3, bytes);
+    n += compare_on(&format!("{label} (v4)"), &v3, &v4);
     n += compare_on(&format!("{label} (v3)"), &v3, &v3);
     n
 }

@@ -1,6 +1,7 @@
-//! Hostile version-4 buffers (`docs/FORMAT.md`, "Versions" and "Semantic validation"): every
-//! truncation, every byte of the segment blocks set to hostile values and random corruptions,
-//! each with its checksum and size resealed so that the reader's own checks are what stands.
+//! Hostile version-4 and version-5 buffers (`docs/FORMAT.md`, "Versions" and "Semantic
+//! validation"): every truncation, every byte of the segment blocks (version 4) or of the coded
+//! metadata and bit streams (version 5) set to hostile values and random corruptions, each with
+//! its checksum and size resealed so that the reader's own checks are what stands.
 //! None may panic; a buffer the reader accepts must sample finite values everywhere (full pose,
 //! every bone, a bone list), on the four-track path and the per-track one alike.
 
@@ -13,6 +14,11 @@ use clipforge::runtime::{ClipReader, Defaults, FormatError, Looping, Pose};
 
 /// Version-4 buffers of generated clips with one, two and eight segments, plain and additive.
 fn buffers() -> Vec<(String, Vec<u8>)> {
+    buffers_in(4)
+}
+
+/// The same clips laid out as `version` (the writer's own buffers are version 5).
+fn buffers_in(version: u16) -> Vec<(String, Vec<u8>)> {
     let settings = CompressionSettings::default();
     let mut out = Vec::new();
     for (seed, samples) in [(1u64, 2usize), (2, 40), (3, 130)] {
@@ -32,8 +38,14 @@ fn buffers() -> Vec<(String, Vec<u8>)> {
             compress(&layer, &settings).unwrap().bytes,
         ));
     }
-    for (name, b) in &out {
-        assert_eq!(u16::from_le_bytes([b[4], b[5]]), 4, "{name}");
+    for (name, b) in &mut out {
+        assert_eq!(
+            u16::from_le_bytes([b[4], b[5]]),
+            5,
+            "{name}: the writer stamps 5"
+        );
+        *b = relayout(b, version).unwrap();
+        assert_eq!(u16::from_le_bytes([b[4], b[5]]), version, "{name}");
     }
     out
 }
@@ -96,7 +108,7 @@ fn segments_start(b: &[u8]) -> usize {
 
 #[test]
 fn every_truncation_is_refused() {
-    for (name, b) in buffers() {
+    for (name, b) in buffers().into_iter().chain(buffers_in(5)) {
         for len in 0..b.len() {
             let mut t = b[..len].to_vec();
             if len >= 16 {
@@ -112,9 +124,18 @@ fn every_truncation_is_refused() {
 
 #[test]
 fn hostile_bytes_in_the_segment_blocks_never_panic() {
+    hostile_bytes_in_the_segments_never_panic(4);
+}
+
+#[test]
+fn hostile_bytes_in_the_coded_metadata_and_streams_never_panic() {
+    hostile_bytes_in_the_segments_never_panic(5);
+}
+
+fn hostile_bytes_in_the_segments_never_panic(version: u16) {
     let mut accepted = 0;
     let mut refused = 0;
-    for (name, b) in buffers() {
+    for (name, b) in buffers_in(version) {
         let runtime_size = u32::from_le_bytes(b[16..20].try_into().unwrap()) as usize;
         let start = segments_start(&b);
         for i in start..runtime_size {
@@ -133,12 +154,14 @@ fn hostile_bytes_in_the_segment_blocks_never_panic() {
             }
         }
     }
-    eprintln!("{accepted} hostile buffers accepted (and sampled finite), {refused} refused");
+    eprintln!(
+        "version {version}: {accepted} hostile buffers accepted (and sampled finite), {refused} refused"
+    );
     assert!(refused > 1000 && accepted > 1000);
 }
 
 #[test]
-fn random_corruptions_of_version_4_never_panic() {
+fn random_corruptions_of_versions_4_and_5_never_panic() {
     let mut s = 0x4C0FFEEu64;
     let mut next = || {
         s = s
@@ -146,8 +169,8 @@ fn random_corruptions_of_version_4_never_panic() {
             .wrapping_add(1442695040888963407);
         (s >> 33) as usize
     };
-    let bufs = buffers();
-    for k in 0..4000 {
+    let bufs: Vec<(String, Vec<u8>)> = buffers().into_iter().chain(buffers_in(5)).collect();
+    for k in 0..8000 {
         let (name, b) = &bufs[k % bufs.len()];
         let mut h = b.clone();
         for _ in 0..1 + next() % 4 {
@@ -190,6 +213,58 @@ fn version_4_refusals_name_the_problem() {
     let rs = (runtime_size + 1) as u32;
     h[16..20].copy_from_slice(&rs.to_le_bytes());
     expect(h, "the segments end at byte");
+}
+
+#[test]
+fn version_5_refusals_name_the_problem() {
+    let (_, b) = buffers_in(5).remove(4); // eight segments
+    let start = segments_start(&b);
+    let len = u32::from_le_bytes(b[start..start + 4].try_into().unwrap()) as usize;
+    let expect = |mut h: Vec<u8>, what: &str| {
+        reseal(&mut h);
+        let e = ClipReader::new(&h).expect_err("refused").to_string();
+        assert!(
+            e.starts_with("corrupt buffer: ") && e.contains(what),
+            "{e} (wanted {what})"
+        );
+    };
+    // A coded length past the runtime data.
+    let mut h = b.clone();
+    h[start..start + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    reseal(&mut h);
+    let e = ClipReader::new(&h).expect_err("refused").to_string();
+    assert!(e.starts_with("buffer truncated"), "{e}");
+    // Too few coded bytes for the segments and sub-tracks: refused before anything is expanded.
+    let mut h = b.clone();
+    h[start..start + 4].copy_from_slice(&4u32.to_le_bytes());
+    expect(h, "cannot hold");
+    // One coded byte more than the values use (the streams then start a byte late).
+    let mut h = b.clone();
+    h[start..start + 4].copy_from_slice(&((len + 1) as u32).to_le_bytes());
+    expect(h, "coded segment metadata");
+    // A clip without animated sub-tracks is written as version 4 (nothing bounds the segment
+    // count of a version 5 one); stamped 5 it is refused, and relayout keeps it in 4.
+    let n = 70;
+    let still = clipforge::anim::RawClip::new(
+        "still",
+        clipforge::anim::Skeleton::from_ordered(vec![clipforge::anim::BoneDesc::new("root", None)])
+            .unwrap(),
+        30.0,
+        n,
+        vec![glam::Quat::IDENTITY; n],
+        vec![glam::Vec3::new(1.0, 2.0, 3.0); n],
+        vec![glam::Vec3::ONE; n],
+    )
+    .unwrap();
+    let b4 = compress(&still, &CompressionSettings::default())
+        .unwrap()
+        .bytes;
+    assert_eq!(u16::from_le_bytes([b4[4], b4[5]]), 4);
+    assert_eq!(ClipReader::new(&b4).unwrap().num_animated_subtracks(), 0);
+    assert_eq!(relayout(&b4, 5).unwrap(), b4);
+    let mut h = b4.clone();
+    h[4..6].copy_from_slice(&5u16.to_le_bytes());
+    expect(h, "no animated sub-track");
 }
 
 /// Coarse thresholds give segments whose tracks all have zero widths (no bits at all): the

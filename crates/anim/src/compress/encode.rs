@@ -1,13 +1,16 @@
 //! Writes the `.cfa` buffer (layout in `docs/FORMAT.md`) in the current version's layout
-//! ([`VERSION`], 4: one block per segment, its ranges in groups of four tracks): the sections in
-//! file order, then the header (which counts and seals them). Older layouts are the runtime's
-//! [`relayout`](crate::runtime::relayout::relayout)'s business (reading and converting files).
+//! ([`VERSION`], 5: every segment's metadata coded against the previous segment's, then the bit
+//! streams; a clip without animated sub-tracks in version 4's blocks, as the format requires):
+//! the sections in file order, then the header (which counts and seals them). Older layouts are
+//! the runtime's [`relayout`](crate::runtime::relayout::relayout)'s business (reading and
+//! converting files).
 
 use super::prepare::Prepared;
 use super::search::SegmentChoice;
 use crate::clip::RawClip;
 use crate::runtime::format::*;
 use crate::runtime::quant::{Dequant, MAX_BITS, RAW_BITS};
+use crate::runtime::segmeta;
 use crate::skeleton::NO_PARENT;
 
 fn put_u16(out: &mut Vec<u8>, v: u16) {
@@ -38,8 +41,44 @@ fn pad4(out: &mut Vec<u8>) {
 pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
     let mut out = vec![0u8; HEADER_SIZE];
     let referenced = write_tables(&mut out, p);
-    for (s, choice) in choices.iter().enumerate() {
-        write_segment(&mut out, p, s, choice);
+    let segments: Vec<Segment> = choices
+        .iter()
+        .enumerate()
+        .map(|(s, choice)| segment(p, s, choice))
+        .collect();
+    // Version 5 needs an animated sub-track (its segment count is bounded by the coded
+    // metadata); a clip without one keeps version 4's blocks.
+    let version = if p.tracks.is_empty() {
+        GROUPED_SEGMENTS_VERSION
+    } else {
+        VERSION
+    };
+    if version >= CODED_METADATA_VERSION {
+        let shape = segmeta::Shape {
+            num_segs: segments.len(),
+            num_animated: p.tracks.len(),
+            multi: p.num_segments > 1,
+            num_dropped: p.tracks.iter().filter(|t| t.per_segment_dropped).count(),
+        };
+        let blocks: Vec<&[u8]> = segments.iter().map(|s| &s.meta[..]).collect();
+        let coded = segmeta::encode(&blocks, &shape);
+        put_u32(&mut out, coded.len() as u32);
+        out.extend_from_slice(&coded);
+        pad4(&mut out);
+        for s in &segments {
+            out.extend_from_slice(&s.stream);
+            pad4(&mut out);
+        }
+    } else {
+        for s in &segments {
+            // The block (docs/FORMAT.md, "Segment blocks"): bits per sample, the metadata, the
+            // bit stream.
+            put_u32(&mut out, s.bits);
+            out.extend_from_slice(&s.meta);
+            pad4(&mut out);
+            out.extend_from_slice(&s.stream);
+            pad4(&mut out);
+        }
     }
     out.extend_from_slice(&[0u8; TAIL_PADDING]);
     let runtime_size = out.len();
@@ -52,7 +91,7 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
             0
         }
         | if precisions { FLAG_BONE_PRECISIONS } else { 0 };
-    write_header(&mut out, clip, p, flags, runtime_size);
+    write_header(&mut out, clip, p, flags, runtime_size, version);
     (out, runtime_size)
 }
 
@@ -110,7 +149,15 @@ fn write_tables(out: &mut Vec<u8>, p: &Prepared) -> bool {
 
 /// Segment `s`'s block: its bits per sample, widths, ranges and dropped components, its bit
 /// stream.
-fn write_segment(out: &mut Vec<u8>, p: &Prepared, s: usize, choice: &SegmentChoice) {
+/// One segment's parts: its metadata as version 4's block holds it (widths, ranges by groups
+/// of four tracks, per-segment dropped components), its bits per sample and its bit stream.
+struct Segment {
+    meta: Vec<u8>,
+    bits: u32,
+    stream: Vec<u8>,
+}
+
+fn segment(p: &Prepared, s: usize, choice: &SegmentChoice) -> Segment {
     let (start, len) = p.segment_span(s);
     let none = |t: &super::prepare::Track| {
         t.kind == 0 && t.per_segment_dropped && t.dropped[s] == DROPPED_NONE
@@ -121,28 +168,26 @@ fn write_segment(out: &mut Vec<u8>, p: &Prepared, s: usize, choice: &SegmentChoi
         .map(|w| w[0] + w[1] + w[2])
         .sum::<u32>()
         + p.tracks.iter().filter(|t| none(t)).count() as u32 * DROPPED_NONE_BITS as u32;
-    // The block (docs/FORMAT.md, "Segment blocks"): bits per sample, widths (with the raw-w
-    // flag of a rotation stored whole in this segment), ranges by groups of four tracks (row by
-    // row), the per-segment dropped components, then the bit stream.
-    put_u32(out, bits);
+    // Widths (with the raw-w flag of a rotation stored whole in this segment), ranges by
+    // groups of four tracks (row by row), the per-segment dropped components.
+    let mut meta = Vec::new();
     for (w, t) in choice.widths.iter().zip(&p.tracks) {
         debug_assert!(w.iter().all(|&x| x <= MAX_BITS || x == RAW_BITS));
         let flag = if none(t) { WIDTHS_RAW_W_FLAG } else { 0 };
-        put_u16(out, pack_widths(*w) | flag);
+        put_u16(&mut meta, pack_widths(*w) | flag);
     }
     if p.num_segments > 1 {
         let a = choice.ranges.len();
         for g in 0..a.div_ceil(GROUP) {
             let lanes = &choice.ranges[GROUP * g..(GROUP * g + GROUP).min(a)];
             for row in 0..6 {
-                out.extend(lanes.iter().map(|r| r[row]));
+                meta.extend(lanes.iter().map(|r| r[row]));
             }
         }
     }
     for t in p.tracks.iter().filter(|t| t.per_segment_dropped) {
-        out.push(t.dropped[s]);
+        meta.push(t.dropped[s]);
     }
-    pad4(out);
     let dqs: Vec<[Dequant; 3]> = (0..p.tracks.len())
         .map(|k| super::search::dequants(p, k, &choice.ranges[k], choice.widths[k]))
         .collect();
@@ -163,8 +208,11 @@ fn write_segment(out: &mut Vec<u8>, p: &Prepared, s: usize, choice: &SegmentChoi
             }
         }
     }
-    out.extend_from_slice(&w.finish());
-    pad4(out);
+    Segment {
+        meta,
+        bits,
+        stream: w.finish(),
+    }
 }
 
 /// The metadata: what a tool needs to rebuild a clip file (names, hierarchy, bind pose), and
@@ -205,10 +253,16 @@ fn write_metadata(out: &mut Vec<u8>, clip: &RawClip, p: &Prepared) -> bool {
 }
 
 /// The header, written last: it holds the sizes, counts and the checksum of the rest.
-fn write_header(out: &mut [u8], clip: &RawClip, p: &Prepared, flags: u16, runtime_size: usize) {
+fn write_header(
+    out: &mut [u8],
+    clip: &RawClip,
+    p: &Prepared,
+    flags: u16,
+    runtime_size: usize,
+    version: u16,
+) {
     let total = out.len();
     out[0..4].copy_from_slice(&MAGIC);
-    let version = VERSION;
     out[4..6].copy_from_slice(&version.to_le_bytes());
     let additive: u16 = match p.clip.additive.as_ref().map(|a| a.format) {
         None => 0,

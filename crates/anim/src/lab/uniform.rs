@@ -43,6 +43,11 @@ pub struct Layout {
     seg_header_off: usize,
     /// Version 4: segment blocks instead of a segment table ([`Self::blocks`]).
     grouped: bool,
+    /// Version 5: the buffer laid out as version 4 (the same values: `relayout`), whose blocks
+    /// the replay walks for the widths; the metadata reads then count in the reader's region,
+    /// where a version-5 reader keeps the expanded metadata (segment after segment, each
+    /// [`Self::meta_block_len`] bytes) after its per-clip tables.
+    expanded: Option<Vec<u8>>,
     /// Version 4, per segment: its block's offset, widths offset, bit stream offset and bits
     /// per sample (`format::segment_block_layout`).
     blocks: Vec<(usize, usize, usize, usize)>,
@@ -54,6 +59,14 @@ pub struct Layout {
 impl Layout {
     /// Reads the header of a buffer `ClipReader::new` accepted.
     pub fn new(buf: &[u8]) -> Self {
+        if u16_at(buf, 4) >= format::CODED_METADATA_VERSION {
+            // Accepted by the reader, so it lays out as version 4.
+            let v4 = crate::runtime::relayout::relayout(buf, format::GROUPED_SEGMENTS_VERSION)
+                .expect("a buffer the reader accepted lays out as version 4");
+            let mut layout = Self::new(&v4);
+            layout.expanded = Some(v4);
+            return layout;
+        }
         let num_bones = u16_at(buf, 20) as usize;
         let num_stored = u32_at(buf, 24) as usize;
         let num_segments = u32_at(buf, 32) as usize;
@@ -116,6 +129,7 @@ impl Layout {
             wrap,
             seg_header_off,
             grouped,
+            expanded: None,
             blocks,
             per_segment_slot,
         }
@@ -152,16 +166,27 @@ impl Layout {
         if self.num_bones == 0 {
             return;
         }
+        // Version 5: the version-4 layout of the same values; metadata in the reader's region.
+        let (buf, meta) = match &self.expanded {
+            Some(v4) => (&v4[..], Region::Reader),
+            None => (buf, Region::Clip),
+        };
+        let a = self.num_animated;
+        let multi = self.num_segments > 1;
+        let slots = self.per_segment_slot.iter().flatten().count();
+        let meta_block_len = a * if multi { 8 } else { 2 } + slots;
         probe.read(Region::Reader, 0, self.reader_bytes());
         let (i0, i1) = self.locate(x);
         let samples: &[usize] = if i0 == i1 { &[i0] } else { &[i0, i1] };
-        let a = self.num_animated;
         for &s in samples {
             let seg = (s / format::SEGMENT_SIZE).min(self.num_segments.saturating_sub(1));
             // Version 4: no table; the block's first 4 bytes hold its bits per sample.
             let (widths_off, data_off, bits) = if self.grouped {
                 let (h, w, d, b) = self.blocks[seg];
-                probe.read(Region::Clip, h, 4);
+                // Version 5 keeps no count in the buffer (the reader's segment entry has it).
+                if self.expanded.is_none() {
+                    probe.read(Region::Clip, h, 4);
+                }
                 (w, d, b)
             } else {
                 let h = self.seg_header_off + 12 * seg;
@@ -169,10 +194,15 @@ impl Layout {
                 let e = |o: usize| u32_at(buf, h + o) as usize;
                 (e(0), e(4), e(8))
             };
-            let multi = self.num_segments > 1;
-            probe.read(Region::Clip, widths_off, 2 * a);
+            // Where the segment's metadata is read: its block in the buffer, or (version 5) the
+            // reader's expanded copy.
+            let meta_off = match meta {
+                Region::Reader => self.reader_bytes() + seg * meta_block_len,
+                _ => widths_off,
+            };
+            probe.read(meta, meta_off, 2 * a);
             if multi {
-                probe.read(Region::Clip, widths_off + 2 * a, 6 * a);
+                probe.read(meta, meta_off + 2 * a, 6 * a);
             }
             let dropped_off = widths_off + a * if multi { 8 } else { 2 };
             let mut bitpos = data_off * 8 + (s - seg * format::SEGMENT_SIZE) * bits;
@@ -181,7 +211,7 @@ impl Layout {
                 let w = unpack_widths(u16_at(buf, widths_off + 2 * t));
                 bitpos += (w[0] + w[1] + w[2]) as usize;
                 if let Some(slot) = self.per_segment_slot[t] {
-                    probe.read(Region::Clip, dropped_off + slot, 1);
+                    probe.read(meta, meta_off + (dropped_off - widths_off) + slot, 1);
                     if buf[dropped_off + slot] == DROPPED_NONE {
                         bitpos += DROPPED_NONE_BITS;
                     }

@@ -168,17 +168,18 @@ fn raw_float32_buffers_are_exact_and_validated() {
         b
     };
     // Older stamps read the older layout (float32 rotation clip ranges, no raw widths in
-    // version 1; a segment table in version 3): the buffer is refused, never misread; an
-    // unknown version is named.
-    for old in [1u16, 2, 3] {
+    // version 1; a segment table in version 3; blocks in version 4): the buffer is refused,
+    // never misread; an unknown version is named.
+    assert_eq!(u16::from_le_bytes([c.bytes[4], c.bytes[5]]), 5);
+    for old in [1u16, 2, 3, 4] {
         let mut b = c.bytes.clone();
         b[4..6].copy_from_slice(&old.to_le_bytes());
         assert!(ClipReader::new(&reseal(b)).is_err(), "version {old} stamp");
     }
-    let mut v5 = c.bytes.clone();
-    v5[4..6].copy_from_slice(&5u16.to_le_bytes());
-    let err = ClipReader::new(&reseal(v5)).unwrap_err().to_string();
-    assert!(err.contains("unsupported .cfa version 5"), "{err}");
+    let mut v6 = c.bytes.clone();
+    v6[4..6].copy_from_slice(&6u16.to_le_bytes());
+    let err = ClipReader::new(&reseal(v6)).unwrap_err().to_string();
+    assert!(err.contains("unsupported .cfa version 6"), "{err}");
     // Some aligned word of the runtime data is a raw component: a NaN there must be caught.
     let caught = (48..c.runtime_bytes - 4).step_by(4).any(|o| {
         let mut b = c.bytes.clone();

@@ -258,16 +258,23 @@ fn uniform_counters_match_a_hand_count() {
         (reader.num_animated_subtracks(), reader.num_segments()),
         (1, 1)
     );
-    // docs/FORMAT.md (version 4): header 48, one descriptor padded to 4 (48..52), no constants,
-    // one clip range (52..76), one segment block at 76: its bits per sample (76..80), the widths
-    // at 80 (2 bytes, padded to 4), the bit stream at 84.
+    // docs/FORMAT.md (version 5): header 48, one descriptor padded to 4 (48..52), no constants,
+    // one clip range (52..76), the coded metadata's length at 76 (2: one segment's widths, raw)
+    // and bytes at 80..82, padded to 84, the bit stream at 84.
     let u32_at = |o: usize| u32::from_le_bytes(buf[o..o + 4].try_into().unwrap()) as usize;
     let bits: usize = reader.segment_widths(0).next().unwrap().iter().sum::<u32>() as usize;
-    assert_eq!(u32_at(76), bits);
-    assert_eq!(u16::from_le_bytes([buf[4], buf[5]]), 4);
-    // Sampling at 2.5 reads the block's bits per sample (4), the widths (2) and samples 2 and
-    // 3's bits, bytes (84·8 + 2·bits) / 8 up to ⌈(84·8 + 4·bits) / 8⌉; the reader's own state is
-    // 48 B for the bone and 36 B for the animated sub-track (84 B: 2 lines).
+    assert_eq!(u16::from_le_bytes([buf[4], buf[5]]), 5);
+    assert_eq!(u32_at(76), 2);
+    assert_eq!(
+        u16::from_le_bytes([buf[80], buf[81]]) as usize & 0x7fff,
+        reader.segment_widths(0).next().unwrap()[0] as usize
+            | (reader.segment_widths(0).next().unwrap()[1] as usize) << 5
+            | (reader.segment_widths(0).next().unwrap()[2] as usize) << 10
+    );
+    // Sampling at 2.5 reads samples 2 and 3's bits, bytes (84·8 + 2·bits) / 8 up to
+    // ⌈(84·8 + 4·bits) / 8⌉ of the buffer, and in the reader its own state (48 B for the bone,
+    // 36 B for the animated sub-track) and the expanded widths right after it (2 B): 86 B, 2
+    // lines.
     let stream = (84 * 8 + 4 * bits).div_ceil(8) - (84 * 8 + 2 * bits) / 8;
     let lines_stream = if 84 + (4 * bits).div_ceil(8) <= 128 {
         0
@@ -278,7 +285,7 @@ fn uniform_counters_match_a_hand_count() {
     Layout::new(buf).touch_pose(buf, 2.5, &mut counter);
     assert_eq!(
         counter.end_pose(),
-        ((4 + 2 + stream + 84) as u64, (1 + lines_stream + 2) as u64)
+        ((stream + 86) as u64, (1 + lines_stream + 2) as u64)
     );
 }
 
