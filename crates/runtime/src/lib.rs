@@ -433,6 +433,9 @@ impl<'a> ClipReader<'a> {
         } else {
             Vec::new()
         };
+        // The expanded metadata allocated after the decoder's other tables (the fixed values,
+        // the groups), beside them on the heap: a cold call reads it with them.
+        let seg_meta = segs.meta.clone();
         let mut seg_head = [SegEntry::default(); SEG_HEAD];
         for (h, e) in seg_head.iter_mut().zip(&segs.segs) {
             *h = *e;
@@ -464,7 +467,7 @@ impl<'a> ClipReader<'a> {
             refs: t.refs,
             bone_animated: t.bone_animated,
             seg_offsets: segs.seg_offsets,
-            seg_meta: segs.meta,
+            seg_meta,
             constants: t.constants,
             meta,
         })
