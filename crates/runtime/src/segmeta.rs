@@ -68,7 +68,7 @@ struct Writer {
 impl Writer {
     fn put(&mut self, value: u32, n: u32) {
         for i in 0..n {
-            if self.bits % 8 == 0 {
+            if self.bits.is_multiple_of(8) {
                 self.out.push(0);
             }
             let bit = (value >> i) & 1;
@@ -123,7 +123,7 @@ fn zigzag(d: i32) -> u32 {
 }
 
 fn unzigzag(z: u32) -> i32 {
-    if z % 2 == 0 {
+    if z.is_multiple_of(2) {
         (z / 2) as i32
     } else {
         -(z.div_ceil(2) as i32)
@@ -355,7 +355,8 @@ pub(crate) fn decode(coded: &[u8], shape: &Shape) -> Result<Vec<u8>, FormatError
         }
     }
     // The coded stream is whole bytes: what is left after the last value is padding only.
-    if r.pos.div_ceil(8) != coded.len() || (r.pos % 8 != 0 && coded[r.pos / 8] >> (r.pos % 8) != 0)
+    if r.pos.div_ceil(8) != coded.len()
+        || (!r.pos.is_multiple_of(8) && coded[r.pos / 8] >> (r.pos % 8) != 0)
     {
         return Err(FormatError::Corrupt(
             "coded segment metadata: bytes after the last segment's values".into(),

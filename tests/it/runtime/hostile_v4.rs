@@ -182,18 +182,20 @@ fn random_corruptions_of_versions_4_and_5_never_panic() {
     }
 }
 
+/// `h`, resealed, is refused as corrupt with a message containing `what`.
+fn expect(mut h: Vec<u8>, what: &str) {
+    reseal(&mut h);
+    let e = ClipReader::new(&h).expect_err("refused").to_string();
+    assert!(
+        e.starts_with("corrupt buffer: ") && e.contains(what),
+        "{e} (wanted {what})"
+    );
+}
+
 #[test]
 fn version_4_refusals_name_the_problem() {
     let (_, b) = buffers().remove(4); // eight segments
     let start = segments_start(&b);
-    let expect = |mut h: Vec<u8>, what: &str| {
-        reseal(&mut h);
-        let e = ClipReader::new(&h).expect_err("refused").to_string();
-        assert!(
-            e.starts_with("corrupt buffer: ") && e.contains(what),
-            "{e} (wanted {what})"
-        );
-    };
     // A block whose bits per sample disagree with its widths.
     let mut h = b.clone();
     h[start] ^= 1;
@@ -220,14 +222,6 @@ fn version_5_refusals_name_the_problem() {
     let (_, b) = buffers_in(5).remove(4); // eight segments
     let start = segments_start(&b);
     let len = u32::from_le_bytes(b[start..start + 4].try_into().unwrap()) as usize;
-    let expect = |mut h: Vec<u8>, what: &str| {
-        reseal(&mut h);
-        let e = ClipReader::new(&h).expect_err("refused").to_string();
-        assert!(
-            e.starts_with("corrupt buffer: ") && e.contains(what),
-            "{e} (wanted {what})"
-        );
-    };
     // A coded length past the runtime data.
     let mut h = b.clone();
     h[start..start + 4].copy_from_slice(&u32::MAX.to_le_bytes());
