@@ -5,7 +5,7 @@
 //!
 //! A segment's metadata changes little from the previous segment's (a component's width moves
 //! by 0 or ±1 in most segments; its range by a few 255ths), so coding the changes instead of the
-//! values takes 2.8 % / 4.4 % off the regression / BVH sets' bytes (`docs/BENCHMARKS.md`). The
+//! values takes 2.8 % / 4.5 % off the regression / BVH sets' bytes (`docs/BENCHMARKS.md`). The
 //! price is that no segment's metadata can be read without the ones before it: a reader expands
 //! all of it once, at construction, so the full-pose call reads the same values as from a
 //! version-4 block. Written by hand: a few prefix codes over a bit stream, nothing a crate of
