@@ -341,8 +341,11 @@ fn misuse_is_refused_with_its_status_and_leaves_outputs_untouched() {
         CF_ERR_NULL_POINTER
     );
     // Handles: zero, forged, wrong kind, freed, freed twice; a new clip in the same slot does
-    // not revive the old handle.
-    for h in [0, 1, u64::MAX, clip.id ^ (1 << 40), clip.id + 1] {
+    // not revive the old handle. The forged ones keep the tag: another generation, and a slot
+    // no clip has (not `id + 1`: the tests share the process's table, and another test's clip
+    // in the next slot at the same generation is a live handle — a race CI once lost).
+    let far_slot = (clip.id & !0xFFFF_FFFF) | 0xFFFF_FFF0;
+    for h in [0, 1, u64::MAX, clip.id ^ (1 << 40), far_slot] {
         assert_eq!(
             unsafe { cf_clip_num_bones(cf_clip { id: h }, &mut nb) },
             CF_ERR_INVALID_HANDLE
