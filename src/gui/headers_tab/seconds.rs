@@ -393,10 +393,15 @@ fn check_ui(ui: &mut egui::Ui, c: &PchCheck) {
     for (name, m) in [("advised", &c.advised), ("naive", &c.naive)] {
         // A load that the medians cannot tell from zero is said so, not "0.0 ms per TU".
         let load = if m.load_ms > 0.0 {
-            format!(
-                "loading it costs {} per TU ({} of its headers' time)",
-                fmt_ms(m.load_ms),
+            // The fraction is stored to three decimals: a load it rounded to 0 is still a load.
+            let fraction = if m.load_fraction > 0.0 {
                 format_3_decimals(m.load_fraction)
+            } else {
+                "< 0.001".to_string()
+            };
+            format!(
+                "loading it costs {} per TU ({fraction} of its headers' time)",
+                fmt_ms(m.load_ms),
             )
         } else {
             "loading it took no measurable time per TU (within the timing noise)".to_string()
