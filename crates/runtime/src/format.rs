@@ -228,6 +228,19 @@ pub const DROPPED_NONE: u8 = 4;
 /// Bits that follow the three components of a rotation whose segment drops nothing.
 pub const DROPPED_NONE_BITS: usize = 32;
 
+/// Bits of one sample of an animated sub-track from its widths word (versions 4 and 5): its
+/// three widths, and the raw w that bit 15 marks.
+#[inline]
+pub fn track_bits(word: u16) -> usize {
+    let w = unpack_widths(word);
+    (w[0] + w[1] + w[2]) as usize
+        + if word & WIDTHS_RAW_W_FLAG != 0 {
+            DROPPED_NONE_BITS
+        } else {
+            0
+        }
+}
+
 /// Bone descriptor byte: rotation kind (bits 0-1), translation kind (2-3), scale kind (4-5),
 /// dropped rotation component (6-7).
 #[inline]

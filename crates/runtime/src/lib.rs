@@ -953,16 +953,7 @@ impl<'a> ClipReader<'a> {
     #[inline(never)]
     fn group_bits(&self, v: &SegView, first: usize, lanes: usize) -> usize {
         (first..first + lanes)
-            .map(|a| {
-                let x = u16_at(&self.seg_meta, v.widths_off + 2 * a);
-                let w = unpack_widths(x);
-                (w[0] + w[1] + w[2]) as usize
-                    + if x & WIDTHS_RAW_W_FLAG != 0 {
-                        DROPPED_NONE_BITS
-                    } else {
-                        0
-                    }
-            })
+            .map(|a| track_bits(u16_at(&self.seg_meta, v.widths_off + 2 * a)))
             .sum()
     }
 

@@ -537,16 +537,7 @@ fn coded_segments(
     for s in 0..h.num_segs {
         let widths_off = s * shape.block_len();
         let bits: usize = (0..h.num_animated)
-            .map(|a| {
-                let x = u16_at(&meta, widths_off + 2 * a);
-                let w = unpack_widths(x);
-                (w[0] + w[1] + w[2]) as usize
-                    + if x & WIDTHS_RAW_W_FLAG != 0 {
-                        DROPPED_NONE_BITS
-                    } else {
-                        0
-                    }
-            })
+            .map(|a| track_bits(u16_at(&meta, widths_off + 2 * a)))
             .sum();
         let (_, seg_len) = quant::segment_span(s, h.num_segs, h.num_samples, SEGMENT_SIZE);
         let data_off = c.pos;
