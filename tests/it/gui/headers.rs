@@ -1407,21 +1407,34 @@ fn small_measured_times_are_not_shown_as_zero_and_the_tu_fields_are_named() {
     // The counts' fields, by their names.
     h.get_by_role_and_label(Role::SpinButton, "TUs to measure:");
     assert!(h.query_by_label("Clang:").is_none());
-    h.get_by_label("Measure 2 TUs").click();
-    h.step();
-    wait_compile(&mut h);
-    assert_eq!(h.state().headers.message, None);
-    let tiny = {
-        let s = h.state();
-        let r = s.headers.report(&s.persisted.headers).unwrap();
-        r.headers
-            .iter()
-            .find(|f| f.path == "inc/tiny.h")
-            .and_then(|f| f.seconds_contributed)
-            .expect("tiny.h measured")
-    };
-    // A one-line header costs µs a TU: a figure "0.000" hid.
-    assert!(tiny > 0.0 && tiny < 0.0005, "tiny.h: {tiny} s");
+    // A one-line header costs µs a TU: a figure "0.000" hid. On a loaded machine one clang run
+    // can read it at ~0.4 ms a TU, so the test measures again (a fresh run, as a user would) until
+    // the figure is below the column's last digit; five loaded runs in a row are not expected.
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        h.get_by_label("Measure 2 TUs").click();
+        h.step();
+        wait_compile(&mut h);
+        assert_eq!(h.state().headers.message, None);
+        let tiny = {
+            let s = h.state();
+            let r = s.headers.report(&s.persisted.headers).unwrap();
+            r.headers
+                .iter()
+                .find(|f| f.path == "inc/tiny.h")
+                .and_then(|f| f.seconds_contributed)
+                .expect("tiny.h measured")
+        };
+        assert!(tiny > 0.0, "tiny.h: {tiny} s");
+        seen.push(tiny);
+        if tiny < 0.0005 {
+            break;
+        }
+    }
+    assert!(
+        seen.last().is_some_and(|&t| t < 0.0005),
+        "tiny.h measured at {seen:?} s in five runs"
+    );
     assert!(
         h.query_all_by_label("< 0.001").next().is_some(),
         "no cell reads < 0.001"
