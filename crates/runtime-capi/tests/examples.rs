@@ -34,19 +34,52 @@ fn repo() -> PathBuf {
 }
 
 /// The folder holding `libclipforge_runtime_capi.{a,so}` of this build: cargo writes them,
-/// without a hash in the name, beside this test binary in `deps/` (and copies them one up).
+/// without a hash in the name, beside this test binary in `deps/` (and copies them one up). The
+/// newer of the two is taken, and one older than the runtime's sources is refused: `cargo test`
+/// does not always rewrite them, and a warm target once linked a library from before a format
+/// change (its players called the new files "unsupported").
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let deps = exe.parent().unwrap();
-    for d in [deps, deps.parent().unwrap()] {
-        if d.join("libclipforge_runtime_capi.a").is_file() {
-            return d.to_path_buf();
-        }
-    }
-    panic!(
-        "libclipforge_runtime_capi.a not found beside {}",
-        exe.display()
+    let newest = [deps, deps.parent().unwrap()]
+        .into_iter()
+        .filter_map(|d| {
+            let m = std::fs::metadata(d.join("libclipforge_runtime_capi.a")).ok()?;
+            Some((m.modified().ok()?, d.to_path_buf()))
+        })
+        .max();
+    let Some((built, dir)) = newest else {
+        panic!(
+            "libclipforge_runtime_capi.a not found beside {}",
+            exe.display()
+        );
+    };
+    let sources = newest_source(&repo().join("crates/runtime/src"))
+        .max(newest_source(&repo().join("crates/runtime-capi/src")));
+    assert!(
+        sources.is_none_or(|s| s <= built),
+        "{} is older than the runtime's sources: run `cargo build --release -p \
+         clipforge-runtime-capi` (with this CARGO_TARGET_DIR) and test again",
+        dir.join("libclipforge_runtime_capi.a").display()
     );
+    dir
+}
+
+/// The latest modification time of the `.rs` files under `dir`.
+fn newest_source(dir: &Path) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        let t = if p.is_dir() {
+            newest_source(&p)
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            e.metadata().ok().and_then(|m| m.modified().ok())
+        } else {
+            None
+        };
+        newest = newest.max(t);
+    }
+    newest
 }
 
 fn have(compiler: &str) -> bool {
