@@ -518,6 +518,11 @@ fn print_row(r: &ClipReport, progress: &Progress, started: Instant, tty: bool, q
     } else {
         say!("{line}");
     }
+    // What the importer, the mesh check or the settings noted (a per-bone table that selects no
+    // bone, an FBX skin read another way): in the JSON report only, a user never saw it.
+    for w in &r.warnings {
+        say!("  warning: {w}");
+    }
 }
 
 /// A clip's compression time on its progress line: the app's words ("< 0.1 ms", not "0.0 ms").

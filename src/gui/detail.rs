@@ -414,6 +414,16 @@ impl DetailView {
                 );
             }
         }
+        // What the importer, the mesh check or the settings noted about this clip (a per-bone
+        // table that selects no bone): the report held them, and no screen showed them.
+        for w in report.map(|r| r.warnings.as_slice()).unwrap_or_default() {
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(format!("Warning: {w}")).color(ui.visuals().warn_fg_color),
+                )
+                .wrap(),
+            );
+        }
         // A failed clip's report (or the line above) already says why: its reading error
         // would say it again.
         let failed = report.is_some_and(|r| r.error.is_some());
@@ -604,19 +614,36 @@ impl DetailView {
                     .wrap(),
                 )
                 .on_hover_text(names.join("\n"));
-                ui.weak(format!(
-                    "cm; empty: the clip's own. Saved into {} (they win over its [[bone]] tables and the clip file's precision).",
-                    table.file.display()
-                ));
+                // The units are in the column titles: a caption of its own starting "cm; …" read
+                // as a sentence with its start cut off, and took a line from the rows.
+                ui.add(
+                    egui::Label::new(
+                        egui::RichText::new(format!(
+                            "Empty: the clip's own. Saved into {}",
+                            table.file.display()
+                        ))
+                        .weak(),
+                    )
+                    .wrap(),
+                )
+                .on_hover_text(
+                    "These win over the file's [[bone]] tables and the clip file's precision",
+                );
                 egui::ScrollArea::vertical()
                     .id_salt("cf_bone_rows")
-                    // The header, the captions, the Save button and its message take ~190 px.
-                    .max_height((room - 190.0).max(80.0))
+                    // What is left of the column once the captions above are drawn, less the
+                    // Save button and its (wrapped, path-holding) message below: a fixed guess
+                    // of the captions' height left a third of the room empty.
+                    .max_height(
+                        (ui.available_height().min(room)
+                            - if table.message.is_some() { 70.0 } else { 32.0 })
+                        .max(80.0),
+                    )
                     .show(ui, |ui| {
                         egui::Grid::new("cf_bone_grid").striped(true).show(ui, |ui| {
                             ui.strong("bone");
-                            ui.strong("threshold");
-                            ui.strong("shell");
+                            ui.strong("threshold (cm)");
+                            ui.strong("shell (cm)");
                             ui.end_row();
                             for (name, t, d) in table.rows.iter_mut() {
                                 let l = ui.label(name.as_str());

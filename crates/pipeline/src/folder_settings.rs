@@ -611,6 +611,40 @@ impl ClipSettings {
     }
 }
 
+impl ClipSettings {
+    /// A warning for each of the clip's own per-bone tables (`[[clip.bone]]`) whose `match`
+    /// selects no bone of `names`: the table was written for this very clip, so it is a mistake
+    /// (most often a name's case: `Head` for `head`), and without a word the clip is compressed
+    /// at its plain threshold while the settings line lists the table as if it applied. The
+    /// folder's `[[bone]]` tables and explicit ones are not checked: they serve clips of many
+    /// skeletons and may rightly match nothing in one of them.
+    pub fn unmatched_clip_bones(&self, names: &[String]) -> Vec<String> {
+        let from = self.bones.len() - self.clip_bones.min(self.bones.len());
+        let file = self.settings_file.as_deref().unwrap_or(FILE_NAME);
+        self.bones[from..]
+            .iter()
+            .filter_map(|b| {
+                // A pattern that does not compile was refused when the file was read.
+                let glob = BoneGlob::new(&b.pattern).ok()?;
+                if names.iter().any(|n| glob.is_match(n)) {
+                    return None;
+                }
+                let lower = b.pattern.to_lowercase();
+                let hint = BoneGlob::new(&lower)
+                    .ok()
+                    .and_then(|g| names.iter().find(|n| g.is_match(&n.to_lowercase())))
+                    .map(|n| format!(" (bone names are case-sensitive: the clip has \"{n}\")"))
+                    .unwrap_or_default();
+                Some(format!(
+                    "{file}: [[clip.bone]] match \"{}\" selects no bone of this clip, so its \
+                     settings were not applied{hint}",
+                    b.pattern
+                ))
+            })
+            .collect()
+    }
+}
+
 /// A length in cm as short as it reads back (0.1, not 0.100000001).
 fn short_cm(v: f32) -> String {
     format!("{v}")

@@ -197,7 +197,15 @@ fn import_clips(
             false,
         ));
     }
-    let warnings = warnings.iter().map(|w| w.to_string()).collect();
+    // "FILE[:LINE]: what", as the row's other warnings read (the importer's own text begins
+    // "warning: ", which the CLI's warning lines and the app's detail already say).
+    let warnings = warnings
+        .iter()
+        .map(|w| match w.line {
+            Some(l) => format!("{}:{l}: {}", w.path.display(), w.message),
+            None => format!("{}: {}", w.path.display(), w.message),
+        })
+        .collect();
     Ok((clips, warnings))
 }
 
@@ -225,6 +233,7 @@ fn compress_clips(
             clip.name.clone()
         };
         let rel_out = clip_output_path(&job.base, index, count, &name);
+        let unmatched = job.resolved.clip.unmatched_clip_bones(&clip.skeleton.names);
         let mut row = if job.cancel.is_cancelled() {
             cancelled_row(job.file, &name)
         } else {
@@ -232,6 +241,7 @@ fn compress_clips(
         };
         row.warnings.splice(0..0, warnings.iter().cloned());
         row.warnings.extend(job.resolved.warnings.iter().cloned());
+        row.warnings.extend(unmatched);
         job.progress.record(&row);
         if row.error.is_none() {
             written.push(cache::CachedOutput {

@@ -215,6 +215,13 @@ fn a_bone_table_is_saved_for_this_clip_or_this_folder_and_its_rows_turn_stale() 
     h.run();
     // "This clip" unless chosen otherwise, and the table says which clips a save changes.
     h.get_by_label_contains("A save changes 1 clip: clip_01");
+    // Units in the titles; the caption names the file (it once began "cm; …", a cut sentence).
+    h.get_by_label("threshold (cm)");
+    h.get_by_label("shell (cm)");
+    h.get_by_label(&format!(
+        "Empty: the clip's own. Saved into {}",
+        input.path().join(FILE_NAME).display()
+    ));
     let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "l_finger");
     f.focus();
     f.type_text("0.001");
@@ -337,5 +344,78 @@ fn a_bone_named_with_glob_characters_is_saved_for_that_bone_alone() {
             .unwrap()
             .1
             .is_empty()
+    );
+}
+
+/// A hand-written `[[clip.bone]]` table whose `match` selects no bone (`Head` for `head`) is not
+/// applied, and the clip's detail says so under its settings line, naming the bone it missed;
+/// once the user saves `head` from the table and recompresses, the warning about `Head` stays
+/// (the table is still in the file) but the bone is held to the saved value.
+#[test]
+fn a_clip_bone_table_that_selects_no_bone_is_said_in_the_detail() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let clip = generate(&GenerateOptions {
+        name: "clip_00".into(),
+        num_samples: 50,
+        seed: 3,
+        ..Default::default()
+    });
+    std::fs::write(
+        input.path().join("clip_00.acl.sjson"),
+        write_acl_clip(&clip),
+    )
+    .unwrap();
+    std::fs::write(
+        input.path().join(FILE_NAME),
+        "[[clip]]\nmatch = \"clip_00.acl.sjson\"\n[[clip.bone]]\nmatch = \"Head\"\nerror_threshold = 0.002\n",
+    )
+    .unwrap();
+    let mut h = harness_on(input.path(), out.path());
+    h.state_mut().handle(clipforge::gui::Command::Scan);
+    wait_idle(&mut h);
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    h.get_by_label("clip_00").click();
+    wait_idle(&mut h);
+    h.get_by_label(&format!(
+        "Warning: {}: [[clip.bone]] match \"Head\" selects no bone of this clip, so its settings \
+         were not applied (bone names are case-sensitive: the clip has \"head\")",
+        input.path().join(FILE_NAME).display()
+    ));
+    let head = clip
+        .skeleton
+        .names
+        .iter()
+        .position(|n| n == "head")
+        .unwrap();
+    let threshold = |h: &egui_kittest::Harness<'_, AppState>| {
+        let s = h.state();
+        let key = s.detail.selected.clone().expect("selected");
+        s.library
+            .row(&key)
+            .and_then(|r| r.report())
+            .unwrap()
+            .per_bone_threshold_cm
+            .get(head)
+            .copied()
+    };
+    // Not applied: no per-bone thresholds at all (the list is empty when none differ).
+    assert_eq!(threshold(&h), None);
+    h.get_by_label("Per-bone thresholds").click();
+    h.run();
+    let f = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "head");
+    f.focus();
+    f.type_text("0.002");
+    h.run();
+    h.get_by_label("Save to clipforge.toml").click();
+    h.run();
+    h.get_by_label("Compress all").click();
+    wait_idle(&mut h);
+    assert_eq!(threshold(&h), Some(0.002));
+    assert_eq!(
+        h.query_all_by_label_contains("selects no bone of this clip")
+            .count(),
+        1
     );
 }

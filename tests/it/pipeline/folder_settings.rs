@@ -277,6 +277,50 @@ fn bone_tables_apply_to_the_bones_they_match() {
     }
 }
 
+/// A clip's own `[[clip.bone]]` table that selects no bone is not applied, and the row says so
+/// (report and progress line), naming the file, the pattern and the bone whose name differs only
+/// in case; a folder `[[bone]]` table that selects nothing in this clip is not a mistake (it
+/// serves other skeletons) and says nothing, nor does a table that selects a bone.
+#[test]
+fn a_clip_bone_table_that_selects_no_bone_is_warned_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    write_clip(&input.join("a.acl.sjson"), 1);
+    write_clip(&input.join("b.acl.sjson"), 2);
+    write(
+        &input.join("clipforge.toml"),
+        "[[bone]]\nmatch = \"tail*\"\nerror_threshold = 0.002\n\
+         [[clip]]\nmatch = \"a.acl.sjson\"\n[[clip.bone]]\nmatch = \"Head\"\nerror_threshold = 0.002\n\
+         [[clip]]\nmatch = \"b.acl.sjson\"\n[[clip.bone]]\nmatch = \"head\"\nerror_threshold = 0.002\n",
+    );
+    let names = clipforge::anim::generate::humanoid_skeleton().names;
+    assert!(names.iter().any(|n| n == "head") && !names.iter().any(|n| n == "Head"));
+    let (o, r) = compress(&input, &tmp.path().join("out"), &[]);
+    assert!(o.status.success());
+    let a = row(&r, "a.acl.sjson");
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    let w = &a.warnings[0];
+    assert!(
+        w.contains("clipforge.toml: [[clip.bone]] match \"Head\" selects no bone of this clip")
+            && w.contains("not applied")
+            && w.ends_with("(bone names are case-sensitive: the clip has \"head\")"),
+        "{w}"
+    );
+    // Not applied: every bone at the clip's threshold.
+    assert!(
+        a.per_bone_threshold_cm.iter().all(|&t| t == 0.01),
+        "{:?}",
+        a.per_bone_threshold_cm
+    );
+    let b = row(&r, "b.acl.sjson");
+    assert!(b.warnings.is_empty(), "{:?}", b.warnings);
+    let head = names.iter().position(|n| n == "head").unwrap();
+    assert_eq!(b.per_bone_threshold_cm[head], 0.002);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("  warning: ").count(), 1, "{err}");
+    assert!(err.contains(&format!("  warning: {w}\n")), "{err}");
+}
+
 #[test]
 fn changing_a_folder_file_recompresses_exactly_the_clips_under_it() {
     let tmp = tempfile::tempdir().unwrap();
