@@ -136,6 +136,44 @@ fn push_object_pose(
     crate::pose::local_to_object_with(&clip.skeleton.parents, &mut local, &mut out[base..]);
 }
 
+/// Errors between samples at extra blends of a few intervals, one pose at a time: for each
+/// interval `s` of `intervals` and each blend `a` of `alphas`, the raw clip blended there (as the
+/// runtime blends) against `lossy(s, a, out)`'s local transforms, into `stats` as points between
+/// samples (`stats.per_interval_max` sized for the clip). For the intervals where the midpoint
+/// does not stand for the whole interval (`compress::verify_weighted`).
+pub(crate) fn measure_intervals_at(
+    raw: &RawClip,
+    intervals: &[usize],
+    alphas: &[f64],
+    mut lossy: impl FnMut(usize, f64, &mut Vec<DTransform>),
+    shells: &[f32],
+    stats: &mut ErrorStats,
+) {
+    let nb = raw.num_bones();
+    let (mut a, mut b, mut local) = (Vec::new(), Vec::new(), Vec::new());
+    for &s in intervals {
+        for &alpha in alphas {
+            a.clear();
+            push_object_pose(
+                raw,
+                |x| blend_local(&local_f64(raw, x, s), &local_f64(raw, x, s + 1), alpha),
+                &mut a,
+            );
+            local.clear();
+            lossy(s, alpha, &mut local);
+            b.clear();
+            push_object_pose(raw, |x| local[x], &mut b);
+            for bone in 0..nb {
+                stats.between(
+                    s,
+                    bone,
+                    vertex_error(&a[bone], &b[bone], shells[bone] as f64),
+                );
+            }
+        }
+    }
+}
+
 /// Object-space transforms of every bone at every sample, `sample * bones + bone`.
 pub fn object_space_f64(clip: &RawClip) -> Vec<DTransform> {
     let nb = clip.num_bones();

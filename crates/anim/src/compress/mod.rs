@@ -414,9 +414,72 @@ pub fn verify_weighted(
             clip, add, &decoded, &between, shells, weights,
         )
         .map_err(|e| CompressError::Verification(e.to_string())),
-        None => metric::measure_weighted(clip, &decoded, &between, shells, weights)
-            .map_err(|e| CompressError::Verification(e.to_string())),
+        None => {
+            let (mut stats, weighted) =
+                metric::measure_weighted(clip, &decoded, &between, shells, weights)
+                    .map_err(|e| CompressError::Verification(e.to_string()))?;
+            if alphas.len() == 1 {
+                fast_turns_between(clip, reader, shells, &mut stats);
+            }
+            Ok((stats, weighted))
+        }
     }
+}
+
+/// Below this |dot| between two consecutive raw rotations of a bone (a turn of more than ~106°
+/// in one sample) the midpoint does not stand for the interval: its remainder grows with the
+/// motion per sample (`docs/METRIC.md`). CMU 131_03's right thumb (|dot| 0.005 at sample 242):
+/// `clip_eval.py --between 8` measured 0.01015 cm a third of the way through an interval whose
+/// midpoint and ends were within 0.01 cm. The BVH clips have 0–34 such intervals, the ACL
+/// regression clips 0–3.
+const FAST_TURN_DOT: f32 = 0.6;
+
+/// The midpoint check's complement on a plain clip: the intervals where some bone turns faster
+/// than [`FAST_TURN_DOT`] are measured at the other [`ADDITIVE_BETWEEN_ALPHAS`] too, one pose at
+/// a time (a few intervals: five whole-clip passes made the ten BVH clips that have one 1.3–1.7 ×
+/// slower to compress).
+fn fast_turns_between(
+    clip: &RawClip,
+    reader: &ClipReader,
+    shells: &[f32],
+    stats: &mut metric::ErrorStats,
+) {
+    let n = clip.num_samples;
+    if n < 2 {
+        return;
+    }
+    let fast: Vec<usize> = (0..n - 1)
+        .filter(|&s| {
+            (0..clip.num_bones()).any(|b| {
+                let r = &clip.rotations[b * n..(b + 1) * n];
+                r[s].dot(r[s + 1]).abs() < FAST_TURN_DOT
+            })
+        })
+        .collect();
+    if fast.is_empty() {
+        return;
+    }
+    let alphas: Vec<f64> = ADDITIVE_BETWEEN_ALPHAS
+        .iter()
+        .filter(|&&a| a != 0.5)
+        .map(|&a| a as f64)
+        .collect();
+    let stored = reader.num_stored_samples();
+    let mut pose = crate::pose::Pose::new(reader.num_bones());
+    let lossy = |s: usize, a: f64, out: &mut Vec<metric::DTransform>| {
+        reader.decode_blend(
+            stored_index(s, stored),
+            stored_index(s + 1, stored),
+            a as f32,
+            &mut pose,
+        );
+        out.extend((0..pose.rotations.len()).map(|b| metric::DTransform {
+            rotation: pose.rotations[b].as_dquat().normalize(),
+            translation: glam::Vec3::from(pose.translations[b]).as_dvec3(),
+            scale: glam::Vec3::from(pose.scales[b]).as_dvec3(),
+        }));
+    };
+    metric::measure_intervals_at(clip, &fast, &alphas, lossy, shells, stats);
 }
 
 /// [`verify_weighted`] of an additive clip over a base of several samples: the samples, then the
