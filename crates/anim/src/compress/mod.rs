@@ -432,38 +432,44 @@ pub fn verify_weighted(
 /// `clip_eval.py --between 8` measured 0.01015 cm a third of the way through an interval whose
 /// midpoint and ends were within 0.01 cm. The BVH clips have 0–34 such intervals, the ACL
 /// regression clips 0–3.
-const FAST_TURN_DOT: f32 = 0.6;
+pub const FAST_TURN_DOT: f32 = 0.6;
 
-/// The midpoint check's complement on a plain clip: the intervals where some bone turns faster
-/// than [`FAST_TURN_DOT`] are measured at the other [`ADDITIVE_BETWEEN_ALPHAS`] too, one pose at
-/// a time (a few intervals: five whole-clip passes made the ten BVH clips that have one 1.3–1.7 ×
-/// slower to compress).
-fn fast_turns_between(
-    clip: &RawClip,
-    reader: &ClipReader,
-    shells: &[f32],
-    stats: &mut metric::ErrorStats,
-) {
+/// The blends, besides the midpoint, at which the final check measures a plain clip's
+/// [`fast_turn_intervals`] (the other points of [`ADDITIVE_BETWEEN_ALPHAS`]).
+pub const FAST_TURN_ALPHAS: [f32; 4] = [0.125, 0.25, 0.75, 0.875];
+
+/// The intervals `s` (between samples `s` and `s + 1`) where some bone's raw rotation turns
+/// faster than [`FAST_TURN_DOT`]: where the final check of a plain clip measures
+/// [`FAST_TURN_ALPHAS`] besides the midpoint.
+pub fn fast_turn_intervals(clip: &RawClip) -> Vec<usize> {
     let n = clip.num_samples;
     if n < 2 {
-        return;
+        return Vec::new();
     }
-    let fast: Vec<usize> = (0..n - 1)
+    (0..n - 1)
         .filter(|&s| {
             (0..clip.num_bones()).any(|b| {
                 let r = &clip.rotations[b * n..(b + 1) * n];
                 r[s].dot(r[s + 1]).abs() < FAST_TURN_DOT
             })
         })
-        .collect();
+        .collect()
+}
+
+/// The midpoint check's complement on a plain clip: the [`fast_turn_intervals`] are measured at
+/// [`FAST_TURN_ALPHAS`] too, one pose at a time (a few intervals: five whole-clip passes made
+/// the ten BVH clips that have one 1.3–1.7 × slower to compress).
+fn fast_turns_between(
+    clip: &RawClip,
+    reader: &ClipReader,
+    shells: &[f32],
+    stats: &mut metric::ErrorStats,
+) {
+    let fast = fast_turn_intervals(clip);
     if fast.is_empty() {
         return;
     }
-    let alphas: Vec<f64> = ADDITIVE_BETWEEN_ALPHAS
-        .iter()
-        .filter(|&&a| a != 0.5)
-        .map(|&a| a as f64)
-        .collect();
+    let alphas = FAST_TURN_ALPHAS.map(|a| a as f64);
     let stored = reader.num_stored_samples();
     let mut pose = crate::pose::Pose::new(reader.num_bones());
     let lossy = |s: usize, a: f64, out: &mut Vec<metric::DTransform>| {

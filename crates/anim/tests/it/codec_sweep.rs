@@ -1,7 +1,8 @@
 //! The codec never fails: every real clip of `CLIPFORGE_DATA` (ACL regression transform clips,
 //! BVH files, every clip of every glTF file) compresses at every threshold of the sweep
-//! {0.001, 0.003, 0.01, 0.03, 0.1, 1.0} cm, and the float64 check, at every sample and at the
-//! midpoint between samples, stays under the threshold; or, where the threshold is below what
+//! {0.001, 0.003, 0.01, 0.03, 0.1, 1.0} cm, and the float64 check, at every sample, at the
+//! midpoint between samples and at the other points of the intervals where a bone turns fast
+//! (`compress::fast_turn_intervals`), stays under the threshold; or, where the threshold is below what
 //! float32 can represent for the clip, the compressor says so and that is verified. Also the last
 //! resort (raw float32) forced on real clips. The whole sweep takes about a minute in release on
 //! 2 cores (`docs/BENCHMARKS.md`), so CI runs all of it; `scripts/codec_sweep.sh` runs the same
@@ -10,7 +11,9 @@
 use crate::common;
 
 use clipforge_anim::clip::RawClip;
-use clipforge_anim::compress::{CompressError, compress_all_raw, decoded_between};
+use clipforge_anim::compress::{
+    CompressError, FAST_TURN_ALPHAS, compress_all_raw, decoded_between, fast_turn_intervals,
+};
 use clipforge_anim::formats::load_clips;
 use clipforge_anim::{ClipReader, CompressionSettings, compress, metric};
 use rayon::prelude::*;
@@ -18,8 +21,9 @@ use rayon::prelude::*;
 const THRESHOLDS: [f32; 6] = [0.001, 0.003, 0.01, 0.03, 0.1, 1.0];
 
 /// Compresses at `threshold`; checks the buffer reads back and that the float64 measurement of
-/// the decoded clip, at the samples and at the midpoints decoded as the runtime samples them,
-/// is under the threshold. Returns the failure text, if any.
+/// the decoded clip, at the samples, at the midpoints and at the fast-turn points, decoded as the
+/// runtime samples them, is under the threshold and is what the compressor reported. Returns the
+/// failure text, if any.
 fn check(label: &str, clip: &RawClip, threshold: f32) -> Option<String> {
     let settings = CompressionSettings {
         error_threshold: threshold,
@@ -48,12 +52,32 @@ fn check(label: &str, clip: &RawClip, threshold: f32) -> Option<String> {
         alpha: 0.5,
         poses: &mid,
     }];
-    let e = metric::measure_with_between(clip, &decoded, &between, &clip.skeleton.shell_distances)
-        .unwrap();
-    if !(e.max <= threshold as f64 && e.max_at_samples <= e.max && e.max == c.error.max) {
+    let shells = &clip.skeleton.shell_distances;
+    let e = metric::measure_with_between(clip, &decoded, &between, shells).unwrap();
+    // Where a bone turns fast the compressor also measures FAST_TURN_ALPHAS of the interval:
+    // the same points here, so its reported figure is compared with what it measured.
+    let mut max = e.max;
+    let fast = fast_turn_intervals(clip);
+    for alpha in FAST_TURN_ALPHAS.into_iter().filter(|_| !fast.is_empty()) {
+        let poses = decoded_between(&reader, alpha);
+        let at = [metric::Between {
+            alpha: alpha as f64,
+            poses: &poses,
+        }];
+        let ea = metric::measure_with_between(clip, &decoded, &at, shells).unwrap();
+        max = fast
+            .iter()
+            .map(|&s| ea.per_interval_max[s])
+            .fold(max, f64::max);
+    }
+    if !(max <= threshold as f64 && e.max_at_samples <= max && max == c.error.max) {
         return Some(format!(
-            "{label} at {threshold}: max {} (at samples {}, compressor said {})",
-            e.max, e.max_at_samples, c.error.max
+            "{label} at {threshold}: max {max} (at samples {}, at midpoints {}, compressor said {}; \
+             {} fast intervals)",
+            e.max_at_samples,
+            e.max,
+            c.error.max,
+            fast.len()
         ));
     }
     None
