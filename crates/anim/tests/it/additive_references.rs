@@ -1,6 +1,7 @@
 //! Reference rotations (`.cfa` flags bit 4, `docs/FORMAT.md` section 5b) on a real additive clip
-//! (`CLIPFORGE_DATA`): ACL's 09_02 relative to its first frame is stored with some rotations
-//! relative to a reference; the buffer decodes to the combined-pose error the compressor
+//! (`CLIPFORGE_DATA`): ACL's 49_15 relative to its first frame is stored with most of its
+//! rotations relative to a reference (11 of 17 since the search walks roots first; 09_02, the
+//! clip this test used before, kept none then); the buffer decodes to the combined-pose error the compressor
 //! reported, and the reader refuses a reference section a hostile file bends (checksum resealed).
 
 use crate::common;
@@ -57,7 +58,7 @@ fn reference_rotations_decode_and_bent_ones_are_refused() {
     let Some(data) = real_data_or_skip!() else {
         return;
     };
-    let clip = load_clips(&data.join("acl-regression/09_02.acl.sjson"))
+    let clip = load_clips(&data.join("acl-regression/49_15.acl.sjson"))
         .unwrap()
         .remove(0);
     let add = make_additive(&clip, &first_frame(&clip), AdditiveFormat::DEFAULT).unwrap();
@@ -66,7 +67,7 @@ fn reference_rotations_decode_and_bent_ones_are_refused() {
     assert_ne!(
         flags & FLAG_ROTATION_REFERENCES,
         0,
-        "09_02 relative to its first frame no longer uses reference rotations: pick another clip"
+        "49_15 relative to its first frame no longer uses reference rotations: pick another clip"
     );
     assert_ne!(
         flags & FLAG_COMPACT_REFERENCES,
@@ -89,6 +90,15 @@ fn reference_rotations_decode_and_bent_ones_are_refused() {
 
     let (bits_off, kinds) = reference_section(&c.bytes);
     let set = |b: &[u8], a: usize| b[bits_off + a / 8] >> (a % 8) & 1 == 1;
+    let refs = (0..kinds.len()).filter(|&a| set(&c.bytes, a)).count();
+    let rotations = kinds.iter().filter(|&&k| k == 0).count();
+    eprintln!("{refs} of {rotations} animated rotations relative to a reference");
+    // Several references, so the decode above goes through them (a clip that keeps one is one
+    // search change away from keeping none, as 09_02 did).
+    assert!(
+        refs >= 4,
+        "49_15 keeps {refs} references: pick a clip that keeps several"
+    );
     let first_ref = (0..kinds.len()).find(|&a| set(&c.bytes, a)).unwrap();
     assert_eq!(kinds[first_ref], 0, "a reference on a non-rotation");
     // Compact layout: the 3-byte references follow the bits without padding.
