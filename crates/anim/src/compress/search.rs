@@ -11,9 +11,9 @@
 //! others, so a greedy pass then makes each track coarser, roots first (by levels, then by
 //! one bit of one component), while the real error of the bones it moves stays within the
 //! target (`SegmentCtx::refine`; 6 % of the bytes on ACL's regression clips, 6 % on the BVH
-//! clips, leaves first; roots first 1.5 % more). With per-bone thresholds every error is weighed by its bone's weight
-//! (`Prepared::weights`; levers by the bones they move), so the one target stands for each
-//! bone's own threshold.
+//! clips, leaves first; roots first 1.5 % more). With per-bone thresholds every error is
+//! weighed by its bone's weight (`Prepared::weights`; levers by the bones they move), so the
+//! one target stands for each bone's own threshold.
 
 use super::lanes;
 use super::prepare::{Prepared, Xf, raw_vertices, vertex_error_to};
@@ -1131,8 +1131,9 @@ impl SegmentCtx<'_> {
     /// the worst bone meets the target, which leaves slack on every other chain. Each track,
     /// roots first (leaves first on tiny segments), is made coarser by levels, then each
     /// component by bits ([`Self::descend`]), while the real error of every bone it moves (its
-    /// subtree, at every sample of the segment) stays within `target`. Only the subtree is measured again, so a trial costs
-    /// samples × subtree size. Returns the widths of every track.
+    /// subtree, at every sample of the segment) stays within `target`. Only the subtree is
+    /// measured again, so a trial costs samples × subtree size. Returns the widths of every
+    /// track.
     fn refine(&self, choice: &mut [usize], target: f32) -> Vec<[u32; 3]> {
         let p = self.p;
         let nb = p.num_bones;
