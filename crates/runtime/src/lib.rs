@@ -491,7 +491,7 @@ impl<'a> ClipReader<'a> {
         let fixed = validate::fixed_tables(buf, &mut c, &h, &d)?;
         let clip_ranges = validate::clip_ranges(buf, &mut c, h.version, &d)?;
         let references = validate::references(buf, &mut c, h.flags, &d)?;
-        let segs = validate::segments(buf, &mut c, &h, &d)?;
+        let mut segs = validate::segments(buf, &mut c, &h, &d)?;
         let meta = validate::read_metadata(buf, &h)?;
         let t = validate::tables(
             buf,
@@ -504,19 +504,15 @@ impl<'a> ClipReader<'a> {
         )?;
         let grouped = h.version >= GROUPED_SEGMENTS_VERSION;
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        let mut segs = {
-            let mut segs = segs;
-            if grouped {
-                for e in &mut segs.segs {
-                    e.plain = (0..h.num_animated.div_ceil(GROUP)).all(|g| {
-                        let o = e.widths_off as usize + 8 * g;
-                        let lanes = (h.num_animated - GROUP * g).min(GROUP);
-                        group4::plain(group_widths(&segs.meta, o, lanes))
-                    });
-                }
+        if grouped {
+            for e in &mut segs.segs {
+                e.plain = (0..h.num_animated.div_ceil(GROUP)).all(|g| {
+                    let o = e.widths_off as usize + 8 * g;
+                    let lanes = (h.num_animated - GROUP * g).min(GROUP);
+                    group4::plain(group_widths(&segs.meta, o, lanes))
+                });
             }
-            segs
-        };
+        }
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         let groups = if grouped {
             t.tracks.chunks(GROUP).map(Group4::new).collect()
