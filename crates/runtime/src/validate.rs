@@ -417,6 +417,8 @@ pub(crate) struct Segments {
     /// Every segment's metadata, checked, in the layout it has in the buffer's segments
     /// (versions 1–4: copied; version 5: expanded), then [`segmeta::EXPANDED_TAIL`] zero bytes.
     pub(crate) meta: Vec<u8>,
+    /// Bytes of one segment's metadata in [`Self::meta`] (blocks back to back).
+    pub(crate) block_len: usize,
 }
 
 /// Section 6: the segment table and every segment it points to (versions 1–3), the segment
@@ -493,6 +495,7 @@ pub(crate) fn segments(
         segs,
         seg_offsets,
         meta,
+        block_len: shape.block_len(),
     })
 }
 
@@ -575,6 +578,7 @@ fn coded_segments(
         segs,
         seg_offsets,
         meta,
+        block_len: shape.block_len(),
     })
 }
 
