@@ -203,11 +203,7 @@ impl SegMeta {
     /// would take up to 8 × its metadata's memory), so the copy is at most twice the expanded
     /// metadata. Offsets past `u32` are refused.
     fn aligned(meta: &[u8], segs: &mut [SegEntry], block_len: usize) -> Result<Self, FormatError> {
-        let stride = if segs.len() == 1 || block_len >= 32 {
-            block_len.next_multiple_of(64)
-        } else {
-            block_len
-        };
+        let stride = segmeta::reader_stride(segs.len(), block_len);
         let len = segs.len() * stride + segmeta::EXPANDED_TAIL;
         let mut bytes = alloc::vec![0u8; len];
         for (s, e) in segs.iter_mut().enumerate() {

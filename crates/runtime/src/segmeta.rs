@@ -46,6 +46,18 @@ pub struct Shape {
     pub num_dropped: usize,
 }
 
+/// Bytes from one segment's block (`block_len` bytes) to the next in the reader's copy of the
+/// metadata, whose allocation starts on a cache line: each block on its own line so a cold call
+/// reads the fewest lines, but blocks under half a line stay back to back when there are several
+/// (padding would more than double them). The lab's cache-line replay models the reader with it.
+pub fn reader_stride(num_segs: usize, block_len: usize) -> usize {
+    if num_segs == 1 || block_len >= 32 {
+        block_len.next_multiple_of(64)
+    } else {
+        block_len
+    }
+}
+
 impl Shape {
     /// Bytes of one segment's expanded metadata: widths, grouped ranges, dropped components.
     pub fn block_len(&self) -> usize {

@@ -45,8 +45,8 @@ pub struct Layout {
     grouped: bool,
     /// Version 5: the buffer laid out as version 4 (the same values: `relayout`), whose blocks
     /// the replay walks for the widths; the metadata reads then count in the reader's region,
-    /// where a version-5 reader keeps the expanded metadata (segment after segment, each
-    /// [`Self::meta_block_len`] bytes) after its per-clip tables.
+    /// where a version-5 reader keeps the expanded metadata (its own allocation after its
+    /// per-clip tables, segment blocks `Shape::reader_stride` apart).
     expanded: Option<Vec<u8>>,
     /// Version 4, per segment: its block's offset, widths offset, bit stream offset and bits
     /// per sample (`format::segment_block_layout`).
@@ -174,7 +174,6 @@ impl Layout {
         let a = self.num_animated;
         let multi = self.num_segments > 1;
         let slots = self.per_segment_slot.iter().flatten().count();
-        let meta_block_len = a * if multi { 8 } else { 2 } + slots;
         probe.read(Region::Reader, 0, self.reader_bytes());
         let (i0, i1) = self.locate(x);
         let samples: &[usize] = if i0 == i1 { &[i0] } else { &[i0, i1] };
@@ -196,8 +195,15 @@ impl Layout {
             };
             // Where the segment's metadata is read: its block in the buffer, or (version 5) the
             // reader's expanded copy.
+            // The reader's copy is an allocation of its own, on a cache line, its blocks
+            // `Shape::reader_stride` apart.
             let meta_off = match meta {
-                Region::Reader => self.reader_bytes() + seg * meta_block_len,
+                Region::Reader => {
+                    let block_len = a * if multi { 8 } else { 2 } + slots;
+                    let stride =
+                        crate::runtime::segmeta::reader_stride(self.num_segments, block_len);
+                    self.reader_bytes().next_multiple_of(64) + seg * stride
+                }
                 _ => widths_off,
             };
             probe.read(meta, meta_off, 2 * a);

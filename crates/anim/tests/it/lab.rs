@@ -273,8 +273,8 @@ fn uniform_counters_match_a_hand_count() {
     );
     // Sampling at 2.5 reads samples 2 and 3's bits, bytes (84·8 + 2·bits) / 8 up to
     // ⌈(84·8 + 4·bits) / 8⌉ of the buffer, and in the reader its own state (48 B for the bone,
-    // 36 B for the animated sub-track) and the expanded widths right after it (2 B): 86 B, 2
-    // lines.
+    // 36 B for the animated sub-track: 2 lines) and the expanded widths (2 B) in the reader's
+    // copy of the metadata, an allocation of its own starting on a line: 86 B, 3 lines.
     let stream = (84 * 8 + 4 * bits).div_ceil(8) - (84 * 8 + 2 * bits) / 8;
     let lines_stream = if 84 + (4 * bits).div_ceil(8) <= 128 {
         0
@@ -285,7 +285,7 @@ fn uniform_counters_match_a_hand_count() {
     Layout::new(buf).touch_pose(buf, 2.5, &mut counter);
     assert_eq!(
         counter.end_pose(),
-        ((stream + 86) as u64, (1 + lines_stream + 2) as u64)
+        ((stream + 86) as u64, (1 + lines_stream + 3) as u64)
     );
 }
 
