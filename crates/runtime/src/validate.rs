@@ -282,7 +282,9 @@ pub(crate) fn fixed_tables(
     let const_off = c.take(
         num_constant
             .checked_mul(12)
-            .ok_or(FormatError::Corrupt("too many constants".into()))?,
+            // `_else`: the message is built only on the error (eagerly, it was an allocation
+            // and a free in every read-back).
+            .ok_or_else(|| FormatError::Corrupt("too many constants".into()))?,
     )?;
     for i in 0..num_constant * 3 {
         if !f32_at(buf, const_off + 4 * i).is_finite() {

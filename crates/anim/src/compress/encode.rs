@@ -39,13 +39,27 @@ fn pad4(out: &mut Vec<u8>) {
 
 /// Returns the buffer ([`VERSION`]) and the size of its runtime part.
 pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
-    let mut out = vec![0u8; HEADER_SIZE];
-    let referenced = write_tables(&mut out, p);
     let segments: Vec<Segment> = choices
         .iter()
         .enumerate()
         .map(|(s, choice)| segment(p, s, choice))
         .collect();
+    // Room for the whole file in most cases (the segments, ~150 bytes a bone of tables and
+    // metadata, the names): a small clip's buffer is then allocated once, not grown by
+    // reallocation, and not zeroed first.
+    let room = HEADER_SIZE
+        + 256
+        + TAIL_PADDING
+        + clip.name.len()
+        + p.num_bones * 150
+        + clip.skeleton.names.iter().map(String::len).sum::<usize>()
+        + segments
+            .iter()
+            .map(|s| s.meta.len() + s.stream.len() + 8)
+            .sum::<usize>();
+    let mut out = Vec::with_capacity(room);
+    out.resize(HEADER_SIZE, 0);
+    let referenced = write_tables(&mut out, p);
     // Version 5 needs an animated sub-track (its segment count is bounded by the coded
     // metadata); a clip without one keeps version 4's blocks.
     let version = if p.tracks.is_empty() {
