@@ -503,24 +503,31 @@ impl<'a> ClipReader<'a> {
         )?;
         let grouped = h.version >= GROUPED_SEGMENTS_VERSION;
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if grouped {
-            for e in &mut segs.segs {
-                e.plain = (0..h.num_animated.div_ceil(GROUP)).all(|g| {
-                    let o = e.widths_off as usize + 8 * g;
-                    let lanes = (h.num_animated - GROUP * g).min(GROUP);
-                    group4::plain(group_widths(&segs.meta, o, lanes))
-                });
-            }
-        }
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         let groups = if grouped {
             t.tracks.chunks(GROUP).map(Group4::new).collect()
         } else {
             Vec::new()
         };
         // The expanded metadata allocated after the decoder's other tables (the fixed values,
-        // the groups), beside them on the heap: a cold call reads it with them.
-        let seg_meta = SegMeta::aligned(&segs.meta, &mut segs.segs, segs.block_len)?;
+        // the groups), beside them on the heap: a cold call reads it with them. Versions 1–4
+        // copy it from the buffer (validated there), version 5 from its expansion.
+        let meta_src = if h.version >= CODED_METADATA_VERSION {
+            &segs.meta[..]
+        } else {
+            buf
+        };
+        let seg_meta = SegMeta::aligned(meta_src, &mut segs.segs, segs.block_len)?;
+        // Read from the copy, whose zero tail lets the last group's 8-byte load stay in bounds.
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if grouped {
+            for e in &mut segs.segs {
+                e.plain = (0..h.num_animated.div_ceil(GROUP)).all(|g| {
+                    let o = e.widths_off as usize + 8 * g;
+                    let lanes = (h.num_animated - GROUP * g).min(GROUP);
+                    group4::plain(group_widths(&seg_meta, o, lanes))
+                });
+            }
+        }
         let mut seg_head = [SegEntry::default(); SEG_HEAD];
         for (h, e) in seg_head.iter_mut().zip(&segs.segs) {
             *h = *e;

@@ -416,8 +416,10 @@ pub(crate) struct Segments {
     pub(crate) segs: Vec<SegEntry>,
     /// Per segment, per animated sub-track: its bit offset inside one sample of the segment.
     pub(crate) seg_offsets: Vec<u32>,
-    /// Every segment's metadata, checked, in the layout it has in the buffer's segments
-    /// (versions 1–4: copied; version 5: expanded), then [`segmeta::EXPANDED_TAIL`] zero bytes.
+    /// Version 5: every segment's metadata, checked, expanded into the layout version 4's
+    /// blocks have, then [`segmeta::EXPANDED_TAIL`] zero bytes. Versions 1–4: empty, the
+    /// metadata is read where it is in the buffer (the reader copies it once, into its lines;
+    /// a copy here first was an allocation and a copy more per read-back).
     pub(crate) meta: Vec<u8>,
     /// Bytes of one segment's metadata in [`Self::meta`] (blocks back to back).
     pub(crate) block_len: usize,
@@ -443,8 +445,6 @@ pub(crate) fn segments(
     // Bounded by the buffer: every segment stores at least 2 bytes per animated sub-track.
     let mut seg_offsets: Vec<u32> = Vec::with_capacity(h.num_segs * h.num_animated);
     let shape = segmeta_shape(h, d);
-    // The same: the metadata copied is inside the buffer.
-    let mut meta = Vec::with_capacity(h.num_segs * shape.block_len() + segmeta::EXPANDED_TAIL);
     let mut none_mark = vec![false; h.num_animated];
     let first = if grouped {
         table_off
@@ -472,16 +472,9 @@ pub(crate) fn segments(
             bits: buf,
         };
         segment(place, s, e, h, d, &mut none_mark, &mut seg_offsets)?;
-        // The decoder reads every version's metadata from the reader's copy.
-        let at = e.widths_off as usize;
-        let copied = SegEntry {
-            widths_off: meta.len() as u32,
-            ..e
-        };
-        meta.extend_from_slice(&buf[at..at + shape.block_len()]);
-        segs.push(copied);
+        // `widths_off` stays in the buffer: the reader copies the block from there.
+        segs.push(e);
     }
-    meta.resize(meta.len() + segmeta::EXPANDED_TAIL, 0);
     if grouped {
         if c.pos + TAIL_PADDING != h.runtime_size {
             return corrupt(format!(
@@ -496,7 +489,7 @@ pub(crate) fn segments(
         table_off,
         segs,
         seg_offsets,
-        meta,
+        meta: Vec::new(),
         block_len: shape.block_len(),
     })
 }

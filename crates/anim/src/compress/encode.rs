@@ -39,11 +39,24 @@ fn pad4(out: &mut Vec<u8>) {
 
 /// Returns the buffer ([`VERSION`]) and the size of its runtime part.
 pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
-    let segments: Vec<Segment> = choices
-        .iter()
-        .enumerate()
-        .map(|(s, choice)| segment(p, s, choice))
-        .collect();
+    // Version 5 needs an animated sub-track (its segment count is bounded by the coded
+    // metadata); a clip without one keeps version 4's blocks.
+    let version = if p.tracks.is_empty() {
+        GROUPED_SEGMENTS_VERSION
+    } else {
+        VERSION
+    };
+    // Version 5 codes every segment's metadata together; version 4 writes each segment as it
+    // is built (no list of them: one allocation fewer for a clip of nothing animated).
+    let segments: Vec<Segment> = if version >= CODED_METADATA_VERSION {
+        choices
+            .iter()
+            .enumerate()
+            .map(|(s, choice)| segment(p, s, choice))
+            .collect()
+    } else {
+        Vec::new()
+    };
     // Room for the whole file in most cases (the segments, ~150 bytes a bone of tables and
     // metadata, the names): a small clip's buffer is then allocated once, not grown by
     // reallocation, and not zeroed first.
@@ -53,20 +66,14 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
         + clip.name.len()
         + p.num_bones * 150
         + clip.skeleton.names.iter().map(String::len).sum::<usize>()
+        + 8 * choices.len()
         + segments
             .iter()
-            .map(|s| s.meta.len() + s.stream.len() + 8)
+            .map(|s| s.meta.len() + s.stream.len())
             .sum::<usize>();
     let mut out = Vec::with_capacity(room);
     out.resize(HEADER_SIZE, 0);
     let referenced = write_tables(&mut out, p);
-    // Version 5 needs an animated sub-track (its segment count is bounded by the coded
-    // metadata); a clip without one keeps version 4's blocks.
-    let version = if p.tracks.is_empty() {
-        GROUPED_SEGMENTS_VERSION
-    } else {
-        VERSION
-    };
     if version >= CODED_METADATA_VERSION {
         let shape = segmeta::Shape {
             num_segs: segments.len(),
@@ -84,7 +91,8 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
             pad4(&mut out);
         }
     } else {
-        for s in &segments {
+        for (i, choice) in choices.iter().enumerate() {
+            let s = segment(p, i, choice);
             // The block (docs/FORMAT.md, "Segment blocks"): bits per sample, the metadata, the
             // bit stream.
             put_u32(&mut out, s.bits);
