@@ -101,8 +101,9 @@ fn f32_at(b: &[u8], o: usize) -> f32 {
 
 /// Skeleton and names stored after the runtime data.
 #[derive(Clone, Debug)]
-struct Metadata {
-    clip_name: String,
+struct Metadata<'a> {
+    /// In the buffer (checked UTF-8).
+    clip_name: &'a str,
     original_num_samples: usize,
     skeleton: Skeleton,
     /// What the clip was compressed with, when the file says ([`metadata`]).
@@ -177,7 +178,7 @@ pub struct ClipReader<'a> {
     constants: Vec<(u32, u8)>,
     desc_off: usize,
     runtime_size: usize,
-    meta: Metadata,
+    meta: Metadata<'a>,
 }
 
 /// A cache line's bytes, on a line boundary ([`SegMeta`]'s storage).
@@ -611,7 +612,7 @@ impl<'a> ClipReader<'a> {
         self.buf.len()
     }
     pub fn clip_name(&self) -> &str {
-        &self.meta.clip_name
+        self.meta.clip_name
     }
     pub fn skeleton(&self) -> &Skeleton {
         &self.meta.skeleton

@@ -42,7 +42,7 @@ pub(crate) struct Cursor<'a> {
     pub(crate) end: usize,
 }
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
     fn take(&mut self, n: usize) -> Result<usize, FormatError> {
         let at = self.pos;
         let end = at.checked_add(n).ok_or(FormatError::Truncated {
@@ -73,9 +73,13 @@ impl Cursor<'_> {
         }
     }
     fn str(&mut self) -> Result<String, FormatError> {
+        self.str_in_buffer().map(String::from)
+    }
+    /// A name where it is in the buffer (UTF-8 checked), without copying it.
+    fn str_in_buffer(&mut self) -> Result<&'a str, FormatError> {
         let n = self.u16()? as usize;
         let at = self.take(n)?;
-        String::from_utf8(self.buf[at..at + n].to_vec()).or_else(|_| corrupt("a name is not UTF-8"))
+        core::str::from_utf8(&self.buf[at..at + n]).or_else(|_| corrupt("a name is not UTF-8"))
     }
 }
 
@@ -835,7 +839,7 @@ fn check_raw_values(
 
 /// The metadata (names, hierarchy, bind pose, precisions) from the end of the runtime data to
 /// the settings record or the end of the buffer.
-pub(crate) fn read_metadata(buf: &[u8], h: &Header) -> Result<Metadata, FormatError> {
+pub(crate) fn read_metadata<'a>(buf: &'a [u8], h: &Header) -> Result<Metadata<'a>, FormatError> {
     let (start, num_bones, flags) = (h.runtime_size, h.num_bones, h.flags);
     let precisions = flags & FLAG_BONE_PRECISIONS != 0;
     // The optional settings record fills the end of the buffer: the names end before it.
@@ -849,7 +853,8 @@ pub(crate) fn read_metadata(buf: &[u8], h: &Header) -> Result<Metadata, FormatEr
     if original_num_samples != h.num_samples + h.wrap as usize {
         return corrupt("metadata sample count does not match the stored samples");
     }
-    let clip_name = c.str()?;
+    // Borrowed from the buffer the reader borrows anyway: no copy, no allocation.
+    let clip_name = c.str_in_buffer()?;
     let mut bones = Vec::with_capacity(num_bones);
     for b in 0..num_bones {
         bones.push(bone_desc(&mut c, b)?);
