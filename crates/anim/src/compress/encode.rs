@@ -310,17 +310,20 @@ fn write_header(
 
 /// Number of (component, segment) pairs at each bit width (index 32: raw float32).
 pub fn histogram(choices: &[SegmentChoice]) -> Vec<u32> {
-    let mut h = vec![0u32; MAX_BITS as usize + 1];
+    // Counted on the stack, then one allocation of the length the result has (not a zeroed
+    // vector grown when a raw width shows up).
+    let mut h = [0u32; RAW_BITS as usize + 1];
+    let mut len = MAX_BITS as usize + 1;
     for c in choices {
         for w in &c.widths {
             for &x in w {
+                // Widths are at most MAX_BITS or RAW_BITS (`segment` asserts it).
+                let i = (x as usize).min(RAW_BITS as usize);
+                h[i] += 1;
                 // Index 32 (raw float32) only exists when it is used.
-                if x as usize >= h.len() {
-                    h.resize(x as usize + 1, 0);
-                }
-                h[x as usize] += 1;
+                len = len.max(i + 1);
             }
         }
     }
-    h
+    h[..len].to_vec()
 }
