@@ -866,6 +866,36 @@ struct SegmentState {
     worst: f64,
 }
 
+/// The segments whose worst error is over `target`: the worst error each segment's choices take
+/// part in (its samples and the intervals that touch them; the wrapped last sample is stored
+/// sample 0), kept in `segs`.
+fn failing_segments(
+    prepared: &prepare::Prepared,
+    segs: &mut [SegmentState],
+    judged: &metric::ErrorStats,
+    target: f32,
+) -> Vec<usize> {
+    for x in segs.iter_mut() {
+        x.worst = 0.0;
+    }
+    let seg_of = |i: usize| {
+        (stored_index(i, prepared.num_stored) / prepared.segment_size)
+            .min(prepared.num_segments.saturating_sub(1))
+    };
+    for (i, &e) in judged.per_sample_max.iter().enumerate() {
+        let s = seg_of(i);
+        segs[s].worst = segs[s].worst.max(e);
+    }
+    for (i, &e) in judged.per_interval_max.iter().enumerate() {
+        for s in [seg_of(i), seg_of(i + 1)] {
+            segs[s].worst = segs[s].worst.max(e);
+        }
+    }
+    (0..prepared.num_segments)
+        .filter(|&s| segs[s].worst > target as f64)
+        .collect()
+}
+
 /// One classification of the whole clip with `prepare_target`, then searches and float64
 /// checks of the encoded buffer; the last encoding and whether it passed the check.
 fn attempt(
@@ -957,27 +987,7 @@ fn attempt(
         }
         // Segments are judged on the weighed errors: each bone against its own threshold.
         let judged = weighted.as_ref().unwrap_or(&stats);
-        // Worst error each segment's choices take part in: its samples and the intervals that
-        // touch them (the wrapped last sample is stored sample 0).
-        for x in &mut segs {
-            x.worst = 0.0;
-        }
-        let seg_of = |i: usize| {
-            (stored_index(i, prepared.num_stored) / prepared.segment_size)
-                .min(prepared.num_segments.saturating_sub(1))
-        };
-        for (i, &e) in judged.per_sample_max.iter().enumerate() {
-            let s = seg_of(i);
-            segs[s].worst = segs[s].worst.max(e);
-        }
-        for (i, &e) in judged.per_interval_max.iter().enumerate() {
-            for s in [seg_of(i), seg_of(i + 1)] {
-                segs[s].worst = segs[s].worst.max(e);
-            }
-        }
-        let failing: Vec<usize> = (0..prepared.num_segments)
-            .filter(|&s| segs[s].worst > target as f64)
-            .collect();
+        let failing = failing_segments(&prepared, &mut segs, judged, target);
         let last = round + 1 == rounds;
         if failing.is_empty() || last {
             let histogram = encode::histogram(&choices);
