@@ -327,3 +327,33 @@ pub fn histogram(choices: &[SegmentChoice]) -> Vec<u32> {
     }
     h[..len].to_vec()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choice(widths: &[[u32; 3]]) -> SegmentChoice {
+        SegmentChoice {
+            ranges: vec![[0; 6]; widths.len()],
+            widths: widths.to_vec(),
+        }
+    }
+
+    /// Counted per (component, segment); index 32 (raw float32) exists only when some component
+    /// is stored raw (the fixed-array count must give the same vectors the growing one did).
+    #[test]
+    fn histogram_counts_widths_and_has_the_raw_slot_only_when_used() {
+        let h = histogram(&[choice(&[[3, 3, 0], [MAX_BITS, 5, 3]]), choice(&[[3, 0, 0]])]);
+        assert_eq!(h.len(), MAX_BITS as usize + 1);
+        assert_eq!((h[0], h[3], h[5], h[MAX_BITS as usize]), (3, 4, 1, 1));
+        assert_eq!(h.iter().sum::<u32>(), 9);
+        let h = histogram(&[
+            choice(&[[RAW_BITS, RAW_BITS, RAW_BITS]]),
+            choice(&[[7, 7, 7]]),
+        ]);
+        assert_eq!(h.len(), RAW_BITS as usize + 1);
+        assert_eq!((h[7], h[RAW_BITS as usize]), (3, 3));
+        assert!(histogram(&[]).iter().all(|&x| x == 0));
+        assert_eq!(histogram(&[]).len(), MAX_BITS as usize + 1);
+    }
+}
