@@ -32,7 +32,10 @@ pub fn set_max_memory_bytes(bytes: u64) {
 /// A quarter of physical memory (batches compress clips in parallel, one per core), at least
 /// 256 MiB; 2 GiB where physical memory cannot be read.
 pub(crate) fn default_max_memory_bytes() -> u64 {
-    (physical_memory_bytes().unwrap_or(8 << 30) / 4).max(256 << 20)
+    // Read once per process: every compression checks its budget, and two sysconf calls (a
+    // sysinfo system call) were a measurable part of a tiny clip's compression.
+    static DEFAULT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *DEFAULT.get_or_init(|| (physical_memory_bytes().unwrap_or(8 << 30) / 4).max(256 << 20))
 }
 
 fn physical_memory_bytes() -> Option<u64> {

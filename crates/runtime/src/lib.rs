@@ -101,8 +101,9 @@ fn f32_at(b: &[u8], o: usize) -> f32 {
 
 /// Skeleton and names stored after the runtime data.
 #[derive(Clone, Debug)]
-struct Metadata {
-    clip_name: String,
+struct Metadata<'a> {
+    /// In the buffer (checked UTF-8).
+    clip_name: &'a str,
     original_num_samples: usize,
     skeleton: Skeleton,
     /// What the clip was compressed with, when the file says ([`metadata`]).
@@ -177,7 +178,7 @@ pub struct ClipReader<'a> {
     constants: Vec<(u32, u8)>,
     desc_off: usize,
     runtime_size: usize,
-    meta: Metadata,
+    meta: Metadata<'a>,
 }
 
 /// A cache line's bytes, on a line boundary ([`SegMeta`]'s storage).
@@ -205,7 +206,14 @@ impl SegMeta {
     fn aligned(meta: &[u8], segs: &mut [SegEntry], block_len: usize) -> Result<Self, FormatError> {
         let stride = segmeta::reader_stride(segs.len(), block_len);
         let len = segs.len() * stride + segmeta::EXPANDED_TAIL;
-        let mut bytes = alloc::vec![0u8; len];
+        // Straight into the lines (zeroed: the padding and the tail read as 0), one allocation
+        // (a byte buffer first, then the lines, was two: a few per cent of a tiny clip's load).
+        let mut lines = alloc::vec![Line([0; 64]); len.div_ceil(64)];
+        // SAFETY: `Line` is 64 plain bytes without padding (repr(C) over [u8; 64]): the lines
+        // are `64 · lines.len() ≥ len` initialized bytes, borrowed mutably here alone.
+        let bytes = unsafe {
+            core::slice::from_raw_parts_mut(lines.as_mut_ptr().cast::<u8>(), 64 * lines.len())
+        };
         for (s, e) in segs.iter_mut().enumerate() {
             let from = e.widths_off as usize;
             let to = &mut bytes[s * stride..s * stride + block_len];
@@ -214,14 +222,6 @@ impl SegMeta {
                 FormatError::Corrupt("segment metadata beyond 4 GiB in memory".into())
             })?;
         }
-        let lines = bytes
-            .chunks(64)
-            .map(|c| {
-                let mut l = Line([0; 64]);
-                l.0[..c.len()].copy_from_slice(c);
-                l
-            })
-            .collect();
         Ok(Self { lines, len })
     }
 }
@@ -500,24 +500,31 @@ impl<'a> ClipReader<'a> {
         )?;
         let grouped = h.version >= GROUPED_SEGMENTS_VERSION;
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if grouped {
-            for e in &mut segs.segs {
-                e.plain = (0..h.num_animated.div_ceil(GROUP)).all(|g| {
-                    let o = e.widths_off as usize + 8 * g;
-                    let lanes = (h.num_animated - GROUP * g).min(GROUP);
-                    group4::plain(group_widths(&segs.meta, o, lanes))
-                });
-            }
-        }
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         let groups = if grouped {
             t.tracks.chunks(GROUP).map(Group4::new).collect()
         } else {
             Vec::new()
         };
         // The expanded metadata allocated after the decoder's other tables (the fixed values,
-        // the groups), beside them on the heap: a cold call reads it with them.
-        let seg_meta = SegMeta::aligned(&segs.meta, &mut segs.segs, segs.block_len)?;
+        // the groups), beside them on the heap: a cold call reads it with them. Versions 1–4
+        // copy it from the buffer (validated there), version 5 from its expansion.
+        let meta_src = if h.version >= CODED_METADATA_VERSION {
+            &segs.meta[..]
+        } else {
+            buf
+        };
+        let seg_meta = SegMeta::aligned(meta_src, &mut segs.segs, segs.block_len)?;
+        // Read from the copy, whose zero tail lets the last group's 8-byte load stay in bounds.
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if grouped {
+            for e in &mut segs.segs {
+                e.plain = (0..h.num_animated.div_ceil(GROUP)).all(|g| {
+                    let o = e.widths_off as usize + 8 * g;
+                    let lanes = (h.num_animated - GROUP * g).min(GROUP);
+                    group4::plain(group_widths(&seg_meta, o, lanes))
+                });
+            }
+        }
         let mut seg_head = [SegEntry::default(); SEG_HEAD];
         for (h, e) in seg_head.iter_mut().zip(&segs.segs) {
             *h = *e;
@@ -601,7 +608,7 @@ impl<'a> ClipReader<'a> {
         self.buf.len()
     }
     pub fn clip_name(&self) -> &str {
-        &self.meta.clip_name
+        self.meta.clip_name
     }
     pub fn skeleton(&self) -> &Skeleton {
         &self.meta.skeleton

@@ -42,7 +42,7 @@ pub(crate) struct Cursor<'a> {
     pub(crate) end: usize,
 }
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
     fn take(&mut self, n: usize) -> Result<usize, FormatError> {
         let at = self.pos;
         let end = at.checked_add(n).ok_or(FormatError::Truncated {
@@ -73,9 +73,13 @@ impl Cursor<'_> {
         }
     }
     fn str(&mut self) -> Result<String, FormatError> {
+        self.str_in_buffer().map(String::from)
+    }
+    /// A name where it is in the buffer (UTF-8 checked), without copying it.
+    fn str_in_buffer(&mut self) -> Result<&'a str, FormatError> {
         let n = self.u16()? as usize;
         let at = self.take(n)?;
-        String::from_utf8(self.buf[at..at + n].to_vec()).or_else(|_| corrupt("a name is not UTF-8"))
+        core::str::from_utf8(&self.buf[at..at + n]).or_else(|_| corrupt("a name is not UTF-8"))
     }
 }
 
@@ -282,7 +286,9 @@ pub(crate) fn fixed_tables(
     let const_off = c.take(
         num_constant
             .checked_mul(12)
-            .ok_or(FormatError::Corrupt("too many constants".into()))?,
+            // `_else`: the message is built only on the error (eagerly, it was an allocation
+            // and a free in every read-back).
+            .ok_or_else(|| FormatError::Corrupt("too many constants".into()))?,
     )?;
     for i in 0..num_constant * 3 {
         if !f32_at(buf, const_off + 4 * i).is_finite() {
@@ -414,8 +420,10 @@ pub(crate) struct Segments {
     pub(crate) segs: Vec<SegEntry>,
     /// Per segment, per animated sub-track: its bit offset inside one sample of the segment.
     pub(crate) seg_offsets: Vec<u32>,
-    /// Every segment's metadata, checked, in the layout it has in the buffer's segments
-    /// (versions 1–4: copied; version 5: expanded), then [`segmeta::EXPANDED_TAIL`] zero bytes.
+    /// Version 5: every segment's metadata, checked, expanded into the layout version 4's
+    /// blocks have, then [`segmeta::EXPANDED_TAIL`] zero bytes. Versions 1–4: empty, the
+    /// metadata is read where it is in the buffer (the reader copies it once, into its lines;
+    /// a copy here first was an allocation and a copy more per read-back).
     pub(crate) meta: Vec<u8>,
     /// Bytes of one segment's metadata in [`Self::meta`] (blocks back to back).
     pub(crate) block_len: usize,
@@ -441,8 +449,6 @@ pub(crate) fn segments(
     // Bounded by the buffer: every segment stores at least 2 bytes per animated sub-track.
     let mut seg_offsets: Vec<u32> = Vec::with_capacity(h.num_segs * h.num_animated);
     let shape = segmeta_shape(h, d);
-    // The same: the metadata copied is inside the buffer.
-    let mut meta = Vec::with_capacity(h.num_segs * shape.block_len() + segmeta::EXPANDED_TAIL);
     let mut none_mark = vec![false; h.num_animated];
     let first = if grouped {
         table_off
@@ -470,16 +476,9 @@ pub(crate) fn segments(
             bits: buf,
         };
         segment(place, s, e, h, d, &mut none_mark, &mut seg_offsets)?;
-        // The decoder reads every version's metadata from the reader's copy.
-        let at = e.widths_off as usize;
-        let copied = SegEntry {
-            widths_off: meta.len() as u32,
-            ..e
-        };
-        meta.extend_from_slice(&buf[at..at + shape.block_len()]);
-        segs.push(copied);
+        // `widths_off` stays in the buffer: the reader copies the block from there.
+        segs.push(e);
     }
-    meta.resize(meta.len() + segmeta::EXPANDED_TAIL, 0);
     if grouped {
         if c.pos + TAIL_PADDING != h.runtime_size {
             return corrupt(format!(
@@ -494,7 +493,7 @@ pub(crate) fn segments(
         table_off,
         segs,
         seg_offsets,
-        meta,
+        meta: Vec::new(),
         block_len: shape.block_len(),
     })
 }
@@ -840,7 +839,7 @@ fn check_raw_values(
 
 /// The metadata (names, hierarchy, bind pose, precisions) from the end of the runtime data to
 /// the settings record or the end of the buffer.
-pub(crate) fn read_metadata(buf: &[u8], h: &Header) -> Result<Metadata, FormatError> {
+pub(crate) fn read_metadata<'a>(buf: &'a [u8], h: &Header) -> Result<Metadata<'a>, FormatError> {
     let (start, num_bones, flags) = (h.runtime_size, h.num_bones, h.flags);
     let precisions = flags & FLAG_BONE_PRECISIONS != 0;
     // The optional settings record fills the end of the buffer: the names end before it.
@@ -854,7 +853,8 @@ pub(crate) fn read_metadata(buf: &[u8], h: &Header) -> Result<Metadata, FormatEr
     if original_num_samples != h.num_samples + h.wrap as usize {
         return corrupt("metadata sample count does not match the stored samples");
     }
-    let clip_name = c.str()?;
+    // Borrowed from the buffer the reader borrows anyway: no copy, no allocation.
+    let clip_name = c.str_in_buffer()?;
     let mut bones = Vec::with_capacity(num_bones);
     for b in 0..num_bones {
         bones.push(bone_desc(&mut c, b)?);

@@ -39,13 +39,6 @@ fn pad4(out: &mut Vec<u8>) {
 
 /// Returns the buffer ([`VERSION`]) and the size of its runtime part.
 pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u8>, usize) {
-    let mut out = vec![0u8; HEADER_SIZE];
-    let referenced = write_tables(&mut out, p);
-    let segments: Vec<Segment> = choices
-        .iter()
-        .enumerate()
-        .map(|(s, choice)| segment(p, s, choice))
-        .collect();
     // Version 5 needs an animated sub-track (its segment count is bounded by the coded
     // metadata); a clip without one keeps version 4's blocks.
     let version = if p.tracks.is_empty() {
@@ -53,6 +46,34 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
     } else {
         VERSION
     };
+    // Version 5 codes every segment's metadata together; version 4 writes each segment as it
+    // is built (no list of them: one allocation fewer for a clip of nothing animated).
+    let segments: Vec<Segment> = if version >= CODED_METADATA_VERSION {
+        choices
+            .iter()
+            .enumerate()
+            .map(|(s, choice)| segment(p, s, choice))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Room for the whole file in most cases (the segments, ~150 bytes a bone of tables and
+    // metadata, the names): a small clip's buffer is then allocated once, not grown by
+    // reallocation, and not zeroed first.
+    let room = HEADER_SIZE
+        + 256
+        + TAIL_PADDING
+        + clip.name.len()
+        + p.num_bones * 150
+        + clip.skeleton.names.iter().map(String::len).sum::<usize>()
+        + 8 * choices.len()
+        + segments
+            .iter()
+            .map(|s| s.meta.len() + s.stream.len())
+            .sum::<usize>();
+    let mut out = Vec::with_capacity(room);
+    out.resize(HEADER_SIZE, 0);
+    let referenced = write_tables(&mut out, p);
     if version >= CODED_METADATA_VERSION {
         let shape = segmeta::Shape {
             num_segs: segments.len(),
@@ -70,7 +91,8 @@ pub fn encode(clip: &RawClip, p: &Prepared, choices: &[SegmentChoice]) -> (Vec<u
             pad4(&mut out);
         }
     } else {
-        for s in &segments {
+        for (i, choice) in choices.iter().enumerate() {
+            let s = segment(p, i, choice);
             // The block (docs/FORMAT.md, "Segment blocks"): bits per sample, the metadata, the
             // bit stream.
             put_u32(&mut out, s.bits);
@@ -288,17 +310,50 @@ fn write_header(
 
 /// Number of (component, segment) pairs at each bit width (index 32: raw float32).
 pub fn histogram(choices: &[SegmentChoice]) -> Vec<u32> {
-    let mut h = vec![0u32; MAX_BITS as usize + 1];
+    // Counted on the stack, then one allocation of the length the result has (not a zeroed
+    // vector grown when a raw width shows up).
+    let mut h = [0u32; RAW_BITS as usize + 1];
+    let mut len = MAX_BITS as usize + 1;
     for c in choices {
         for w in &c.widths {
             for &x in w {
+                // Widths are at most MAX_BITS or RAW_BITS (`segment` asserts it).
+                let i = (x as usize).min(RAW_BITS as usize);
+                h[i] += 1;
                 // Index 32 (raw float32) only exists when it is used.
-                if x as usize >= h.len() {
-                    h.resize(x as usize + 1, 0);
-                }
-                h[x as usize] += 1;
+                len = len.max(i + 1);
             }
         }
     }
-    h
+    h[..len].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choice(widths: &[[u32; 3]]) -> SegmentChoice {
+        SegmentChoice {
+            ranges: vec![[0; 6]; widths.len()],
+            widths: widths.to_vec(),
+        }
+    }
+
+    /// Counted per (component, segment); index 32 (raw float32) exists only when some component
+    /// is stored raw (the fixed-array count must give the same vectors the growing one did).
+    #[test]
+    fn histogram_counts_widths_and_has_the_raw_slot_only_when_used() {
+        let h = histogram(&[choice(&[[3, 3, 0], [MAX_BITS, 5, 3]]), choice(&[[3, 0, 0]])]);
+        assert_eq!(h.len(), MAX_BITS as usize + 1);
+        assert_eq!((h[0], h[3], h[5], h[MAX_BITS as usize]), (3, 4, 1, 1));
+        assert_eq!(h.iter().sum::<u32>(), 9);
+        let h = histogram(&[
+            choice(&[[RAW_BITS, RAW_BITS, RAW_BITS]]),
+            choice(&[[7, 7, 7]]),
+        ]);
+        assert_eq!(h.len(), RAW_BITS as usize + 1);
+        assert_eq!((h[7], h[RAW_BITS as usize]), (3, 3));
+        assert!(histogram(&[]).iter().all(|&x| x == 0));
+        assert_eq!(histogram(&[]).len(), MAX_BITS as usize + 1);
+    }
 }

@@ -862,6 +862,38 @@ struct SegmentState {
     raw: bool,
     /// The budget multiplier the segment's search ended at (the next segment starts there).
     end: f32,
+    /// This round's worst error of the samples and intervals the segment's choices take part in.
+    worst: f64,
+}
+
+/// The segments whose worst error is over `target`: the worst error each segment's choices take
+/// part in (its samples and the intervals that touch them; the wrapped last sample is stored
+/// sample 0), kept in `segs`.
+fn failing_segments(
+    prepared: &prepare::Prepared,
+    segs: &mut [SegmentState],
+    judged: &metric::ErrorStats,
+    target: f32,
+) -> Vec<usize> {
+    for x in segs.iter_mut() {
+        x.worst = 0.0;
+    }
+    let seg_of = |i: usize| {
+        (stored_index(i, prepared.num_stored) / prepared.segment_size)
+            .min(prepared.num_segments.saturating_sub(1))
+    };
+    for (i, &e) in judged.per_sample_max.iter().enumerate() {
+        let s = seg_of(i);
+        segs[s].worst = segs[s].worst.max(e);
+    }
+    for (i, &e) in judged.per_interval_max.iter().enumerate() {
+        for s in [seg_of(i), seg_of(i + 1)] {
+            segs[s].worst = segs[s].worst.max(e);
+        }
+    }
+    (0..prepared.num_segments)
+        .filter(|&s| segs[s].worst > target as f64)
+        .collect()
 }
 
 /// One classification of the whole clip with `prepare_target`, then searches and float64
@@ -890,14 +922,15 @@ fn attempt(
         SEGMENT_SIZE,
         references,
     );
-    // Per segment: its search target, whether it is stored raw, and the budget multiplier
-    // its search ended at (one vector, not three: on the smallest clips each allocation is a
-    // few per cent of the compression).
+    // Per segment: its search target, whether it is stored raw, the budget multiplier its
+    // search ended at and its worst error in the last check (one vector, not four: on the
+    // smallest clips each allocation is a few per cent of the compression).
     let mut segs = vec![
         SegmentState {
             target: prepare_target * search::SEARCH_SAFETY,
             raw: mode == Mode::AllRaw,
             end: 2.0,
+            worst: 0.0,
         };
         prepared.num_segments
     ];
@@ -917,9 +950,13 @@ fn attempt(
     // (before, 01_03.bvh spent half its time re-searching 281 passing segments for one).
     // Each segment's search starts from the budget multiplier the one before it ended at.
     let mut choices: Vec<search::SegmentChoice> = Vec::with_capacity(prepared.num_segments);
-    let mut redo: Vec<usize> = (0..prepared.num_segments).collect();
+    // The segments to search again after the first round (the first searches every one: no
+    // list of them all is allocated).
+    let mut redo: Vec<usize> = Vec::new();
     for round in 0..rounds {
-        for &s in &redo {
+        let todo = if round == 0 { &[][..] } else { &redo[..] };
+        let all = (round == 0).then_some(0..prepared.num_segments);
+        for s in all.into_iter().flatten().chain(todo.iter().copied()) {
             let choice = if segs[s].raw {
                 search::raw_segment(&prepared, s)
             } else if prepared.tracks.is_empty() {
@@ -950,25 +987,7 @@ fn attempt(
         }
         // Segments are judged on the weighed errors: each bone against its own threshold.
         let judged = weighted.as_ref().unwrap_or(&stats);
-        // Worst error each segment's choices take part in: its samples and the intervals that
-        // touch them (the wrapped last sample is stored sample 0).
-        let mut seg_worst = vec![0.0f64; prepared.num_segments];
-        let seg_of = |i: usize| {
-            (stored_index(i, prepared.num_stored) / prepared.segment_size)
-                .min(prepared.num_segments.saturating_sub(1))
-        };
-        for (i, &e) in judged.per_sample_max.iter().enumerate() {
-            let s = seg_of(i);
-            seg_worst[s] = seg_worst[s].max(e);
-        }
-        for (i, &e) in judged.per_interval_max.iter().enumerate() {
-            for s in [seg_of(i), seg_of(i + 1)] {
-                seg_worst[s] = seg_worst[s].max(e);
-            }
-        }
-        let failing: Vec<usize> = (0..prepared.num_segments)
-            .filter(|&s| seg_worst[s] > target as f64)
-            .collect();
+        let failing = failing_segments(&prepared, &mut segs, judged, target);
         let last = round + 1 == rounds;
         if failing.is_empty() || last {
             let histogram = encode::histogram(&choices);
