@@ -31,6 +31,16 @@ fn save_finger_threshold(h: &mut egui_kittest::Harness<'_, AppState>) {
     h.run();
 }
 
+/// The generated clip the tests compress (`clip_00`, 50 samples).
+fn clip_00() -> clipforge::anim::RawClip {
+    generate(&GenerateOptions {
+        name: "clip_00".into(),
+        num_samples: 50,
+        seed: 3,
+        ..Default::default()
+    })
+}
+
 /// Writes `clip` as `clip_00.acl.sjson` into `input` beside a `clipforge.toml` of the user's own
 /// (`error_threshold = 0.02`), compresses the folder in the app and opens the clip's detail.
 fn compress_and_open(
@@ -54,12 +64,7 @@ fn compress_and_open(
 fn a_bone_threshold_typed_in_the_detail_is_saved_and_applied() {
     let input = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let clip = generate(&GenerateOptions {
-        name: "clip_00".into(),
-        num_samples: 50,
-        seed: 3,
-        ..Default::default()
-    });
+    let clip = clip_00();
     // A file of the user's own: kept as it is.
     let mut h = compress_and_open(&clip, input.path(), out.path());
 
@@ -125,12 +130,7 @@ fn a_bone_table_saves_into_the_parent_file_that_applies() {
     let out = tempfile::tempdir().unwrap();
     let sub = input.path().join("hero");
     std::fs::create_dir(&sub).unwrap();
-    let clip = generate(&GenerateOptions {
-        name: "clip_00".into(),
-        num_samples: 50,
-        seed: 3,
-        ..Default::default()
-    });
+    let clip = clip_00();
     std::fs::write(sub.join("clip_00.acl.sjson"), write_acl_clip(&clip)).unwrap();
     let parent = input.path().join(FILE_NAME);
     std::fs::write(&parent, "error_threshold = 0.02\n").unwrap();
@@ -355,12 +355,7 @@ fn a_bone_named_with_glob_characters_is_saved_for_that_bone_alone() {
 fn a_clip_bone_table_that_selects_no_bone_is_said_in_the_detail() {
     let input = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let clip = generate(&GenerateOptions {
-        name: "clip_00".into(),
-        num_samples: 50,
-        seed: 3,
-        ..Default::default()
-    });
+    let clip = clip_00();
     std::fs::write(
         input.path().join("clip_00.acl.sjson"),
         write_acl_clip(&clip),
